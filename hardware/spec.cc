@@ -1,0 +1,156 @@
+#include "hardware/spec.h"
+
+#include <fmt/core.h>
+
+extern const char kGpusYaml[];
+extern const char kFabricsYaml[];
+
+namespace parasim {
+
+std::string_view DtypeName(Dtype d) {
+  switch (d) {
+    case Dtype::kFp32:
+      return "fp32";
+    case Dtype::kTf32:
+      return "tf32";
+    case Dtype::kFp16:
+      return "fp16";
+    case Dtype::kBf16:
+      return "bf16";
+    case Dtype::kFp8:
+      return "fp8";
+  }
+  return "?";
+}
+
+StatusOr<Dtype> ParseDtype(std::string_view s) {
+  for (int i = 0; i < kNumDtypes; ++i) {
+    if (DtypeName(static_cast<Dtype>(i)) == s) return static_cast<Dtype>(i);
+  }
+  return InvalidArgument(
+      fmt::format("unknown dtype '{}'; expected fp32, tf32, fp16, bf16 or fp8", std::string(s)));
+}
+
+double DtypeBytes(Dtype d) {
+  switch (d) {
+    case Dtype::kFp32:
+    case Dtype::kTf32:
+      return 4;
+    case Dtype::kFp16:
+    case Dtype::kBf16:
+      return 2;
+    case Dtype::kFp8:
+      return 1;
+  }
+  return 4;
+}
+
+StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
+                               std::string id) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m, MapReader::Open(ctx, node, path,
+                                   {"name", "memory", "hbm_bandwidth", "peak", "sms",
+                                    "gemm_efficiency", "memory_efficiency", "launch_overhead"}));
+  GpuSpec g;
+  g.id = std::move(id);
+  g.name = g.id;
+  for (auto k : {"memory", "hbm_bandwidth", "peak"}) PARASIM_RETURN_IF_ERROR(m.Require(k));
+  PARASIM_RETURN_IF_ERROR(m.String("name", &g.name));
+  PARASIM_RETURN_IF_ERROR(m.Size("memory", &g.memory));
+  PARASIM_RETURN_IF_ERROR(m.Rate("hbm_bandwidth", &g.hbm_bandwidth));
+  PARASIM_RETURN_IF_ERROR(m.Int("sms", &g.sms, 1, 100000));
+  PARASIM_RETURN_IF_ERROR(m.Number("gemm_efficiency", &g.gemm_efficiency, 0.01, 1.0));
+  PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
+  PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
+  if (g.sms == 0) g.sms = 108;  // A100 SM count as the default tile-quantisation grid
+  PARASIM_ASSIGN_OR_RETURN(MapReader p, MapReader::Open(ctx, m.Node("peak"), m.Path("peak"),
+                                                        {"fp32", "tf32", "fp16", "bf16", "fp8"}));
+  for (int i = 0; i < kNumDtypes; ++i) {
+    PARASIM_RETURN_IF_ERROR(p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i]));
+  }
+  if (g.memory.bytes() <= 0) return m.Error("memory", "must be more than 0B");
+  if (g.hbm_bandwidth.bytes_per_second() <= 0)
+    return m.Error("hbm_bandwidth", "must be more than 0");
+  if (g.Peak(Dtype::kBf16).flops_per_second() <= 0 &&
+      g.Peak(Dtype::kFp16).flops_per_second() <= 0) {
+    return p.Error("bf16", "a 16-bit peak (bf16 or fp16) is required, e.g. '312TFLOP/s'");
+  }
+  // A GPU without a bf16 entry uses fp16 and vice versa; tf32 falls back to fp32.
+  auto fill = [&](Dtype a, Dtype b) {
+    if (g.Peak(a).flops_per_second() <= 0) g.peak[static_cast<int>(a)] = g.Peak(b);
+  };
+  fill(Dtype::kBf16, Dtype::kFp16);
+  fill(Dtype::kFp16, Dtype::kBf16);
+  fill(Dtype::kTf32, Dtype::kFp32);
+  return g;
+}
+
+StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& node,
+                                     std::string path, std::string id) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m,
+      MapReader::Open(ctx, node, path, {"kind", "bandwidth", "latency", "efficiency"}));
+  FabricSpec f;
+  f.id = std::move(id);
+  PARASIM_RETURN_IF_ERROR(m.Require("bandwidth"));
+  std::string kind = "intra";
+  PARASIM_RETURN_IF_ERROR(m.Enum("kind", &kind, {"intra", "inter"}));
+  f.kind = kind == "intra" ? FabricKind::kIntra : FabricKind::kInter;
+  PARASIM_RETURN_IF_ERROR(m.Rate("bandwidth", &f.bandwidth));
+  f.latency = Duration::Microseconds(5);
+  PARASIM_RETURN_IF_ERROR(m.Time("latency", &f.latency));
+  PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &f.efficiency, 0.01, 1.0));
+  if (f.bandwidth.bytes_per_second() <= 0) return m.Error("bandwidth", "must be more than 0");
+  return f;
+}
+
+StatusOr<HardwareCatalog> LoadHardwareCatalog() {
+  HardwareCatalog cat;
+  {
+    YamlContext ctx{"hardware/catalog/gpus.yaml", {}};
+    PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(kGpusYaml, ctx.file));
+    for (const auto& kv : root) {
+      PARASIM_ASSIGN_OR_RETURN(GpuSpec g,
+                               ParseGpuSpec(ctx, kv.second, kv.first.Scalar(), kv.first.Scalar()));
+      cat.gpus.push_back(std::move(g));
+    }
+  }
+  {
+    YamlContext ctx{"hardware/catalog/fabrics.yaml", {}};
+    PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(kFabricsYaml, ctx.file));
+    for (const auto& kv : root) {
+      PARASIM_ASSIGN_OR_RETURN(
+          FabricSpec f, ParseFabricSpec(ctx, kv.second, kv.first.Scalar(), kv.first.Scalar()));
+      cat.fabrics.push_back(std::move(f));
+    }
+  }
+  return cat;
+}
+
+const GpuSpec* HardwareCatalog::FindGpu(std::string_view id) const {
+  for (const auto& g : gpus) {
+    if (g.id == id) return &g;
+  }
+  return nullptr;
+}
+
+const FabricSpec* HardwareCatalog::FindFabric(std::string_view id) const {
+  for (const auto& f : fabrics) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> HardwareCatalog::GpuIds() const {
+  std::vector<std::string_view> out;
+  for (const auto& g : gpus) out.push_back(g.id);
+  return out;
+}
+
+std::vector<std::string_view> HardwareCatalog::FabricIds() const {
+  std::vector<std::string_view> out;
+  for (const auto& f : fabrics) out.push_back(f.id);
+  return out;
+}
+
+}  // namespace parasim

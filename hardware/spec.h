@@ -1,0 +1,86 @@
+// Hardware descriptions: a GPU, a fabric (intra- or inter-node), and a cluster built of them.
+//
+//   PARASIM_ASSIGN_OR_RETURN(HardwareCatalog cat, LoadHardwareCatalog());
+//   const GpuSpec* h100 = cat.FindGpu("h100-sxm5-80gb");
+//   FlopRate peak = h100->Peak(Dtype::kBf16);   // 989.4 TFLOP/s
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
+#include "sim/units.h"
+#include "sim/yaml_reader.h"
+
+namespace parasim {
+
+enum class Dtype { kFp32, kTf32, kFp16, kBf16, kFp8 };
+inline constexpr int kNumDtypes = 5;
+
+std::string_view DtypeName(Dtype d);
+StatusOr<Dtype> ParseDtype(std::string_view s);
+// Storage bytes per element (tf32 is stored as fp32).
+double DtypeBytes(Dtype d);
+
+struct GpuSpec {
+  std::string id;
+  std::string name;
+  Bytes memory;
+  Bandwidth hbm_bandwidth;
+  std::array<FlopRate, kNumDtypes> peak{};  // zero where the GPU has no such unit
+  int sms = 0;
+  double gemm_efficiency = 0.8;    // best achieved fraction of peak for a large GEMM
+  double memory_efficiency = 0.8;  // achieved fraction of HBM bandwidth, streaming
+  Duration launch_overhead = Duration::Microseconds(4);
+
+  FlopRate Peak(Dtype d) const { return peak[static_cast<int>(d)]; }
+};
+
+enum class FabricKind { kIntra, kInter };
+
+struct FabricSpec {
+  std::string id;
+  FabricKind kind = FabricKind::kIntra;
+  Bandwidth bandwidth;      // per direction, per GPU (intra) or per NIC (inter)
+  Duration latency;         // per algorithm step
+  double efficiency = 1.0;  // achieved busbw / bandwidth for large collectives
+};
+
+struct ClusterSpec {
+  GpuSpec gpu;
+  int64_t nodes = 1;
+  int gpus_per_node = 8;
+  FabricSpec intra;
+  FabricSpec inter;
+  int nics_per_node = 0;  // 0 = gpus_per_node
+  double oversubscription = 1.0;
+  int64_t pod_gpus = 0;      // 0 = the whole cluster is one full-bisection pod
+  std::string calibration;   // path of a fitted profile, "" when none
+  double gpu_hour_cost = 0;  // optional price per GPU-hour for the cost objective
+
+  int64_t gpus() const { return nodes * gpus_per_node; }
+  int nics() const { return nics_per_node > 0 ? nics_per_node : gpus_per_node; }
+};
+
+struct HardwareCatalog {
+  std::vector<GpuSpec> gpus;
+  std::vector<FabricSpec> fabrics;
+  const GpuSpec* FindGpu(std::string_view id) const;
+  const FabricSpec* FindFabric(std::string_view id) const;
+  std::vector<std::string_view> GpuIds() const;
+  std::vector<std::string_view> FabricIds() const;
+};
+
+// Parses the catalogs embedded in the binary (hardware/catalog/*.yaml).
+StatusOr<HardwareCatalog> LoadHardwareCatalog();
+
+// Field parsers shared by the catalog and inline scenario mappings.
+StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
+                               std::string id);
+StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& node,
+                                     std::string path, std::string id);
+
+}  // namespace parasim

@@ -1,0 +1,52 @@
+#include "hardware/spec.h"
+
+#include <doctest/doctest.h>
+
+namespace parasim {
+namespace {
+
+TEST_CASE("every GPU and fabric id of SCENARIO.md is in the catalog") {
+  auto cat = LoadHardwareCatalog();
+  REQUIRE(cat.ok());
+  for (auto id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+                  "h800-sxm5-80gb", "h200-sxm-141gb"}) {
+    CAPTURE(id);
+    CHECK(cat->FindGpu(id) != nullptr);
+  }
+  for (auto id : {"nvlink3-a100", "nvlink4-h100", "nvlink-h800", "pcie4-x16", "pcie5-x16",
+                  "ib-hdr-200g", "ib-ndr-400g", "roce-200g", "roce-400g", "eth-100g", "opa-100g"}) {
+    CAPTURE(id);
+    CHECK(cat->FindFabric(id) != nullptr);
+  }
+}
+
+TEST_CASE("datasheet values survive parsing (table-driven)") {
+  auto cat = LoadHardwareCatalog();
+  REQUIRE(cat.ok());
+  struct Row {
+    const char* id;
+    double bf16_tflops;
+    double hbm_gbps;
+    double mem_gib;
+  };
+  for (Row r : {Row{"a100-sxm4-80gb", 312, 2039, 80}, Row{"a100-sxm4-40gb", 312, 1555, 40},
+                Row{"h100-sxm5-80gb", 989.4, 3350, 81559.0 / 1024},
+                Row{"h100-pcie-80gb", 756, 2000, 81559.0 / 1024},
+                Row{"h200-sxm-141gb", 989.4, 4800, 143771.0 / 1024}}) {
+    CAPTURE(r.id);
+    const GpuSpec* g = cat->FindGpu(r.id);
+    REQUIRE(g);
+    CHECK(g->Peak(Dtype::kBf16).tflops() == doctest::Approx(r.bf16_tflops));
+    CHECK(g->hbm_bandwidth.gbps() == doctest::Approx(r.hbm_gbps));
+    CHECK(g->memory.gib() == doctest::Approx(r.mem_gib));
+  }
+  CHECK(cat->FindGpu("a100-sxm4-80gb")->Peak(Dtype::kFp8).tflops() == 0);
+  CHECK(cat->FindGpu("h100-sxm5-80gb")->Peak(Dtype::kFp8).tflops() == doctest::Approx(1978.9));
+  // 200 Gb/s is 25 GB/s: bits and bytes never mix.
+  CHECK(cat->FindFabric("ib-hdr-200g")->bandwidth.gbps() == doctest::Approx(25));
+  CHECK(cat->FindFabric("nvlink3-a100")->kind == FabricKind::kIntra);
+  CHECK(cat->FindFabric("ib-ndr-400g")->kind == FabricKind::kInter);
+}
+
+}  // namespace
+}  // namespace parasim

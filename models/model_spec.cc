@@ -1,0 +1,170 @@
+#include "models/model_spec.h"
+
+#include <fmt/core.h>
+
+extern const char kModelsYaml[];
+
+namespace parasim {
+
+ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
+  ParamCounts c;
+  const double h = static_cast<double>(m.hidden);
+  const double q = static_cast<double>(m.heads) * m.hd();
+  const double kv = static_cast<double>(m.kv()) * m.hd();
+  const double bias = m.has_bias() ? 1.0 : 0.0;
+  const double norm = m.norm == NormKind::kLayerNorm ? 2 * h : h;  // weight (+ bias)
+  // Attention: Q, K, V projections and the output projection (Megatron SC21 layout).
+  const double attn = h * (q + 2 * kv) + bias * (q + 2 * kv) + q * h + bias * h;
+  auto mlp = [&](double f) {
+    if (m.mlp == MlpKind::kSwiglu) return 3 * h * f + bias * (2 * f + h);
+    return 2 * h * f + bias * (f + h);
+  };
+  c.per_dense_layer = attn + mlp(static_cast<double>(m.ffn())) + 2 * norm;
+  double active_moe = 0;
+  if (m.is_moe()) {
+    const double e = mlp(static_cast<double>(m.moe.expert_ffn_hidden));
+    const double router = h * m.moe.experts;
+    c.per_moe_layer = attn + 2 * norm + router + (m.moe.experts + m.moe.shared_experts) * e;
+    active_moe = attn + 2 * norm + router + (m.moe.top_k + m.moe.shared_experts) * e;
+  }
+  int64_t positions = m.max_position > 0 ? m.max_position : seq_len;
+  c.embedding = static_cast<double>(m.vocab) * h +
+                (m.position == PositionKind::kLearned ? static_cast<double>(positions) * h : 0.0);
+  c.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
+  int moe_layers = 0;
+  for (int i = 0; i < m.layers; ++i) moe_layers += m.IsMoeLayer(i) ? 1 : 0;
+  const int dense_layers = m.layers - moe_layers;
+  const double outer = c.embedding + c.lm_head + norm;  // final norm
+  c.total = outer + dense_layers * c.per_dense_layer + moe_layers * c.per_moe_layer;
+  c.active = outer + dense_layers * c.per_dense_layer + moe_layers * active_moe;
+  return c;
+}
+
+StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
+                                   ModelSpec m, bool catalog_entry) {
+  std::vector<std::string_view> keys = {"extends",         "layers",   "hidden",     "heads",
+                                        "kv_heads",        "head_dim", "ffn_hidden", "vocab",
+                                        "max_position",    "mlp",      "norm",       "position",
+                                        "tied_embeddings", "bias",     "moe"};
+  if (catalog_entry) {
+    keys.push_back("source");
+    keys.push_back("params");
+    keys.push_back("active_params");
+  }
+  PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx, node, path, keys));
+  constexpr int64_t kBig = int64_t{1} << 40;
+  PARASIM_RETURN_IF_ERROR(r.String("source", &m.source));
+  PARASIM_RETURN_IF_ERROR(r.Int("layers", &m.layers, 1, 100000));
+  PARASIM_RETURN_IF_ERROR(r.Int("hidden", &m.hidden, 1, 1 << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("heads", &m.heads, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(r.Int("kv_heads", &m.kv_heads, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(r.Int("head_dim", &m.head_dim, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(r.Int("ffn_hidden", &m.ffn_hidden, 1, 1 << 26));
+  PARASIM_RETURN_IF_ERROR(r.Int("vocab", &m.vocab, 1, 1 << 26));
+  PARASIM_RETURN_IF_ERROR(r.Int("max_position", &m.max_position, 1, kBig));
+  std::string s;
+  if (r.Has("mlp")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("mlp", &s, {"gelu", "swiglu"}));
+    m.mlp = s == "gelu" ? MlpKind::kGelu : MlpKind::kSwiglu;
+  }
+  if (r.Has("norm")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("norm", &s, {"layernorm", "rmsnorm"}));
+    m.norm = s == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  }
+  if (r.Has("position")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("position", &s, {"learned", "rope", "alibi"}));
+    m.position = s == "learned" ? PositionKind::kLearned
+                                : (s == "rope" ? PositionKind::kRope : PositionKind::kAlibi);
+  }
+  PARASIM_RETURN_IF_ERROR(r.Bool("tied_embeddings", &m.tied_embeddings));
+  if (r.Has("bias")) {
+    bool b = false;
+    PARASIM_RETURN_IF_ERROR(r.Bool("bias", &b));
+    m.bias = b ? 1 : 0;
+  }
+  PARASIM_RETURN_IF_ERROR(r.Number("params", &m.published_params, 0, 1e18));
+  PARASIM_RETURN_IF_ERROR(r.Number("active_params", &m.published_active_params, 0, 1e18));
+  if (r.Has("moe")) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader e, MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
+                                     {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
+                                      "dense_layers", "capacity_factor", "imbalance"}));
+    PARASIM_RETURN_IF_ERROR(e.Require("experts"));
+    PARASIM_RETURN_IF_ERROR(e.Int("experts", &m.moe.experts, 1, 1 << 16));
+    PARASIM_RETURN_IF_ERROR(e.Int("top_k", &m.moe.top_k, 1, 1 << 16));
+    PARASIM_RETURN_IF_ERROR(e.Int("expert_ffn_hidden", &m.moe.expert_ffn_hidden, 1, 1 << 26));
+    PARASIM_RETURN_IF_ERROR(e.Int("shared_experts", &m.moe.shared_experts, 0, 1 << 16));
+    PARASIM_RETURN_IF_ERROR(e.Int("dense_layers", &m.moe.dense_layers, 0, 100000));
+    PARASIM_RETURN_IF_ERROR(e.Number("capacity_factor", &m.moe.capacity_factor, 0, 1000));
+    PARASIM_RETURN_IF_ERROR(e.Number("imbalance", &m.moe.imbalance, 1, 1000));
+    if (m.moe.top_k == 0) m.moe.top_k = std::min(2, m.moe.experts);
+    if (m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn();
+    if (m.moe.top_k > m.moe.experts) {
+      return e.Error(
+          "top_k", fmt::format("top_k {} is more than the {} experts", m.moe.top_k, m.moe.experts));
+    }
+  }
+  if (m.mlp == MlpKind::kSwiglu && m.ffn_hidden == 0 && m.hidden > 0) {
+    // SwiGLU default keeps the parameter count of a 4h GELU MLP: 2/3 * 4h, rounded to 256
+    // (Shazeer 2020; Llama's multiple_of rounding).
+    m.ffn_hidden = ((8 * m.hidden / 3 + 255) / 256) * 256;
+  }
+  PARASIM_RETURN_IF_ERROR(ValidateModel(m, ctx, node, path));
+  return m;
+}
+
+Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Node& node,
+                     std::string_view path) {
+  auto missing = [&](std::string_view key) {
+    return ctx.ErrorAt(node, fmt::format("{}.{}", path, key),
+                       fmt::format("missing required key '{}' (or use extends: CATALOG_ID)", key));
+  };
+  if (m.layers <= 0) return missing("layers");
+  if (m.hidden <= 0) return missing("hidden");
+  if (m.heads <= 0) return missing("heads");
+  if (m.vocab <= 0) return missing("vocab");
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    return ctx.ErrorAt(
+        node[std::string("heads")], fmt::format("{}.heads", path),
+        fmt::format("hidden {} is not divisible by heads {}; set head_dim", m.hidden, m.heads));
+  }
+  if (m.kv() > m.heads || m.heads % m.kv() != 0) {
+    return ctx.ErrorAt(node[std::string("kv_heads")], fmt::format("{}.kv_heads", path),
+                       fmt::format("kv_heads {} must divide heads {}", m.kv(), m.heads));
+  }
+  if (m.is_moe() && m.moe.dense_layers > m.layers) {
+    return ctx.ErrorAt(
+        node[std::string("moe")], fmt::format("{}.moe.dense_layers", path),
+        fmt::format("dense_layers {} is more than layers {}", m.moe.dense_layers, m.layers));
+  }
+  return Status::Ok();
+}
+
+StatusOr<ModelCatalog> LoadModelCatalog() {
+  ModelCatalog cat;
+  YamlContext ctx{"models/catalog/models.yaml", {}};
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(kModelsYaml, ctx.file));
+  for (const auto& kv : root) {
+    ModelSpec base;
+    base.id = kv.first.Scalar();
+    PARASIM_ASSIGN_OR_RETURN(ModelSpec m,
+                             ParseModelSpec(ctx, kv.second, kv.first.Scalar(), base, true));
+    cat.models.push_back(std::move(m));
+  }
+  return cat;
+}
+
+const ModelSpec* ModelCatalog::Find(std::string_view id) const {
+  for (const auto& m : models) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> ModelCatalog::Ids() const {
+  std::vector<std::string_view> out;
+  for (const auto& m : models) out.push_back(m.id);
+  return out;
+}
+
+}  // namespace parasim

@@ -1,0 +1,88 @@
+// Transformer model descriptions (dense GPT/Llama-style and mixture-of-experts).
+//
+//   PARASIM_ASSIGN_OR_RETURN(ModelCatalog cat, LoadModelCatalog());
+//   const ModelSpec* m = cat.Find("llama3-70b");
+//   double p = CountParams(*m).total;     // 70.55e9, computed from the architecture
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
+#include "sim/yaml_reader.h"
+
+namespace parasim {
+
+enum class MlpKind { kGelu, kSwiglu };
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class PositionKind { kLearned, kRope, kAlibi };
+
+struct MoeSpec {
+  int experts = 0;  // 0 = dense model
+  int top_k = 0;
+  int64_t expert_ffn_hidden = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;        // leading layers with a dense MLP
+  double capacity_factor = 0;  // 0 = dropless
+  double imbalance = 1.0;      // busiest expert's load over the mean (1 = perfectly balanced)
+};
+
+struct ModelSpec {
+  std::string id;      // catalog id, or "inline"
+  std::string source;  // where the numbers come from
+  int layers = 0;
+  int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;        // 0 -> heads
+  int64_t head_dim = 0;    // 0 -> hidden / heads
+  int64_t ffn_hidden = 0;  // 0 -> 4 * hidden (gelu)
+  int64_t vocab = 0;
+  int64_t max_position = 0;  // learned positions; 0 -> training sequence length
+  MlpKind mlp = MlpKind::kGelu;
+  NormKind norm = NormKind::kLayerNorm;
+  PositionKind position = PositionKind::kLearned;
+  bool tied_embeddings = false;
+  int bias = -1;  // -1: derived (GELU/LayerNorm models carry biases, SwiGLU/RMSNorm models none)
+  MoeSpec moe;
+  double published_params = 0;         // catalog only: for tests
+  double published_active_params = 0;  // catalog only
+
+  bool is_moe() const { return moe.experts > 0; }
+  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t hd() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
+  bool has_bias() const { return bias >= 0 ? bias == 1 : mlp == MlpKind::kGelu; }
+  // Whether layer `i` (0-based) is a mixture-of-experts layer.
+  bool IsMoeLayer(int i) const { return is_moe() && i >= moe.dense_layers; }
+};
+
+struct ParamCounts {
+  double total = 0;      // every parameter stored
+  double active = 0;     // parameters touched per token (MoE: top_k experts)
+  double embedding = 0;  // token (+ position) embedding
+  double lm_head = 0;    // 0 when tied
+  double per_dense_layer = 0;
+  double per_moe_layer = 0;
+};
+
+// Parameter count derived from the architecture (same accounting as the layer graph).
+ParamCounts CountParams(const ModelSpec& m, int64_t seq_len = 0);
+
+struct ModelCatalog {
+  std::vector<ModelSpec> models;
+  const ModelSpec* Find(std::string_view id) const;
+  std::vector<std::string_view> Ids() const;
+};
+
+StatusOr<ModelCatalog> LoadModelCatalog();
+
+// Reads a model mapping (catalog entry or inline scenario model). `base` holds the values
+// inherited through `extends:` (or defaults); keys present override them.
+StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
+                                   ModelSpec base, bool catalog_entry);
+Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Node& node,
+                     std::string_view path);
+
+}  // namespace parasim

@@ -1,0 +1,43 @@
+#include "models/model_spec.h"
+
+#include <doctest/doctest.h>
+
+namespace parasim {
+namespace {
+
+TEST_CASE("every model id of SCENARIO.md is in the catalog") {
+  auto cat = LoadModelCatalog();
+  REQUIRE(cat.ok());
+  for (auto id : {"gpt3-1.3b", "gpt3-13b", "gpt3-175b", "megatron-1t", "llama2-7b", "llama2-13b",
+                  "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
+                  "mixtral-8x22b", "gpt-neox-20b", "bloom-176b"}) {
+    CAPTURE(id);
+    CHECK(cat->Find(id) != nullptr);
+  }
+}
+
+TEST_CASE("computed parameter counts match the published totals within 1%") {
+  auto cat = LoadModelCatalog();
+  REQUIRE(cat.ok());
+  for (const ModelSpec& m : cat->models) {
+    CAPTURE(m.id);
+    REQUIRE(m.published_params > 0);
+    ParamCounts c = CountParams(m);
+    CHECK(c.total / m.published_params == doctest::Approx(1.0).epsilon(0.01));
+    if (m.published_active_params > 0) {
+      CHECK(c.active / m.published_active_params == doctest::Approx(1.0).epsilon(0.01));
+    }
+  }
+}
+
+TEST_CASE("GPT-3 175B matches the SC21 closed form 12lh^2(1 + 13/(12h) + (V+s)/(12lh))") {
+  auto cat = LoadModelCatalog();
+  const ModelSpec* m = cat->Find("gpt3-175b");
+  double l = m->layers, h = m->hidden, V = m->vocab, s = 2048;
+  double formula = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+  // The closed form counts one bias fewer per layer's MLP; agreement is to 1e-4.
+  CHECK(CountParams(*m).total / formula == doctest::Approx(1.0).epsilon(1e-4));
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,560 @@
+#include "scenarios/scenario.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+#include "sim/parse_units.h"
+
+namespace parasim {
+namespace {
+
+constexpr int64_t kMaxGpus = int64_t{1} << 24;  // 16.7M GPUs: far past any cluster
+constexpr int64_t kMaxCount = int64_t{1} << 40;
+
+StatusOr<ScheduleKind> ParseSchedule(std::string_view s) {
+  if (s == "gpipe") return ScheduleKind::kGpipe;
+  if (s == "1f1b") return ScheduleKind::k1F1B;
+  if (s == "interleaved-1f1b" || s == "interleaved") return ScheduleKind::kInterleaved;
+  return InvalidArgument(
+      fmt::format("'{}' is not a schedule; expected gpipe, 1f1b or "
+                  "interleaved-1f1b",
+                  std::string(s)));
+}
+
+StatusOr<RecomputeKind> ParseRecompute(std::string_view s) {
+  if (s == "none") return RecomputeKind::kNone;
+  if (s == "selective") return RecomputeKind::kSelective;
+  if (s == "full") return RecomputeKind::kFull;
+  return InvalidArgument(
+      fmt::format("'{}' is not a recompute mode; expected none, selective or "
+                  "full",
+                  std::string(s)));
+}
+
+Status ParseCompression(std::string_view s, Layout* l) {
+  auto bad = [&] {
+    return InvalidArgument(
+        fmt::format("'{}' is not a compression; expected none, fp16, int8, "
+                    "topk:FRACTION (e.g. topk:0.01) or powersgd:RANK",
+                    std::string(s)));
+  };
+  if (s == "none") {
+    l->compression = CompressionKind::kNone;
+  } else if (s == "fp16") {
+    l->compression = CompressionKind::kFp16;
+  } else if (s == "int8") {
+    l->compression = CompressionKind::kInt8;
+  } else if (s.starts_with("topk:")) {
+    auto v = ParseCount(s.substr(5));
+    if (!v.ok() || *v <= 0 || *v > 1) return bad();
+    l->compression = CompressionKind::kTopK;
+    l->compression_param = *v;
+  } else if (s.starts_with("powersgd:")) {
+    auto v = ParseCount(s.substr(9));
+    if (!v.ok() || *v < 1 || *v != std::floor(*v) || *v > 4096) return bad();
+    l->compression = CompressionKind::kPowerSgd;
+    l->compression_param = *v;
+  } else {
+    return bad();
+  }
+  return Status::Ok();
+}
+
+Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
+                    ClusterSpec* c, const std::string& scenario_dir) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m,
+      MapReader::Open(ctx, node, "cluster",
+                      {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "nics_per_node",
+                       "oversubscription", "pod_gpus", "calibration", "gpu_hour_cost"}));
+  PARASIM_RETURN_IF_ERROR(m.Require("gpu"));
+  YAML::Node g = m.Node("gpu");
+  if (g.IsScalar()) {
+    const GpuSpec* spec = cat.hardware.FindGpu(g.Scalar());
+    if (!spec) {
+      std::string hint = DidYouMean(g.Scalar(), cat.hardware.GpuIds());
+      return m.Error(
+          "gpu",
+          fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
+                      "mapping with memory, hbm_bandwidth, peak)",
+                      g.Scalar(), hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                      fmt::join(cat.hardware.GpuIds(), ", ")));
+    }
+    c->gpu = *spec;
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(c->gpu, ParseGpuSpec(ctx, g, "cluster.gpu", "inline"));
+  }
+  PARASIM_RETURN_IF_ERROR(m.Int("nodes", &c->nodes, 1, kMaxGpus));
+  PARASIM_RETURN_IF_ERROR(m.Int("gpus_per_node", &c->gpus_per_node, 1, 1024));
+  PARASIM_RETURN_IF_ERROR(m.Int("nics_per_node", &c->nics_per_node, 1, 1024));
+  PARASIM_RETURN_IF_ERROR(m.Number("oversubscription", &c->oversubscription, 1.0, 1000.0));
+  PARASIM_RETURN_IF_ERROR(m.Int("pod_gpus", &c->pod_gpus, 1, kMaxGpus));
+  PARASIM_RETURN_IF_ERROR(m.Number("gpu_hour_cost", &c->gpu_hour_cost, 0, 1e6));
+  if (c->nodes * c->gpus_per_node > kMaxGpus) {
+    return m.Error("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", c->nodes,
+                                        c->gpus_per_node, kMaxGpus));
+  }
+  auto fabric = [&](std::string_view key, FabricKind want, FabricSpec* out, bool needed) -> Status {
+    if (!m.Has(key)) {
+      if (needed) {
+        return m.Error(
+            key, fmt::format("missing required key '{}' (a catalog fabric id such as {} "
+                             "or an inline {{bandwidth, latency}})",
+                             key, want == FabricKind::kIntra ? "nvlink3-a100" : "ib-hdr-200g"));
+      }
+      out->id = "none";
+      out->kind = want;
+      out->bandwidth = Bandwidth(1);
+      return Status::Ok();
+    }
+    YAML::Node f = m.Node(key);
+    if (f.IsScalar()) {
+      const FabricSpec* spec = cat.hardware.FindFabric(f.Scalar());
+      if (!spec) {
+        std::string hint = DidYouMean(f.Scalar(), cat.hardware.FabricIds());
+        return m.Error(key,
+                       fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
+                                   hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                                   fmt::join(cat.hardware.FabricIds(), ", ")));
+      }
+      *out = *spec;
+    } else {
+      PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline"));
+      out->kind = want;
+    }
+    return Status::Ok();
+  };
+  PARASIM_RETURN_IF_ERROR(
+      fabric("intra_node", FabricKind::kIntra, &c->intra, c->gpus_per_node > 1));
+  PARASIM_RETURN_IF_ERROR(fabric("inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
+  if (m.Has("calibration")) {
+    PARASIM_RETURN_IF_ERROR(m.String("calibration", &c->calibration));
+    std::filesystem::path p(c->calibration);
+    if (p.is_relative() && !scenario_dir.empty()) p = std::filesystem::path(scenario_dir) / p;
+    if (!std::filesystem::exists(p)) {
+      return m.Error("calibration", fmt::format("calibration profile '{}' not found (make one with "
+                                                "`parasim fit MEASUREMENTS --out FILE`)",
+                                                p.string()));
+    }
+    c->calibration = p.string();
+  }
+  return Status::Ok();
+}
+
+Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
+                  ModelSpec* out) {
+  auto lookup = [&](const YAML::Node& n, std::string path) -> StatusOr<ModelSpec> {
+    PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, n, path));
+    const ModelSpec* spec = cat.models.Find(id);
+    if (!spec) {
+      std::string hint = DidYouMean(id, cat.models.Ids());
+      return ctx.ErrorAt(
+          n, path,
+          fmt::format("unknown model '{}'{}; catalog models: {} (or an inline "
+                      "mapping with layers, hidden, heads, vocab)",
+                      id, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                      fmt::join(cat.models.Ids(), ", ")));
+    }
+    return *spec;
+  };
+  if (node.IsScalar()) {
+    PARASIM_ASSIGN_OR_RETURN(*out, lookup(node, "model"));
+    return Status::Ok();
+  }
+  ModelSpec base;
+  base.id = "inline";
+  if (node.IsMap() && node["extends"].IsDefined()) {
+    PARASIM_ASSIGN_OR_RETURN(base, lookup(node["extends"], "model.extends"));
+    base.id = base.id + "+overrides";
+    base.published_params = 0;
+    base.published_active_params = 0;
+  }
+  PARASIM_ASSIGN_OR_RETURN(*out, ParseModelSpec(ctx, node, "model", base, false));
+  return Status::Ok();
+}
+
+Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m,
+      MapReader::Open(ctx, node, "training",
+                      {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
+                       "grad_dtype", "recompute", "tokens", "finetune", "attention"}));
+  PARASIM_RETURN_IF_ERROR(m.Require("seq_len"));
+  PARASIM_RETURN_IF_ERROR(m.Require("global_batch"));
+  PARASIM_RETURN_IF_ERROR(m.Int("seq_len", &t->seq_len, 1, int64_t{1} << 32));
+  PARASIM_RETURN_IF_ERROR(m.Int("global_batch", &t->global_batch, 1, kMaxCount));
+  PARASIM_RETURN_IF_ERROR(m.Int("micro_batch", &t->micro_batch, 1, kMaxCount));
+  std::string s;
+  const std::vector<std::string_view> dtypes = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+  if (m.Has("precision")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("precision", &s, dtypes));
+    t->precision = *ParseDtype(s);
+  }
+  t->grad_dtype = t->precision == Dtype::kFp8 ? Dtype::kBf16 : t->precision;
+  if (t->grad_dtype == Dtype::kTf32) t->grad_dtype = Dtype::kFp32;
+  if (m.Has("grad_dtype")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("grad_dtype", &s, {"fp32", "fp16", "bf16"}));
+    t->grad_dtype = *ParseDtype(s);
+  }
+  if (m.Has("optimizer")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("optimizer", &s, {"adam", "sgd"}));
+    t->optimizer = s == "adam" ? OptimizerKind::kAdam : OptimizerKind::kSgd;
+  }
+  if (m.Has("recompute")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("recompute", &s, {"none", "selective", "full"}));
+    t->recompute = *ParseRecompute(s);
+  }
+  if (m.Has("attention")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("attention", &s, {"flash", "standard"}));
+    t->attention = s == "flash" ? AttentionKind::kFlash : AttentionKind::kStandard;
+  }
+  PARASIM_RETURN_IF_ERROR(m.Number("tokens", &t->tokens, 0, 1e18));
+  if (m.Has("finetune")) {
+    PARASIM_ASSIGN_OR_RETURN(MapReader f, MapReader::Open(ctx, m.Node("finetune"),
+                                                          "training.finetune", {"method", "rank"}));
+    PARASIM_RETURN_IF_ERROR(f.Require("method"));
+    PARASIM_RETURN_IF_ERROR(f.Enum("method", &s, {"lora", "qlora", "none"}));
+    t->finetune = s == "lora" ? FinetuneKind::kLora
+                              : (s == "qlora" ? FinetuneKind::kQlora : FinetuneKind::kNone);
+    PARASIM_RETURN_IF_ERROR(f.Int("rank", &t->lora_rank, 1, 65536));
+  }
+  return Status::Ok();
+}
+
+Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario* s) {
+  Layout& l = s->layout;
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m,
+      MapReader::Open(ctx, node, "parallelism",
+                      {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "schedule", "virtual_stages",
+                       "stage_layers", "overlap", "bucket", "compression", "order"}));
+  PARASIM_RETURN_IF_ERROR(m.Int("tp", &l.tp, 1, 65536));
+  PARASIM_RETURN_IF_ERROR(m.Int("pp", &l.pp, 1, 65536));
+  PARASIM_RETURN_IF_ERROR(m.Int("cp", &l.cp, 1, 65536));
+  PARASIM_RETURN_IF_ERROR(m.Int("ep", &l.ep, 1, 65536));
+  s->dp_auto = !m.Has("dp");
+  if (m.Has("dp")) {
+    if (m.Node("dp").IsScalar() && m.Node("dp").Scalar() == "auto") {
+      s->dp_auto = true;
+    } else {
+      PARASIM_RETURN_IF_ERROR(m.Int("dp", &l.dp, 1, kMaxGpus));
+    }
+  }
+  PARASIM_RETURN_IF_ERROR(m.Bool("sp", &l.sp));
+  PARASIM_RETURN_IF_ERROR(m.Int("zero", &l.zero, 0, 3));
+  std::string str;
+  if (m.Has("schedule")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("schedule", &str, {"gpipe", "1f1b", "interleaved-1f1b"}));
+    l.schedule = *ParseSchedule(str);
+  }
+  PARASIM_RETURN_IF_ERROR(m.Int("virtual_stages", &l.virtual_stages, 1, 1024));
+  if (m.Has("stage_layers")) {
+    YAML::Node sl = m.Node("stage_layers");
+    if (!sl.IsSequence()) {
+      return m.Error("stage_layers",
+                     "expected a list of layer counts, one per stage, e.g. [7, 8, 8, 7]");
+    }
+    l.stage_layers.clear();
+    for (size_t i = 0; i < sl.size(); ++i) {
+      PARASIM_ASSIGN_OR_RETURN(
+          int64_t v,
+          ReadInt(ctx, sl[i], fmt::format("parallelism.stage_layers[{}]", i), 1, 100000));
+      l.stage_layers.push_back(static_cast<int>(v));
+    }
+  }
+  if (m.Has("overlap")) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader o, MapReader::Open(ctx, m.Node("overlap"), "parallelism.overlap", {"dp", "tp"}));
+    PARASIM_RETURN_IF_ERROR(o.Bool("dp", &l.overlap_dp));
+    PARASIM_RETURN_IF_ERROR(o.Bool("tp", &l.overlap_tp));
+  }
+  PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));
+  if (m.Has("bucket") && l.bucket.bytes() < 1024) {
+    return m.Error("bucket", "a gradient bucket must be at least 1KiB, e.g. '25MiB'");
+  }
+  if (m.Has("compression")) {
+    PARASIM_ASSIGN_OR_RETURN(std::string c,
+                             ReadScalar(ctx, m.Node("compression"), "parallelism.compression"));
+    Status st = ParseCompression(c, &l);
+    if (!st.ok()) return m.Error("compression", st.message());
+  }
+  if (m.Has("order")) {
+    YAML::Node o = m.Node("order");
+    std::vector<std::string> order;
+    if (o.IsSequence()) {
+      for (const auto& item : o) order.push_back(item.IsScalar() ? item.Scalar() : "");
+    }
+    std::vector<std::string> want = {"cp", "dp", "ep", "pp", "tp"};
+    std::vector<std::string> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != want) {
+      return m.Error("order", "expected a permutation of [tp, cp, ep, dp, pp], innermost first");
+    }
+    l.order = order;
+  }
+  return Status::Ok();
+}
+
+Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw) {
+  std::vector<std::string_view> keys(SweepableKeys().begin(), SweepableKeys().end());
+  keys.push_back("objective");
+  keys.push_back("top");
+  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, "sweep", keys));
+  std::string obj;
+  if (m.Has("objective")) {
+    PARASIM_RETURN_IF_ERROR(
+        m.Enum("objective", &obj, {"throughput", "time_to_train", "cost", "memory"}));
+    sw->objective = obj == "throughput"      ? Objective::kThroughput
+                    : obj == "time_to_train" ? Objective::kTimeToTrain
+                    : obj == "cost"          ? Objective::kCost
+                                             : Objective::kMemory;
+  }
+  PARASIM_RETURN_IF_ERROR(m.Int("top", &sw->top, 1, 100000));
+  for (const auto& kv : node) {
+    std::string key = kv.first.Scalar();
+    if (key == "objective" || key == "top") continue;
+    SweepAxis axis;
+    const YAML::Node& v = kv.second;
+    std::string path = "sweep." + key;
+    if (key == "global_batch" && v.IsMap()) {
+      PARASIM_ASSIGN_OR_RETURN(MapReader gb, MapReader::Open(ctx, v, path, {"max"}));
+      PARASIM_RETURN_IF_ERROR(gb.Require("max"));
+      PARASIM_RETURN_IF_ERROR(gb.Int("max", &sw->global_batch_max, 1, kMaxCount));
+      continue;
+    }
+    if (v.IsScalar() && v.Scalar() == "auto") {
+      if (key == "global_batch") {
+        return ctx.ErrorAt(v, path, "global_batch cannot be auto; give a list or {max: N}");
+      }
+      axis.is_auto = true;
+    } else if (v.IsSequence()) {
+      if (v.size() == 0)
+        return ctx.ErrorAt(v, path, "an empty list sweeps nothing; give values or auto");
+      for (size_t i = 0; i < v.size(); ++i) {
+        PARASIM_ASSIGN_OR_RETURN(std::string item,
+                                 ReadScalar(ctx, v[i], fmt::format("{}[{}]", path, i)));
+        axis.values.push_back(item);
+      }
+    } else if (v.IsScalar()) {
+      axis.values.push_back(v.Scalar());
+    } else {
+      return ctx.ErrorAt(v, path, "expected a list of values, a single value, or auto");
+    }
+    // Type-check each value now, so a bad value is reported at its line.
+    Scenario probe;
+    for (size_t i = 0; i < axis.values.size(); ++i) {
+      Status st = ApplySweepValue(&probe, key, axis.values[i]);
+      if (!st.ok()) {
+        YAML::Node at = v.IsSequence() ? v[i] : v;
+        return ctx.ErrorAt(at, path, st.message());
+      }
+    }
+    sw->axes.emplace_back(key, axis);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Catalogs> LoadCatalogs() {
+  Catalogs c;
+  PARASIM_ASSIGN_OR_RETURN(c.hardware, LoadHardwareCatalog());
+  PARASIM_ASSIGN_OR_RETURN(c.models, LoadModelCatalog());
+  return c;
+}
+
+const std::vector<std::string_view>& SweepableKeys() {
+  static const std::vector<std::string_view> kKeys = {
+      "tp",       "pp",   "dp",        "cp", "ep",          "micro_batch", "virtual_stages",
+      "schedule", "zero", "recompute", "sp", "global_batch"};
+  return kKeys;
+}
+
+Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value) {
+  auto as_int = [&](int64_t lo, int64_t hi) -> StatusOr<int64_t> {
+    auto v = ParseCount(value);
+    if (!v.ok() || *v != std::floor(*v) || *v < lo || *v > hi) {
+      return InvalidArgument(
+          fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, std::string(value)));
+    }
+    return static_cast<int64_t>(*v);
+  };
+  Layout& l = s->layout;
+  if (key == "tp" || key == "pp" || key == "cp" || key == "ep" || key == "virtual_stages") {
+    PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(1, 65536));
+    int iv = static_cast<int>(v);
+    if (key == "tp") l.tp = iv;
+    if (key == "pp") l.pp = iv;
+    if (key == "cp") l.cp = iv;
+    if (key == "ep") l.ep = iv;
+    if (key == "virtual_stages") l.virtual_stages = iv;
+  } else if (key == "dp") {
+    PARASIM_ASSIGN_OR_RETURN(l.dp, as_int(1, kMaxGpus));
+    s->dp_auto = false;
+  } else if (key == "micro_batch") {
+    PARASIM_ASSIGN_OR_RETURN(s->training.micro_batch, as_int(1, kMaxCount));
+  } else if (key == "global_batch") {
+    PARASIM_ASSIGN_OR_RETURN(s->training.global_batch, as_int(1, kMaxCount));
+  } else if (key == "zero") {
+    PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(0, 3));
+    l.zero = static_cast<int>(v);
+  } else if (key == "schedule") {
+    PARASIM_ASSIGN_OR_RETURN(l.schedule, ParseSchedule(value));
+  } else if (key == "recompute") {
+    PARASIM_ASSIGN_OR_RETURN(s->training.recompute, ParseRecompute(value));
+  } else if (key == "sp") {
+    if (value == "true") {
+      l.sp = true;
+    } else if (value == "false") {
+      l.sp = false;
+    } else {
+      return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(value)));
+    }
+  } else {
+    return InvalidArgument(fmt::format("'{}' cannot be swept", std::string(key)));
+  }
+  return Status::Ok();
+}
+
+Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Node& where) {
+  const Layout& l = s.layout;
+  const ModelSpec& m = s.model;
+  const Training& t = s.training;
+  auto at = [&](std::string_view key, std::string msg) {
+    YAML::Node n = where.IsDefined() && where.IsMap() ? where[std::string(key)] : YAML::Node();
+    if (!n.IsDefined()) n = where;
+    return ctx.ErrorAt(n, fmt::format("parallelism.{}", key), msg);
+  };
+  const int64_t gpus = s.cluster.gpus();
+  if (l.gpus() != gpus) {
+    return at("dp", fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs, but the cluster has "
+                                "nodes*gpus_per_node = {}*{} = {}",
+                                l.tp, l.pp, l.dp, l.cp, l.gpus(), s.cluster.nodes,
+                                s.cluster.gpus_per_node, gpus));
+  }
+  if (m.heads % l.tp != 0) {
+    return at("tp",
+              fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads));
+  }
+  if (m.kv() % l.tp != 0 && l.tp % m.kv() != 0) {
+    return at("tp", fmt::format("tp {} and the model's {} KV heads: one must divide the other",
+                                l.tp, m.kv()));
+  }
+  if (l.virtual_stages > 1 && l.schedule != ScheduleKind::kInterleaved) {
+    return at("virtual_stages",
+              fmt::format("virtual_stages {} needs schedule interleaved-1f1b", l.virtual_stages));
+  }
+  const int chunks = l.pp * l.virtual_stages;
+  if (!l.stage_layers.empty()) {
+    if (static_cast<int>(l.stage_layers.size()) != l.pp) {
+      return at("stage_layers", fmt::format("stage_layers has {} entries but pp is {}",
+                                            l.stage_layers.size(), l.pp));
+    }
+    int sum = std::accumulate(l.stage_layers.begin(), l.stage_layers.end(), 0);
+    if (sum != m.layers) {
+      return at("stage_layers",
+                fmt::format("stage_layers sum to {} but the model has {} layers", sum, m.layers));
+    }
+    if (l.virtual_stages > 1) {
+      for (int v : l.stage_layers) {
+        if (v % l.virtual_stages != 0) {
+          return at("stage_layers", fmt::format("each stage's layers must divide into {} virtual "
+                                                "stages; {} does not",
+                                                l.virtual_stages, v));
+        }
+      }
+    }
+  } else if (m.layers < chunks) {
+    return at("pp", fmt::format("{} layers cannot fill pp*virtual_stages = {}*{} = {} model chunks",
+                                m.layers, l.pp, l.virtual_stages, chunks));
+  } else if (l.virtual_stages > 1 && m.layers % chunks != 0) {
+    return at("virtual_stages",
+              fmt::format("{} layers do not split evenly into pp*virtual_stages = "
+                          "{}*{} = {} chunks",
+                          m.layers, l.pp, l.virtual_stages, chunks));
+  }
+  const int64_t per_step = l.dp * t.micro_batch;
+  if (t.global_batch % per_step != 0) {
+    return at("dp", fmt::format("global_batch {} is not a multiple of dp*micro_batch = {}*{} = {}",
+                                t.global_batch, l.dp, t.micro_batch, per_step));
+  }
+  const int64_t micro_batches = t.global_batch / per_step;
+  if (l.schedule == ScheduleKind::kInterleaved && l.virtual_stages > 1 &&
+      micro_batches % l.pp != 0) {
+    return at("schedule", fmt::format("interleaved-1f1b needs the number of micro-batches "
+                                      "(global_batch/(dp*micro_batch) = {}) to be a multiple of "
+                                      "pp = {}",
+                                      micro_batches, l.pp));
+  }
+  if (t.seq_len % l.cp != 0) {
+    return at("cp", fmt::format("cp {} does not divide seq_len {}", l.cp, t.seq_len));
+  }
+  if (l.ep > 1) {
+    if (!m.is_moe()) return at("ep", fmt::format("ep {} needs a mixture-of-experts model", l.ep));
+    if (m.moe.experts % l.ep != 0) {
+      return at("ep", fmt::format("ep {} does not divide the {} experts", l.ep, m.moe.experts));
+    }
+    if ((l.dp * l.cp) % l.ep != 0) {
+      return at("ep",
+                fmt::format("ep {} must divide dp*cp = {}*{} = {}", l.ep, l.dp, l.cp, l.dp * l.cp));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,
+                                    const Catalogs& cat) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader top, MapReader::Open(ctx, root, "",
+                                                          {"name", "cluster", "model", "training",
+                                                           "parallelism", "sweep"}));
+  Scenario s;
+  s.file = ctx.file;
+  PARASIM_RETURN_IF_ERROR(top.String("name", &s.name));
+  for (auto k : {"cluster", "model", "training"}) PARASIM_RETURN_IF_ERROR(top.Require(k));
+  std::string dir = std::filesystem::path(ctx.file).parent_path().string();
+  PARASIM_RETURN_IF_ERROR(ParseCluster(ctx, top.Node("cluster"), cat, &s.cluster, dir));
+  PARASIM_RETURN_IF_ERROR(ParseModel(ctx, top.Node("model"), cat, &s.model));
+  PARASIM_RETURN_IF_ERROR(ParseTraining(ctx, top.Node("training"), &s.training));
+  YAML::Node par = top.Node("parallelism");
+  if (par.IsDefined() && !par.IsNull()) {
+    PARASIM_RETURN_IF_ERROR(ParseParallelism(ctx, par, &s));
+  } else {
+    s.dp_auto = true;
+  }
+  if (top.Has("sweep")) {
+    SweepSpec sw;
+    PARASIM_RETURN_IF_ERROR(ParseSweep(ctx, top.Node("sweep"), &sw));
+    s.sweep = sw;
+  }
+  if (s.dp_auto) {
+    const int64_t denom = static_cast<int64_t>(s.layout.tp) * s.layout.pp * s.layout.cp;
+    if (s.cluster.gpus() % denom != 0) {
+      YAML::Node n = par.IsDefined() && par.IsMap() && par["tp"].IsDefined() ? par["tp"] : par;
+      return ctx.ErrorAt(
+          n, "parallelism",
+          fmt::format("dp = auto needs tp*pp*cp = {}*{}*{} = {} to divide the "
+                      "cluster's {} GPUs",
+                      s.layout.tp, s.layout.pp, s.layout.cp, denom, s.cluster.gpus()));
+    }
+    s.layout.dp = s.cluster.gpus() / denom;
+  }
+  // A scenario whose sweep block varies the layout is checked per layout by the sweep; the
+  // fixed layout must still be valid when no sweep is present.
+  if (!s.sweep) PARASIM_RETURN_IF_ERROR(ValidateLayout(s, ctx, par.IsDefined() ? par : root));
+  return s;
+}
+
+StatusOr<Scenario> LoadScenario(const std::string& path, const std::vector<std::string>& sets,
+                                const Catalogs& cat) {
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path));
+  YamlContext ctx{path, {}};
+  for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(root, s, &ctx));
+  return ScenarioFromNode(root, ctx, cat);
+}
+
+}  // namespace parasim

@@ -1,0 +1,31 @@
+// Parsing of unit strings at the input boundary (SCENARIO.md "Quantities").
+//
+//   ParseBytes("80GiB")        -> 85899345920 bytes
+//   ParseBandwidth("200Gb/s")  -> 25e9 bytes/s (lowercase b = bits)
+//   ParseFlopRate("989TFLOP/s"), ParseDuration("1.5us"), ParseCount("3e11")
+//
+// Errors are InvalidArgument with a hint that shows accepted spellings; the caller adds
+// file:line:col and the key name.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sim/status.h"
+#include "sim/units.h"
+
+namespace parasim {
+
+StatusOr<Bytes> ParseBytes(std::string_view text);
+StatusOr<Bandwidth> ParseBandwidth(std::string_view text);
+StatusOr<FlopRate> ParseFlopRate(std::string_view text);
+StatusOr<Duration> ParseDuration(std::string_view text);
+// Plain non-negative number, integer or scientific ("3e11"); no unit allowed.
+StatusOr<double> ParseCount(std::string_view text);
+
+// Human-readable renderings used in tables ("80.0 GiB", "900 GB/s", "12.3 s").
+std::string FormatBytes(Bytes b);  // binary prefixes (GiB)
+std::string FormatBandwidth(Bandwidth bw);
+std::string FormatDuration(Duration d);
+
+}  // namespace parasim

@@ -1,0 +1,337 @@
+#include "sim/yaml_reader.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "sim/parse_units.h"
+
+namespace parasim {
+namespace {
+
+std::string Join(const std::vector<std::string_view>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ", ";
+    out += v[i];
+  }
+  return out;
+}
+
+size_t Levenshtein(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string Describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing";
+  if (n.IsMap()) return "a mapping";
+  if (n.IsSequence()) return "a list";
+  std::string s = n.Scalar();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return fmt::format("'{}'", s);
+}
+
+}  // namespace
+
+std::string YamlContext::Where(const YAML::Node& node, std::string_view path) const {
+  // An override applies to its own path and everything below it.
+  for (const auto& [p, origin] : overrides) {
+    if (path == p ||
+        (path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '.')) {
+      return fmt::format("{}:1:{}", origin, p.size() + 7);  // column of the value in "--set p="
+    }
+  }
+  int line = 1, col = 1;
+  if (node.IsDefined()) {
+    YAML::Mark m = node.Mark();
+    if (m.line >= 0) {
+      line = m.line + 1;
+      col = m.column + 1;
+    }
+  }
+  return fmt::format("{}:{}:{}", file, line, col);
+}
+
+Status YamlContext::ErrorAt(const YAML::Node& node, std::string_view path,
+                            std::string_view message) const {
+  if (path.empty())
+    return InvalidArgument(fmt::format("{}: error: {}", Where(node, path), message));
+  return InvalidArgument(fmt::format("{}: error: {}: {}", Where(node, path), path, message));
+}
+
+std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& candidates) {
+  std::string best;
+  size_t best_d = std::numeric_limits<size_t>::max();
+  for (auto c : candidates) {
+    size_t d = Levenshtein(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = std::string(c);
+    }
+  }
+  size_t limit = std::max<size_t>(2, word.size() / 3);
+  return best_d <= limit ? best : "";
+}
+
+StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file) {
+  if (text.find('\0') != std::string_view::npos) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: the file holds binary data (a NUL byte), "
+                    "not YAML text",
+                    file));
+  }
+  try {
+    YAML::Node n = YAML::Load(std::string(text));
+    if (!n.IsDefined() || n.IsNull()) {
+      return InvalidArgument(fmt::format(
+          "{}:1:1: error: the file is empty; expected a mapping with keys such as cluster, model, "
+          "training, parallelism",
+          file));
+    }
+    return n;
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(fmt::format("{}:{}:{}: error: YAML syntax: {}", file, e.mark.line + 1,
+                                       e.mark.column + 1, e.msg));
+  }
+}
+
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument(fmt::format("{}:1:1: error: cannot open the file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.size() > (64u << 20)) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: the file is over 64 MiB; a scenario is a few KB", path));
+  }
+  return ParseYaml(text, path);
+}
+
+StatusOr<MapReader> MapReader::Open(const YamlContext& ctx, const YAML::Node& node,
+                                    std::string path,
+                                    const std::vector<std::string_view>& allowed) {
+  if (!node.IsMap()) {
+    return ctx.ErrorAt(
+        node, path,
+        fmt::format("expected a mapping with keys {}, got {}", Join(allowed), Describe(node)));
+  }
+  for (const auto& kv : node) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    std::string full = path.empty() ? key : path + "." + key;
+    std::string hint = DidYouMean(key, allowed);
+    std::string msg = fmt::format("unknown key '{}'", key);
+    if (!hint.empty()) msg += fmt::format("; did you mean '{}'?", hint);
+    msg += fmt::format(" (accepted: {})", Join(allowed));
+    return ctx.ErrorAt(kv.first, full, msg);
+  }
+  return MapReader(&ctx, node, std::move(path));
+}
+
+bool MapReader::Has(std::string_view key) const {
+  YAML::Node n = node_[std::string(key)];
+  return n.IsDefined() && !n.IsNull();
+}
+
+YAML::Node MapReader::Node(std::string_view key) const { return node_[std::string(key)]; }
+
+std::string MapReader::Path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+Status MapReader::Error(std::string_view key, std::string_view message) const {
+  YAML::Node n = Has(key) ? Node(key) : node_;
+  return ctx_->ErrorAt(n, Path(key), message);
+}
+
+Status MapReader::Require(std::string_view key) const {
+  if (Has(key)) return Status::Ok();
+  return ctx_->ErrorAt(node_, Path(key), fmt::format("missing required key '{}'", key));
+}
+
+StatusOr<std::string> MapReader::Scalar(std::string_view key) const {
+  return ReadScalar(*ctx_, Node(key), Path(key));
+}
+
+StatusOr<std::string> ReadScalar(const YamlContext& ctx, const YAML::Node& n,
+                                 std::string_view path) {
+  if (!n.IsScalar()) {
+    return ctx.ErrorAt(n, path, fmt::format("expected a single value, got {}", Describe(n)));
+  }
+  return n.Scalar();
+}
+
+StatusOr<int64_t> ReadInt(const YamlContext& ctx, const YAML::Node& n, std::string_view path,
+                          int64_t lo, int64_t hi) {
+  PARASIM_ASSIGN_OR_RETURN(std::string s, ReadScalar(ctx, n, path));
+  auto v = ParseCount(s);
+  std::string want = fmt::format("expected an integer from {} to {}", lo, hi);
+  if (!v.ok()) {
+    if (!s.empty() && s[0] == '-') return ctx.ErrorAt(n, path, fmt::format("{}, got {}", want, s));
+    return ctx.ErrorAt(n, path, fmt::format("{}, got '{}' (counts take no unit)", want, s));
+  }
+  double d = *v;
+  if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    return ctx.ErrorAt(n, path, fmt::format("{}, got {}", want, s));
+  }
+  return static_cast<int64_t>(d);
+}
+
+Status MapReader::Int(std::string_view key, int64_t* out, int64_t lo, int64_t hi) const {
+  if (!Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(*out, ReadInt(*ctx_, Node(key), Path(key), lo, hi));
+  return Status::Ok();
+}
+
+Status MapReader::Int(std::string_view key, int* out, int64_t lo, int64_t hi) const {
+  int64_t v = *out;
+  PARASIM_RETURN_IF_ERROR(Int(key, &v, lo, hi));
+  *out = static_cast<int>(v);
+  return Status::Ok();
+}
+
+Status MapReader::Number(std::string_view key, double* out, double lo, double hi) const {
+  if (!Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(std::string s, Scalar(key));
+  auto v = ParseCount(s);
+  if (!v.ok() || *v < lo || *v > hi) {
+    return Error(key, fmt::format("expected a number from {} to {}, got '{}'", lo, hi, s));
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+Status MapReader::Bool(std::string_view key, bool* out) const {
+  if (!Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(std::string s, Scalar(key));
+  if (s == "true" || s == "yes" || s == "on") {
+    *out = true;
+  } else if (s == "false" || s == "no" || s == "off") {
+    *out = false;
+  } else {
+    return Error(key, fmt::format("expected true or false, got '{}'", s));
+  }
+  return Status::Ok();
+}
+
+Status MapReader::String(std::string_view key, std::string* out) const {
+  if (!Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(*out, Scalar(key));
+  return Status::Ok();
+}
+
+Status MapReader::Enum(std::string_view key, std::string* out,
+                       const std::vector<std::string_view>& accepted) const {
+  if (!Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(std::string s, Scalar(key));
+  if (std::find(accepted.begin(), accepted.end(), s) == accepted.end()) {
+    std::string hint = DidYouMean(s, accepted);
+    std::string msg = fmt::format("'{}' is not accepted; expected one of: {}", s, Join(accepted));
+    if (!hint.empty()) msg += fmt::format(" (did you mean '{}'?)", hint);
+    return Error(key, msg);
+  }
+  *out = s;
+  return Status::Ok();
+}
+
+#define PARASIM_UNIT_READER(Method, Type, Parser)                   \
+  Status MapReader::Method(std::string_view key, Type* out) const { \
+    if (!Has(key)) return Status::Ok();                             \
+    PARASIM_ASSIGN_OR_RETURN(std::string s, Scalar(key));           \
+    auto v = Parser(s);                                             \
+    if (!v.ok()) return Error(key, v.status().message());           \
+    *out = *v;                                                      \
+    return Status::Ok();                                            \
+  }
+PARASIM_UNIT_READER(Size, Bytes, ParseBytes)
+PARASIM_UNIT_READER(Rate, Bandwidth, ParseBandwidth)
+PARASIM_UNIT_READER(Compute, FlopRate, ParseFlopRate)
+PARASIM_UNIT_READER(Time, Duration, ParseDuration)
+#undef PARASIM_UNIT_READER
+
+YAML::Node DeepMerge(const YAML::Node& base, const YAML::Node& over) {
+  if (!over.IsDefined() || over.IsNull()) return base;
+  if (!base.IsDefined() || base.IsNull() || !base.IsMap() || !over.IsMap()) return over;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : base) {
+    std::string k = kv.first.Scalar();
+    YAML::Node o = over[k];
+    if (o.IsDefined()) {
+      out.force_insert(kv.first, DeepMerge(kv.second, o));
+    } else {
+      out.force_insert(kv.first, kv.second);
+    }
+  }
+  for (const auto& kv : over) {
+    if (!base[kv.first.Scalar()].IsDefined()) out.force_insert(kv.first, kv.second);
+  }
+  return out;
+}
+
+Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx) {
+  std::string origin = fmt::format("--set {}", assignment);
+  size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: expected KEY=VALUE such as "
+                    "parallelism.tp=4",
+                    origin));
+  }
+  std::string path(assignment.substr(0, eq));
+  std::string value(assignment.substr(eq + 1));
+  YAML::Node v;
+  try {
+    v = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(fmt::format("{}:1:{}: error: YAML syntax in the value: {}", origin,
+                                       eq + 2 + e.mark.column, e.msg));
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) {
+      return InvalidArgument(fmt::format("{}:1:1: error: empty key segment in '{}'", origin, path));
+    }
+    parts.push_back(p);
+  }
+  // Walk down, rebuilding maps so that shared nodes (e.g. validation defaults) stay untouched.
+  std::function<YAML::Node(const YAML::Node&, size_t)> set = [&](const YAML::Node& cur,
+                                                                 size_t i) -> YAML::Node {
+    if (i == parts.size()) return v;
+    YAML::Node out(YAML::NodeType::Map);
+    bool found = false;
+    if (cur.IsDefined() && cur.IsMap()) {
+      for (const auto& kv : cur) {
+        if (kv.first.Scalar() == parts[i]) {
+          out.force_insert(kv.first, set(kv.second, i + 1));
+          found = true;
+        } else {
+          out.force_insert(kv.first, kv.second);
+        }
+      }
+    }
+    if (!found) out.force_insert(parts[i], set(YAML::Node(), i + 1));
+    return out;
+  };
+  root = set(root, 0);
+  ctx->overrides[path] = origin;
+  return Status::Ok();
+}
+
+}  // namespace parasim

@@ -1,0 +1,94 @@
+// Typed, located reading of YAML input (scenarios, catalogs, validation files, profiles).
+//
+// Every error names file:line:col, the dotted key and what would be accepted:
+//   scenario.yaml:12:7: error: parallelism.tp: expected an integer from 1 to 65536, got 'eight'
+//
+//   YamlContext ctx{"scenario.yaml"};
+//   PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, root["training"], "training",
+//                                                        {"seq_len", "global_batch"}));
+//   PARASIM_RETURN_IF_ERROR(m.Int("seq_len", &training.seq_len, 1, 1 << 24));
+//   PARASIM_RETURN_IF_ERROR(m.Require("global_batch"));
+//
+// Values given with `--set key=value` keep their origin: errors in them name the option.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
+#include "sim/units.h"
+
+namespace parasim {
+
+// Where YAML nodes came from: a file name and the key paths that a --set replaced.
+struct YamlContext {
+  std::string file;
+  std::map<std::string, std::string> overrides;  // dotted path -> "--set path=value"
+
+  // "file:line:col" for a node at `path` (or the option text for an overridden path).
+  std::string Where(const YAML::Node& node, std::string_view path) const;
+  Status ErrorAt(const YAML::Node& node, std::string_view path, std::string_view message) const;
+};
+
+// Levenshtein-based suggestion: the closest candidate within a small distance, or "".
+std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& candidates);
+
+// Loads a YAML document from text; a syntax error names file:line:col.
+StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file);
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path);
+
+// Reads the keys of one mapping, checking that no unknown key is present.
+class MapReader {
+ public:
+  static StatusOr<MapReader> Open(const YamlContext& ctx, const YAML::Node& node, std::string path,
+                                  const std::vector<std::string_view>& allowed);
+
+  bool Has(std::string_view key) const;
+  YAML::Node Node(std::string_view key) const;
+  std::string Path(std::string_view key) const;
+  const YamlContext& ctx() const { return *ctx_; }
+  const YAML::Node& node() const { return node_; }
+  Status Error(std::string_view key, std::string_view message) const;
+  Status Require(std::string_view key) const;
+
+  // Each reader leaves *out untouched when the key is absent.
+  Status Int(std::string_view key, int64_t* out, int64_t lo, int64_t hi) const;
+  Status Int(std::string_view key, int* out, int64_t lo, int64_t hi) const;
+  Status Number(std::string_view key, double* out, double lo, double hi) const;
+  Status Bool(std::string_view key, bool* out) const;
+  Status String(std::string_view key, std::string* out) const;
+  Status Enum(std::string_view key, std::string* out,
+              const std::vector<std::string_view>& accepted) const;
+  Status Size(std::string_view key, Bytes* out) const;
+  Status Rate(std::string_view key, Bandwidth* out) const;
+  Status Compute(std::string_view key, FlopRate* out) const;
+  Status Time(std::string_view key, Duration* out) const;
+
+ private:
+  MapReader(const YamlContext* ctx, YAML::Node node, std::string path)
+      : ctx_(ctx), node_(std::move(node)), path_(std::move(path)) {}
+  StatusOr<std::string> Scalar(std::string_view key) const;
+  const YamlContext* ctx_;
+  YAML::Node node_;
+  std::string path_;
+};
+
+// Node-level helpers for values that are not in a MapReader (list items).
+StatusOr<int64_t> ReadInt(const YamlContext& ctx, const YAML::Node& n, std::string_view path,
+                          int64_t lo, int64_t hi);
+StatusOr<std::string> ReadScalar(const YamlContext& ctx, const YAML::Node& n,
+                                 std::string_view path);
+
+// Deep merge: keys of `over` replace or (for two mappings) merge into `base`. Nodes are shared,
+// not copied, so their marks (line, column) survive.
+YAML::Node DeepMerge(const YAML::Node& base, const YAML::Node& over);
+
+// Applies "a.b.c=value" to `root` (value parsed as YAML), recording the origin in ctx.
+Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx);
+
+}  // namespace parasim

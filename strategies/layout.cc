@@ -1,0 +1,32 @@
+#include "strategies/layout.h"
+
+namespace parasim {
+
+std::string_view ScheduleName(ScheduleKind s) {
+  switch (s) {
+    case ScheduleKind::kGpipe:
+      return "gpipe";
+    case ScheduleKind::k1F1B:
+      return "1f1b";
+    case ScheduleKind::kInterleaved:
+      return "interleaved-1f1b";
+  }
+  return "?";
+}
+
+std::vector<int> StageLayers(const Layout& l, int layers) {
+  if (!l.stage_layers.empty()) return l.stage_layers;
+  std::vector<int> out(l.pp, layers / l.pp);
+  int rem = layers % l.pp;
+  // Spread the remainder from the middle outwards, so the first and last stages, which also
+  // hold the embedding and the LM head, get the fewest layers (as Llama 3 405B on PP16).
+  for (int i = 0; i < rem; ++i) {
+    int mid = l.pp / 2;
+    int offset = (i % 2 == 0) ? i / 2 : -(i / 2 + 1);
+    int idx = (mid + offset + l.pp) % l.pp;
+    out[idx] += 1;
+  }
+  return out;
+}
+
+}  // namespace parasim

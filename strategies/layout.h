@@ -1,0 +1,44 @@
+// A parallel layout: how the ranks of a cluster split one model (SCENARIO.md "parallelism").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace parasim {
+
+enum class ScheduleKind { kGpipe, k1F1B, kInterleaved };
+std::string_view ScheduleName(ScheduleKind s);
+
+enum class CompressionKind { kNone, kFp16, kInt8, kTopK, kPowerSgd };
+
+struct Layout {
+  int tp = 1;
+  int pp = 1;
+  int64_t dp = 1;
+  int cp = 1;
+  int ep = 1;
+  bool sp = false;
+  int zero = 0;
+  ScheduleKind schedule = ScheduleKind::k1F1B;
+  int virtual_stages = 1;
+  std::vector<int> stage_layers;  // empty = even split, remainder spread
+  bool overlap_dp = true;
+  bool overlap_tp = false;
+  Bytes bucket = Bytes::MiB(25);  // PyTorch DDP default bucket_cap_mb = 25
+  CompressionKind compression = CompressionKind::kNone;
+  double compression_param = 0;  // top-k fraction or PowerSGD rank
+  // Rank order of groups, innermost first (TP innermost so TP stays inside a node).
+  std::vector<std::string> order = {"tp", "cp", "ep", "dp", "pp"};
+
+  int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
+};
+
+// Layers per pipeline stage: stage_layers when given, else an even split with the remainder
+// spread over the middle stages (first and last stages hold the embedding and LM head).
+std::vector<int> StageLayers(const Layout& l, int layers);
+
+}  // namespace parasim

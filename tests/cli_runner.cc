@@ -1,0 +1,41 @@
+#include "tests/cli_runner.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace parasim::testing {
+
+std::string Runfile(const std::string& workspace_path) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  std::string root = srcdir ? std::string(srcdir) + "/parasim/" : std::string();
+  return root + workspace_path;
+}
+
+CliResult RunParasim(const std::string& args) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = tmp ? tmp : "/tmp";
+  static int counter = 0;
+  std::string base = dir + "/cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  std::string cmd = Runfile("tools/parasim") + " " + args + " >" + base + ".out 2>" + base + ".err";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+}  // namespace parasim::testing

@@ -1,0 +1,21 @@
+// Runs the parasim binary from a test (wired through Bazel `data`), capturing exit code,
+// stdout and stderr. Paths are resolved under the test's runfiles ($TEST_SRCDIR/parasim).
+#pragma once
+
+#include <string>
+
+namespace parasim::testing {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Absolute path of a workspace file in the runfiles tree.
+std::string Runfile(const std::string& workspace_path);
+
+// Runs `parasim ARGS` (ARGS is a shell-quoted string).
+CliResult RunParasim(const std::string& args);
+
+}  // namespace parasim::testing

@@ -1,0 +1,103 @@
+// End-to-end tests of the parasim binary: every example scenario runs, every bad input is
+// refused with exit code 2 and a file:line:col message, the catalog lists every id.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/cli_runner.h"
+
+namespace parasim {
+namespace {
+
+using testing::Runfile;
+using testing::RunParasim;
+
+std::vector<std::string> FilesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(Runfile(dir))) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("every example scenario runs and exits 0") {
+  auto files = FilesIn("scenarios");
+  CHECK(files.size() >= 7);
+  for (const auto& f : files) {
+    CAPTURE(f);
+    auto r = RunParasim("run " + f);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    auto j = RunParasim("run --json " + f);
+    CHECK(j.exit_code == 0);
+    CHECK(j.out.front() == '{');
+  }
+}
+
+TEST_CASE("every bad input exits 2 with file:line:col and the expected message") {
+  auto files = FilesIn("tests/bad_inputs");
+  CHECK(files.size() >= 30);
+  for (const auto& f : files) {
+    CAPTURE(f);
+    std::ifstream in(f);
+    std::string first;
+    std::getline(in, first);
+    REQUIRE(first.rfind("# expect: ", 0) == 0);
+    std::string expect = first.substr(10);
+    auto r = RunParasim("run " + f);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(expect) != std::string::npos);
+    std::regex located(std::regex_replace(f, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                       R"(:\d+:\d+: error: )");
+    CHECK(std::regex_search(r.err, located));
+  }
+}
+
+TEST_CASE("--set overrides a key; a bad --set names the option") {
+  std::string f = Runfile("scenarios/gpt3-175b-1024-a100.yaml");
+  auto ok = RunParasim("run --json " + f + " --set parallelism.pp=16 --set parallelism.dp=8");
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("\"pp\": 16") != std::string::npos);
+  auto bad = RunParasim("run " + f + " --set parallelism.tp=eight");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--set parallelism.tp=eight:1:") != std::string::npos);
+  auto mismatch = RunParasim("run " + f + " --set parallelism.tp=4");
+  CHECK(mismatch.exit_code == 2);
+  CHECK(mismatch.err.find("but the cluster has") != std::string::npos);
+}
+
+TEST_CASE("a missing file and a bad flag are bad input") {
+  CHECK(RunParasim("run /no/such/file.yaml").exit_code == 2);
+  CHECK(RunParasim("run").exit_code == 2);
+  CHECK(RunParasim("frobnicate").exit_code == 2);
+  CHECK(RunParasim("--help").exit_code == 0);
+}
+
+TEST_CASE("catalog --json lists every id of SCENARIO.md") {
+  auto r = RunParasim("catalog --json");
+  REQUIRE(r.exit_code == 0);
+  for (auto id :
+       {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb", "h800-sxm5-80gb",
+        "h200-sxm-141gb", "nvlink3-a100",   "nvlink4-h100",   "nvlink-h800",    "pcie4-x16",
+        "pcie5-x16",      "ib-hdr-200g",    "ib-ndr-400g",    "roce-200g",      "roce-400g",
+        "eth-100g",       "opa-100g",       "gpt3-1.3b",      "gpt3-13b",       "gpt3-175b",
+        "megatron-1t",    "llama2-7b",      "llama2-13b",     "llama2-70b",     "llama3-8b",
+        "llama3-70b",     "llama3-405b",    "mixtral-8x7b",   "mixtral-8x22b",  "gpt-neox-20b",
+        "bloom-176b"}) {
+    CAPTURE(id);
+    CHECK(r.out.find(std::string("\"") + id + "\"") != std::string::npos);
+  }
+  auto table = RunParasim("catalog");
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("h100-sxm5-80gb") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

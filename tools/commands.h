@@ -1,0 +1,24 @@
+// The parasim verbs as library functions (the CLI parses flags, these do the work).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/status.h"
+
+namespace parasim {
+
+struct CommonOptions {
+  std::string file;
+  std::vector<std::string> sets;
+  bool json = false;
+  bool timing = false;
+  bool full = false;
+  std::string trace;
+  std::string svg;
+};
+
+Status RunCommand(const CommonOptions& opt);
+Status CatalogCommand(const CommonOptions& opt);
+
+}  // namespace parasim

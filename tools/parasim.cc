@@ -1,0 +1,69 @@
+// parasim: the command-line interface (SCENARIO.md "CLI verbs").
+//
+//   parasim run scenarios/gpt3-175b-1024-a100.yaml [--set parallelism.tp=4] [--json]
+//   parasim catalog [--json]
+//
+// Exit codes: 0 success, 2 bad input (message on stderr with file:line:col), 1 internal failure.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  using parasim::CommonOptions;
+  // Under `bazel run` the working directory is the runfiles tree; resolve the user's relative
+  // paths from where they typed the command.
+  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
+    if (chdir(wd) != 0) std::perror("parasim: chdir");
+  }
+  CLI::App app{
+      "parasim: a discrete-event cluster simulator for planning large-model training.\n"
+      "Predicts step time, bubbles, exposed communication and memory per GPU of a\n"
+      "TP x PP x DP (x CP x EP, ZeRO, recompute) layout from a YAML scenario.",
+      "parasim"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "parasim 0.1");
+
+  CommonOptions opt;
+  auto common = [&](CLI::App* sub, bool needs_file, const char* file_help) {
+    if (needs_file) sub->add_option("file", opt.file, file_help)->required();
+    sub->add_option("--set", opt.sets, "override a key, e.g. --set parallelism.tp=4 (repeatable)");
+    sub->add_flag("--json", opt.json, "machine-readable output on stdout, nothing else there");
+  };
+  auto* run = app.add_subcommand("run", "predict one training step of a scenario's layout");
+  common(run, true, "scenario YAML file");
+  run->add_flag("--timing", opt.timing, "print replay_ms on stderr");
+  run->add_flag("--full", opt.full, "replay every rank instead of one per pipeline stage");
+  run->add_option("--trace", opt.trace, "write an op-level Chrome trace (Perfetto) to FILE");
+  run->add_option("--svg", opt.svg, "write the pipeline timeline as SVG to FILE");
+  auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
+  common(catalog, false, "");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    parasim::Status st;
+    if (run->parsed()) st = parasim::RunCommand(opt);
+    if (catalog->parsed()) st = parasim::CatalogCommand(opt);
+    if (!st.ok()) {
+      fmt::print(stderr, "{}\n", st.message());
+      return st.exit_code();
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "parasim: internal error: {}\n", e.what());
+    return 1;
+  }
+}
