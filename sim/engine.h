@@ -1,0 +1,55 @@
+// The discrete-event engine: replays a Program against a CostProvider.
+//
+//   Engine engine;
+//   StatusOr<Timeline> tl = engine.Run(program, costs, {.record_memory = true});
+//   tl->makespan, tl->start[t], tl->end[t], tl->peak_memory[rank], tl->critical_path
+//
+// Events are ordered by (time, sequence number), so the same program gives the same timeline
+// bit for bit. Flows over links share bandwidth max-min fairly, recomputed whenever a flow
+// starts or ends. No globals: engines run side by side in one process.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program.h"
+#include "sim/status.h"
+#include "sim/units.h"
+
+namespace parasim::sim {
+
+struct RunOptions {
+  bool record_memory = false;  // keep every memory change as a time series
+  bool critical_path = true;
+};
+
+struct MemorySample {
+  Duration time;
+  uint32_t rank;
+  double bytes;
+};
+
+struct Timeline {
+  Duration makespan;
+  std::vector<Duration> start;        // per task
+  std::vector<Duration> end;          // per task
+  std::vector<double> peak_memory;    // per rank, bytes (relative to the rank's initial 0)
+  std::vector<Duration> peak_time;    // per rank, when the peak was first reached
+  std::vector<Duration> busy;         // per stream
+  std::vector<double> link_bytes;     // per link, bytes moved
+  std::vector<MemorySample> memory;   // when record_memory
+  std::vector<TaskId> critical_path;  // from the first task to the last to finish
+  uint64_t events = 0;                // events processed
+  size_t state_bytes = 0;             // engine runtime state (vectors' capacities)
+
+  // Utilisation of link l over the makespan (0..1).
+  double LinkUtilisation(const Program& p, LinkId l) const;
+};
+
+class Engine {
+ public:
+  // The program is finalized (dependency rows frozen) if it was not already.
+  StatusOr<Timeline> Run(Program& program, const CostProvider& costs, RunOptions options = {});
+};
+
+}  // namespace parasim::sim

@@ -1,0 +1,211 @@
+// Engine tests with analytic answers.
+#include "sim/engine.h"
+
+#include <doctest/doctest.h>
+
+#include "sim/trace.h"
+
+namespace parasim::sim {
+namespace {
+
+Duration Ms(double v) { return Duration::Milliseconds(v); }
+
+struct Fixture {
+  Program p;
+  TableCost cost;
+  uint32_t rank = p.AddRank("r0");
+  StreamId s0 = p.AddStream(rank, "compute");
+  StreamId s1 = p.AddStream(rank, "comm");
+  TaskId Compute(StreamId s, double ms, std::string_view name = "t") {
+    return p.AddCompute(s, cost.AddCompute(Ms(ms)), 0, p.Intern(name));
+  }
+  Timeline Run(RunOptions o = {}) {
+    Engine e;
+    auto tl = e.Run(p, cost, o);
+    REQUIRE(tl.ok());
+    return *tl;
+  }
+};
+
+TEST_CASE("a chain adds up, a fan-in waits for the slowest") {
+  Fixture f;
+  TaskId a = f.Compute(f.s0, 1);
+  TaskId b = f.Compute(f.s0, 2);
+  TaskId c = f.Compute(f.s1, 5);
+  TaskId d = f.Compute(f.s0, 1);
+  f.p.AddDep(a, b);
+  f.p.AddDep(c, d);  // d waits for c (5 ms) though its stream is free at 3 ms
+  Timeline tl = f.Run();
+  CHECK(tl.start[b] == Ms(1));
+  CHECK(tl.end[b] == Ms(3));
+  CHECK(tl.start[d] == Ms(5));
+  CHECK(tl.makespan == Ms(6));
+  CHECK(tl.busy[f.s0] == Ms(4));
+  CHECK(tl.busy[f.s1] == Ms(5));
+}
+
+TEST_CASE("two streams overlap; one stream serialises in issue order") {
+  Fixture f;
+  f.Compute(f.s0, 10);
+  f.Compute(f.s1, 4);
+  f.Compute(f.s0, 10);
+  Timeline tl = f.Run();
+  CHECK(tl.makespan == Ms(20));  // the 4 ms on the comm stream hides under compute
+}
+
+TEST_CASE("two flows sharing one link each get half the bandwidth") {
+  Fixture f;
+  LinkId link = f.p.AddLink("nic", Bandwidth::GBps(10));
+  RouteId r = f.p.AddRoute({link});
+  StreamId s2 = f.p.AddStream(f.rank, "comm2");
+  // 1 GB each at 10 GB/s alone would take 100 ms; sharing, both finish at 200 ms.
+  uint32_t k = f.cost.AddFlow({Duration::Zero(), Bytes::GB(1)});
+  TaskId x = f.p.AddFlow(f.s1, k, 1, f.p.Intern("x"), r);
+  TaskId y = f.p.AddFlow(s2, k, 1, f.p.Intern("y"), r);
+  Timeline tl = f.Run();
+  CHECK(tl.end[x].milliseconds() == doctest::Approx(200).epsilon(1e-9));
+  CHECK(tl.end[y].milliseconds() == doctest::Approx(200).epsilon(1e-9));
+  CHECK(tl.link_bytes[link] == doctest::Approx(2e9));
+  CHECK(tl.LinkUtilisation(f.p, link) == doctest::Approx(1.0));
+}
+
+TEST_CASE("a flow joining late slows the first only while both run") {
+  Fixture f;
+  LinkId link = f.p.AddLink("nic", Bandwidth::GBps(10));
+  RouteId r = f.p.AddRoute({link});
+  StreamId s2 = f.p.AddStream(f.rank, "comm2");
+  TaskId wait = f.Compute(s2, 50);
+  uint32_t big = f.cost.AddFlow({Duration::Zero(), Bytes::GB(1)});
+  uint32_t small = f.cost.AddFlow({Duration::Microseconds(0), Bytes::GB(0.25)});
+  TaskId x = f.p.AddFlow(f.s1, big, 1, f.p.Intern("x"), r);
+  TaskId y = f.p.AddFlow(s2, small, 1, f.p.Intern("y"), r);
+  f.p.AddDep(wait, y);
+  Timeline tl = f.Run();
+  // x alone for 50 ms (0.5 GB); then both at 5 GB/s: y's 0.25 GB takes 50 ms (to 100 ms),
+  // x moves 0.25 GB meanwhile; x's last 0.25 GB alone takes 25 ms: 125 ms.
+  CHECK(tl.end[y].milliseconds() == doctest::Approx(100).epsilon(1e-9));
+  CHECK(tl.end[x].milliseconds() == doctest::Approx(125).epsilon(1e-9));
+}
+
+TEST_CASE("flow latency is paid before the bytes move") {
+  Fixture f;
+  LinkId link = f.p.AddLink("nvlink", Bandwidth::GBps(100));
+  uint32_t k = f.cost.AddFlow({Duration::Microseconds(10), Bytes::GB(1)});
+  TaskId x = f.p.AddFlow(f.s1, k, 1, f.p.Intern("x"), f.p.AddRoute({link}));
+  Timeline tl = f.Run();
+  CHECK(tl.end[x].milliseconds() == doctest::Approx(10.01).epsilon(1e-9));
+}
+
+TEST_CASE("memory peaks at the right moment") {
+  Fixture f;
+  TaskId a = f.Compute(f.s0, 1);
+  TaskId b = f.Compute(f.s0, 1);
+  TaskId c = f.Compute(f.s0, 1);
+  f.p.AddMemory(a, f.rank, Bytes::GB(2), MemoryAt::kStart);
+  f.p.AddMemory(b, f.rank, Bytes::GB(3), MemoryAt::kStart);
+  f.p.AddMemory(b, f.rank, Bytes::GB(-2), MemoryAt::kEnd);
+  f.p.AddMemory(c, f.rank, Bytes::GB(1), MemoryAt::kStart);
+  Timeline tl = f.Run({.record_memory = true});
+  CHECK(tl.peak_memory[f.rank] == doctest::Approx(5e9));
+  CHECK(tl.peak_time[f.rank] == Ms(1));
+  CHECK(tl.memory.size() == 4);
+  CHECK(tl.memory.back().bytes == doctest::Approx(4e9));
+}
+
+TEST_CASE("critical path of a known graph") {
+  Fixture f;
+  TaskId a = f.Compute(f.s0, 1, "a");
+  TaskId b = f.Compute(f.s1, 10, "b");
+  TaskId c = f.Compute(f.s0, 2, "c");
+  TaskId d = f.Compute(f.s0, 1, "d");
+  f.p.AddDep(a, c);
+  f.p.AddDep(b, d);  // b (10 ms) is longer than a+c (3 ms): the path is b -> d
+  Timeline tl = f.Run();
+  REQUIRE(tl.critical_path.size() == 2);
+  CHECK(tl.critical_path[0] == b);
+  CHECK(tl.critical_path[1] == d);
+}
+
+TEST_CASE("the same program gives the same timeline bit for bit") {
+  auto build = [](Program& p, TableCost& cost) {
+    uint32_t r = p.AddRank("r");
+    LinkId l = p.AddLink("l", Bandwidth::GBps(3));
+    RouteId route = p.AddRoute({l});
+    std::vector<StreamId> s;
+    for (int i = 0; i < 4; ++i) s.push_back(p.AddStream(r, "s"));
+    TaskId prev = kNone;
+    for (int i = 0; i < 200; ++i) {
+      TaskId t = (i % 3 == 0)
+                     ? p.AddFlow(s[i % 4],
+                                 cost.AddFlow({Duration::Nanoseconds(i), Bytes(1e6 * (i % 7 + 1))}),
+                                 1, p.Intern("f"), route)
+                     : p.AddCompute(s[i % 4], cost.AddCompute(Duration::Microseconds(i % 5 + 1)), 0,
+                                    p.Intern("c"));
+      if (prev != kNone && i % 2 == 0) p.AddDep(prev, t);
+      prev = t;
+    }
+  };
+  Program p1, p2;
+  TableCost c1, c2;
+  build(p1, c1);
+  build(p2, c2);
+  Engine e;
+  auto t1 = e.Run(p1, c1);
+  auto t2 = e.Run(p2, c2);
+  REQUIRE(t1.ok());
+  REQUIRE(t2.ok());
+  CHECK(t1->start == t2->start);
+  CHECK(t1->end == t2->end);
+  CHECK(t1->critical_path == t2->critical_path);
+}
+
+TEST_CASE("a dependency cycle is rejected with a clear error") {
+  Fixture f;
+  TaskId a = f.Compute(f.s0, 1, "alpha");
+  TaskId b = f.Compute(f.s1, 1, "beta");
+  f.p.AddDep(a, b);
+  f.p.AddDep(b, a);
+  CHECK_FALSE(f.p.Validate().ok());
+  Engine e;
+  auto tl = e.Run(f.p, f.cost);
+  REQUIRE_FALSE(tl.ok());
+  CHECK(tl.status().message().find("cycle") != std::string::npos);
+}
+
+TEST_CASE("a stream order that contradicts dependencies is a reported deadlock") {
+  Fixture f;
+  TaskId a = f.Compute(f.s0, 1, "first-in-stream");
+  TaskId b = f.Compute(f.s0, 1, "second-in-stream");
+  f.p.AddDep(b, a);  // a waits for b, b waits behind a in the stream
+  Engine e;
+  auto tl = e.Run(f.p, f.cost);
+  REQUIRE_FALSE(tl.ok());
+  CHECK(tl.status().message().find("deadlock") != std::string::npos);
+}
+
+TEST_CASE("a task on several streams waits for all of them (collectives in --full mode)") {
+  Fixture f;
+  uint32_t r1 = f.p.AddRank("r1");
+  StreamId other = f.p.AddStream(r1, "comm");
+  f.Compute(other, 7);
+  TaskId coll = f.Compute(f.s1, 2);
+  f.p.AddStreamToTask(coll, other);
+  Timeline tl = f.Run();
+  CHECK(tl.start[coll] == Ms(7));
+  CHECK(tl.makespan == Ms(9));
+}
+
+TEST_CASE("chrome trace has one event per task and process names") {
+  Fixture f;
+  f.Compute(f.s0, 1, "fwd");
+  f.Compute(f.s1, 1, "allreduce");
+  Timeline tl = f.Run({.record_memory = true});
+  std::string json = ChromeTraceJson(f.p, tl, {"compute"});
+  CHECK(json.find("\"fwd\"") != std::string::npos);
+  CHECK(json.find("\"process_name\"") != std::string::npos);
+  CHECK(json.find("\"thread_name\"") != std::string::npos);
+  CHECK(json.front() == '{');
+}
+
+}  // namespace
+}  // namespace parasim::sim

@@ -1,0 +1,158 @@
+// A program to replay: tasks on ranks' streams with dependencies, memory events and flows over
+// shared links. Knows nothing of GPUs or transformers.
+//
+//   Program p;
+//   int r = p.AddRank("stage0");
+//   StreamId compute = p.AddStream(r, "compute");
+//   LinkId nic = p.AddLink("nic0", Bandwidth::GBps(25));
+//   TaskId f = p.AddCompute(compute, /*cost_key=*/0, /*category=*/1, p.Intern("fwd"));
+//   RouteId via_nic = p.AddRoute({nic});
+//   TaskId s = p.AddFlow(comm, /*cost_key=*/1, 4, p.Intern("send"), via_nic);
+//   p.AddDep(f, s);
+//   p.AddMemory(f, r, Bytes::GiB(1), MemoryAt::kStart);
+//
+// Streams run one task at a time in the order tasks were added to them (like CUDA streams).
+// Durations come from a CostProvider keyed by `cost_key`, asked once per distinct key.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/status.h"
+#include "sim/units.h"
+
+namespace parasim::sim {
+
+using TaskId = uint32_t;
+using StreamId = uint32_t;
+using LinkId = uint32_t;
+using RouteId = uint32_t;
+inline constexpr uint32_t kNone = 0xffffffffu;
+
+enum class TaskKind : uint8_t { kCompute = 0, kFlow = 1 };
+enum class MemoryAt : uint8_t { kStart, kEnd };
+
+struct FlowCost {
+  Duration latency;  // fixed part before bytes move (alpha)
+  Bytes bytes;       // bytes over the task's links at the shared rate (beta)
+};
+
+// How long tasks take, injected into the engine (hardware cost models implement this).
+class CostProvider {
+ public:
+  virtual ~CostProvider() = default;
+  virtual Duration ComputeDuration(uint32_t cost_key) const = 0;
+  virtual FlowCost Flow(uint32_t cost_key) const = 0;
+};
+
+// A CostProvider backed by two tables, for tests and for planners that precompute costs.
+class TableCost : public CostProvider {
+ public:
+  uint32_t AddCompute(Duration d);
+  uint32_t AddFlow(FlowCost f);
+  Duration ComputeDuration(uint32_t key) const override { return compute_[key]; }
+  FlowCost Flow(uint32_t key) const override { return flows_[key]; }
+  size_t size() const { return compute_.size(); }
+
+ private:
+  std::vector<Duration> compute_;  // indexed by key; flows hold a zero here
+  std::vector<FlowCost> flows_;    // indexed by key; computes hold a zero here
+};
+
+struct MemoryEvent {
+  TaskId task;
+  uint32_t rank;
+  double bytes;  // signed: + allocate, - free
+  MemoryAt at;
+};
+
+class Program {
+ public:
+  uint32_t AddRank(std::string name);
+  StreamId AddStream(uint32_t rank, std::string name);
+  LinkId AddLink(std::string name, Bandwidth capacity);
+  uint32_t Intern(std::string_view label);
+
+  TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label);
+  // A route is the list of links a flow crosses; flows share routes.
+  RouteId AddRoute(std::initializer_list<LinkId> links);
+  TaskId AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
+                 RouteId route);
+  // Makes `t` also occupy `stream` (a collective over several ranks' streams in --full mode).
+  void AddStreamToTask(TaskId t, StreamId stream);
+  void AddDep(TaskId before, TaskId after);
+  void AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at);
+  // Freezes the dependency lists into compressed rows (called by the engine when needed).
+  void Finalize();
+  bool finalized() const { return finalized_; }
+
+  // Boost.Graph check that the dependencies form a DAG; names a task on a cycle otherwise.
+  Status Validate() const;
+
+  size_t num_tasks() const { return kind_.size(); }
+  size_t num_ranks() const { return rank_names_.size(); }
+  size_t num_streams() const { return stream_rank_.size(); }
+  size_t num_links() const { return link_capacity_.size(); }
+  size_t num_edges() const { return finalized_ ? succ_.size() : edges_.size(); }
+  // Bytes of program storage per task (vectors' capacities), for the benchmark.
+  size_t MemoryBytes() const;
+
+  // Read access for the engine and writers.
+  TaskKind kind(TaskId t) const { return static_cast<TaskKind>(kind_[t]); }
+  uint8_t category(TaskId t) const { return category_[t]; }
+  StreamId stream(TaskId t) const { return stream_[t]; }
+  uint32_t cost_key(TaskId t) const { return cost_key_[t]; }
+  uint32_t label(TaskId t) const { return label_[t]; }
+  const std::string& label_text(uint32_t label) const { return labels_[label]; }
+  const std::string& rank_name(uint32_t r) const { return rank_names_[r]; }
+  const std::string& stream_name(StreamId s) const { return stream_names_[s]; }
+  uint32_t stream_rank(StreamId s) const { return stream_rank_[s]; }
+  const std::string& link_name(LinkId l) const { return link_names_[l]; }
+  double link_capacity(LinkId l) const { return link_capacity_[l]; }
+  const std::vector<double>& link_capacities() const { return link_capacity_; }
+  // Successors of t (after Finalize).
+  std::span<const TaskId> successors(TaskId t) const {
+    return {succ_.data() + succ_offset_[t], succ_.data() + succ_offset_[t + 1]};
+  }
+  const std::vector<MemoryEvent>& memory_events() const { return memory_; }
+  std::span<const LinkId> route_links(RouteId r) const {
+    return {route_links_.data() + route_offset_[r], route_links_.data() + route_offset_[r + 1]};
+  }
+  RouteId route(TaskId t) const { return aux_[t]; }
+  const std::vector<std::pair<TaskId, StreamId>>& extra_streams() const { return extra_streams_; }
+
+ private:
+  // Per task (structure of arrays).
+  std::vector<uint8_t> kind_;
+  std::vector<uint8_t> category_;
+  std::vector<StreamId> stream_;
+  std::vector<uint32_t> cost_key_;
+  std::vector<uint32_t> label_;
+  std::vector<uint32_t> aux_;  // route of a flow
+  // Dependencies: pairs while building, compressed rows after Finalize.
+  bool finalized_ = false;
+  std::vector<std::pair<TaskId, TaskId>> edges_;
+  std::vector<uint32_t> succ_offset_;
+  std::vector<TaskId> succ_;
+  // Sparse side tables.
+  std::vector<MemoryEvent> memory_;  // sorted by task at Finalize
+  std::vector<uint32_t> route_offset_ = {0};
+  std::vector<LinkId> route_links_;
+  std::vector<std::pair<TaskId, StreamId>> extra_streams_;
+  // Resources.
+  std::vector<std::string> rank_names_;
+  std::vector<uint32_t> stream_rank_;
+  std::vector<std::string> stream_names_;
+  std::vector<std::string> link_names_;
+  std::vector<double> link_capacity_;
+  std::vector<std::string> labels_;
+  std::unordered_map<std::string, uint32_t> label_index_;
+};
+
+}  // namespace parasim::sim
