@@ -1,0 +1,399 @@
+#include "models/layer_graph.h"
+
+#include <algorithm>
+#include <boost/graph/topological_sort.hpp>
+#include <cmath>
+#include <iterator>
+
+namespace parasim {
+
+std::string_view CommName(CommKind c) {
+  switch (c) {
+    case CommKind::kNone:
+      return "none";
+    case CommKind::kAllReduce:
+      return "all-reduce";
+    case CommKind::kReduceScatter:
+      return "reduce-scatter";
+    case CommKind::kAllGather:
+      return "all-gather";
+    case CommKind::kAllToAll:
+      return "all-to-all";
+  }
+  return "?";
+}
+
+std::string_view GroupName(GroupKind g) {
+  switch (g) {
+    case GroupKind::kTp:
+      return "tp";
+    case GroupKind::kCp:
+      return "cp";
+    case GroupKind::kEp:
+      return "ep";
+    case GroupKind::kDp:
+      return "dp";
+    case GroupKind::kPp:
+      return "pp";
+  }
+  return "?";
+}
+
+namespace {
+
+using Vertex = OpGraph::vertex_descriptor;
+
+// Builds a block op by op; `Add` links the new op after `after` (default: the previous op).
+class BlockBuilder {
+ public:
+  explicit BlockBuilder(std::string name) { block_.name = std::move(name); }
+  Vertex Add(Op op, std::vector<Vertex> after = {}) {
+    Vertex v = boost::add_vertex(std::move(op), block_.graph);
+    if (after.empty() && has_last_) after.push_back(last_);
+    for (Vertex a : after) boost::add_edge(a, v, block_.graph);
+    last_ = v;
+    has_last_ = true;
+    return v;
+  }
+  Vertex last() const { return last_; }
+  Block Finish() {
+    std::vector<Vertex> rev;
+    boost::topological_sort(block_.graph, std::back_inserter(rev));
+    block_.order.assign(rev.rbegin(), rev.rend());
+    return std::move(block_);
+  }
+
+ private:
+  Block block_;
+  Vertex last_ = 0;
+  bool has_last_ = false;
+};
+
+Op Gemm(std::string name, int64_t m, int64_t k, int64_t n, double params, int64_t batch = 1) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.batch = batch;
+  op.fwd_flops = 2.0 * m * n * k * batch;
+  op.bwd_flops = 2 * op.fwd_flops;  // input gradient + weight gradient
+  op.params = params;
+  return op;
+}
+
+Op Elementwise(std::string name, double fwd_bytes, double bwd_bytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kMemoryBound;
+  op.fwd_bytes = fwd_bytes;
+  op.bwd_bytes = bwd_bytes;
+  return op;
+}
+
+struct Dims {
+  double T;      // tokens of this rank's micro-batch (b * s / cp)
+  double T_out;  // tokens outside the TP region (T / t with SP, else T)
+  double h;
+  double a;  // bytes per activation element
+  int t;
+  bool sp;
+  bool dropout;
+};
+
+// The collective that enters a TP region (Megatron's "f"; with SP an all-gather).
+void EnterTp(Op* op, const Dims& d) {
+  if (d.t <= 1) return;
+  const double D = d.T * d.h * d.a;
+  if (d.sp) {
+    op->fwd_comm = {CommKind::kAllGather, GroupKind::kTp, D, false};
+    op->bwd_comm = {CommKind::kReduceScatter, GroupKind::kTp, D, false};
+  } else {
+    op->bwd_comm = {CommKind::kAllReduce, GroupKind::kTp, D, false};
+  }
+}
+
+// The collective that leaves a TP region (Megatron's "g"; with SP a reduce-scatter).
+void LeaveTp(Op* op, const Dims& d) {
+  if (d.t <= 1) return;
+  const double D = d.T * d.h * d.a;
+  if (d.sp) {
+    op->fwd_comm = {CommKind::kReduceScatter, GroupKind::kTp, D, false};
+    op->bwd_comm = {CommKind::kAllGather, GroupKind::kTp, D, false};
+  } else {
+    op->fwd_comm = {CommKind::kAllReduce, GroupKind::kTp, D, false};
+  }
+}
+
+Op Norm(const std::string& name, const ModelSpec& m, const Dims& d) {
+  // Reads x, writes y; backward reads x, dy, writes dx (Korthikanti: input saved, 2sbh).
+  const double x = d.T_out * d.h * d.a;
+  Op op = Elementwise(name, 2 * x, 3 * x);
+  op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * d.h;
+  op.saved.push_back({name + ".input", x, false});
+  return op;
+}
+
+Op DropoutAdd(const std::string& name, const Dims& d) {
+  const double x = d.T_out * d.h * d.a;
+  Op op = Elementwise(name, 3 * x, 3 * x);
+  if (d.dropout) op.saved.push_back({name + ".mask", d.T_out * d.h, false});  // 1-byte mask
+  return op;
+}
+
+// Attention sub-block: norm, QKV, core, output projection, dropout + residual.
+void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
+  const int t = d.t;
+  const double heads_local = static_cast<double>(m.heads) / t;
+  const double kv_local = std::max(1.0, static_cast<double>(m.kv()) / t);
+  const double hd = static_cast<double>(m.hd());
+  const double q_cols = heads_local * hd, kv_cols = kv_local * hd;
+  const double bias = m.has_bias() ? 1 : 0;
+  const int64_t T = static_cast<int64_t>(d.T);
+
+  Op ln = Norm("attn_norm", m, d);
+  EnterTp(&ln, d);
+  Vertex in = bb.Add(std::move(ln));
+
+  Op qkv = Gemm("qkv_proj", T, m.hidden, static_cast<int64_t>(q_cols + 2 * kv_cols),
+                d.h * (q_cols + 2 * kv_cols) + bias * (q_cols + 2 * kv_cols));
+  // Input of the column-parallel GEMM: the norm output, replicated over TP unless SP keeps it
+  // sharded (and re-gathers it in backward).
+  qkv.saved.push_back({"qkv_proj.input", d.T_out * d.h * d.a, false});
+  bb.Add(std::move(qkv));
+
+  if (m.position == PositionKind::kRope) {
+    double qk = d.T * (q_cols + kv_cols) * d.a;
+    bb.Add(Elementwise("rope", 2 * qk, 2 * qk));
+  }
+
+  // Attention core: QK^T and AV over the full key length (CP: keys gathered from the ring).
+  const double s_kv = static_cast<double>(s.seq_len);
+  Op core;
+  core.name = "attention";
+  core.kind = OpKind::kAttention;
+  core.m = T;
+  core.n = static_cast<int64_t>(s_kv);
+  core.k = static_cast<int64_t>(hd);
+  core.batch = static_cast<int64_t>(heads_local);
+  core.fwd_flops = 4.0 * d.T * s_kv * hd * heads_local;  // QK^T + AV, as the SC21 formula counts
+  core.bwd_flops = 2 * core.fwd_flops;
+  // Q and K for QK^T, V for AV (GQA: K and V are smaller): 6sbh/t in Korthikanti for MHA.
+  core.saved.push_back({"attention.q", d.T * q_cols * d.a, false});
+  core.saved.push_back({"attention.k", d.T * kv_cols * d.a, false});
+  core.saved.push_back({"attention.v", d.T * kv_cols * d.a, false});
+  const double scores = heads_local * d.T * s_kv;  // a s^2 b / t elements per rank
+  if (s.attention == AttentionKind::kStandard) {
+    // Softmax output (2 bytes), dropout mask (1 byte), dropout output (2 bytes): 5as^2b/t.
+    core.saved.push_back({"attention.softmax", scores * d.a, true});
+    if (d.dropout) {
+      core.saved.push_back({"attention.dropout_mask", scores, true});
+      core.saved.push_back({"attention.dropout_out", scores * d.a, true});
+    }
+    // Materialised scores: write S, softmax read/write, dropout read/write, read for AV.
+    core.fwd_bytes = scores * d.a * (d.dropout ? 6 : 4);
+    core.bwd_bytes = scores * d.a * (d.dropout ? 8 : 5);
+  } else {
+    // Flash attention saves only the output's log-sum-exp (fp32) besides Q, K, V.
+    core.saved.push_back({"attention.lse", heads_local * d.T * 4, true});
+    core.causal_fraction = 0.5;  // masked blocks above the diagonal are skipped
+    core.fwd_bytes = d.T * (q_cols + 2 * kv_cols + q_cols) * d.a;
+    core.bwd_bytes = 2.5 * core.fwd_bytes;
+  }
+  core.in_attention_core = true;
+  if (s.cp > 1) {
+    // K and V of every CP rank visit this rank (ring exchange), overlapped with the blocks.
+    const double kv_bytes = 2 * d.T * kv_cols * d.a * s.cp;
+    core.fwd_comm = {CommKind::kAllGather, GroupKind::kCp, kv_bytes, true};
+    core.bwd_comm = {CommKind::kReduceScatter, GroupKind::kCp, kv_bytes, true};
+  }
+  bb.Add(std::move(core));
+
+  Op out =
+      Gemm("out_proj", T, static_cast<int64_t>(q_cols), m.hidden, q_cols * d.h + bias * d.h / t);
+  out.saved.push_back({"out_proj.input", d.T * q_cols * d.a, false});
+  LeaveTp(&out, d);
+  bb.Add(std::move(out));
+  bb.Add(DropoutAdd("attn_residual", d), {bb.last(), in});
+}
+
+void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ffn) {
+  const int t = d.t;
+  const double f = static_cast<double>(ffn) / t;
+  const double bias = m.has_bias() ? 1 : 0;
+  const int64_t T = static_cast<int64_t>(d.T);
+  Op ln = Norm("mlp_norm", m, d);
+  EnterTp(&ln, d);
+  Vertex in = bb.Add(std::move(ln));
+  const bool glu = m.mlp == MlpKind::kSwiglu;
+  Op fc1 = Gemm("fc1", T, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
+                d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f);
+  fc1.saved.push_back({"fc1.input", d.T_out * d.h * d.a, false});
+  bb.Add(std::move(fc1));
+  const double act = d.T * f * d.a;
+  Op nl = Elementwise(glu ? "swiglu" : "gelu", (glu ? 3 : 2) * act, (glu ? 5 : 3) * act);
+  nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false});
+  bb.Add(std::move(nl));
+  Op fc2 = Gemm("fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h / t);
+  fc2.saved.push_back({"fc2.input", act, false});
+  LeaveTp(&fc2, d);
+  bb.Add(std::move(fc2));
+  bb.Add(DropoutAdd("mlp_residual", d), {bb.last(), in});
+}
+
+void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
+  const int t = d.t;
+  const MoeSpec& e = m.moe;
+  const int local_experts = e.experts / s.ep;
+  const double bias = m.has_bias() ? 1 : 0;
+  const int64_t T = static_cast<int64_t>(d.T);
+  Op ln = Norm("moe_norm", m, d);
+  EnterTp(&ln, d);
+  Vertex in = bb.Add(std::move(ln));
+  Op router = Gemm("router", T, m.hidden, e.experts, d.h * e.experts);
+  router.saved.push_back({"router.input", d.T_out * d.h * d.a, false});
+  bb.Add(std::move(router));
+  // Tokens this rank's experts process: top_k copies of each token, spread over the experts;
+  // the busiest expert sets the pace (imbalance), capped by the capacity factor when set.
+  double load = e.imbalance;
+  if (e.capacity_factor > 0) load = std::min(load, e.capacity_factor);
+  const double routed = d.T * e.top_k;  // token copies leaving this rank
+  const double per_expert = routed / e.experts * s.ep * load;
+  const double dispatch_bytes = routed * d.h * d.a;
+  Op dispatch = Elementwise("dispatch_permute", 2 * dispatch_bytes, 2 * dispatch_bytes);
+  if (s.ep > 1) {
+    dispatch.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
+    dispatch.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
+  }
+  bb.Add(std::move(dispatch));
+  const bool glu = m.mlp == MlpKind::kSwiglu;
+  const double f = static_cast<double>(e.expert_ffn_hidden) / t;
+  const int64_t rows = static_cast<int64_t>(std::ceil(per_expert));
+  Op fc1 =
+      Gemm("expert_fc1", rows, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
+           local_experts * (d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f), local_experts);
+  fc1.expert = true;
+  fc1.saved.push_back({"expert_fc1.input", rows * local_experts * d.h * d.a, false});
+  bb.Add(std::move(fc1));
+  const double act = rows * local_experts * f * d.a;
+  Op nl =
+      Elementwise(glu ? "expert_swiglu" : "expert_gelu", (glu ? 3 : 2) * act, (glu ? 5 : 3) * act);
+  nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false});
+  bb.Add(std::move(nl));
+  Op fc2 = Gemm("expert_fc2", rows, static_cast<int64_t>(f), m.hidden,
+                local_experts * (f * d.h + bias * d.h / t), local_experts);
+  fc2.expert = true;
+  fc2.saved.push_back({"expert_fc2.input", act, false});
+  bb.Add(std::move(fc2));
+  Op combine = Elementwise("combine_unpermute", 2 * dispatch_bytes, 2 * dispatch_bytes);
+  if (s.ep > 1) {
+    combine.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
+    combine.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
+  }
+  LeaveTp(&combine, d);
+  bb.Add(std::move(combine));
+  for (int i = 0; i < e.shared_experts; ++i) {
+    Op sh = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>(3 * f), 3 * d.h * f);
+    sh.saved.push_back({"shared_expert.input", d.T * d.h * d.a, false});
+    bb.Add(std::move(sh));
+  }
+  bb.Add(DropoutAdd("moe_residual", d), {bb.last(), in});
+}
+
+}  // namespace
+
+ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
+  Dims d;
+  d.t = s.tp;
+  d.sp = s.sp && s.tp > 1;
+  d.T = static_cast<double>(s.micro_batch) * s.seq_len / s.cp;
+  d.T_out = d.sp ? d.T / s.tp : d.T;
+  d.h = static_cast<double>(m.hidden);
+  d.a = s.act_bytes;
+  d.dropout = s.dropout >= 0 ? s.dropout == 1 : m.mlp == MlpKind::kGelu;
+  ModelGraph g;
+  {
+    BlockBuilder bb("embedding");
+    const double pos = m.position == PositionKind::kLearned
+                           ? static_cast<double>(m.max_position > 0 ? m.max_position : s.seq_len)
+                           : 0.0;
+    Op emb = Elementwise("embedding", 2 * d.T * d.h * d.a, 2 * d.T * d.h * d.a);
+    emb.params = static_cast<double>(m.vocab) * d.h / s.tp + pos * d.h;  // vocab-parallel table
+    LeaveTp(&emb, d);  // partial sums of the vocab-parallel lookup are reduced over TP
+    bb.Add(std::move(emb));
+    g.embedding = bb.Finish();
+  }
+  {
+    BlockBuilder bb("dense_layer");
+    AddAttention(bb, m, s, d);
+    AddDenseMlp(bb, m, d, m.ffn());
+    g.dense = bb.Finish();
+  }
+  if (m.is_moe()) {
+    BlockBuilder bb("moe_layer");
+    AddAttention(bb, m, s, d);
+    AddMoeMlp(bb, m, s, d);
+    g.moe = bb.Finish();
+  }
+  {
+    BlockBuilder bb("head");
+    Op ln = Norm("final_norm", m, d);
+    EnterTp(&ln, d);
+    bb.Add(std::move(ln));
+    const int64_t T = static_cast<int64_t>(d.T);
+    const double v_local = static_cast<double>(m.vocab) / s.tp;
+    Op head = Gemm("lm_head", T, m.hidden, static_cast<int64_t>(v_local),
+                   m.tied_embeddings ? 0.0 : v_local * d.h);
+    head.saved.push_back({"lm_head.input", d.T_out * d.h * d.a, false});
+    bb.Add(std::move(head));
+    // Vocab-parallel cross-entropy on fp32 logits (Megatron keeps them for backward).
+    const double logits = d.T * v_local * 4;
+    Op loss = Elementwise("cross_entropy", 3 * logits, 2 * logits);
+    loss.saved.push_back({"logits", logits, false});
+    bb.Add(std::move(loss));
+    g.head = bb.Finish();
+  }
+  return g;
+}
+
+double ActivationBytes(const Block& b, RecomputeKind recompute) {
+  double total = 0;
+  if (recompute == RecomputeKind::kFull) {
+    // Only the block's input is kept (Korthikanti: 2sbh, /t with SP); the first op's first saved
+    // tensor is the block input (the norm's input) for transformer layers.
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (!b.op(i).saved.empty()) return b.op(i).saved.front().bytes;
+    }
+    return 0;
+  }
+  for (size_t i = 0; i < b.size(); ++i) {
+    for (const auto& t : b.op(i).saved) {
+      if (recompute == RecomputeKind::kSelective && t.attention_core) continue;
+      total += t.bytes;
+    }
+  }
+  return total;
+}
+
+double ForwardFlops(const Block& b) {
+  double f = 0;
+  for (size_t i = 0; i < b.size(); ++i) f += b.op(i).fwd_flops;
+  return f;
+}
+
+double BackwardFlops(const Block& b) {
+  double f = 0;
+  for (size_t i = 0; i < b.size(); ++i) f += b.op(i).bwd_flops;
+  return f;
+}
+
+double BlockParams(const Block& b, bool experts_only) {
+  double p = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (!experts_only || b.op(i).expert) p += b.op(i).params;
+  }
+  return p;
+}
+
+}  // namespace parasim

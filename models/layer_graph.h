@@ -1,0 +1,99 @@
+// The layer graph: a Boost.Graph DAG of ops per block (embedding, dense layer, MoE layer, head)
+// for one rank's shard of one micro-batch. Each op knows its shapes, FLOPs forward and backward,
+// HBM bytes, parameters, the tensors it saves for backward, and the collective that follows it.
+//
+//   GraphShape shape{.micro_batch = 1, .seq_len = 2048, .tp = 8, .sp = true};
+//   ModelGraph g = BuildModelGraph(model, shape);
+//   double act = ActivationBytes(g.dense, RecomputeKind::kSelective);   // per layer, this rank
+//
+// Activation memory and FLOPs are derived from these ops; the closed forms of Korthikanti et al.
+// (2022) and Narayanan et al. (SC21) are tests of the derivation, not the code path.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "models/training.h"
+
+namespace parasim {
+
+enum class OpKind : uint8_t { kGemm, kAttention, kMemoryBound };
+enum class CommKind : uint8_t { kNone, kAllReduce, kReduceScatter, kAllGather, kAllToAll };
+enum class GroupKind : uint8_t { kTp, kCp, kEp, kDp, kPp };
+
+std::string_view CommName(CommKind c);
+std::string_view GroupName(GroupKind g);
+
+struct CommSpec {
+  CommKind kind = CommKind::kNone;
+  GroupKind group = GroupKind::kTp;
+  double bytes = 0;           // the collective's full buffer size D (NCCL "size")
+  bool overlappable = false;  // may run concurrently with the op's own compute (ring attention)
+};
+
+struct SavedTensor {
+  std::string name;
+  double bytes = 0;
+  bool attention_core = false;  // dropped (recomputed) by selective recompute
+};
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::kMemoryBound;
+  // GEMM shape: `batch` independent (m x k) * (k x n) products.
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  double fwd_flops = 0;  // matmul FLOPs (model FLOPs)
+  double bwd_flops = 0;
+  double fwd_bytes = 0;  // HBM traffic of memory-bound ops (read + write)
+  double bwd_bytes = 0;
+  double causal_fraction = 1.0;  // fraction of attention FLOPs executed (flash skips masked blocks)
+  double params = 0;             // parameters held by this rank
+  bool expert = false;           // parameters sharded by EP
+  bool in_attention_core = false;
+  CommSpec fwd_comm;  // collective after the op in forward
+  CommSpec bwd_comm;  // collective after the op's gradient in backward
+  std::vector<SavedTensor> saved;
+};
+
+using OpGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op>;
+
+struct Block {
+  std::string name;
+  OpGraph graph;
+  std::vector<OpGraph::vertex_descriptor> order;  // topological order (forward execution)
+  const Op& op(size_t i) const { return graph[order[i]]; }
+  size_t size() const { return order.size(); }
+};
+
+struct GraphShape {
+  int64_t micro_batch = 1;
+  int64_t seq_len = 2048;
+  int tp = 1;
+  bool sp = false;
+  int cp = 1;
+  int ep = 1;
+  double act_bytes = 2;  // bytes per activation element (16-bit)
+  AttentionKind attention = AttentionKind::kFlash;
+  int dropout = -1;  // -1: derived (GELU/LayerNorm models use dropout, SwiGLU models not)
+};
+
+struct ModelGraph {
+  Block embedding;
+  Block dense;  // one dense transformer layer
+  Block moe;    // one MoE layer (empty for dense models)
+  Block head;   // final norm, LM head, loss
+};
+
+ModelGraph BuildModelGraph(const ModelSpec& model, const GraphShape& shape);
+
+// Bytes saved for backward by one block on this rank under a recompute mode.
+double ActivationBytes(const Block& b, RecomputeKind recompute);
+// Sum of forward (backward) matmul FLOPs of one block on this rank.
+double ForwardFlops(const Block& b);
+double BackwardFlops(const Block& b);
+double BlockParams(const Block& b, bool experts_only = false);
+
+}  // namespace parasim

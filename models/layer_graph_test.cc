@@ -1,0 +1,110 @@
+// The layer graph's derivations against the closed forms of KNOWLEDGE.md.
+#include "models/layer_graph.h"
+
+#include <doctest/doctest.h>
+
+namespace parasim {
+namespace {
+
+ModelSpec Gpt3() {
+  auto cat = LoadModelCatalog();
+  return *cat->Find("gpt3-175b");
+}
+
+TEST_CASE("activation memory reproduces Korthikanti et al. 2022 within 2% (GPT-3 175B)") {
+  ModelSpec m = Gpt3();
+  const double s = 2048, b = 1, h = m.hidden, a = m.heads;
+  struct Row {
+    int t;
+    bool sp;
+    RecomputeKind rc;
+    double formula;  // bytes per layer
+  };
+  const double sbh = s * b * h;
+  for (Row r : {Row{1, false, RecomputeKind::kNone, sbh * (34 + 5 * a * s / h)},
+                Row{8, false, RecomputeKind::kNone, sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8))},
+                Row{8, true, RecomputeKind::kNone, sbh / 8 * (34 + 5 * a * s / h)},
+                Row{8, false, RecomputeKind::kSelective, sbh * (10 + 24.0 / 8)},
+                Row{8, true, RecomputeKind::kSelective, 34 * sbh / 8},
+                Row{1, false, RecomputeKind::kFull, 2 * sbh},
+                Row{8, true, RecomputeKind::kFull, 2 * sbh / 8}}) {
+    CAPTURE(r.t);
+    CAPTURE(r.sp);
+    CAPTURE(static_cast<int>(r.rc));
+    GraphShape shape{.micro_batch = 1,
+                     .seq_len = 2048,
+                     .tp = r.t,
+                     .sp = r.sp,
+                     .attention = AttentionKind::kStandard};
+    ModelGraph g = BuildModelGraph(m, shape);
+    CHECK(ActivationBytes(g.dense, r.rc) / r.formula == doctest::Approx(1.0).epsilon(0.02));
+  }
+}
+
+TEST_CASE("model FLOPs reproduce 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) (SC21)") {
+  ModelSpec m = Gpt3();
+  for (int64_t B : {1, 8}) {
+    GraphShape shape{.micro_batch = B, .seq_len = 2048};
+    ModelGraph g = BuildModelGraph(m, shape);
+    const double per_layer = ForwardFlops(g.dense) + BackwardFlops(g.dense);
+    const double total = m.layers * per_layer + ForwardFlops(g.head) + BackwardFlops(g.head);
+    const double s = 2048, l = m.layers, h = m.hidden, V = m.vocab;
+    const double formula = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    CHECK(total / formula == doctest::Approx(1.0).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("tensor parallelism divides layer FLOPs and parameters; graph is a DAG in order") {
+  ModelSpec m = Gpt3();
+  ModelGraph g1 = BuildModelGraph(m, GraphShape{.tp = 1});
+  ModelGraph g8 = BuildModelGraph(m, GraphShape{.tp = 8});
+  CHECK(ForwardFlops(g8.dense) * 8 == doctest::Approx(ForwardFlops(g1.dense)));
+  // Norm parameters are replicated over TP, so the ratio is just under 8.
+  CHECK(BlockParams(g1.dense) / BlockParams(g8.dense) == doctest::Approx(8).epsilon(0.001));
+  CHECK(g1.dense.op(0).name == "attn_norm");
+  CHECK(g1.dense.op(g1.dense.size() - 1).name == "mlp_residual");
+}
+
+TEST_CASE(
+    "TP communication per layer: 4 all-reduces of b s h, i.e. 8bsh(t-1)/t elements on the ring") {
+  ModelSpec m = Gpt3();
+  const int t = 8;
+  ModelGraph g = BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 2048, .tp = t});
+  double ring_bytes = 0;
+  int collectives = 0;
+  for (size_t i = 0; i < g.dense.size(); ++i) {
+    for (const CommSpec* c : {&g.dense.op(i).fwd_comm, &g.dense.op(i).bwd_comm}) {
+      if (c->kind == CommKind::kAllReduce) {
+        ring_bytes += 2.0 * (t - 1) / t * c->bytes;
+        ++collectives;
+      }
+    }
+  }
+  CHECK(collectives == 4);
+  const double bsh = 2048.0 * m.hidden;
+  CHECK(ring_bytes / 2 == doctest::Approx(8 * bsh * (t - 1) / t));  // in 2-byte elements
+}
+
+TEST_CASE("MoE: experts sharded by EP, active compute follows top_k") {
+  auto cat = LoadModelCatalog();
+  ModelSpec m = *cat->Find("mixtral-8x7b");
+  ModelGraph g1 = BuildModelGraph(m, GraphShape{.ep = 1});
+  ModelGraph g8 = BuildModelGraph(m, GraphShape{.ep = 8});
+  CHECK(BlockParams(g1.moe, true) / BlockParams(g8.moe, true) == doctest::Approx(8));
+  // Expert FLOPs per token are top_k dense MLPs whatever the EP degree.
+  double e1 = 0, e8 = 0;
+  for (size_t i = 0; i < g1.moe.size(); ++i) {
+    if (g1.moe.op(i).expert) e1 += g1.moe.op(i).fwd_flops;
+    if (g8.moe.op(i).expert) e8 += g8.moe.op(i).fwd_flops;
+  }
+  const double T = 2048;
+  CHECK(e1 == doctest::Approx(2 * T * 3 * 2.0 * 4096 * 14336).epsilon(0.001));
+  CHECK(e8 == doctest::Approx(e1).epsilon(0.001));
+  bool a2a = false;
+  for (size_t i = 0; i < g8.moe.size(); ++i)
+    a2a |= g8.moe.op(i).fwd_comm.kind == CommKind::kAllToAll;
+  CHECK(a2a);
+}
+
+}  // namespace
+}  // namespace parasim
