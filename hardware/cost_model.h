@@ -1,0 +1,80 @@
+// Cost model: how long compute and collectives take on a cluster.
+//
+//   CostModel cm(cluster, Dtype::kBf16);
+//   Duration g = cm.GemmTime(4096, 4096, 4096);                  // roofline with shape efficiency
+//   CollectiveCost c = cm.Collective(Collective::kAllReduce, Bytes::GB(1), {.size = 16, .per_node =
+//   8});
+//
+// Compute: time = max(FLOPs / (peak x efficiency(shape)), bytes / (HBM x memory efficiency))
+// + launch overhead. GEMM efficiency = the GPU's measured large-GEMM efficiency x wave
+// quantisation on its SMs x small-dimension penalties, normalised to 1 at 8192^3 (the shape the
+// catalog's efficiency was measured at).
+// Collectives: alpha-beta per algorithm (ring, tree, hierarchical), NCCL bus-bandwidth semantics,
+// a node's NICs shared by the GPUs that cross the network at once.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "hardware/spec.h"
+#include "sim/units.h"
+
+namespace parasim {
+
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
+enum class Algo { kRing, kTree, kHierarchical, kDirect };
+std::string_view AlgoName(Algo a);
+
+// Where a communication group's members sit: `size` ranks, `per_node` of them on each node.
+struct GroupPlacement {
+  int64_t size = 1;
+  int64_t per_node = 1;
+  bool beyond_pod = false;  // crosses the full-bisection pod boundary (oversubscribed)
+};
+
+struct CollectiveCost {
+  Duration time;            // total, alone on the fabric
+  Duration latency;         // the alpha part
+  Bytes bus_bytes;          // bytes over the bottleneck per GPU (NCCL busbw x time)
+  Bandwidth bus_bandwidth;  // achieved bus bandwidth of the bottleneck
+  bool inter_node = false;
+  Algo algo = Algo::kRing;
+};
+
+// Bus-bandwidth factor of NCCL's nccl-tests: busbw = algbw x factor.
+double BusFactor(Collective c, int64_t n);
+
+class CostModel {
+ public:
+  CostModel(const ClusterSpec& cluster, Dtype precision);
+
+  double GemmEfficiency(int64_t m, int64_t n, int64_t k) const;
+  Duration GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+  // Fused attention (flash) or materialised attention: FLOPs at the attention efficiency, or
+  // memory-bound, whichever is slower.
+  Duration AttentionTime(double flops, double bytes, bool backward) const;
+  Duration MemoryTime(double bytes) const;
+  Duration Launch() const { return cluster_.gpu.launch_overhead; }
+
+  CollectiveCost CollectiveTime(Collective c, Bytes data, GroupPlacement g) const;
+
+  // Per-GPU bandwidths used by the replay's links.
+  Bandwidth IntraBandwidth() const;  // achieved, one direction
+  Bandwidth NicShare() const;        // a GPU's share of its node's NICs, achieved
+  FlopRate Peak() const { return cluster_.gpu.Peak(precision_); }
+  const ClusterSpec& cluster() const { return cluster_; }
+
+ private:
+  ClusterSpec cluster_;
+  Dtype precision_;
+  double shape_norm_;  // shape factor at 8192^3, where gemm_efficiency was measured
+  double ShapeFactor(int64_t m, int64_t n, int64_t k) const;
+};
+
+// Efficiency of fused (flash) attention kernels as a fraction of the 16-bit peak:
+// FlashAttention-2 reports 50-73% of peak forward and lower backward on A100 (Dao 2023, Fig. 5);
+// we take 0.60 forward and 0.50 backward.
+inline constexpr double kAttentionForwardEfficiency = 0.60;
+inline constexpr double kAttentionBackwardEfficiency = 0.50;
+
+}  // namespace parasim
