@@ -33,6 +33,12 @@ TEST_CASE("every example scenario runs and exits 0") {
     auto r = RunParasim("run " + f);
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
+    auto mem = RunParasim("memory " + f);
+    CHECK(mem.exit_code == 0);
+    CHECK(mem.out.find("fit") != std::string::npos);
+    auto memj = RunParasim("memory --json " + f);
+    CHECK(memj.exit_code == 0);
+    CHECK(memj.out.find("\"activations_bytes\"") != std::string::npos);
     auto j = RunParasim("run --json " + f);
     CHECK(j.exit_code == 0);
     CHECK(j.out.front() == '{');
@@ -71,6 +77,19 @@ TEST_CASE("--set overrides a key; a bad --set names the option") {
   auto mismatch = RunParasim("run " + f + " --set parallelism.tp=4");
   CHECK(mismatch.exit_code == 2);
   CHECK(mismatch.err.find("but the cluster has") != std::string::npos);
+}
+
+TEST_CASE("memory: the seeds' 7B DDP case shows 16 bytes per parameter and does not fit") {
+  auto r = RunParasim("memory " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml"));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("16 bytes per parameter") != std::string::npos);
+  CHECK(r.out.find("Does NOT fit") != std::string::npos);
+  auto z3 = RunParasim("memory " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml") +
+                       " --set parallelism.zero=3");
+  CHECK(z3.out.find("Fits") != std::string::npos);
+  auto fp32 = RunParasim("memory " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml") +
+                         " --set training.grad_dtype=fp32");
+  CHECK(fp32.out.find("18 bytes per parameter") != std::string::npos);
 }
 
 TEST_CASE("a missing file and a bad flag are bad input") {

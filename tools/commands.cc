@@ -6,6 +6,7 @@
 #include "scenarios/scenario.h"
 #include "sim/json.h"
 #include "sim/parse_units.h"
+#include "strategies/memory.h"
 
 namespace parasim {
 namespace {
@@ -40,6 +41,57 @@ Status RunCommand(const CommonOptions& opt) {
              s.cluster.gpus(), s.cluster.gpu.name);
   fmt::print("layout:   TP{} PP{} DP{} CP{} EP{}\n", s.layout.tp, s.layout.pp, s.layout.dp,
              s.layout.cp, s.layout.ep);
+  return Status::Ok();
+}
+
+Status MemoryCommand(const CommonOptions& opt) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  MemoryReport r = EstimateMemory(s.model, s.training, s.layout, s.cluster);
+  if (opt.json) {
+    Json stages = Json::Array();
+    for (const auto& st : r.stages) {
+      Json o = Json::Object();
+      o.Set("layers", st.layers).Set("params", st.params);
+      o.Set("params_bytes", st.params_bytes).Set("grads_bytes", st.grads_bytes);
+      o.Set("optimizer_bytes", st.optimizer_bytes).Set("activations_bytes", st.activations_bytes);
+      o.Set("other_bytes", st.other_bytes).Set("total_bytes", st.total());
+      o.Set("micro_batches_in_flight", st.in_flight);
+      stages.Push(o);
+    }
+    Json j = Json::Object();
+    j.Set("stages", stages).Set("capacity_bytes", r.capacity_bytes).Set("fits", r.fits);
+    j.Set("model_state_bytes_per_param", r.bytes_per_param).Set("layout", LayoutJson(s));
+    fmt::print("{}\n", j.Dump());
+    return Status::Ok();
+  }
+  fmt::print("{}: memory per GPU ({} x {}, {})\n", s.name.empty() ? s.file : s.name,
+             s.cluster.gpus(), s.cluster.gpu.id, FormatBytes(s.cluster.gpu.memory));
+  fmt::print("layout TP{} PP{} DP{} CP{} EP{}, ZeRO-{}, recompute {}, micro-batch {}\n",
+             s.layout.tp, s.layout.pp, s.layout.dp, s.layout.cp, s.layout.ep, s.layout.zero,
+             RecomputeName(s.training.recompute), s.training.micro_batch);
+  fmt::print(
+      "model states: {:.0f} bytes per parameter before sharding (weights, gradients, "
+      "optimizer with fp32 master)\n\n",
+      r.bytes_per_param);
+  fmt::print("{:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11} {:>11}  {}\n", "stage",
+             "layers", "params", "weights", "grads", "optimizer", "activations", "other", "total",
+             "fits");
+  for (size_t i = 0; i < r.stages.size(); ++i) {
+    const StageMemory& st = r.stages[i];
+    fmt::print("{:>5} {:>6} {:>10.2f}B {:>11} {:>11} {:>11} {:>12} {:>11} {:>11}  {}\n", i,
+               st.layers, st.params / 1e9, FormatBytes(Bytes(st.params_bytes)),
+               FormatBytes(Bytes(st.grads_bytes)), FormatBytes(Bytes(st.optimizer_bytes)),
+               FormatBytes(Bytes(st.activations_bytes)), FormatBytes(Bytes(st.other_bytes)),
+               FormatBytes(Bytes(st.total())), st.total() <= r.capacity_bytes ? "yes" : "NO");
+  }
+  fmt::print("\n{} against {} per GPU (GiB = 2^30 bytes).\n", r.fits ? "Fits" : "Does NOT fit",
+             FormatBytes(Bytes(r.capacity_bytes)));
+  if (!r.fits) {
+    fmt::print(
+        "Options: shard states (--set parallelism.zero=3), recompute activations "
+        "(--set training.recompute=full), or more TP/PP.\n");
+  }
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@ struct CommonOptions {
 };
 
 Status RunCommand(const CommonOptions& opt);
+Status MemoryCommand(const CommonOptions& opt);
 Status CatalogCommand(const CommonOptions& opt);
 
 }  // namespace parasim

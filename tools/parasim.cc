@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   run->add_flag("--full", opt.full, "replay every rank instead of one per pipeline stage");
   run->add_option("--trace", opt.trace, "write an op-level Chrome trace (Perfetto) to FILE");
   run->add_option("--svg", opt.svg, "write the pipeline timeline as SVG to FILE");
+  auto* memory =
+      app.add_subcommand("memory", "memory per GPU, per pipeline stage, and whether it fits");
+  common(memory, true, "scenario YAML file");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
   try {
     parasim::Status st;
     if (run->parsed()) st = parasim::RunCommand(opt);
+    if (memory->parsed()) st = parasim::MemoryCommand(opt);
     if (catalog->parsed()) st = parasim::CatalogCommand(opt);
     if (!st.ok()) {
       fmt::print(stderr, "{}\n", st.message());

@@ -1,0 +1,126 @@
+#include "strategies/memory.h"
+
+#include <algorithm>
+
+#include "models/layer_graph.h"
+
+namespace parasim {
+namespace {
+
+// Bytes of model state per trainable parameter: weights, gradients, optimizer (+ master).
+struct StateBytes {
+  double weights;
+  double grads;
+  double optimizer;
+};
+
+StateBytes Rule(const Training& t) {
+  StateBytes b;
+  const bool mixed = t.precision != Dtype::kFp32 && t.precision != Dtype::kTf32;
+  // fp8 training keeps bf16 weights (Transformer Engine casts per GEMM).
+  b.weights = t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
+  b.grads = DtypeBytes(t.grad_dtype);
+  const double master = mixed ? 4.0 : 0.0;
+  b.optimizer = master + (t.optimizer == OptimizerKind::kAdam ? 8.0 : 4.0);  // m, v (or momentum)
+  return b;
+}
+
+// LoRA adapter parameters of one transformer layer on this rank: rank r on every linear layer
+// (Q, K, V, O, and the MLP's linears), A: in x r, B: r x out.
+double LoraParams(const Block& b, int r) {
+  double p = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const Op& op = b.op(i);
+    if (op.kind != OpKind::kGemm || op.name == "router") continue;
+    p += static_cast<double>(r) * (op.k + op.n) * op.batch;
+  }
+  return p;
+}
+
+}  // namespace
+
+MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout& l,
+                            const ClusterSpec& cluster) {
+  MemoryReport rep;
+  rep.capacity_bytes = cluster.gpu.memory.bytes();
+  GraphShape shape;
+  shape.micro_batch = t.micro_batch;
+  shape.seq_len = t.seq_len;
+  shape.tp = l.tp;
+  shape.sp = l.sp;
+  shape.cp = l.cp;
+  shape.ep = l.ep;
+  shape.act_bytes = (t.precision == Dtype::kFp32 || t.precision == Dtype::kTf32) ? 4 : 2;
+  shape.attention = t.attention;
+  const ModelGraph g = BuildModelGraph(m, shape);
+  const StateBytes rule = Rule(t);
+  rep.bytes_per_param = rule.weights + rule.grads + rule.optimizer;
+  const double shard_dense = static_cast<double>(l.dp) * l.cp;  // ZeRO shards over DP (x CP)
+  const double shard_expert = std::max(1.0, shard_dense / l.ep);
+  const int64_t micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
+  const std::vector<int> per_stage = StageLayers(l, m.layers);
+  const bool lora = t.finetune != FinetuneKind::kNone;
+  int first_layer = 0;
+  for (int s = 0; s < l.pp; ++s) {
+    StageMemory st;
+    st.layers = per_stage[s];
+    double dense = 0, expert = 0, lora_params = 0, act_per_mb = 0, act_full_layer = 0;
+    for (int i = first_layer; i < first_layer + st.layers; ++i) {
+      const Block& blk = m.IsMoeLayer(i) ? g.moe : g.dense;
+      expert += BlockParams(blk, true);
+      dense += BlockParams(blk) - BlockParams(blk, true);
+      if (lora) lora_params += LoraParams(blk, t.lora_rank);
+      act_per_mb += ActivationBytes(blk, t.recompute);
+      act_full_layer = std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone));
+    }
+    first_layer += st.layers;
+    if (s == 0) dense += BlockParams(g.embedding);
+    if (s == l.pp - 1) {
+      dense += BlockParams(g.head);
+      // A tied LM head on another stage than the embedding keeps its own copy of the table.
+      if (m.tied_embeddings && l.pp > 1) dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
+      act_per_mb += ActivationBytes(g.head, RecomputeKind::kNone);
+    }
+    st.params = dense + expert;
+    if (lora) {
+      // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
+      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter).
+      const double base = t.finetune == FinetuneKind::kQlora ? 4.127 / 8 : rule.weights;
+      st.params_bytes = st.params * base + lora_params * rule.weights;
+      st.grads_bytes = lora_params * rule.grads;
+      st.optimizer_bytes = lora_params * rule.optimizer;
+      st.params += lora_params;
+    } else {
+      auto shard = [&](double p, double shard_n, int min_stage) {
+        return l.zero >= min_stage ? p / shard_n : p;
+      };
+      st.params_bytes =
+          rule.weights * (shard(dense, shard_dense, 3) + shard(expert, shard_expert, 3));
+      st.grads_bytes = rule.grads * (shard(dense, shard_dense, 2) + shard(expert, shard_expert, 2));
+      st.optimizer_bytes =
+          rule.optimizer * (shard(dense, shard_dense, 1) + shard(expert, shard_expert, 1));
+    }
+    // Micro-batches in flight at the peak: GPipe holds all m; 1F1B stage s holds min(p - s, m);
+    // interleaving adds (1 + (p-1)/(p v)) (Korthikanti et al. 2022, Sec. 4.2.3).
+    double in_flight = static_cast<double>(micro_batches);
+    if (l.schedule != ScheduleKind::kGpipe) {
+      in_flight = static_cast<double>(std::min<int64_t>(l.pp - s, micro_batches));
+      if (l.schedule == ScheduleKind::kInterleaved && l.virtual_stages > 1) {
+        in_flight *= 1.0 + static_cast<double>(l.pp - 1) / (l.pp * l.virtual_stages);
+      }
+    }
+    st.in_flight = in_flight;
+    st.activations_bytes = act_per_mb * in_flight;
+    // Recompute rebuilds one layer's activations at a time during backward.
+    if (t.recompute != RecomputeKind::kNone) st.activations_bytes += act_full_layer;
+    // DDP keeps gradient buckets for communication; ZeRO-3 gathers one layer's parameters.
+    double comm = l.dp > 1 ? 2 * l.bucket.bytes() : 0;
+    if (l.zero == 3 && st.layers > 0) comm += 2 * rule.weights * (dense + expert) / st.layers;
+    st.other_bytes = comm + kFrameworkReserveBytes;
+    if (st.total() > rep.capacity_bytes) rep.fits = false;
+    rep.stages.push_back(st);
+  }
+  return rep;
+}
+
+}  // namespace parasim

@@ -1,0 +1,49 @@
+// Memory per GPU, per pipeline stage: parameters, gradients, optimizer states (with master
+// weights), activations of the micro-batches in flight, and other buffers.
+//
+//   MemoryReport r = EstimateMemory(model, training, layout, cluster);
+//   r.stages[0].total, r.fits
+//
+// States follow the mixed-precision rule (bf16 weights 2 + grads 2 + fp32 master 4 + Adam 8 = 16
+// bytes/param; 18 with fp32 gradients as Megatron keeps them), sharded by TP, PP stage, EP and
+// ZeRO stage 1/2/3. Activations come from the layer graph's saved tensors.
+#pragma once
+
+#include <vector>
+
+#include "hardware/spec.h"
+#include "models/model_spec.h"
+#include "models/training.h"
+#include "strategies/layout.h"
+
+namespace parasim {
+
+struct StageMemory {
+  int layers = 0;
+  double params = 0;        // parameters held by this GPU (count)
+  double params_bytes = 0;  // weights (frozen base included)
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;  // optimizer states and fp32 master weights
+  double activations_bytes = 0;
+  double other_bytes = 0;  // communication buffers, framework reserve
+  double in_flight = 0;    // micro-batches whose activations are held at the peak
+  double total() const {
+    return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes;
+  }
+};
+
+struct MemoryReport {
+  std::vector<StageMemory> stages;
+  double capacity_bytes = 0;
+  bool fits = true;
+  double bytes_per_param = 0;  // model states per parameter before sharding
+};
+
+// Framework reserve per GPU: CUDA context, cuBLAS and NCCL workspaces, allocator slack.
+// PyTorch's CUDA context alone takes 0.3-0.8 GiB depending on the CUDA version (estimate).
+inline constexpr double kFrameworkReserveBytes = 1073741824.0;  // 1 GiB
+
+MemoryReport EstimateMemory(const ModelSpec& model, const Training& training, const Layout& layout,
+                            const ClusterSpec& cluster);
+
+}  // namespace parasim

@@ -1,0 +1,117 @@
+#include "strategies/memory.h"
+
+#include <doctest/doctest.h>
+
+namespace parasim {
+namespace {
+
+struct Setup {
+  HardwareCatalog hw = *LoadHardwareCatalog();
+  ModelCatalog models = *LoadModelCatalog();
+  ClusterSpec cluster;
+  Setup() {
+    cluster.gpu = *hw.FindGpu("a100-sxm4-80gb");
+    cluster.intra = *hw.FindFabric("nvlink3-a100");
+    cluster.inter = *hw.FindFabric("ib-hdr-200g");
+  }
+};
+
+double States(const StageMemory& s) { return s.params_bytes + s.grads_bytes + s.optimizer_bytes; }
+
+TEST_CASE("seed 7B: 16 bytes per parameter, 112 GB of model states; 18 with fp32 gradients") {
+  Setup su;
+  ModelSpec m = *su.models.Find("llama2-7b");
+  Training t;
+  t.seq_len = 4096;
+  t.global_batch = 8;
+  t.precision = Dtype::kBf16;
+  t.grad_dtype = Dtype::kBf16;
+  Layout l;
+  l.dp = 8;
+  MemoryReport r = EstimateMemory(m, t, l, su.cluster);
+  CHECK(r.bytes_per_param == 16);
+  const double p = CountParams(m).total;
+  CHECK(States(r.stages[0]) == doctest::Approx(16 * p).epsilon(1e-6));
+  CHECK(States(r.stages[0]) / 1e9 == doctest::Approx(112 * p / 7e9).epsilon(0.01));
+  CHECK_FALSE(r.fits);  // 108 GB of states on an 80 GB GPU
+  t.grad_dtype = Dtype::kFp32;
+  CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 18);
+}
+
+TEST_CASE("ZeRO 1/2/3 shard optimizer, then gradients, then parameters") {
+  Setup su;
+  ModelSpec m = *su.models.Find("llama2-7b");
+  Training t;
+  t.seq_len = 4096;
+  t.global_batch = 8;
+  Layout l;
+  l.dp = 8;
+  const double p = CountParams(m).total;
+  double prev = 1e300;
+  for (int z = 0; z <= 3; ++z) {
+    l.zero = z;
+    double s = States(EstimateMemory(m, t, l, su.cluster).stages[0]);
+    CHECK(s < prev);
+    prev = s;
+  }
+  CHECK(prev == doctest::Approx(16 * p / 8).epsilon(1e-6));
+  l.zero = 3;
+  CHECK(EstimateMemory(m, t, l, su.cluster).fits);
+}
+
+TEST_CASE("Korthikanti Fig. 1: GPT-3 175B TP8 PP8 first-stage model states 45.6 GiB") {
+  Setup su;
+  ModelSpec m = *su.models.Find("gpt3-175b");
+  Training t;
+  t.seq_len = 2048;
+  t.global_batch = 64;
+  t.grad_dtype = Dtype::kFp32;  // Megatron keeps fp32 main gradients: 18 bytes per parameter
+  Layout l;
+  l.tp = 8;
+  l.pp = 8;
+  l.dp = 1;
+  MemoryReport r = EstimateMemory(m, t, l, su.cluster);
+  // The figure matches the 12 transformer layers of a stage (2.72B parameters x 18 bytes); the
+  // first stage also holds the embedding table (+104M parameters, +1.7 GiB), a middle stage not.
+  CHECK(States(r.stages[1]) / 1073741824.0 == doctest::Approx(45.6).epsilon(0.02));
+  CHECK(States(r.stages[0]) - States(r.stages[1]) ==
+        doctest::Approx(18 * (51200.0 * 12288 / 8 + 2048.0 * 12288)).epsilon(0.01));
+}
+
+TEST_CASE("GPipe holds all m micro-batches, 1F1B at most p on the first stage") {
+  Setup su;
+  ModelSpec m = *su.models.Find("gpt3-1.3b");
+  Training t;
+  t.seq_len = 2048;
+  t.global_batch = 16;
+  Layout l;
+  l.pp = 4;
+  l.schedule = ScheduleKind::kGpipe;
+  MemoryReport g = EstimateMemory(m, t, l, su.cluster);
+  l.schedule = ScheduleKind::k1F1B;
+  MemoryReport f = EstimateMemory(m, t, l, su.cluster);
+  CHECK(g.stages[0].in_flight == 16);
+  CHECK(f.stages[0].in_flight == 4);
+  CHECK(f.stages[3].in_flight == 1);
+  CHECK(g.stages[1].activations_bytes > 3.9 * f.stages[1].activations_bytes);
+}
+
+TEST_CASE("LoRA trains adapters only; QLoRA stores the base in about 4 bits") {
+  Setup su;
+  ModelSpec m = *su.models.Find("llama2-13b");
+  Training t;
+  t.seq_len = 2048;
+  t.global_batch = 4;
+  t.finetune = FinetuneKind::kLora;
+  Layout l;
+  MemoryReport lora = EstimateMemory(m, t, l, su.cluster);
+  const double p = CountParams(m).total;
+  CHECK(lora.stages[0].params_bytes == doctest::Approx(2 * p).epsilon(0.02));
+  CHECK(lora.stages[0].optimizer_bytes < 0.01 * 12 * p);
+  t.finetune = FinetuneKind::kQlora;
+  MemoryReport q = EstimateMemory(m, t, l, su.cluster);
+  CHECK(q.stages[0].params_bytes / p == doctest::Approx(0.52).epsilon(0.05));
+}
+
+}  // namespace
+}  // namespace parasim
