@@ -77,7 +77,7 @@ Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) con
 }
 
 Duration CostModel::AttentionTime(double flops, double bytes, bool backward) const {
-  const double eff = cluster_.gpu.gemm_efficiency / 0.81 *
+  const double eff = cluster_.gpu.gemm_efficiency / kAttentionReferenceGemmEfficiency *
                      (backward ? kAttentionBackwardEfficiency : kAttentionForwardEfficiency);
   Duration compute = ComputeTime(Flops(flops), Peak() * std::min(eff, 0.95));
   return Max(compute, MemoryTime(bytes)) + Launch();

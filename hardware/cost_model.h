@@ -76,5 +76,8 @@ class CostModel {
 // we take 0.60 forward and 0.50 backward.
 inline constexpr double kAttentionForwardEfficiency = 0.60;
 inline constexpr double kAttentionBackwardEfficiency = 0.50;
+// Those fractions were measured on A100, whose large-GEMM efficiency is 0.813 (cuBLASLt fp16
+// 8192^3 at 253.7 TFLOP/s, KNOWLEDGE.md); other GPUs scale them by their own GEMM efficiency.
+inline constexpr double kAttentionReferenceGemmEfficiency = 0.813;
 
 }  // namespace parasim
