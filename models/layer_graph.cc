@@ -396,4 +396,14 @@ double BlockParams(const Block& b, bool experts_only) {
   return p;
 }
 
+double LoraParams(const Block& b, int r) {
+  double p = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const Op& op = b.op(i);
+    if (op.kind != OpKind::kGemm || op.name == "router") continue;
+    p += static_cast<double>(r) * (op.k + op.n) * op.batch;
+  }
+  return p;
+}
+
 }  // namespace parasim

@@ -95,5 +95,8 @@ double ActivationBytes(const Block& b, RecomputeKind recompute);
 double ForwardFlops(const Block& b);
 double BackwardFlops(const Block& b);
 double BlockParams(const Block& b, bool experts_only = false);
+// LoRA adapter parameters of a block on this rank: rank r on every linear layer but the router
+// (A: in x r, B: r x out; Hu et al. 2021).
+double LoraParams(const Block& b, int r);
 
 }  // namespace parasim

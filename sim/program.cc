@@ -59,6 +59,10 @@ TaskId Program::AddCompute(StreamId stream, uint32_t cost_key, uint8_t category,
 }
 
 RouteId Program::AddRoute(std::initializer_list<LinkId> links) {
+  return AddRoute(std::span<const LinkId>(links.begin(), links.size()));
+}
+
+RouteId Program::AddRoute(std::span<const LinkId> links) {
   route_links_.insert(route_links_.end(), links.begin(), links.end());
   route_offset_.push_back(static_cast<uint32_t>(route_links_.size()));
   return static_cast<RouteId>(route_offset_.size() - 2);

@@ -82,6 +82,7 @@ class Program {
   TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label);
   // A route is the list of links a flow crosses; flows share routes.
   RouteId AddRoute(std::initializer_list<LinkId> links);
+  RouteId AddRoute(std::span<const LinkId> links);
   TaskId AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
                  RouteId route);
   // Makes `t` also occupy `stream` (a collective over several ranks' streams in --full mode).

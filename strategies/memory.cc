@@ -5,16 +5,7 @@
 #include "models/layer_graph.h"
 
 namespace parasim {
-namespace {
-
-// Bytes of model state per trainable parameter: weights, gradients, optimizer (+ master).
-struct StateBytes {
-  double weights;
-  double grads;
-  double optimizer;
-};
-
-StateBytes Rule(const Training& t) {
+StateBytes StateBytesPerParam(const Training& t) {
   StateBytes b;
   const bool mixed = t.precision != Dtype::kFp32 && t.precision != Dtype::kTf32;
   // fp8 training keeps bf16 weights (Transformer Engine casts per GEMM).
@@ -25,24 +16,7 @@ StateBytes Rule(const Training& t) {
   return b;
 }
 
-// LoRA adapter parameters of one transformer layer on this rank: rank r on every linear layer
-// (Q, K, V, O, and the MLP's linears), A: in x r, B: r x out.
-double LoraParams(const Block& b, int r) {
-  double p = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    const Op& op = b.op(i);
-    if (op.kind != OpKind::kGemm || op.name == "router") continue;
-    p += static_cast<double>(r) * (op.k + op.n) * op.batch;
-  }
-  return p;
-}
-
-}  // namespace
-
-MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout& l,
-                            const ClusterSpec& cluster) {
-  MemoryReport rep;
-  rep.capacity_bytes = cluster.gpu.memory.bytes();
+GraphShape RankShape(const Training& t, const Layout& l) {
   GraphShape shape;
   shape.micro_batch = t.micro_batch;
   shape.seq_len = t.seq_len;
@@ -52,8 +26,15 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   shape.ep = l.ep;
   shape.act_bytes = (t.precision == Dtype::kFp32 || t.precision == Dtype::kTf32) ? 4 : 2;
   shape.attention = t.attention;
-  const ModelGraph g = BuildModelGraph(m, shape);
-  const StateBytes rule = Rule(t);
+  return shape;
+}
+
+MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout& l,
+                            const ClusterSpec& cluster) {
+  MemoryReport rep;
+  rep.capacity_bytes = cluster.gpu.memory.bytes();
+  const ModelGraph g = BuildModelGraph(m, RankShape(t, l));
+  const StateBytes rule = StateBytesPerParam(t);
   rep.bytes_per_param = rule.weights + rule.grads + rule.optimizer;
   const double shard_dense = static_cast<double>(l.dp) * l.cp;  // ZeRO shards over DP (x CP)
   const double shard_expert = std::max(1.0, shard_dense / l.ep);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hardware/spec.h"
+#include "models/layer_graph.h"
 #include "models/model_spec.h"
 #include "models/training.h"
 #include "strategies/layout.h"
@@ -38,6 +39,18 @@ struct MemoryReport {
   bool fits = true;
   double bytes_per_param = 0;  // model states per parameter before sharding
 };
+
+// Bytes of model state per trainable parameter: weights, gradients, optimizer states with the
+// fp32 master copy in mixed precision.
+struct StateBytes {
+  double weights = 2;
+  double grads = 2;
+  double optimizer = 12;
+};
+StateBytes StateBytesPerParam(const Training& t);
+
+// The layer-graph shape of one rank's shard of a micro-batch under a layout.
+GraphShape RankShape(const Training& t, const Layout& l);
 
 // Framework reserve per GPU: CUDA context, cuBLAS and NCCL workspaces, allocator slack.
 // PyTorch's CUDA context alone takes 0.3-0.8 GiB depending on the CUDA version (estimate).

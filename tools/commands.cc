@@ -4,9 +4,13 @@
 
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
+#include "sim/io.h"
 #include "sim/json.h"
 #include "sim/parse_units.h"
+#include "sim/trace.h"
+#include "sim/units.h"
 #include "strategies/memory.h"
+#include "strategies/step.h"
 
 namespace parasim {
 namespace {
@@ -24,23 +28,144 @@ Json LayoutJson(const Scenario& s) {
 
 }  // namespace
 
+namespace {
+
+std::string Seconds(double s) { return FormatDuration(Duration::Seconds(s)); }
+
+std::string Human(double x) {
+  if (x >= 1e9) return fmt::format("{:.2f}B", x / 1e9);
+  if (x >= 1e6) return fmt::format("{:.2f}M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:.1f}k", x / 1e3);
+  return fmt::format("{:.0f}", x);
+}
+
+Json RunJson(const Scenario& s, const StepReport& r) {
+  Json j = Json::Object();
+  j.Set("scenario", s.name).Set("gpus", s.cluster.gpus());
+  j.Set("step_time_s", r.step_time_s).Set("tokens_per_s", r.tokens_per_s);
+  j.Set("tflops_per_gpu", r.tflops_per_gpu).Set("hw_tflops_per_gpu", r.hw_tflops_per_gpu);
+  j.Set("mfu", r.mfu).Set("hfu", r.hfu);
+  j.Set("bubble_fraction", r.bubble_fraction);
+  j.Set("ideal_bubble_fraction", r.ideal_bubble_fraction);
+  j.Set("micro_batches", r.micro_batches);
+  j.Set("fits", r.fits);
+  Json peaks = Json::Array();
+  for (double b : r.peak_memory_bytes) peaks.Push(b);
+  j.Set("peak_memory_bytes", peaks).Set("memory_capacity_bytes", r.capacity_bytes);
+  Json e = Json::Object();
+  e.Set("tp", r.exposed.tp).Set("cp", r.exposed.cp).Set("ep", r.exposed.ep);
+  e.Set("pp", r.exposed.pp).Set("dp", r.exposed.dp);
+  j.Set("exposed_comm_s", e);
+  Json comp = Json::Array();
+  for (double c : r.stage_compute_s) comp.Push(c);
+  j.Set("stage_compute_s", comp);
+  j.Set("model_flops_per_step", r.model_flops_per_step);
+  j.Set("hw_flops_per_step", r.hw_flops_per_step);
+  if (s.training.tokens > 0) {
+    j.Set("time_to_train_s", r.time_to_train_s).Set("gpu_hours", r.gpu_hours);
+    if (s.cluster.gpu_hour_cost > 0) j.Set("cost", r.cost);
+  }
+  j.Set("critical_path", r.critical_path);
+  j.Set("layout", LayoutJson(s));
+  Json w = Json::Array();
+  for (const auto& x : r.warnings) w.Push(x);
+  j.Set("warnings", w);
+  return j;
+}
+
+void PrintRun(const Scenario& s, const StepReport& r) {
+  const Layout& l = s.layout;
+  const double gpus = static_cast<double>(s.cluster.gpus());
+  fmt::print("{}: {} on {} x {}\n", s.name.empty() ? s.file : s.name, s.model.id, s.cluster.gpus(),
+             s.cluster.gpu.name);
+  fmt::print(
+      "layout: TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}, {}{}, {} micro-batches of {} x {} tokens, "
+      "recompute {}\n\n",
+      l.tp, l.pp, l.dp, l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero,
+      ScheduleName(l.schedule),
+      l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
+      r.micro_batches, s.training.micro_batch, s.training.seq_len,
+      RecomputeName(s.training.recompute));
+  fmt::print("  step time        {}\n", Seconds(r.step_time_s));
+  fmt::print("  throughput       {} tokens/s ({} tokens/s per GPU)\n", Human(r.tokens_per_s),
+             Human(r.tokens_per_s / gpus));
+  fmt::print("  model FLOPs      {:.1f} TFLOP/s per GPU, MFU {:.1f}%  (excludes recompute)\n",
+             r.tflops_per_gpu, 100 * r.mfu);
+  fmt::print("  hardware FLOPs   {:.1f} TFLOP/s per GPU, HFU {:.1f}%  (includes recompute)\n",
+             r.hw_tflops_per_gpu, 100 * r.hfu);
+  if (l.pp > 1) {
+    fmt::print("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}: {:.1f}%)\n",
+               100 * r.bubble_fraction,
+               l.schedule == ScheduleKind::kInterleaved && l.virtual_stages > 1 ? "(p-1)/(v m)"
+                                                                                : "(p-1)/m",
+               100 * r.ideal_bubble_fraction);
+  }
+  const ExposedComm& e = r.exposed;
+  fmt::print(
+      "  exposed comm     {} per step = {:.1f}% (tp {}, cp {}, ep {}, pp {}, dp {}; time the GPU "
+      "waits on it)\n",
+      Seconds(e.total()), r.step_time_s > 0 ? 100 * e.total() / r.step_time_s : 0.0, Seconds(e.tp),
+      Seconds(e.cp), Seconds(e.ep), Seconds(e.pp), Seconds(e.dp));
+  fmt::print("  memory per GPU   ");
+  for (size_t i = 0; i < r.peak_memory_bytes.size(); ++i) {
+    if (i == 4 && r.peak_memory_bytes.size() > 6) {
+      fmt::print("... ");
+      i = r.peak_memory_bytes.size() - 2;
+      continue;
+    }
+    fmt::print("{}{}", i > 0 ? ", " : "", FormatBytes(Bytes(r.peak_memory_bytes[i])));
+  }
+  fmt::print(" peak per stage of {}: {}\n", FormatBytes(Bytes(r.capacity_bytes)),
+             r.fits ? "fits" : "DOES NOT FIT");
+  if (s.training.tokens > 0) {
+    fmt::print("  time to train    {:.3g} tokens in {:.1f} days, {} GPU-hours{}\n",
+               s.training.tokens, r.time_to_train_s / 86400, Human(r.gpu_hours),
+               s.cluster.gpu_hour_cost > 0 ? fmt::format(", cost {}", Human(r.cost)) : "");
+  }
+  if (!r.critical_path.empty()) fmt::print("  critical path    {}\n", r.critical_path);
+  if (r.warnings.empty()) {
+    fmt::print("  warnings         none\n");
+  } else {
+    for (size_t i = 0; i < r.warnings.size(); ++i) {
+      fmt::print("  {}  {}\n", i == 0 ? "warnings       " : "               ", r.warnings[i]);
+    }
+  }
+}
+
+}  // namespace
+
 Status RunCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
-  ParamCounts pc = CountParams(s.model, s.training.seq_len);
+  StepOptions so;
+  so.full = opt.full;
+  so.granularity = opt.ops ? Granularity::kOp : Granularity::kCoarse;
+  PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                           SimulateStep(s.model, s.training, s.layout, s.cluster, so));
+  if (opt.timing) {
+    fmt::print(stderr, "replay_ms: {:.3f}\n", r.replay_ms);
+    fmt::print(stderr, "tasks: {} events: {} (lowering {:.3f} ms)\n", r.tasks, r.events,
+               r.lower_ms);
+  }
+  if (!opt.trace.empty()) {
+    // The trace is always op-level: one span per op, collective and transfer.
+    StepOptions to = so;
+    to.granularity = Granularity::kOp;
+    to.record_memory = true;
+    LoweredStep low;
+    sim::Timeline tl;
+    PARASIM_ASSIGN_OR_RETURN(StepReport tr,
+                             SimulateStep(s.model, s.training, s.layout, s.cluster, to, &low, &tl));
+    (void)tr;
+    PARASIM_RETURN_IF_ERROR(
+        WriteFileAtomic(opt.trace, sim::ChromeTraceJson(low.program, tl, TaskCatNames())));
+    if (!opt.json) fmt::print(stderr, "wrote op-level trace {} ({} tasks)\n", opt.trace, tr.tasks);
+  }
   if (opt.json) {
-    Json j = Json::Object();
-    j.Set("scenario", s.name).Set("gpus", s.cluster.gpus()).Set("params", pc.total);
-    j.Set("layout", LayoutJson(s));
-    fmt::print("{}\n", j.Dump());
+    fmt::print("{}\n", RunJson(s, r).Dump());
     return Status::Ok();
   }
-  fmt::print("scenario: {}\n", s.name.empty() ? s.file : s.name);
-  fmt::print("model:    {} ({:.2f}B parameters)\n", s.model.id, pc.total / 1e9);
-  fmt::print("cluster:  {} x {} GPUs = {} x {}\n", s.cluster.nodes, s.cluster.gpus_per_node,
-             s.cluster.gpus(), s.cluster.gpu.name);
-  fmt::print("layout:   TP{} PP{} DP{} CP{} EP{}\n", s.layout.tp, s.layout.pp, s.layout.dp,
-             s.layout.cp, s.layout.ep);
+  PrintRun(s, r);
   return Status::Ok();
 }
 

@@ -14,8 +14,8 @@ struct CommonOptions {
   bool json = false;
   bool timing = false;
   bool full = false;
+  bool ops = false;  // replay at op granularity
   std::string trace;
-  std::string svg;
 };
 
 Status RunCommand(const CommonOptions& opt);

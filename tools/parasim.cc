@@ -40,10 +40,12 @@ int main(int argc, char** argv) {
   };
   auto* run = app.add_subcommand("run", "predict one training step of a scenario's layout");
   common(run, true, "scenario YAML file");
-  run->add_flag("--timing", opt.timing, "print replay_ms on stderr");
+  run->add_flag("--timing", opt.timing,
+                "print replay_ms (lowering + replay at sweep granularity) on stderr");
   run->add_flag("--full", opt.full, "replay every rank instead of one per pipeline stage");
   run->add_option("--trace", opt.trace, "write an op-level Chrome trace (Perfetto) to FILE");
-  run->add_option("--svg", opt.svg, "write the pipeline timeline as SVG to FILE");
+  run->add_flag("--ops", opt.ops,
+                "replay at op granularity (one task per op) instead of per micro-batch phase");
   auto* memory =
       app.add_subcommand("memory", "memory per GPU, per pipeline stage, and whether it fits");
   common(memory, true, "scenario YAML file");

@@ -1,0 +1,315 @@
+// Tests of the lowering and replay of a training step: the seeds' pipeline, overlap, memory and
+// scaling behaviours, each asserted on the replayed timeline (never on a closed form in the
+// code path).
+#include "strategies/step.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "strategies/memory.h"
+#include "strategies/placement.h"
+
+namespace parasim {
+namespace {
+
+struct Bench {
+  HardwareCatalog hw = *LoadHardwareCatalog();
+  ModelCatalog models = *LoadModelCatalog();
+  ClusterSpec cluster;
+  ModelSpec model;
+  Training t;
+  Layout l;
+
+  explicit Bench(int64_t gpus, const char* model_id = "llama2-7b") {
+    cluster.gpu = *hw.FindGpu("a100-sxm4-80gb");
+    cluster.intra = *hw.FindFabric("nvlink3-a100");
+    cluster.inter = *hw.FindFabric("ib-hdr-200g");
+    cluster.gpus_per_node = static_cast<int>(std::min<int64_t>(gpus, 8));
+    cluster.nodes = gpus / cluster.gpus_per_node;
+    model = *models.Find(model_id);
+    t.seq_len = 2048;
+    t.micro_batch = 1;
+    t.global_batch = 16;
+  }
+  // A model whose stages are uniform: the embedding and LM head cost next to nothing.
+  void UniformStages() {
+    model.vocab = 128;
+    model.tied_embeddings = true;
+  }
+  StepReport Run(StepOptions o = {}) {
+    auto r = SimulateStep(model, t, l, cluster, o);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return *r;
+  }
+};
+
+bool HasWarning(const StepReport& r, const std::string& needle) {
+  for (const auto& w : r.warnings) {
+    if (w.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST_CASE("4 uniform stages, 16 micro-batches, 1F1B: bubble 18.75%; interleaved v=2 halves it") {
+  Bench b(4);
+  b.UniformStages();
+  b.l.pp = 4;
+  b.t.global_batch = 16;
+  StepReport r = b.Run();
+  CHECK(r.micro_batches == 16);
+  CHECK(r.bubble_fraction == doctest::Approx(0.1875).epsilon(0.5 / 18.75));
+  CHECK(r.ideal_bubble_fraction == doctest::Approx(0.1875));
+  b.l.schedule = ScheduleKind::kInterleaved;
+  b.l.virtual_stages = 2;
+  StepReport ri = b.Run();
+  CHECK(ri.bubble_fraction == doctest::Approx(0.1875 / 2).epsilon(0.1));
+  CHECK(ri.step_time_s < r.step_time_s);
+  // GPipe has the same bubble as 1F1B.
+  b.l.schedule = ScheduleKind::kGpipe;
+  b.l.virtual_stages = 1;
+  CHECK(b.Run().bubble_fraction == doctest::Approx(0.1875).epsilon(0.5 / 18.75));
+}
+
+TEST_CASE("16 stages and 4 micro-batches: bubble about 375% of the ideal, and a warning") {
+  Bench b(16);
+  b.UniformStages();
+  b.model.layers = 32;
+  b.l.pp = 16;
+  b.t.global_batch = 4;
+  StepReport r = b.Run();
+  CHECK(r.bubble_fraction == doctest::Approx(3.75).epsilon(0.03));
+  CHECK(HasWarning(r, "4 micro-batches for 16 pipeline stages"));
+  b.l.pp = 4;
+  b.t.global_batch = 64;
+  CHECK_FALSE(HasWarning(b.Run(), "micro-batches for"));
+}
+
+TEST_CASE(
+    "1000 ms of compute and 200 ms of DP communication: 1200 ms without overlap, ~1000 with") {
+  Bench b(16);
+  b.cluster.gpus_per_node = 1;  // one GPU per node: the gradient ring crosses the network
+  b.cluster.nodes = 16;
+  b.l.dp = 16;
+  b.t.micro_batch = 8;  // one micro-batch per step: the sync can hide behind all of backward
+  b.t.global_batch = 16 * 8;
+  b.l.overlap_dp = false;
+  StepReport serial = b.Run();
+  const double compute = serial.stage_compute_s[0];
+  // Scale the network until the gradient all-reduce takes a fifth of the compute.
+  for (int i = 0; i < 3; ++i) {
+    b.cluster.inter.bandwidth = b.cluster.inter.bandwidth * (serial.exposed.dp / (0.2 * compute));
+    serial = b.Run();
+  }
+  CHECK(serial.exposed.dp == doctest::Approx(0.2 * compute).epsilon(0.02));
+  CHECK(serial.step_time_s == doctest::Approx(1.2 * compute).epsilon(0.01));
+  b.l.overlap_dp = true;
+  StepReport overlapped = b.Run();
+  CHECK(overlapped.step_time_s < 1.03 * compute);
+  CHECK(overlapped.step_time_s >= compute);
+  CHECK(overlapped.exposed.dp < 0.15 * serial.exposed.dp);
+}
+
+TEST_CASE("GPipe holds all m micro-batches' activations at the peak; 1F1B at most p on stage 0") {
+  Bench b(4);
+  b.UniformStages();
+  b.l.pp = 4;
+  b.t.global_batch = 16;
+  MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  const double act = mem.stages[0].activations_bytes / mem.stages[0].in_flight;
+  LoweredStep low;
+  auto in_flight = [&](ScheduleKind s, int stage) {
+    b.l.schedule = s;
+    sim::Timeline tl;
+    auto r = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &low, &tl);
+    REQUIRE(r.ok());
+    return (r->peak_memory_bytes[stage] - low.static_bytes[stage]) / act;
+  };
+  CHECK(in_flight(ScheduleKind::kGpipe, 0) == doctest::Approx(16).epsilon(0.01));
+  CHECK(in_flight(ScheduleKind::k1F1B, 0) == doctest::Approx(4).epsilon(0.01));
+  CHECK(in_flight(ScheduleKind::k1F1B, 3) == doctest::Approx(1).epsilon(0.01));
+  // The replayed 1F1B peak agrees with the memory planner's accounting.
+  b.l.schedule = ScheduleKind::k1F1B;
+  StepReport r = b.Run();
+  for (int s = 0; s < 4; ++s) {
+    CHECK(r.peak_memory_bytes[s] ==
+          doctest::Approx(EstimateMemory(b.model, b.t, b.l, b.cluster).stages[s].total())
+              .epsilon(0.01));
+  }
+}
+
+TEST_CASE("DP scaling of a fixed model flattens like Amdahl as communication grows") {
+  Bench b(64, "gpt3-1.3b");
+  b.cluster.inter = *b.hw.FindFabric("eth-100g");
+  b.cluster.gpus_per_node = 1;
+  b.t.global_batch = 64;
+  double t1 = 0, prev_eff = 1.01;
+  for (int n : {1, 2, 4, 8, 16, 32, 64}) {
+    b.cluster.nodes = n;
+    b.l.dp = n;
+    const double step = b.Run().step_time_s;
+    if (n == 1) t1 = step;
+    const double eff = t1 / step / n;
+    CHECK(eff <= prev_eff);
+    prev_eff = eff;
+  }
+  CHECK(prev_eff < 0.9);   // flattening: 64 ranks give well under 64x
+  CHECK(prev_eff > 0.05);  // but still speed up
+}
+
+TEST_CASE("coarse and op-level replays give the same step time") {
+  struct Case {
+    int tp, pp, dp, zero;
+    ScheduleKind sched;
+    int v;
+    RecomputeKind rc;
+  };
+  for (Case c : {Case{1, 1, 8, 0, ScheduleKind::k1F1B, 1, RecomputeKind::kNone},
+                 Case{2, 2, 2, 1, ScheduleKind::k1F1B, 1, RecomputeKind::kFull},
+                 Case{2, 2, 2, 0, ScheduleKind::kInterleaved, 2, RecomputeKind::kSelective},
+                 Case{1, 1, 8, 3, ScheduleKind::k1F1B, 1, RecomputeKind::kNone},
+                 Case{8, 1, 1, 0, ScheduleKind::kGpipe, 1, RecomputeKind::kNone}}) {
+    Bench b(8);
+    b.l.tp = c.tp;
+    b.l.pp = c.pp;
+    b.l.dp = c.dp;
+    b.l.sp = c.tp > 1;
+    b.l.zero = c.zero;
+    b.l.schedule = c.sched;
+    b.l.virtual_stages = c.v;
+    b.t.recompute = c.rc;
+    b.t.global_batch = 8 * c.dp;
+    StepOptions op;
+    op.granularity = Granularity::kOp;
+    StepReport coarse = b.Run();
+    StepReport fine = b.Run(op);
+    CAPTURE(c.tp);
+    CAPTURE(c.pp);
+    CAPTURE(c.zero);
+    CHECK(fine.tasks > 2 * coarse.tasks);
+    CHECK(fine.step_time_s == doctest::Approx(coarse.step_time_s).epsilon(0.002));
+    CHECK(fine.peak_memory_bytes[0] == doctest::Approx(coarse.peak_memory_bytes[0]).epsilon(0.01));
+  }
+}
+
+TEST_CASE("--full (every rank) and the symmetric replay agree on a 2-node case") {
+  Bench b(16);
+  b.l.tp = 2;
+  b.l.pp = 2;
+  b.l.dp = 4;
+  b.t.global_batch = 32;
+  b.t.recompute = RecomputeKind::kSelective;
+  for (int zero : {0, 1}) {
+    b.l.zero = zero;
+    StepOptions full;
+    full.full = true;
+    StepReport sym = b.Run();
+    StepReport all = b.Run(full);
+    CHECK(all.tasks > 4 * sym.tasks);
+    CHECK(all.step_time_s == doctest::Approx(sym.step_time_s).epsilon(0.001));
+    CHECK(all.exposed.dp == doctest::Approx(sym.exposed.dp).epsilon(0.01));
+  }
+}
+
+TEST_CASE("ZeRO-3 moves 1.5x the gradient-sync bytes of DDP (3P vs 2P)") {
+  Bench b(16);
+  b.cluster.gpus_per_node = 1;
+  b.cluster.nodes = 16;
+  b.l.dp = 16;
+  b.t.global_batch = 16;  // one micro-batch: one gather per layer each way
+  auto bytes = [&](int zero) {
+    b.l.zero = zero;
+    LoweredStep low;
+    sim::Timeline tl;
+    REQUIRE(SimulateStep(b.model, b.t, b.l, b.cluster, {}, &low, &tl).ok());
+    double total = 0;
+    for (sim::LinkId k = 0; k < low.program.num_links(); ++k) total += tl.link_bytes[k];
+    return total;
+  };
+  const double ddp = bytes(0);
+  CHECK(bytes(1) == doctest::Approx(ddp).epsilon(0.03));
+  CHECK(bytes(3) == doctest::Approx(1.5 * ddp).epsilon(0.03));
+}
+
+TEST_CASE("a TP group across nodes pays the inter-node price and is warned about") {
+  Bench b(16);
+  b.l.tp = 16;
+  b.t.global_batch = 4;
+  StepReport across = b.Run();
+  CHECK(HasWarning(across, "spans nodes"));
+  b.l.tp = 8;
+  b.l.dp = 2;
+  b.t.global_batch = 4;
+  StepReport within = b.Run();
+  CHECK_FALSE(HasWarning(within, "spans nodes"));
+  CHECK(across.exposed.tp > 2 * within.exposed.tp);
+}
+
+TEST_CASE("MFU and tokens/s follow from the replayed step time and the layer graph's FLOPs") {
+  Bench b(8, "gpt3-175b");
+  b.t.global_batch = 8;
+  // SC21: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) model FLOPs per step.
+  const double B = 8, s = 2048, l = 96, h = 12288, V = 51200;
+  const double sc21 = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  SequenceFlops f = FlopsPerSequence(b.model, b.t);
+  CHECK(f.model * B == doctest::Approx(sc21).epsilon(0.02));
+  b.t.recompute = RecomputeKind::kFull;
+  f = FlopsPerSequence(b.model, b.t);
+  const double sc21_hw = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  CHECK((f.model + f.recompute) * B == doctest::Approx(sc21_hw).epsilon(0.02));
+}
+
+TEST_CASE("placement: TP innermost, pipeline outermost; group shapes for the cost model") {
+  HardwareCatalog hw = *LoadHardwareCatalog();
+  ClusterSpec c;
+  c.gpu = *hw.FindGpu("a100-sxm4-80gb");
+  c.nodes = 128;
+  c.gpus_per_node = 8;
+  Layout l;
+  l.tp = 8;
+  l.pp = 8;
+  l.dp = 16;
+  Placement pl(l, c);
+  CHECK(pl.Group(GroupKind::kTp).per_node == 8);
+  CHECK_FALSE(pl.CrossesNodes(GroupKind::kTp));
+  CHECK(pl.Group(GroupKind::kDp).size == 16);
+  CHECK(pl.Group(GroupKind::kDp).per_node == 1);
+  CHECK(pl.StageBoundaryInterNode(0));
+  RankCoords rc = pl.Coords(pl.Rank({3, 0, 5, 2}));
+  CHECK(rc.tp == 3);
+  CHECK(rc.dp == 5);
+  CHECK(rc.pp == 2);
+  // DP innermost instead: the gradient group fits a node, TP straddles nodes.
+  l.order = {"dp", "tp", "pp"};
+  l.dp = 8;
+  l.pp = 16;
+  Placement dp_first(l, c);
+  CHECK(dp_first.Group(GroupKind::kDp).per_node == 8);
+  CHECK(dp_first.CrossesNodes(GroupKind::kTp));
+  // EP is carved out of the data-parallel ranks.
+  Layout e;
+  e.tp = 2;
+  e.dp = 16;
+  e.ep = 8;
+  c.nodes = 4;
+  Placement ep(e, c);
+  CHECK(ep.Group(GroupKind::kEp).size == 8);
+  CHECK(ep.Group(GroupKind::kEp).per_node == 4);
+  CHECK(ep.ExpertDataGroup().size == 2);
+}
+
+TEST_CASE("lowering errors: --full on a large cluster is refused with the reason") {
+  Bench b(2048);
+  b.l.tp = 8;
+  b.l.pp = 8;
+  b.l.dp = 32;
+  b.t.global_batch = 256;
+  StepOptions o;
+  o.full = true;
+  auto r = SimulateStep(b.model, b.t, b.l, b.cluster, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("--full") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
