@@ -59,6 +59,7 @@ struct ClusterSpec {
   double oversubscription = 1.0;
   int64_t pod_gpus = 0;      // 0 = the whole cluster is one full-bisection pod
   std::string calibration;   // path of a fitted profile, "" when none
+  std::vector<std::string> calibrated;  // values the profile replaced, for the report
   double gpu_hour_cost = 0;  // optional price per GPU-hour for the cost objective
 
   int64_t gpus() const { return nodes * gpus_per_node; }

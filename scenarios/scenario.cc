@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "hardware/profile.h"
 #include "sim/parse_units.h"
 
 namespace parasim {
@@ -134,6 +135,7 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
   PARASIM_RETURN_IF_ERROR(fabric("inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
   if (m.Has("calibration")) {
     PARASIM_RETURN_IF_ERROR(m.String("calibration", &c->calibration));
+    if (c->calibration.empty()) return Status::Ok();  // `--set cluster.calibration=`: defaults
     std::filesystem::path p(c->calibration);
     if (p.is_relative() && !scenario_dir.empty()) p = std::filesystem::path(scenario_dir) / p;
     if (!std::filesystem::exists(p)) {
@@ -142,6 +144,12 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
                                                 p.string()));
     }
     c->calibration = p.string();
+    // Errors name the profile's own line and column, after the scenario's reference to it.
+    StatusOr<CalibrationProfile> prof = LoadCalibrationProfile(c->calibration);
+    if (!prof.ok()) return m.Error("calibration", prof.status().message());
+    StatusOr<std::vector<std::string>> changed = ApplyCalibrationProfile(*prof, c);
+    if (!changed.ok()) return m.Error("calibration", changed.status().message());
+    c->calibrated = *changed;
   }
   return Status::Ok();
 }

@@ -111,6 +111,7 @@ struct Piece {
   double act_full = 0;  // bytes of the piece's activations without recompute
   double dense = 0;     // trainable dense parameters on this rank
   double expert = 0;    // trainable expert parameters on this rank
+  bool layer = false;   // a transformer layer (recompute replays layers, not embedding or head)
 };
 
 // A model chunk: the pieces one stage runs for one virtual stage, split into gradient buckets
@@ -316,6 +317,7 @@ void Lowerer::BuildChunks() {
   auto make_piece = [&](const Block& b, const BlockTime& bt, bool head) {
     Piece pc;
     pc.time = &bt;
+    pc.layer = &bt == &dense_ || &bt == &moe_;
     pc.act = ActivationBytes(b, head ? RecomputeKind::kNone : t_.recompute);
     pc.act_full = ActivationBytes(b, RecomputeKind::kNone);
     if (lora) {
@@ -342,7 +344,7 @@ void Lowerer::BuildChunks() {
       if (s == p - 1 && c == v_ - 1) ch.pieces.push_back(make_piece(graph_.head, head_, true));
       for (const Piece& pc : ch.pieces) {
         ch.act += pc.act;
-        if (t_.recompute != RecomputeKind::kNone) {
+        if (t_.recompute != RecomputeKind::kNone && pc.layer) {
           ch.act_full_max = std::max(ch.act_full_max, pc.act_full);
         }
       }
@@ -512,6 +514,7 @@ void Lowerer::EmitPieces(int stage, const Chunk& ch, int first, int last, Phase 
     Duration compute;
     Duration comm[kNumGroups];
     for (int i = first; i < last; ++i) {
+      if (ph == Phase::kR && !ch.pieces[i].layer) continue;
       for (const OpTime& op : ch.pieces[i].time->ops) {
         if (ph == Phase::kR && selective && !op.attention_core) continue;
         Duration c, t;
@@ -522,6 +525,7 @@ void Lowerer::EmitPieces(int stage, const Chunk& ch, int first, int last, Phase 
         if (t > Duration::Zero()) comm[static_cast<int>(g)] += ov ? Max(Duration(), t - c) : t;
       }
     }
+    if (compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
     for (Replica& r : reps) Compute(r, compute, cat, cat_label_[static_cast<int>(cat)]);
     for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
       const int k = static_cast<int>(g);
@@ -533,6 +537,7 @@ void Lowerer::EmitPieces(int stage, const Chunk& ch, int first, int last, Phase 
   const bool backward = ph == Phase::kB;
   for (int pi = backward ? last - 1 : first; backward ? pi >= first : pi < last;
        pi += backward ? -1 : 1) {
+    if (ph == Phase::kR && !ch.pieces[pi].layer) continue;
     const auto& ops = ch.pieces[pi].time->ops;
     const int n = static_cast<int>(ops.size());
     for (int oi = backward ? n - 1 : 0; backward ? oi >= 0 : oi < n; oi += backward ? -1 : 1) {

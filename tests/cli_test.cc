@@ -69,6 +69,22 @@ TEST_CASE("run prints what a newcomer needs, the same each time") {
   CHECK(RunParasim("run " + f).out == r.out);  // same input, same output
 }
 
+TEST_CASE("a calibration profile replaces defaults and the report says which") {
+  const std::string f = Runfile("tests/profiles/llama3-8b-tp8-calibrated.yaml");
+  auto cal = RunParasim("run " + f);
+  REQUIRE(cal.exit_code == 0);
+  CHECK(cal.out.find("calibration") != std::string::npos);
+  CHECK(cal.out.find("gemm_efficiency 0.7") != std::string::npos);
+  CHECK(cal.out.find("nvlink4-h100 efficiency 0.4") != std::string::npos);
+  auto step = [](const std::string& json) {
+    return std::stod(json.substr(json.find("\"step_time_s\":") + 14));
+  };
+  // Slower GEMMs and NVLink: a longer step than with the catalog defaults.
+  const double calibrated = step(RunParasim("run --json " + f).out);
+  const double defaults = step(RunParasim("run --json " + f + " --set cluster.calibration=").out);
+  CHECK(calibrated > 1.1 * defaults);
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);

@@ -1,6 +1,7 @@
 #include "tools/commands.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
@@ -66,6 +67,11 @@ Json RunJson(const Scenario& s, const StepReport& r) {
     if (s.cluster.gpu_hour_cost > 0) j.Set("cost", r.cost);
   }
   j.Set("critical_path", r.critical_path);
+  if (!s.cluster.calibration.empty()) {
+    Json cal = Json::Array();
+    for (const auto& c : s.cluster.calibrated) cal.Push(c);
+    j.Set("calibration", s.cluster.calibration).Set("calibrated", cal);
+  }
   j.Set("layout", LayoutJson(s));
   Json w = Json::Array();
   for (const auto& x : r.warnings) w.Push(x);
@@ -123,6 +129,12 @@ void PrintRun(const Scenario& s, const StepReport& r) {
                s.cluster.gpu_hour_cost > 0 ? fmt::format(", cost {}", Human(r.cost)) : "");
   }
   if (!r.critical_path.empty()) fmt::print("  critical path    {}\n", r.critical_path);
+  if (!s.cluster.calibration.empty()) {
+    fmt::print("  calibration      {}: {}\n", s.cluster.calibration,
+               s.cluster.calibrated.empty()
+                   ? std::string("no value replaced")
+                   : fmt::format("{}", fmt::join(s.cluster.calibrated, ", ")));
+  }
   if (r.warnings.empty()) {
     fmt::print("  warnings         none\n");
   } else {

@@ -1,0 +1,56 @@
+// Calibration profiles: fitted cost-model parameters for one GPU type and its fabrics, written by
+// `parasim fit` and referenced from a scenario's `cluster.calibration`. Values in a profile
+// replace the catalog defaults; the run report lists which ones did.
+//
+//   # parasim calibration profile
+//   gpu: h100-sxm5-80gb                 # the catalog id it was measured on
+//   source: "parasim fit, H100 80GB HBM3, driver 550.54, 2026-11-22"
+//   compute:
+//     gemm_efficiency: 0.80             # large-GEMM fraction of the dense peak
+//     memory_efficiency: 0.87           # streaming fraction of HBM bandwidth
+//     launch_overhead: 4.1us            # per kernel
+//   fabrics:
+//     nvlink4-h100: {efficiency: 0.82, latency: 6us}
+//     ib-ndr-400g: {efficiency: 0.92, latency: 8us}
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/spec.h"
+#include "sim/status.h"
+#include "sim/units.h"
+
+namespace parasim {
+
+struct FabricFit {
+  std::string id;
+  std::optional<double> efficiency;
+  std::optional<Duration> latency;
+};
+
+struct CalibrationProfile {
+  std::string file;
+  std::string gpu;        // catalog id of the GPU measured
+  std::string gpu_where;  // file:line:col of the gpu key
+  std::string source;
+  std::optional<double> gemm_efficiency;
+  std::optional<double> memory_efficiency;
+  std::optional<Duration> launch_overhead;
+  std::vector<FabricFit> fabrics;
+};
+
+StatusOr<CalibrationProfile> LoadCalibrationProfile(const std::string& path);
+// Parses a profile from YAML text (errors name `file`).
+StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
+                                                     const std::string& file);
+// The profile as YAML (the format above); Parse(Format(p)) == p.
+std::string FormatCalibrationProfile(const CalibrationProfile& p);
+
+// Replaces the cluster's defaults with the profile's values. Returns one line per replaced
+// value ("gemm_efficiency 0.80 (catalog 0.813)"). A profile measured on another GPU is refused.
+StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProfile& p,
+                                                           ClusterSpec* cluster);
+
+}  // namespace parasim
