@@ -6,9 +6,11 @@
 namespace parasim {
 namespace {
 
-// Output tile of a large cuBLAS/CUTLASS kernel (128 x 128) and the dimension at which a GEMM
+// Output tile of a large cuBLAS/CUTLASS kernel (128 x 128: the CTA tile of the CUTLASS and
+// cuBLAS Ampere/Hopper bf16 kernels chosen for large problems) and the dimension at which a GEMM
 // dimension runs at half efficiency through pipeline fill and memory traffic (a smooth
-// x / (x + 64) penalty; small-K and small-M GEMMs are memory-bound in practice).
+// x / (x + 64) penalty: an estimate, half the tile edge, since small-K and small-M GEMMs are
+// memory-bound in practice; `parasim fit` replaces the efficiency curve with measurements).
 constexpr double kTile = 128;
 constexpr double kHalfDim = 64;
 
