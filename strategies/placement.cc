@@ -1,7 +1,6 @@
 #include "strategies/placement.h"
 
 #include <algorithm>
-#include <map>
 
 namespace parasim {
 namespace {
@@ -115,12 +114,18 @@ std::vector<int64_t> Placement::ExpertDataMembers(int64_t rank) const {
 GroupPlacement Placement::Shape(const std::vector<int64_t>& members) const {
   GroupPlacement g;
   g.size = static_cast<int64_t>(members.size());
-  std::map<int64_t, int64_t> per_node;
+  std::vector<int64_t> nodes;
+  nodes.reserve(members.size());
   int64_t lo = members.empty() ? 0 : members.front(), hi = lo;
   for (int64_t r : members) {
-    g.per_node = std::max(g.per_node, ++per_node[Node(r)]);
+    nodes.push_back(Node(r));
     lo = std::min(lo, r);
     hi = std::max(hi, r);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  for (size_t i = 0, j = 0; i < nodes.size(); i = j) {
+    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+    g.per_node = std::max<int64_t>(g.per_node, static_cast<int64_t>(j - i));
   }
   g.beyond_pod = pod_gpus_ > 0 && lo / pod_gpus_ != hi / pod_gpus_;
   return g;

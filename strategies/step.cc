@@ -219,7 +219,8 @@ class Lowerer {
   int64_t mbs_ = 1;
   int v_ = 1;
   double grad_bytes_ = 2, weight_bytes_ = 2;
-  bool dp_comm_ = false;  // gradients are synchronised across data-parallel ranks
+  bool dp_comm_ = false;               // gradients are synchronised across data-parallel ranks
+  GroupPlacement groups_[kNumGroups];  // shape of each group kind (placement is symmetric)
   // ZeRO 1/2: parameter all-gathers issued at the step start, [stage][chunk][segment][replica].
   std::vector<std::vector<std::vector<std::vector<TaskId>>>> start_gathers_;
   // Pipeline transfers into each unit: [virtual stage * mbs + mb][replica].
@@ -255,7 +256,7 @@ class Lowerer {
 
 Duration Lowerer::Comm(const CommSpec& c) const {
   if (c.kind == CommKind::kNone || c.bytes <= 0) return Duration::Zero();
-  GroupPlacement g = pl_.Group(c.group);
+  const GroupPlacement& g = groups_[static_cast<int>(c.group)];
   if (g.size <= 1) return Duration::Zero();
   return cm_.CollectiveTime(ToCollective(c.kind), Bytes(c.bytes), g).time;
 }
@@ -328,20 +329,21 @@ void Lowerer::BuildChunks() {
     }
     return pc;
   };
+  // Each block's accounting once; pieces copy it.
+  const Piece embedding = make_piece(graph_.embedding, embedding_, false);
+  const Piece dense = make_piece(graph_.dense, dense_, false);
+  const Piece moe = m_.is_moe() ? make_piece(graph_.moe, moe_, false) : Piece{};
+  const Piece head = make_piece(graph_.head, head_, true);
   // Global chunk c * p + s holds the next per_stage[s] / v layers.
   int layer = 0;
   for (int c = 0; c < v_; ++c) {
     for (int s = 0; s < p; ++s) {
       Chunk& ch = chunks_[s][c];
       const int n = per_stage[s] / v_;
-      if (s == 0 && c == 0) ch.pieces.push_back(make_piece(graph_.embedding, embedding_, false));
-      for (int i = layer; i < layer + n; ++i) {
-        const bool moe = m_.IsMoeLayer(i);
-        ch.pieces.push_back(
-            make_piece(moe ? graph_.moe : graph_.dense, moe ? moe_ : dense_, false));
-      }
+      if (s == 0 && c == 0) ch.pieces.push_back(embedding);
+      for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m_.IsMoeLayer(i) ? moe : dense);
       layer += n;
-      if (s == p - 1 && c == v_ - 1) ch.pieces.push_back(make_piece(graph_.head, head_, true));
+      if (s == p - 1 && c == v_ - 1) ch.pieces.push_back(head);
       for (const Piece& pc : ch.pieces) {
         ch.act += pc.act;
         if (t_.recompute != RecomputeKind::kNone && pc.layer) {
@@ -568,8 +570,8 @@ std::vector<TaskId> Lowerer::DpComm(int stage, const Chunk& ch, int first, int l
     dense += ch.pieces[i].dense;
     expert += ch.pieces[i].expert;
   }
-  const GroupPlacement gd = pl_.Group(GroupKind::kDp);
-  const GroupPlacement ge = pl_.ExpertDataGroup();
+  const GroupPlacement gd = groups_[static_cast<int>(GroupKind::kDp)];
+  const GroupPlacement ge = groups_[kGroupEdp];
   // Bytes on the wire per element and the collective, by ZeRO stage and compression.
   Collective coll = gather         ? Collective::kAllGather
                     : l_.zero == 0 ? Collective::kAllReduce
@@ -789,6 +791,9 @@ Status Lowerer::Run() {
         "drop --full (the default replays one rank per pipeline stage)",
         l_.gpus(), kMaxFullRanks));
   }
+  for (int k = 0; k < kNumGroups; ++k) {
+    groups_[k] = k == kGroupEdp ? pl_.ExpertDataGroup() : pl_.Group(static_cast<GroupKind>(k));
+  }
   graph_ = BuildModelGraph(m_, RankShape(t_, l_));
   BuildTimes(graph_.embedding, &embedding_);
   BuildTimes(graph_.dense, &dense_);
@@ -799,7 +804,7 @@ Status Lowerer::Run() {
   for (int i = 0; i < kNumTaskCats; ++i) {
     cat_label_[i] = p_.Intern(TaskCatName(static_cast<TaskCat>(i)));
   }
-  dp_comm_ = pl_.Group(GroupKind::kDp).size > 1 || pl_.ExpertDataGroup().size > 1;
+  dp_comm_ = groups_[static_cast<int>(GroupKind::kDp)].size > 1 || groups_[kGroupEdp].size > 1;
   BuildChunks();
   BuildReplicas();
 

@@ -2,6 +2,13 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
@@ -12,6 +19,7 @@
 #include "sim/units.h"
 #include "strategies/memory.h"
 #include "strategies/step.h"
+#include "strategies/sweep.h"
 
 namespace parasim {
 namespace {
@@ -145,6 +153,121 @@ void PrintRun(const Scenario& s, const StepReport& r) {
 }
 
 }  // namespace
+
+std::string LayoutText(const Layout& l, const Training& t) {
+  std::string s = fmt::format("TP{}{} PP{} DP{}", l.tp, l.sp && l.tp > 1 ? "+SP" : "", l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.pp > 1) {
+    s += l.schedule == ScheduleKind::kInterleaved ? fmt::format(" int-v{}", l.virtual_stages)
+                                                  : fmt::format(" {}", ScheduleName(l.schedule));
+  }
+  if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
+  s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
+  if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeName(t.recompute));
+  return s;
+}
+
+Status SweepCommand(const CommonOptions& opt) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  SweepOptions so;
+  so.jobs =
+      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.out_csv = opt.out;
+  so.resume = opt.resume;
+  so.max_layouts = opt.max_layouts;
+  const bool tty = isatty(fileno(stderr)) != 0;
+  std::mutex mu;
+  const auto start = std::chrono::steady_clock::now();
+  if (tty) {
+    so.progress = [&](int64_t done, int64_t total) {
+      if (done % 64 != 0 && done != total) return;
+      std::lock_guard<std::mutex> lock(mu);
+      const double el =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double eta = done > 0 ? el / done * (total - done) : 0;
+      const int width = 30;
+      const int fill = total > 0 ? static_cast<int>(width * done / total) : width;
+      fmt::print(stderr, "\r[{}{}] {}/{} layouts, ETA {:.0f} s ", std::string(fill, '#'),
+                 std::string(width - fill, '.'), done, total, eta);
+      if (done == total) fmt::print(stderr, "\r{}\r", std::string(80, ' '));
+    };
+  }
+  PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, so));
+  fmt::print(stderr, "layouts_evaluated: {}\nlayouts_per_second: {:.0f}\nelapsed_s: {:.3f}\n",
+             r.evaluated, r.layouts_per_second, r.elapsed_s);
+  const size_t top = r.top_reports.size();
+  if (opt.json) {
+    Json j = Json::Object();
+    j.Set("scenario", s.name).Set("evaluated", r.evaluated).Set("valid", r.valid);
+    j.Set("feasible", r.feasible).Set("elapsed_s", r.elapsed_s);
+    j.Set("layouts_per_second", r.layouts_per_second);
+    Json res = Json::Array();
+    for (size_t i = 0; i < top; ++i) {
+      Json o = RunJson(WithLayout(s, r.ranked[i]), r.top_reports[i]);
+      o.Set("rank", static_cast<int64_t>(i + 1)).Set("bottleneck", Bottleneck(r.top_reports[i]));
+      res.Push(o);
+    }
+    j.Set("results", res);
+    Json pareto = Json::Array();
+    for (size_t i : r.pareto) pareto.Push(LayoutText(r.ranked[i].layout, r.ranked[i].training));
+    j.Set("pareto", pareto);
+    fmt::print("{}\n", j.Dump());
+    return Status::Ok();
+  }
+  fmt::print("{}: {} layouts evaluated ({} x {}): {} valid, {} fit in memory and were replayed\n\n",
+             s.name.empty() ? s.file : s.name, r.evaluated, s.cluster.gpus(), s.cluster.gpu.id,
+             r.valid, r.feasible);
+  if (r.ranked.empty()) {
+    fmt::print("No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n");
+    return Status::Ok();
+  }
+  const double cap = s.cluster.gpu.memory.bytes() / 1073741824.0;
+  fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>6} {:>7} {:>13} {:>12}  {}\n", "#", "layout", "step",
+             "tokens/s", "MFU", "bubble", "exposed comm", "peak memory", "bottleneck");
+  for (size_t i = 0; i < top; ++i) {
+    const StepReport& rep = r.top_reports[i];
+    const SweepEntry& e = r.ranked[i];
+    const double peak =
+        *std::max_element(rep.peak_memory_bytes.begin(), rep.peak_memory_bytes.end()) /
+        1073741824.0;
+    fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>5.1f}% {:>6.1f}% {:>13} {:>12}  {}\n", i + 1,
+               LayoutText(e.layout, e.training), Seconds(rep.step_time_s), Human(rep.tokens_per_s),
+               100 * rep.mfu, 100 * rep.bubble_fraction,
+               fmt::format("{} {:.0f}%", Seconds(rep.exposed.total()),
+                           100 * rep.exposed.total() / rep.step_time_s),
+               fmt::format("{:.1f}/{:.0f} GiB", peak, cap), Bottleneck(rep));
+  }
+  fmt::print("\nPareto front (throughput vs memory headroom), fastest first:\n");
+  for (size_t k = 0; k < r.pareto.size() && k < 10; ++k) {
+    const size_t i = r.pareto[k];
+    const SweepEntry& e = r.ranked[i];
+    fmt::print("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1,
+               LayoutText(e.layout, e.training), Human(e.tokens_per_s),
+               cap - e.peak_memory_bytes / 1073741824.0);
+  }
+  if (top > 1) {
+    fmt::print("\nWhy the runners-up lose to #1:\n");
+    for (size_t i = 1; i < top; ++i) {
+      fmt::print("  #{:<3} {}\n", i + 1, WhyBehind(r.ranked[i], r.ranked[0]));
+    }
+  }
+  const SweepEntry& best = r.ranked[0];
+  if (best.training.global_batch != r.base_global_batch) {
+    const double k = static_cast<double>(best.training.global_batch) / r.base_global_batch;
+    fmt::print(
+        "\nThe best layout uses global batch {} (scenario: {}): scale the learning rate by {:.2f} "
+        "(linear scaling rule) and warm up over 5-10% of the steps",
+        best.training.global_batch, r.base_global_batch, k);
+    if (s.training.tokens > 0) {
+      const double steps = s.training.tokens / (best.training.global_batch * s.training.seq_len);
+      fmt::print(" ({:.0f}-{:.0f} of {:.0f} steps)", 0.05 * steps, 0.10 * steps, steps);
+    }
+    fmt::print(".\n");
+  }
+  return Status::Ok();
+}
 
 Status RunCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());

@@ -16,10 +16,19 @@ struct CommonOptions {
   bool full = false;
   bool ops = false;  // replay at op granularity
   std::string trace;
+  // sweep / scale
+  int jobs = 0;  // 0 = all cores
+  std::string out;
+  bool resume = false;
+  int64_t max_layouts = 10'000'000;
+  std::vector<int64_t> gpus;  // scale: GPU counts
+  bool weak = false;          // scale: fixed per-GPU batch
 };
 
 Status RunCommand(const CommonOptions& opt);
 Status MemoryCommand(const CommonOptions& opt);
 Status CatalogCommand(const CommonOptions& opt);
+Status SweepCommand(const CommonOptions& opt);
+Status ScaleCommand(const CommonOptions& opt);
 
 }  // namespace parasim

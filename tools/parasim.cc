@@ -49,6 +49,14 @@ int main(int argc, char** argv) {
   auto* memory =
       app.add_subcommand("memory", "memory per GPU, per pipeline stage, and whether it fits");
   common(memory, true, "scenario YAML file");
+  auto* sweep = app.add_subcommand(
+      "sweep", "replay every layout of the scenario's sweep block and rank them by its objective");
+  common(sweep, true, "scenario YAML file with a sweep block");
+  sweep->add_option("--jobs", opt.jobs, "worker threads (default: all cores)");
+  sweep->add_option("--out", opt.out, "write every layout's result to this CSV as results arrive");
+  sweep->add_flag("--resume", opt.resume, "skip layouts already in --out (after an interruption)");
+  sweep->add_option("--max-layouts", opt.max_layouts, "refuse sweeps larger than this")
+      ->check(CLI::PositiveNumber);
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -63,6 +71,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) st = parasim::RunCommand(opt);
     if (memory->parsed()) st = parasim::MemoryCommand(opt);
     if (catalog->parsed()) st = parasim::CatalogCommand(opt);
+    if (sweep->parsed()) st = parasim::SweepCommand(opt);
     if (!st.ok()) {
       fmt::print(stderr, "{}\n", st.message());
       return st.exit_code();

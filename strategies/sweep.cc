@@ -1,0 +1,556 @@
+#include "strategies/sweep.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "sim/io.h"
+#include "strategies/memory.h"
+
+namespace parasim {
+namespace {
+
+enum class Key : uint8_t {
+  kTp,
+  kPp,
+  kDp,
+  kCp,
+  kEp,
+  kMicroBatch,
+  kVirtual,
+  kSchedule,
+  kZero,
+  kRecompute,
+  kSp,
+  kGlobalBatch
+};
+
+struct Value {
+  Key key;
+  int64_t i = 0;
+};
+
+struct Axis {
+  Key key;
+  std::vector<Value> values;
+};
+
+StatusOr<Key> KeyOf(std::string_view k) {
+  static const std::pair<std::string_view, Key> kKeys[] = {{"tp", Key::kTp},
+                                                           {"pp", Key::kPp},
+                                                           {"dp", Key::kDp},
+                                                           {"cp", Key::kCp},
+                                                           {"ep", Key::kEp},
+                                                           {"micro_batch", Key::kMicroBatch},
+                                                           {"virtual_stages", Key::kVirtual},
+                                                           {"schedule", Key::kSchedule},
+                                                           {"zero", Key::kZero},
+                                                           {"recompute", Key::kRecompute},
+                                                           {"sp", Key::kSp},
+                                                           {"global_batch", Key::kGlobalBatch}};
+  for (const auto& [name, key] : kKeys) {
+    if (name == k) return key;
+  }
+  return InvalidArgument(fmt::format("'{}' cannot be swept", std::string(k)));
+}
+
+void Apply(const Value& v, Layout* l, Training* t) {
+  switch (v.key) {
+    case Key::kTp:
+      l->tp = static_cast<int>(v.i);
+      break;
+    case Key::kPp:
+      l->pp = static_cast<int>(v.i);
+      break;
+    case Key::kDp:
+      l->dp = v.i;
+      break;
+    case Key::kCp:
+      l->cp = static_cast<int>(v.i);
+      break;
+    case Key::kEp:
+      l->ep = static_cast<int>(v.i);
+      break;
+    case Key::kMicroBatch:
+      t->micro_batch = v.i;
+      break;
+    case Key::kVirtual:
+      l->virtual_stages = static_cast<int>(v.i);
+      break;
+    case Key::kSchedule:
+      l->schedule = static_cast<ScheduleKind>(v.i);
+      break;
+    case Key::kZero:
+      l->zero = static_cast<int>(v.i);
+      break;
+    case Key::kRecompute:
+      t->recompute = static_cast<RecomputeKind>(v.i);
+      break;
+    case Key::kSp:
+      l->sp = v.i != 0;
+      break;
+    case Key::kGlobalBatch:
+      t->global_batch = v.i;
+      break;
+  }
+}
+
+// Typed value of one swept scalar, read back from a probe scenario.
+StatusOr<Value> Parse(Key key, std::string_view name, const std::string& text) {
+  Scenario probe;
+  PARASIM_RETURN_IF_ERROR(ApplySweepValue(&probe, name, text));
+  const Layout& l = probe.layout;
+  const Training& t = probe.training;
+  Value v{key, 0};
+  switch (key) {
+    case Key::kTp:
+      v.i = l.tp;
+      break;
+    case Key::kPp:
+      v.i = l.pp;
+      break;
+    case Key::kDp:
+      v.i = l.dp;
+      break;
+    case Key::kCp:
+      v.i = l.cp;
+      break;
+    case Key::kEp:
+      v.i = l.ep;
+      break;
+    case Key::kMicroBatch:
+      v.i = t.micro_batch;
+      break;
+    case Key::kVirtual:
+      v.i = l.virtual_stages;
+      break;
+    case Key::kSchedule:
+      v.i = static_cast<int64_t>(l.schedule);
+      break;
+    case Key::kZero:
+      v.i = l.zero;
+      break;
+    case Key::kRecompute:
+      v.i = static_cast<int64_t>(t.recompute);
+      break;
+    case Key::kSp:
+      v.i = l.sp ? 1 : 0;
+      break;
+    case Key::kGlobalBatch:
+      v.i = t.global_batch;
+      break;
+  }
+  return v;
+}
+
+std::vector<int64_t> AutoValues(Key key, const Scenario& s) {
+  std::vector<int64_t> out;
+  const int64_t gpus = s.cluster.gpus();
+  switch (key) {
+    case Key::kTp:
+      for (int64_t t = 1; t <= s.cluster.gpus_per_node; t *= 2) out.push_back(t);
+      if (out.back() != s.cluster.gpus_per_node) out.push_back(s.cluster.gpus_per_node);
+      break;
+    case Key::kPp:
+      for (int64_t p = 1; p <= std::min<int64_t>(gpus, s.model.layers); ++p) {
+        if (gpus % p == 0) out.push_back(p);
+      }
+      break;
+    case Key::kDp:
+      break;  // derived from the GPU count per layout
+    case Key::kCp:
+      for (int64_t c = 1; c <= 16; c *= 2) {
+        if (gpus % c == 0 && s.training.seq_len % c == 0) out.push_back(c);
+      }
+      break;
+    case Key::kEp:
+      for (int64_t e = 1; e <= std::max(1, s.model.moe.experts); ++e) {
+        if (std::max(1, s.model.moe.experts) % e == 0) out.push_back(e);
+      }
+      break;
+    case Key::kMicroBatch:
+      out = {1, 2, 4, 8, 16};
+      break;
+    case Key::kVirtual:
+      out = {1, 2, 3, 4, 6, 8};
+      break;
+    case Key::kSchedule:
+      out = {static_cast<int64_t>(ScheduleKind::kGpipe), static_cast<int64_t>(ScheduleKind::k1F1B),
+             static_cast<int64_t>(ScheduleKind::kInterleaved)};
+      break;
+    case Key::kZero:
+      out = {0, 1, 2, 3};
+      break;
+    case Key::kRecompute:
+      out = {static_cast<int64_t>(RecomputeKind::kNone),
+             static_cast<int64_t>(RecomputeKind::kSelective),
+             static_cast<int64_t>(RecomputeKind::kFull)};
+      break;
+    case Key::kSp:
+      out = {0, 1};
+      break;
+    case Key::kGlobalBatch:
+      break;
+  }
+  return out;
+}
+
+// Layouts that behave identically to another point of the grid are skipped, not counted.
+bool Redundant(const Layout& l) {
+  if (l.sp && l.tp == 1) return true;
+  if (l.virtual_stages > 1 && l.schedule != ScheduleKind::kInterleaved) return true;
+  if (l.schedule == ScheduleKind::kInterleaved && l.virtual_stages == 1) return true;
+  if (l.pp == 1 && l.schedule != ScheduleKind::k1F1B) return true;
+  if (l.zero > 0 && l.dp * l.cp == 1) return true;
+  return false;
+}
+
+std::string Csv(const SweepEntry& e) {
+  std::string reason = e.reason;
+  std::replace(reason.begin(), reason.end(), '"', '\'');
+  return fmt::format(
+      "{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},"
+      "{:.17g},{:.17g},\"{}\"\n",
+      e.key, e.fits ? 1 : 0, e.step_time_s, e.tokens_per_s, e.mfu, e.bubble, e.exposed.tp,
+      e.exposed.cp, e.exposed.ep, e.exposed.pp, e.exposed.dp, e.peak_memory_bytes, e.compute_s,
+      reason);
+}
+
+constexpr const char* kCsvHeader =
+    "layout,fits,step_time_s,tokens_per_s,mfu,bubble_fraction,exposed_tp_s,exposed_cp_s,"
+    "exposed_ep_s,exposed_pp_s,exposed_dp_s,peak_memory_bytes,compute_s,note\n";
+
+// Parses one CSV line written by Csv(); false for a torn or foreign line.
+bool ParseCsv(const std::string& line, SweepEntry* e) {
+  std::vector<std::string> f;
+  size_t pos = 0;
+  for (int i = 0; i < 13; ++i) {
+    size_t c = line.find(',', pos);
+    if (c == std::string::npos) return false;
+    f.push_back(line.substr(pos, c - pos));
+    pos = c + 1;
+  }
+  std::string rest = line.substr(pos);
+  if (rest.size() < 2 || rest.front() != '"' || rest.back() != '"') return false;
+  try {
+    e->key = f[0];
+    e->fits = f[1] == "1";
+    double* nums[] = {&e->step_time_s, &e->tokens_per_s,      &e->mfu,        &e->bubble,
+                      &e->exposed.tp,  &e->exposed.cp,        &e->exposed.ep, &e->exposed.pp,
+                      &e->exposed.dp,  &e->peak_memory_bytes, &e->compute_s};
+    for (int i = 0; i < 11; ++i) *nums[i] = std::stod(f[2 + i]);
+  } catch (const std::exception&) {
+    return false;
+  }
+  e->reason = rest.substr(1, rest.size() - 2);
+  return true;
+}
+
+bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
+  if (o == Objective::kMemory && a.peak_memory_bytes != b.peak_memory_bytes) {
+    return a.peak_memory_bytes < b.peak_memory_bytes;
+  }
+  if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+  return a.key < b.key;
+}
+
+}  // namespace
+
+std::string LayoutKey(const Layout& l, const Training& t) {
+  return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
+                     l.cp, l.ep, l.sp ? 1 : 0, l.zero, ScheduleName(l.schedule), l.virtual_stages,
+                     t.micro_batch, t.global_batch, RecomputeName(t.recompute));
+}
+
+Scenario WithLayout(const Scenario& base, const SweepEntry& e) {
+  Scenario s = base;
+  s.layout = e.layout;
+  s.training = e.training;
+  s.dp_auto = false;
+  s.sweep.reset();
+  return s;
+}
+
+StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  SweepOutcome out;
+  out.base_global_batch = base.training.global_batch;
+  const SweepSpec spec = base.sweep ? *base.sweep : SweepSpec{};
+
+  // Axes with typed values; dp follows the GPU count unless listed.
+  std::vector<Axis> axes;
+  bool dp_listed = false, dp_auto = base.dp_auto;
+  for (const auto& [name, axis] : spec.axes) {
+    PARASIM_ASSIGN_OR_RETURN(Key key, KeyOf(name));
+    if (key == Key::kDp) {
+      if (axis.is_auto) {
+        dp_auto = true;
+        continue;
+      }
+      dp_listed = true;
+      dp_auto = false;
+    }
+    Axis a{key, {}};
+    if (axis.is_auto) {
+      for (int64_t v : AutoValues(key, base)) a.values.push_back({key, v});
+    } else {
+      for (const auto& text : axis.values) {
+        PARASIM_ASSIGN_OR_RETURN(Value v, Parse(key, name, text));
+        a.values.push_back(v);
+      }
+    }
+    if (!a.values.empty()) axes.push_back(std::move(a));
+  }
+  (void)dp_listed;
+  double grid = 1;
+  for (const Axis& a : axes) grid *= static_cast<double>(a.values.size());
+  if (grid > static_cast<double>(opt.max_layouts)) {
+    return InvalidArgument(fmt::format(
+        "{}: the sweep block spans {:.3g} layouts, more than --max-layouts {}; narrow an axis "
+        "(lists instead of auto) or raise --max-layouts",
+        base.file, grid, opt.max_layouts));
+  }
+  out.evaluated = static_cast<int64_t>(grid);
+
+  // Enumerate, derive dp and the global batch, and keep the valid, distinct layouts.
+  std::vector<SweepEntry> entries;
+  const YamlContext ctx{base.file, {}};
+  std::vector<size_t> idx(axes.size(), 0);
+  Scenario probe = base;  // the validator reads the layout and training in place
+  for (int64_t n = 0; n < out.evaluated; ++n) {
+    SweepEntry e;
+    e.layout = base.layout;
+    e.training = base.training;
+    for (size_t a = 0; a < axes.size(); ++a) Apply(axes[a].values[idx[a]], &e.layout, &e.training);
+    // Advance the mixed-radix counter.
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (++idx[a] < axes[a].values.size()) break;
+      idx[a] = 0;
+    }
+    Layout& l = e.layout;
+    if (dp_auto) {
+      const int64_t denom = static_cast<int64_t>(l.tp) * l.pp * l.cp;
+      if (base.cluster.gpus() % denom != 0) continue;
+      l.dp = base.cluster.gpus() / denom;
+    }
+    if (spec.global_batch_max > 0) {
+      const int64_t unit = l.dp * e.training.micro_batch;
+      e.training.global_batch = spec.global_batch_max / unit * unit;
+      if (e.training.global_batch == 0) continue;
+    }
+    if (Redundant(l)) continue;
+    if (l.gpus() != base.cluster.gpus()) continue;
+    probe.layout = l;
+    probe.training = e.training;
+    if (!ValidateLayout(probe, ctx, YAML::Node()).ok()) continue;
+    e.key = LayoutKey(l, e.training);
+    entries.push_back(std::move(e));
+  }
+  // The same layout can arise twice (e.g. a listed value equal to the derived one).
+  std::sort(entries.begin(), entries.end(),
+            [](const SweepEntry& a, const SweepEntry& b) { return a.key < b.key; });
+  entries.erase(
+      std::unique(entries.begin(), entries.end(),
+                  [](const SweepEntry& a, const SweepEntry& b) { return a.key == b.key; }),
+      entries.end());
+  out.valid = static_cast<int64_t>(entries.size());
+
+  // Earlier results (--resume) and the CSV written as results arrive.
+  std::unordered_map<std::string, SweepEntry> done;
+  if (opt.resume && !opt.out_csv.empty()) {
+    std::ifstream in(opt.out_csv);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a last line without its newline was torn by a kill
+      SweepEntry e;
+      if (ParseCsv(line, &e)) done[e.key] = e;
+    }
+  }
+  std::ofstream csv;
+  std::mutex csv_mu;
+  if (!opt.out_csv.empty()) {
+    csv.open(opt.out_csv, opt.resume ? std::ios::app : std::ios::trunc);
+    if (!csv) {
+      return InvalidArgument(
+          fmt::format("{}:1:1: error: cannot write the results file", opt.out_csv));
+    }
+    if (!opt.resume || done.empty()) {
+      csv << kCsvHeader;
+      csv.flush();
+    }
+  }
+
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> finished{0};
+  std::atomic<int64_t> resumed{0};
+  Status first_error;
+  std::mutex err_mu;
+  auto work = [&]() {
+    for (size_t i = next++; i < entries.size(); i = next++) {
+      SweepEntry& e = entries[i];
+      auto it = done.find(e.key);
+      if (it != done.end()) {
+        Layout l = e.layout;
+        Training t = e.training;
+        e = it->second;
+        e.layout = l;
+        e.training = t;
+        ++resumed;
+      } else {
+        MemoryReport mem = EstimateMemory(base.model, e.training, e.layout, base.cluster);
+        double worst = 0;
+        for (const auto& st : mem.stages) worst = std::max(worst, st.total());
+        e.peak_memory_bytes = worst;
+        if (!mem.fits) {
+          e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", worst / 1073741824.0,
+                                 mem.capacity_bytes / 1073741824.0);
+        } else {
+          StepOptions so;
+          so.critical_path = false;
+          StatusOr<StepReport> r = SimulateStep(base.model, e.training, e.layout, base.cluster, so);
+          if (!r.ok()) {
+            std::lock_guard<std::mutex> lock(err_mu);
+            if (first_error.ok()) first_error = r.status();
+            continue;
+          }
+          e.fits = r->fits;
+          e.step_time_s = r->step_time_s;
+          e.tokens_per_s = r->tokens_per_s;
+          e.mfu = r->mfu;
+          e.bubble = r->bubble_fraction;
+          e.exposed = r->exposed;
+          e.peak_memory_bytes =
+              *std::max_element(r->peak_memory_bytes.begin(), r->peak_memory_bytes.end());
+          e.compute_s = *std::max_element(r->stage_compute_s.begin(), r->stage_compute_s.end());
+          if (!e.fits) {
+            e.reason =
+                fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
+                            e.peak_memory_bytes / 1073741824.0, r->capacity_bytes / 1073741824.0);
+          }
+        }
+        if (csv.is_open()) {
+          std::string line = Csv(e);
+          std::lock_guard<std::mutex> lock(csv_mu);
+          csv << line;
+          csv.flush();
+        }
+      }
+      const int64_t d = ++finished;
+      if (opt.progress) opt.progress(d, static_cast<int64_t>(entries.size()));
+    }
+  };
+  const int jobs = std::max(1, opt.jobs);
+  std::vector<std::thread> pool;
+  for (int j = 1; j < jobs; ++j) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  if (!first_error.ok()) return first_error;
+  out.resumed = resumed;
+  csv.close();
+
+  for (const SweepEntry& e : entries) {
+    if (e.fits) out.ranked.push_back(e);
+  }
+  out.feasible = static_cast<int64_t>(out.ranked.size());
+  std::sort(out.ranked.begin(), out.ranked.end(),
+            [&](const SweepEntry& a, const SweepEntry& b) { return Better(a, b, spec.objective); });
+  // Pareto front: no other layout is both faster and leaves more memory free.
+  {
+    std::vector<size_t> order(out.ranked.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const auto& x = out.ranked[a];
+      const auto& y = out.ranked[b];
+      if (x.tokens_per_s != y.tokens_per_s) return x.tokens_per_s > y.tokens_per_s;
+      return x.peak_memory_bytes < y.peak_memory_bytes;
+    });
+    double best_mem = 1e300;
+    for (size_t i : order) {
+      if (out.ranked[i].peak_memory_bytes < best_mem) {
+        out.pareto.push_back(i);
+        best_mem = out.ranked[i].peak_memory_bytes;
+      }
+    }
+  }
+  // Full reports of the leaders, replayed again (deterministic, so a resumed sweep prints the
+  // same).
+  const size_t top =
+      std::min<size_t>(out.ranked.size(), static_cast<size_t>(std::max(1, spec.top)));
+  for (size_t i = 0; i < top; ++i) {
+    PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                             SimulateStep(base.model, out.ranked[i].training, out.ranked[i].layout,
+                                          base.cluster, StepOptions{}));
+    out.top_reports.push_back(std::move(r));
+  }
+  // The final CSV: every layout, best first, rewritten atomically.
+  if (!opt.out_csv.empty()) {
+    std::vector<const SweepEntry*> all;
+    for (const auto& e : out.ranked) all.push_back(&e);
+    std::vector<const SweepEntry*> rest;
+    for (const auto& e : entries) {
+      if (!e.fits) rest.push_back(&e);
+    }
+    std::string text = kCsvHeader;
+    for (const auto* e : all) text += Csv(*e);
+    for (const auto* e : rest) text += Csv(*e);
+    PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out_csv, text));
+  }
+  out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  out.layouts_per_second = out.elapsed_s > 0 ? out.evaluated / out.elapsed_s : 0;
+  return out;
+}
+
+std::string Bottleneck(const StepReport& r) {
+  if (r.step_time_s <= 0) return "";
+  struct Part {
+    double s;
+    const char* what;
+  };
+  const double compute = r.stage_compute_s.empty() ? 0
+                                                   : *std::max_element(r.stage_compute_s.begin(),
+                                                                       r.stage_compute_s.end());
+  Part parts[] = {
+      {r.exposed.tp, "exposed TP communication"}, {r.exposed.cp, "exposed CP communication"},
+      {r.exposed.ep, "expert all-to-all"},        {r.exposed.pp, "pipeline transfers"},
+      {r.exposed.dp, "gradient sync (DP)"},       {r.bubble_fraction * compute, "pipeline bubble"}};
+  const Part* top = std::max_element(std::begin(parts), std::end(parts),
+                                     [](const Part& a, const Part& b) { return a.s < b.s; });
+  if (top->s < 0.05 * r.step_time_s) {
+    return fmt::format("compute-bound (MFU {:.0f}%)", 100 * r.mfu);
+  }
+  return fmt::format("{} ({:.0f}% of the step)", top->what, 100 * top->s / r.step_time_s);
+}
+
+std::string WhyBehind(const SweepEntry& e, const SweepEntry& best) {
+  struct Diff {
+    double s;
+    std::string what;
+  };
+  std::vector<Diff> d = {{e.compute_s - best.compute_s, "compute (recompute or smaller GEMMs)"},
+                         {e.bubble * e.compute_s - best.bubble * best.compute_s, "pipeline bubble"},
+                         {e.exposed.tp - best.exposed.tp, "exposed TP"},
+                         {e.exposed.cp - best.exposed.cp, "exposed CP"},
+                         {e.exposed.ep - best.exposed.ep, "expert all-to-all"},
+                         {e.exposed.pp - best.exposed.pp, "pipeline transfers"},
+                         {e.exposed.dp - best.exposed.dp, "gradient sync"}};
+  std::sort(d.begin(), d.end(), [](const Diff& a, const Diff& b) { return a.s > b.s; });
+  const double slower = best.tokens_per_s > 0 ? 1 - e.tokens_per_s / best.tokens_per_s : 0;
+  std::string why;
+  for (const Diff& x : d) {
+    if (x.s <= 0.005 * best.step_time_s || why.size() > 60) continue;
+    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, x.what);
+  }
+  if (why.empty()) why = "per-sequence costs (larger global batch per step)";
+  return fmt::format("{:.1f}% less throughput: {}", 100 * slower, why);
+}
+
+}  // namespace parasim

@@ -1,0 +1,79 @@
+// The sweep planner: enumerate the layouts of a scenario's sweep block, prune the impossible ones
+// cheaply (divisibility, memory), replay every survivor in the engine, and rank them.
+//
+//   SweepOptions o{.jobs = 2};
+//   StatusOr<SweepOutcome> r = RunSweep(scenario, o);
+//   r->ranked[0]  // the best layout by the objective, with its replayed report
+//
+// `auto` means every valid value of a key: tp the powers of two up to a node (TP stays within a
+// node unless a list asks for more), pp every divisor of the GPU count up to the layer count,
+// dp what the GPU count leaves, cp powers of two up to 16, ep the divisors of the expert count,
+// micro_batch 1..16 in powers of two, virtual stages 1..8 (interleaved only), every schedule,
+// ZeRO stage, recompute mode and sp on/off (when tp > 1).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+#include "sim/status.h"
+#include "strategies/step.h"
+
+namespace parasim {
+
+struct SweepOptions {
+  int jobs = 1;
+  std::string out_csv;  // results as they arrive (one line per layout); "" = none
+  bool resume = false;  // skip layouts already in out_csv
+  int64_t max_layouts = 10'000'000;
+  // Called from worker threads with (done, total) after each layout; may be empty.
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+// One layout's outcome, as ranked and as written to the CSV.
+struct SweepEntry {
+  // Canonical layout text, e.g. "tp8 pp8 dp16 cp1 ep1 sp0 zero1 1f1b v1 mb1 gb1536 full".
+  std::string key;
+  Layout layout;
+  Training training;
+  bool fits = false;
+  std::string reason;  // why it was not replayed (memory), "" when replayed
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double bubble = 0;
+  ExposedComm exposed;
+  double peak_memory_bytes = 0;  // the largest over stages
+  double compute_s = 0;          // the busiest stage's compute
+};
+
+struct SweepOutcome {
+  // Every point of the sweep grid is evaluated: rejected by divisibility or as a duplicate of
+  // another point (sp without TP, one model chunk with interleaving, ...), pruned by the memory
+  // planner, or replayed in the engine.
+  int64_t evaluated = 0;  // points of the sweep grid
+  int64_t valid = 0;      // distinct layouts passing the divisibility checks
+  int64_t feasible = 0;   // of those, fitting in memory: every one replayed
+  int64_t resumed = 0;    // taken from an earlier run's CSV
+  double elapsed_s = 0;
+  double layouts_per_second = 0;
+  std::vector<SweepEntry> ranked;       // feasible, best first
+  std::vector<size_t> pareto;           // indices into ranked: throughput vs memory headroom
+  std::vector<StepReport> top_reports;  // full reports of the first `top` ranked layouts
+  int64_t base_global_batch = 0;
+};
+
+StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& options);
+
+// The base scenario with an entry's layout and training applied.
+Scenario WithLayout(const Scenario& base, const SweepEntry& e);
+std::string LayoutKey(const Layout& l, const Training& t);
+
+// The largest non-compute share of a step, in words ("exposed TP communication (12%)").
+std::string Bottleneck(const StepReport& r);
+// Why `entry` loses to `best`, in words.
+std::string WhyBehind(const SweepEntry& entry, const SweepEntry& best);
+
+}  // namespace parasim
