@@ -203,14 +203,20 @@ std::vector<int64_t> AutoValues(Key key, const Scenario& s) {
   return out;
 }
 
-// Layouts that behave identically to another point of the grid are skipped, not counted.
-bool Redundant(const Layout& l) {
-  if (l.sp && l.tp == 1) return true;
-  if (l.virtual_stages > 1 && l.schedule != ScheduleKind::kInterleaved) return true;
-  if (l.schedule == ScheduleKind::kInterleaved && l.virtual_stages == 1) return true;
-  if (l.pp == 1 && l.schedule != ScheduleKind::k1F1B) return true;
-  if (l.zero > 0 && l.dp * l.cp == 1) return true;
-  return false;
+// Points of the grid that behave exactly like another point are folded onto it (SP without
+// TP is no SP; one model chunk is plain 1F1B; one stage has no schedule; ZeRO without data
+// parallelism shards nothing); the duplicates then collapse by key.
+void Normalise(Layout* l) {
+  if (l->tp == 1) l->sp = false;
+  if (l->schedule != ScheduleKind::kInterleaved) l->virtual_stages = 1;
+  if (l->schedule == ScheduleKind::kInterleaved && l->virtual_stages == 1) {
+    l->schedule = ScheduleKind::k1F1B;
+  }
+  if (l->pp == 1) {
+    l->schedule = ScheduleKind::k1F1B;
+    l->virtual_stages = 1;
+  }
+  if (l->dp * l->cp == 1) l->zero = 0;
 }
 
 std::string Csv(const SweepEntry& e) {
@@ -347,7 +353,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
       e.training.global_batch = spec.global_batch_max / unit * unit;
       if (e.training.global_batch == 0) continue;
     }
-    if (Redundant(l)) continue;
+    Normalise(&l);
     if (l.gpus() != base.cluster.gpus()) continue;
     probe.layout = l;
     probe.training = e.training;

@@ -85,6 +85,61 @@ TEST_CASE("a calibration profile replaces defaults and the report says which") {
   CHECK(calibrated > 1.1 * defaults);
 }
 
+TEST_CASE("sweep prints the ranking and its speed; --json has the keys scripts rely on") {
+  const std::string f = Runfile("scenarios/turing-530b-5128-a100-sweep.yaml");
+  auto r = RunParasim("sweep --jobs 2 " + f);
+  REQUIRE(r.exit_code == 0);
+  for (const char* line : {"layouts_evaluated: ", "layouts_per_second: ", "elapsed_s: "}) {
+    CAPTURE(line);
+    CHECK(r.err.find(line) != std::string::npos);
+  }
+  for (const char* text : {"layouts evaluated", "Pareto front", "Why the runners-up lose",
+                           "bottleneck", "learning rate"}) {
+    CAPTURE(text);
+    CHECK(r.out.find(text) != std::string::npos);
+  }
+  auto j = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(j.exit_code == 0);
+  for (const char* key : {"\"evaluated\"", "\"feasible\"", "\"elapsed_s\"",
+                          "\"layouts_per_second\"", "\"results\"", "\"step_time_s\""}) {
+    CAPTURE(key);
+    CHECK(j.out.find(key) != std::string::npos);
+  }
+  auto big = RunParasim("sweep --max-layouts 100 " + f);
+  CHECK(big.exit_code == 2);
+  CHECK(big.err.find("--max-layouts") != std::string::npos);
+}
+
+TEST_CASE("scale and advice work on every example scenario") {
+  for (const auto& f : FilesIn("scenarios")) {
+    CAPTURE(f);
+    auto run = RunParasim("run --json " + f);
+    REQUIRE(run.exit_code == 0);
+    const auto at = run.out.find("\"gpus\":");
+    const std::string gpus = std::to_string(std::stoll(run.out.substr(at + 7)));
+    auto r = RunParasim("scale --json --jobs 2 --gpus " + gpus + " " + f);
+    CHECK(r.exit_code == 0);
+    for (const char* key : {"\"points\"", "\"gpus\"", "\"parallel_fraction\"", "\"advice\"",
+                            "\"verdict\"", "\"minimum_gpus\""}) {
+      CAPTURE(key);
+      CHECK(r.out.find(key) != std::string::npos);
+    }
+    CHECK(r.out.find("\"found\": true") != std::string::npos);
+  }
+  auto text =
+      RunParasim("scale --gpus 2,4,...,8 " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml"));
+  REQUIRE(text.exit_code == 0);
+  for (const char* t : {"speedup", "efficiency", "Karp-Flatt", "Amdahl", "Advice", "ZeRO-3"}) {
+    CAPTURE(t);
+    CHECK(text.out.find(t) != std::string::npos);
+  }
+  CHECK(
+      RunParasim("scale --gpus 8,4 " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml")).exit_code ==
+      2);
+  CHECK(RunParasim("scale --gpus 12 " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml")).exit_code ==
+        2);
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);

@@ -18,6 +18,7 @@
 #include "sim/trace.h"
 #include "sim/units.h"
 #include "strategies/memory.h"
+#include "strategies/scale.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
 
@@ -265,6 +266,138 @@ Status SweepCommand(const CommonOptions& opt) {
       fmt::print(" ({:.0f}-{:.0f} of {:.0f} steps)", 0.05 * steps, 0.10 * steps, steps);
     }
     fmt::print(".\n");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument(
+        fmt::format("--gpus={}:1:1: error: {}; expected counts such as "
+                    "8,16,64 or 8,16,...,4096",
+                    text, why));
+  };
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (true) {
+    size_t c = text.find(',', pos);
+    parts.push_back(text.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  bool ellipsis = false;
+  for (const auto& p : parts) {
+    if (p == "...") {
+      if (ellipsis || out.size() < 2) return bad("'...' needs two counts before it");
+      ellipsis = true;
+      continue;
+    }
+    int64_t v = 0;
+    try {
+      size_t used = 0;
+      v = std::stoll(p, &used);
+      if (used != p.size()) return bad(fmt::format("'{}' is not a count", p));
+    } catch (const std::exception&) {
+      return bad(fmt::format("'{}' is not a count", p));
+    }
+    if (v < 1 || v > 100'000'000) return bad(fmt::format("{} GPUs is out of range", v));
+    if (ellipsis && out.size() >= 2 && v > out.back()) {
+      const int64_t a = out[out.size() - 2], b = out.back();
+      const bool geometric = b % a == 0 && b / a >= 2;
+      for (int64_t x = geometric ? b * (b / a) : b + (b - a); x < v && out.size() < 100000;
+           x = geometric ? x * (b / a) : x + (b - a)) {
+        out.push_back(x);
+      }
+      ellipsis = false;
+    }
+    out.push_back(v);
+  }
+  for (size_t i = 1; i < out.size(); ++i) {
+    if (out[i] <= out[i - 1]) return bad("counts must increase");
+  }
+  return out;
+}
+
+Status ScaleCommand(const CommonOptions& opt) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  std::vector<int64_t> gpus = opt.gpus;
+  if (gpus.empty()) {
+    // From one node up to the scenario's cluster, doubling.
+    for (int64_t n = s.cluster.gpus_per_node; n < s.cluster.gpus(); n *= 2) gpus.push_back(n);
+    gpus.push_back(s.cluster.gpus());
+  }
+  SweepOptions so;
+  so.jobs =
+      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.max_layouts = opt.max_layouts;
+  PARASIM_ASSIGN_OR_RETURN(ScaleOutcome r, RunScale(s, gpus, opt.weak, so));
+  double best_days = 0;
+  for (const auto& pt : r.points) {
+    if (pt.found && pt.gpus == s.cluster.gpus() && s.training.tokens > 0) {
+      best_days = pt.report.time_to_train_s / 86400;
+    }
+  }
+  Advice adv = Advise(s, best_days);
+  if (opt.json) {
+    Json pts = Json::Array();
+    for (const auto& pt : r.points) {
+      Json o = Json::Object();
+      o.Set("gpus", pt.gpus).Set("found", pt.found);
+      if (pt.found) {
+        o.Set("step_time_s", pt.report.step_time_s).Set("tokens_per_s", pt.report.tokens_per_s);
+        o.Set("speedup", pt.speedup).Set("efficiency", pt.efficiency);
+        o.Set("karp_flatt", pt.karp_flatt).Set("mfu", pt.report.mfu);
+        o.Set("layout", LayoutJson(WithLayout(s, pt.best)));
+      } else {
+        o.Set("reason", pt.reason);
+      }
+      pts.Push(o);
+    }
+    Json a = Json::Object();
+    a.Set("fits_one_gpu", adv.fits_one_gpu).Set("one_gpu_peak_bytes", adv.one_gpu_peak_bytes);
+    if (adv.one_gpu_days > 0) a.Set("one_gpu_days", adv.one_gpu_days);
+    a.Set("verdict", adv.verdict);
+    Json mins = Json::Object();
+    for (const auto& m : adv.minimums) mins.Set(m.strategy, m.gpus);
+    a.Set("minimum_gpus", mins);
+    Json j = Json::Object();
+    j.Set("scenario", s.name).Set("weak", r.weak).Set("points", pts);
+    j.Set("parallel_fraction", r.parallel_fraction).Set("advice", a);
+    fmt::print("{}\n", j.Dump());
+    return Status::Ok();
+  }
+  fmt::print("{}: {} scaling ({}), best layout at each size\n\n", s.name.empty() ? s.file : s.name,
+             r.weak ? "weak" : "strong",
+             r.weak ? fmt::format("{:.2f} sequences per GPU",
+                                  static_cast<double>(s.training.global_batch) / s.cluster.gpus())
+                    : fmt::format("global batch {}", s.training.global_batch));
+  fmt::print("{:>6}  {:<40} {:>10} {:>9} {:>8} {:>10} {:>10} {:>6}\n", "GPUs", "best layout",
+             "step", "tokens/s", "speedup", "efficiency", "Karp-Flatt", "MFU");
+  for (const auto& pt : r.points) {
+    if (!pt.found) {
+      fmt::print("{:>6}  {}\n", pt.gpus, pt.reason);
+      continue;
+    }
+    fmt::print("{:>6}  {:<40} {:>10} {:>9} {:>7.2f}x {:>9.1f}% {:>10.4f} {:>5.1f}%\n", pt.gpus,
+               LayoutText(pt.best.layout, pt.best.training), Seconds(pt.report.step_time_s),
+               Human(pt.report.tokens_per_s), pt.speedup, 100 * pt.efficiency, pt.karp_flatt,
+               100 * pt.report.mfu);
+  }
+  const double p = r.parallel_fraction;
+  fmt::print("\nAmdahl fit (least squares over the points): parallel fraction p = {:.4f}", p);
+  if (p < 1) fmt::print(", so at most {:.0f}x over the first point", 1 / (1 - p));
+  fmt::print(
+      "\nKarp-Flatt: a serial fraction that grows with the GPU count means overhead "
+      "(communication, bubbles) grows too, not just a fixed serial part.\n");
+  fmt::print("\nAdvice\n  {}\n  Fewest GPUs that hold the model ({} per GPU, {}):\n", adv.verdict,
+             FormatBytes(s.cluster.gpu.memory), s.cluster.gpu.id);
+  for (const auto& m : adv.minimums) {
+    fmt::print("    {:<18} {}\n", m.strategy,
+               m.gpus > 0 ? fmt::format("{:>6} GPUs  ({})", m.gpus, m.layout)
+                          : std::string("  never (it replicates what does not fit)"));
   }
   return Status::Ok();
 }

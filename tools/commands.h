@@ -29,6 +29,8 @@ Status RunCommand(const CommonOptions& opt);
 Status MemoryCommand(const CommonOptions& opt);
 Status CatalogCommand(const CommonOptions& opt);
 Status SweepCommand(const CommonOptions& opt);
+// "8,16,64" or "8,16,...,4096" (the progression of the first two, up to the last); "" = none.
+StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text);
 Status ScaleCommand(const CommonOptions& opt);
 
 }  // namespace parasim

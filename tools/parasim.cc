@@ -57,6 +57,15 @@ int main(int argc, char** argv) {
   sweep->add_flag("--resume", opt.resume, "skip layouts already in --out (after an interruption)");
   sweep->add_option("--max-layouts", opt.max_layouts, "refuse sweeps larger than this")
       ->check(CLI::PositiveNumber);
+  auto* scale = app.add_subcommand(
+      "scale", "best layout at each GPU count: speedup, efficiency, Amdahl fit, and advice");
+  common(scale, true, "scenario YAML file");
+  std::string gpus_text;
+  scale->add_option("--gpus", gpus_text,
+                    "GPU counts, e.g. 8,16,64 or 8,16,...,4096 (doubling); default: one node "
+                    "up to the scenario's cluster");
+  scale->add_flag("--weak", opt.weak, "keep the batch per GPU instead of the global batch");
+  scale->add_option("--jobs", opt.jobs, "worker threads (default: all cores)");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -72,6 +81,10 @@ int main(int argc, char** argv) {
     if (memory->parsed()) st = parasim::MemoryCommand(opt);
     if (catalog->parsed()) st = parasim::CatalogCommand(opt);
     if (sweep->parsed()) st = parasim::SweepCommand(opt);
+    if (scale->parsed()) {
+      auto counts = parasim::ParseGpuList(gpus_text);
+      st = counts.ok() ? (opt.gpus = *counts, parasim::ScaleCommand(opt)) : counts.status();
+    }
     if (!st.ok()) {
       fmt::print(stderr, "{}\n", st.message());
       return st.exit_code();

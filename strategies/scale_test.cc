@@ -1,0 +1,74 @@
+#include "strategies/scale.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tests/load_scenario.h"
+
+namespace parasim {
+namespace {
+
+Scenario Load(const std::string& path) { return testing::LoadScenarioOrFail(path); }
+
+TEST_CASE("seeds' Amdahl table: 90% parallel on 8 workers is 4.7x, and the fit recovers p") {
+  CHECK(AmdahlSpeedup(0.9, 8) == doctest::Approx(4.7).epsilon(0.002));
+  std::vector<double> n = {1, 2, 4, 8, 16, 32};
+  std::vector<double> s;
+  for (double x : n) s.push_back(AmdahlSpeedup(0.9, x));
+  CHECK(FitAmdahl(n, s) == doctest::Approx(0.9).epsilon(1e-9));
+  // Noisy measurements still give p within a point.
+  for (size_t i = 0; i < s.size(); ++i) s[i] *= 1 + 0.01 * std::sin(7.0 * i);
+  CHECK(FitAmdahl(n, s) == doctest::Approx(0.9).epsilon(0.01));
+  // Karp-Flatt of a pure Amdahl job is its serial fraction at every size.
+  for (double x : {2.0, 8.0, 64.0}) {
+    CHECK(KarpFlatt(AmdahlSpeedup(0.9, x), x) == doctest::Approx(0.1).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("strong scaling of the 7B DDP case: speedup grows, efficiency at most ideal") {
+  Scenario s = Load("scenarios/llama2-7b-ddp-8-a100.yaml");
+  auto r = RunScale(s, {2, 4, 8}, false, SweepOptions{});
+  REQUIRE(r.ok());
+  REQUIRE(r->points.size() == 3);
+  for (const auto& pt : r->points) REQUIRE(pt.found);
+  CHECK(r->points[0].speedup == doctest::Approx(1));
+  CHECK(r->points[1].speedup > 1.5);
+  CHECK(r->points[2].speedup > r->points[1].speedup);
+  for (const auto& pt : r->points) CHECK(pt.best.training.global_batch == 64);
+  CHECK(r->parallel_fraction > 0.9);
+  CHECK(r->parallel_fraction <= 1.0);
+  // Weak scaling keeps the batch per GPU.
+  auto w = RunScale(s, {2, 8}, true, SweepOptions{});
+  REQUIRE(w.ok());
+  CHECK(w->points[1].best.training.global_batch == 4 * w->points[0].best.training.global_batch);
+}
+
+TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does not fit one GPU") {
+  Advice lora = Advise(Load("scenarios/llama2-13b-lora-1-a100.yaml"), 0);
+  CHECK(lora.fits_one_gpu);
+  CHECK(lora.verdict.find("don't distribute") != std::string::npos);
+  Advice seven = Advise(Load("scenarios/llama2-7b-ddp-8-a100.yaml"), 0);
+  CHECK_FALSE(seven.fits_one_gpu);
+  CHECK(seven.verdict.find("Does not fit on one GPU") != std::string::npos);
+  for (const auto& m : seven.minimums) {
+    CAPTURE(m.strategy);
+    if (m.strategy == "DP") CHECK(m.gpus == 0);  // plain DP never helps memory
+    if (m.strategy == "ZeRO-3") CHECK(m.gpus == 2);
+  }
+  // GPT-3 175B: 16+ bytes per parameter needs dozens of GPUs under any strategy.
+  Advice big = Advise(Load("scenarios/gpt3-175b-1024-a100.yaml"), 0);
+  for (const auto& m : big.minimums) {
+    if (m.gpus > 0) CHECK(m.gpus >= 32);
+  }
+}
+
+TEST_CASE("resizing a cluster: whole nodes or one partial node") {
+  Scenario s = Load("scenarios/llama2-7b-ddp-8-a100.yaml");
+  CHECK(Resize(s.cluster, 4)->gpus() == 4);
+  CHECK(Resize(s.cluster, 64)->nodes == 8);
+  CHECK_FALSE(Resize(s.cluster, 12).ok());
+}
+
+}  // namespace
+}  // namespace parasim

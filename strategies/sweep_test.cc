@@ -1,0 +1,137 @@
+// Sweep planner tests: the best GPT-3 175B layout is Megatron-like, results are deterministic
+// across threads and after an interrupted run is resumed, and every feasible layout is replayed.
+#include "strategies/sweep.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "strategies/memory.h"
+#include "tests/load_scenario.h"
+
+namespace parasim {
+namespace {
+
+Scenario Load(const std::string& path) { return testing::LoadScenarioOrFail(path); }
+
+// The example sweep, narrowed so the test stays quick.
+Scenario Gpt3Sweep() {
+  Scenario s = Load("scenarios/gpt3-175b-1024-a100-sweep.yaml");
+  for (auto& [key, axis] : s.sweep->axes) {
+    if (key == "micro_batch") axis.values = {"1", "2"};
+    if (key == "virtual_stages") axis.values = {"1", "2"};
+  }
+  return s;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST_CASE("the best layout for GPT-3 175B on 1024 A100 is Megatron-style") {
+  Scenario s = Gpt3Sweep();
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(s, o);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  REQUIRE(!r->ranked.empty());
+  const Layout& best = r->ranked[0].layout;
+  CAPTURE(r->ranked[0].key);
+  CHECK(best.tp > 1);                         // the model is sharded inside the node ...
+  CHECK(best.tp <= s.cluster.gpus_per_node);  // ... and TP stays on NVLink
+  CHECK(best.pp > 1);                         // pipeline stages to fit 175B in 80 GB
+  CHECK(best.schedule != ScheduleKind::kGpipe);
+  CHECK(best.gpus() == 1024);
+  CHECK(r->top_reports[0].fits);
+  CHECK(r->top_reports[0].warnings.empty());
+  // No layout without pipeline parallelism fits: states alone exceed the GPU.
+  for (const auto& e : r->ranked) CHECK(e.layout.pp > 1);
+  // Ranked by throughput, best first; the leader's full report agrees with its entry.
+  for (size_t i = 1; i < r->ranked.size(); ++i) {
+    CHECK(r->ranked[i].tokens_per_s <= r->ranked[i - 1].tokens_per_s);
+  }
+  CHECK(r->top_reports[0].step_time_s == doctest::Approx(r->ranked[0].step_time_s));
+  CHECK(r->evaluated > r->valid);
+  CHECK(r->valid > r->feasible);
+}
+
+TEST_CASE("every valid layout that fits in memory is replayed; the others are pruned") {
+  Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(s, o);
+  REQUIRE(r.ok());
+  CHECK(r->evaluated == 4 * 4 * 4 * 3 * 4 * 2 * 3 * 4);  // the grid of the file
+  int64_t fit = 0;
+  for (const auto& e : r->ranked) {
+    CHECK(EstimateMemory(s.model, e.training, e.layout, s.cluster).fits);
+    CHECK(e.step_time_s > 0);
+    ++fit;
+  }
+  CHECK(fit == r->feasible);
+  CHECK(r->feasible > 10);
+  // The global batch is the largest multiple of dp * micro_batch up to the cap.
+  for (const auto& e : r->ranked) {
+    const int64_t unit = e.layout.dp * e.training.micro_batch;
+    CHECK(e.training.global_batch % unit == 0);
+    CHECK(e.training.global_batch <= 2520);
+    CHECK(e.training.global_batch + unit > 2520);
+  }
+}
+
+TEST_CASE("same results with 1 and 2 threads, and after resuming an interrupted sweep") {
+  Scenario s = Gpt3Sweep();
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string csv = dir + "/sweep.csv";
+  SweepOptions o;
+  o.jobs = 1;
+  o.out_csv = csv;
+  auto one = RunSweep(s, o);
+  REQUIRE(one.ok());
+  const std::string full = Slurp(csv);
+  o.jobs = 2;
+  auto two = RunSweep(s, o);
+  REQUIRE(two.ok());
+  CHECK(Slurp(csv) == full);
+  REQUIRE(one->ranked.size() == two->ranked.size());
+  for (size_t i = 0; i < one->ranked.size(); ++i) {
+    CHECK(one->ranked[i].key == two->ranked[i].key);
+    CHECK(one->ranked[i].step_time_s == two->ranked[i].step_time_s);
+  }
+  // An interrupted run: the header, a third of the lines, and a torn last line.
+  {
+    std::ofstream cut(csv, std::ios::trunc);
+    size_t pos = 0;
+    const size_t lines = std::count(full.begin(), full.end(), '\n');
+    for (size_t i = 0; i < lines / 3; ++i) pos = full.find('\n', pos) + 1;
+    cut << full.substr(0, pos) << full.substr(pos, 25);
+  }
+  o.resume = true;
+  auto resumed = RunSweep(s, o);
+  REQUIRE(resumed.ok());
+  CHECK(resumed->resumed > 0);
+  CHECK(resumed->resumed < resumed->valid);
+  CHECK(Slurp(csv) == full);
+  REQUIRE(resumed->ranked.size() == one->ranked.size());
+  for (size_t i = 0; i < one->ranked.size(); ++i) {
+    CHECK(resumed->ranked[i].key == one->ranked[i].key);
+    CHECK(resumed->ranked[i].tokens_per_s == one->ranked[i].tokens_per_s);
+  }
+  CHECK(resumed->top_reports[0].step_time_s == one->top_reports[0].step_time_s);
+}
+
+TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
+  Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
+  SweepOptions o;
+  o.max_layouts = 1000;
+  auto r = RunSweep(s, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("--max-layouts") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
