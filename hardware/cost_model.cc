@@ -73,7 +73,7 @@ Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) con
   const double eff = GemmEfficiency(m * batch, n, k);
   const double flops = 2.0 * m * n * k * batch;
   const double bytes = DtypeBytes(precision_) * batch * (m * k + k * n + m * n);
-  Duration compute = ComputeTime(Flops(flops), Peak() * eff);
+  Duration compute = ComputeTime(Flops(flops), Peak() * (eff * cluster_.gpu.sustained_factor));
   Duration memory = MemoryTime(bytes);
   return Max(compute, memory) + Launch();
 }
@@ -81,13 +81,15 @@ Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) con
 Duration CostModel::AttentionTime(double flops, double bytes, bool backward) const {
   const double eff = cluster_.gpu.gemm_efficiency / kAttentionReferenceGemmEfficiency *
                      (backward ? kAttentionBackwardEfficiency : kAttentionForwardEfficiency);
-  Duration compute = ComputeTime(Flops(flops), Peak() * std::min(eff, 0.95));
+  Duration compute =
+      ComputeTime(Flops(flops), Peak() * (std::min(eff, 0.95) * cluster_.gpu.sustained_factor));
   return Max(compute, MemoryTime(bytes)) + Launch();
 }
 
 Duration CostModel::MemoryTime(double bytes) const {
   if (bytes <= 0) return Duration::Zero();
-  return TransferTime(Bytes(bytes), cluster_.gpu.hbm_bandwidth * cluster_.gpu.memory_efficiency);
+  return TransferTime(Bytes(bytes), cluster_.gpu.hbm_bandwidth * (cluster_.gpu.memory_efficiency *
+                                                                  cluster_.gpu.sustained_factor));
 }
 
 Bandwidth CostModel::IntraBandwidth() const {

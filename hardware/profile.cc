@@ -21,9 +21,9 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
   p.gpu_where = ctx.Where(top.Node("gpu"), "gpu");
   PARASIM_RETURN_IF_ERROR(top.String("source", &p.source));
   if (top.Has("compute")) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader c, MapReader::Open(ctx, top.Node("compute"), "compute",
-                                     {"gemm_efficiency", "memory_efficiency", "launch_overhead"}));
+    PARASIM_ASSIGN_OR_RETURN(MapReader c, MapReader::Open(ctx, top.Node("compute"), "compute",
+                                                          {"gemm_efficiency", "memory_efficiency",
+                                                           "launch_overhead", "sustained_factor"}));
     double x = 0;
     if (c.Has("gemm_efficiency")) {
       PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency", &x, 0.01, 1.0));
@@ -32,6 +32,10 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
     if (c.Has("memory_efficiency")) {
       PARASIM_RETURN_IF_ERROR(c.Number("memory_efficiency", &x, 0.01, 1.0));
       p.memory_efficiency = x;
+    }
+    if (c.Has("sustained_factor")) {
+      PARASIM_RETURN_IF_ERROR(c.Number("sustained_factor", &x, 0.05, 1.0));
+      p.sustained_factor = x;
     }
     if (c.Has("launch_overhead")) {
       Duration d;
@@ -75,7 +79,7 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   std::string out = "# parasim calibration profile (see hardware/profile.h)\n";
   out += fmt::format("gpu: {}\n", p.gpu);
   if (!p.source.empty()) out += fmt::format("source: \"{}\"\n", p.source);
-  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead) {
+  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.sustained_factor) {
     out += "compute:\n";
     if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
     if (p.memory_efficiency) {
@@ -83,6 +87,9 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
     }
     if (p.launch_overhead) {
       out += fmt::format("  launch_overhead: {:.6g}us\n", p.launch_overhead->microseconds());
+    }
+    if (p.sustained_factor) {
+      out += fmt::format("  sustained_factor: {:.6g}\n", *p.sustained_factor);
     }
   }
   if (!p.fabrics.empty()) {
@@ -123,6 +130,7 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
   num("gemm_efficiency", p.gemm_efficiency, &c->gpu.gemm_efficiency);
   num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
   time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
+  num("sustained_factor", p.sustained_factor, &c->gpu.sustained_factor);
   for (const FabricFit& f : p.fabrics) {
     for (FabricSpec* spec : {&c->intra, &c->inter}) {
       if (spec->id != f.id) continue;

@@ -9,6 +9,7 @@
 //     gemm_efficiency: 0.80             # large-GEMM fraction of the dense peak
 //     memory_efficiency: 0.87           # streaming fraction of HBM bandwidth
 //     launch_overhead: 4.1us            # per kernel
+//     sustained_factor: 0.83            # in-step kernel rates vs alone (hardware/spec.h)
 //   fabrics:
 //     nvlink4-h100: {efficiency: 0.82, latency: 6us}
 //     ib-ndr-400g: {efficiency: 0.92, latency: 8us}
@@ -38,6 +39,7 @@ struct CalibrationProfile {
   std::optional<double> gemm_efficiency;
   std::optional<double> memory_efficiency;
   std::optional<Duration> launch_overhead;
+  std::optional<double> sustained_factor;
   std::vector<FabricFit> fabrics;
 };
 

@@ -48,9 +48,10 @@ double DtypeBytes(Dtype d) {
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m, MapReader::Open(ctx, node, path,
-                                   {"name", "memory", "hbm_bandwidth", "peak", "sms",
-                                    "gemm_efficiency", "memory_efficiency", "launch_overhead"}));
+      MapReader m,
+      MapReader::Open(ctx, node, path,
+                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
+                       "memory_efficiency", "launch_overhead", "sustained_factor"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -62,6 +63,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Number("gemm_efficiency", &g.gemm_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
+  PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   if (g.sms == 0) g.sms = 108;  // A100 SM count as the default tile-quantisation grid
   PARASIM_ASSIGN_OR_RETURN(MapReader p, MapReader::Open(ctx, m.Node("peak"), m.Path("peak"),
                                                         {"fp32", "tf32", "fp16", "bf16", "fp8"}));

@@ -25,6 +25,14 @@ StatusOr<Dtype> ParseDtype(std::string_view s);
 // Storage bytes per element (tf32 is stored as fp32).
 double DtypeBytes(Dtype d);
 
+// Kernels run slower inside a training step than benchmarked alone: clocks settle lower under
+// sustained power draw, communication kernels contend for SMs, L2 and HBM, and the host leaves
+// gaps between launches. One factor for every GPU scales the rates of all compute and
+// memory-bound kernels. Fitted by least squares (sum of squared relative errors) to Megatron-LM
+// SC21 Table 1, 10 runs on 32-3072 A100 (docs/MODEL.md: 0.805 -> 70, 0.815 -> 59, 0.825 -> 73
+// x 1e-4). A calibration profile may replace it (compute.sustained_factor).
+inline constexpr double kDefaultSustainedFactor = 0.815;
+
 struct GpuSpec {
   std::string id;
   std::string name;
@@ -35,6 +43,7 @@ struct GpuSpec {
   double gemm_efficiency = 0.8;    // best achieved fraction of peak for a large GEMM
   double memory_efficiency = 0.8;  // achieved fraction of HBM bandwidth, streaming
   Duration launch_overhead = Duration::Microseconds(4);
+  double sustained_factor = kDefaultSustainedFactor;  // in-step kernel rates vs alone
 
   FlopRate Peak(Dtype d) const { return peak[static_cast<int>(d)]; }
 };
@@ -57,10 +66,10 @@ struct ClusterSpec {
   FabricSpec inter;
   int nics_per_node = 0;  // 0 = gpus_per_node
   double oversubscription = 1.0;
-  int64_t pod_gpus = 0;      // 0 = the whole cluster is one full-bisection pod
-  std::string calibration;   // path of a fitted profile, "" when none
+  int64_t pod_gpus = 0;                 // 0 = the whole cluster is one full-bisection pod
+  std::string calibration;              // path of a fitted profile, "" when none
   std::vector<std::string> calibrated;  // values the profile replaced, for the report
-  double gpu_hour_cost = 0;  // optional price per GPU-hour for the cost objective
+  double gpu_hour_cost = 0;             // optional price per GPU-hour for the cost objective
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   int nics() const { return nics_per_node > 0 ? nics_per_node : gpus_per_node; }

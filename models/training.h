@@ -23,7 +23,9 @@ struct Training {
   Dtype grad_dtype = Dtype::kBf16;  // defaults to precision (16-byte rule)
   OptimizerKind optimizer = OptimizerKind::kAdam;
   RecomputeKind recompute = RecomputeKind::kNone;
-  AttentionKind attention = AttentionKind::kFlash;
+  // Materialised softmax (Megatron-LM's fused scale-mask-softmax, as in the published SC21 and
+  // Korthikanti 2022 runs) unless the stack uses FlashAttention (`attention: flash`).
+  AttentionKind attention = AttentionKind::kStandard;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
   int lora_rank = 16;

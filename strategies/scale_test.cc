@@ -54,7 +54,8 @@ TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does 
   for (const auto& m : seven.minimums) {
     CAPTURE(m.strategy);
     if (m.strategy == "DP") CHECK(m.gpus == 0);  // plain DP never helps memory
-    if (m.strategy == "ZeRO-3") CHECK(m.gpus == 2);
+    // 108 GB of states over N GPUs plus 4096-token activations (materialised attention).
+    if (m.strategy == "ZeRO-3") CHECK((m.gpus == 2 || m.gpus == 4));
   }
   // GPT-3 175B: 16+ bytes per parameter needs dozens of GPUs under any strategy.
   Advice big = Advise(Load("scenarios/gpt3-175b-1024-a100.yaml"), 0);

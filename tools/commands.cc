@@ -21,6 +21,7 @@
 #include "strategies/scale.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
+#include "strategies/validate.h"
 
 namespace parasim {
 namespace {
@@ -399,6 +400,50 @@ Status ScaleCommand(const CommonOptions& opt) {
                m.gpus > 0 ? fmt::format("{:>6} GPUs  ({})", m.gpus, m.layout)
                           : std::string("  never (it replicates what does not fit)"));
   }
+  return Status::Ok();
+}
+
+Status ValidateCommand(const CommonOptions& opt) {
+  SweepOptions so;
+  so.jobs =
+      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.max_layouts = opt.max_layouts;
+  PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(opt.file, opt.sets, so));
+  if (opt.json) {
+    Json cases = Json::Array();
+    for (const auto& c : r.cases) {
+      Json o = Json::Object();
+      o.Set("name", c.name).Set("predicted_s", c.predicted_s).Set("measured_s", c.measured_s);
+      o.Set("error", c.error).Set("layout", c.layout);
+      cases.Push(o);
+    }
+    Json j = Json::Object();
+    j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
+    j.Set("max_abs_error", r.max_abs_error);
+    fmt::print("{}\n", j.Dump());
+    return Status::Ok();
+  }
+  if (opt.markdown) {
+    fmt::print("Source: {}\n\n", r.source);
+    fmt::print("| case | predicted | measured | error | layout predicted |\n");
+    fmt::print("| --- | ---: | ---: | ---: | --- |\n");
+    for (const auto& c : r.cases) {
+      fmt::print("| {} | {:.3f} s | {:.3f} s | {:+.1f}% | {} |\n", c.name, c.predicted_s,
+                 c.measured_s, 100 * c.error, c.layout);
+    }
+    fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases.\n", 100 * r.mape,
+               100 * r.max_abs_error, r.cases.size());
+    return Status::Ok();
+  }
+  fmt::print("{}\n{}\n\n", opt.file, r.source);
+  fmt::print("{:<24} {:>12} {:>12} {:>8}  {}\n", "case", "predicted", "measured", "error",
+             "layout (best of the case's sweep)");
+  for (const auto& c : r.cases) {
+    fmt::print("{:<24} {:>12} {:>12} {:>+7.1f}%  {}\n", c.name, Seconds(c.predicted_s),
+               Seconds(c.measured_s), 100 * c.error, c.layout);
+  }
+  fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases\n", 100 * r.mape,
+             100 * r.max_abs_error, r.cases.size());
   return Status::Ok();
 }
 

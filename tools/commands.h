@@ -23,6 +23,7 @@ struct CommonOptions {
   int64_t max_layouts = 10'000'000;
   std::vector<int64_t> gpus;  // scale: GPU counts
   bool weak = false;          // scale: fixed per-GPU batch
+  bool markdown = false;      // validate: a Markdown table for docs/MODEL.md
 };
 
 Status RunCommand(const CommonOptions& opt);
@@ -32,5 +33,6 @@ Status SweepCommand(const CommonOptions& opt);
 // "8,16,64" or "8,16,...,4096" (the progression of the first two, up to the last); "" = none.
 StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text);
 Status ScaleCommand(const CommonOptions& opt);
+Status ValidateCommand(const CommonOptions& opt);
 
 }  // namespace parasim

@@ -66,6 +66,11 @@ int main(int argc, char** argv) {
                     "up to the scenario's cluster");
   scale->add_flag("--weak", opt.weak, "keep the batch per GPU instead of the global batch");
   scale->add_option("--jobs", opt.jobs, "worker threads (default: all cores)");
+  auto* validate = app.add_subcommand(
+      "validate", "predict every case of a validation file and compare with the measurements");
+  common(validate, true, "validation YAML file (SCENARIO.md \"Validation file\")");
+  validate->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
+  validate->add_flag("--markdown", opt.markdown, "print the table as Markdown (docs/MODEL.md)");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -81,6 +86,7 @@ int main(int argc, char** argv) {
     if (memory->parsed()) st = parasim::MemoryCommand(opt);
     if (catalog->parsed()) st = parasim::CatalogCommand(opt);
     if (sweep->parsed()) st = parasim::SweepCommand(opt);
+    if (validate->parsed()) st = parasim::ValidateCommand(opt);
     if (scale->parsed()) {
       auto counts = parasim::ParseGpuList(gpus_text);
       st = counts.ok() ? (opt.gpus = *counts, parasim::ScaleCommand(opt)) : counts.status();

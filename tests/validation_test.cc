@@ -1,0 +1,84 @@
+// Fidelity: `parasim validate` on the published Megatron-LM SC21 Table 1 meets the targets (MAPE
+// at most 5%, no case worse than 10%), the repository's copy of the validation file is identical
+// to the project's shared one when ../shared exists, and docs/MODEL.md shows the current table.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "tests/cli_runner.h"
+
+namespace parasim {
+namespace {
+
+using testing::Runfile;
+using testing::RunParasim;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+double Field(const std::string& json, const std::string& key) {
+  auto at = json.rfind("\"" + key + "\":");
+  REQUIRE(at != std::string::npos);
+  return std::stod(json.substr(at + key.size() + 3));
+}
+
+void CheckTargets(const std::string& file) {
+  CAPTURE(file);
+  auto r = RunParasim("validate --json --jobs 2 " + file);
+  REQUIRE(r.exit_code == 0);
+  CHECK(Field(r.out, "mape") <= 0.05);
+  CHECK(Field(r.out, "max_abs_error") <= 0.10);
+  CHECK(r.out.find("\"gpt-1008.0b-3072gpu\"") != std::string::npos);
+}
+
+TEST_CASE("Megatron-LM SC21 Table 1: MAPE at most 5%, no case worse than 10%") {
+  CheckTargets(Runfile("tests/validation/megatron-sc21-table1.yaml"));
+}
+
+TEST_CASE("the copied validation files are identical to ../shared/validation when it exists") {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  REQUIRE(srcdir != nullptr);
+  const std::filesystem::path shared = std::filesystem::path(srcdir) / "shared_validation";
+  int compared = 0;
+  if (std::filesystem::exists(shared)) {
+    for (const auto& entry : std::filesystem::directory_iterator(shared)) {
+      if (entry.path().extension() != ".yaml") continue;
+      const std::string name = entry.path().filename().string();
+      CAPTURE(name);
+      const std::string copy = Runfile("tests/validation/" + name);
+      REQUIRE(std::filesystem::exists(copy));
+      CHECK(Slurp(copy) == Slurp(entry.path().string()));
+      CheckTargets(entry.path().string());
+      ++compared;
+    }
+  }
+  MESSAGE("compared " << compared << " shared validation files (0 in a clone without ../shared)");
+}
+
+TEST_CASE("docs/MODEL.md holds the table `parasim validate --markdown` prints now") {
+  auto r = RunParasim("validate --markdown --jobs 2 " +
+                      Runfile("tests/validation/megatron-sc21-table1.yaml"));
+  REQUIRE(r.exit_code == 0);
+  const std::string doc = Slurp(Runfile("docs/MODEL.md"));
+  CHECK_MESSAGE(doc.find(r.out) != std::string::npos,
+                "docs/MODEL.md is stale: run tools/regen_model_doc.sh");
+}
+
+TEST_CASE("a bad validation file is bad input with file:line:col") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string f = dir + "/bad_validation.yaml";
+  std::ofstream(f) << "source: x\ncases:\n  - name: a\n    scenario: {}\n    measured: {step_time: "
+                      "fast}\n";
+  auto r = RunParasim("validate " + f);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(f + ":5:") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
