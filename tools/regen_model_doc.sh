@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Regenerates the validation table of docs/MODEL.md from `parasim validate --markdown`.
+# Regenerates the validation tables of docs/MODEL.md from `parasim validate --markdown`: the
+# table of tests/validation/NAME.yaml goes between <!-- validation:NAME:begin --> and
+# <!-- validation:NAME:end -->.
 # Usage: tools/regen_model_doc.sh   (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/bazel build //tools:parasim >/dev/null
-table="$(bazel-bin/tools/parasim validate tests/validation/megatron-sc21-table1.yaml --markdown)"
+tools/bazel build //tools:parasim >/dev/null 2>&1
 doc=docs/MODEL.md
-tmp="$(mktemp "$doc.XXXXXX")"
-awk -v table="$table" '
-  /<!-- validation:begin -->/ { print; print table; skip = 1; next }
-  /<!-- validation:end -->/ { skip = 0 }
-  !skip { print }
-' "$doc" >"$tmp"
-mv "$tmp" "$doc"
+for file in tests/validation/*.yaml; do
+  name="$(basename "$file" .yaml)"
+  grep -q "<!-- validation:$name:begin -->" "$doc" || continue
+  table="$(bazel-bin/tools/parasim validate "$file" --markdown)"
+  tmp="$(mktemp "$doc.XXXXXX")"
+  awk -v table="$table" -v begin="<!-- validation:$name:begin -->" \
+      -v end="<!-- validation:$name:end -->" '
+    $0 == begin { print; print table; skip = 1; next }
+    $0 == end { skip = 0 }
+    !skip { print }
+  ' "$doc" >"$tmp"
+  mv "$tmp" "$doc"
+done
 echo "updated $doc"
