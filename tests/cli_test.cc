@@ -140,6 +140,51 @@ TEST_CASE("scale and advice work on every example scenario") {
         2);
 }
 
+TEST_CASE("fit: nccl-tests logs into a calibration profile that a scenario can use") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string prof = dir + "/h100.yaml";
+  auto r = RunParasim("fit " + Runfile("hardware/testdata/all_reduce_perf_8gpu.log") + " " +
+                      Runfile("hardware/testdata/all_gather_perf_2node.log") +
+                      " --gpu h100-sxm5-80gb --out " + prof);
+  REQUIRE(r.exit_code == 0);
+  for (const char* t : {"R^2", "MAPE", "worst", "collectives nvlink4-h100", "efficiency"}) {
+    CAPTURE(t);
+    CHECK(r.out.find(t) != std::string::npos);
+  }
+  // The profile plugs into a scenario.
+  const std::string scen = dir + "/calibrated.yaml";
+  std::ofstream(scen) << "cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 8, intra_node: "
+                         "nvlink4-h100, calibration: h100.yaml}\nmodel: llama3-8b\ntraining: "
+                         "{seq_len: 4096, global_batch: 8}\nparallelism: {tp: 8, pp: 1, dp: 1}\n";
+  auto run = RunParasim("run " + scen);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("nvlink4-h100 efficiency") != std::string::npos);
+  CHECK(RunParasim("fit " + Runfile("hardware/testdata/all_reduce_perf_8gpu.log") +
+                   " --gpu no-such-gpu")
+            .exit_code == 2);
+  CHECK(RunParasim("fit /no/such/log").exit_code == 2);
+}
+
+TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string fake = dir + "/fake-calibrate.sh";
+  // A stand-in for tools/calibrate: records its arguments, refuses like it does without a GPU.
+  std::ofstream(fake) << "#!/bin/sh\necho \"$@\" > " << dir
+                      << "/args.txt\necho 'parasim-calibrate: no usable CUDA GPU' >&2\nexit 2\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  setenv("PARASIM_CALIBRATE", fake.c_str(), 1);
+  auto r = RunParasim("calibrate --quick --out " + dir + "/m.yaml --scenario " +
+                      Runfile("scenarios/llama3-70b-64-h100.yaml"));
+  unsetenv("PARASIM_CALIBRATE");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("no usable CUDA GPU") != std::string::npos);
+  std::ifstream in(dir + "/args.txt");
+  std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(args.find("--quick") != std::string::npos);
+  // The scenario's TP-split GEMMs: Llama 3 70B QKV on TP8 is 8192 tokens x 8192 x 1280.
+  CHECK(args.find("8192x1280x8192") != std::string::npos);
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);

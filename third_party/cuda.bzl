@@ -17,7 +17,7 @@ def _cuda_configure_impl(ctx):
 package(default_visibility = ["//visibility:public"])
 cc_library(
     name = "cuda",
-    hdrs = glob(["cuda/include/**/*.h", "cuda/include/**/*.hpp"]),
+    hdrs = glob(["cuda/include/**"], exclude = ["cuda/include/**/*.txt"]),
     includes = ["cuda/include"],
     linkopts = ["-L%s/lib64", "-Wl,-rpath,%s/lib64", "-lcublasLt", "-lcublas", "-lnccl", "-lcudart"],
 )

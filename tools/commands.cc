@@ -2,14 +2,20 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 
+#include "hardware/fit.h"
+#include "hardware/measurements.h"
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
 #include "sim/io.h"
@@ -445,6 +451,136 @@ Status ValidateCommand(const CommonOptions& opt) {
   fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases\n", 100 * r.mape,
              100 * r.max_abs_error, r.cases.size());
   return Status::Ok();
+}
+
+Status FitCommand(const CommonOptions& opt) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  std::vector<Measurements> ms;
+  for (const auto& f : opt.inputs) {
+    PARASIM_ASSIGN_OR_RETURN(Measurements m, LoadMeasurements(f));
+    ms.push_back(std::move(m));
+  }
+  std::string gpu_id = opt.gpu;
+  for (const auto& m : ms) {
+    if (gpu_id.empty()) gpu_id = m.gpu;
+  }
+  if (gpu_id.empty()) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: which GPU was measured? pass --gpu ID (one of: {})",
+                    opt.inputs.front(), fmt::join(cat.hardware.GpuIds(), ", ")));
+  }
+  const GpuSpec* gpu = cat.hardware.FindGpu(gpu_id);
+  if (!gpu) {
+    return InvalidArgument(fmt::format("--gpu={}:1:7: error: unknown GPU '{}'; expected one of: {}",
+                                       gpu_id, gpu_id, fmt::join(cat.hardware.GpuIds(), ", ")));
+  }
+  // The fabrics measured: given, or the usual ones for this GPU's servers (DGX/HGX).
+  const bool a100 = gpu_id.rfind("a100", 0) == 0;
+  const bool h800 = gpu_id.rfind("h800", 0) == 0;
+  std::string intra = !opt.intra.empty() ? opt.intra
+                      : a100             ? "nvlink3-a100"
+                      : h800             ? "nvlink-h800"
+                                         : "nvlink4-h100";
+  std::string inter = !opt.inter.empty() ? opt.inter : a100 ? "ib-hdr-200g" : "ib-ndr-400g";
+  ClusterSpec c;
+  c.gpu = *gpu;
+  for (auto [id, spec, flag] :
+       {std::tuple{intra, &c.intra, "--intra"}, {inter, &c.inter, "--inter"}}) {
+    const FabricSpec* f = cat.hardware.FindFabric(id);
+    if (!f) {
+      return InvalidArgument(
+          fmt::format("{}={}:1:{}: error: unknown fabric '{}'; expected one of: {}", flag, id,
+                      std::string(flag).size() + 2, id, fmt::join(cat.hardware.FabricIds(), ", ")));
+    }
+    *spec = *f;
+  }
+  c.gpus_per_node = 8;
+  PARASIM_ASSIGN_OR_RETURN(FitResult r, FitMeasurements(ms, c));
+  const std::string text = FormatCalibrationProfile(r.profile);
+  if (!opt.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out, text));
+  if (opt.json) {
+    Json fams = Json::Array();
+    for (const auto& f : r.families) {
+      Json o = Json::Object();
+      o.Set("family", f.family).Set("points", f.points).Set("r2", f.r2).Set("mape", f.mape);
+      o.Set("worst", f.worst).Set("worst_error", f.worst_error).Set("fitted", f.fitted);
+      fams.Push(o);
+    }
+    Json j = Json::Object();
+    j.Set("gpu", gpu_id).Set("families", fams).Set("profile", text);
+    if (!opt.out.empty()) j.Set("out", opt.out);
+    fmt::print("{}\n", j.Dump());
+    return Status::Ok();
+  }
+  fmt::print("fit for {} over {} file(s); fabrics {} and {}\n\n", gpu_id, ms.size(), intra, inter);
+  fmt::print("{:<30} {:>6} {:>8} {:>7} {:>9}  {}\n", "family", "points", "R^2", "MAPE", "worst",
+             "fitted");
+  for (const auto& f : r.families) {
+    fmt::print("{:<30} {:>6} {:>8.4f} {:>6.2f}% {:>+8.1f}%  {}  (worst: {})\n", f.family, f.points,
+               f.r2, 100 * f.mape, 100 * f.worst_error, f.fitted, f.worst);
+  }
+  for (const auto& sk : r.skipped) fmt::print("skipped: {}\n", sk);
+  fmt::print("\n{}", text);
+  if (!opt.out.empty()) {
+    fmt::print("\nwrote {}; use it with `cluster: {{calibration: {}}}` in a scenario\n", opt.out,
+               opt.out);
+  }
+  return Status::Ok();
+}
+
+Status CalibrateCommand(const CommonOptions& opt, const std::string& self) {
+  // The program: $PARASIM_CALIBRATE, beside this binary (bazel-bin/tools/calibrate/), or PATH.
+  std::string prog;
+  if (const char* env = std::getenv("PARASIM_CALIBRATE")) prog = env;
+  if (prog.empty()) {
+    std::error_code ec;
+    std::filesystem::path me = std::filesystem::canonical("/proc/self/exe", ec);
+    if (ec) me = self;
+    for (auto cand : {me.parent_path() / "calibrate" / "parasim-calibrate",
+                      me.parent_path() / "parasim-calibrate"}) {
+      if (std::filesystem::exists(cand)) {
+        prog = cand.string();
+        break;
+      }
+    }
+  }
+  if (prog.empty()) {
+    return InvalidArgument(
+        "calibrate:1:1: error: the calibration program is not built (it needs the CUDA toolkit at "
+        "build time): run `tools/bazel build //tools/calibrate:parasim-calibrate` on a machine "
+        "with /usr/local/cuda, or set PARASIM_CALIBRATE to its path");
+  }
+  std::string shapes;
+  if (!opt.scenario.empty()) {
+    PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+    PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.scenario, opt.sets, cat));
+    const ModelGraph g = BuildModelGraph(s.model, RankShape(s.training, s.layout));
+    std::set<std::string> seen;
+    for (const Block* b : {&g.embedding, &g.dense, &g.moe, &g.head}) {
+      for (size_t i = 0; i < b->size(); ++i) {
+        const Op& op = b->op(i);
+        if (op.kind != OpKind::kGemm) continue;
+        // Forward (m x n x k) and the two backward GEMMs the step runs.
+        for (auto [m, n, k] : {std::tuple{op.m * op.batch, op.n, op.k},
+                               {op.m * op.batch, op.k, op.n},
+                               {op.k, op.n, op.m * op.batch}}) {
+          std::string sh = fmt::format("{}x{}x{}", m, n, k);
+          if (seen.insert(sh).second) shapes += (shapes.empty() ? "" : ",") + sh;
+        }
+      }
+    }
+  }
+  std::string cmd =
+      fmt::format("'{}' --out '{}'", prog, opt.out.empty() ? "measurements.yaml" : opt.out);
+  if (!shapes.empty()) cmd += " --shapes " + shapes;
+  if (opt.quick) cmd += " --quick";
+  std::fflush(stdout);
+  const int rc = std::system(cmd.c_str());
+  const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+  if (code == 0) return Status::Ok();
+  Status st = code == 2 ? InvalidArgument("calibrate: the calibration program refused (see above)")
+                        : Internal("calibrate: the calibration program failed (see above)");
+  return st;
 }
 
 Status RunCommand(const CommonOptions& opt) {

@@ -24,6 +24,11 @@ struct CommonOptions {
   std::vector<int64_t> gpus;  // scale: GPU counts
   bool weak = false;          // scale: fixed per-GPU batch
   bool markdown = false;      // validate: a Markdown table for docs/MODEL.md
+  // fit / calibrate
+  std::vector<std::string> inputs;  // measurement files and nccl-tests logs
+  std::string gpu, intra, inter;
+  std::string scenario;  // calibrate: add this scenario's GEMM shapes
+  bool quick = false;
 };
 
 Status RunCommand(const CommonOptions& opt);
@@ -34,5 +39,8 @@ Status SweepCommand(const CommonOptions& opt);
 StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text);
 Status ScaleCommand(const CommonOptions& opt);
 Status ValidateCommand(const CommonOptions& opt);
+Status FitCommand(const CommonOptions& opt);
+// Runs the calibration program (tools/calibrate); `self` is argv[0], to find it beside parasim.
+Status CalibrateCommand(const CommonOptions& opt, const std::string& self);
 
 }  // namespace parasim

@@ -71,6 +71,21 @@ int main(int argc, char** argv) {
   common(validate, true, "validation YAML file (SCENARIO.md \"Validation file\")");
   validate->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
   validate->add_flag("--markdown", opt.markdown, "print the table as Markdown (docs/MODEL.md)");
+  auto* fit = app.add_subcommand(
+      "fit", "fit the cost model to measurements (parasim calibrate output or nccl-tests logs)");
+  fit->add_option("measurements", opt.inputs, "measurement files and nccl-tests logs")->required();
+  fit->add_option("--gpu", opt.gpu, "catalog id of the GPU measured (default: from the files)");
+  fit->add_option("--intra", opt.intra, "intra-node fabric measured (default: the GPU's NVLink)");
+  fit->add_option("--inter", opt.inter, "inter-node fabric measured (default: the GPU's IB)");
+  fit->add_option("--out", opt.out, "write the calibration profile here");
+  fit->add_option("--set", opt.sets, "unused; accepted for uniformity");
+  fit->add_flag("--json", opt.json, "machine-readable output on stdout");
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "measure this node's GPUs (CUDA, cuBLASLt, NCCL) into a measurements file");
+  calibrate->add_option("--out", opt.out, "measurements file to write (default measurements.yaml)");
+  calibrate->add_option("--scenario", opt.scenario, "also time the GEMM shapes of this scenario");
+  calibrate->add_option("--set", opt.sets, "override a key of --scenario");
+  calibrate->add_flag("--quick", opt.quick, "fewer shapes, sizes and repetitions");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -87,6 +102,8 @@ int main(int argc, char** argv) {
     if (catalog->parsed()) st = parasim::CatalogCommand(opt);
     if (sweep->parsed()) st = parasim::SweepCommand(opt);
     if (validate->parsed()) st = parasim::ValidateCommand(opt);
+    if (fit->parsed()) st = parasim::FitCommand(opt);
+    if (calibrate->parsed()) st = parasim::CalibrateCommand(opt, argv[0]);
     if (scale->parsed()) {
       auto counts = parasim::ParseGpuList(gpus_text);
       st = counts.ok() ? (opt.gpus = *counts, parasim::ScaleCommand(opt)) : counts.status();

@@ -1,0 +1,265 @@
+#include "hardware/measurements.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "sim/io.h"
+#include "sim/parse_units.h"
+#include "sim/yaml_reader.h"
+
+namespace parasim {
+
+std::string_view CollectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kAllToAll:
+      return "alltoall";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kSendRecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+
+StatusOr<Collective> ParseCollective(std::string_view s) {
+  for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather,
+                       Collective::kAllToAll, Collective::kBroadcast, Collective::kSendRecv}) {
+    if (s == CollectiveName(c)) return c;
+  }
+  return InvalidArgument(fmt::format(
+      "unknown collective '{}'; expected all_reduce, reduce_scatter, all_gather, alltoall, "
+      "broadcast or sendrecv",
+      std::string(s)));
+}
+
+StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file) {
+  YamlContext ctx{file, {}};
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader top, MapReader::Open(ctx, root, "",
+                                     {"gpu", "device", "driver", "date", "launch", "gemm", "memory",
+                                      "collectives"}));
+  Measurements m;
+  m.file = file;
+  PARASIM_RETURN_IF_ERROR(top.String("gpu", &m.gpu));
+  PARASIM_RETURN_IF_ERROR(top.String("device", &m.device));
+  PARASIM_RETURN_IF_ERROR(top.String("driver", &m.driver));
+  PARASIM_RETURN_IF_ERROR(top.String("date", &m.date));
+  PARASIM_RETURN_IF_ERROR(top.Time("launch", &m.launch));
+  auto list = [&](const char* key, auto row) -> Status {
+    if (!top.Has(key)) return Status::Ok();
+    const YAML::Node n = top.Node(key);
+    if (!n.IsSequence()) return ctx.ErrorAt(n, key, "expected a list of measurements");
+    for (size_t i = 0; i < n.size(); ++i) {
+      PARASIM_RETURN_IF_ERROR(row(n[i], fmt::format("{}[{}]", key, i)));
+    }
+    return Status::Ok();
+  };
+  auto positive = [](const MapReader& r, const char* key, Duration d) -> Status {
+    if (d <= Duration::Zero()) return r.Error(key, "a measured time must be positive");
+    return Status::Ok();
+  };
+  PARASIM_RETURN_IF_ERROR(list("gemm", [&](const YAML::Node& n, const std::string& path) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader r, MapReader::Open(ctx, n, path, {"dtype", "m", "n", "k", "time", "spread"}));
+    GemmPoint p;
+    for (auto k : {"m", "n", "k", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+    std::string dt = "bf16";
+    PARASIM_RETURN_IF_ERROR(r.Enum("dtype", &dt, {"fp32", "tf32", "fp16", "bf16", "fp8"}));
+    p.dtype = *ParseDtype(dt);
+    PARASIM_RETURN_IF_ERROR(r.Int("m", &p.m, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Int("n", &p.n, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Int("k", &p.k, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
+    if (r.Has("spread")) {
+      PARASIM_ASSIGN_OR_RETURN(std::string sp, ReadScalar(ctx, r.Node("spread"), path + ".spread"));
+      if (!sp.empty() && sp.back() == '%') sp.pop_back();
+      try {
+        p.spread = std::stod(sp) / 100;
+      } catch (const std::exception&) {
+        return r.Error("spread", "expected a percentage such as 0.4%");
+      }
+    }
+    m.gemm.push_back(p);
+    return Status::Ok();
+  }));
+  PARASIM_RETURN_IF_ERROR(list("memory", [&](const YAML::Node& n, const std::string& path) {
+    PARASIM_ASSIGN_OR_RETURN(MapReader r,
+                             MapReader::Open(ctx, n, path, {"kernel", "bytes", "time"}));
+    MemoryPoint p;
+    for (auto k : {"kernel", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+    PARASIM_RETURN_IF_ERROR(r.String("kernel", &p.kernel));
+    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
+    m.memory.push_back(p);
+    return Status::Ok();
+  }));
+  PARASIM_RETURN_IF_ERROR(list("collectives", [&](const YAML::Node& n, const std::string& path) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader r,
+        MapReader::Open(ctx, n, path, {"op", "fabric", "ranks", "per_node", "bytes", "time"}));
+    CollectivePoint p;
+    for (auto k : {"op", "ranks", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+    std::string op;
+    PARASIM_RETURN_IF_ERROR(r.Enum(
+        "op", &op,
+        {"all_reduce", "reduce_scatter", "all_gather", "alltoall", "broadcast", "sendrecv"}));
+    p.op = *ParseCollective(op);
+    PARASIM_RETURN_IF_ERROR(r.String("fabric", &p.fabric));
+    PARASIM_RETURN_IF_ERROR(r.Int("ranks", &p.ranks, 1, int64_t{1} << 24));
+    p.per_node = p.ranks;
+    PARASIM_RETURN_IF_ERROR(r.Int("per_node", &p.per_node, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
+    m.collectives.push_back(p);
+    return Status::Ok();
+  }));
+  return m;
+}
+
+std::string FormatMeasurements(const Measurements& m) {
+  std::string out = "# parasim measurements (hardware/measurements.h)\n";
+  if (!m.gpu.empty()) out += fmt::format("gpu: {}\n", m.gpu);
+  if (!m.device.empty()) out += fmt::format("device: \"{}\"\n", m.device);
+  if (!m.driver.empty()) out += fmt::format("driver: \"{}\"\n", m.driver);
+  if (!m.date.empty()) out += fmt::format("date: \"{}\"\n", m.date);
+  if (m.launch > Duration::Zero())
+    out += fmt::format("launch: {:.6g}us\n", m.launch.microseconds());
+  if (!m.gemm.empty()) out += "gemm:\n";
+  for (const auto& g : m.gemm) {
+    out += fmt::format("  - {{dtype: {}, m: {}, n: {}, k: {}, time: {:.9g}us, spread: {:.3g}%}}\n",
+                       DtypeName(g.dtype), g.m, g.n, g.k, g.time.microseconds(), 100 * g.spread);
+  }
+  if (!m.memory.empty()) out += "memory:\n";
+  for (const auto& p : m.memory) {
+    out += fmt::format("  - {{kernel: {}, bytes: {:.0f}B, time: {:.9g}us}}\n", p.kernel,
+                       p.bytes.bytes(), p.time.microseconds());
+  }
+  if (!m.collectives.empty()) out += "collectives:\n";
+  for (const auto& c : m.collectives) {
+    out +=
+        fmt::format("  - {{op: {}, {}ranks: {}, per_node: {}, bytes: {:.0f}B, time: {:.9g}us}}\n",
+                    CollectiveName(c.op),
+                    c.fabric.empty() ? std::string() : fmt::format("fabric: {}, ", c.fabric),
+                    c.ranks, c.per_node, c.bytes.bytes(), c.time.microseconds());
+  }
+  return out;
+}
+
+StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file) {
+  Measurements m;
+  m.file = file;
+  std::string op_name;
+  std::map<std::string, int64_t> ranks_per_host;
+  int64_t ranks = 0;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::vector<std::pair<int, std::vector<std::string>>> rows;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.rfind("#", 0) == 0) {
+      const auto start = line.find("Collective test starting:");
+      if (start != std::string::npos) {
+        std::istringstream w(line.substr(start + 25));
+        w >> op_name;
+      }
+      // "#  Rank  0 Group  0 Pid 1234 on hostname device  0 [0x07] NVIDIA H100 80GB HBM3"
+      std::istringstream w(line.substr(1));
+      std::string tok;
+      w >> tok;
+      if (tok == "Rank") {
+        std::vector<std::string> t;
+        while (w >> tok) t.push_back(tok);
+        auto on = std::find(t.begin(), t.end(), "on");
+        if (on != t.end() && on + 1 != t.end()) {
+          ++ranks_per_host[*(on + 1)];
+          ++ranks;
+          auto br = std::find_if(t.begin(), t.end(),
+                                 [](const std::string& s) { return !s.empty() && s[0] == '['; });
+          if (m.device.empty() && br != t.end()) {
+            for (auto it = br + 1; it != t.end(); ++it) {
+              m.device += (m.device.empty() ? "" : " ") + *it;
+            }
+          }
+        }
+      }
+      continue;
+    }
+    std::istringstream w(line);
+    std::vector<std::string> t;
+    std::string tok;
+    while (w >> tok) t.push_back(tok);
+    if (t.size() >= 11 && std::all_of(t[0].begin(), t[0].end(), ::isdigit)) {
+      rows.push_back({line_no, t});
+    }
+  }
+  if (op_name.empty()) {
+    // From the file name: all_reduce_perf.log, alltoall_perf-8gpu.txt, ...
+    const std::string base = file.substr(file.find_last_of('/') + 1);
+    const auto perf = base.find("_perf");
+    if (perf != std::string::npos) op_name = base.substr(0, perf);
+  }
+  if (op_name.size() > 5 && op_name.substr(op_name.size() - 5) == "_perf") {
+    op_name.resize(op_name.size() - 5);
+  }
+  StatusOr<Collective> op = ParseCollective(op_name);
+  if (!op.ok()) {
+    return InvalidArgument(fmt::format(
+        "{}:1:1: error: cannot tell which nccl-tests program wrote this log (no \"Collective "
+        "test starting\" line and no X_perf in the file name); expected all_reduce_perf, "
+        "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf",
+        file));
+  }
+  if (rows.empty()) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: no result rows (size count type ... time algbw busbw) in this "
+                    "nccl-tests log",
+                    file));
+  }
+  if (ranks == 0) ranks = 1;
+  int64_t per_node = 0;
+  for (const auto& [host, n] : ranks_per_host) per_node = std::max(per_node, n);
+  if (per_node == 0) per_node = ranks;
+  for (const auto& [ln, t] : rows) {
+    // The last eight columns are out-of-place and in-place (time algbw busbw #wrong).
+    const std::string& time_us = t[t.size() - 8];
+    CollectivePoint p;
+    p.op = *op;
+    p.ranks = ranks;
+    p.per_node = per_node;
+    try {
+      p.bytes = Bytes(std::stod(t[0]));
+      p.time = Duration::Microseconds(std::stod(time_us));
+    } catch (const std::exception&) {
+      return InvalidArgument(fmt::format("{}:{}:1: error: cannot read size '{}' and time '{}'",
+                                         file, ln, t[0], time_us));
+    }
+    if (p.time <= Duration::Zero() || p.bytes.bytes() <= 0) continue;
+    m.collectives.push_back(p);
+  }
+  return m;
+}
+
+StatusOr<Measurements> LoadMeasurements(const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  if (text.find("nThread") != std::string::npos || text.find("nccl-tests") != std::string::npos ||
+      text.find("Collective test starting") != std::string::npos) {
+    return ParseNcclTestsLog(text, path);
+  }
+  return ParseMeasurements(text, path);
+}
+
+}  // namespace parasim

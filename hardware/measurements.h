@@ -1,0 +1,78 @@
+// Calibration measurements: what `parasim calibrate` (tools/calibrate) measures on a GPU, or
+// what nccl-tests logs report, as input to `parasim fit`.
+//
+// File format (YAML; times are medians of repeated timed runs, with CUDA events):
+//   # parasim measurements
+//   gpu: h100-sxm5-80gb                  # catalog id of the GPU measured
+//   device: "NVIDIA H100 80GB HBM3"      # as the driver names it
+//   driver: "550.54.15"
+//   date: "2026-11-22"
+//   launch: 4.1us                         # empty-kernel launch to completion
+//   gemm:                                 # cuBLASLt, one row per shape
+//     - {dtype: bf16, m: 8192, n: 8192, k: 8192, time: 1.39ms, spread: 0.4%}
+//   memory:                               # streaming kernels: bytes read + written
+//     - {kernel: copy, bytes: 4GiB, time: 1.48ms}
+//   collectives:                          # NCCL, out-of-place
+//     - {op: all_reduce, fabric: nvlink4-h100, ranks: 8, per_node: 8, bytes: 1GiB, time: 5.4ms}
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/cost_model.h"
+#include "hardware/spec.h"
+#include "sim/status.h"
+#include "sim/units.h"
+
+namespace parasim {
+
+struct GemmPoint {
+  Dtype dtype = Dtype::kBf16;
+  int64_t m = 0, n = 0, k = 0;
+  Duration time;
+  double spread = 0;  // (max - min) / median of the timed runs
+};
+
+struct MemoryPoint {
+  std::string kernel;  // copy, triad, elementwise, softmax, layernorm
+  Bytes bytes;         // bytes read plus written
+  Duration time;
+};
+
+struct CollectivePoint {
+  Collective op = Collective::kAllReduce;
+  std::string fabric;  // catalog id of the fabric it crossed ("" = decided by the fit)
+  int64_t ranks = 0;
+  int64_t per_node = 0;
+  Bytes bytes;  // the NCCL "size" of the buffer
+  Duration time;
+};
+
+struct Measurements {
+  std::string file;
+  std::string gpu;  // catalog id
+  std::string device;
+  std::string driver;
+  std::string date;
+  Duration launch;  // zero when not measured
+  std::vector<GemmPoint> gemm;
+  std::vector<MemoryPoint> memory;
+  std::vector<CollectivePoint> collectives;
+};
+
+std::string_view CollectiveName(Collective c);  // all_reduce, all_gather, ...
+StatusOr<Collective> ParseCollective(std::string_view s);
+
+StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file);
+std::string FormatMeasurements(const Measurements& m);
+// Reads a measurements file or an nccl-tests log (all_reduce_perf, all_gather_perf,
+// reduce_scatter_perf, alltoall_perf, sendrecv_perf output), told apart by content.
+StatusOr<Measurements> LoadMeasurements(const std::string& path);
+
+// Parses nccl-tests output: the operation from "Collective test starting: X_perf" or the file
+// name, ranks and ranks per host from the "Rank N ... on HOST device" lines, and the out-of-place
+// time of every size row.
+StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file);
+
+}  // namespace parasim
