@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -28,6 +29,7 @@
 #include "strategies/step.h"
 #include "strategies/sweep.h"
 #include "strategies/validate.h"
+#include "tools/report.h"
 
 namespace parasim {
 namespace {
@@ -610,11 +612,50 @@ Status RunCommand(const CommonOptions& opt) {
         WriteFileAtomic(opt.trace, sim::ChromeTraceJson(low.program, tl, TaskCatNames())));
     if (!opt.json) fmt::print(stderr, "wrote op-level trace {} ({} tasks)\n", opt.trace, tr.tasks);
   }
+  if (!opt.svg.empty()) {
+    LoweredStep low;
+    sim::Timeline tl;
+    PARASIM_ASSIGN_OR_RETURN(StepReport sr,
+                             SimulateStep(s.model, s.training, s.layout, s.cluster, so, &low, &tl));
+    (void)sr;
+    PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.svg, TimelineSvg(low, tl)));
+    if (!opt.json) fmt::print(stderr, "wrote pipeline timeline {}\n", opt.svg);
+  }
   if (opt.json) {
     fmt::print("{}\n", RunJson(s, r).Dump());
     return Status::Ok();
   }
   PrintRun(s, r);
+  return Status::Ok();
+}
+
+Status ReportCommand(const CommonOptions& opt) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  std::optional<SweepOutcome> sweep;
+  if (s.sweep) {
+    SweepOptions so;
+    so.jobs = opt.jobs > 0 ? opt.jobs
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, so));
+  }
+  StepOptions o;
+  o.record_memory = true;
+  LoweredStep low;
+  sim::Timeline tl;
+  PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                           SimulateStep(s.model, s.training, s.layout, s.cluster, o, &low, &tl));
+  MemoryReport mem = EstimateMemory(s.model, s.training, s.layout, s.cluster);
+  ReportInput in{&s, &r, &low, &tl, &mem, sweep ? &*sweep : nullptr};
+  const std::string out = opt.out.empty() ? "report.html" : opt.out;
+  PARASIM_RETURN_IF_ERROR(WriteFileAtomic(out, ReportHtml(in)));
+  if (opt.json) {
+    Json j = Json::Object();
+    j.Set("out", out).Set("step_time_s", r.step_time_s);
+    fmt::print("{}\n", j.Dump());
+  } else {
+    fmt::print("wrote {} (open it in a browser; self-contained, no network)\n", out);
+  }
   return Status::Ok();
 }
 

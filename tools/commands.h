@@ -16,6 +16,7 @@ struct CommonOptions {
   bool full = false;
   bool ops = false;  // replay at op granularity
   std::string trace;
+  std::string svg;  // run: the pipeline timeline as SVG
   // sweep / scale
   int jobs = 0;  // 0 = all cores
   std::string out;
@@ -40,6 +41,7 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text);
 Status ScaleCommand(const CommonOptions& opt);
 Status ValidateCommand(const CommonOptions& opt);
 Status FitCommand(const CommonOptions& opt);
+Status ReportCommand(const CommonOptions& opt);
 // Runs the calibration program (tools/calibrate); `self` is argv[0], to find it beside parasim.
 Status CalibrateCommand(const CommonOptions& opt, const std::string& self);
 

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
                 "print replay_ms (lowering + replay at sweep granularity) on stderr");
   run->add_flag("--full", opt.full, "replay every rank instead of one per pipeline stage");
   run->add_option("--trace", opt.trace, "write an op-level Chrome trace (Perfetto) to FILE");
+  run->add_option("--svg", opt.svg, "write the pipeline timeline of the step as SVG to FILE");
   run->add_flag("--ops", opt.ops,
                 "replay at op granularity (one task per op) instead of per micro-batch phase");
   auto* memory =
@@ -86,6 +87,11 @@ int main(int argc, char** argv) {
   calibrate->add_option("--scenario", opt.scenario, "also time the GEMM shapes of this scenario");
   calibrate->add_option("--set", opt.sets, "override a key of --scenario");
   calibrate->add_flag("--quick", opt.quick, "fewer shapes, sizes and repetitions");
+  auto* report = app.add_subcommand(
+      "report", "a self-contained HTML report: timeline, memory, where the time goes, sweep");
+  common(report, true, "scenario YAML file");
+  report->add_option("--out", opt.out, "HTML file to write (default report.html)");
+  report->add_option("--jobs", opt.jobs, "worker threads for the scenario's sweep, if any");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -103,6 +109,7 @@ int main(int argc, char** argv) {
     if (sweep->parsed()) st = parasim::SweepCommand(opt);
     if (validate->parsed()) st = parasim::ValidateCommand(opt);
     if (fit->parsed()) st = parasim::FitCommand(opt);
+    if (report->parsed()) st = parasim::ReportCommand(opt);
     if (calibrate->parsed()) st = parasim::CalibrateCommand(opt, argv[0]);
     if (scale->parsed()) {
       auto counts = parasim::ParseGpuList(gpus_text);

@@ -1,0 +1,154 @@
+// Pictures: `run --svg` writes well-formed SVG; `report` writes a self-contained HTML file whose
+// tags balance, that references nothing outside itself, and that headless Chromium renders to a
+// non-blank page without console errors.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/cli_runner.h"
+
+namespace parasim {
+namespace {
+
+using testing::Runfile;
+using testing::RunParasim;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Checks that elements nest and close (XML rules; HTML void elements allowed when `html`), that
+// attribute values are quoted and that '&' starts an entity. Returns "" or the first problem.
+std::string WellFormed(const std::string& doc, bool html) {
+  static const std::set<std::string> kVoid = {"meta", "br", "img", "hr", "link", "input"};
+  std::vector<std::string> stack;
+  size_t i = 0;
+  while (i < doc.size()) {
+    if (doc[i] == '&') {
+      size_t semi = doc.find(';', i);
+      if (semi == std::string::npos || semi - i > 8) return "bare & at " + std::to_string(i);
+      i = semi + 1;
+      continue;
+    }
+    if (doc[i] != '<') {
+      ++i;
+      continue;
+    }
+    if (doc.compare(i, 2, "<!") == 0 || doc.compare(i, 2, "<?") == 0) {
+      i = doc.find('>', i) + 1;
+      continue;
+    }
+    const size_t end = doc.find('>', i);
+    if (end == std::string::npos) return "unclosed tag at " + std::to_string(i);
+    std::string tag = doc.substr(i + 1, end - i - 1);
+    i = end + 1;
+    if (tag.empty()) return "empty tag";
+    if (tag[0] == '/') {
+      const std::string name = tag.substr(1);
+      if (stack.empty() || stack.back() != name) {
+        return "</" + name + "> closes <" + (stack.empty() ? "" : stack.back()) + ">";
+      }
+      stack.pop_back();
+      continue;
+    }
+    const bool self_closing = tag.back() == '/';
+    const std::string name = tag.substr(0, tag.find_first_of(" /\n"));
+    // Attributes: name="value" pairs.
+    size_t q = 0;
+    int quotes = 0;
+    while ((q = tag.find('"', q)) != std::string::npos) {
+      ++quotes;
+      ++q;
+    }
+    if (quotes % 2 != 0) return "unbalanced quotes in <" + name + ">";
+    if (!self_closing && !(html && kVoid.count(name))) stack.push_back(name);
+  }
+  if (!stack.empty()) return "<" + stack.back() + "> never closed";
+  return "";
+}
+
+TEST_CASE("run --svg writes a well-formed pipeline timeline") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  for (const char* f : {"scenarios/gpt3-175b-1024-a100.yaml", "scenarios/llama3-405b-16k-h100.yaml",
+                        "scenarios/llama2-7b-ddp-8-a100.yaml"}) {
+    CAPTURE(f);
+    const std::string svg = dir + "/t.svg";
+    auto r = RunParasim("run --svg " + svg + " " + Runfile(f));
+    REQUIRE(r.exit_code == 0);
+    const std::string text = Slurp(svg);
+    CHECK(text.rfind("<svg", 0) == 0);
+    CHECK(WellFormed(text, false) == "");
+    CHECK(text.find("<title>stage 0") != std::string::npos);  // hover texts
+    CHECK(text.size() < 2'000'000);  // aggregated per pixel column, not one rect per task
+  }
+  CHECK(RunParasim("run --svg /no/such/dir/t.svg " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml"))
+            .exit_code == 2);
+}
+
+TEST_CASE("report writes one self-contained HTML file; headless Chromium renders it") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string html = dir + "/report.html";
+  auto r = RunParasim("report --jobs 2 --out " + html + " " +
+                      Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
+  REQUIRE(r.exit_code == 0);
+  const std::string text = Slurp(html);
+  CHECK(WellFormed(text, true) == "");
+  for (const char* part : {"Pipeline timeline", "Memory per GPU over", "Where the step time goes",
+                           "stage 7", "step time"}) {
+    CAPTURE(part);
+    CHECK(text.find(part) != std::string::npos);
+  }
+  // Self-contained: no scripts, no external resources.
+  for (const char* bad : {"<script", "http://", "https://", "src="}) {
+    CAPTURE(bad);
+    const auto at = text.find(bad);
+    // The only URL allowed is the SVG namespace.
+    if (at != std::string::npos) {
+      CHECK(text.compare(at, 26, "http://www.w3.org/2000/svg") == 0);
+    }
+  }
+  // A scenario with a sweep block gets the scatter and the top table.
+  const std::string sweep_html = dir + "/sweep.html";
+  auto s = RunParasim("report --jobs 2 --out " + sweep_html + " " +
+                      Runfile("scenarios/turing-530b-5128-a100-sweep.yaml"));
+  REQUIRE(s.exit_code == 0);
+  const std::string sweep_text = Slurp(sweep_html);
+  CHECK(WellFormed(sweep_text, true) == "");
+  CHECK(sweep_text.find("Pareto front") != std::string::npos);
+
+  // Render in headless Chromium (tools/bazel test installs Debian's chromium when missing).
+  const char* chromium = "/usr/bin/chromium";
+  REQUIRE_MESSAGE(std::filesystem::exists(chromium),
+                  "headless Chromium is needed: `tools/bazel test` installs Debian's chromium");
+  const std::string png = dir + "/report.png";
+  const std::string log = dir + "/chromium.log";
+  const std::string cmd =
+      std::string(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-background-networking --disable-quic "
+      "--no-first-run --disable-component-update --disable-sync --user-data-dir=" +
+      dir +
+      "/chromium-profile --enable-logging=stderr --v=0 --window-size=1300,2400 "
+      "--screenshot=" +
+      png + " file://" + html + " >" + log + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  CHECK(rc == 0);
+  const std::string image = Slurp(png);
+  REQUIRE(image.size() > 8);
+  CHECK(image.compare(1, 3, "PNG") == 0);
+  // A blank page compresses to a few kilobytes; the timeline and charts do not.
+  CHECK(image.size() > 30'000);
+  const std::string console = Slurp(log);
+  CHECK(console.find("Uncaught") == std::string::npos);
+  CHECK(console.find(":ERROR:CONSOLE") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,429 @@
+#include "tools/report.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "sim/parse_units.h"
+
+namespace parasim {
+namespace {
+
+// Tableau 10, one colour per task category (TaskCat order).
+constexpr std::array<const char*, kNumTaskCats> kColours = {
+    "#4e79a7",  // forward
+    "#59a14f",  // backward
+    "#f28e2b",  // recompute
+    "#b07aa1",  // optimizer
+    "#e15759",  // tp
+    "#ff9da7",  // cp
+    "#9c755f",  // ep
+    "#76b7b2",  // pp
+    "#edc948",  // dp
+    "#bab0ac",  // compress
+};
+
+std::string Num(double x) { return fmt::format("{:.1f}", x); }
+
+std::string Seconds(double s) { return FormatDuration(Duration::Seconds(s)); }
+
+// Axis ticks at 1, 2 or 5 x 10^k seconds.
+double TickStep(double span) {
+  const double raw = span / 8;
+  const double mag = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (raw <= m * mag) return m * mag;
+  }
+  return 10 * mag;
+}
+
+std::string Legend(int x, int y) {
+  std::string out;
+  for (int c = 0; c < kNumTaskCats; ++c) {
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
+        "font-size=\"12\">{}</text>",
+        x + c * 110, y, kColours[c], x + c * 110 + 16, y + 11,
+        XmlEscape(TaskCatName(static_cast<TaskCat>(c))));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string TimelineSvg(const LoweredStep& low, const sim::Timeline& tl, int width) {
+  const sim::Program& p = low.program;
+  const int stages = low.stages;
+  const int label_w = 90, row_h = stages > 32 ? 10 : 22, comm_h = stages > 32 ? 3 : 6;
+  const int plot_w = width - label_w - 20;
+  const int height = 40 + stages * (row_h + comm_h + 4) + 50;
+  const double span = std::max(1e-12, tl.makespan.seconds());
+  // Per row, per pixel column, seconds of each category; rows: stage compute, stage transfers.
+  std::vector<std::vector<std::array<double, kNumTaskCats>>> cols(
+      2 * stages, std::vector<std::array<double, kNumTaskCats>>(plot_w));
+  // Single tasks wide enough to draw (and title) on their own.
+  struct Box {
+    int row;
+    double a, b;
+    uint8_t cat;
+    uint32_t label;
+  };
+  std::vector<Box> boxes;
+  std::vector<int> stage_of(p.num_ranks(), -1);
+  for (int s = 0; s < stages; ++s) stage_of[low.stage_rank[s]] = s;
+  for (sim::TaskId t = 0; t < p.num_tasks(); ++t) {
+    const int s = stage_of[p.stream_rank(p.stream(t))];
+    if (s < 0) continue;
+    const double a = tl.start[t].seconds(), b = tl.end[t].seconds();
+    if (b <= a) continue;
+    const uint8_t cat = p.category(t);
+    const bool on_compute = p.stream(t) == low.stage_compute[s];
+    const int row = 2 * s + (on_compute ? 0 : 1);
+    const double x0 = a / span * plot_w, x1 = b / span * plot_w;
+    if (x1 - x0 >= 3) boxes.push_back({row, x0, x1, cat, p.label(t)});
+    for (int c = std::max(0, static_cast<int>(x0)); c < std::min(plot_w, static_cast<int>(x1) + 1);
+         ++c) {
+      const double lo = std::max(x0, static_cast<double>(c)), hi = std::min(x1, c + 1.0);
+      if (hi > lo) cols[row][c][cat] += hi - lo;
+    }
+  }
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\">\n",
+      width, height, width, height);
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"18\" font-size=\"14\">Pipeline timeline of one step ({}; rows: stages, "
+      "thin rows: transfers; light grey: idle)</text>\n",
+      label_w, XmlEscape(Seconds(span)));
+  for (int s = 0; s < stages; ++s) {
+    const int y = 30 + s * (row_h + comm_h + 4);
+    svg += fmt::format(
+        "<text x=\"4\" y=\"{}\" font-size=\"{}\">stage {}</text><rect x=\"{}\" y=\"{}\" "
+        "width=\"{}\" height=\"{}\" fill=\"#eeeeee\"/>\n",
+        y + row_h - 3, row_h > 12 ? 12 : 9, s, label_w, y, plot_w, row_h);
+    for (int sub = 0; sub < 2; ++sub) {
+      const auto& row = cols[2 * s + sub];
+      const int ry = sub == 0 ? y : y + row_h + 1, rh = sub == 0 ? row_h : comm_h;
+      // Run-length encode the pixel columns by their dominant category.
+      int start = -1, cur = -1;
+      auto flush = [&](int end) {
+        if (cur < 0) return;
+        svg += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>stage {} {}: "
+            "{} to {}</title></rect>\n",
+            label_w + start, ry, end - start, rh, kColours[cur], s,
+            XmlEscape(TaskCatName(static_cast<TaskCat>(cur))),
+            XmlEscape(Seconds(start * span / plot_w)), XmlEscape(Seconds(end * span / plot_w)));
+      };
+      for (int c = 0; c < plot_w; ++c) {
+        int best = -1;
+        double fill = 0;
+        for (int k = 0; k < kNumTaskCats; ++k) {
+          if (row[c][k] > fill) {
+            fill = row[c][k];
+            best = k;
+          }
+        }
+        if (fill < 0.5) best = -1;  // mostly idle
+        if (best != cur) {
+          flush(c);
+          start = c;
+          cur = best;
+        }
+      }
+      flush(plot_w);
+    }
+  }
+  // Hover titles of the tasks wide enough to point at (drawn transparent over the columns).
+  for (const Box& b : boxes) {
+    const int s = b.row / 2;
+    const int y = 30 + s * (row_h + comm_h + 4) + (b.row % 2 ? row_h + 1 : 0);
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ffffff\" "
+        "stroke-width=\"0.5\" pointer-events=\"all\"><title>stage {}: {} ({}), {} to {}</title>"
+        "</rect>\n",
+        Num(label_w + b.a), y, Num(b.b - b.a), b.row % 2 ? comm_h : row_h, s,
+        XmlEscape(p.label_text(b.label)), XmlEscape(TaskCatName(static_cast<TaskCat>(b.cat))),
+        XmlEscape(Seconds(b.a * span / plot_w)), XmlEscape(Seconds(b.b * span / plot_w)));
+  }
+  // Time axis.
+  const int axis_y = 30 + stages * (row_h + comm_h + 4) + 4;
+  const double step = TickStep(span);
+  for (double t = 0; t <= span * 1.0001; t += step) {
+    const double x = label_w + t / span * plot_w;
+    svg += fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#666\"/><text x=\"{}\" y=\"{}\" "
+        "font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
+        Num(x), axis_y, Num(x), axis_y + 5, Num(x), axis_y + 17, XmlEscape(Seconds(t)));
+  }
+  svg += Legend(label_w, axis_y + 26);
+  svg += "\n</svg>\n";
+  return svg;
+}
+
+std::string MemorySvg(const LoweredStep& low, const sim::Timeline& tl, double capacity, int width) {
+  const int left = 90, plot_w = width - left - 20, plot_h = 220, top = 30;
+  const double span = std::max(1e-12, tl.makespan.seconds());
+  double top_bytes = capacity;
+  for (const auto& m : tl.memory) top_bytes = std::max(top_bytes, m.bytes);
+  std::map<uint32_t, int> stage_of;
+  for (int s = 0; s < low.stages; ++s) stage_of[low.stage_rank[s]] = s;
+  std::vector<std::string> paths(low.stages);
+  for (const auto& m : tl.memory) {
+    auto it = stage_of.find(m.rank);
+    if (it == stage_of.end()) continue;
+    const double x = left + m.time.seconds() / span * plot_w;
+    const double y = top + plot_h - m.bytes / top_bytes * plot_h;
+    paths[it->second] +=
+        fmt::format("{}{} {} ", paths[it->second].empty() ? "M" : "L", Num(x), Num(y));
+  }
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">Memory per GPU over "
+      "the step, one line per stage (dashed: capacity {})</text>\n",
+      width, plot_h + top + 40, width, plot_h + top + 40, left,
+      XmlEscape(FormatBytes(Bytes(capacity))));
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
+      left, top, plot_w, plot_h);
+  const double cap_y = top + plot_h - capacity / top_bytes * plot_h;
+  svg += fmt::format(
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e15759\" stroke-dasharray=\"6 "
+      "4\"/>\n",
+      left, Num(cap_y), left + plot_w, Num(cap_y));
+  for (int k = 0; k <= 4; ++k) {
+    const double b = top_bytes * k / 4;
+    const double y = top + plot_h - plot_h * k / 4.0;
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
+                       left - 4, Num(y + 4), XmlEscape(FormatBytes(Bytes(b))));
+  }
+  for (int s = 0; s < low.stages; ++s) {
+    if (paths[s].empty()) continue;
+    const char* colour = kColours[s % kNumTaskCats];
+    svg += fmt::format(
+        "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"><title>stage {}: peak "
+        "{}</title></path>\n",
+        paths[s], colour, s, XmlEscape(FormatBytes(Bytes(tl.peak_memory[low.stage_rank[s]]))));
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">0</text>", left, top + plot_h + 16);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
+                     left + plot_w, top + plot_h + 16, XmlEscape(Seconds(span)));
+  svg += "\n</svg>\n";
+  return svg;
+}
+
+namespace {
+
+// Horizontal stacked bars: one per row, segments (value, colour, name).
+struct Segment {
+  double value;
+  const char* colour;
+  std::string name;
+};
+
+std::string StackedBars(const std::string& title, const std::vector<std::string>& rows,
+                        const std::vector<std::vector<Segment>>& segs, double full,
+                        const std::string& unit_note, bool bytes) {
+  const int left = 110, width = 1200, plot_w = width - left - 20, bar_h = 18;
+  const int height = 50 + static_cast<int>(rows.size()) * (bar_h + 6) + 20;
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">{}</text>\n",
+      width, height, width, height, left, XmlEscape(title));
+  double top = full;
+  for (const auto& r : segs) {
+    double sum = 0;
+    for (const auto& s : r) sum += s.value;
+    top = std::max(top, sum);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int y = 30 + static_cast<int>(i) * (bar_h + 6);
+    svg += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"12\">{}</text>\n", y + 13,
+                       XmlEscape(rows[i]));
+    double x = left;
+    for (const auto& s : segs[i]) {
+      const double w = top > 0 ? s.value / top * plot_w : 0;
+      if (w <= 0) continue;
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title>"
+          "</rect>\n",
+          Num(x), y, Num(w), bar_h, s.colour, XmlEscape(s.name),
+          XmlEscape(bytes ? FormatBytes(Bytes(s.value)) : Seconds(s.value)));
+      x += w;
+    }
+  }
+  if (full > 0) {
+    const double x = left + full / top * plot_w;
+    svg += fmt::format(
+        "<line x1=\"{}\" y1=\"26\" x2=\"{}\" y2=\"{}\" stroke=\"#e15759\" "
+        "stroke-dasharray=\"6 4\"/>\n",
+        Num(x), Num(x), height - 24);
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n</svg>\n", left,
+                     height - 6, XmlEscape(unit_note));
+  return svg;
+}
+
+}  // namespace
+
+std::string ReportHtml(const ReportInput& in) {
+  const Scenario& s = *in.scenario;
+  const StepReport& r = *in.report;
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>parasim "
+      "report</title>\n<style>body{font-family:sans-serif;margin:24px;max-width:1260px;color:#222}"
+      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:"
+      "right}th{background:#f3f3f3}td.l,th.l{text-align:left}h2{margin-top:32px}.warn{color:"
+      "#b00}</style>\n</head>\n<body>\n";
+  h += fmt::format("<h1>{}</h1>\n", XmlEscape(s.name.empty() ? s.file : s.name));
+  const Layout& l = s.layout;
+  h += fmt::format(
+      "<p>{} on {} x {}; TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}, {}{}, {} micro-batches of {} x {} "
+      "tokens, recompute {}.</p>\n",
+      XmlEscape(s.model.id), s.cluster.gpus(), XmlEscape(s.cluster.gpu.name), l.tp, l.pp, l.dp,
+      l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero, XmlEscape(ScheduleName(l.schedule)),
+      l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : "", r.micro_batches,
+      s.training.micro_batch, s.training.seq_len, XmlEscape(RecomputeName(s.training.recompute)));
+  h += "<table>\n";
+  auto row = [&](const std::string& k, const std::string& v) {
+    h += fmt::format("<tr><th class=\"l\">{}</th><td class=\"l\">{}</td></tr>\n", XmlEscape(k),
+                     XmlEscape(v));
+  };
+  row("step time", Seconds(r.step_time_s));
+  row("throughput", fmt::format("{:.0f} tokens/s", r.tokens_per_s));
+  row("model FLOPs",
+      fmt::format("{:.1f} TFLOP/s per GPU, MFU {:.1f}%", r.tflops_per_gpu, 100 * r.mfu));
+  row("hardware FLOPs",
+      fmt::format("{:.1f} TFLOP/s per GPU, HFU {:.1f}%", r.hw_tflops_per_gpu, 100 * r.hfu));
+  if (l.pp > 1) {
+    row("pipeline bubble", fmt::format("{:.1f}% measured, {:.1f}% ideal", 100 * r.bubble_fraction,
+                                       100 * r.ideal_bubble_fraction));
+  }
+  row("exposed communication",
+      fmt::format("tp {}, cp {}, ep {}, pp {}, dp {}", Seconds(r.exposed.tp), Seconds(r.exposed.cp),
+                  Seconds(r.exposed.ep), Seconds(r.exposed.pp), Seconds(r.exposed.dp)));
+  double peak = 0;
+  for (double b : r.peak_memory_bytes) peak = std::max(peak, b);
+  row("peak memory",
+      fmt::format("{} of {} ({})", FormatBytes(Bytes(peak)), FormatBytes(Bytes(r.capacity_bytes)),
+                  r.fits ? "fits" : "does not fit"));
+  if (!r.critical_path.empty()) row("critical path", r.critical_path);
+  h += "</table>\n";
+  for (const auto& w : r.warnings) h += fmt::format("<p class=\"warn\">{}</p>\n", XmlEscape(w));
+
+  h += "<h2>Pipeline timeline</h2>\n";
+  h += TimelineSvg(*in.lowered, *in.timeline);
+  h += "<h2>Memory</h2>\n";
+  h += MemorySvg(*in.lowered, *in.timeline, r.capacity_bytes);
+  if (in.memory) {
+    std::vector<std::string> rows;
+    std::vector<std::vector<Segment>> segs;
+    for (size_t i = 0; i < in.memory->stages.size(); ++i) {
+      const StageMemory& st = in.memory->stages[i];
+      rows.push_back(fmt::format("stage {}", i));
+      segs.push_back({{st.params_bytes, "#4e79a7", "parameters"},
+                      {st.grads_bytes, "#59a14f", "gradients"},
+                      {st.optimizer_bytes, "#b07aa1", "optimizer states"},
+                      {st.activations_bytes, "#f28e2b", "activations"},
+                      {st.other_bytes, "#bab0ac", "other (buffers, framework)"}});
+    }
+    h += StackedBars(
+        "Memory per GPU by stage: parameters (blue), gradients (green), optimizer "
+        "(purple), activations (orange), other (grey)",
+        rows, segs, in.memory->capacity_bytes, "dashed line: capacity", true);
+  }
+  {
+    const double compute = r.stage_compute_s.empty() ? 0
+                                                     : *std::max_element(r.stage_compute_s.begin(),
+                                                                         r.stage_compute_s.end());
+    std::vector<Segment> seg = {{compute, "#4e79a7", "compute (busiest stage)"},
+                                {r.bubble_fraction * compute, "#dddddd", "pipeline bubble"},
+                                {r.exposed.tp, kColours[4], "exposed TP"},
+                                {r.exposed.cp, kColours[5], "exposed CP"},
+                                {r.exposed.ep, kColours[6], "exposed EP"},
+                                {r.exposed.pp, kColours[7], "exposed PP"},
+                                {r.exposed.dp, kColours[8], "exposed DP"}};
+    h += "<h2>Where the step time goes</h2>\n";
+    h += StackedBars("Compute, bubble and exposed communication (hover for values)", {"step"},
+                     {seg}, r.step_time_s, "dashed line: the replayed step time", false);
+  }
+  if (in.sweep && !in.sweep->ranked.empty()) {
+    const SweepOutcome& sw = *in.sweep;
+    h += fmt::format("<h2>Sweep: {} layouts evaluated, {} replayed</h2>\n", sw.evaluated,
+                     sw.feasible);
+    const int width = 1200, height = 420, left = 90, top = 30, pw = width - left - 30,
+              ph = height - top - 60;
+    double max_t = 0, max_m = r.capacity_bytes;
+    for (const auto& e : sw.ranked) {
+      max_t = std::max(max_t, e.tokens_per_s);
+      max_m = std::max(max_m, e.peak_memory_bytes);
+    }
+    std::string svg = fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
+        "{}\" font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">Throughput "
+        "vs peak memory per GPU (red: Pareto front)</text>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" "
+        "height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
+        width, height, width, height, left, left, top, pw, ph);
+    std::vector<bool> front(sw.ranked.size(), false);
+    for (size_t i : sw.pareto) front[i] = true;
+    for (size_t i = 0; i < sw.ranked.size(); ++i) {
+      const auto& e = sw.ranked[i];
+      const double x = left + e.peak_memory_bytes / max_m * pw;
+      const double y = top + ph - e.tokens_per_s / max_t * ph;
+      svg += fmt::format(
+          "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.7\"><title>#{} {}: "
+          "{:.0f} tokens/s, {}</title></circle>\n",
+          Num(x), Num(y), front[i] ? 5 : 3, front[i] ? "#e15759" : "#4e79a7", i + 1,
+          XmlEscape(e.key), e.tokens_per_s, XmlEscape(FormatBytes(Bytes(e.peak_memory_bytes))));
+    }
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">peak memory per GPU (0 "
+        "to {})</text>\n<text x=\"14\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 14 {})\" "
+        "text-anchor=\"middle\">tokens/s (0 to {:.0f})</text>\n</svg>\n",
+        left + pw / 2, height - 20, XmlEscape(FormatBytes(Bytes(max_m))), top + ph / 2,
+        top + ph / 2, max_t);
+    h += svg;
+    h += "<table>\n<tr><th>#</th><th class=\"l\">layout</th><th>step</th><th>tokens/s</th><th>"
+         "MFU</th><th>bubble</th><th>peak memory</th></tr>\n";
+    for (size_t i = 0; i < sw.ranked.size() && i < 10; ++i) {
+      const auto& e = sw.ranked[i];
+      h += fmt::format(
+          "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>"
+          "{:.1f}%</td><td>{}</td></tr>\n",
+          i + 1, XmlEscape(e.key), XmlEscape(Seconds(e.step_time_s)), e.tokens_per_s, 100 * e.mfu,
+          100 * e.bubble, XmlEscape(FormatBytes(Bytes(e.peak_memory_bytes))));
+    }
+    h += "</table>\n";
+  }
+  h += "<p>Generated by parasim. Figures come from the discrete-event replay; see docs/MODEL.md "
+       "for the cost model.</p>\n</body>\n</html>\n";
+  return h;
+}
+
+}  // namespace parasim

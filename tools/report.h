@@ -1,0 +1,40 @@
+// Pictures of a replayed step: the pipeline timeline as SVG, and a self-contained HTML report
+// (timeline, memory over time per stage against capacity, memory breakdown per stage, where the
+// step time goes, and the sweep's throughput vs memory scatter when given). No scripts, no
+// network: inline SVG with <title> hover texts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+#include "sim/engine.h"
+#include "strategies/memory.h"
+#include "strategies/step.h"
+#include "strategies/sweep.h"
+
+namespace parasim {
+
+// One row per stage (compute stream) plus a thin row for its transfers; tasks shorter than a
+// pixel are aggregated per pixel column by the category that fills most of it.
+std::string TimelineSvg(const LoweredStep& low, const sim::Timeline& tl, int width = 1200);
+
+// Peak-memory curves per stage over the step, with the GPU's capacity.
+std::string MemorySvg(const LoweredStep& low, const sim::Timeline& tl, double capacity_bytes,
+                      int width = 1200);
+
+struct ReportInput {
+  const Scenario* scenario = nullptr;
+  const StepReport* report = nullptr;
+  const LoweredStep* lowered = nullptr;
+  const sim::Timeline* timeline = nullptr;
+  const MemoryReport* memory = nullptr;
+  const SweepOutcome* sweep = nullptr;  // optional
+};
+
+std::string ReportHtml(const ReportInput& in);
+
+// Escapes text for XML/HTML content and attributes.
+std::string XmlEscape(std::string_view s);
+
+}  // namespace parasim
