@@ -124,6 +124,28 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
   CHECK(WellFormed(sweep_text, true) == "");
   CHECK(sweep_text.find("Pareto front") != std::string::npos);
 
+  // From a finished scale or sweep run's JSON.
+  const std::string seven = Runfile("scenarios/llama2-7b-ddp-8-a100.yaml");
+  auto sc = RunParasim("scale --json --jobs 2 --gpus 2,4,8 " + seven);
+  REQUIRE(sc.exit_code == 0);
+  std::ofstream(dir + "/scale.json") << sc.out;
+  auto from = RunParasim("report --from " + dir + "/scale.json --out " + dir + "/scale.html");
+  REQUIRE(from.exit_code == 0);
+  const std::string scale_text = Slurp(dir + "/scale.html");
+  CHECK(WellFormed(scale_text, true) == "");
+  CHECK(scale_text.find("Amdahl fit") != std::string::npos);
+  CHECK(scale_text.find("ideal") != std::string::npos);
+  auto sw =
+      RunParasim("sweep --json --jobs 2 " + Runfile("scenarios/turing-530b-5128-a100-sweep.yaml"));
+  REQUIRE(sw.exit_code == 0);
+  std::ofstream(dir + "/sweep.json") << sw.out;
+  REQUIRE(
+      RunParasim("report --from " + dir + "/sweep.json --out " + dir + "/sweep2.html").exit_code ==
+      0);
+  CHECK(WellFormed(Slurp(dir + "/sweep2.html"), true) == "");
+  std::ofstream(dir + "/other.json") << "{\"hello\": 1}\n";
+  CHECK(RunParasim("report --from " + dir + "/other.json").exit_code == 2);
+
   // Render in headless Chromium (tools/bazel test installs Debian's chromium when missing).
   const char* chromium = "/usr/bin/chromium";
   REQUIRE_MESSAGE(std::filesystem::exists(chromium),

@@ -630,6 +630,17 @@ Status RunCommand(const CommonOptions& opt) {
 }
 
 Status ReportCommand(const CommonOptions& opt) {
+  if (!opt.from.empty()) {
+    PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(opt.from));
+    PARASIM_ASSIGN_OR_RETURN(std::string html, ReportFromJson(text, opt.from));
+    const std::string out = opt.out.empty() ? "report.html" : opt.out;
+    PARASIM_RETURN_IF_ERROR(WriteFileAtomic(out, html));
+    fmt::print("wrote {}\n", out);
+    return Status::Ok();
+  }
+  if (opt.file.empty()) {
+    return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
+  }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
   std::optional<SweepOutcome> sweep;

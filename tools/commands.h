@@ -16,7 +16,8 @@ struct CommonOptions {
   bool full = false;
   bool ops = false;  // replay at op granularity
   std::string trace;
-  std::string svg;  // run: the pipeline timeline as SVG
+  std::string svg;   // run: the pipeline timeline as SVG
+  std::string from;  // report: a finished sweep's or scale's JSON
   // sweep / scale
   int jobs = 0;  // 0 = all cores
   std::string out;

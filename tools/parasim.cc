@@ -89,7 +89,10 @@ int main(int argc, char** argv) {
   calibrate->add_flag("--quick", opt.quick, "fewer shapes, sizes and repetitions");
   auto* report = app.add_subcommand(
       "report", "a self-contained HTML report: timeline, memory, where the time goes, sweep");
-  common(report, true, "scenario YAML file");
+  report->add_option("file", opt.file, "scenario YAML file");
+  report->add_option("--set", opt.sets, "override a key, e.g. --set parallelism.tp=4 (repeatable)");
+  report->add_flag("--json", opt.json, "machine-readable output on stdout");
+  report->add_option("--from", opt.from, "a finished `sweep --json` or `scale --json` output");
   report->add_option("--out", opt.out, "HTML file to write (default report.html)");
   report->add_option("--jobs", opt.jobs, "worker threads for the scenario's sweep, if any");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");

@@ -9,6 +9,7 @@
 
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
+#include "sim/status.h"
 #include "strategies/memory.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
@@ -33,6 +34,11 @@ struct ReportInput {
 };
 
 std::string ReportHtml(const ReportInput& in);
+
+// A report of a finished run from its JSON (`sweep --json` or `scale --json` output): the
+// throughput vs memory scatter and table, or speedup vs GPUs with the ideal line and the Amdahl
+// fit. Errors name the file.
+StatusOr<std::string> ReportFromJson(const std::string& text, const std::string& file);
 
 // Escapes text for XML/HTML content and attributes.
 std::string XmlEscape(std::string_view s);
