@@ -313,6 +313,7 @@ Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw)
   keys.push_back("objective");
   keys.push_back("top");
   PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, "sweep", keys));
+  sw->where = ctx.Where(node, "sweep");
   std::string obj;
   if (m.Has("objective")) {
     PARASIM_RETURN_IF_ERROR(

@@ -38,6 +38,7 @@ struct SweepSpec {
   int64_t global_batch_max = 0;  // {max: N}: per layout the largest multiple of dp*mb <= N
   Objective objective = Objective::kThroughput;
   int top = 10;
+  std::string where;  // file:line:col of the sweep block, for messages
 };
 
 struct Scenario {

@@ -321,9 +321,9 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   for (const Axis& a : axes) grid *= static_cast<double>(a.values.size());
   if (grid > static_cast<double>(opt.max_layouts)) {
     return InvalidArgument(fmt::format(
-        "{}: the sweep block spans {:.3g} layouts, more than --max-layouts {}; narrow an axis "
-        "(lists instead of auto) or raise --max-layouts",
-        base.file, grid, opt.max_layouts));
+        "{}: error: sweep: the sweep block spans {:.3g} layouts, more than --max-layouts {}; "
+        "narrow an axis (lists instead of auto) or raise --max-layouts",
+        spec.where.empty() ? base.file + ":1:1" : spec.where, grid, opt.max_layouts));
   }
   out.evaluated = static_cast<int64_t>(grid);
 
