@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "sim/parse_units.h"
@@ -88,6 +89,34 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string_view
   return best_d <= limit ? best : "";
 }
 
+namespace {
+
+// yaml-cpp keeps one of two equal keys silently; a repeated key is almost always a mistake.
+Status CheckDuplicateKeys(const YAML::Node& n, const std::string& file, int depth = 0) {
+  if (depth > 64) return Status::Ok();
+  if (n.IsMap()) {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& kv : n) {
+      if (kv.first.IsScalar()) {
+        const std::string key = kv.first.Scalar();
+        auto [it, inserted] = seen.emplace(key, kv.first.Mark());
+        if (!inserted) {
+          const YAML::Mark m = kv.first.Mark();
+          return InvalidArgument(fmt::format(
+              "{}:{}:{}: error: duplicate key '{}' (first at line {}); keep one of them", file,
+              m.line + 1, m.column + 1, key, it->second.line + 1));
+        }
+      }
+      PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(kv.second, file, depth + 1));
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& item : n) PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(item, file, depth + 1));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file) {
   if (text.find('\0') != std::string_view::npos) {
     return InvalidArgument(
@@ -103,6 +132,7 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file) {
           "training, parallelism",
           file));
     }
+    PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(n, file));
     return n;
   } catch (const YAML::Exception& e) {
     return InvalidArgument(fmt::format("{}:{}:{}: error: YAML syntax: {}", file, e.mark.line + 1,
