@@ -435,8 +435,18 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
   const ModelSpec& m = s.model;
   const Training& t = s.training;
   auto at = [&](std::string_view key, std::string msg) {
-    YAML::Node n = where.IsDefined() && where.IsMap() ? where[std::string(key)] : YAML::Node();
-    if (!n.IsDefined()) n = where;
+    // The key's own node when the parallelism block has it, else the block (or the file).
+    // (Assigning to a missing key's node throws in yaml-cpp: bind with reset instead.)
+    YAML::Node n;
+    bool found = false;
+    if (where.IsDefined() && where.IsMap()) {
+      const YAML::Node child = where[std::string(key)];
+      if (child.IsDefined()) {
+        n.reset(child);
+        found = true;
+      }
+    }
+    if (!found) n.reset(where);
     return ctx.ErrorAt(n, fmt::format("parallelism.{}", key), msg);
   };
   const int64_t gpus = s.cluster.gpus();
