@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -61,6 +62,30 @@ TEST_CASE("sweep --resume after kill -9 gives the results of an uninterrupted ru
   REQUIRE(resumed.exit_code == 0);
   CHECK(Slurp(csv) == Slurp(dir + "/whole.csv"));
   CHECK(resumed.out == whole.out);  // the same ranking, Pareto front and advice
+}
+
+// The sweep JSON without its two wall-clock keys (elapsed_s, layouts_per_second).
+std::string WithoutTimings(const std::string& json) {
+  std::string out, line;
+  std::istringstream in(json);
+  while (std::getline(in, line)) {
+    if (line.find("\"elapsed_s\"") != std::string::npos ||
+        line.find("\"layouts_per_second\"") != std::string::npos) {
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("sweep JSON is the same with --jobs 1 and --jobs 2 but for its wall-clock keys") {
+  const std::string f = Runfile("scenarios/turing-530b-5128-a100-sweep.yaml");
+  auto one = RunParasim("sweep --json --jobs 1 " + f);
+  auto two = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  CHECK(WithoutTimings(one.out) == WithoutTimings(two.out));
+  CHECK(WithoutTimings(one.out).size() + 40 < one.out.size());  // the keys were there
 }
 
 TEST_CASE("the same scenario gives byte-identical run JSON, with --full and at op level too") {
