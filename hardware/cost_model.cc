@@ -1,5 +1,7 @@
 #include "hardware/cost_model.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -30,6 +32,43 @@ std::string_view AlgoName(Algo a) {
   return "?";
 }
 
+StatusOr<Algo> ParseAlgo(std::string_view s) {
+  for (Algo a : {Algo::kRing, Algo::kTree, Algo::kHierarchical, Algo::kDirect}) {
+    if (s == AlgoName(a)) return a;
+  }
+  return InvalidArgument(fmt::format(
+      "unknown algorithm '{}'; expected ring, tree, hierarchical or direct", std::string(s)));
+}
+
+std::string_view CollectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kAllToAll:
+      return "alltoall";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kSendRecv:
+      return "sendrecv";
+  }
+  return "?";
+}
+
+StatusOr<Collective> ParseCollective(std::string_view s) {
+  for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather,
+                       Collective::kAllToAll, Collective::kBroadcast, Collective::kSendRecv}) {
+    if (s == CollectiveName(c)) return c;
+  }
+  return InvalidArgument(fmt::format(
+      "unknown collective '{}'; expected all_reduce, reduce_scatter, all_gather, alltoall, "
+      "broadcast or sendrecv",
+      std::string(s)));
+}
+
 double BusFactor(Collective c, int64_t n) {
   if (n <= 1) return 0;
   const double nn = static_cast<double>(n);
@@ -50,6 +89,23 @@ double BusFactor(Collective c, int64_t n) {
 CostModel::CostModel(const ClusterSpec& cluster, Dtype precision)
     : cluster_(cluster), precision_(precision) {
   shape_norm_ = ShapeFactor(8192, 8192, 8192);
+  base_gemm_efficiency_ = precision == Dtype::kFp8 && cluster.gpu.gemm_efficiency_fp8 > 0
+                              ? cluster.gpu.gemm_efficiency_fp8
+                              : cluster.gpu.gemm_efficiency;
+  for (const GemmShapeFit& g : cluster.gpu.gemm_shapes) {
+    // Exact dtype first; the other 16-bit type (same tensor-core rate) fills the gaps.
+    const bool sixteen = [](Dtype d) { return d == Dtype::kBf16 || d == Dtype::kFp16; }(g.dtype);
+    const bool sibling = sixteen && (precision == Dtype::kBf16 || precision == Dtype::kFp16);
+    if (g.dtype == precision) {
+      measured_shapes_[{g.m, g.n, g.k}] = g.efficiency;
+    } else if (sibling) {
+      measured_shapes_.emplace(std::tuple{g.m, g.n, g.k}, g.efficiency);
+    }
+  }
+}
+
+double CostModel::ShapeCurve(int64_t m, int64_t n, int64_t k) const {
+  return ShapeFactor(m, n, k) / shape_norm_;
 }
 
 double CostModel::ShapeFactor(int64_t m, int64_t n, int64_t k) const {
@@ -64,7 +120,11 @@ double CostModel::ShapeFactor(int64_t m, int64_t n, int64_t k) const {
 
 double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k) const {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
-  return cluster_.gpu.gemm_efficiency * ShapeFactor(m, n, k) / shape_norm_;
+  if (!measured_shapes_.empty()) {
+    auto it = measured_shapes_.find({m, n, k});
+    if (it != measured_shapes_.end()) return it->second;
+  }
+  return base_gemm_efficiency_ * ShapeFactor(m, n, k) / shape_norm_;
 }
 
 Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) const {
@@ -78,11 +138,19 @@ Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) con
   return Max(compute, memory) + Launch();
 }
 
-Duration CostModel::AttentionTime(double flops, double bytes, bool backward) const {
+double CostModel::AttentionEfficiency(bool backward, bool fused) const {
+  const parasim::AttentionEfficiency& measured =
+      fused ? cluster_.gpu.attention_flash : cluster_.gpu.attention_standard;
+  const double m = backward ? measured.backward : measured.forward;
+  if (m > 0) return m;
   const double eff = cluster_.gpu.gemm_efficiency / kAttentionReferenceGemmEfficiency *
                      (backward ? kAttentionBackwardEfficiency : kAttentionForwardEfficiency);
-  Duration compute =
-      ComputeTime(Flops(flops), Peak() * (std::min(eff, 0.95) * cluster_.gpu.sustained_factor));
+  return std::min(eff, 0.95);
+}
+
+Duration CostModel::AttentionTime(double flops, double bytes, bool backward, bool fused) const {
+  const double eff = AttentionEfficiency(backward, fused);
+  Duration compute = ComputeTime(Flops(flops), Peak() * (eff * cluster_.gpu.sustained_factor));
   return Max(compute, MemoryTime(bytes)) + Launch();
 }
 
@@ -109,10 +177,29 @@ CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacemen
   const int64_t nodes = (n + per_node - 1) / per_node;
   const double D = data.bytes();
   const Bandwidth intra = IntraBandwidth();
-  Bandwidth nic = NicShare() / (g.beyond_pod ? cluster_.oversubscription : 1.0);
+  const double pod = g.beyond_pod ? cluster_.oversubscription : 1.0;
+  const Bandwidth nic = NicShare() / pod;
   const Duration a_intra = cluster_.intra.latency;
   const Duration a_inter = cluster_.inter.latency;
   out.inter_node = nodes > 1;
+  // A profile's fit for this collective, algorithm and group shape replaces the fabric's alpha
+  // and efficiency for that case (hardware/spec.h, FabricSpec::collectives).
+  struct Params {
+    Bandwidth bw;
+    Duration alpha;
+  };
+  auto intra_for = [&](Algo algo) {
+    const auto* f = cluster_.intra.FindCollective(c, algo, n, per_node);
+    return f ? Params{cluster_.intra.bandwidth * f->efficiency, f->latency}
+             : Params{intra, a_intra};
+  };
+  auto inter_for = [&](Algo algo) {
+    const auto* f = cluster_.inter.FindCollective(c, algo, n, per_node);
+    if (!f) return Params{nic, a_inter};
+    return Params{cluster_.inter.bandwidth *
+                      (f->efficiency * cluster_.nics() / std::max(1, cluster_.gpus_per_node) / pod),
+                  f->latency};
+  };
 
   auto finish = [&](Duration latency, double bus_bytes, Bandwidth bw, Algo algo) {
     CollectiveCost r;
@@ -128,51 +215,60 @@ CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacemen
   if (c == Collective::kSendRecv) {
     // Point-to-point between two ranks: over NVLink when on one node, else over the NIC share.
     bool inter = per_node <= 1 && n > 1;
-    out = finish(inter ? a_inter : a_intra, D, inter ? nic : intra, Algo::kDirect);
+    const Params p = inter ? inter_for(Algo::kDirect) : intra_for(Algo::kDirect);
+    out = finish(p.alpha, D, p.bw, Algo::kDirect);
     out.inter_node = inter;
     return out;
   }
   const double factor = BusFactor(c, n);
   const double steps = c == Collective::kAllReduce ? 2.0 * (n - 1) : static_cast<double>(n - 1);
   if (nodes == 1) {
-    return finish(a_intra * steps, factor * D, intra, Algo::kRing);
+    const Params p = intra_for(Algo::kRing);
+    return finish(p.alpha * steps, factor * D, p.bw, Algo::kRing);
   }
   // Flat ring across nodes: every member's NIC share carries the ring; members on one node use
   // their own NICs in parallel, so the node boundary carries per_node x nic_share (DGX A100:
   // 8 x 24 = 192 GB/s bus bandwidth, as measured in nccl#812).
-  Bandwidth ring_bw = Bandwidth(
-      std::min(intra.bytes_per_second(), nic.bytes_per_second() * static_cast<double>(per_node)));
+  auto ring_bw = [&](const Params& p) {
+    return Bandwidth(std::min(intra.bytes_per_second(),
+                              p.bw.bytes_per_second() * static_cast<double>(per_node)));
+  };
   if (c == Collective::kAllToAll) {
     // Each GPU sends (n - per_node)/n of D off the node through its NIC share, the rest on NVLink.
+    const Params p = inter_for(Algo::kDirect);
     double inter_bytes = D * static_cast<double>(n - per_node) / n;
     double intra_bytes = D * static_cast<double>(per_node - 1) / n;
-    Duration t_inter = TransferTime(Bytes(inter_bytes), nic);
+    Duration t_inter = TransferTime(Bytes(inter_bytes), p.bw);
     Duration t_intra = TransferTime(Bytes(intra_bytes), intra);
-    Duration lat = a_inter * static_cast<double>(nodes - 1) + a_intra;
+    Duration lat = p.alpha * static_cast<double>(nodes - 1) + a_intra;
     // Express as bytes over the NIC share so that replayed flows share it correctly.
     Duration t = Max(t_inter, t_intra);
-    return finish(lat, t.seconds() * nic.bytes_per_second(), nic, Algo::kDirect);
+    return finish(lat, t.seconds() * p.bw.bytes_per_second(), p.bw, Algo::kDirect);
   }
-  CollectiveCost best = finish(a_inter * steps, factor * D, ring_bw, Algo::kRing);
+  const Params ring = inter_for(Algo::kRing);
+  CollectiveCost best = finish(ring.alpha * steps, factor * D, ring_bw(ring), Algo::kRing);
   if (c == Collective::kAllReduce) {
     // Double binary tree: 2 log2(n) steps of latency at about the ring's bandwidth.
-    CollectiveCost tree = finish(a_inter * (2 * std::ceil(std::log2(static_cast<double>(n)))),
-                                 factor * D, ring_bw, Algo::kTree);
+    const Params tp = inter_for(Algo::kTree);
+    CollectiveCost tree = finish(tp.alpha * (2 * std::ceil(std::log2(static_cast<double>(n)))),
+                                 factor * D, ring_bw(tp), Algo::kTree);
     if (tree.time < best.time) best = tree;
     if (per_node > 1) {
       // Reduce-scatter in the node, all-reduce of D/per_node across nodes, all-gather in node.
+      const Params hp = inter_for(Algo::kHierarchical);
       const double g_ = static_cast<double>(per_node);
       Duration in_node =
           TransferTime(Bytes(2 * (g_ - 1) / g_ * D), intra) + a_intra * (2 * (g_ - 1));
       const double N = static_cast<double>(nodes);
       Duration across =
-          TransferTime(Bytes(2 * (N - 1) / N * D / g_), nic) + a_inter * (2 * (N - 1));
+          TransferTime(Bytes(2 * (N - 1) / N * D / g_), hp.bw) + hp.alpha * (2 * (N - 1));
       Duration t = in_node + across;
       if (t < best.time) {
-        best = finish(a_inter * (2 * (N - 1)) + a_intra * (2 * (g_ - 1)), 0, ring_bw,
-                      Algo::kHierarchical);
+        const Bandwidth rb = ring_bw(hp);
+        best =
+            finish(hp.alpha * (2 * (N - 1)) + a_intra * (2 * (g_ - 1)), 0, rb, Algo::kHierarchical);
         best.time = t;
-        best.bus_bytes = Bytes((t - best.latency).seconds() * ring_bw.bytes_per_second());
+        best.bus_bytes = Bytes((t - best.latency).seconds() * rb.bytes_per_second());
       }
     }
   }

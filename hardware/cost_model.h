@@ -14,16 +14,20 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string_view>
+#include <tuple>
 
 #include "hardware/spec.h"
+#include "sim/status.h"
 #include "sim/units.h"
 
 namespace parasim {
 
-enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
-enum class Algo { kRing, kTree, kHierarchical, kDirect };
 std::string_view AlgoName(Algo a);
+StatusOr<Algo> ParseAlgo(std::string_view s);   // ring, tree, hierarchical, direct
+std::string_view CollectiveName(Collective c);  // all_reduce, all_gather, ... (nccl-tests names)
+StatusOr<Collective> ParseCollective(std::string_view s);
 
 // Where a communication group's members sit: `size` ranks, `per_node` of them on each node.
 struct GroupPlacement {
@@ -50,9 +54,12 @@ class CostModel {
 
   double GemmEfficiency(int64_t m, int64_t n, int64_t k) const;
   Duration GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+  // The shape curve alone (wave quantisation x small-dimension penalties), 1 at 8192^3.
+  double ShapeCurve(int64_t m, int64_t n, int64_t k) const;
   // Fused attention (flash) or materialised attention: FLOPs at the attention efficiency, or
-  // memory-bound, whichever is slower.
-  Duration AttentionTime(double flops, double bytes, bool backward) const;
+  // memory-bound, whichever is slower. A profile's measured efficiency for that kind wins.
+  Duration AttentionTime(double flops, double bytes, bool backward, bool fused = true) const;
+  double AttentionEfficiency(bool backward, bool fused) const;
   Duration MemoryTime(double bytes) const;
   Duration Launch() const { return cluster_.gpu.launch_overhead; }
 
@@ -67,7 +74,9 @@ class CostModel {
  private:
   ClusterSpec cluster_;
   Dtype precision_;
-  double shape_norm_;  // shape factor at 8192^3, where gemm_efficiency was measured
+  double shape_norm_;            // shape factor at 8192^3, where gemm_efficiency was measured
+  double base_gemm_efficiency_;  // gemm_efficiency, or the fp8 one for fp8 training
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> measured_shapes_;  // this precision
   double ShapeFactor(int64_t m, int64_t n, int64_t k) const;
 };
 

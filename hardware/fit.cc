@@ -6,6 +6,10 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "hardware/cost_model.h"
 #include "sim/parse_units.h"
@@ -68,6 +72,86 @@ std::string Describe(const CollectivePoint& p) {
                      FormatBytes(p.bytes));
 }
 
+int64_t PerNode(const CollectivePoint& k) { return std::clamp<int64_t>(k.per_node, 1, k.ranks); }
+
+// The cost model's time for point k is known + alpha x steps + x / efficiency (hardware/
+// cost_model.cc, for the algorithm `algo`); alpha and 1/efficiency enter linearly.
+struct Feature {
+  double steps = 0, x = 0, known = 0;
+};
+
+Feature CollectiveFeature(const ClusterSpec& c, const CollectivePoint& k, bool inter, Algo algo) {
+  const double D = k.bytes.bytes();
+  const int64_t n = k.ranks;
+  Feature f;
+  f.steps = Steps(k.op, n);
+  if (!inter) {
+    const double bus = k.op == Collective::kSendRecv ? D : BusFactor(k.op, n) * D;
+    f.x = bus / c.intra.bandwidth.bytes_per_second();
+    return f;
+  }
+  CostModel cm(c, Dtype::kBf16);
+  const double nic_nominal =
+      c.inter.bandwidth.bytes_per_second() * c.nics() / std::max(1, c.gpus_per_node);
+  const int64_t per_node = PerNode(k);
+  const int64_t nodes = (n + per_node - 1) / per_node;
+  if (k.op == Collective::kSendRecv) {
+    f.x = D / nic_nominal;
+  } else if (k.op == Collective::kAllToAll) {
+    f.steps = static_cast<double>(nodes - 1);
+    f.x = D * static_cast<double>(n - per_node) / n / nic_nominal;
+    f.known = c.intra.latency.seconds();
+  } else if (algo == Algo::kHierarchical) {
+    const double gg = static_cast<double>(per_node), N = static_cast<double>(nodes);
+    f.known = 2 * (gg - 1) / gg * D / cm.IntraBandwidth().bytes_per_second() +
+              c.intra.latency.seconds() * 2 * (gg - 1);
+    f.steps = 2 * (N - 1);
+    f.x = 2 * (N - 1) / N * D / gg / nic_nominal;
+  } else {
+    if (algo == Algo::kTree) f.steps = 2 * std::ceil(std::log2(static_cast<double>(n)));
+    // A flat ring runs at the slower of NVLink and the node's NICs in use.
+    const double bus = BusFactor(k.op, n) * D;
+    const double nic_now = nic_nominal * c.inter.efficiency * static_cast<double>(per_node);
+    const double nvl = cm.IntraBandwidth().bytes_per_second();
+    if (nvl < nic_now) {
+      f.known = bus / nvl;
+    } else {
+      f.x = bus / (nic_nominal * static_cast<double>(per_node));
+    }
+  }
+  return f;
+}
+
+// Fits alpha and efficiency of the intra (inter = false) or inter fabric of `c` to `pts`, in
+// place. With `algo` set, every point is priced with that algorithm (a per-case fit); else with
+// the one the cost model picks, re-picked after each pass. Efficiency stays as it was when no
+// point's time depends on it.
+void FitAlphaBeta(ClusterSpec* c, bool inter, const std::vector<const CollectivePoint*>& pts,
+                  std::optional<Algo> algo) {
+  FabricSpec& fab = inter ? c->inter : c->intra;
+  for (int pass = 0; pass < 3; ++pass) {
+    CostModel cm(*c, Dtype::kBf16);
+    std::vector<std::vector<double>> a;
+    std::vector<double> y, t;
+    bool any_x = false;
+    for (const CollectivePoint* k : pts) {
+      const GroupPlacement g{k->ranks, inter ? PerNode(*k) : k->ranks, false};
+      const Algo al = algo ? *algo : cm.CollectiveTime(k->op, k->bytes, g).algo;
+      const Feature f = CollectiveFeature(*c, *k, inter, al);
+      any_x = any_x || f.x > 0;
+      a.push_back({f.steps, f.x});
+      y.push_back(k->time.seconds() - f.known);
+      t.push_back(k->time.seconds());
+    }
+    if (!any_x) {
+      for (auto& row : a) row.resize(1);
+    }
+    Eigen::VectorXd sol = Solve(a, y, t);
+    fab.latency = Duration::Seconds(std::max(0.0, sol(0)));
+    if (any_x) fab.efficiency = std::clamp(sol(1) > 0 ? 1.0 / sol(1) : 1.0, 0.01, 1.0);
+  }
+}
+
 }  // namespace
 
 StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
@@ -101,45 +185,80 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
   }
   const double launch = c.gpu.launch_overhead.seconds();
 
-  // GEMM efficiency: t - launch = FLOPs / (peak x shape) x (1 / e), compute-bound points.
-  {
+  // GEMM efficiency: t - launch = FLOPs / (peak x shape) x (1 / e): one scalar per precision
+  // class (16-bit, fp8) for the shape curve, and every measured shape's own efficiency, which
+  // the cost model uses for exactly that shape (calibrate --scenario measures the step's own).
+  auto fit_gemms = [&](bool fp8) {
+    const Dtype peak_dtype = fp8 ? Dtype::kFp8 : Dtype::kBf16;
+    const double peak = c.gpu.Peak(peak_dtype).flops_per_second();
     CostModel base(c, Dtype::kBf16);
     std::vector<std::vector<double>> a;
     std::vector<double> y, t;
     std::vector<const GemmPoint*> used;
     for (const auto& m : ms) {
       for (const auto& g : m.gemm) {
-        if (g.dtype != Dtype::kBf16 && g.dtype != Dtype::kFp16) {
-          r.skipped.push_back(fmt::format("gemm {} {}x{}x{}: only 16-bit GEMMs set the efficiency",
-                                          DtypeName(g.dtype), g.m, g.n, g.k));
+        const bool is_fp8 = g.dtype == Dtype::kFp8;
+        const bool sixteen = g.dtype == Dtype::kBf16 || g.dtype == Dtype::kFp16;
+        if (fp8 ? !is_fp8 : !sixteen) {
+          if (!fp8 && !is_fp8) {
+            r.skipped.push_back(
+                fmt::format("gemm {} {}x{}x{}: only 16-bit and fp8 GEMMs are fitted",
+                            DtypeName(g.dtype), g.m, g.n, g.k));
+          }
           continue;
         }
-        const double shape = base.GemmEfficiency(g.m, g.n, g.k) / c.gpu.gemm_efficiency;
+        if (peak <= 0) {
+          r.skipped.push_back(fmt::format("gemm {} {}x{}x{}: {} has no {} peak in the catalog",
+                                          DtypeName(g.dtype), g.m, g.n, g.k, c.gpu.id,
+                                          DtypeName(peak_dtype)));
+          continue;
+        }
         const double flops = 2.0 * g.m * g.n * g.k;
-        a.push_back({flops / (c.gpu.Peak(Dtype::kBf16).flops_per_second() * shape)});
-        y.push_back(g.time.seconds() - launch);
+        const double kernel = g.time.seconds() - launch;
+        if (kernel <= 0) {
+          r.skipped.push_back(fmt::format("gemm {}x{}x{}: {} is within the launch overhead", g.m,
+                                          g.n, g.k, FormatDuration(g.time)));
+          continue;
+        }
+        a.push_back({flops / (peak * base.ShapeCurve(g.m, g.n, g.k))});
+        y.push_back(kernel);
         t.push_back(g.time.seconds());
         used.push_back(&g);
+        p.gemm_shapes.push_back(
+            {g.dtype, g.m, g.n, g.k, std::clamp(flops / (peak * kernel), 0.001, 1.0)});
       }
     }
-    if (!a.empty()) {
-      Eigen::VectorXd x = Solve(a, y, t);
-      p.gemm_efficiency = std::clamp(1.0 / x(0), 0.01, 1.0);
-      c.gpu.gemm_efficiency = *p.gemm_efficiency;
-      CostModel fitted(c, Dtype::kBf16);
-      std::vector<double> pred, meas;
-      std::vector<std::string> names;
-      for (const GemmPoint* g : used) {
-        pred.push_back(fitted.GemmTime(g->m, g->n, g->k).seconds());
-        meas.push_back(g->time.seconds());
-        names.push_back(fmt::format("{}x{}x{}", g->m, g->n, g->k));
-      }
-      FamilyFit f = Quality("gemm", meas, pred, names);
-      f.fitted = fmt::format("gemm_efficiency {:.4f}", *p.gemm_efficiency);
-      r.families.push_back(f);
+    if (a.empty()) return;
+    Eigen::VectorXd x = Solve(a, y, t);
+    const double e = std::clamp(1.0 / x(0), 0.01, 1.0);
+    ClusterSpec curve = c;
+    if (fp8) {
+      p.gemm_efficiency_fp8 = e;
+      c.gpu.gemm_efficiency_fp8 = e;
+      curve.gpu.gemm_efficiency_fp8 = e;
+    } else {
+      p.gemm_efficiency = e;
+      c.gpu.gemm_efficiency = e;
+      curve.gpu.gemm_efficiency = e;
     }
-  }
-  // Memory-bound efficiency: t - launch = bytes / HBM x (1 / m).
+    CostModel fitted(curve, peak_dtype);
+    std::vector<double> pred, meas;
+    std::vector<std::string> names;
+    for (const GemmPoint* g : used) {
+      pred.push_back(fitted.GemmTime(g->m, g->n, g->k).seconds());
+      meas.push_back(g->time.seconds());
+      names.push_back(fmt::format("{}x{}x{}", g->m, g->n, g->k));
+    }
+    FamilyFit f = Quality(fp8 ? "gemm fp8 (shape curve)" : "gemm (shape curve)", meas, pred, names);
+    f.fitted = fmt::format("{} {:.4f}; {} shapes kept exactly",
+                           fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", e, used.size());
+    r.families.push_back(f);
+  };
+  fit_gemms(false);
+  fit_gemms(true);
+  // Memory-bound efficiency: t - launch = bytes / HBM x (1 / m), over every streaming kernel;
+  // the quality is reported per kernel too (element-wise, softmax and layernorm are what a step
+  // runs; copy and triad the best case).
   {
     std::vector<std::vector<double>> a;
     std::vector<double> y, t;
@@ -157,20 +276,120 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
       p.memory_efficiency = std::clamp(1.0 / x(0), 0.01, 1.0);
       c.gpu.memory_efficiency = *p.memory_efficiency;
       CostModel fitted(c, Dtype::kBf16);
+      std::map<std::string,
+               std::tuple<std::vector<double>, std::vector<double>, std::vector<std::string>>>
+          by_kernel;
       std::vector<double> pred, meas;
       std::vector<std::string> names;
       for (const MemoryPoint* k : used) {
-        pred.push_back((fitted.MemoryTime(k->bytes.bytes()) + fitted.Launch()).seconds());
+        const double pr = (fitted.MemoryTime(k->bytes.bytes()) + fitted.Launch()).seconds();
+        const std::string name = fmt::format("{} {}", k->kernel, FormatBytes(k->bytes));
+        pred.push_back(pr);
         meas.push_back(k->time.seconds());
-        names.push_back(fmt::format("{} {}", k->kernel, FormatBytes(k->bytes)));
+        names.push_back(name);
+        auto& [kp, km, kn] = by_kernel[k->kernel];
+        kp.push_back(pr);
+        km.push_back(k->time.seconds());
+        kn.push_back(name);
       }
       FamilyFit f = Quality("memory", meas, pred, names);
       f.fitted = fmt::format("memory_efficiency {:.4f}", *p.memory_efficiency);
       r.families.push_back(f);
+      if (by_kernel.size() > 1) {
+        for (const auto& [kernel, v] : by_kernel) {
+          const auto& [kp, km, kn] = v;
+          FamilyFit fk = Quality("  memory " + kernel, km, kp, kn);
+          double bytes = 0, secs = 0;
+          for (const MemoryPoint* k : used) {
+            if (k->kernel != kernel) continue;
+            bytes += k->bytes.bytes();
+            secs += k->time.seconds() - launch;
+          }
+          fk.fitted =
+              fmt::format("alone it would be {:.4f}",
+                          secs > 0 ? bytes / secs / c.gpu.hbm_bandwidth.bytes_per_second() : 0.0);
+          r.families.push_back(fk);
+        }
+      }
     }
   }
+  // Attention cores, per kind and direction: compute-bound points fit the efficiency (vs the
+  // 16-bit peak) that CostModel::AttentionTime uses; memory-bound ones cannot tell it.
+  for (const char* kind : {"standard", "flash"}) {
+    AttentionEfficiency eff;
+    bool any = false;
+    std::vector<double> pred, meas;
+    std::vector<std::string> names;
+    for (bool bwd : {false, true}) {
+      std::vector<std::vector<double>> a;
+      std::vector<double> y, t;
+      std::vector<const AttentionPoint*> used;
+      const double peak = c.gpu.Peak(Dtype::kBf16).flops_per_second();
+      CostModel cm(c, Dtype::kBf16);
+      for (const auto& m : ms) {
+        for (const auto& at : m.attention) {
+          if (at.kind != kind) continue;
+          const Duration time = bwd ? at.backward : at.forward;
+          if (time <= Duration::Zero()) continue;
+          const double flops = at.ForwardFlops() * (bwd ? 2 : 1);
+          const double memory = cm.MemoryTime(at.HbmBytes(bwd)).seconds();
+          const double kernel = time.seconds() - launch;
+          const std::string name = fmt::format("{} {} b{} s{} d{}", kind, bwd ? "bwd" : "fwd",
+                                               at.batch, at.seq, at.head_dim);
+          if (kernel <= memory * 1.05) {
+            r.skipped.push_back(name + ": memory-bound, it cannot tell the compute efficiency");
+            continue;
+          }
+          a.push_back({flops / peak});
+          y.push_back(kernel);
+          t.push_back(time.seconds());
+          used.push_back(&at);
+        }
+      }
+      if (a.empty()) continue;
+      Eigen::VectorXd x = Solve(a, y, t);
+      const double e = std::clamp(1.0 / x(0), 0.01, 1.0);
+      (bwd ? eff.backward : eff.forward) = e;
+      any = true;
+    }
+    // A direction without compute-bound points keeps the derived value; a kind with none at all
+    // is still checked against the model (materialised attention is memory-bound at head_dim
+    // 128 on an H100: 8 bytes of scores per 4 d FLOPs).
+    CostModel derived(c, Dtype::kBf16);
+    const bool fused = std::string(kind) == "flash";
+    if (any) {
+      if (eff.forward <= 0) eff.forward = derived.AttentionEfficiency(false, fused);
+      if (eff.backward <= 0) eff.backward = derived.AttentionEfficiency(true, fused);
+      (fused ? p.attention_flash : p.attention_standard) = eff;
+      (fused ? c.gpu.attention_flash : c.gpu.attention_standard) = eff;
+    }
+    CostModel fitted(c, Dtype::kBf16);
+    for (const auto& m : ms) {
+      for (const auto& at : m.attention) {
+        if (at.kind != kind) continue;
+        for (bool bwd : {false, true}) {
+          const Duration time = bwd ? at.backward : at.forward;
+          if (time <= Duration::Zero()) continue;
+          pred.push_back(
+              fitted.AttentionTime(at.ForwardFlops() * (bwd ? 2 : 1), at.HbmBytes(bwd), bwd, fused)
+                  .seconds());
+          meas.push_back(time.seconds());
+          names.push_back(
+              fmt::format("{} b{} s{} d{}", bwd ? "bwd" : "fwd", at.batch, at.seq, at.head_dim));
+        }
+      }
+    }
+    if (meas.empty()) continue;
+    FamilyFit f = Quality(fmt::format("attention {}", kind), meas, pred, names);
+    f.fitted = any ? fmt::format("forward {:.4f}, backward {:.4f} of the 16-bit peak", eff.forward,
+                                 eff.backward)
+                   : "nothing fitted: every point is memory-bound (a check of the byte count)";
+    r.families.push_back(f);
+  }
   // Collectives: single-node points fit the intra-node fabric, multi-node points the
-  // inter-node fabric (after the intra-node one, which hierarchical algorithms also use).
+  // inter-node fabric (after the intra-node one, which hierarchical algorithms also use). One
+  // alpha-beta per fabric first, then one per collective x algorithm x group shape that has
+  // enough points (3 or more, at 2 or more sizes): those go into the profile beside it.
   std::vector<const CollectivePoint*> intra_pts, inter_pts;
   for (const auto& m : ms) {
     for (const auto& k : m.collectives) {
@@ -185,82 +404,100 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
       }
     }
   }
-  auto fit_fabric = [&](bool inter, const std::vector<const CollectivePoint*>& pts) {
-    if (pts.empty()) return;
-    FabricSpec& fab = inter ? c.inter : c.intra;
-    // Two passes: features follow the algorithm the cost model picks with the current values.
-    for (int pass = 0; pass < 3; ++pass) {
-      CostModel cm(c, Dtype::kBf16);
-      std::vector<std::vector<double>> a;
-      std::vector<double> y, t;
-      const double nic_nominal =
-          c.inter.bandwidth.bytes_per_second() * c.nics() / std::max(1, c.gpus_per_node);
-      for (const CollectivePoint* k : pts) {
-        const double D = k->bytes.bytes();
-        const int64_t n = k->ranks;
-        const GroupPlacement g{n, inter ? k->per_node : n, false};
-        if (!inter) {
-          const double bw = c.intra.bandwidth.bytes_per_second();
-          const double bus = k->op == Collective::kSendRecv ? D : BusFactor(k->op, n) * D;
-          a.push_back({Steps(k->op, n), bus / bw});
-          y.push_back(k->time.seconds());
-          t.push_back(k->time.seconds());
-          continue;
-        }
-        const CollectiveCost cc = cm.CollectiveTime(k->op, k->bytes, g);
-        const int64_t per_node = std::max<int64_t>(1, std::min(k->per_node, n));
-        const int64_t nodes = (n + per_node - 1) / per_node;
-        double steps = Steps(k->op, n), x = 0, known = 0;
-        if (k->op == Collective::kSendRecv) {
-          x = D / nic_nominal;
-        } else if (k->op == Collective::kAllToAll) {
-          steps = static_cast<double>(nodes - 1);
-          x = D * static_cast<double>(n - per_node) / n / nic_nominal;
-          known = c.intra.latency.seconds();
-        } else if (cc.algo == Algo::kHierarchical) {
-          const double gg = static_cast<double>(per_node), N = static_cast<double>(nodes);
-          known = 2 * (gg - 1) / gg * D / cm.IntraBandwidth().bytes_per_second() +
-                  c.intra.latency.seconds() * 2 * (gg - 1);
-          steps = 2 * (N - 1);
-          x = 2 * (N - 1) / N * D / gg / nic_nominal;
-        } else {
-          if (cc.algo == Algo::kTree) steps = 2 * std::ceil(std::log2(static_cast<double>(n)));
-          // A flat ring runs at the slower of NVLink and the node's NICs in use.
-          const double bus = BusFactor(k->op, n) * D;
-          const double nic_now = nic_nominal * fab.efficiency * static_cast<double>(per_node);
-          const double nvl = cm.IntraBandwidth().bytes_per_second();
-          if (nvl < nic_now) {
-            known = bus / nvl;
-          } else {
-            x = bus / (nic_nominal * static_cast<double>(per_node));
-          }
-        }
-        a.push_back({steps, x});
-        y.push_back(k->time.seconds() - known);
-        t.push_back(k->time.seconds());
-      }
-      Eigen::VectorXd sol = Solve(a, y, t);
-      fab.latency = Duration::Seconds(std::max(0.0, sol(0)));
-      fab.efficiency = std::clamp(sol(1) > 0 ? 1.0 / sol(1) : 1.0, 0.01, 1.0);
-    }
-    FabricFit ff{fab.id, fab.efficiency, fab.latency};
-    p.fabrics.push_back(ff);
-    CostModel fitted(c, Dtype::kBf16);
+  auto placement = [](const CollectivePoint& k, bool inter) {
+    return GroupPlacement{k.ranks, inter ? PerNode(k) : k.ranks, false};
+  };
+  auto quality = [&](const ClusterSpec& cc, bool inter,
+                     const std::vector<const CollectivePoint*>& pts, std::string family) {
+    CostModel fitted(cc, Dtype::kBf16);
     std::vector<double> pred, meas;
     std::vector<std::string> names;
     for (const CollectivePoint* k : pts) {
-      const GroupPlacement g{k->ranks, inter ? k->per_node : k->ranks, false};
-      pred.push_back(fitted.CollectiveTime(k->op, k->bytes, g).time.seconds());
+      pred.push_back(fitted.CollectiveTime(k->op, k->bytes, placement(*k, inter)).time.seconds());
       meas.push_back(k->time.seconds());
       names.push_back(Describe(*k));
     }
-    FamilyFit f = Quality(fmt::format("collectives {}", fab.id), meas, pred, names);
+    return Quality(std::move(family), meas, pred, names);
+  };
+  auto fit_fabric = [&](bool inter, const std::vector<const CollectivePoint*>& pts) {
+    if (pts.empty()) return;
+    FitAlphaBeta(&c, inter, pts, std::nullopt);
+    FabricSpec& fab = inter ? c.inter : c.intra;
+    FabricFit ff{fab.id, fab.efficiency, fab.latency, {}};
+    FamilyFit f = quality(c, inter, pts, fmt::format("collectives {}", fab.id));
     f.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", fab.efficiency,
                            FormatDuration(fab.latency));
     r.families.push_back(f);
+    // Per case: points grouped by the algorithm the fabric-wide fit prices them with.
+    CostModel cm(c, Dtype::kBf16);
+    std::map<std::tuple<int, int, int64_t, int64_t>, std::vector<const CollectivePoint*>> cases;
+    for (const CollectivePoint* k : pts) {
+      const GroupPlacement g = placement(*k, inter);
+      const Algo al = cm.CollectiveTime(k->op, k->bytes, g).algo;
+      cases[{static_cast<int>(k->op), static_cast<int>(al), k->ranks, g.per_node}].push_back(k);
+    }
+    std::vector<std::pair<FabricSpec::CollectiveFit, std::vector<const CollectivePoint*>>> fits;
+    for (const auto& [key, group] : cases) {
+      std::set<double> sizes;
+      for (const CollectivePoint* k : group) sizes.insert(k->bytes.bytes());
+      const auto [op, al, ranks, per_node] = key;
+      const std::string name =
+          fmt::format("{} {} {} x{}/{}", fab.id, CollectiveName(static_cast<Collective>(op)),
+                      AlgoName(static_cast<Algo>(al)), ranks, per_node);
+      if (group.size() < 3 || sizes.size() < 2) {
+        r.skipped.push_back(
+            fmt::format("{}: {} point(s) at {} size(s); the fabric-wide fit "
+                        "prices it",
+                        name, group.size(), sizes.size()));
+        continue;
+      }
+      ClusterSpec one = c;
+      FitAlphaBeta(&one, inter, group, static_cast<Algo>(al));
+      const FabricSpec& of = inter ? one.inter : one.intra;
+      fits.push_back({{static_cast<Collective>(op), static_cast<Algo>(al), ranks, per_node,
+                       of.efficiency, of.latency},
+                      group});
+    }
+    for (const auto& [cf, group] : fits) ff.collectives.push_back(cf);
+    ClusterSpec with = c;
+    (inter ? with.inter : with.intra).collectives = ff.collectives;
+    for (const auto& [cf, group] : fits) {
+      FamilyFit g = quality(with, inter, group,
+                            fmt::format("  {} {} {} x{}/{}", fab.id, CollectiveName(cf.op),
+                                        AlgoName(cf.algo), cf.ranks, cf.per_node));
+      g.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", cf.efficiency,
+                             FormatDuration(cf.latency));
+      r.families.push_back(g);
+    }
+    p.fabrics.push_back(ff);
   };
   fit_fabric(false, intra_pts);
   fit_fabric(true, inter_pts);
+  // Host <-> GPU copies: latency + bytes / bandwidth per direction. Reported, not in the profile:
+  // parasim does not model offloading (yet), so nothing would use them.
+  for (const char* dir : {"h2d", "d2h"}) {
+    std::vector<std::vector<double>> a;
+    std::vector<double> y, t, meas;
+    std::vector<std::string> names;
+    for (const auto& m : ms) {
+      for (const auto& h : m.host_copies) {
+        if (h.direction != dir) continue;
+        a.push_back({1.0, h.bytes.bytes()});
+        y.push_back(h.time.seconds());
+        t.push_back(h.time.seconds());
+        names.push_back(fmt::format("{} {}", dir, FormatBytes(h.bytes)));
+      }
+    }
+    if (a.size() < 2) continue;
+    Eigen::VectorXd x = Solve(a, y, t);
+    std::vector<double> pred;
+    for (const auto& row : a) pred.push_back(x(0) + x(1) * row[1]);
+    FamilyFit f = Quality(fmt::format("host copies {}", dir), y, pred, names);
+    f.fitted = fmt::format("{} at latency {} (reported only: no offload model uses it)",
+                           x(1) > 0 ? FormatBandwidth(Bandwidth(1.0 / x(1))) : std::string("?"),
+                           FormatDuration(Duration::Seconds(std::max(0.0, x(0)))));
+    r.families.push_back(f);
+  }
   if (r.families.empty()) {
     return InvalidArgument("fit: the measurements hold no GEMM, memory or collective points");
   }

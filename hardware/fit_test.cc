@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/io.h"
 
@@ -125,6 +128,243 @@ TEST_CASE("measurement files round-trip and refuse bad values with file:line:col
   auto other = FitMeasurements({*ParseMeasurements("gpu: a100-sxm4-80gb\nlaunch: 4us\n", "a.yaml")},
                                H100Cluster(1));
   REQUIRE_FALSE(other.ok());
+}
+
+const FabricSpec::CollectiveFit* FindCase(const FitResult& r, const std::string& fabric,
+                                          const FabricSpec::CollectiveFit& want) {
+  for (const auto& f : r.profile.fabrics) {
+    if (f.id != fabric) continue;
+    for (const auto& c : f.collectives) {
+      if (c.op == want.op && c.algo == want.algo && c.ranks == want.ranks &&
+          c.per_node == want.per_node) {
+        return &c;
+      }
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE("per collective x algorithm x group fits recover each case's own alpha and beta") {
+  // On NVLink, all-reduce, all-gather and reduce-scatter each run at their own alpha and beta:
+  // one alpha-beta for the fabric cannot express that, one per case can.
+  ClusterSpec truth = H100Cluster(1);
+  truth.intra.collectives = {
+      {Collective::kAllReduce, Algo::kRing, 8, 8, 0.80, Duration::Microseconds(2)},
+      {Collective::kAllGather, Algo::kRing, 8, 8, 0.60, Duration::Microseconds(3)},
+      {Collective::kReduceScatter, Algo::kRing, 8, 8, 0.70, Duration::Microseconds(1.5)},
+  };
+  Measurements m = Synthetic(truth);
+  m.gemm.clear();
+  m.memory.clear();
+  std::erase_if(m.collectives, [](const CollectivePoint& k) { return k.per_node < k.ranks; });
+  auto r = FitMeasurements({m}, H100Cluster(1));
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  for (const auto& want : truth.intra.collectives) {
+    CAPTURE(CollectiveName(want.op));
+    const auto* got = FindCase(*r, "nvlink4-h100", want);
+    REQUIRE(got != nullptr);
+    CHECK(got->efficiency == doctest::Approx(want.efficiency).epsilon(0.01));
+    CHECK(got->latency.microseconds() ==
+          doctest::Approx(want.latency.microseconds()).epsilon(0.01));
+  }
+  bool fabric_wide_worse = false;
+  for (const auto& f : r->families) {
+    CAPTURE(f.family);
+    if (f.family.rfind("  ", 0) == 0) CHECK(f.mape < 0.01);
+    if (f.family == "collectives nvlink4-h100") fabric_wide_worse = f.mape > 0.02;
+  }
+  CHECK(fabric_wide_worse);
+
+  // Across 4 nodes, all-to-all runs at its own alpha and beta; the other cases keep the fabric's.
+  ClusterSpec truth4 = H100Cluster(4);
+  const FabricSpec::CollectiveFit a2a{Collective::kAllToAll,     Algo::kDirect, 32, 8, 0.50,
+                                      Duration::Microseconds(20)};
+  truth4.inter.collectives = {a2a};
+  Measurements m4 = Synthetic(truth4);
+  m4.gemm.clear();
+  m4.memory.clear();
+  auto r4 = FitMeasurements({m4}, H100Cluster(4));
+  REQUIRE_MESSAGE(r4.ok(), r4.status().message());
+  const auto* got = FindCase(*r4, "ib-ndr-400g", a2a);
+  REQUIRE(got != nullptr);
+  CHECK(got->efficiency == doctest::Approx(0.50).epsilon(0.01));
+  CHECK(got->latency.microseconds() == doctest::Approx(20).epsilon(0.01));
+  for (const auto& f : r4->families) {
+    CAPTURE(f.family);
+    if (f.family.rfind("  ", 0) == 0) CHECK(f.mape < 0.01);
+  }
+  // Applied to a cluster, the profile reproduces every measured point within 1%.
+  ClusterSpec applied = H100Cluster(4);
+  REQUIRE(ApplyCalibrationProfile(r4->profile, &applied).ok());
+  applied.gpu.sustained_factor = 1.0;
+  CostModel cm(applied, Dtype::kBf16);
+  for (const auto& k : m4.collectives) {
+    CAPTURE(CollectiveName(k.op));
+    CAPTURE(k.ranks);
+    CAPTURE(k.bytes.bytes());
+    CHECK(cm.CollectiveTime(k.op, k.bytes, {k.ranks, k.per_node}).time.seconds() ==
+          doctest::Approx(k.time.seconds()).epsilon(0.01));
+  }
+}
+
+TEST_CASE("fp8 and measured GEMM shapes: the profile prices exactly the shapes it measured") {
+  ClusterSpec truth = H100Cluster(1);
+  truth.gpu.sustained_factor = 1.0;
+  truth.gpu.gemm_efficiency = 0.75;
+  truth.gpu.gemm_efficiency_fp8 = 0.58;
+  Measurements m;
+  m.file = "gemm.yaml";
+  m.gpu = truth.gpu.id;
+  m.launch = truth.gpu.launch_overhead;
+  CostModel bf16(truth, Dtype::kBf16), fp8(truth, Dtype::kFp8);
+  for (int64_t a : {2048, 4096, 8192, 16384}) {
+    for (int64_t b : {4096, 12288}) {
+      m.gemm.push_back({Dtype::kBf16, a, b, 4096, bf16.GemmTime(a, b, 4096), 0});
+      m.gemm.push_back({Dtype::kFp8, a, b, 4096, fp8.GemmTime(a, b, 4096), 0});
+    }
+  }
+  // A shape that runs far below the curve (a bad kernel choice, say): only the table knows it.
+  const double odd_seconds = 3 * bf16.GemmTime(6144, 1536, 12288).seconds();
+  m.gemm.push_back({Dtype::kBf16, 6144, 1536, 12288, Duration::Seconds(odd_seconds), 0});
+  auto r = FitMeasurements({m}, H100Cluster(1));
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  CHECK(*r->profile.gemm_efficiency_fp8 == doctest::Approx(0.58).epsilon(0.01));
+  CHECK(*r->profile.gemm_efficiency == doctest::Approx(0.75).epsilon(0.05));  // the odd shape pulls
+  CHECK(r->profile.gemm_shapes.size() == m.gemm.size());
+  ClusterSpec applied = H100Cluster(1);
+  auto lines = ApplyCalibrationProfile(r->profile, &applied);
+  REQUIRE(lines.ok());
+  applied.gpu.sustained_factor = 1.0;
+  CostModel cb(applied, Dtype::kBf16), c8(applied, Dtype::kFp8);
+  for (const auto& g : m.gemm) {
+    const CostModel& cm = g.dtype == Dtype::kFp8 ? c8 : cb;
+    CAPTURE(g.m);
+    CAPTURE(g.n);
+    CHECK(cm.GemmTime(g.m, g.n, g.k).seconds() == doctest::Approx(g.time.seconds()).epsilon(1e-3));
+  }
+  // fp16 training uses the bf16 rows (same tensor-core rate) where it has none of its own.
+  CostModel c16(applied, Dtype::kFp16);
+  CHECK(c16.GemmTime(6144, 1536, 12288).seconds() == doctest::Approx(odd_seconds).epsilon(1e-3));
+}
+
+TEST_CASE(
+    "attention: compute-bound points fit the kind's efficiency; memory-bound ones are skipped") {
+  ClusterSpec truth = H100Cluster(1);
+  truth.gpu.sustained_factor = 1.0;
+  truth.gpu.attention_standard = {0.45, 0.38};
+  truth.gpu.attention_flash = {0.66, 0.52};
+  CostModel cm(truth, Dtype::kBf16);
+  Measurements m;
+  m.file = "attn.yaml";
+  m.launch = truth.gpu.launch_overhead;
+  for (const char* kind : {"standard", "flash"}) {
+    for (int64_t seq : {1024, 2048, 4096}) {
+      for (int64_t d : {64, 128}) {
+        AttentionPoint a;
+        a.kind = kind;
+        a.batch = 32;
+        a.seq = seq;
+        a.head_dim = d;
+        const bool fused = a.kind == "flash";
+        a.forward = cm.AttentionTime(a.ForwardFlops(), a.HbmBytes(false), false, fused);
+        a.backward = cm.AttentionTime(2 * a.ForwardFlops(), a.HbmBytes(true), true, fused);
+        m.attention.push_back(a);
+      }
+    }
+  }
+  auto r = FitMeasurements({m}, H100Cluster(1));
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  // Materialised attention is memory-bound at head_dim <= 128 on an H100 (8 bytes of scores per
+  // 4 d FLOPs): nothing to fit, only a check; the fused kernel is compute-bound and fitted.
+  CHECK_FALSE(r->profile.attention_standard.has_value());
+  REQUIRE(r->profile.attention_flash.has_value());
+  CHECK(r->profile.attention_flash->forward == doctest::Approx(0.66).epsilon(0.01));
+  CHECK(r->profile.attention_flash->backward == doctest::Approx(0.52).epsilon(0.01));
+  bool skipped = false;
+  for (const auto& s : r->skipped) skipped = skipped || s.find("memory-bound") != std::string::npos;
+  CHECK(skipped);
+  for (const auto& f : r->families) {
+    CAPTURE(f.family);
+    CHECK(f.mape < 0.01);
+  }
+}
+
+TEST_CASE("memory kernels are reported one by one; host copies give a bandwidth") {
+  ClusterSpec truth = H100Cluster(1);
+  truth.gpu.sustained_factor = 1.0;
+  truth.gpu.memory_efficiency = 0.85;
+  CostModel cm(truth, Dtype::kBf16);
+  Measurements m;
+  m.file = "mem.yaml";
+  m.launch = truth.gpu.launch_overhead;
+  for (const char* kernel : {"copy", "triad", "softmax", "layernorm", "elementwise"}) {
+    for (double mib : {64.0, 256.0, 1024.0}) {
+      const Bytes b = Bytes::MiB(mib);
+      m.memory.push_back({kernel, b, cm.MemoryTime(b.bytes()) + cm.Launch(), 0.01});
+    }
+  }
+  for (double mib : {1.0, 16.0, 256.0, 1024.0}) {
+    const Bytes b = Bytes::MiB(mib);
+    // 10 us + bytes at 50 GB/s (PCIe 5 x16 pinned, about what H100 hosts reach).
+    m.host_copies.push_back({"h2d", b, Duration::Seconds(10e-6 + b.bytes() / 50e9), 0});
+  }
+  auto r = FitMeasurements({m}, H100Cluster(1));
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  CHECK(*r->profile.memory_efficiency == doctest::Approx(0.85).epsilon(0.01));
+  int kernels = 0;
+  bool host = false;
+  for (const auto& f : r->families) {
+    if (f.family.rfind("  memory ", 0) == 0) ++kernels;
+    if (f.family == "host copies h2d") {
+      host = true;
+      CHECK(f.fitted.find("50.0 GB/s") != std::string::npos);
+      CHECK(f.fitted.find("10.0") != std::string::npos);
+      CHECK(f.mape < 0.001);
+    }
+  }
+  CHECK(kernels == 5);
+  CHECK(host);
+}
+
+TEST_CASE("new measurement rows round-trip; bad rows are refused at their line") {
+  Measurements m;
+  m.file = "m.yaml";
+  m.memory.push_back({"softmax", Bytes::MiB(256), Duration::Microseconds(120), 0.012});
+  AttentionPoint a;
+  a.batch = 64;
+  a.seq = 2048;
+  a.head_dim = 128;
+  a.causal = true;
+  a.forward = Duration::Microseconds(1900);
+  a.backward = Duration::Microseconds(4100);
+  a.spread = 0.02;
+  m.attention.push_back(a);
+  m.host_copies.push_back({"d2h", Bytes::MiB(64), Duration::Microseconds(1400), 0.003});
+  m.collectives.push_back(
+      {Collective::kAllGather, "", 8, 8, Bytes::GiB(4), Duration::Milliseconds(20), 0.015});
+  auto back = ParseMeasurements(FormatMeasurements(m), "m.yaml");
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  REQUIRE(back->attention.size() == 1);
+  CHECK(back->attention[0].causal);
+  CHECK(back->attention[0].ForwardFlops() == doctest::Approx(a.ForwardFlops()));
+  CHECK(back->attention[0].backward.microseconds() == doctest::Approx(4100));
+  CHECK(back->attention[0].spread == doctest::Approx(0.02));
+  CHECK(back->memory[0].spread == doctest::Approx(0.012));
+  CHECK(back->host_copies[0].direction == "d2h");
+  CHECK(back->collectives[0].spread == doctest::Approx(0.015));
+  CHECK(back->collectives[0].bytes.bytes() == doctest::Approx(4.0 * (1 << 30)));
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"memory:\n  - {kernel: memcpy, bytes: 1GiB, time: 1ms}\n", "m.yaml:2:"},
+           {"memory:\n  - {kernel: copy, bytes: 1GiB, time: 1ms, spread: -3%}\n", "m.yaml:2:"},
+           {"attention:\n  - {kind: sparse, batch: 1, seq: 2, head_dim: 8, forward: 1ms}\n",
+            "m.yaml:2:"},
+           {"host_copies:\n  - {direction: h2d, bytes: 0B, time: 1ms}\n", "m.yaml:2:"},
+       }) {
+    auto bad = ParseMeasurements(text, "m.yaml");
+    CAPTURE(text);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find(where) != std::string::npos);
+  }
 }
 
 }  // namespace

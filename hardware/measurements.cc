@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -12,33 +13,16 @@
 
 namespace parasim {
 
-std::string_view CollectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kAllToAll:
-      return "alltoall";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kSendRecv:
-      return "sendrecv";
-  }
-  return "?";
+double AttentionPoint::ForwardFlops() const {
+  const double s = static_cast<double>(seq);
+  return 4.0 * static_cast<double>(batch) * s * s * static_cast<double>(head_dim) *
+         (causal ? 0.5 : 1.0);
 }
 
-StatusOr<Collective> ParseCollective(std::string_view s) {
-  for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather,
-                       Collective::kAllToAll, Collective::kBroadcast, Collective::kSendRecv}) {
-    if (s == CollectiveName(c)) return c;
-  }
-  return InvalidArgument(fmt::format(
-      "unknown collective '{}'; expected all_reduce, reduce_scatter, all_gather, alltoall, "
-      "broadcast or sendrecv",
-      std::string(s)));
+double AttentionPoint::HbmBytes(bool bwd) const {
+  const double b = static_cast<double>(batch), s = static_cast<double>(seq);
+  if (kind == "flash") return b * s * static_cast<double>(head_dim) * 4 * 2.0 * (bwd ? 2.5 : 1.0);
+  return b * s * s * 2.0 * (bwd ? 5 : 4);
 }
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file) {
@@ -47,7 +31,7 @@ StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::str
   PARASIM_ASSIGN_OR_RETURN(
       MapReader top, MapReader::Open(ctx, root, "",
                                      {"gpu", "device", "driver", "date", "launch", "gemm", "memory",
-                                      "collectives"}));
+                                      "attention", "host_copies", "collectives"}));
   Measurements m;
   m.file = file;
   PARASIM_RETURN_IF_ERROR(top.String("gpu", &m.gpu));
@@ -68,6 +52,23 @@ StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::str
     if (d <= Duration::Zero()) return r.Error(key, "a measured time must be positive");
     return Status::Ok();
   };
+  auto spread = [&](const MapReader& r, const std::string& path, double* out) -> Status {
+    if (!r.Has("spread")) return Status::Ok();
+    PARASIM_ASSIGN_OR_RETURN(std::string sp, ReadScalar(ctx, r.Node("spread"), path + ".spread"));
+    if (!sp.empty() && sp.back() == '%') sp.pop_back();
+    size_t used = 0;
+    double x = -1;
+    try {
+      x = std::stod(sp, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != sp.size() || !(x >= 0) || !std::isfinite(x)) {
+      return r.Error("spread", "expected a non-negative percentage such as 0.4%");
+    }
+    *out = x / 100;
+    return Status::Ok();
+  };
   PARASIM_RETURN_IF_ERROR(list("gemm", [&](const YAML::Node& n, const std::string& path) {
     PARASIM_ASSIGN_OR_RETURN(
         MapReader r, MapReader::Open(ctx, n, path, {"dtype", "m", "n", "k", "time", "spread"}));
@@ -81,34 +82,67 @@ StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::str
     PARASIM_RETURN_IF_ERROR(r.Int("k", &p.k, 1, int64_t{1} << 24));
     PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
     PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
-    if (r.Has("spread")) {
-      PARASIM_ASSIGN_OR_RETURN(std::string sp, ReadScalar(ctx, r.Node("spread"), path + ".spread"));
-      if (!sp.empty() && sp.back() == '%') sp.pop_back();
-      try {
-        p.spread = std::stod(sp) / 100;
-      } catch (const std::exception&) {
-        return r.Error("spread", "expected a percentage such as 0.4%");
-      }
-    }
+    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
     m.gemm.push_back(p);
     return Status::Ok();
   }));
   PARASIM_RETURN_IF_ERROR(list("memory", [&](const YAML::Node& n, const std::string& path) {
     PARASIM_ASSIGN_OR_RETURN(MapReader r,
-                             MapReader::Open(ctx, n, path, {"kernel", "bytes", "time"}));
+                             MapReader::Open(ctx, n, path, {"kernel", "bytes", "time", "spread"}));
     MemoryPoint p;
     for (auto k : {"kernel", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
-    PARASIM_RETURN_IF_ERROR(r.String("kernel", &p.kernel));
+    PARASIM_RETURN_IF_ERROR(
+        r.Enum("kernel", &p.kernel, {"copy", "triad", "elementwise", "softmax", "layernorm"}));
     PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+    if (p.bytes.bytes() <= 0) return r.Error("bytes", "a kernel must move at least one byte");
     PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
     PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
+    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
     m.memory.push_back(p);
     return Status::Ok();
   }));
-  PARASIM_RETURN_IF_ERROR(list("collectives", [&](const YAML::Node& n, const std::string& path) {
+  PARASIM_RETURN_IF_ERROR(list("attention", [&](const YAML::Node& n, const std::string& path) {
     PARASIM_ASSIGN_OR_RETURN(
-        MapReader r,
-        MapReader::Open(ctx, n, path, {"op", "fabric", "ranks", "per_node", "bytes", "time"}));
+        MapReader r, MapReader::Open(ctx, n, path,
+                                     {"kind", "batch", "seq", "head_dim", "causal", "forward",
+                                      "backward", "spread"}));
+    AttentionPoint p;
+    for (auto k : {"kind", "batch", "seq", "head_dim", "forward"}) {
+      PARASIM_RETURN_IF_ERROR(r.Require(k));
+    }
+    PARASIM_RETURN_IF_ERROR(r.Enum("kind", &p.kind, {"standard", "flash"}));
+    PARASIM_RETURN_IF_ERROR(r.Int("batch", &p.batch, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Int("seq", &p.seq, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Int("head_dim", &p.head_dim, 1, 4096));
+    PARASIM_RETURN_IF_ERROR(r.Bool("causal", &p.causal));
+    PARASIM_RETURN_IF_ERROR(r.Time("forward", &p.forward));
+    PARASIM_RETURN_IF_ERROR(positive(r, "forward", p.forward));
+    if (r.Has("backward")) {
+      PARASIM_RETURN_IF_ERROR(r.Time("backward", &p.backward));
+      PARASIM_RETURN_IF_ERROR(positive(r, "backward", p.backward));
+    }
+    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
+    m.attention.push_back(p);
+    return Status::Ok();
+  }));
+  PARASIM_RETURN_IF_ERROR(list("host_copies", [&](const YAML::Node& n, const std::string& path) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader r, MapReader::Open(ctx, n, path, {"direction", "bytes", "time", "spread"}));
+    HostCopyPoint p;
+    for (auto k : {"direction", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+    PARASIM_RETURN_IF_ERROR(r.Enum("direction", &p.direction, {"h2d", "d2h"}));
+    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+    if (p.bytes.bytes() <= 0) return r.Error("bytes", "a copy must move at least one byte");
+    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
+    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
+    m.host_copies.push_back(p);
+    return Status::Ok();
+  }));
+  PARASIM_RETURN_IF_ERROR(list("collectives", [&](const YAML::Node& n, const std::string& path) {
+    PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx, n, path,
+                                                          {"op", "fabric", "ranks", "per_node",
+                                                           "bytes", "time", "spread"}));
     CollectivePoint p;
     for (auto k : {"op", "ranks", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
     std::string op;
@@ -123,6 +157,7 @@ StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::str
     PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
     PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
     PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
+    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
     m.collectives.push_back(p);
     return Status::Ok();
   }));
@@ -144,16 +179,32 @@ std::string FormatMeasurements(const Measurements& m) {
   }
   if (!m.memory.empty()) out += "memory:\n";
   for (const auto& p : m.memory) {
-    out += fmt::format("  - {{kernel: {}, bytes: {:.0f}B, time: {:.9g}us}}\n", p.kernel,
-                       p.bytes.bytes(), p.time.microseconds());
+    out += fmt::format("  - {{kernel: {}, bytes: {:.0f}B, time: {:.9g}us, spread: {:.3g}%}}\n",
+                       p.kernel, p.bytes.bytes(), p.time.microseconds(), 100 * p.spread);
+  }
+  if (!m.attention.empty()) out += "attention:\n";
+  for (const auto& a : m.attention) {
+    out += fmt::format(
+        "  - {{kind: {}, batch: {}, seq: {}, head_dim: {}, causal: {}, forward: {:.9g}us, ", a.kind,
+        a.batch, a.seq, a.head_dim, a.causal, a.forward.microseconds());
+    if (a.backward > Duration::Zero()) {
+      out += fmt::format("backward: {:.9g}us, ", a.backward.microseconds());
+    }
+    out += fmt::format("spread: {:.3g}%}}\n", 100 * a.spread);
+  }
+  if (!m.host_copies.empty()) out += "host_copies:\n";
+  for (const auto& h : m.host_copies) {
+    out += fmt::format("  - {{direction: {}, bytes: {:.0f}B, time: {:.9g}us, spread: {:.3g}%}}\n",
+                       h.direction, h.bytes.bytes(), h.time.microseconds(), 100 * h.spread);
   }
   if (!m.collectives.empty()) out += "collectives:\n";
   for (const auto& c : m.collectives) {
-    out +=
-        fmt::format("  - {{op: {}, {}ranks: {}, per_node: {}, bytes: {:.0f}B, time: {:.9g}us}}\n",
-                    CollectiveName(c.op),
-                    c.fabric.empty() ? std::string() : fmt::format("fabric: {}, ", c.fabric),
-                    c.ranks, c.per_node, c.bytes.bytes(), c.time.microseconds());
+    out += fmt::format(
+        "  - {{op: {}, {}ranks: {}, per_node: {}, bytes: {:.0f}B, time: {:.9g}us, spread: "
+        "{:.3g}%}}\n",
+        CollectiveName(c.op),
+        c.fabric.empty() ? std::string() : fmt::format("fabric: {}, ", c.fabric), c.ranks,
+        c.per_node, c.bytes.bytes(), c.time.microseconds(), 100 * c.spread);
   }
   return out;
 }

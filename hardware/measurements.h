@@ -11,9 +11,19 @@
 //   gemm:                                 # cuBLASLt, one row per shape
 //     - {dtype: bf16, m: 8192, n: 8192, k: 8192, time: 1.39ms, spread: 0.4%}
 //   memory:                               # streaming kernels: bytes read + written
-//     - {kernel: copy, bytes: 4GiB, time: 1.48ms}
+//     - {kernel: copy, bytes: 4GiB, time: 1.48ms, spread: 0.2%}   # also triad, elementwise,
+//                                                                  # softmax, layernorm
+//   attention:                            # one attention core, forward and backward
+//     - {kind: standard, batch: 32, seq: 2048, head_dim: 128, causal: false,
+//        forward: 1.9ms, backward: 4.1ms, spread: 1%}
+//   host_copies:                          # pinned host memory <-> GPU
+//     - {direction: h2d, bytes: 256MiB, time: 5.2ms, spread: 0.3%}
 //   collectives:                          # NCCL, out-of-place
-//     - {op: all_reduce, fabric: nvlink4-h100, ranks: 8, per_node: 8, bytes: 1GiB, time: 5.4ms}
+//     - {op: all_reduce, fabric: nvlink4-h100, ranks: 8, per_node: 8, bytes: 1GiB, time: 5.4ms,
+//        spread: 1.2%}
+// `spread` is (max - min) / median of the timed runs, optional everywhere. `batch` of attention is
+// micro-batch x heads; its FLOPs are 4 batch seq^2 head_dim forward and twice that backward
+// (halved when causal).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +48,30 @@ struct MemoryPoint {
   std::string kernel;  // copy, triad, elementwise, softmax, layernorm
   Bytes bytes;         // bytes read plus written
   Duration time;
+  double spread = 0;
+};
+
+struct AttentionPoint {
+  std::string kind = "standard";  // standard (materialised softmax) or flash (fused)
+  int64_t batch = 0;              // micro-batch x heads
+  int64_t seq = 0;
+  int64_t head_dim = 0;
+  bool causal = false;
+  Duration forward;
+  Duration backward;
+  double spread = 0;
+  double ForwardFlops() const;  // 4 b s^2 d (x 1/2 causal)
+  // HBM bytes as the layer graph counts them (models/layer_graph.cc, no dropout). Standard: the
+  // 2-byte scores written, read and written by softmax, read by AV (4x; backward 5x). Flash:
+  // Q, K, V and O once (backward 2.5x).
+  double HbmBytes(bool backward) const;
+};
+
+struct HostCopyPoint {
+  std::string direction;  // h2d or d2h
+  Bytes bytes;
+  Duration time;
+  double spread = 0;
 };
 
 struct CollectivePoint {
@@ -47,6 +81,7 @@ struct CollectivePoint {
   int64_t per_node = 0;
   Bytes bytes;  // the NCCL "size" of the buffer
   Duration time;
+  double spread = 0;
 };
 
 struct Measurements {
@@ -58,11 +93,10 @@ struct Measurements {
   Duration launch;  // zero when not measured
   std::vector<GemmPoint> gemm;
   std::vector<MemoryPoint> memory;
+  std::vector<AttentionPoint> attention;
+  std::vector<HostCopyPoint> host_copies;
   std::vector<CollectivePoint> collectives;
 };
-
-std::string_view CollectiveName(Collective c);  // all_reduce, all_gather, ...
-StatusOr<Collective> ParseCollective(std::string_view s);
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file);
 std::string FormatMeasurements(const Measurements& m);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <tuple>
+
 #include "sim/io.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
@@ -12,8 +14,9 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
                                                      const std::string& file) {
   YamlContext ctx{file, {}};
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
-  PARASIM_ASSIGN_OR_RETURN(MapReader top,
-                           MapReader::Open(ctx, root, "", {"gpu", "source", "compute", "fabrics"}));
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader top,
+      MapReader::Open(ctx, root, "", {"gpu", "source", "compute", "gemm_shapes", "fabrics"}));
   CalibrationProfile p;
   p.file = file;
   PARASIM_RETURN_IF_ERROR(top.Require("gpu"));
@@ -21,10 +24,29 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
   p.gpu_where = ctx.Where(top.Node("gpu"), "gpu");
   PARASIM_RETURN_IF_ERROR(top.String("source", &p.source));
   if (top.Has("compute")) {
-    PARASIM_ASSIGN_OR_RETURN(MapReader c, MapReader::Open(ctx, top.Node("compute"), "compute",
-                                                          {"gemm_efficiency", "memory_efficiency",
-                                                           "launch_overhead", "sustained_factor"}));
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader c, MapReader::Open(ctx, top.Node("compute"), "compute",
+                                     {"gemm_efficiency", "memory_efficiency", "launch_overhead",
+                                      "sustained_factor", "gemm_efficiency_fp8",
+                                      "attention_standard", "attention_flash"}));
     double x = 0;
+    if (c.Has("gemm_efficiency_fp8")) {
+      PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency_fp8", &x, 0.01, 1.0));
+      p.gemm_efficiency_fp8 = x;
+    }
+    for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
+                              {"attention_flash", &p.attention_flash}}) {
+      if (!c.Has(key)) continue;
+      PARASIM_ASSIGN_OR_RETURN(MapReader a,
+                               MapReader::Open(ctx, c.Node(key), std::string("compute.") + key,
+                                               {"forward", "backward"}));
+      AttentionEfficiency e;
+      PARASIM_RETURN_IF_ERROR(a.Require("forward"));
+      PARASIM_RETURN_IF_ERROR(a.Require("backward"));
+      PARASIM_RETURN_IF_ERROR(a.Number("forward", &e.forward, 0.01, 1.0));
+      PARASIM_RETURN_IF_ERROR(a.Number("backward", &e.backward, 0.01, 1.0));
+      *field = e;
+    }
     if (c.Has("gemm_efficiency")) {
       PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency", &x, 0.01, 1.0));
       p.gemm_efficiency = x;
@@ -43,6 +65,27 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
       p.launch_overhead = d;
     }
   }
+  if (top.Has("gemm_shapes")) {
+    const YAML::Node list = top.Node("gemm_shapes");
+    if (!list.IsSequence()) {
+      return ctx.ErrorAt(list, "gemm_shapes", "expected a list of {dtype, m, n, k, efficiency}");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string path = fmt::format("gemm_shapes[{}]", i);
+      PARASIM_ASSIGN_OR_RETURN(
+          MapReader r, MapReader::Open(ctx, list[i], path, {"dtype", "m", "n", "k", "efficiency"}));
+      for (auto k : {"m", "n", "k", "efficiency"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+      GemmShapeFit g;
+      std::string dt = "bf16";
+      PARASIM_RETURN_IF_ERROR(r.Enum("dtype", &dt, {"fp32", "tf32", "fp16", "bf16", "fp8"}));
+      g.dtype = *ParseDtype(dt);
+      PARASIM_RETURN_IF_ERROR(r.Int("m", &g.m, 1, int64_t{1} << 24));
+      PARASIM_RETURN_IF_ERROR(r.Int("n", &g.n, 1, int64_t{1} << 24));
+      PARASIM_RETURN_IF_ERROR(r.Int("k", &g.k, 1, int64_t{1} << 24));
+      PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &g.efficiency, 0.001, 1.0));
+      p.gemm_shapes.push_back(g);
+    }
+  }
   if (top.Has("fabrics")) {
     const YAML::Node f = top.Node("fabrics");
     if (!f.IsMap()) {
@@ -52,8 +95,9 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
       FabricFit fit;
       fit.id = kv.first.as<std::string>();
       const std::string path = "fabrics." + fit.id;
-      PARASIM_ASSIGN_OR_RETURN(MapReader m,
-                               MapReader::Open(ctx, kv.second, path, {"efficiency", "latency"}));
+      PARASIM_ASSIGN_OR_RETURN(
+          MapReader m,
+          MapReader::Open(ctx, kv.second, path, {"efficiency", "latency", "collectives"}));
       double x = 0;
       if (m.Has("efficiency")) {
         PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &x, 0.01, 1.0));
@@ -63,6 +107,37 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
         Duration d;
         PARASIM_RETURN_IF_ERROR(m.Time("latency", &d));
         fit.latency = d;
+      }
+      if (m.Has("collectives")) {
+        const YAML::Node list = m.Node("collectives");
+        if (!list.IsSequence()) {
+          return ctx.ErrorAt(list, path + ".collectives",
+                             "expected a list of {op, algo, ranks, per_node, efficiency, latency}");
+        }
+        for (size_t i = 0; i < list.size(); ++i) {
+          const std::string cpath = fmt::format("{}.collectives[{}]", path, i);
+          PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx, list[i], cpath,
+                                                                {"op", "algo", "ranks", "per_node",
+                                                                 "efficiency", "latency"}));
+          for (auto k : {"op", "algo", "ranks", "efficiency", "latency"}) {
+            PARASIM_RETURN_IF_ERROR(r.Require(k));
+          }
+          FabricSpec::CollectiveFit cf;
+          std::string op, algo;
+          PARASIM_RETURN_IF_ERROR(r.Enum(
+              "op", &op,
+              {"all_reduce", "reduce_scatter", "all_gather", "alltoall", "broadcast", "sendrecv"}));
+          cf.op = *ParseCollective(op);
+          PARASIM_RETURN_IF_ERROR(
+              r.Enum("algo", &algo, {"ring", "tree", "hierarchical", "direct"}));
+          cf.algo = *ParseAlgo(algo);
+          PARASIM_RETURN_IF_ERROR(r.Int("ranks", &cf.ranks, 1, int64_t{1} << 24));
+          cf.per_node = cf.ranks;
+          PARASIM_RETURN_IF_ERROR(r.Int("per_node", &cf.per_node, 1, cf.ranks));
+          PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &cf.efficiency, 0.01, 1.0));
+          PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency));
+          fit.collectives.push_back(cf);
+        }
       }
       p.fabrics.push_back(fit);
     }
@@ -79,7 +154,8 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   std::string out = "# parasim calibration profile (see hardware/profile.h)\n";
   out += fmt::format("gpu: {}\n", p.gpu);
   if (!p.source.empty()) out += fmt::format("source: \"{}\"\n", p.source);
-  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.sustained_factor) {
+  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.sustained_factor ||
+      p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash) {
     out += "compute:\n";
     if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
     if (p.memory_efficiency) {
@@ -91,6 +167,21 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
     if (p.sustained_factor) {
       out += fmt::format("  sustained_factor: {:.6g}\n", *p.sustained_factor);
     }
+    if (p.gemm_efficiency_fp8) {
+      out += fmt::format("  gemm_efficiency_fp8: {:.6g}\n", *p.gemm_efficiency_fp8);
+    }
+    for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
+                              {"attention_flash", &p.attention_flash}}) {
+      if (*field) {
+        out += fmt::format("  {}: {{forward: {:.6g}, backward: {:.6g}}}\n", key, (*field)->forward,
+                           (*field)->backward);
+      }
+    }
+  }
+  if (!p.gemm_shapes.empty()) out += "gemm_shapes:\n";
+  for (const GemmShapeFit& g : p.gemm_shapes) {
+    out += fmt::format("  - {{dtype: {}, m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n",
+                       DtypeName(g.dtype), g.m, g.n, g.k, g.efficiency);
   }
   if (!p.fabrics.empty()) {
     out += "fabrics:\n";
@@ -101,7 +192,21 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
         fields += fmt::format("{}latency: {:.6g}us", fields.empty() ? "" : ", ",
                               f.latency->microseconds());
       }
-      out += fmt::format("  {}: {{{}}}\n", f.id, fields);
+      if (f.collectives.empty()) {
+        out += fmt::format("  {}: {{{}}}\n", f.id, fields);
+        continue;
+      }
+      out += fmt::format("  {}:\n", f.id);
+      if (f.efficiency) out += fmt::format("    efficiency: {:.6g}\n", *f.efficiency);
+      if (f.latency) out += fmt::format("    latency: {:.6g}us\n", f.latency->microseconds());
+      out += "    collectives:\n";
+      for (const auto& c : f.collectives) {
+        out += fmt::format(
+            "      - {{op: {}, algo: {}, ranks: {}, per_node: {}, efficiency: {:.6g}, "
+            "latency: {:.6g}us}}\n",
+            CollectiveName(c.op), AlgoName(c.algo), c.ranks, c.per_node, c.efficiency,
+            c.latency.microseconds());
+      }
     }
   }
   return out;
@@ -131,11 +236,36 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
   num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
   time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
   num("sustained_factor", p.sustained_factor, &c->gpu.sustained_factor);
+  if (p.gemm_efficiency_fp8) {
+    changed.push_back(fmt::format("gemm_efficiency_fp8 {:.3g} (catalog: gemm_efficiency)",
+                                  *p.gemm_efficiency_fp8));
+    c->gpu.gemm_efficiency_fp8 = *p.gemm_efficiency_fp8;
+  }
+  for (auto [key, from, to] :
+       {std::tuple{"attention_standard", &p.attention_standard, &c->gpu.attention_standard},
+        {"attention_flash", &p.attention_flash, &c->gpu.attention_flash}}) {
+    if (!*from) continue;
+    changed.push_back(
+        fmt::format("{} forward {:.3g}, backward {:.3g} (catalog: derived from "
+                    "gemm_efficiency)",
+                    key, (*from)->forward, (*from)->backward));
+    *to = **from;
+  }
+  if (!p.gemm_shapes.empty()) {
+    changed.push_back(
+        fmt::format("{} measured GEMM shapes (catalog: the shape curve)", p.gemm_shapes.size()));
+    c->gpu.gemm_shapes = p.gemm_shapes;
+  }
   for (const FabricFit& f : p.fabrics) {
     for (FabricSpec* spec : {&c->intra, &c->inter}) {
       if (spec->id != f.id) continue;
       num((f.id + " efficiency").c_str(), f.efficiency, &spec->efficiency);
       time(f.id + " latency", f.latency, &spec->latency);
+      if (!f.collectives.empty()) {
+        changed.push_back(fmt::format("{} alpha-beta for {} collective x algorithm x group cases",
+                                      f.id, f.collectives.size()));
+        spec->collectives = f.collectives;
+      }
     }
   }
   return changed;

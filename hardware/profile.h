@@ -10,15 +10,25 @@
 //     memory_efficiency: 0.87           # streaming fraction of HBM bandwidth
 //     launch_overhead: 4.1us            # per kernel
 //     sustained_factor: 0.83            # in-step kernel rates vs alone (hardware/spec.h)
+//     gemm_efficiency_fp8: 0.62         # large fp8 GEMMs vs the fp8 peak
+//     attention_standard: {forward: 0.45, backward: 0.41}   # vs the 16-bit peak
+//     attention_flash: {forward: 0.62, backward: 0.50}
+//   gemm_shapes:                        # exact shapes measured (calibrate --scenario)
+//     - {dtype: bf16, m: 8192, n: 4608, k: 12288, efficiency: 0.78}
 //   fabrics:
 //     nvlink4-h100: {efficiency: 0.82, latency: 6us}
-//     ib-ndr-400g: {efficiency: 0.92, latency: 8us}
+//     ib-ndr-400g:
+//       efficiency: 0.92
+//       latency: 8us
+//       collectives:                    # per collective, algorithm and group shape
+//         - {op: all_reduce, algo: tree, ranks: 16, per_node: 8, efficiency: 0.9, latency: 11us}
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "hardware/cost_model.h"
 #include "hardware/spec.h"
 #include "sim/status.h"
 #include "sim/units.h"
@@ -29,6 +39,7 @@ struct FabricFit {
   std::string id;
   std::optional<double> efficiency;
   std::optional<Duration> latency;
+  std::vector<FabricSpec::CollectiveFit> collectives;
 };
 
 struct CalibrationProfile {
@@ -40,6 +51,10 @@ struct CalibrationProfile {
   std::optional<double> memory_efficiency;
   std::optional<Duration> launch_overhead;
   std::optional<double> sustained_factor;
+  std::optional<double> gemm_efficiency_fp8;
+  std::optional<AttentionEfficiency> attention_standard;
+  std::optional<AttentionEfficiency> attention_flash;
+  std::vector<GemmShapeFit> gemm_shapes;
   std::vector<FabricFit> fabrics;
 };
 

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "hardware/cost_model.h"
 
 namespace parasim {
@@ -73,6 +77,96 @@ TEST_CASE("bad profiles are refused with file:line:col") {
   REQUIRE_FALSE(applied.ok());
   CHECK(applied.status().message().find("a100.yaml:1:") != std::string::npos);
   CHECK(applied.status().message().find("h100-sxm5-80gb") != std::string::npos);
+}
+
+const char* kFullProfile = R"(gpu: h100-sxm5-80gb
+source: "synthetic test profile with every section"
+compute:
+  gemm_efficiency: 0.7
+  gemm_efficiency_fp8: 0.55
+  attention_standard: {forward: 0.3, backward: 0.25}
+  attention_flash: {forward: 0.62, backward: 0.48}
+gemm_shapes:
+  - {dtype: bf16, m: 8192, n: 4608, k: 12288, efficiency: 0.41}
+  - {dtype: fp8, m: 8192, n: 4608, k: 12288, efficiency: 0.33}
+fabrics:
+  nvlink4-h100:
+    efficiency: 0.8
+    latency: 3us
+    collectives:
+      - {op: all_gather, algo: ring, ranks: 8, per_node: 8, efficiency: 0.55, latency: 9us}
+  ib-ndr-400g: {efficiency: 0.9}
+)";
+
+TEST_CASE("every profile section round-trips, applies, and prices only its own case") {
+  auto p = ParseCalibrationProfile(kFullProfile, "full.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.status().message());
+  auto q = ParseCalibrationProfile(FormatCalibrationProfile(*p), "q.yaml");
+  REQUIRE_MESSAGE(q.ok(), q.status().message());
+  CHECK(FormatCalibrationProfile(*q) == FormatCalibrationProfile(*p));
+  CHECK(*q->gemm_efficiency_fp8 == 0.55);
+  CHECK(q->attention_flash->backward == 0.48);
+  REQUIRE(q->gemm_shapes.size() == 2);
+  CHECK(q->gemm_shapes[1].dtype == Dtype::kFp8);
+  REQUIRE(q->fabrics.size() == 2);
+  REQUIRE(q->fabrics[0].collectives.size() == 1);
+  CHECK(q->fabrics[0].collectives[0].latency.microseconds() == doctest::Approx(9));
+
+  ClusterSpec c = H100();
+  c.gpu.sustained_factor = 1.0;
+  auto lines = ApplyCalibrationProfile(*p, &c);
+  REQUIRE(lines.ok());
+  std::string all;
+  for (const auto& l : *lines) all += l + "\n";
+  CAPTURE(all);
+  CHECK(all.find("gemm_efficiency_fp8 0.55") != std::string::npos);
+  CHECK(all.find("attention_flash forward 0.62") != std::string::npos);
+  CHECK(all.find("2 measured GEMM shapes") != std::string::npos);
+  CHECK(all.find("nvlink4-h100 alpha-beta for 1 collective") != std::string::npos);
+
+  CostModel cm(c, Dtype::kBf16), c8(c, Dtype::kFp8);
+  // The measured shape, exactly; its neighbour follows the curve at the profile's efficiency.
+  CHECK(cm.GemmEfficiency(8192, 4608, 12288) == doctest::Approx(0.41));
+  CHECK(c8.GemmEfficiency(8192, 4608, 12288) == doctest::Approx(0.33));
+  CHECK(cm.GemmEfficiency(8192, 4608, 12289) ==
+        doctest::Approx(0.7 * cm.ShapeCurve(8192, 4608, 12289)));
+  CHECK(c8.GemmEfficiency(8192, 8192, 8192) == doctest::Approx(0.55));
+  // Attention: each kind its own efficiency.
+  CHECK(cm.AttentionEfficiency(false, true) == doctest::Approx(0.62));
+  CHECK(cm.AttentionEfficiency(true, false) == doctest::Approx(0.25));
+  // The all-gather case on 8 GPUs of one node uses its own alpha-beta; all-reduce keeps the
+  // fabric's; an all-gather over 4 GPUs is another case and keeps the fabric's too.
+  const Bytes d = Bytes::MiB(256);
+  auto t = [&](Collective op, int64_t n) {
+    return cm.CollectiveTime(op, d, {n, n}).time.seconds();
+  };
+  const double bw = c.intra.bandwidth.bytes_per_second();
+  CHECK(t(Collective::kAllGather, 8) ==
+        doctest::Approx(7 * 9e-6 + 7.0 / 8 * d.bytes() / (bw * 0.55)).epsilon(1e-9));
+  CHECK(t(Collective::kAllReduce, 8) ==
+        doctest::Approx(14 * 3e-6 + 14.0 / 8 * d.bytes() / (bw * 0.8)).epsilon(1e-9));
+  CHECK(t(Collective::kAllGather, 4) ==
+        doctest::Approx(3 * 3e-6 + 3.0 / 4 * d.bytes() / (bw * 0.8)).epsilon(1e-9));
+}
+
+TEST_CASE("bad profile sections are refused at their line") {
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu: h100-sxm5-80gb\ngemm_shapes:\n  - {m: 1, n: 2, k: 3}\n", "bad.yaml:3:"},
+           {"gpu: h100-sxm5-80gb\ngemm_shapes:\n  - {m: 1, n: 2, k: 3, efficiency: 2}\n",
+            "bad.yaml:3:"},
+           {"gpu: h100-sxm5-80gb\ncompute:\n  attention_flash: {forward: 0.5}\n", "bad.yaml:3:"},
+           {"gpu: h100-sxm5-80gb\nfabrics:\n  ib-ndr-400g:\n    collectives:\n      - {op: "
+            "all_reduce, algo: spiral, ranks: 8, efficiency: 0.5, latency: 1us}\n",
+            "bad.yaml:5:"},
+           {"gpu: h100-sxm5-80gb\nfabrics:\n  ib-ndr-400g:\n    collectives:\n      - {op: "
+            "all_reduce, algo: ring, ranks: 8, per_node: 16, efficiency: 0.5, latency: 1us}\n",
+            "bad.yaml:5:"},
+       }) {
+    auto bad = ParseCalibrationProfile(text, "bad.yaml");
+    CAPTURE(text);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find(where) != std::string::npos);
+  }
 }
 
 }  // namespace

@@ -136,6 +136,14 @@ const GpuSpec* HardwareCatalog::FindGpu(std::string_view id) const {
   return nullptr;
 }
 
+const FabricSpec::CollectiveFit* FabricSpec::FindCollective(Collective op, Algo algo, int64_t ranks,
+                                                            int64_t per_node) const {
+  for (const auto& c : collectives) {
+    if (c.op == op && c.algo == algo && c.ranks == ranks && c.per_node == per_node) return &c;
+  }
+  return nullptr;
+}
+
 const FabricSpec* HardwareCatalog::FindFabric(std::string_view id) const {
   for (const auto& f : fabrics) {
     if (f.id == id) return &f;

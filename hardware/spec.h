@@ -33,6 +33,25 @@ double DtypeBytes(Dtype d);
 // x 1e-4). A calibration profile may replace it (compute.sustained_factor).
 inline constexpr double kDefaultSustainedFactor = 0.815;
 
+// Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
+enum class Algo { kRing, kTree, kHierarchical, kDirect };
+
+// One measured GEMM shape from a calibration profile: its efficiency (achieved FLOP/s over the
+// dtype's peak, the kernel alone, launch excluded). Exact shapes override the shape curve.
+struct GemmShapeFit {
+  Dtype dtype = Dtype::kBf16;
+  int64_t m = 0, n = 0, k = 0;
+  double efficiency = 0;
+};
+
+// Attention kernel efficiencies (fraction of the 16-bit peak, the kernel alone); 0 = derived
+// from the GEMM efficiency (hardware/cost_model.h) until a profile measures them.
+struct AttentionEfficiency {
+  double forward = 0;
+  double backward = 0;
+};
+
 struct GpuSpec {
   std::string id;
   std::string name;
@@ -44,6 +63,11 @@ struct GpuSpec {
   double memory_efficiency = 0.8;  // achieved fraction of HBM bandwidth, streaming
   Duration launch_overhead = Duration::Microseconds(4);
   double sustained_factor = kDefaultSustainedFactor;  // in-step kernel rates vs alone
+  // From a calibration profile only (none in the catalog):
+  double gemm_efficiency_fp8 = 0;          // large fp8 GEMMs vs the fp8 peak; 0 = gemm_efficiency
+  std::vector<GemmShapeFit> gemm_shapes;   // exact measured shapes
+  AttentionEfficiency attention_standard;  // materialised softmax (attention: standard)
+  AttentionEfficiency attention_flash;     // fused kernels (attention: flash)
 
   FlopRate Peak(Dtype d) const { return peak[static_cast<int>(d)]; }
 };
@@ -56,6 +80,20 @@ struct FabricSpec {
   Bandwidth bandwidth;      // per direction, per GPU (intra) or per NIC (inter)
   Duration latency;         // per algorithm step
   double efficiency = 1.0;  // achieved busbw / bandwidth for large collectives
+  // From a calibration profile: alpha and beta fitted for one collective, algorithm and group
+  // shape on this fabric; they replace `latency` and `efficiency` for that case alone.
+  struct CollectiveFit {
+    Collective op = Collective::kAllReduce;
+    Algo algo = Algo::kRing;
+    int64_t ranks = 0;
+    int64_t per_node = 0;
+    double efficiency = 1.0;
+    Duration latency;
+  };
+  std::vector<CollectiveFit> collectives;
+  // The fit for (op, algo, ranks, per_node), or null.
+  const CollectiveFit* FindCollective(Collective op, Algo algo, int64_t ranks,
+                                      int64_t per_node) const;
 };
 
 struct ClusterSpec {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "hardware/cost_model.h"
@@ -264,15 +266,15 @@ Duration Lowerer::Comm(const CommSpec& c) const {
 void Lowerer::BuildTimes(const Block& b, BlockTime* bt) {
   const bool frozen = t_.finetune != FinetuneKind::kNone;
   const bool qlora = t_.finetune == FinetuneKind::kQlora;
+  const bool fused = t_.attention == AttentionKind::kFlash;
   for (size_t i = 0; i < b.size(); ++i) {
     const Op& op = b.op(i);
     OpTime ot;
     switch (op.kind) {
       case OpKind::kGemm:
-        ot.fwd = cm_.GemmTime(op.m, op.n, op.k, op.batch);
-        // Input gradient (m x k) and, unless the weights are frozen, weight gradient (k x n).
-        ot.bwd = cm_.GemmTime(op.m, op.k, op.n, op.batch);
-        if (!frozen) ot.bwd += cm_.GemmTime(op.k, op.n, op.m, op.batch);
+        for (const GemmCall& g : TrainingGemms(op, frozen)) {
+          (g.pass == 'F' ? ot.fwd : ot.bwd) += cm_.GemmTime(g.m, g.n, g.k, g.batch);
+        }
         if (qlora && op.params > 0) {
           // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
           Duration dq = cm_.MemoryTime(op.params * 2.5);
@@ -281,8 +283,8 @@ void Lowerer::BuildTimes(const Block& b, BlockTime* bt) {
         }
         break;
       case OpKind::kAttention:
-        ot.fwd = cm_.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false);
-        ot.bwd = cm_.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true);
+        ot.fwd = cm_.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, fused);
+        ot.bwd = cm_.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, fused);
         break;
       case OpKind::kMemoryBound:
         ot.fwd = cm_.MemoryTime(op.fwd_bytes) + cm_.Launch();
@@ -939,6 +941,41 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
   LoweredStep out;
   Lowerer lw(model, training, layout, cluster, options, &out);
   PARASIM_RETURN_IF_ERROR(lw.Run());
+  return out;
+}
+
+std::vector<GemmCall> TrainingGemms(const Op& op, bool frozen) {
+  // Input gradient (m x k) and, unless the weights are frozen, weight gradient (k x n).
+  std::vector<GemmCall> out = {{'F', op.m, op.n, op.k, op.batch},
+                               {'B', op.m, op.k, op.n, op.batch}};
+  if (!frozen) out.push_back({'W', op.k, op.n, op.m, op.batch});
+  return out;
+}
+
+StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, const Layout& layout) {
+  StepKernels out;
+  out.dtype = training.precision;
+  const GraphShape shape = RankShape(training, layout);
+  const ModelGraph g = BuildModelGraph(model, shape);
+  const bool frozen = training.finetune != FinetuneKind::kNone;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  for (const Block* b : {&g.embedding, &g.dense, &g.moe, &g.head}) {
+    for (size_t i = 0; i < b->size(); ++i) {
+      const Op& op = b->op(i);
+      if (op.kind != OpKind::kGemm) continue;
+      for (const GemmCall& c : TrainingGemms(op, frozen)) {
+        // The cost model prices a batched GEMM as one with `batch` times the rows.
+        const int64_t m = c.m * c.batch;
+        if (seen.insert({m, c.n, c.k}).second) {
+          out.gemms.push_back({m, c.n, c.k, fmt::format("{} {}", c.pass, op.name)});
+        }
+      }
+    }
+  }
+  out.attention_batch =
+      shape.micro_batch * std::max<int64_t>(1, model.heads / std::max(1, shape.tp));
+  out.attention_seq = shape.seq_len / std::max(1, shape.cp);
+  out.attention_head_dim = model.hd();
   return out;
 }
 

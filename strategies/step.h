@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "hardware/spec.h"
+#include "models/layer_graph.h"
 #include "models/model_spec.h"
 #include "models/training.h"
 #include "sim/engine.h"
@@ -124,6 +125,30 @@ StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& traini
                                   const Layout& layout, const ClusterSpec& cluster,
                                   const StepOptions& options, LoweredStep* lowered = nullptr,
                                   sim::Timeline* timeline = nullptr);
+
+// The kernels one rank's step runs, for `parasim calibrate --scenario`: every GEMM shape the
+// cost model looks up (rows x batch, cols, depth; forward, input gradient, weight gradient),
+// distinct and in first-use order, and the attention core's shape (per micro-batch).
+struct StepKernels {
+  struct Gemm {
+    int64_t m = 0, n = 0, k = 0;
+    std::string op;  // "F attention.qkv", "B mlp.fc1", "W mlp.fc1"
+  };
+  std::vector<Gemm> gemms;
+  int64_t attention_batch = 0;  // micro-batch x local heads
+  int64_t attention_seq = 0;    // local query length (seq / cp)
+  int64_t attention_head_dim = 0;
+  Dtype dtype = Dtype::kBf16;
+};
+StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, const Layout& layout);
+
+// The GEMMs the cost model prices for one GEMM op: (m, n, k, batch) of the forward, the input
+// gradient and (unless the weights are frozen) the weight gradient.
+struct GemmCall {
+  char pass;  // 'F', 'B' (input gradient), 'W' (weight gradient)
+  int64_t m, n, k, batch;
+};
+std::vector<GemmCall> TrainingGemms(const Op& op, bool frozen);
 
 // Model FLOPs of one sequence (forward + backward, no recompute) and the extra FLOPs that
 // recompute adds, derived from the layer graph.

@@ -5,8 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
+#include <tuple>
 
+#include "hardware/cost_model.h"
 #include "strategies/memory.h"
 #include "strategies/placement.h"
 
@@ -353,6 +356,47 @@ TEST_CASE(
     }
   }
   CHECK(runs == 144);
+}
+
+TEST_CASE("calibrate --scenario: the step's GEMM shapes are the ones the cost model looks up") {
+  Bench b(8, "llama2-7b");
+  b.l.tp = 8;
+  b.t.micro_batch = 2;
+  const StepKernels k = StepKernelsOf(b.model, b.t, b.l);
+  // Llama-2 7B at TP 8: QKV is (b s) x (3 h / 8) x h, the MLP's gate+up (b s) x (2 ffn / 8) x h.
+  const int64_t rows = 2 * 2048, h = b.model.hidden;
+  auto has = [&](int64_t m, int64_t n, int64_t kk) {
+    for (const auto& g : k.gemms) {
+      if (g.m == m && g.n == n && g.k == kk) return true;
+    }
+    return false;
+  };
+  CHECK(has(rows, 3 * h / 8, h));  // forward
+  CHECK(has(rows, h, 3 * h / 8));  // input gradient
+  CHECK(has(h, 3 * h / 8, rows));  // weight gradient
+  CHECK(has(rows, 2 * b.model.ffn() / 8, h));
+  CHECK(k.attention_batch == 2 * 32 / 8);
+  CHECK(k.attention_seq == 2048);
+  CHECK(k.attention_head_dim == 128);
+  // Shapes are distinct.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  for (const auto& g : k.gemms) CHECK(seen.insert({g.m, g.n, g.k}).second);
+  // A profile holding every shape at half the curve's efficiency slows every GEMM 2x: the step's
+  // compute grows by the GEMMs' share, so each shape was found by the lowering.
+  const StepReport base = b.Run();
+  CostModel cm(b.cluster, b.t.precision);
+  for (const auto& g : k.gemms) {
+    b.cluster.gpu.gemm_shapes.push_back(
+        {b.t.precision, g.m, g.n, g.k, cm.GemmEfficiency(g.m, g.n, g.k)});
+  }
+  const StepReport same = b.Run();
+  CHECK(same.step_time_s == doctest::Approx(base.step_time_s).epsilon(1e-9));
+  for (auto& g : b.cluster.gpu.gemm_shapes) g.efficiency /= 2;
+  const StepReport slow = b.Run();
+  CHECK(slow.step_time_s > 1.5 * base.step_time_s);
+  // A shape the step does not run changes nothing.
+  b.cluster.gpu.gemm_shapes = {{b.t.precision, 12345, 678, 91, 0.01}};
+  CHECK(b.Run().step_time_s == doctest::Approx(base.step_time_s).epsilon(1e-9));
 }
 
 }  // namespace

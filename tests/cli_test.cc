@@ -183,6 +183,11 @@ TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
   CHECK(args.find("--quick") != std::string::npos);
   // The scenario's TP-split GEMMs: Llama 3 70B QKV on TP8 is 8192 tokens x 8192 x 1280.
   CHECK(args.find("8192x1280x8192") != std::string::npos);
+  // Its input gradient, and the attention core (heads / TP x seq x head_dim).
+  CHECK(args.find("8192x8192x1280") != std::string::npos);
+  CHECK(args.find("--attention ") != std::string::npos);
+  CHECK(args.find("x8192x128") != std::string::npos);
+  CHECK(r.err.find("distinct GEMM shapes") != std::string::npos);
 }
 
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {

@@ -552,29 +552,26 @@ Status CalibrateCommand(const CommonOptions& opt, const std::string& self) {
         "build time): run `tools/bazel build //tools/calibrate:parasim-calibrate` on a machine "
         "with /usr/local/cuda, or set PARASIM_CALIBRATE to its path");
   }
-  std::string shapes;
+  std::string args;
   if (!opt.scenario.empty()) {
     PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
     PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.scenario, opt.sets, cat));
-    const ModelGraph g = BuildModelGraph(s.model, RankShape(s.training, s.layout));
-    std::set<std::string> seen;
-    for (const Block* b : {&g.embedding, &g.dense, &g.moe, &g.head}) {
-      for (size_t i = 0; i < b->size(); ++i) {
-        const Op& op = b->op(i);
-        if (op.kind != OpKind::kGemm) continue;
-        // Forward (m x n x k) and the two backward GEMMs the step runs.
-        for (auto [m, n, k] : {std::tuple{op.m * op.batch, op.n, op.k},
-                               {op.m * op.batch, op.k, op.n},
-                               {op.k, op.n, op.m * op.batch}}) {
-          std::string sh = fmt::format("{}x{}x{}", m, n, k);
-          if (seen.insert(sh).second) shapes += (shapes.empty() ? "" : ",") + sh;
-        }
-      }
+    const StepKernels k = StepKernelsOf(s.model, s.training, s.layout);
+    std::string shapes;
+    for (const auto& g : k.gemms) {
+      shapes += fmt::format("{}{}x{}x{}", shapes.empty() ? "" : ",", g.m, g.n, g.k);
     }
+    fmt::print(stderr, "{}: {} distinct GEMM shapes ({}), attention {} x {} x {}\n", opt.scenario,
+               k.gemms.size(), DtypeName(k.dtype), k.attention_batch, k.attention_seq,
+               k.attention_head_dim);
+    if (!shapes.empty()) args += " --shapes " + shapes;
+    if (k.dtype == Dtype::kFp8) args += " --fp8-shapes";
+    args += fmt::format(" --attention {}x{}x{}", k.attention_batch, k.attention_seq,
+                        k.attention_head_dim);
   }
   std::string cmd =
       fmt::format("'{}' --out '{}'", prog, opt.out.empty() ? "measurements.yaml" : opt.out);
-  if (!shapes.empty()) cmd += " --shapes " + shapes;
+  cmd += args;
   if (opt.quick) cmd += " --quick";
   std::fflush(stdout);
   const int rc = std::system(cmd.c_str());

@@ -1,13 +1,25 @@
 // parasim-calibrate: measures the GPUs of this node for `parasim fit`.
 //
-//   parasim-calibrate --out measurements.yaml [--shapes 4096x4096x12288,...] [--quick]
+//   parasim-calibrate --out measurements.yaml [--shapes MxNxK,...] [--fp8-shapes]
+//                     [--attention BxSxD,...] [--max-bytes 4GiB] [--quick]
 //
-// GEMMs (cuBLASLt, bf16/fp16 and fp8 where the GPU has it, fp32 accumulation) over a grid of
-// shapes plus the given ones; copy and triad bandwidth; empty-kernel launch overhead; NCCL
-// all-reduce, all-gather, reduce-scatter, all-to-all and send/recv over every visible GPU of the
-// node (one process) from 1 KiB up. Each point: warm-up runs, then timed runs with CUDA events;
-// the median is written, with the spread. Exit 2 with a clear message when no GPU is usable.
+// - GEMMs (cuBLASLt, fp32 accumulation) in bf16 and fp16, and fp8 (E4M3 in, bf16 out, per-tensor
+//   scales) where the GPU has it (compute capability 8.9 and up), over a grid of shapes plus the
+//   given ones (`parasim calibrate --scenario` passes the step's own; --fp8-shapes times those in
+//   fp8 too).
+// - HBM: copy and triad; the step's memory-bound kernels: GeLU, row softmax, LayerNorm.
+// - Attention as `attention: standard` runs it: QK^T and AV (cuBLAS strided-batched GEMMs) around
+//   a softmax, forward, and the four backward GEMMs around the softmax backward.
+// - Launch overhead (an empty kernel) and pinned host <-> GPU copies.
+// - NCCL all-reduce, all-gather, reduce-scatter, all-to-all (grouped send/recv) and send/recv,
+//   1 KiB to --max-bytes (4 GiB by default; fewer if memory is short), on groups of 2, 4, ... and
+//   all visible GPUs of the node, in one process. Several nodes: run nccl-tests under mpirun and
+//   give its logs to `parasim fit` (docs/CALIBRATION.md).
+// Each point: warm-up runs, then timed runs (CUDA events; host clock around NCCL groups); the
+// median is written with the spread ((max - min) / median). Exit 2 with a clear message when no
+// GPU is usable or an argument is wrong.
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/core.h>
 #include <nccl.h>
@@ -16,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <string>
@@ -23,6 +36,7 @@
 
 #include "hardware/measurements.h"
 #include "sim/io.h"
+#include "sim/parse_units.h"
 #include "tools/calibrate/kernels.h"
 
 namespace parasim {
@@ -33,6 +47,9 @@ constexpr int kWarmup = 3;
 struct Options {
   std::string out = "measurements.yaml";
   std::vector<std::array<int64_t, 3>> shapes;
+  std::vector<std::array<int64_t, 3>> attention;  // batch x seq x head_dim
+  bool fp8_shapes = false;
+  size_t max_bytes = size_t{4} << 30;
   bool quick = false;
 };
 
@@ -80,73 +97,114 @@ std::string CatalogId(const std::string& name) {
   return "";
 }
 
+// Times C = A B with cuBLASLt for one shape; false when no algorithm takes it.
+bool TimeGemm(cublasLtHandle_t lt, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N,
+              int64_t K, void* workspace, size_t workspace_bytes, int runs, Measurements* m) {
+  const bool fp8 = dtype == Dtype::kFp8;
+  const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : dtype == Dtype::kFp16 ? CUDA_R_16F : CUDA_R_16BF;
+  const cudaDataType_t out = fp8 ? CUDA_R_16BF : in;
+  const size_t in_bytes = fp8 ? 1 : 2;
+  void *A = nullptr, *B = nullptr, *C = nullptr;
+  if (cudaMalloc(&A, M * K * in_bytes) != cudaSuccess ||
+      cudaMalloc(&B, K * N * in_bytes) != cudaSuccess || cudaMalloc(&C, M * N * 2) != cudaSuccess) {
+    Fail(1, fmt::format("out of GPU memory for a {}x{}x{} GEMM", M, N, K));
+  }
+  cudaMemset(A, 0, M * K * in_bytes);
+  cudaMemset(B, 0, K * N * in_bytes);
+  cublasLtMatmulDesc_t op;
+  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cublasLtMatrixLayout_t la, lb, lc;
+  float* scales = nullptr;
+  if (fp8) {
+    // fp8 kernels take A transposed ("TN"): A is stored K x M. Per-tensor scales of 1.
+    const cublasOperation_t t = CUBLAS_OP_T;
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+    Check(cudaMalloc(&scales, 2 * sizeof(float)), "cudaMalloc scales");
+    const float ones[2] = {1.f, 1.f};
+    cudaMemcpy(scales, ones, sizeof(ones), cudaMemcpyHostToDevice);
+    const float* sa = scales;
+    const float* sb = scales + 1;
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa));
+    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb));
+    cublasLtMatrixLayoutCreate(&la, in, K, M, K);
+  } else {
+    // Column-major: C (M x N) = A (M x K) * B (K x N).
+    cublasLtMatrixLayoutCreate(&la, in, M, K, M);
+  }
+  cublasLtMatrixLayoutCreate(&lb, in, K, N, K);
+  cublasLtMatrixLayoutCreate(&lc, out, M, N, M);
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulPreferenceCreate(&pref);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &workspace_bytes, sizeof(workspace_bytes));
+  cublasLtMatmulHeuristicResult_t heur;
+  int found = 0;
+  cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found);
+  if (found > 0) {
+    const float alpha = 1, beta = 0;
+    auto [t, spread] = Time(stream, runs, [&] {
+      cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &heur.algo, workspace,
+                     workspace_bytes, stream);
+    });
+    m->gemm.push_back({dtype, M, N, K, Duration::Seconds(t), spread});
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cudaFree(scales);
+  cudaFree(A);
+  cudaFree(B);
+  cudaFree(C);
+  return found > 0;
+}
+
 void Gemms(const Options& o, int device, Measurements* m) {
   cublasLtHandle_t lt;
   if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
   cudaStream_t stream;
   Check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  std::vector<std::array<int64_t, 3>> shapes = o.shapes;
+  std::vector<std::array<int64_t, 3>> grid;
   const std::vector<int64_t> dims = o.quick
                                         ? std::vector<int64_t>{1024, 4096, 8192}
                                         : std::vector<int64_t>{512, 1024, 2048, 4096, 8192, 16384};
   for (int64_t a : dims) {
-    for (int64_t b : dims) shapes.push_back({a, b, 4096});
-    shapes.push_back({4096, 4096, a});
+    for (int64_t b : dims) grid.push_back({a, b, 4096});
+    grid.push_back({4096, 4096, a});
   }
-  int major = 0;
+  int major = 0, minor = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  const bool has_fp8 = major * 10 + minor >= 89;  // Ada (8.9) and Hopper (9.0) have fp8 cores
   size_t workspace_bytes = 64 << 20;
   void* workspace = nullptr;
   Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
-  struct Type {
-    Dtype dtype;
-    cudaDataType_t cuda;
-    size_t bytes;
-  };
-  std::vector<Type> types = {{Dtype::kBf16, CUDA_R_16BF, 2}, {Dtype::kFp16, CUDA_R_16F, 2}};
-  for (const Type& ty : types) {
+  const int runs = o.quick ? 5 : 20;
+  int refused = 0;
+  for (Dtype dt : {Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
+    if (dt == Dtype::kFp8 && !has_fp8) {
+      fmt::print(stderr, "fp8 GEMMs skipped: compute capability {}.{} has no fp8 tensor cores\n",
+                 major, minor);
+      continue;
+    }
+    std::vector<std::array<int64_t, 3>> shapes = grid;
+    if (dt != Dtype::kFp16 && (dt != Dtype::kFp8 || o.fp8_shapes)) {
+      shapes.insert(shapes.begin(), o.shapes.begin(), o.shapes.end());
+    }
     for (const auto& [M, N, K] : shapes) {
-      void *A, *B, *C;
-      if (cudaMalloc(&A, M * K * ty.bytes) != cudaSuccess ||
-          cudaMalloc(&B, K * N * ty.bytes) != cudaSuccess ||
-          cudaMalloc(&C, M * N * ty.bytes) != cudaSuccess) {
-        Fail(1, fmt::format("out of GPU memory for a {}x{}x{} GEMM", M, N, K));
+      // fp8 kernels need every dimension a multiple of 16.
+      if (dt == Dtype::kFp8 && (M % 16 || N % 16 || K % 16)) {
+        ++refused;
+        continue;
       }
-      cudaMemset(A, 0, M * K * ty.bytes);
-      cudaMemset(B, 0, K * N * ty.bytes);
-      cublasLtMatmulDesc_t op;
-      cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-      cublasLtMatrixLayout_t la, lb, lc;
-      // Column-major: C (M x N) = A (M x K) * B (K x N).
-      cublasLtMatrixLayoutCreate(&la, ty.cuda, M, K, M);
-      cublasLtMatrixLayoutCreate(&lb, ty.cuda, K, N, K);
-      cublasLtMatrixLayoutCreate(&lc, ty.cuda, M, N, M);
-      cublasLtMatmulPreference_t pref;
-      cublasLtMatmulPreferenceCreate(&pref);
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                           &workspace_bytes, sizeof(workspace_bytes));
-      cublasLtMatmulHeuristicResult_t heur;
-      int found = 0;
-      cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found);
-      if (found > 0) {
-        const float alpha = 1, beta = 0;
-        auto [t, spread] = Time(stream, o.quick ? 5 : 20, [&] {
-          cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &heur.algo, workspace,
-                         workspace_bytes, stream);
-        });
-        m->gemm.push_back({ty.dtype, M, N, K, Duration::Seconds(t), spread});
-      }
-      cublasLtMatmulPreferenceDestroy(pref);
-      cublasLtMatrixLayoutDestroy(la);
-      cublasLtMatrixLayoutDestroy(lb);
-      cublasLtMatrixLayoutDestroy(lc);
-      cublasLtMatmulDescDestroy(op);
-      cudaFree(A);
-      cudaFree(B);
-      cudaFree(C);
+      if (!TimeGemm(lt, stream, dt, M, N, K, workspace, workspace_bytes, runs, m)) ++refused;
     }
   }
-  (void)major;  // fp8 GEMMs need per-tensor scales; left to a later version of this program.
+  if (refused > 0) {
+    fmt::print(stderr, "{} GEMM shape(s) had no cuBLASLt algorithm (fp8 needs multiples of 16)\n",
+               refused);
+  }
   cudaFree(workspace);
   cublasLtDestroy(lt);
   cudaStreamDestroy(stream);
@@ -161,60 +219,203 @@ void Memory(const Options& o, Measurements* m) {
     Check(cudaMalloc(&a, n * sizeof(float)), "cudaMalloc");
     Check(cudaMalloc(&b, n * sizeof(float)), "cudaMalloc");
     Check(cudaMalloc(&c, n * sizeof(float)), "cudaMalloc");
+    cudaMemset(a, 0, n * sizeof(float));
     cudaMemset(b, 0, n * sizeof(float));
     cudaMemset(c, 0, n * sizeof(float));
     auto [tc, sc] = Time(stream, 10, [&] { CalibCopy(b, a, n, stream); });
-    m->memory.push_back({"copy", Bytes(2.0 * n * sizeof(float)), Duration::Seconds(tc)});
+    m->memory.push_back({"copy", Bytes(2.0 * n * sizeof(float)), Duration::Seconds(tc), sc});
     auto [tt, st] = Time(stream, 10, [&] { CalibTriad(a, b, c, 3.0f, n, stream); });
-    m->memory.push_back({"triad", Bytes(3.0 * n * sizeof(float)), Duration::Seconds(tt)});
-    (void)sc;
-    (void)st;
+    m->memory.push_back({"triad", Bytes(3.0 * n * sizeof(float)), Duration::Seconds(tt), st});
+    // The same buffers as bf16: 2n values.
+    const size_t h = 2 * n;
+    auto [tg, sg] = Time(stream, 10, [&] { CalibGelu(a, b, h, stream); });
+    m->memory.push_back({"elementwise", Bytes(4.0 * h), Duration::Seconds(tg), sg});
+    // Rows as the step has them: scores (seq 2048) for softmax, hidden 8192 for LayerNorm.
+    for (auto [kernel, cols] : {std::pair{"softmax", 2048}, {"layernorm", 8192}}) {
+      const size_t rows = h / cols;
+      float* gamma = nullptr;
+      Check(cudaMalloc(&gamma, 2 * cols * sizeof(float)), "cudaMalloc");
+      cudaMemset(gamma, 0, 2 * cols * sizeof(float));
+      auto [tk, sk] = Time(stream, 10, [&] {
+        if (kernel == std::string("softmax")) {
+          CalibSoftmax(a, rows, cols, stream);
+        } else {
+          CalibLayerNorm(a, b, gamma, gamma + cols, rows, cols, stream);
+        }
+      });
+      m->memory.push_back({kernel, Bytes(4.0 * rows * cols), Duration::Seconds(tk), sk});
+      cudaFree(gamma);
+    }
     cudaFree(a);
     cudaFree(b);
     cudaFree(c);
   }
+  Check(cudaStreamSynchronize(stream), "memory kernels");
   auto [tl, sl] = Time(stream, 200, [&] { CalibEmpty(stream); });
   (void)sl;
   m->launch = Duration::Seconds(tl);
   cudaStreamDestroy(stream);
 }
 
-void Collectives(const Options& o, int gpus, Measurements* m) {
-  if (gpus < 2) return;
-  std::vector<ncclComm_t> comms(gpus);
-  std::vector<int> devs(gpus);
-  for (int i = 0; i < gpus; ++i) devs[i] = i;
-  if (ncclCommInitAll(comms.data(), gpus, devs.data()) != ncclSuccess) {
-    Fail(1, "ncclCommInitAll failed");
+// Materialised ("standard") attention for `batch` heads of seq x d: forward QK^T, softmax, AV;
+// backward dV = P^T dO, dP = dO V^T, softmax backward, dQ = dS K, dK = dS^T Q. Row-major
+// tensors, cuBLAS (column-major) sees their transposes.
+void Attention(const Options& o, Measurements* m) {
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasCreate failed");
+  cudaStream_t stream;
+  Check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  cublasSetStream(h, stream);
+  std::vector<std::array<int64_t, 3>> shapes = o.attention;
+  for (int64_t seq :
+       o.quick ? std::vector<int64_t>{2048} : std::vector<int64_t>{1024, 2048, 4096}) {
+    for (int64_t d : {64, 128}) shapes.push_back({4096 * 8 / seq * 4, seq, d});  // 32 heads at 4k
   }
-  const size_t max_bytes = o.quick ? (size_t{64} << 20) : (size_t{1} << 30);
-  std::vector<void*> send(gpus), recv(gpus);
-  std::vector<cudaStream_t> streams(gpus);
-  for (int i = 0; i < gpus; ++i) {
+  for (const auto& [B, S, D] : shapes) {
+    if (S > kCalibMaxRow) {
+      fmt::print(stderr, "attention {}x{}x{} skipped: rows longer than {}\n", B, S, D,
+                 kCalibMaxRow);
+      continue;
+    }
+    const size_t qkv = static_cast<size_t>(B) * S * D * 2,
+                 scores = static_cast<size_t>(B) * S * S * 2;
+    std::vector<void*> t(8, nullptr);  // Q K V O dO dQ dK dV
+    void *P = nullptr, *dP = nullptr;
+    bool ok = cudaMalloc(&P, scores) == cudaSuccess && cudaMalloc(&dP, scores) == cudaSuccess;
+    for (void*& p : t) ok = ok && cudaMalloc(&p, qkv) == cudaSuccess;
+    if (!ok) {
+      fmt::print(stderr, "attention {}x{}x{} skipped: out of GPU memory\n", B, S, D);
+      cudaGetLastError();
+    } else {
+      for (void* p : t) cudaMemset(p, 0, qkv);
+      cudaMemset(P, 0, scores);
+      cudaMemset(dP, 0, scores);
+      void *Q = t[0], *K = t[1], *V = t[2], *O = t[3], *dO = t[4], *dQ = t[5], *dK = t[6],
+           *dV = t[7];
+      const float one = 1, zero = 0;
+      const long long sq = S * D, ss = S * S;
+      auto gemm = [&](cublasOperation_t ta, cublasOperation_t tb, int64_t mm, int64_t nn,
+                      int64_t kk, const void* A, int64_t lda, long long sa, const void* Bm,
+                      int64_t ldb, long long sb, void* C, int64_t ldc, long long sc) {
+        cublasGemmStridedBatchedEx(h, ta, tb, mm, nn, kk, &one, A, CUDA_R_16BF, lda, sa, Bm,
+                                   CUDA_R_16BF, ldb, sb, &zero, C, CUDA_R_16BF, ldc, sc, B,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      };
+      const auto N = CUBLAS_OP_N, T = CUBLAS_OP_T;
+      const int runs = o.quick ? 5 : 10;
+      auto [tf, sf] = Time(stream, runs, [&] {
+        gemm(T, N, S, S, D, K, D, sq, Q, D, sq, P, S, ss);  // S^T = K Q^T
+        CalibSoftmax(P, static_cast<size_t>(B) * S, static_cast<int>(S), stream);
+        gemm(N, N, D, S, S, V, D, sq, P, S, ss, O, D, sq);  // O^T = V^T P^T
+      });
+      auto [tb, sb] = Time(stream, runs, [&] {
+        gemm(N, T, D, S, S, dO, D, sq, P, S, ss, dV, D, sq);  // dV^T = dO^T P
+        gemm(T, N, S, S, D, V, D, sq, dO, D, sq, dP, S, ss);  // dP^T = V dO^T
+        CalibSoftmaxBackward(P, dP, static_cast<size_t>(B) * S, static_cast<int>(S), stream);
+        gemm(N, N, D, S, S, K, D, sq, dP, S, ss, dQ, D, sq);  // dQ^T = K^T dS^T
+        gemm(N, T, D, S, S, Q, D, sq, dP, S, ss, dK, D, sq);  // dK^T = Q^T dS
+      });
+      AttentionPoint a;
+      a.kind = "standard";
+      a.batch = B;
+      a.seq = S;
+      a.head_dim = D;
+      a.forward = Duration::Seconds(tf);
+      a.backward = Duration::Seconds(tb);
+      a.spread = std::max(sf, sb);
+      m->attention.push_back(a);
+    }
+    for (void* p : t) cudaFree(p);
+    cudaFree(P);
+    cudaFree(dP);
+  }
+  cublasDestroy(h);
+  cudaStreamDestroy(stream);
+}
+
+// Pinned host memory <-> GPU, 1 MiB to 1 GiB.
+void HostCopies(const Options& o, Measurements* m) {
+  const size_t max = o.quick ? (size_t{256} << 20) : (size_t{1} << 30);
+  void* host = nullptr;
+  void* dev = nullptr;
+  if (cudaMallocHost(&host, max) != cudaSuccess || cudaMalloc(&dev, max) != cudaSuccess) {
+    fmt::print(stderr, "host copies skipped: cannot allocate {} MiB pinned\n", max >> 20);
+    cudaGetLastError();
+    cudaFreeHost(host);
+    return;
+  }
+  std::memset(host, 0, max);
+  cudaStream_t stream;
+  Check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  for (size_t bytes = size_t{1} << 20; bytes <= max; bytes *= 4) {
+    for (auto [dir, kind] :
+         {std::pair{"h2d", cudaMemcpyHostToDevice}, {"d2h", cudaMemcpyDeviceToHost}}) {
+      void* dst = kind == cudaMemcpyHostToDevice ? dev : host;
+      const void* src = kind == cudaMemcpyHostToDevice ? host : dev;
+      auto [t, sp] =
+          Time(stream, o.quick ? 5 : 10, [&] { cudaMemcpyAsync(dst, src, bytes, kind, stream); });
+      m->host_copies.push_back({dir, Bytes(static_cast<double>(bytes)), Duration::Seconds(t), sp});
+    }
+  }
+  cudaFreeHost(host);
+  cudaFree(dev);
+  cudaStreamDestroy(stream);
+}
+
+// NCCL collectives on the first `g` GPUs (one communicator each, one process).
+void CollectivesOn(const Options& o, int g, Measurements* m) {
+  std::vector<ncclComm_t> comms(g);
+  std::vector<int> devs(g);
+  for (int i = 0; i < g; ++i) devs[i] = i;
+  if (ncclCommInitAll(comms.data(), g, devs.data()) != ncclSuccess) {
+    Fail(1, fmt::format("ncclCommInitAll over {} GPUs failed", g));
+  }
+  // The largest buffer that fits twice (send and receive) on every GPU, up to --max-bytes.
+  size_t max_bytes = o.quick ? std::min(o.max_bytes, size_t{64} << 20) : o.max_bytes;
+  std::vector<void*> send(g, nullptr), recv(g, nullptr);
+  std::vector<cudaStream_t> streams(g);
+  for (;;) {
+    bool ok = true;
+    for (int i = 0; i < g && ok; ++i) {
+      cudaSetDevice(i);
+      ok = cudaMalloc(&send[i], max_bytes) == cudaSuccess &&
+           cudaMalloc(&recv[i], max_bytes) == cudaSuccess;
+    }
+    if (ok) break;
+    cudaGetLastError();
+    for (int i = 0; i < g; ++i) {
+      cudaSetDevice(i);
+      cudaFree(send[i]);
+      cudaFree(recv[i]);
+      send[i] = recv[i] = nullptr;
+    }
+    max_bytes /= 2;
+    if (max_bytes < (size_t{1} << 20)) Fail(1, "no GPU memory left for NCCL buffers");
+    fmt::print(stderr, "NCCL buffers: only {} MiB fit\n", max_bytes >> 20);
+  }
+  for (int i = 0; i < g; ++i) {
     cudaSetDevice(i);
-    Check(cudaMalloc(&send[i], max_bytes), "cudaMalloc");
-    Check(cudaMalloc(&recv[i], max_bytes), "cudaMalloc");
     cudaMemset(send[i], 0, max_bytes);
     cudaStreamCreate(&streams[i]);
   }
   auto run = [&](Collective op, size_t bytes) {
     const size_t count = bytes / 2;  // bf16 elements
     ncclGroupStart();
-    for (int i = 0; i < gpus; ++i) {
+    for (int i = 0; i < g; ++i) {
       switch (op) {
         case Collective::kAllReduce:
           ncclAllReduce(send[i], recv[i], count, ncclBfloat16, ncclSum, comms[i], streams[i]);
           break;
         case Collective::kAllGather:
-          ncclAllGather(send[i], recv[i], count / gpus, ncclBfloat16, comms[i], streams[i]);
+          ncclAllGather(send[i], recv[i], count / g, ncclBfloat16, comms[i], streams[i]);
           break;
         case Collective::kReduceScatter:
-          ncclReduceScatter(send[i], recv[i], count / gpus, ncclBfloat16, ncclSum, comms[i],
+          ncclReduceScatter(send[i], recv[i], count / g, ncclBfloat16, ncclSum, comms[i],
                             streams[i]);
           break;
         case Collective::kAllToAll:
-          for (int p = 0; p < gpus; ++p) {
-            const size_t part = count / gpus;
+          for (int p = 0; p < g; ++p) {
+            const size_t part = count / g;
             ncclSend(static_cast<char*>(send[i]) + p * part * 2, part, ncclBfloat16, p, comms[i],
                      streams[i]);
             ncclRecv(static_cast<char*>(recv[i]) + p * part * 2, part, ncclBfloat16, p, comms[i],
@@ -233,33 +434,55 @@ void Collectives(const Options& o, int gpus, Measurements* m) {
     }
     ncclGroupEnd();
   };
-  for (Collective op : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-                        Collective::kAllToAll, Collective::kSendRecv}) {
+  std::vector<Collective> ops = {Collective::kAllReduce, Collective::kAllGather,
+                                 Collective::kReduceScatter, Collective::kAllToAll};
+  if (g == 2) ops.push_back(Collective::kSendRecv);  // one pair is one case
+  for (Collective op : ops) {
     for (size_t bytes = 1024; bytes <= max_bytes; bytes *= 4) {
       std::vector<double> times;
-      for (int it = 0; it < kWarmup + (o.quick ? 3 : 10); ++it) {
+      const int runs = o.quick ? 3 : bytes >= (size_t{1} << 30) ? 5 : 20;
+      for (int it = 0; it < kWarmup + runs; ++it) {
         const auto t0 = std::chrono::steady_clock::now();
         run(op, bytes);
-        for (int i = 0; i < gpus; ++i) {
+        for (int i = 0; i < g; ++i) {
           cudaSetDevice(i);
-          cudaStreamSynchronize(streams[i]);
+          Check(cudaStreamSynchronize(streams[i]), "NCCL");
         }
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (it >= kWarmup) times.push_back(s);
       }
       std::sort(times.begin(), times.end());
-      const int64_t ranks = op == Collective::kSendRecv ? 2 : gpus;
+      const double med = times[times.size() / 2];
+      const int64_t ranks = op == Collective::kSendRecv ? 2 : g;
       m->collectives.push_back({op, "", ranks, ranks, Bytes(static_cast<double>(bytes)),
-                                Duration::Seconds(times[times.size() / 2])});
+                                Duration::Seconds(med),
+                                med > 0 ? (times.back() - times.front()) / med : 0.0});
     }
   }
-  for (int i = 0; i < gpus; ++i) {
+  for (int i = 0; i < g; ++i) {
     cudaSetDevice(i);
     cudaFree(send[i]);
     cudaFree(recv[i]);
     cudaStreamDestroy(streams[i]);
     ncclCommDestroy(comms[i]);
+  }
+  cudaSetDevice(0);
+}
+
+// Groups of 2, 4, 8, ... GPUs and all of them: the cost model prices each group size on its own
+// when the profile has it (hardware/spec.h, FabricSpec::collectives).
+void Collectives(const Options& o, int gpus, Measurements* m) {
+  if (gpus < 2) {
+    fmt::print(stderr, "NCCL skipped: one visible GPU\n");
+    return;
+  }
+  std::vector<int> sizes;
+  for (int g = 2; g < gpus; g *= 2) sizes.push_back(g);
+  sizes.push_back(gpus);
+  for (int g : sizes) {
+    fmt::print(stderr, "NCCL on {} GPUs\n", g);
+    CollectivesOn(o, g, m);
   }
 }
 
@@ -275,25 +498,39 @@ int main(int argc, char** argv) {
       o.out = argv[++i];
     } else if (a == "--quick") {
       o.quick = true;
-    } else if (a == "--shapes" && i + 1 < argc) {
+    } else if (a == "--fp8-shapes") {
+      o.fp8_shapes = true;
+    } else if ((a == "--shapes" || a == "--attention") && i + 1 < argc) {
+      auto& into = a == "--shapes" ? o.shapes : o.attention;
       std::string list = argv[++i];
       size_t pos = 0;
       while (pos < list.size()) {
         size_t end = list.find(',', pos);
         std::string item =
             list.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        long long mm = 0, nn = 0, kk = 0;
-        if (std::sscanf(item.c_str(), "%lldx%lldx%lld", &mm, &nn, &kk) != 3 || mm <= 0 || nn <= 0 ||
-            kk <= 0) {
-          Fail(2, fmt::format("--shapes: '{}' is not MxNxK (e.g. 4096x4096x12288)", item));
+        long long x = 0, y = 0, z = 0;
+        char extra = 0;
+        if (std::sscanf(item.c_str(), "%lldx%lldx%lld%c", &x, &y, &z, &extra) != 3 || x <= 0 ||
+            y <= 0 || z <= 0 || x > (1 << 24) || y > (1 << 24) || z > (1 << 24)) {
+          Fail(2, fmt::format("{}: '{}' is not {} with positive sizes up to 2^24", a, item,
+                              a == "--shapes" ? "MxNxK (e.g. 4096x4096x12288)"
+                                              : "BATCHxSEQxHEAD_DIM (e.g. 32x2048x128)"));
         }
-        o.shapes.push_back({mm, nn, kk});
+        into.push_back({x, y, z});
         if (end == std::string::npos) break;
         pos = end + 1;
       }
+    } else if (a == "--max-bytes" && i + 1 < argc) {
+      StatusOr<Bytes> b = ParseBytes(argv[++i]);
+      if (!b.ok() || b->bytes() < 1024 || b->bytes() > 64.0 * (1ull << 30)) {
+        Fail(2, fmt::format("--max-bytes: '{}' is not a size between 1KiB and 64GiB (e.g. 4GiB)",
+                            argv[i]));
+      }
+      o.max_bytes = static_cast<size_t>(b->bytes());
     } else {
       Fail(2, fmt::format("unknown argument '{}'; usage: parasim-calibrate --out FILE "
-                          "[--shapes MxNxK,...] [--quick]",
+                          "[--shapes MxNxK,...] [--fp8-shapes] [--attention BxSxD,...] "
+                          "[--max-bytes SIZE] [--quick]",
                           a));
     }
   }
@@ -320,10 +557,14 @@ int main(int argc, char** argv) {
   fmt::print(stderr, "calibrating {} ({} visible GPUs)\n", m.device, gpus);
   Gemms(o, 0, &m);
   Memory(o, &m);
+  Attention(o, &m);
+  HostCopies(o, &m);
   Collectives(o, gpus, &m);
   Status st = WriteFileAtomic(o.out, FormatMeasurements(m));
   if (!st.ok()) Fail(2, st.message());
-  fmt::print(stderr, "wrote {}: {} GEMMs, {} memory points, {} collectives\n", o.out, m.gemm.size(),
-             m.memory.size(), m.collectives.size());
+  fmt::print(stderr,
+             "wrote {}: {} GEMMs, {} memory points, {} attention, {} host copies, {} collectives\n",
+             o.out, m.gemm.size(), m.memory.size(), m.attention.size(), m.host_copies.size(),
+             m.collectives.size());
   return 0;
 }

@@ -1,10 +1,15 @@
 // Calibration kernels: STREAM-style copy and triad (bandwidth-bound, grid-stride, vectorised
-// loads) and an empty kernel for the launch overhead.
+// loads), the memory-bound kernels of a transformer step (GeLU, row softmax and its backward,
+// LayerNorm; one block per row, the row staged in shared memory so HBM sees one read and one
+// write per element), and an empty kernel for the launch overhead.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include "tools/calibrate/kernels.h"
 
 namespace {
+
+constexpr int kRowThreads = 256;
 
 __global__ void CopyKernel(const float4* __restrict__ x, float4* __restrict__ y, size_t n4) {
   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x) {
@@ -22,12 +27,105 @@ __global__ void TriadKernel(float4* __restrict__ a, const float4* __restrict__ b
 
 __global__ void EmptyKernel() {}
 
+__device__ float Gelu(float x) {
+  // tanh approximation (Hendrycks and Gimpel 2016), as Megatron and GPT-2 use it.
+  const float k = 0.7978845608f;  // sqrt(2 / pi)
+  return 0.5f * x * (1.f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+__global__ void GeluKernel(const __nv_bfloat162* __restrict__ x, __nv_bfloat162* __restrict__ y,
+                           size_t n2) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += gridDim.x * blockDim.x) {
+    float2 v = __bfloat1622float2(x[i]);
+    y[i] = __floats2bfloat162_rn(Gelu(v.x), Gelu(v.y));
+  }
+}
+
+// Sum or max over the block (kRowThreads threads); every thread gets the result.
+template <bool kMax>
+__device__ float BlockReduce(float v) {
+  __shared__ float partial[kRowThreads / 32];
+  for (int o = 16; o > 0; o /= 2) {
+    const float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = kMax ? fmaxf(v, w) : v + w;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  v = partial[0];
+  for (int i = 1; i < kRowThreads / 32; ++i) v = kMax ? fmaxf(v, partial[i]) : v + partial[i];
+  __syncthreads();  // partial[] is reused by the next call
+  return v;
+}
+
+__global__ void SoftmaxKernel(__nv_bfloat16* __restrict__ x, int cols) {
+  extern __shared__ float row[];
+  __nv_bfloat16* r = x + static_cast<size_t>(blockIdx.x) * cols;
+  float m = -INFINITY;
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    row[j] = __bfloat162float(r[j]);
+    m = fmaxf(m, row[j]);
+  }
+  m = BlockReduce<true>(m);
+  float s = 0;
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    row[j] = __expf(row[j] - m);
+    s += row[j];
+  }
+  s = BlockReduce<false>(s);
+  const float inv = 1.f / s;
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) r[j] = __float2bfloat16(row[j] * inv);
+}
+
+__global__ void SoftmaxBackwardKernel(const __nv_bfloat16* __restrict__ p,
+                                      __nv_bfloat16* __restrict__ dp, int cols) {
+  extern __shared__ float row[];
+  // p and dp of the row, staged as bf16 (as they came): 4 bytes a column, one HBM read each.
+  __nv_bfloat16* ps = reinterpret_cast<__nv_bfloat16*>(row);
+  __nv_bfloat16* gs = ps + cols;
+  const size_t base = static_cast<size_t>(blockIdx.x) * cols;
+  float dot = 0;
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    ps[j] = p[base + j];
+    gs[j] = dp[base + j];
+    dot += __bfloat162float(ps[j]) * __bfloat162float(gs[j]);
+  }
+  dot = BlockReduce<false>(dot);
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    dp[base + j] = __float2bfloat16(__bfloat162float(ps[j]) * (__bfloat162float(gs[j]) - dot));
+  }
+}
+
+__global__ void LayerNormKernel(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y,
+                                const float* __restrict__ gamma, const float* __restrict__ beta,
+                                int cols) {
+  extern __shared__ float row[];
+  const size_t base = static_cast<size_t>(blockIdx.x) * cols;
+  float s = 0;
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    row[j] = __bfloat162float(x[base + j]);
+    s += row[j];
+  }
+  const float mean = BlockReduce<false>(s) / cols;
+  float v = 0;
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    const float d = row[j] - mean;
+    v += d * d;
+  }
+  const float rstd = rsqrtf(BlockReduce<false>(v) / cols + 1e-5f);
+  for (int j = threadIdx.x; j < cols; j += kRowThreads) {
+    y[base + j] = __float2bfloat16((row[j] - mean) * rstd * gamma[j] + beta[j]);
+  }
+}
+
 int Blocks() {
   int device = 0, sms = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   return sms * 8;
 }
+
+size_t RowBytes(int cols) { return static_cast<size_t>(cols) * sizeof(float); }
 
 }  // namespace
 
@@ -45,4 +143,25 @@ extern "C" void CalibTriad(float* a, const float* b, const float* c, float s, si
 
 extern "C" void CalibEmpty(void* stream) {
   EmptyKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>();
+}
+
+extern "C" void CalibGelu(const void* x, void* y, size_t n, void* stream) {
+  GeluKernel<<<Blocks(), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const __nv_bfloat162*>(x), static_cast<__nv_bfloat162*>(y), n / 2);
+}
+
+extern "C" void CalibSoftmax(void* x, size_t rows, int cols, void* stream) {
+  SoftmaxKernel<<<rows, kRowThreads, RowBytes(cols), static_cast<cudaStream_t>(stream)>>>(
+      static_cast<__nv_bfloat16*>(x), cols);
+}
+
+extern "C" void CalibSoftmaxBackward(const void* p, void* dp, size_t rows, int cols, void* stream) {
+  SoftmaxBackwardKernel<<<rows, kRowThreads, RowBytes(cols), static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const __nv_bfloat16*>(p), static_cast<__nv_bfloat16*>(dp), cols);
+}
+
+extern "C" void CalibLayerNorm(const void* x, void* y, const float* gamma, const float* beta,
+                               size_t rows, int cols, void* stream) {
+  LayerNormKernel<<<rows, kRowThreads, RowBytes(cols), static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const __nv_bfloat16*>(x), static_cast<__nv_bfloat16*>(y), gamma, beta, cols);
 }

@@ -1,4 +1,6 @@
-// Streaming and launch-overhead kernels of the calibration program (kernels.cu, built by nvcc).
+// Kernels of the calibration program (kernels.cu, built by nvcc): streaming copy and triad, the
+// memory-bound kernels a training step runs (GeLU, row softmax and its backward, LayerNorm), and
+// an empty kernel for the launch overhead. bf16 tensors are passed as void*.
 #pragma once
 
 #include <cstddef>
@@ -10,4 +12,20 @@ void CalibCopy(const float* x, float* y, size_t n, void* stream);
 void CalibTriad(float* a, const float* b, const float* c, float s, size_t n, void* stream);
 // An empty kernel, to time launch overhead.
 void CalibEmpty(void* stream);
+// y = GeLU(x) (tanh form) over n bf16 values (n even): reads 2n bytes, writes 2n.
+void CalibGelu(const void* x, void* y, size_t n, void* stream);
+// Row softmax in place over rows x cols bf16 (fp32 math, cols <= kCalibMaxRow): each element
+// read once and written once.
+void CalibSoftmax(void* x, size_t rows, int cols, void* stream);
+// Softmax backward in place: dp <- p * (dp - sum(dp * p)) per row (bf16, cols <= kCalibMaxRow):
+// reads p and dp, writes dp.
+void CalibSoftmaxBackward(const void* p, void* dp, size_t rows, int cols, void* stream);
+// LayerNorm of rows x cols bf16 into y, fp32 gamma and beta (cols <= kCalibMaxRow): reads x,
+// writes y.
+void CalibLayerNorm(const void* x, void* y, const float* gamma, const float* beta, size_t rows,
+                    int cols, void* stream);
 }
+
+// Longest row the softmax and LayerNorm kernels take (a row is held in 48 KiB of shared memory
+// as fp32, the default per-block limit).
+inline constexpr int kCalibMaxRow = 12288;
