@@ -367,5 +367,30 @@ TEST_CASE("new measurement rows round-trip; bad rows are refused at their line")
   }
 }
 
+TEST_CASE("strings with quotes survive the text forms; files with nothing in them are refused") {
+  // Both found by tests/fuzz/nccl_fuzz.cc: a quote in a device name broke the written file, and a
+  // file with no measurements parsed into one that did not parse back.
+  auto m = ParseMeasurements("device: forwDIA H100 80GB HBM3\"\nlaunch: 4.5us\n", "q.yaml");
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  auto back = ParseMeasurements(FormatMeasurements(*m), "back.yaml");
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->device == "forwDIA H100 80GB HBM3\"");
+  auto empty = ParseMeasurements("gpu: &10\n", "e.yaml");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.status().message().find("e.yaml:1:1: error: no measurements") != std::string::npos);
+  auto blank = ParseMeasurements("# nothing\n", "b.yaml");
+  REQUIRE_FALSE(blank.ok());
+  CHECK(blank.status().message().find("keys such as gpu") != std::string::npos);
+  CalibrationProfile p;
+  p.gpu = "h100: \"sxm\"";
+  p.source = "a \\ b";
+  p.fabrics.push_back({"odd: id", 0.5, std::nullopt, {}});
+  auto q = ParseCalibrationProfile(FormatCalibrationProfile(p), "p.yaml");
+  REQUIRE_MESSAGE(q.ok(), q.status().message());
+  CHECK(q->gpu == p.gpu);
+  CHECK(q->source == p.source);
+  CHECK(q->fabrics[0].id == "odd: id");
+}
+
 }  // namespace
 }  // namespace parasim

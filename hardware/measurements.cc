@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/io.h"
+#include "sim/json.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
 
@@ -27,7 +28,9 @@ double AttentionPoint::HbmBytes(bool bwd) const {
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file) {
   YamlContext ctx{file, {}};
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  PARASIM_ASSIGN_OR_RETURN(
+      YAML::Node root,
+      ParseYaml(text, file, "keys such as gpu, launch, gemm, memory, attention, collectives"));
   PARASIM_ASSIGN_OR_RETURN(
       MapReader top, MapReader::Open(ctx, root, "",
                                      {"gpu", "device", "driver", "date", "launch", "gemm", "memory",
@@ -161,15 +164,23 @@ StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::str
     m.collectives.push_back(p);
     return Status::Ok();
   }));
+  if (m.launch <= Duration::Zero() && m.gemm.empty() && m.memory.empty() && m.attention.empty() &&
+      m.host_copies.empty() && m.collectives.empty()) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: no measurements; expected launch or a list under gemm, memory, "
+                    "attention, host_copies or collectives",
+                    file));
+  }
   return m;
 }
 
 std::string FormatMeasurements(const Measurements& m) {
   std::string out = "# parasim measurements (hardware/measurements.h)\n";
-  if (!m.gpu.empty()) out += fmt::format("gpu: {}\n", m.gpu);
-  if (!m.device.empty()) out += fmt::format("device: \"{}\"\n", m.device);
-  if (!m.driver.empty()) out += fmt::format("driver: \"{}\"\n", m.driver);
-  if (!m.date.empty()) out += fmt::format("date: \"{}\"\n", m.date);
+  // Strings in double quotes with JSON escapes (a JSON string is a YAML double-quoted scalar).
+  if (!m.gpu.empty()) out += fmt::format("gpu: {}\n", JsonEscape(m.gpu));
+  if (!m.device.empty()) out += fmt::format("device: {}\n", JsonEscape(m.device));
+  if (!m.driver.empty()) out += fmt::format("driver: {}\n", JsonEscape(m.driver));
+  if (!m.date.empty()) out += fmt::format("date: {}\n", JsonEscape(m.date));
   if (m.launch > Duration::Zero())
     out += fmt::format("launch: {:.6g}us\n", m.launch.microseconds());
   if (!m.gemm.empty()) out += "gemm:\n";
@@ -203,8 +214,8 @@ std::string FormatMeasurements(const Measurements& m) {
         "  - {{op: {}, {}ranks: {}, per_node: {}, bytes: {:.0f}B, time: {:.9g}us, spread: "
         "{:.3g}%}}\n",
         CollectiveName(c.op),
-        c.fabric.empty() ? std::string() : fmt::format("fabric: {}, ", c.fabric), c.ranks,
-        c.per_node, c.bytes.bytes(), c.time.microseconds(), 100 * c.spread);
+        c.fabric.empty() ? std::string() : fmt::format("fabric: {}, ", JsonEscape(c.fabric)),
+        c.ranks, c.per_node, c.bytes.bytes(), c.time.microseconds(), 100 * c.spread);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "sim/io.h"
+#include "sim/json.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
 
@@ -13,7 +14,8 @@ namespace parasim {
 StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
                                                      const std::string& file) {
   YamlContext ctx{file, {}};
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  PARASIM_ASSIGN_OR_RETURN(
+      YAML::Node root, ParseYaml(text, file, "keys gpu, source, compute, gemm_shapes, fabrics"));
   PARASIM_ASSIGN_OR_RETURN(
       MapReader top,
       MapReader::Open(ctx, root, "", {"gpu", "source", "compute", "gemm_shapes", "fabrics"}));
@@ -152,8 +154,9 @@ StatusOr<CalibrationProfile> LoadCalibrationProfile(const std::string& path) {
 
 std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   std::string out = "# parasim calibration profile (see hardware/profile.h)\n";
-  out += fmt::format("gpu: {}\n", p.gpu);
-  if (!p.source.empty()) out += fmt::format("source: \"{}\"\n", p.source);
+  // Strings in double quotes with JSON escapes (a JSON string is a YAML double-quoted scalar).
+  out += fmt::format("gpu: {}\n", JsonEscape(p.gpu));
+  if (!p.source.empty()) out += fmt::format("source: {}\n", JsonEscape(p.source));
   if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.sustained_factor ||
       p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash) {
     out += "compute:\n";
@@ -193,10 +196,10 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
                               f.latency->microseconds());
       }
       if (f.collectives.empty()) {
-        out += fmt::format("  {}: {{{}}}\n", f.id, fields);
+        out += fmt::format("  {}: {{{}}}\n", JsonEscape(f.id), fields);
         continue;
       }
-      out += fmt::format("  {}:\n", f.id);
+      out += fmt::format("  {}:\n", JsonEscape(f.id));
       if (f.efficiency) out += fmt::format("    efficiency: {:.6g}\n", *f.efficiency);
       if (f.latency) out += fmt::format("    latency: {:.6g}us\n", f.latency->microseconds());
       out += "    collectives:\n";

@@ -117,7 +117,8 @@ Status CheckDuplicateKeys(const YAML::Node& n, const std::string& file, int dept
 
 }  // namespace
 
-StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file) {
+StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
+                               std::string_view expected) {
   if (text.find('\0') != std::string_view::npos) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: the file holds binary data (a NUL byte), "
@@ -128,9 +129,7 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file) {
     YAML::Node n = YAML::Load(std::string(text));
     if (!n.IsDefined() || n.IsNull()) {
       return InvalidArgument(fmt::format(
-          "{}:1:1: error: the file is empty; expected a mapping with keys such as cluster, model, "
-          "training, parallelism",
-          file));
+          "{}:1:1: error: the file is empty; expected a mapping with {}", file, expected));
     }
     PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(n, file));
     return n;
@@ -140,7 +139,7 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file) {
   }
 }
 
-StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
+StatusOr<YAML::Node> LoadYamlFile(const std::string& path, std::string_view expected) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidArgument(fmt::format("{}:1:1: error: cannot open the file", path));
   std::stringstream ss;
@@ -150,7 +149,7 @@ StatusOr<YAML::Node> LoadYamlFile(const std::string& path) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: the file is over 64 MiB; a scenario is a few KB", path));
   }
-  return ParseYaml(text, path);
+  return ParseYaml(text, path, expected);
 }
 
 StatusOr<MapReader> MapReader::Open(const YamlContext& ctx, const YAML::Node& node,

@@ -39,8 +39,13 @@ struct YamlContext {
 std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& candidates);
 
 // Loads a YAML document from text; a syntax error names file:line:col.
-StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file);
-StatusOr<YAML::Node> LoadYamlFile(const std::string& path);
+// `expected` says what an empty file should have held ("a mapping with ...").
+StatusOr<YAML::Node> ParseYaml(
+    std::string_view text, const std::string& file,
+    std::string_view expected = "keys such as cluster, model, training, parallelism");
+StatusOr<YAML::Node> LoadYamlFile(
+    const std::string& path,
+    std::string_view expected = "keys such as cluster, model, training, parallelism");
 
 // Reads the keys of one mapping, checking that no unknown key is present.
 class MapReader {

@@ -13,7 +13,7 @@ namespace parasim {
 StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<std::string>& sets,
                                     const SweepOptions& options) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path));
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path, "keys source, defaults, cases"));
   YamlContext ctx{path, {}};
   PARASIM_ASSIGN_OR_RETURN(MapReader top,
                            MapReader::Open(ctx, root, "", {"source", "defaults", "cases"}));

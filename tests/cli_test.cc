@@ -165,6 +165,62 @@ TEST_CASE("fit: nccl-tests logs into a calibration profile that a scenario can u
   CHECK(RunParasim("fit /no/such/log").exit_code == 2);
 }
 
+TEST_CASE("fit: a calibrate measurements file gives every family and a profile that runs") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  // Shaped like tools/calibrate's output on an 8-GPU H100 node (times made up, plausible).
+  std::ofstream(dir + "/m.yaml") << R"(gpu: h100-sxm5-80gb
+device: "NVIDIA H100 80GB HBM3"
+launch: 4.5us
+gemm:
+  - {dtype: bf16, m: 8192, n: 8192, k: 8192, time: 1.62ms, spread: 0.5%}
+  - {dtype: bf16, m: 4096, n: 4096, k: 4096, time: 215us, spread: 0.8%}
+  - {dtype: bf16, m: 8192, n: 1280, k: 8192, time: 290us, spread: 0.6%}
+  - {dtype: fp8, m: 8192, n: 8192, k: 8192, time: 1.05ms, spread: 0.7%}
+  - {dtype: fp8, m: 4096, n: 4096, k: 4096, time: 150us, spread: 1%}
+memory:
+  - {kernel: copy, bytes: 2GiB, time: 760us}
+  - {kernel: softmax, bytes: 1GiB, time: 420us}
+  - {kernel: layernorm, bytes: 1GiB, time: 440us}
+attention:
+  - {kind: flash, batch: 32, seq: 4096, head_dim: 128, forward: 0.82ms, backward: 2.2ms}
+  - {kind: flash, batch: 64, seq: 2048, head_dim: 128, forward: 0.43ms, backward: 1.15ms}
+host_copies:
+  - {direction: h2d, bytes: 16MiB, time: 345us}
+  - {direction: h2d, bytes: 256MiB, time: 5.4ms}
+collectives:
+  - {op: all_reduce, ranks: 8, per_node: 8, bytes: 1MiB, time: 40us}
+  - {op: all_reduce, ranks: 8, per_node: 8, bytes: 16MiB, time: 110us}
+  - {op: all_reduce, ranks: 8, per_node: 8, bytes: 256MiB, time: 1.3ms}
+  - {op: all_reduce, ranks: 8, per_node: 8, bytes: 4GiB, time: 19.5ms}
+  - {op: all_gather, ranks: 8, per_node: 8, bytes: 16MiB, time: 75us}
+  - {op: all_gather, ranks: 8, per_node: 8, bytes: 4GiB, time: 11.8ms}
+)";
+  const std::string prof = dir + "/p.yaml";
+  auto r = RunParasim("fit " + dir + "/m.yaml --gpu h100-sxm5-80gb --out " + prof);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (const char* t : {"gemm (shape curve)", "gemm fp8 (shape curve)", "memory softmax",
+                        "attention flash", "host copies h2d", "nvlink4-h100 all_reduce ring x8/8",
+                        "all_gather ring x8/8: 2 point(s)"}) {
+    CAPTURE(t);
+    CHECK(r.out.find(t) != std::string::npos);
+  }
+  std::ifstream in(prof);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* t : {"gemm_efficiency_fp8", "attention_flash", "gemm_shapes:", "collectives:"}) {
+    CAPTURE(t);
+    CHECK(text.find(t) != std::string::npos);
+  }
+  const std::string scen = dir + "/cal.yaml";
+  std::ofstream(scen) << "cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 8, intra_node: "
+                         "nvlink4-h100, calibration: p.yaml}\nmodel: llama3-8b\ntraining: "
+                         "{seq_len: 4096, global_batch: 8, attention: flash}\n"
+                         "parallelism: {tp: 8, pp: 1, dp: 1}\n";
+  auto run = RunParasim("run " + scen);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("measured GEMM shapes") != std::string::npos);
+  CHECK(run.out.find("attention_flash forward") != std::string::npos);
+}
+
 TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string fake = dir + "/fake-calibrate.sh";

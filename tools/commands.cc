@@ -515,10 +515,10 @@ Status FitCommand(const CommonOptions& opt) {
     return Status::Ok();
   }
   fmt::print("fit for {} over {} file(s); fabrics {} and {}\n\n", gpu_id, ms.size(), intra, inter);
-  fmt::print("{:<30} {:>6} {:>8} {:>7} {:>9}  {}\n", "family", "points", "R^2", "MAPE", "worst",
+  fmt::print("{:<40} {:>6} {:>8} {:>7} {:>9}  {}\n", "family", "points", "R^2", "MAPE", "worst",
              "fitted");
   for (const auto& f : r.families) {
-    fmt::print("{:<30} {:>6} {:>8.4f} {:>6.2f}% {:>+8.1f}%  {}  (worst: {})\n", f.family, f.points,
+    fmt::print("{:<40} {:>6} {:>8.4f} {:>6.2f}% {:>+8.1f}%  {}  (worst: {})\n", f.family, f.points,
                f.r2, 100 * f.mape, 100 * f.worst_error, f.fitted, f.worst);
   }
   for (const auto& sk : r.skipped) fmt::print("skipped: {}\n", sk);

@@ -589,7 +589,8 @@ std::string SweepHtml(const YAML::Node& root) {
 }  // namespace
 
 StatusOr<std::string> ReportFromJson(const std::string& text, const std::string& file) {
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root,
+                           ParseYaml(text, file, "the JSON of `sweep --json` or `scale --json`"));
   try {
     if (root.IsMap() && root["points"] && root["points"].IsSequence()) return ScaleHtml(root);
     if (root.IsMap() && root["results"] && root["results"].IsSequence()) return SweepHtml(root);
