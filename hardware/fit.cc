@@ -90,7 +90,8 @@ Feature CollectiveFeature(const ClusterSpec& c, const CollectivePoint& k, bool i
     f.x = bus / c.intra.bandwidth.bytes_per_second();
     return f;
   }
-  CostModel cm(c, Dtype::kBf16);
+  // What CostModel::IntraBandwidth() gives, without building a cost model for every point.
+  const double nvl = c.intra.bandwidth.bytes_per_second() * c.intra.efficiency;
   const double nic_nominal =
       c.inter.bandwidth.bytes_per_second() * c.nics() / std::max(1, c.gpus_per_node);
   const int64_t per_node = PerNode(k);
@@ -103,8 +104,7 @@ Feature CollectiveFeature(const ClusterSpec& c, const CollectivePoint& k, bool i
     f.known = c.intra.latency.seconds();
   } else if (algo == Algo::kHierarchical) {
     const double gg = static_cast<double>(per_node), N = static_cast<double>(nodes);
-    f.known = 2 * (gg - 1) / gg * D / cm.IntraBandwidth().bytes_per_second() +
-              c.intra.latency.seconds() * 2 * (gg - 1);
+    f.known = 2 * (gg - 1) / gg * D / nvl + c.intra.latency.seconds() * 2 * (gg - 1);
     f.steps = 2 * (N - 1);
     f.x = 2 * (N - 1) / N * D / gg / nic_nominal;
   } else {
@@ -112,7 +112,6 @@ Feature CollectiveFeature(const ClusterSpec& c, const CollectivePoint& k, bool i
     // A flat ring runs at the slower of NVLink and the node's NICs in use.
     const double bus = BusFactor(k.op, n) * D;
     const double nic_now = nic_nominal * c.inter.efficiency * static_cast<double>(per_node);
-    const double nvl = cm.IntraBandwidth().bytes_per_second();
     if (nvl < nic_now) {
       f.known = bus / nvl;
     } else {
@@ -276,38 +275,35 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
       p.memory_efficiency = std::clamp(1.0 / x(0), 0.01, 1.0);
       c.gpu.memory_efficiency = *p.memory_efficiency;
       CostModel fitted(c, Dtype::kBf16);
-      std::map<std::string,
-               std::tuple<std::vector<double>, std::vector<double>, std::vector<std::string>>>
-          by_kernel;
-      std::vector<double> pred, meas;
-      std::vector<std::string> names;
+      struct Points {
+        std::vector<double> pred, meas;
+        std::vector<std::string> names;
+        double bytes = 0, kernel_seconds = 0;  // for the kernel's own efficiency
+      };
+      Points all;
+      std::map<std::string, Points> by_kernel;
       for (const MemoryPoint* k : used) {
         const double pr = (fitted.MemoryTime(k->bytes.bytes()) + fitted.Launch()).seconds();
         const std::string name = fmt::format("{} {}", k->kernel, FormatBytes(k->bytes));
-        pred.push_back(pr);
-        meas.push_back(k->time.seconds());
-        names.push_back(name);
-        auto& [kp, km, kn] = by_kernel[k->kernel];
-        kp.push_back(pr);
-        km.push_back(k->time.seconds());
-        kn.push_back(name);
+        for (Points* pts : {&all, &by_kernel[k->kernel]}) {
+          pts->pred.push_back(pr);
+          pts->meas.push_back(k->time.seconds());
+          pts->names.push_back(name);
+          pts->bytes += k->bytes.bytes();
+          pts->kernel_seconds += k->time.seconds() - launch;
+        }
       }
-      FamilyFit f = Quality("memory", meas, pred, names);
+      FamilyFit f = Quality("memory", all.meas, all.pred, all.names);
       f.fitted = fmt::format("memory_efficiency {:.4f}", *p.memory_efficiency);
       r.families.push_back(f);
       if (by_kernel.size() > 1) {
-        for (const auto& [kernel, v] : by_kernel) {
-          const auto& [kp, km, kn] = v;
-          FamilyFit fk = Quality("  memory " + kernel, km, kp, kn);
-          double bytes = 0, secs = 0;
-          for (const MemoryPoint* k : used) {
-            if (k->kernel != kernel) continue;
-            bytes += k->bytes.bytes();
-            secs += k->time.seconds() - launch;
-          }
-          fk.fitted =
-              fmt::format("alone it would be {:.4f}",
-                          secs > 0 ? bytes / secs / c.gpu.hbm_bandwidth.bytes_per_second() : 0.0);
+        for (const auto& [kernel, pts] : by_kernel) {
+          FamilyFit fk = Quality("  memory " + kernel, pts.meas, pts.pred, pts.names);
+          fk.fitted = fmt::format(
+              "alone it would be {:.4f}",
+              pts.kernel_seconds > 0
+                  ? pts.bytes / pts.kernel_seconds / c.gpu.hbm_bandwidth.bytes_per_second()
+                  : 0.0);
           r.families.push_back(fk);
         }
       }
