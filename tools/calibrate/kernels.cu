@@ -3,6 +3,8 @@
 // LayerNorm; one block per row, the row staged in shared memory so HBM sees one read and one
 // write per element), and an empty kernel for the launch overhead.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "tools/calibrate/kernels.h"
@@ -26,6 +28,27 @@ __global__ void TriadKernel(float4* __restrict__ a, const float4* __restrict__ b
 }
 
 __global__ void EmptyKernel() {}
+
+// Uniform values in [-1, 1) from a hash of the index (a 32-bit integer finaliser, Wellons'
+// "lowbias32"): matrix inputs must not be zeros, since an H100 multiplies zeros about 13% faster
+// than random data (894 vs 788 TFLOP/s, device KINDS.md, 2026-10-28) and the fit would be too
+// optimistic.
+__device__ float HashUniform(size_t i, unsigned seed) {
+  unsigned x = static_cast<unsigned>(i) ^ (static_cast<unsigned>(i >> 32) * 0x9E3779B9u) ^ seed;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return static_cast<float>(x) * (2.f / 4294967296.f) - 1.f;
+}
+
+template <typename T>
+__global__ void FillKernel(T* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    p[i] = T(HashUniform(i, seed));
+  }
+}
 
 __device__ float Gelu(float x) {
   // tanh approximation (Hendrycks and Gimpel 2016), as Megatron and GPT-2 use it.
@@ -139,6 +162,13 @@ extern "C" void CalibTriad(float* a, const float* b, const float* c, float s, si
   TriadKernel<<<Blocks(), 256, 0, static_cast<cudaStream_t>(stream)>>>(
       reinterpret_cast<float4*>(a), reinterpret_cast<const float4*>(b),
       reinterpret_cast<const float4*>(c), s, n / 4);
+}
+
+extern "C" void CalibFill(void* p, size_t n, int element, unsigned seed, void* stream) {
+  auto st = static_cast<cudaStream_t>(stream);
+  if (element == 0) FillKernel<<<Blocks(), 256, 0, st>>>(static_cast<__nv_bfloat16*>(p), n, seed);
+  if (element == 1) FillKernel<<<Blocks(), 256, 0, st>>>(static_cast<__half*>(p), n, seed);
+  if (element == 2) FillKernel<<<Blocks(), 256, 0, st>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
 }
 
 extern "C" void CalibEmpty(void* stream) {

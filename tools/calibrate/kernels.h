@@ -8,6 +8,9 @@
 extern "C" {
 // y[i] = x[i] over n floats.
 void CalibCopy(const float* x, float* y, size_t n, void* stream);
+// n elements of p set to uniform values in [-1, 1) from a hash of (index, seed); element 0 = bf16,
+// 1 = fp16, 2 = fp8 E4M3.
+void CalibFill(void* p, size_t n, int element, unsigned seed, void* stream);
 // a[i] = b[i] + s * c[i] over n floats (STREAM triad).
 void CalibTriad(float* a, const float* b, const float* c, float s, size_t n, void* stream);
 // An empty kernel, to time launch overhead.
