@@ -10,22 +10,13 @@
 
 #include "hardware/profile.h"
 #include "sim/parse_units.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 namespace {
 
 constexpr int64_t kMaxGpus = int64_t{1} << 24;  // 16.7M GPUs: far past any cluster
 constexpr int64_t kMaxCount = int64_t{1} << 40;
-
-StatusOr<ScheduleKind> ParseSchedule(std::string_view s) {
-  if (s == "gpipe") return ScheduleKind::kGpipe;
-  if (s == "1f1b") return ScheduleKind::k1F1B;
-  if (s == "interleaved-1f1b" || s == "interleaved") return ScheduleKind::kInterleaved;
-  return InvalidArgument(
-      fmt::format("'{}' is not a schedule; expected gpipe, 1f1b or "
-                  "interleaved-1f1b",
-                  std::string(s)));
-}
 
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s) {
   if (s == "none") return RecomputeKind::kNone;
@@ -257,8 +248,10 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   PARASIM_RETURN_IF_ERROR(m.Int("zero", &l.zero, 0, 3));
   std::string str;
   if (m.Has("schedule")) {
-    PARASIM_RETURN_IF_ERROR(m.Enum("schedule", &str, {"gpipe", "1f1b", "interleaved-1f1b"}));
-    l.schedule = *ParseSchedule(str);
+    std::vector<std::string_view> names;
+    for (ScheduleId id : AllSchedules()) names.push_back(ScheduleName(id));
+    PARASIM_RETURN_IF_ERROR(m.Enum("schedule", &str, names));
+    l.schedule = *FindSchedule(str);
   }
   PARASIM_RETURN_IF_ERROR(m.Int("virtual_stages", &l.virtual_stages, 1, 1024));
   if (m.Has("stage_layers")) {
@@ -413,7 +406,7 @@ Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value
     PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(0, 3));
     l.zero = static_cast<int>(v);
   } else if (key == "schedule") {
-    PARASIM_ASSIGN_OR_RETURN(l.schedule, ParseSchedule(value));
+    PARASIM_ASSIGN_OR_RETURN(l.schedule, FindSchedule(value));
   } else if (key == "recompute") {
     PARASIM_ASSIGN_OR_RETURN(s->training.recompute, ParseRecompute(value));
   } else if (key == "sp") {
@@ -464,7 +457,7 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
     return at("tp", fmt::format("tp {} and the model's {} KV heads: one must divide the other",
                                 l.tp, m.kv()));
   }
-  if (l.virtual_stages > 1 && l.schedule != ScheduleKind::kInterleaved) {
+  if (l.virtual_stages > 1 && !ScheduleOf(l.schedule).interleaves()) {
     return at("virtual_stages",
               fmt::format("virtual_stages {} needs schedule interleaved-1f1b", l.virtual_stages));
   }
@@ -503,13 +496,8 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
                                 t.global_batch, l.dp, t.micro_batch, per_step));
   }
   const int64_t micro_batches = t.global_batch / per_step;
-  if (l.schedule == ScheduleKind::kInterleaved && l.virtual_stages > 1 &&
-      micro_batches % l.pp != 0) {
-    return at("schedule", fmt::format("interleaved-1f1b needs the number of micro-batches "
-                                      "(global_batch/(dp*micro_batch) = {}) to be a multiple of "
-                                      "pp = {}",
-                                      micro_batches, l.pp));
-  }
+  const std::string why = ScheduleOf(l.schedule).Constraint({l.pp, ChunksOf(l), micro_batches});
+  if (!why.empty()) return at("schedule", why);
   if (t.seq_len % l.cp != 0) {
     return at("cp", fmt::format("cp {} does not divide seq_len {}", l.cp, t.seq_len));
   }

@@ -11,6 +11,7 @@
 // Decimal and binary prefixes are both spelled out (GB = 1e9 bytes, GiB = 2^30 bytes).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -148,6 +149,11 @@ inline Duration TransferTime(Bytes b, Bandwidth bw) {
   if (b.bytes() <= 0) return Duration::Zero();
   if (bw.bytes_per_second() <= 0) return Duration::Infinite();
   return Duration::Seconds(b.bytes() / bw.bytes_per_second());
+}
+
+// Bytes moved in `t` at rate `bw` (zero for a negative time): the inverse of TransferTime.
+inline Bytes TransferBytes(Duration t, Bandwidth bw) {
+  return Bytes(std::max(0.0, t.seconds()) * bw.bytes_per_second());
 }
 
 // Time to execute `f` at rate `r`; infinite for a zero or negative rate.

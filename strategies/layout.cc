@@ -2,18 +2,6 @@
 
 namespace parasim {
 
-std::string_view ScheduleName(ScheduleKind s) {
-  switch (s) {
-    case ScheduleKind::kGpipe:
-      return "gpipe";
-    case ScheduleKind::k1F1B:
-      return "1f1b";
-    case ScheduleKind::kInterleaved:
-      return "interleaved-1f1b";
-  }
-  return "?";
-}
-
 std::vector<int> StageLayers(const Layout& l, int layers) {
   if (!l.stage_layers.empty()) return l.stage_layers;
   std::vector<int> out(l.pp, layers / l.pp);

@@ -10,8 +10,12 @@
 
 namespace parasim {
 
-enum class ScheduleKind { kGpipe, k1F1B, kInterleaved };
-std::string_view ScheduleName(ScheduleKind s);
+// A pipeline schedule: its index in the schedule registry (strategies/schedule.h), where the
+// built-ins hold these fixed places.
+using ScheduleId = uint8_t;
+inline constexpr ScheduleId kScheduleGpipe = 0;
+inline constexpr ScheduleId kSchedule1F1B = 1;
+inline constexpr ScheduleId kScheduleInterleaved = 2;
 
 enum class CompressionKind { kNone, kFp16, kInt8, kTopK, kPowerSgd };
 
@@ -23,7 +27,7 @@ struct Layout {
   int ep = 1;
   bool sp = false;
   int zero = 0;
-  ScheduleKind schedule = ScheduleKind::k1F1B;
+  ScheduleId schedule = kSchedule1F1B;
   int virtual_stages = 1;
   std::vector<int> stage_layers;  // empty = even split, remainder spread
   bool overlap_dp = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/layer_graph.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 StateBytes StateBytesPerParam(const Training& t) {
@@ -81,15 +82,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       st.optimizer_bytes =
           rule.optimizer * (shard(dense, shard_dense, 1) + shard(expert, shard_expert, 1));
     }
-    // Micro-batches in flight at the peak: GPipe holds all m; 1F1B stage s holds min(p - s, m);
-    // interleaving adds (1 + (p-1)/(p v)) (Korthikanti et al. 2022, Sec. 4.2.3).
-    double in_flight = static_cast<double>(micro_batches);
-    if (l.schedule != ScheduleKind::kGpipe) {
-      in_flight = static_cast<double>(std::min<int64_t>(l.pp - s, micro_batches));
-      if (l.schedule == ScheduleKind::kInterleaved && l.virtual_stages > 1) {
-        in_flight *= 1.0 + static_cast<double>(l.pp - 1) / (l.pp * l.virtual_stages);
-      }
-    }
+    // Micro-batches in flight at the peak, as the schedule runs them (strategies/schedule.h).
+    const double in_flight = ScheduleOf(l.schedule).InFlight({l.pp, ChunksOf(l), micro_batches}, s);
     st.in_flight = in_flight;
     st.activations_bytes = act_per_mb * in_flight;
     // Recompute rebuilds one layer's activations at a time during backward.

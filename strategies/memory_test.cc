@@ -86,9 +86,9 @@ TEST_CASE("GPipe holds all m micro-batches, 1F1B at most p on the first stage") 
   t.global_batch = 16;
   Layout l;
   l.pp = 4;
-  l.schedule = ScheduleKind::kGpipe;
+  l.schedule = kScheduleGpipe;
   MemoryReport g = EstimateMemory(m, t, l, su.cluster);
-  l.schedule = ScheduleKind::k1F1B;
+  l.schedule = kSchedule1F1B;
   MemoryReport f = EstimateMemory(m, t, l, su.cluster);
   CHECK(g.stages[0].in_flight == 16);
   CHECK(f.stages[0].in_flight == 4);

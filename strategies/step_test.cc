@@ -12,40 +12,12 @@
 #include "hardware/cost_model.h"
 #include "strategies/memory.h"
 #include "strategies/placement.h"
+#include "strategies/step_test_bench.h"
 
 namespace parasim {
 namespace {
 
-struct Bench {
-  HardwareCatalog hw = *LoadHardwareCatalog();
-  ModelCatalog models = *LoadModelCatalog();
-  ClusterSpec cluster;
-  ModelSpec model;
-  Training t;
-  Layout l;
-
-  explicit Bench(int64_t gpus, const char* model_id = "llama2-7b") {
-    cluster.gpu = *hw.FindGpu("a100-sxm4-80gb");
-    cluster.intra = *hw.FindFabric("nvlink3-a100");
-    cluster.inter = *hw.FindFabric("ib-hdr-200g");
-    cluster.gpus_per_node = static_cast<int>(std::min<int64_t>(gpus, 8));
-    cluster.nodes = gpus / cluster.gpus_per_node;
-    model = *models.Find(model_id);
-    t.seq_len = 2048;
-    t.micro_batch = 1;
-    t.global_batch = 16;
-  }
-  // A model whose stages are uniform: the embedding and LM head cost next to nothing.
-  void UniformStages() {
-    model.vocab = 128;
-    model.tied_embeddings = true;
-  }
-  StepReport Run(StepOptions o = {}) {
-    auto r = SimulateStep(model, t, l, cluster, o);
-    REQUIRE_MESSAGE(r.ok(), r.status().message());
-    return *r;
-  }
-};
+using testing::Bench;
 
 bool HasWarning(const StepReport& r, const std::string& needle) {
   for (const auto& w : r.warnings) {
@@ -63,13 +35,13 @@ TEST_CASE("4 uniform stages, 16 micro-batches, 1F1B: bubble 18.75%; interleaved 
   CHECK(r.micro_batches == 16);
   CHECK(r.bubble_fraction == doctest::Approx(0.1875).epsilon(0.5 / 18.75));
   CHECK(r.ideal_bubble_fraction == doctest::Approx(0.1875));
-  b.l.schedule = ScheduleKind::kInterleaved;
+  b.l.schedule = kScheduleInterleaved;
   b.l.virtual_stages = 2;
   StepReport ri = b.Run();
   CHECK(ri.bubble_fraction == doctest::Approx(0.1875 / 2).epsilon(0.1));
   CHECK(ri.step_time_s < r.step_time_s);
   // GPipe has the same bubble as 1F1B.
-  b.l.schedule = ScheduleKind::kGpipe;
+  b.l.schedule = kScheduleGpipe;
   b.l.virtual_stages = 1;
   CHECK(b.Run().bubble_fraction == doctest::Approx(0.1875).epsilon(0.5 / 18.75));
 }
@@ -121,18 +93,18 @@ TEST_CASE("GPipe holds all m micro-batches' activations at the peak; 1F1B at mos
   MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
   const double act = mem.stages[0].activations_bytes / mem.stages[0].in_flight;
   LoweredStep low;
-  auto in_flight = [&](ScheduleKind s, int stage) {
+  auto in_flight = [&](ScheduleId s, int stage) {
     b.l.schedule = s;
     sim::Timeline tl;
     auto r = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &low, &tl);
     REQUIRE(r.ok());
     return (r->peak_memory_bytes[stage] - low.static_bytes[stage]) / act;
   };
-  CHECK(in_flight(ScheduleKind::kGpipe, 0) == doctest::Approx(16).epsilon(0.01));
-  CHECK(in_flight(ScheduleKind::k1F1B, 0) == doctest::Approx(4).epsilon(0.01));
-  CHECK(in_flight(ScheduleKind::k1F1B, 3) == doctest::Approx(1).epsilon(0.01));
+  CHECK(in_flight(kScheduleGpipe, 0) == doctest::Approx(16).epsilon(0.01));
+  CHECK(in_flight(kSchedule1F1B, 0) == doctest::Approx(4).epsilon(0.01));
+  CHECK(in_flight(kSchedule1F1B, 3) == doctest::Approx(1).epsilon(0.01));
   // The replayed 1F1B peak agrees with the memory planner's accounting.
-  b.l.schedule = ScheduleKind::k1F1B;
+  b.l.schedule = kSchedule1F1B;
   StepReport r = b.Run();
   for (int s = 0; s < 4; ++s) {
     CHECK(r.peak_memory_bytes[s] ==
@@ -163,15 +135,15 @@ TEST_CASE("DP scaling of a fixed model flattens like Amdahl as communication gro
 TEST_CASE("coarse and op-level replays give the same step time") {
   struct Case {
     int tp, pp, dp, zero;
-    ScheduleKind sched;
+    ScheduleId sched;
     int v;
     RecomputeKind rc;
   };
-  for (Case c : {Case{1, 1, 8, 0, ScheduleKind::k1F1B, 1, RecomputeKind::kNone},
-                 Case{2, 2, 2, 1, ScheduleKind::k1F1B, 1, RecomputeKind::kFull},
-                 Case{2, 2, 2, 0, ScheduleKind::kInterleaved, 2, RecomputeKind::kSelective},
-                 Case{1, 1, 8, 3, ScheduleKind::k1F1B, 1, RecomputeKind::kNone},
-                 Case{8, 1, 1, 0, ScheduleKind::kGpipe, 1, RecomputeKind::kNone}}) {
+  for (Case c : {Case{1, 1, 8, 0, kSchedule1F1B, 1, RecomputeKind::kNone},
+                 Case{2, 2, 2, 1, kSchedule1F1B, 1, RecomputeKind::kFull},
+                 Case{2, 2, 2, 0, kScheduleInterleaved, 2, RecomputeKind::kSelective},
+                 Case{1, 1, 8, 3, kSchedule1F1B, 1, RecomputeKind::kNone},
+                 Case{8, 1, 1, 0, kScheduleGpipe, 1, RecomputeKind::kNone}}) {
     Bench b(8);
     b.l.tp = c.tp;
     b.l.pp = c.pp;
@@ -334,7 +306,7 @@ TEST_CASE(
           b.l.zero = zero;
           b.l.overlap_dp = overlap;
           b.l.overlap_tp = overlap;
-          b.l.schedule = v > 1 ? ScheduleKind::kInterleaved : ScheduleKind::k1F1B;
+          b.l.schedule = v > 1 ? kScheduleInterleaved : kSchedule1F1B;
           b.l.virtual_stages = v;
           b.t.global_batch = 2 * 2 * pp;  // 2p micro-batches
           b.t.recompute = zero % 2 ? RecomputeKind::kFull : RecomputeKind::kSelective;

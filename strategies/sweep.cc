@@ -14,6 +14,7 @@
 
 #include "sim/io.h"
 #include "strategies/memory.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 namespace {
@@ -86,7 +87,7 @@ void Apply(const Value& v, Layout* l, Training* t) {
       l->virtual_stages = static_cast<int>(v.i);
       break;
     case Key::kSchedule:
-      l->schedule = static_cast<ScheduleKind>(v.i);
+      l->schedule = static_cast<ScheduleId>(v.i);
       break;
     case Key::kZero:
       l->zero = static_cast<int>(v.i);
@@ -183,8 +184,7 @@ std::vector<int64_t> AutoValues(Key key, const Scenario& s) {
       out = {1, 2, 3, 4, 6, 8};
       break;
     case Key::kSchedule:
-      out = {static_cast<int64_t>(ScheduleKind::kGpipe), static_cast<int64_t>(ScheduleKind::k1F1B),
-             static_cast<int64_t>(ScheduleKind::kInterleaved)};
+      for (ScheduleId id : AllSchedules()) out.push_back(id);
       break;
     case Key::kZero:
       out = {0, 1, 2, 3};
@@ -208,12 +208,11 @@ std::vector<int64_t> AutoValues(Key key, const Scenario& s) {
 // parallelism shards nothing); the duplicates then collapse by key.
 void Normalise(Layout* l) {
   if (l->tp == 1) l->sp = false;
-  if (l->schedule != ScheduleKind::kInterleaved) l->virtual_stages = 1;
-  if (l->schedule == ScheduleKind::kInterleaved && l->virtual_stages == 1) {
-    l->schedule = ScheduleKind::k1F1B;
-  }
+  const bool interleaves = ScheduleOf(l->schedule).interleaves();
+  if (!interleaves) l->virtual_stages = 1;
+  if (interleaves && l->virtual_stages == 1) l->schedule = kSchedule1F1B;
   if (l->pp == 1) {
-    l->schedule = ScheduleKind::k1F1B;
+    l->schedule = kSchedule1F1B;
     l->virtual_stages = 1;
   }
   if (l->dp * l->cp == 1) l->zero = 0;

@@ -44,7 +44,7 @@ TEST_CASE("the best layout for GPT-3 175B on 1024 A100 is Megatron-style") {
   CHECK(best.tp > 1);                         // the model is sharded inside the node ...
   CHECK(best.tp <= s.cluster.gpus_per_node);  // ... and TP stays on NVLink
   CHECK(best.pp > 1);                         // pipeline stages to fit 175B in 80 GB
-  CHECK(best.schedule != ScheduleKind::kGpipe);
+  CHECK(best.schedule != kScheduleGpipe);
   CHECK(best.gpus() == 1024);
   CHECK(r->top_reports[0].fits);
   CHECK(r->top_reports[0].warnings.empty());

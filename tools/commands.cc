@@ -26,6 +26,7 @@
 #include "sim/units.h"
 #include "strategies/memory.h"
 #include "strategies/scale.h"
+#include "strategies/schedule.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
 #include "strategies/validate.h"
@@ -119,9 +120,7 @@ void PrintRun(const Scenario& s, const StepReport& r) {
              r.hw_tflops_per_gpu, 100 * r.hfu);
   if (l.pp > 1) {
     fmt::print("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}: {:.1f}%)\n",
-               100 * r.bubble_fraction,
-               l.schedule == ScheduleKind::kInterleaved && l.virtual_stages > 1 ? "(p-1)/(v m)"
-                                                                                : "(p-1)/m",
+               100 * r.bubble_fraction, ChunksOf(l) > 1 ? "(p-1)/(v m)" : "(p-1)/m",
                100 * r.ideal_bubble_fraction);
   }
   const ExposedComm& e = r.exposed;
@@ -169,8 +168,8 @@ std::string LayoutText(const Layout& l, const Training& t) {
   if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
   if (l.pp > 1) {
-    s += l.schedule == ScheduleKind::kInterleaved ? fmt::format(" int-v{}", l.virtual_stages)
-                                                  : fmt::format(" {}", ScheduleName(l.schedule));
+    s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
+                                              : fmt::format(" {}", ScheduleName(l.schedule));
   }
   if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
   s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);

@@ -9,6 +9,7 @@
 
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 namespace {

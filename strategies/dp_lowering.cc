@@ -1,0 +1,180 @@
+#include "strategies/dp_lowering.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "strategies/memory.h"
+
+namespace parasim {
+
+using sim::kNone;
+using sim::StreamId;
+using sim::TaskId;
+
+bool DataParallelLowering::GathersPerLayer() const { return ctx_.layout.zero == 3 && ctx_.dp_comm; }
+
+bool DataParallelLowering::GathersAtStart() const {
+  return ctx_.layout.zero >= 1 && ctx_.layout.zero <= 2 && ctx_.dp_comm;
+}
+
+bool DataParallelLowering::Reduces(int64_t mb) const {
+  return ctx_.dp_comm && (ctx_.layout.zero >= 2 || mb == ctx_.micro_batches - 1);
+}
+
+DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double params) const {
+  const Layout& l = ctx_.layout;
+  WireCost w{gather        ? Collective::kAllGather
+             : l.zero == 0 ? Collective::kAllReduce
+                           : Collective::kReduceScatter,
+             gather ? ctx_.weight_bytes : ctx_.grad_bytes, 1, Duration()};
+  if (gather || l.compression == CompressionKind::kNone) return w;
+  switch (l.compression) {
+    case CompressionKind::kFp16:
+      w.per_elem = std::min(w.per_elem, 2.0);
+      break;
+    case CompressionKind::kInt8:
+      w.per_elem = 1;
+      break;
+    case CompressionKind::kTopK:
+      // fp16 value + int32 index per kept element (Lin et al. 2018, deep gradient compression).
+      w.per_elem = l.compression_param * (2 + 4);
+      w.coll = Collective::kAllGather;
+      w.gather_factor = static_cast<double>(ctx_.groups[static_cast<int>(GroupKind::kDp)].size);
+      break;
+    case CompressionKind::kPowerSgd:
+      // Rank-r factors P (n x r) and Q (m x r) of each h x h-like matrix (Vogels et al. 2019).
+      w.per_elem = ctx_.grad_bytes * std::min(1.0, 2.0 * l.compression_param / ctx_.model.hidden);
+      w.compress += ComputeTime(Flops(4.0 * params * l.compression_param),
+                                ctx_.cost.Peak() * ctx_.cluster.gpu.gemm_efficiency);
+      break;
+    case CompressionKind::kNone:
+      break;
+  }
+  // Read the gradients, write the compressed form, decompress into the gradients.
+  w.compress += ctx_.cost.MemoryTime(3 * params * ctx_.grad_bytes) + ctx_.cost.Launch();
+  return w;
+}
+
+std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int first, int last,
+                                               bool gather, const std::vector<TaskId>& after) {
+  auto& reps = topo_.stage(stage);
+  std::vector<TaskId> out(reps.size(), kNone);
+  double dense = 0, expert = 0;
+  for (int i = first; i < last; ++i) {
+    dense += ch.pieces[i].dense;
+    expert += ch.pieces[i].expert;
+  }
+  const WireCost w = CostOf(gather, dense + expert);
+  Duration time, lat;
+  bool inter = false;
+  auto timed = [&](double params, const GroupPlacement& g) {
+    if (params <= 0 || g.size <= 1) return;
+    const double bytes = params * w.per_elem * w.gather_factor;
+    const double buckets = std::max(1.0, std::ceil(bytes / ctx_.layout.bucket.bytes()));
+    CollectiveCost cc = ctx_.cost.CollectiveTime(w.coll, Bytes(bytes / buckets), g);
+    time += cc.time * buckets;
+    lat += cc.latency * buckets;
+    inter = inter || cc.inter_node;
+  };
+  timed(dense, ctx_.groups[static_cast<int>(GroupKind::kDp)]);
+  timed(expert, ctx_.groups[kGroupEdp]);
+  if (time <= Duration::Zero()) return out;
+  StreamId Replica::*stream = gather ? &Replica::dp_gather : &Replica::dp_reduce;
+  const int kind = static_cast<int>(GroupKind::kDp);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const std::vector<int>& g = topo_.group(kind, i);
+    if (g.front() != static_cast<int>(i)) continue;
+    std::vector<Replica*> members;
+    for (int k : g) members.push_back(&reps[k]);
+    std::vector<TaskId> heads;
+    if (w.compress > Duration::Zero()) {
+      for (Replica* r : members) {
+        heads.push_back(ctx_.program.AddCompute(r->dp_reduce, ctx_.Key(w.compress),
+                                                static_cast<uint8_t>(TaskCat::kCompress),
+                                                ctx_.Label(TaskCat::kCompress)));
+      }
+    }
+    TaskId f =
+        topo_.Flow(members, stream, time, lat, inter, TaskCat::kDp, ctx_.Label(TaskCat::kDp));
+    for (size_t k = 0; k < g.size(); ++k) {
+      const TaskId a = after.empty() ? kNone : after[g[k]];
+      if (!heads.empty()) {
+        if (a != kNone) ctx_.program.AddDep(a, heads[k]);
+        ctx_.program.AddDep(heads[k], f);
+      } else if (a != kNone) {
+        ctx_.program.AddDep(a, f);
+      }
+      out[g[k]] = f;
+    }
+  }
+  return out;
+}
+
+std::vector<TaskId> DataParallelLowering::Gather(int stage, const Chunk& ch, int first, int last) {
+  return Emit(stage, ch, first, last, true, {});
+}
+
+std::vector<TaskId> DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first,
+                                                    int last) {
+  auto& reps = topo_.stage(stage);
+  std::vector<TaskId> after;
+  for (Replica& r : reps) after.push_back(r.prev);
+  std::vector<TaskId> f = Emit(stage, ch, first, last, false, after);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    if (f[i] != kNone) reps[i].reduces.push_back(f[i]);
+  }
+  return f;
+}
+
+void DataParallelLowering::Reduce(int stage, int chunk, int first, int last) {
+  if (!ctx_.layout.overlap_dp) {
+    deferred_.push_back({stage, chunk, first, last});
+    return;
+  }
+  ReduceNow(stage, layers_.chunk(stage, chunk), first, last);
+}
+
+void DataParallelLowering::IssueStartGathers() {
+  // ZeRO 1/2: the parameters updated by the last step's sharded optimizer are all-gathered
+  // ahead of their first forward (Megatron's distributed optimizer, overlap_param_gather).
+  const int p = ctx_.layout.pp;
+  start_gathers_.assign(p, {});
+  if (!GathersAtStart()) return;
+  for (int s = 0; s < p; ++s) {
+    start_gathers_[s].resize(ctx_.chunks);
+    for (int c = 0; c < ctx_.chunks; ++c) {
+      const Chunk& ch = layers_.chunk(s, c);
+      for (auto [a, b] : ch.segments) start_gathers_[s][c].push_back(Gather(s, ch, a, b));
+    }
+  }
+}
+
+void DataParallelLowering::Finish() {
+  // Gradient reduction after the pipeline flush when it does not overlap backward.
+  for (const Deferred& d : deferred_) {
+    ReduceNow(d.stage, layers_.chunk(d.stage, d.chunk), d.first, d.last);
+  }
+  OptimizerStep();
+}
+
+void DataParallelLowering::OptimizerStep() {
+  // A memory-bound pass over this rank's shard of the states.
+  const Layout& l = ctx_.layout;
+  const StateBytes rule = StateBytesPerParam(ctx_.training);
+  const double per_param = 2 * rule.optimizer + rule.grads + rule.weights;  // states read+written
+  const double shard_dense = l.zero >= 1 ? static_cast<double>(l.dp) * l.cp : 1.0;
+  const double shard_expert = l.zero >= 1 ? std::max(1.0, shard_dense / l.ep) : 1.0;
+  for (int s = 0; s < l.pp; ++s) {
+    double local = 0;
+    for (const Chunk& ch : layers_.chunks(s)) {
+      for (const Piece& pc : ch.pieces) local += pc.dense / shard_dense + pc.expert / shard_expert;
+    }
+    const Duration step = ctx_.cost.MemoryTime(local * per_param) + ctx_.cost.Launch();
+    for (Replica& r : topo_.stage(s)) {
+      for (TaskId f : r.reduces) r.pending.push_back(f);
+      topo_.Compute(r, step, TaskCat::kOptimizer, ctx_.Label(TaskCat::kOptimizer));
+    }
+  }
+}
+
+}  // namespace parasim

@@ -1,0 +1,66 @@
+// Data-parallel lowering: gradient reduction across data-parallel ranks (all-reduce, or
+// reduce-scatter under ZeRO >= 1, bucket by bucket, with optional compression), parameter
+// all-gathers (ZeRO 1/2 ahead of the first forward, ZeRO 3 / FSDP before every layer's
+// forward and backward), reductions deferred to after the pipeline flush when they do not
+// overlap backward, and the optimizer step over this rank's shard of the states.
+#pragma once
+
+#include <vector>
+
+#include "strategies/layer_lowering.h"
+#include "strategies/lowering.h"
+#include "strategies/topology.h"
+
+namespace parasim {
+
+class DataParallelLowering {
+ public:
+  DataParallelLowering(LoweringContext& ctx, RankTopology& topo, const LayerLowering& layers)
+      : ctx_(ctx), topo_(topo), layers_(layers) {}
+
+  // ZeRO 3 with data-parallel peers: parameters gathered before each layer's use.
+  bool GathersPerLayer() const;
+  // ZeRO 1/2 with data-parallel peers: updated parameters gathered at the step start.
+  bool GathersAtStart() const;
+  // Whether the backward of micro-batch `mb` reduces gradients (ZeRO >= 2: every one).
+  bool Reduces(int64_t mb) const;
+
+  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica.
+  std::vector<sim::TaskId> Gather(int stage, const Chunk& ch, int first, int last);
+  // Gradient reduction of pieces [first, last), each replica's after its entry of `after`;
+  // immediately (overlap.dp) or after the pipeline flush.
+  void Reduce(int stage, int chunk, int first, int last);
+
+  // ZeRO 1/2: issues every stage's start gathers (call once, before any unit).
+  void IssueStartGathers();
+  const std::vector<sim::TaskId>& StartGather(int stage, int chunk, int segment) const {
+    return start_gathers_[stage][chunk][segment];
+  }
+  // Reductions that waited for the pipeline flush, then each stage's optimizer step.
+  void Finish();
+
+ private:
+  struct WireCost {
+    Collective coll;
+    double per_elem;       // bytes on the wire per parameter
+    double gather_factor;  // top-k: each rank's selection is all-gathered
+    Duration compress;     // compress/decompress pass before the collective
+  };
+  WireCost CostOf(bool gather, double params) const;
+  std::vector<sim::TaskId> Emit(int stage, const Chunk& ch, int first, int last, bool gather,
+                                const std::vector<sim::TaskId>& after);
+  std::vector<sim::TaskId> ReduceNow(int stage, const Chunk& ch, int first, int last);
+  void OptimizerStep();
+
+  struct Deferred {
+    int stage, chunk, first, last;
+  };
+  LoweringContext& ctx_;
+  RankTopology& topo_;
+  const LayerLowering& layers_;
+  // [stage][chunk][segment][replica]
+  std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
+  std::vector<Deferred> deferred_;
+};
+
+}  // namespace parasim

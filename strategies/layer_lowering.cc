@@ -1,0 +1,224 @@
+#include "strategies/layer_lowering.h"
+
+#include <algorithm>
+
+#include "strategies/memory.h"
+#include "strategies/step_kernels.h"
+
+namespace parasim {
+
+namespace {
+
+TaskCat PhaseCat(Phase ph) {
+  return ph == Phase::kF   ? TaskCat::kForward
+         : ph == Phase::kB ? TaskCat::kBackward
+                           : TaskCat::kRecompute;
+}
+
+// An op's compute and collective in one phase (recompute replays the forward).
+struct OpPhase {
+  Duration compute, comm;
+  bool overlap;
+  GroupKind group;
+};
+
+OpPhase PartsOf(const OpTime& op, Phase ph) {
+  if (ph == Phase::kB) return {op.bwd, op.bwd_comm, op.bwd_overlap, op.bwd_group};
+  return {op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group};
+}
+
+}  // namespace
+
+Duration LayerLowering::Comm(const CommSpec& c) const {
+  if (c.kind == CommKind::kNone || c.bytes <= 0) return Duration::Zero();
+  const GroupPlacement& g = ctx_.groups[static_cast<int>(c.group)];
+  if (g.size <= 1) return Duration::Zero();
+  return ctx_.cost.CollectiveTime(ToCollective(c.kind), Bytes(c.bytes), g).time;
+}
+
+OpTime LayerLowering::Time(const Op& op) {
+  const Training& t = ctx_.training;
+  const CostModel& cm = ctx_.cost;
+  const bool frozen = t.finetune != FinetuneKind::kNone;
+  const bool fused = t.attention == AttentionKind::kFlash;
+  OpTime ot;
+  switch (op.kind) {
+    case OpKind::kGemm:
+      for (const GemmCall& g : TrainingGemms(op, frozen)) {
+        (g.pass == 'F' ? ot.fwd : ot.bwd) += cm.GemmTime(g.m, g.n, g.k, g.batch);
+      }
+      if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
+        // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
+        Duration dq = cm.MemoryTime(op.params * 2.5);
+        ot.fwd += dq;
+        ot.bwd += dq;
+      }
+      break;
+    case OpKind::kAttention:
+      ot.fwd = cm.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, fused);
+      ot.bwd = cm.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, fused);
+      break;
+    case OpKind::kMemoryBound:
+      ot.fwd = cm.MemoryTime(op.fwd_bytes) + cm.Launch();
+      ot.bwd = cm.MemoryTime(op.bwd_bytes) + cm.Launch();
+      break;
+  }
+  ot.attention_core = op.in_attention_core;
+  ot.fwd_comm = Comm(op.fwd_comm);
+  ot.bwd_comm = Comm(op.bwd_comm);
+  ot.fwd_group = op.fwd_comm.group;
+  ot.bwd_group = op.bwd_comm.group;
+  ot.fwd_cat = CommCat(op.fwd_comm.group);
+  ot.bwd_cat = CommCat(op.bwd_comm.group);
+  auto overlap = [&](const CommSpec& c) {
+    return c.overlappable || (c.group == GroupKind::kTp && ctx_.layout.overlap_tp);
+  };
+  ot.fwd_overlap = overlap(op.fwd_comm);
+  ot.bwd_overlap = overlap(op.bwd_comm);
+  if (ctx_.options.granularity == Granularity::kOp) {
+    ot.label_f = ctx_.program.Intern("F " + op.name);
+    ot.label_b = ctx_.program.Intern("B " + op.name);
+    ot.label_r = ctx_.program.Intern("R " + op.name);
+  }
+  return ot;
+}
+
+void LayerLowering::Price(const Block& b, BlockTime* bt) {
+  for (size_t i = 0; i < b.size(); ++i) bt->ops.push_back(Time(b.op(i)));
+}
+
+void LayerLowering::BuildTimes() {
+  graph_ = BuildModelGraph(ctx_.model, RankShape(ctx_.training, ctx_.layout));
+  Price(graph_.embedding, &embedding_);
+  Price(graph_.dense, &dense_);
+  if (ctx_.model.is_moe()) Price(graph_.moe, &moe_);
+  Price(graph_.head, &head_);
+}
+
+Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) const {
+  const Training& t = ctx_.training;
+  Piece pc;
+  pc.time = &bt;
+  pc.layer = &bt == &dense_ || &bt == &moe_;
+  pc.act = ActivationBytes(b, head ? RecomputeKind::kNone : t.recompute);
+  pc.act_full = ActivationBytes(b, RecomputeKind::kNone);
+  if (t.finetune != FinetuneKind::kNone) {
+    pc.dense = LoraParams(b, t.lora_rank);
+  } else {
+    pc.expert = BlockParams(b, true);
+    pc.dense = BlockParams(b) - pc.expert;
+  }
+  return pc;
+}
+
+void LayerLowering::Segment(Chunk* ch) const {
+  // Gradient buckets, filled in backward order (last piece first) as DDP fills them;
+  // ZeRO 3 gathers and reduces layer by layer (FSDP wraps each layer).
+  const Layout& l = ctx_.layout;
+  const double bucket = l.bucket.bytes();
+  int last = static_cast<int>(ch->pieces.size());
+  double filled = 0;
+  for (int i = last - 1; i >= 0; --i) {
+    filled += (ch->pieces[i].dense + ch->pieces[i].expert) * ctx_.grad_bytes;
+    if (filled >= bucket || i == 0 || l.zero == 3) {
+      ch->segments.push_back({i, last});
+      last = i;
+      filled = 0;
+    }
+  }
+  std::reverse(ch->segments.begin(), ch->segments.end());
+}
+
+void LayerLowering::BuildChunks() {
+  const Layout& l = ctx_.layout;
+  const ModelSpec& m = ctx_.model;
+  const std::vector<int> per_stage = StageLayers(l, m.layers);
+  const int p = l.pp, v = ctx_.chunks;
+  chunks_.assign(p, std::vector<Chunk>(v));
+  // Each block's accounting once; pieces copy it.
+  const Piece embedding = MakePiece(graph_.embedding, embedding_, false);
+  const Piece dense = MakePiece(graph_.dense, dense_, false);
+  const Piece moe = m.is_moe() ? MakePiece(graph_.moe, moe_, false) : Piece{};
+  const Piece head = MakePiece(graph_.head, head_, true);
+  // Global chunk c * p + s holds the next per_stage[s] / v layers.
+  int layer = 0;
+  for (int c = 0; c < v; ++c) {
+    for (int s = 0; s < p; ++s) {
+      Chunk& ch = chunks_[s][c];
+      const int n = per_stage[s] / v;
+      if (s == 0 && c == 0) ch.pieces.push_back(embedding);
+      for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
+      layer += n;
+      if (s == p - 1 && c == v - 1) ch.pieces.push_back(head);
+      for (const Piece& pc : ch.pieces) {
+        ch.act += pc.act;
+        if (ctx_.training.recompute != RecomputeKind::kNone && pc.layer) {
+          ch.act_full_max = std::max(ch.act_full_max, pc.act_full);
+        }
+      }
+      Segment(&ch);
+    }
+  }
+}
+
+void LayerLowering::Emit(int stage, const Chunk& ch, int first, int last, Phase ph) {
+  if (ctx_.options.granularity == Granularity::kCoarse) {
+    EmitCoarse(stage, ch, first, last, ph);
+  } else {
+    EmitOps(stage, ch, first, last, ph);
+  }
+}
+
+void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
+  // One task for the compute of the pieces, then the exposed part of each collective kind.
+  const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
+  const TaskCat cat = PhaseCat(ph);
+  Duration compute;
+  Duration comm[kNumGroups];
+  for (int i = first; i < last; ++i) {
+    if (ph == Phase::kR && !ch.pieces[i].layer) continue;
+    for (const OpTime& op : ch.pieces[i].time->ops) {
+      if (ph == Phase::kR && selective && !op.attention_core) continue;
+      const OpPhase o = PartsOf(op, ph);
+      compute += o.compute;
+      if (o.comm > Duration::Zero()) {
+        comm[static_cast<int>(o.group)] += o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
+      }
+    }
+  }
+  if (compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
+  for (Replica& r : topo_.stage(stage)) topo_.Compute(r, compute, cat, ctx_.Label(cat));
+  for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
+    const int k = static_cast<int>(g);
+    if (comm[k] > Duration::Zero()) topo_.Blocking(stage, k, comm[k], CommCat(g));
+  }
+}
+
+void LayerLowering::EmitOps(int stage, const Chunk& ch, int first, int last, Phase ph) {
+  // Every op, and its collective, in execution order (backward runs the pieces in reverse).
+  const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
+  const TaskCat cat = PhaseCat(ph);
+  const bool backward = ph == Phase::kB;
+  const int step = backward ? -1 : 1;
+  for (int pi = backward ? last - 1 : first; backward ? pi >= first : pi < last; pi += step) {
+    if (ph == Phase::kR && !ch.pieces[pi].layer) continue;
+    const auto& ops = ch.pieces[pi].time->ops;
+    const int n = static_cast<int>(ops.size());
+    for (int oi = backward ? n - 1 : 0; backward ? oi >= 0 : oi < n; oi += step) {
+      const OpTime& op = ops[oi];
+      if (ph == Phase::kR && selective && !op.attention_core) continue;
+      const OpPhase o = PartsOf(op, ph);
+      const uint32_t label = ph == Phase::kF ? op.label_f : backward ? op.label_b : op.label_r;
+      for (Replica& r : topo_.stage(stage)) topo_.Compute(r, o.compute, cat, label);
+      if (o.comm <= Duration::Zero()) continue;
+      const int k = static_cast<int>(o.group);
+      if (o.overlap) {
+        topo_.Overlapped(stage, k, o.comm, CommCat(o.group), label);
+      } else {
+        topo_.Blocking(stage, k, o.comm, CommCat(o.group));
+      }
+    }
+  }
+}
+
+}  // namespace parasim

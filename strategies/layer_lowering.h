@@ -1,0 +1,47 @@
+// Layer lowering: the layer graph of this rank's shape (models/layer_graph.h) priced op by op
+// (GEMM roofline, attention, memory-bound ops, and the TP/SP, CP and EP collectives each op
+// carries, timed for its whole group), the model chunks of every stage (embedding, layers,
+// head; gradient buckets), and the tasks of a forward, backward or recompute over pieces of a
+// chunk: one task per op (--ops) or one per unit with the exposed part of each collective kind.
+#pragma once
+
+#include <vector>
+
+#include "models/layer_graph.h"
+#include "strategies/lowering.h"
+#include "strategies/topology.h"
+
+namespace parasim {
+
+class LayerLowering {
+ public:
+  LayerLowering(LoweringContext& ctx, RankTopology& topo) : ctx_(ctx), topo_(topo) {}
+
+  // Builds the layer graph and prices every op of its blocks.
+  void BuildTimes();
+  // Splits the model into chunks per stage and virtual stage, with their gradient buckets.
+  void BuildChunks();
+
+  const Chunk& chunk(int stage, int c) const { return chunks_[stage][c]; }
+  const std::vector<Chunk>& chunks(int stage) const { return chunks_[stage]; }
+
+  // Tasks of phase `ph` over pieces [first, last) of `ch` on every replica of `stage`.
+  void Emit(int stage, const Chunk& ch, int first, int last, Phase ph);
+
+ private:
+  Duration Comm(const CommSpec& c) const;
+  OpTime Time(const Op& op);
+  void Price(const Block& b, BlockTime* bt);
+  Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
+  void Segment(Chunk* ch) const;
+  void EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph);
+  void EmitOps(int stage, const Chunk& ch, int first, int last, Phase ph);
+
+  LoweringContext& ctx_;
+  RankTopology& topo_;
+  ModelGraph graph_;
+  BlockTime embedding_, dense_, moe_, head_;
+  std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
+};
+
+}  // namespace parasim

@@ -1,0 +1,57 @@
+// What the step lowering produces: a sim::Program of one training step with its cost table,
+// and the facts about it that the summary reads back (stage ranks, pipeline transfers, states).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/program.h"
+
+namespace parasim {
+
+enum class Granularity { kCoarse, kOp };
+
+// Categories of replayed tasks (sim::Program's category byte).
+enum class TaskCat : uint8_t {
+  kForward,
+  kBackward,
+  kRecompute,
+  kOptimizer,
+  kTp,
+  kCp,
+  kEp,
+  kPp,
+  kDp,
+  kCompress
+};
+inline constexpr int kNumTaskCats = 10;
+std::string_view TaskCatName(TaskCat c);
+std::vector<std::string> TaskCatNames();
+
+struct StepOptions {
+  Granularity granularity = Granularity::kCoarse;
+  bool full = false;  // every rank instead of one per pipeline stage
+  bool record_memory = false;
+  bool critical_path = true;
+};
+
+// --full replays every rank; beyond this many GPUs the symmetric replay is the tool.
+inline constexpr int64_t kMaxFullRanks = 1024;
+
+struct LoweredStep {
+  sim::Program program;
+  sim::TableCost costs;
+  int stages = 1;
+  int replicas = 1;                          // program ranks per pipeline stage
+  std::vector<uint32_t> stage_rank;          // program rank standing for each stage
+  std::vector<sim::StreamId> stage_compute;  // its compute stream
+  std::vector<sim::TaskId> pp_flows;         // pipeline transfers
+  std::vector<uint32_t> pp_receiver;         // program rank receiving each of pp_flows
+  std::vector<double> static_bytes;          // per stage: states and buffers held all step
+  int64_t micro_batches = 1;
+};
+
+}  // namespace parasim

@@ -1,0 +1,78 @@
+#include "strategies/lowering.h"
+
+#include <algorithm>
+
+#include "strategies/memory.h"
+
+namespace parasim {
+
+TaskCat CommCat(GroupKind g) {
+  switch (g) {
+    case GroupKind::kTp:
+      return TaskCat::kTp;
+    case GroupKind::kCp:
+      return TaskCat::kCp;
+    case GroupKind::kEp:
+      return TaskCat::kEp;
+    case GroupKind::kDp:
+      return TaskCat::kDp;
+    case GroupKind::kPp:
+      return TaskCat::kPp;
+  }
+  return TaskCat::kTp;
+}
+
+Collective ToCollective(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce:
+      return Collective::kAllReduce;
+    case CommKind::kReduceScatter:
+      return Collective::kReduceScatter;
+    case CommKind::kAllGather:
+      return Collective::kAllGather;
+    case CommKind::kAllToAll:
+      return Collective::kAllToAll;
+    case CommKind::kNone:
+      break;
+  }
+  return Collective::kAllReduce;
+}
+
+LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const Layout& l,
+                                 const ClusterSpec& c, const StepOptions& o, LoweredStep* o_step)
+    : model(m),
+      training(t),
+      layout(l),
+      cluster(c),
+      options(o),
+      out(*o_step),
+      program(o_step->program),
+      cost(c, t.precision),
+      placement(l, c),
+      schedule(ScheduleOf(l.schedule)) {
+  micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
+  chunks = ChunksOf(l);
+  out.stages = l.pp;
+  out.micro_batches = micro_batches;
+  for (int k = 0; k < kNumGroups; ++k) {
+    groups[k] =
+        k == kGroupEdp ? placement.ExpertDataGroup() : placement.Group(static_cast<GroupKind>(k));
+  }
+  grad_bytes = StateBytesPerParam(t).grads;
+  weight_bytes = StateBytesPerParam(t).weights;
+  dp_comm = groups[static_cast<int>(GroupKind::kDp)].size > 1 || groups[kGroupEdp].size > 1;
+}
+
+uint32_t LoweringContext::Key(Duration d) {
+  auto [it, inserted] = compute_keys_.try_emplace(d.picoseconds(), 0);
+  if (inserted) it->second = out.costs.AddCompute(d);
+  return it->second;
+}
+
+void LoweringContext::InternCategoryLabels() {
+  for (int i = 0; i < kNumTaskCats; ++i) {
+    cat_label_[i] = program.Intern(TaskCatName(static_cast<TaskCat>(i)));
+  }
+}
+
+}  // namespace parasim

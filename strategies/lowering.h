@@ -1,0 +1,107 @@
+// The small context the step planners share while lowering one training step (step.h):
+// the inputs, the program being built and its cost table, the cost model, the rank placement
+// and the groups' shapes, and the types the planners pass each other.
+//
+// The planners, each in its own file:
+//   schedule.h        the order of units per stage (one class per schedule)
+//   topology.h        ranks, streams and links of the replayed replicas; tasks on them
+//   layer_lowering.h  op costs of the layer graph, model chunks, TP/SP/CP/EP collectives
+//   dp_lowering.h     DP, ZeRO/FSDP gathers and reductions, compression, the optimizer step
+//   step_lowering.h   units in schedule order, pipeline transfers, memory events
+//   step_summary.h    step time, bubble, exposed communication, MFU, critical path
+//   step_advice.h     warnings, each threshold with its source
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "hardware/cost_model.h"
+#include "hardware/spec.h"
+#include "models/layer_graph.h"
+#include "models/model_spec.h"
+#include "models/training.h"
+#include "sim/program.h"
+#include "sim/units.h"
+#include "strategies/layout.h"
+#include "strategies/lowered_step.h"
+#include "strategies/placement.h"
+#include "strategies/schedule.h"
+
+namespace parasim {
+
+// Group kinds indexing the context's groups: the layer graph's kinds, plus expert data parallel.
+inline constexpr int kGroupEdp = 5;
+inline constexpr int kNumGroups = 6;
+
+TaskCat CommCat(GroupKind g);
+Collective ToCollective(CommKind k);
+
+// Durations of one op of a block in each phase, with the collective that follows it.
+struct OpTime {
+  Duration fwd, bwd;
+  Duration fwd_comm, bwd_comm;
+  TaskCat fwd_cat = TaskCat::kTp, bwd_cat = TaskCat::kTp;
+  GroupKind fwd_group = GroupKind::kTp, bwd_group = GroupKind::kTp;
+  bool fwd_overlap = false, bwd_overlap = false;
+  bool attention_core = false;
+  uint32_t label_f = 0, label_b = 0, label_r = 0;
+};
+
+struct BlockTime {
+  std::vector<OpTime> ops;
+};
+
+// One piece of a model chunk: the embedding, a transformer layer or the head.
+struct Piece {
+  const BlockTime* time = nullptr;
+  double act = 0;       // activation bytes saved for backward under the recompute mode
+  double act_full = 0;  // bytes of the piece's activations without recompute
+  double dense = 0;     // trainable dense parameters on this rank
+  double expert = 0;    // trainable expert parameters on this rank
+  bool layer = false;   // a transformer layer (recompute replays layers, not embedding or head)
+};
+
+// A model chunk: the pieces one stage runs for one virtual stage, split into gradient buckets
+// (segments, forward order).
+struct Chunk {
+  std::vector<Piece> pieces;
+  std::vector<std::pair<int, int>> segments;  // [first, last) piece ranges
+  double act = 0;
+  double act_full_max = 0;
+};
+
+class LoweringContext {
+ public:
+  LoweringContext(const ModelSpec& m, const Training& t, const Layout& l, const ClusterSpec& c,
+                  const StepOptions& o, LoweredStep* out);
+
+  const ModelSpec& model;
+  const Training& training;
+  const Layout& layout;
+  const ClusterSpec& cluster;
+  const StepOptions& options;
+  LoweredStep& out;
+  sim::Program& program;
+  CostModel cost;
+  Placement placement;
+  const PipelineSchedule& schedule;
+  GroupPlacement groups[kNumGroups];  // shape of each group kind (placement is symmetric)
+  int64_t micro_batches = 1;
+  int chunks = 1;  // model chunks per stage
+  double grad_bytes = 2, weight_bytes = 2;
+  bool dp_comm = false;  // gradients are synchronised across data-parallel ranks
+
+  // The cost-table key of a compute duration (one entry per distinct duration).
+  uint32_t Key(Duration d);
+  // The label of a category's tasks (after InternCategoryLabels).
+  uint32_t Label(TaskCat c) const { return cat_label_[static_cast<int>(c)]; }
+  void InternCategoryLabels();
+
+ private:
+  std::unordered_map<int64_t, uint32_t> compute_keys_;
+  uint32_t cat_label_[kNumTaskCats] = {};
+};
+
+}  // namespace parasim

@@ -1,0 +1,76 @@
+#include "strategies/schedule.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace parasim {
+
+// The built-in schedules, one file each; their order here is their ScheduleId.
+std::unique_ptr<PipelineSchedule> MakeGpipeSchedule();
+std::unique_ptr<PipelineSchedule> Make1F1BSchedule();
+std::unique_ptr<PipelineSchedule> MakeInterleavedSchedule();
+
+namespace {
+
+std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
+  static auto* schedules = [] {
+    auto* v = new std::vector<std::unique_ptr<PipelineSchedule>>();
+    v->push_back(MakeGpipeSchedule());        // kScheduleGpipe
+    v->push_back(Make1F1BSchedule());         // kSchedule1F1B
+    v->push_back(MakeInterleavedSchedule());  // kScheduleInterleaved
+    return v;
+  }();
+  return *schedules;
+}
+
+}  // namespace
+
+double PipelineSchedule::IdealBubble(const PipelineShape& shape) const {
+  return static_cast<double>(shape.stages - 1) /
+         (static_cast<double>(shape.chunks) * static_cast<double>(shape.micro_batches));
+}
+
+std::string PipelineSchedule::Constraint(const PipelineShape&) const { return ""; }
+
+const PipelineSchedule& ScheduleOf(ScheduleId id) {
+  const auto& r = Registry();
+  return *r[std::min<size_t>(id, r.size() - 1)];
+}
+
+std::string_view ScheduleName(ScheduleId id) { return ScheduleOf(id).name(); }
+
+StatusOr<ScheduleId> FindSchedule(std::string_view name) {
+  const auto& r = Registry();
+  for (size_t i = 0; i < r.size(); ++i) {
+    const auto aliases = r[i]->aliases();
+    if (r[i]->name() == name || std::find(aliases.begin(), aliases.end(), name) != aliases.end()) {
+      return static_cast<ScheduleId>(i);
+    }
+  }
+  return InvalidArgument(
+      fmt::format("unknown schedule '{}'; expected {}", std::string(name), ScheduleNames()));
+}
+
+std::string ScheduleNames() {
+  std::string out;
+  for (const auto& s : Registry()) out += (out.empty() ? "" : " | ") + std::string(s->name());
+  return out;
+}
+
+std::vector<ScheduleId> AllSchedules() {
+  std::vector<ScheduleId> out;
+  for (size_t i = 0; i < Registry().size(); ++i) out.push_back(static_cast<ScheduleId>(i));
+  return out;
+}
+
+ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule) {
+  Registry().push_back(std::move(schedule));
+  return static_cast<ScheduleId>(Registry().size() - 1);
+}
+
+int ChunksOf(const Layout& layout) {
+  return ScheduleOf(layout.schedule).interleaves() ? std::max(1, layout.virtual_stages) : 1;
+}
+
+}  // namespace parasim

@@ -1,0 +1,75 @@
+// Pipeline schedules: the order in which each pipeline stage runs its units, a unit being the
+// forward or backward pass of one model chunk for one micro-batch. Each schedule is a planner
+// of its own, in its own file (schedule_gpipe.cc, schedule_1f1b.cc, schedule_interleaved.cc):
+// it returns the unit order per stage, the micro-batches a stage holds in flight at its peak
+// and any constraint on the layout. The step lowering (step.h) replays whatever order it
+// returns, so a new schedule is a new class registered in schedule.cc's table (or, for an
+// extension or a test, with RegisterSchedule at run time), never a new formula elsewhere.
+//
+//   const PipelineSchedule& s = ScheduleOf(layout.schedule);
+//   PipelineShape shape{.stages = 4, .chunks = ChunksOf(layout), .micro_batches = 8};
+//   for (const Unit& u : s.Order(shape, /*stage=*/0)) { ... }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/status.h"
+#include "strategies/layout.h"
+
+namespace parasim {
+
+// kF forward, kB backward; kR (recompute before backward) is added by the lowering.
+enum class Phase : uint8_t { kF, kB, kR };
+
+struct Unit {
+  Phase phase;
+  int chunk;   // model chunk of the stage (virtual stage), 0 unless the schedule interleaves
+  int64_t mb;  // micro-batch
+};
+
+struct PipelineShape {
+  int stages = 1;             // p
+  int chunks = 1;             // model chunks per stage (v)
+  int64_t micro_batches = 1;  // m
+};
+
+class PipelineSchedule {
+ public:
+  virtual ~PipelineSchedule() = default;
+  // The name a scenario writes (`parallelism.schedule`).
+  virtual std::string_view name() const = 0;
+  // Other spellings the loader accepts.
+  virtual std::vector<std::string_view> aliases() const { return {}; }
+  // Whether the schedule runs several model chunks per stage (`parallelism.virtual_stages`).
+  virtual bool interleaves() const { return false; }
+  // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once.
+  virtual std::vector<Unit> Order(const PipelineShape& shape, int stage) const = 0;
+  // Micro-batches whose activations stage `stage` holds at once at its peak.
+  virtual double InFlight(const PipelineShape& shape, int stage) const = 0;
+  // The schedule's bubble over compute time in the ideal case (equal stages, free transfers),
+  // printed beside the one measured in the replay: (p-1)/(v m) unless overridden.
+  virtual double IdealBubble(const PipelineShape& shape) const;
+  // Why the shape cannot run this schedule, or "" when it can.
+  virtual std::string Constraint(const PipelineShape& shape) const;
+};
+
+// The registry of schedules. The built-ins hold fixed ids (strategies/layout.h: kScheduleGpipe,
+// kSchedule1F1B, kScheduleInterleaved); sweeps enumerate AllSchedules() in id order.
+const PipelineSchedule& ScheduleOf(ScheduleId id);
+std::string_view ScheduleName(ScheduleId id);
+// By name or alias; the error lists every accepted name.
+StatusOr<ScheduleId> FindSchedule(std::string_view name);
+// "gpipe | 1f1b | ..." for messages.
+std::string ScheduleNames();
+std::vector<ScheduleId> AllSchedules();
+// Adds a schedule (before any sweep starts: the registry is not locked); returns its id.
+ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule);
+
+// Model chunks per stage a layout runs: virtual_stages when its schedule interleaves, else 1.
+int ChunksOf(const Layout& layout);
+
+}  // namespace parasim

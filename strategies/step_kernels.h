@@ -1,0 +1,50 @@
+// What one rank's step computes, read from the layer graph: the GEMMs the cost model prices per
+// op (forward, input gradient, weight gradient), the distinct kernels of a step for
+// `parasim calibrate --scenario`, and the model and recompute FLOPs per sequence.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/spec.h"
+#include "models/layer_graph.h"
+#include "models/model_spec.h"
+#include "models/training.h"
+#include "strategies/layout.h"
+
+namespace parasim {
+
+// The GEMMs the cost model prices for one GEMM op: (m, n, k, batch) of the forward, the input
+// gradient and (unless the weights are frozen) the weight gradient.
+struct GemmCall {
+  char pass;  // 'F', 'B' (input gradient), 'W' (weight gradient)
+  int64_t m, n, k, batch;
+};
+std::vector<GemmCall> TrainingGemms(const Op& op, bool frozen);
+
+// The kernels one rank's step runs: every GEMM shape the cost model looks up (rows x batch,
+// cols, depth), distinct and in first-use order, and the attention core's shape (per
+// micro-batch).
+struct StepKernels {
+  struct Gemm {
+    int64_t m = 0, n = 0, k = 0;
+    std::string op;  // "F attention.qkv", "B mlp.fc1", "W mlp.fc1"
+  };
+  std::vector<Gemm> gemms;
+  int64_t attention_batch = 0;  // micro-batch x local heads
+  int64_t attention_seq = 0;    // local query length (seq / cp)
+  int64_t attention_head_dim = 0;
+  Dtype dtype = Dtype::kBf16;
+};
+StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, const Layout& layout);
+
+// Model FLOPs of one sequence (forward + backward, no recompute) and the extra FLOPs that
+// recompute adds, derived from the layer graph.
+struct SequenceFlops {
+  double model = 0;
+  double recompute = 0;
+};
+SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training);
+
+}  // namespace parasim

@@ -1,0 +1,180 @@
+#include "strategies/step_lowering.h"
+
+#include <fmt/core.h>
+
+#include "strategies/memory.h"
+
+namespace parasim {
+
+using sim::kNone;
+using sim::TaskId;
+
+Status StepLowering::Run() {
+  layers_.BuildTimes();
+  ctx_.InternCategoryLabels();
+  layers_.BuildChunks();
+  topo_.Build();
+  AllocateStates();
+  dp_.IssueStartGathers();
+  PARASIM_RETURN_IF_ERROR(EmitSchedule());
+  dp_.Finish();
+  return Status::Ok();
+}
+
+void StepLowering::AllocateStates() {
+  // States and buffers held all step (the memory planner's accounting), from the start.
+  MemoryReport mem = EstimateMemory(ctx_.model, ctx_.training, ctx_.layout, ctx_.cluster);
+  const uint32_t start_label = ctx_.program.Intern("step start");
+  for (int s = 0; s < ctx_.layout.pp; ++s) {
+    const StageMemory& st = mem.stages[s];
+    const double fixed = st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.other_bytes;
+    ctx_.out.static_bytes.push_back(fixed);
+    for (Replica& r : topo_.stage(s)) {
+      TaskId t = ctx_.program.AddCompute(r.compute, ctx_.Key(Duration::Zero()),
+                                         static_cast<uint8_t>(TaskCat::kForward), start_label);
+      r.prev = t;
+      ctx_.program.AddMemory(t, r.rank, Bytes(fixed), sim::MemoryAt::kStart);
+    }
+  }
+}
+
+Status StepLowering::EmitSchedule() {
+  // Emit every stage's units in schedule order, interleaving stages so that a unit is emitted
+  // after the unit it receives from (its transfer then exists to depend on).
+  const int p = ctx_.layout.pp;
+  const int V = p * ctx_.chunks;
+  const int64_t m = ctx_.micro_batches;
+  fwd_in_.assign(Slot(V, 0), {});
+  bwd_in_.assign(Slot(V, 0), {});
+  std::vector<char> f_done(Slot(V, 0), 0), b_done(f_done.size(), 0);
+  std::vector<std::vector<Unit>> order(p);
+  size_t remaining = 0;
+  for (int s = 0; s < p; ++s) {
+    order[s] = ctx_.schedule.Order({p, ctx_.chunks, m}, s);
+    remaining += order[s].size();
+  }
+  std::vector<size_t> pos(p, 0);
+  while (remaining > 0) {
+    bool progress = false;
+    for (int s = 0; s < p; ++s) {
+      while (pos[s] < order[s].size()) {
+        const Unit& u = order[s][pos[s]];
+        const int g = u.chunk * p + s;
+        const size_t idx = Slot(g, u.mb);
+        const bool ready = u.phase == Phase::kF ? (g == 0 || f_done[idx - m])
+                                                : (g == V - 1 ? f_done[idx] : b_done[idx + m]);
+        if (!ready) break;
+        EmitUnit(s, u);
+        (u.phase == Phase::kF ? f_done : b_done)[idx] = 1;
+        ++pos[s];
+        --remaining;
+        progress = true;
+      }
+    }
+    if (!progress) {
+      return Internal(fmt::format("pipeline schedule {} has a cycle (no stage can proceed)",
+                                  ctx_.schedule.name()));
+    }
+  }
+  return Status::Ok();
+}
+
+void StepLowering::EmitUnit(int s, const Unit& u) {
+  for (Replica& r : topo_.stage(s)) r.first = kNone;
+  if (u.phase == Phase::kF) {
+    EmitForward(s, u);
+  } else {
+    EmitBackward(s, u);
+  }
+}
+
+void StepLowering::EmitForward(int s, const Unit& u) {
+  const int p = ctx_.layout.pp;
+  const int g = u.chunk * p + s;
+  const Chunk& ch = layers_.chunk(s, u.chunk);
+  auto& reps = topo_.stage(s);
+  if (g > 0) topo_.WaitFor(s, fwd_in_[Slot(g, u.mb)]);
+  const bool first_f = u.mb == 0 && dp_.GathersAtStart();
+  const int nseg = static_cast<int>(ch.segments.size());
+  if (dp_.GathersPerLayer()) {
+    // FSDP: gather each layer's parameters before its forward (the gather stream runs ahead).
+    for (auto [a, b] : ch.segments) {
+      topo_.WaitFor(s, dp_.Gather(s, ch, a, b));
+      layers_.Emit(s, ch, a, b, Phase::kF);
+    }
+  } else if (first_f && ctx_.layout.overlap_dp) {
+    for (int k = 0; k < nseg; ++k) {
+      topo_.WaitFor(s, dp_.StartGather(s, u.chunk, k));
+      layers_.Emit(s, ch, ch.segments[k].first, ch.segments[k].second, Phase::kF);
+    }
+  } else {
+    if (first_f) {
+      // Without overlap the updated parameters are all gathered before any forward.
+      for (int c = 0; c < ctx_.chunks; ++c) {
+        const int segments = static_cast<int>(layers_.chunk(s, c).segments.size());
+        for (int k = 0; k < segments; ++k) topo_.WaitFor(s, dp_.StartGather(s, c, k));
+      }
+    }
+    layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kF);
+  }
+  for (Replica& r : reps) {
+    ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act), sim::MemoryAt::kStart);
+  }
+  if (g < p * ctx_.chunks - 1) Send(s, (g + 1) % p, Phase::kF, &fwd_in_[Slot(g + 1, u.mb)]);
+}
+
+void StepLowering::EmitBackward(int s, const Unit& u) {
+  // Backward, after recompute when activations were dropped.
+  const int p = ctx_.layout.pp;
+  const int g = u.chunk * p + s;
+  const Chunk& ch = layers_.chunk(s, u.chunk);
+  auto& reps = topo_.stage(s);
+  if (g < p * ctx_.chunks - 1) topo_.WaitFor(s, bwd_in_[Slot(g, u.mb)]);
+  const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  const bool reduce = dp_.Reduces(u.mb);
+  auto backward = [&](int a, int b) {
+    if (recompute) layers_.Emit(s, ch, a, b, Phase::kR);
+    layers_.Emit(s, ch, a, b, Phase::kB);
+  };
+  if (!reduce && !dp_.GathersPerLayer()) {
+    backward(0, static_cast<int>(ch.pieces.size()));
+  } else {
+    for (int k = static_cast<int>(ch.segments.size()) - 1; k >= 0; --k) {
+      auto [a, b] = ch.segments[k];
+      if (dp_.GathersPerLayer()) topo_.WaitFor(s, dp_.Gather(s, ch, a, b));
+      backward(a, b);
+      if (reduce) dp_.Reduce(s, u.chunk, a, b);
+    }
+  }
+  for (Replica& r : reps) {
+    if (recompute && ch.act_full_max > 0) {
+      // Recompute rebuilds one layer's activations at a time (Megatron recomputes per layer).
+      ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act_full_max), sim::MemoryAt::kStart);
+      ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act_full_max), sim::MemoryAt::kEnd);
+    }
+    ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act), sim::MemoryAt::kEnd);
+  }
+  if (g > 0) Send(s, (g - 1) % p, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
+}
+
+void StepLowering::Send(int from, int to, Phase ph, std::vector<TaskId>* into) {
+  // b s h / cp elements, split over the TP ranks (SC21's scatter/gather; with SP they are
+  // sharded already); fp8 training sends bf16 activations.
+  const Training& t = ctx_.training;
+  const Layout& l = ctx_.layout;
+  const Bytes bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx_.model.hidden *
+                    DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
+  auto& src = topo_.stage(from);
+  auto& dst = topo_.stage(to);
+  into->assign(src.size(), kNone);
+  for (size_t i = 0; i < src.size(); ++i) {
+    TaskId f =
+        topo_.Transfer(src[i], dst[i], bytes, ph == Phase::kF ? src[i].send_fwd : src[i].send_bwd);
+    ctx_.program.AddDep(src[i].prev, f);
+    (*into)[i] = f;
+    ctx_.out.pp_flows.push_back(f);
+    ctx_.out.pp_receiver.push_back(dst[i].rank);
+  }
+}
+
+}  // namespace parasim

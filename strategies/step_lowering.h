@@ -1,0 +1,45 @@
+// Step lowering: the planners of lowering.h put together. States are allocated at the step
+// start; every stage's units run in the schedule's order (strategies/schedule.h), emitted
+// stage by stage so that a unit comes after the unit it receives from; each forward and
+// backward takes its parameter gathers and gradient reductions from the data-parallel planner
+// and its tasks from the layer planner; activations and their gradients go stage to stage as
+// flows; the step ends with the deferred reductions and the optimizer step.
+#pragma once
+
+#include <vector>
+
+#include "sim/status.h"
+#include "strategies/dp_lowering.h"
+#include "strategies/layer_lowering.h"
+#include "strategies/lowering.h"
+#include "strategies/topology.h"
+
+namespace parasim {
+
+class StepLowering {
+ public:
+  explicit StepLowering(LoweringContext& ctx)
+      : ctx_(ctx), topo_(ctx), layers_(ctx, topo_), dp_(ctx, topo_, layers_) {}
+
+  Status Run();
+
+ private:
+  void AllocateStates();
+  Status EmitSchedule();
+  void EmitUnit(int stage, const Unit& u);
+  void EmitForward(int stage, const Unit& u);
+  void EmitBackward(int stage, const Unit& u);
+  // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
+  void Send(int from, int to, Phase ph, std::vector<sim::TaskId>* into);
+  // Index of (virtual stage g, micro-batch mb) in the transfer tables.
+  size_t Slot(int g, int64_t mb) const { return static_cast<size_t>(g) * ctx_.micro_batches + mb; }
+
+  LoweringContext& ctx_;
+  RankTopology topo_;
+  LayerLowering layers_;
+  DataParallelLowering dp_;
+  // Pipeline transfers into each unit: [Slot(virtual stage, mb)][replica].
+  std::vector<std::vector<sim::TaskId>> fwd_in_, bwd_in_;
+};
+
+}  // namespace parasim

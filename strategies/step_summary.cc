@@ -1,0 +1,243 @@
+#include "strategies/step_summary.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+
+#include "strategies/schedule.h"
+#include "strategies/step_kernels.h"
+
+namespace parasim {
+
+namespace {
+
+// Intervals of each category's tasks on each stage's representative rank, and per stage the
+// end of its last backward and its compute and optimizer seconds.
+struct StageTimes {
+  std::vector<std::array<Intervals, kNumTaskCats>> iv;
+  std::vector<int64_t> last_backward;
+  std::vector<double> optimizer_s, compute_s;
+};
+
+StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
+  const sim::Program& prog = low.program;
+  const int P = low.stages;
+  StageTimes st{std::vector<std::array<Intervals, kNumTaskCats>>(P), std::vector<int64_t>(P, 0),
+                std::vector<double>(P, 0.0), std::vector<double>(P, 0.0)};
+  std::vector<int> stage_of(prog.num_ranks(), -1);
+  for (int s = 0; s < P; ++s) stage_of[low.stage_rank[s]] = s;
+  for (sim::TaskId t = 0; t < prog.num_tasks(); ++t) {
+    const int s = stage_of[prog.stream_rank(prog.stream(t))];
+    const uint8_t cat = prog.category(t);
+    if (s < 0 || cat == static_cast<uint8_t>(TaskCat::kPp)) continue;
+    const int64_t b = tl.end[t].picoseconds();
+    st.iv[s][cat].push_back({tl.start[t].picoseconds(), b});
+    const double d = (tl.end[t] - tl.start[t]).seconds();
+    switch (static_cast<TaskCat>(cat)) {
+      case TaskCat::kBackward:
+        st.last_backward[s] = std::max(st.last_backward[s], b);
+        st.compute_s[s] += d;
+        break;
+      case TaskCat::kForward:
+      case TaskCat::kRecompute:
+        st.compute_s[s] += d;
+        break;
+      case TaskCat::kOptimizer:
+        st.optimizer_s[s] += d;
+        st.compute_s[s] += d;
+        break;
+      default:
+        break;
+    }
+  }
+  // Pipeline transfers count on the stage that waits for them.
+  for (size_t i = 0; i < low.pp_flows.size(); ++i) {
+    const int s = stage_of[low.pp_receiver[i]];
+    const sim::TaskId t = low.pp_flows[i];
+    if (s >= 0) {
+      st.iv[s][static_cast<int>(TaskCat::kPp)].push_back(
+          {tl.start[t].picoseconds(), tl.end[t].picoseconds()});
+    }
+  }
+  return st;
+}
+
+Intervals Union(const std::array<Intervals, kNumTaskCats>& iv,
+                std::initializer_list<TaskCat> cats) {
+  Intervals out;
+  for (TaskCat c : cats) {
+    const Intervals& x = iv[static_cast<int>(c)];
+    out.insert(out.end(), x.begin(), x.end());
+  }
+  Merge(&out);
+  return out;
+}
+
+double Seconds(int64_t ps) { return static_cast<double>(ps) * 1e-12; }
+
+// Exposed communication per kind (the largest over stages); returns the busiest stage, whose
+// pipeline work (compute-stream busy time less the optimizer) is `*busiest_work`.
+int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& st,
+             ExposedComm* out, double* busiest_work) {
+  const int64_t makespan = tl.makespan.picoseconds();
+  int busiest = 0;
+  *busiest_work = -1;
+  for (int s = 0; s < low.stages; ++s) {
+    const Intervals compute = Union(st.iv[s], {TaskCat::kForward, TaskCat::kBackward,
+                                               TaskCat::kRecompute, TaskCat::kOptimizer});
+    auto exposed = [&](TaskCat c) {
+      const Intervals x = c == TaskCat::kDp ? Union(st.iv[s], {TaskCat::kDp, TaskCat::kCompress})
+                                            : Union(st.iv[s], {c});
+      return Seconds(Uncovered(x, compute, makespan));
+    };
+    out->tp = std::max(out->tp, exposed(TaskCat::kTp));
+    out->cp = std::max(out->cp, exposed(TaskCat::kCp));
+    out->ep = std::max(out->ep, exposed(TaskCat::kEp));
+    out->pp = std::max(out->pp, exposed(TaskCat::kPp));
+    out->dp = std::max(out->dp, exposed(TaskCat::kDp));
+    const double work = tl.busy[low.stage_compute[s]].seconds() - st.optimizer_s[s];
+    if (work > *busiest_work) {
+      *busiest_work = work;
+      busiest = s;
+    }
+  }
+  return busiest;
+}
+
+// The busiest stage's idle time before its last backward, less the time it waited on
+// transfers and parameter gathers (reported as exposed communication instead), over its work.
+double Bubble(const StageTimes& st, int s, double work) {
+  const int64_t span = *std::max_element(st.last_backward.begin(), st.last_backward.end());
+  Intervals compute_like;
+  for (int c = 0; c < kNumTaskCats; ++c) {
+    if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp)) continue;
+    compute_like.insert(compute_like.end(), st.iv[s][c].begin(), st.iv[s][c].end());
+  }
+  Merge(&compute_like);
+  const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp});
+  const double waited = Seconds(Uncovered(waits, compute_like, span));
+  const double idle = Seconds(span) - work;
+  return work > 0 ? std::max(0.0, idle - waited) / work : 0.0;
+}
+
+void Throughput(const ModelSpec& model, const Training& training, const Layout& layout,
+                const ClusterSpec& cluster, StepReport* r) {
+  const double gpus = static_cast<double>(layout.gpus());
+  const SequenceFlops sf = FlopsPerSequence(model, training);
+  const double gb = static_cast<double>(training.global_batch);
+  r->model_flops_per_step = sf.model * gb;
+  r->hw_flops_per_step = (sf.model + sf.recompute) * gb;
+  const double peak = cluster.gpu.Peak(training.precision).flops_per_second();
+  if (r->step_time_s <= 0) return;
+  r->tokens_per_s = gb * training.seq_len / r->step_time_s;
+  r->tflops_per_gpu = r->model_flops_per_step / r->step_time_s / gpus / 1e12;
+  r->hw_tflops_per_gpu = r->hw_flops_per_step / r->step_time_s / gpus / 1e12;
+  r->mfu = peak > 0 ? r->tflops_per_gpu * 1e12 / peak : 0;
+  r->hfu = peak > 0 ? r->hw_tflops_per_gpu * 1e12 / peak : 0;
+  if (training.tokens > 0) {
+    r->time_to_train_s = training.tokens / r->tokens_per_s;
+    r->gpu_hours = r->time_to_train_s * gpus / 3600;
+    r->cost = r->gpu_hours * cluster.gpu_hour_cost;
+  }
+}
+
+std::string CriticalPathSentence(const LoweredStep& low, const sim::Timeline& tl) {
+  const sim::Program& p = low.program;
+  if (tl.critical_path.empty() || tl.makespan <= Duration::Zero()) return "";
+  double by_cat[kNumTaskCats] = {};
+  std::vector<double> by_stage(low.stages, 0.0);
+  double total = 0;
+  for (sim::TaskId t : tl.critical_path) {
+    const double d = (tl.end[t] - tl.start[t]).seconds();
+    by_cat[p.category(t)] += d;
+    // Program ranks are created stage by stage, `replicas` per stage.
+    by_stage[static_cast<int>(p.stream_rank(p.stream(t))) / low.replicas] += d;
+    total += d;
+  }
+  if (total <= 0) return "";
+  std::vector<std::pair<double, int>> cats;
+  for (int c = 0; c < kNumTaskCats; ++c) {
+    if (by_cat[c] / total >= 0.005) cats.push_back({by_cat[c], c});
+  }
+  std::sort(cats.rbegin(), cats.rend());
+  std::string parts;
+  for (size_t i = 0; i < cats.size() && i < 5; ++i) {
+    if (i > 0) parts += ", ";
+    parts += fmt::format("{} {}", Percent(cats[i].first / total),
+                         TaskCatName(static_cast<TaskCat>(cats[i].second)));
+  }
+  const int top =
+      static_cast<int>(std::max_element(by_stage.begin(), by_stage.end()) - by_stage.begin());
+  std::string s = fmt::format("the step's critical path is {}", parts);
+  if (low.stages > 1) {
+    s += fmt::format("; {} of it runs on stage {}", Percent(by_stage[top] / total), top);
+  }
+  const double waits = tl.makespan.seconds() - total;
+  if (waits / tl.makespan.seconds() >= 0.005) {
+    s += fmt::format("; {} is waiting between tasks", Percent(waits / tl.makespan.seconds()));
+  }
+  return s;
+}
+
+}  // namespace
+
+void Merge(Intervals* v) {
+  std::sort(v->begin(), v->end());
+  Intervals out;
+  for (auto [a, b] : *v) {
+    if (b <= a) continue;
+    if (!out.empty() && a <= out.back().second) {
+      out.back().second = std::max(out.back().second, b);
+    } else {
+      out.push_back({a, b});
+    }
+  }
+  *v = std::move(out);
+}
+
+int64_t Uncovered(const Intervals& a, const Intervals& b, int64_t window) {
+  int64_t total = 0;
+  size_t j = 0;
+  for (auto [s, e] : a) {
+    e = std::min(e, window);
+    int64_t cur = s;
+    while (j < b.size() && b[j].second <= cur) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < e && cur < e; ++k) {
+      if (b[k].first > cur) total += b[k].first - cur;
+      cur = std::max(cur, b[k].second);
+    }
+    if (cur < e) total += e - cur;
+  }
+  return total;
+}
+
+std::string Percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const ModelSpec& model,
+                     const Training& training, const Layout& layout, const ClusterSpec& cluster,
+                     const StepOptions& options) {
+  StepReport r;
+  r.tasks = low.program.num_tasks();
+  r.events = tl.events;
+  r.micro_batches = low.micro_batches;
+  r.step_time_s = tl.makespan.seconds();
+  const StageTimes st = Collect(low, tl);
+  double busiest_work = 0;
+  const int busiest = Exposure(low, tl, st, &r.exposed, &busiest_work);
+  r.bubble_fraction = Bubble(st, busiest, busiest_work);
+  r.ideal_bubble_fraction =
+      ScheduleOf(layout.schedule).IdealBubble({layout.pp, ChunksOf(layout), r.micro_batches});
+  r.stage_compute_s = st.compute_s;
+  r.capacity_bytes = cluster.gpu.memory.bytes();
+  for (int s = 0; s < low.stages; ++s) {
+    const double peak = tl.peak_memory[low.stage_rank[s]];
+    r.peak_memory_bytes.push_back(peak);
+    if (peak > r.capacity_bytes) r.fits = false;
+  }
+  Throughput(model, training, layout, cluster, &r);
+  if (options.critical_path) r.critical_path = CriticalPathSentence(low, tl);
+  return r;
+}
+
+}  // namespace parasim

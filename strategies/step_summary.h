@@ -1,0 +1,69 @@
+// Reads a replayed step back into a StepReport: step time, throughput, model and hardware FLOP
+// rates (MFU, HFU), the measured bubble beside the schedule's ideal one, exposed communication
+// per kind, compute per stage, peak memory per stage from the replay, time and cost to train,
+// and the critical path in a sentence. Warnings come from step_advice.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hardware/spec.h"
+#include "models/model_spec.h"
+#include "models/training.h"
+#include "sim/engine.h"
+#include "strategies/layout.h"
+#include "strategies/lowered_step.h"
+
+namespace parasim {
+
+struct ExposedComm {
+  // Seconds per step a kind of communication runs while the GPU computes nothing.
+  double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;
+  double total() const { return tp + cp + ep + pp + dp; }
+};
+
+struct StepReport {
+  double step_time_s = 0;
+  int64_t micro_batches = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;  // model FLOPs (no recompute), whole cluster
+  double hw_flops_per_step = 0;     // executed FLOPs including recompute
+  double tflops_per_gpu = 0;        // model TFLOP/s per GPU
+  double hw_tflops_per_gpu = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double bubble_fraction = 0;             // measured: idle over work of the busiest stage
+  double ideal_bubble_fraction = 0;       // the schedule's, (p-1)/(v m) for 1F1B-like ones
+  ExposedComm exposed;                    // per kind, the largest over stages
+  std::vector<double> stage_compute_s;    // forward/backward/recompute/optimizer per stage
+  std::vector<double> peak_memory_bytes;  // per stage, from the replay
+  double capacity_bytes = 0;
+  bool fits = true;
+  double time_to_train_s = 0;  // when training.tokens is given
+  double gpu_hours = 0;
+  double cost = 0;  // gpu_hours x cluster.gpu_hour_cost
+  std::string critical_path;
+  std::vector<std::string> warnings;
+  size_t tasks = 0;
+  uint64_t events = 0;
+  double lower_ms = 0;   // building the program
+  double replay_ms = 0;  // lowering plus engine replay (wall clock)
+};
+
+// Everything but the warnings and the wall-clock fields.
+StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const ModelSpec& model,
+                     const Training& training, const Layout& layout, const ClusterSpec& cluster,
+                     const StepOptions& options);
+
+// Sorted, merged time intervals (picoseconds).
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+void Merge(Intervals* v);
+// Length of `a` not covered by `b` (both merged), within [0, window).
+int64_t Uncovered(const Intervals& a, const Intervals& b, int64_t window);
+
+// "42%".
+std::string Percent(double fraction);
+
+}  // namespace parasim

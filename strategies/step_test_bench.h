@@ -1,0 +1,45 @@
+// A small A100 cluster, a catalog model and a layout to lower and replay in tests of the step
+// planners (step_test.cc, schedule_test.cc).
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "strategies/step.h"
+
+namespace parasim::testing {
+
+struct Bench {
+  HardwareCatalog hw = *LoadHardwareCatalog();
+  ModelCatalog models = *LoadModelCatalog();
+  ClusterSpec cluster;
+  ModelSpec model;
+  Training t;
+  Layout l;
+
+  explicit Bench(int64_t gpus, const char* model_id = "llama2-7b") {
+    cluster.gpu = *hw.FindGpu("a100-sxm4-80gb");
+    cluster.intra = *hw.FindFabric("nvlink3-a100");
+    cluster.inter = *hw.FindFabric("ib-hdr-200g");
+    cluster.gpus_per_node = static_cast<int>(std::min<int64_t>(gpus, 8));
+    cluster.nodes = gpus / cluster.gpus_per_node;
+    model = *models.Find(model_id);
+    t.seq_len = 2048;
+    t.micro_batch = 1;
+    t.global_batch = 16;
+  }
+  // A model whose stages are uniform: the embedding and LM head cost next to nothing.
+  void UniformStages() {
+    model.vocab = 128;
+    model.tied_embeddings = true;
+  }
+  StepReport Run(StepOptions o = {}) {
+    auto r = SimulateStep(model, t, l, cluster, o);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return *r;
+  }
+};
+
+}  // namespace parasim::testing

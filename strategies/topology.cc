@@ -1,0 +1,180 @@
+#include "strategies/topology.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+namespace parasim {
+
+using sim::kNone;
+using sim::LinkId;
+using sim::StreamId;
+using sim::TaskId;
+
+void RankTopology::Build() {
+  const Layout& l = ctx_.layout;
+  replicas_.assign(l.pp, {});
+  std::vector<RankCoords> coords;
+  if (ctx_.options.full) {
+    for (int64_t d = 0; d < l.dp; ++d) {
+      for (int c = 0; c < l.cp; ++c) {
+        for (int t = 0; t < l.tp; ++t) coords.push_back({t, c, d, 0});
+      }
+    }
+  } else {
+    coords.push_back({0, 0, 0, 0});
+  }
+  ctx_.out.replicas = static_cast<int>(coords.size());
+  for (int s = 0; s < l.pp; ++s) {
+    for (RankCoords rc : coords) {
+      rc.pp = s;
+      AddReplica(s, rc);
+    }
+    ctx_.out.stage_rank.push_back(replicas_[s][0].rank);
+    ctx_.out.stage_compute.push_back(replicas_[s][0].compute);
+  }
+  FindGroups();
+}
+
+void RankTopology::AddReplica(int s, RankCoords rc) {
+  sim::Program& p = ctx_.program;
+  const Bandwidth nic = ctx_.cost.NicShare();
+  const Bandwidth nvl = ctx_.cost.IntraBandwidth();
+  Replica r;
+  r.global = ctx_.placement.Rank(rc);
+  const std::string name = ctx_.options.full ? fmt::format("rank {} (stage {})", r.global, s)
+                                             : fmt::format("stage {}", s);
+  r.rank = p.AddRank(name);
+  r.compute = p.AddStream(r.rank, "compute");
+  r.side_tp = p.AddStream(r.rank, "tp-overlap");
+  r.side_cp = p.AddStream(r.rank, "cp-ring");
+  r.send_fwd = p.AddStream(r.rank, "pp-send-fwd");
+  r.send_bwd = p.AddStream(r.rank, "pp-send-bwd");
+  r.dp_reduce = p.AddStream(r.rank, "dp-reduce");
+  r.dp_gather = p.AddStream(r.rank, "dp-gather");
+  r.nic_tx = p.AddLink(name + " nic-tx", nic);
+  r.nic_rx = p.AddLink(name + " nic-rx", nic);
+  r.nvl_tx = p.AddLink(name + " nvlink-tx", nvl);
+  r.nvl_rx = p.AddLink(name + " nvlink-rx", nvl);
+  replicas_[s].push_back(std::move(r));
+}
+
+void RankTopology::FindGroups() {
+  // Groups among one stage's replicas (every group lies within a stage, except PP's).
+  const int n = ctx_.out.replicas;
+  std::unordered_map<int64_t, int> index;
+  for (int i = 0; i < n; ++i) index[replicas_[0][i].global] = i;
+  for (int k = 0; k < kNumGroups; ++k) {
+    group_of_[k].assign(n, {});
+    for (int i = 0; i < n; ++i) {
+      if (!ctx_.options.full || k == static_cast<int>(GroupKind::kPp)) {
+        group_of_[k][i] = {i};
+        continue;
+      }
+      const int64_t g = replicas_[0][i].global;
+      std::vector<int64_t> members = k == kGroupEdp
+                                         ? ctx_.placement.ExpertDataMembers(g)
+                                         : ctx_.placement.Members(static_cast<GroupKind>(k), g);
+      for (int64_t x : members) group_of_[k][i].push_back(index.at(x));
+      std::sort(group_of_[k][i].begin(), group_of_[k][i].end());
+    }
+  }
+}
+
+TaskId RankTopology::Compute(Replica& r, Duration d, TaskCat cat, uint32_t label) {
+  sim::Program& p = ctx_.program;
+  TaskId t = p.AddCompute(r.compute, ctx_.Key(d), static_cast<uint8_t>(cat), label);
+  r.last_preds.clear();
+  if (r.prev != kNone) r.last_preds.push_back(r.prev);
+  for (TaskId x : r.pending) {
+    p.AddDep(x, t);
+    r.last_preds.push_back(x);
+  }
+  r.pending.clear();
+  r.prev = t;
+  if (r.first == kNone) r.first = t;
+  return t;
+}
+
+void RankTopology::Blocking(int stage, int kind, Duration d, TaskCat cat) {
+  sim::Program& p = ctx_.program;
+  auto& reps = replicas_[stage];
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const std::vector<int>& g = group_of_[kind][i];
+    if (g.front() != static_cast<int>(i)) continue;  // emitted by the group's first member
+    TaskId t = Compute(reps[i], d, cat, ctx_.Label(cat));
+    for (size_t k = 1; k < g.size(); ++k) {
+      Replica& r = reps[g[k]];
+      p.AddStreamToTask(t, r.compute);
+      for (TaskId x : r.pending) p.AddDep(x, t);
+      r.pending.clear();
+      r.last_preds.assign(1, r.prev);
+      r.prev = t;
+    }
+  }
+}
+
+void RankTopology::Overlapped(int stage, int kind, Duration d, TaskCat cat, uint32_t label) {
+  sim::Program& p = ctx_.program;
+  auto& reps = replicas_[stage];
+  StreamId Replica::*side =
+      kind == static_cast<int>(GroupKind::kCp) ? &Replica::side_cp : &Replica::side_tp;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const std::vector<int>& g = group_of_[kind][i];
+    if (g.front() != static_cast<int>(i)) continue;
+    TaskId t = p.AddCompute(reps[i].*side, ctx_.Key(d), static_cast<uint8_t>(cat), label);
+    for (size_t k = 0; k < g.size(); ++k) {
+      Replica& r = reps[g[k]];
+      if (k > 0) p.AddStreamToTask(t, r.*side);
+      for (TaskId x : r.last_preds) p.AddDep(x, t);
+      r.pending.push_back(t);
+    }
+  }
+}
+
+uint32_t RankTopology::AddFlowCost(Duration time, Duration latency, bool inter) {
+  // The flow moves the bytes that take the cost model's time at the link's rate when alone;
+  // flows sharing a link (pipeline sends beside gradient buckets) slow each other down.
+  const Bandwidth cap = inter ? ctx_.cost.NicShare() : ctx_.cost.IntraBandwidth();
+  return ctx_.out.costs.AddFlow({latency, TransferBytes(time - latency, cap)});
+}
+
+TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica::*stream,
+                          Duration time, Duration latency, bool inter, TaskCat cat,
+                          uint32_t label) {
+  sim::Program& p = ctx_.program;
+  const uint32_t key = AddFlowCost(time, latency, inter);
+  std::vector<LinkId> links;
+  links.reserve(2 * members.size());
+  for (Replica* r : members) {
+    links.push_back(inter ? r->nic_tx : r->nvl_tx);
+    links.push_back(inter ? r->nic_rx : r->nvl_rx);
+  }
+  sim::RouteId route = p.AddRoute(std::span<const LinkId>(links));
+  TaskId t = p.AddFlow(members[0]->*stream, key, static_cast<uint8_t>(cat), label, route);
+  for (size_t k = 1; k < members.size(); ++k) p.AddStreamToTask(t, members[k]->*stream);
+  return t;
+}
+
+TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId stream) {
+  const bool inter = ctx_.placement.Node(src.global) != ctx_.placement.Node(dst.global);
+  CollectiveCost cc =
+      ctx_.cost.CollectiveTime(Collective::kSendRecv, bytes, {2, inter ? 1 : 2, false});
+  const uint32_t key = AddFlowCost(cc.time, cc.latency, inter);
+  sim::RouteId route =
+      ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
+  return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),
+                              ctx_.Label(TaskCat::kPp), route);
+}
+
+void RankTopology::WaitFor(int stage, const std::vector<TaskId>& tasks) {
+  auto& reps = replicas_[stage];
+  for (size_t i = 0; i < reps.size() && i < tasks.size(); ++i) {
+    if (tasks[i] != kNone) reps[i].pending.push_back(tasks[i]);
+  }
+}
+
+}  // namespace parasim

@@ -1,0 +1,65 @@
+// The replayed ranks of one step: per pipeline stage, its replicas (one by default, every
+// TP x CP x DP rank with --full), each a program rank with its streams and its NIC and NVLink
+// links, and the groups among them. Puts tasks on them: compute-stream tasks in program order,
+// blocking collectives (one task shared by the group's compute streams), collectives beside
+// the op just emitted, and flows over the members' links.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program.h"
+#include "strategies/lowering.h"
+
+namespace parasim {
+
+struct Replica {
+  uint32_t rank = 0;
+  int64_t global = 0;
+  sim::StreamId compute = 0, side_tp = 0, side_cp = 0, send_fwd = 0, send_bwd = 0, dp_reduce = 0,
+                dp_gather = 0;
+  sim::LinkId nic_tx = 0, nic_rx = 0, nvl_tx = 0, nvl_rx = 0;
+  sim::TaskId prev = sim::kNone;        // last task on the compute stream
+  std::vector<sim::TaskId> pending;     // dependencies of the next compute-stream task
+  std::vector<sim::TaskId> last_preds;  // what the last compute-stream task waited for
+  sim::TaskId first = sim::kNone;       // first compute-stream task of the unit being emitted
+  std::vector<sim::TaskId> reduces;     // gradient communication the optimizer step waits for
+};
+
+class RankTopology {
+ public:
+  explicit RankTopology(LoweringContext& ctx) : ctx_(ctx) {}
+
+  // Adds the ranks, streams and links of every stage's replicas and finds their groups.
+  void Build();
+
+  std::vector<Replica>& stage(int s) { return replicas_[s]; }
+  // The replica indices of replica i's group of kind k, within its stage, sorted.
+  const std::vector<int>& group(int k, size_t i) const { return group_of_[k][i]; }
+
+  // The next task on r's compute stream, after r's pending dependencies.
+  sim::TaskId Compute(Replica& r, Duration d, TaskCat cat, uint32_t label);
+  // A collective of group kind `kind` on the compute streams of each group of `stage`.
+  void Blocking(int stage, int kind, Duration d, TaskCat cat);
+  // A collective beside the op just emitted: it waits for what that op waited for, and the
+  // next compute-stream task waits for it.
+  void Overlapped(int stage, int kind, Duration d, TaskCat cat, uint32_t label);
+  // A flow over the members' NICs (inter) or NVLink ports that takes `time` alone on them.
+  sim::TaskId Flow(const std::vector<Replica*>& members, sim::StreamId Replica::*stream,
+                   Duration time, Duration latency, bool inter, TaskCat cat, uint32_t label);
+  // One point-to-point flow from `src` to `dst` of `bytes`, on the sender's `stream`.
+  sim::TaskId Transfer(Replica& src, Replica& dst, Bytes bytes, sim::StreamId stream);
+  // Makes each replica's next compute task of `stage` wait for its entry of `tasks`.
+  void WaitFor(int stage, const std::vector<sim::TaskId>& tasks);
+
+ private:
+  void AddReplica(int stage, RankCoords rc);
+  void FindGroups();
+  uint32_t AddFlowCost(Duration time, Duration latency, bool inter);
+
+  LoweringContext& ctx_;
+  std::vector<std::vector<Replica>> replicas_;  // [stage][replica]
+  std::vector<std::vector<int>> group_of_[kNumGroups];
+};
+
+}  // namespace parasim
