@@ -15,19 +15,6 @@
 namespace parasim {
 namespace {
 
-constexpr int64_t kMaxGpus = int64_t{1} << 24;  // 16.7M GPUs: far past any cluster
-constexpr int64_t kMaxCount = int64_t{1} << 40;
-
-StatusOr<RecomputeKind> ParseRecompute(std::string_view s) {
-  if (s == "none") return RecomputeKind::kNone;
-  if (s == "selective") return RecomputeKind::kSelective;
-  if (s == "full") return RecomputeKind::kFull;
-  return InvalidArgument(
-      fmt::format("'{}' is not a recompute mode; expected none, selective or "
-                  "full",
-                  std::string(s)));
-}
-
 Status ParseCompression(std::string_view s, Layout* l) {
   auto bad = [&] {
     return InvalidArgument(
@@ -370,148 +357,22 @@ StatusOr<Catalogs> LoadCatalogs() {
   return c;
 }
 
-const std::vector<std::string_view>& SweepableKeys() {
-  static const std::vector<std::string_view> kKeys = {
-      "tp",       "pp",   "dp",        "cp", "ep",          "micro_batch", "virtual_stages",
-      "schedule", "zero", "recompute", "sp", "global_batch"};
-  return kKeys;
-}
-
-Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value) {
-  auto as_int = [&](int64_t lo, int64_t hi) -> StatusOr<int64_t> {
-    auto v = ParseCount(value);
-    if (!v.ok() || *v != std::floor(*v) || *v < lo || *v > hi) {
-      return InvalidArgument(
-          fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, std::string(value)));
-    }
-    return static_cast<int64_t>(*v);
-  };
-  Layout& l = s->layout;
-  if (key == "tp" || key == "pp" || key == "cp" || key == "ep" || key == "virtual_stages") {
-    PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(1, 65536));
-    int iv = static_cast<int>(v);
-    if (key == "tp") l.tp = iv;
-    if (key == "pp") l.pp = iv;
-    if (key == "cp") l.cp = iv;
-    if (key == "ep") l.ep = iv;
-    if (key == "virtual_stages") l.virtual_stages = iv;
-  } else if (key == "dp") {
-    PARASIM_ASSIGN_OR_RETURN(l.dp, as_int(1, kMaxGpus));
-    s->dp_auto = false;
-  } else if (key == "micro_batch") {
-    PARASIM_ASSIGN_OR_RETURN(s->training.micro_batch, as_int(1, kMaxCount));
-  } else if (key == "global_batch") {
-    PARASIM_ASSIGN_OR_RETURN(s->training.global_batch, as_int(1, kMaxCount));
-  } else if (key == "zero") {
-    PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(0, 3));
-    l.zero = static_cast<int>(v);
-  } else if (key == "schedule") {
-    PARASIM_ASSIGN_OR_RETURN(l.schedule, FindSchedule(value));
-  } else if (key == "recompute") {
-    PARASIM_ASSIGN_OR_RETURN(s->training.recompute, ParseRecompute(value));
-  } else if (key == "sp") {
-    if (value == "true") {
-      l.sp = true;
-    } else if (value == "false") {
-      l.sp = false;
-    } else {
-      return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(value)));
-    }
-  } else {
-    return InvalidArgument(fmt::format("'{}' cannot be swept", std::string(key)));
-  }
-  return Status::Ok();
-}
-
 Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Node& where) {
-  const Layout& l = s.layout;
-  const ModelSpec& m = s.model;
-  const Training& t = s.training;
-  auto at = [&](std::string_view key, std::string msg) {
-    // The key's own node when the parallelism block has it, else the block (or the file).
-    // (Assigning to a missing key's node throws in yaml-cpp: bind with reset instead.)
-    YAML::Node n;
-    bool found = false;
-    if (where.IsDefined() && where.IsMap()) {
-      const YAML::Node child = where[std::string(key)];
-      if (child.IsDefined()) {
-        n.reset(child);
-        found = true;
-      }
-    }
-    if (!found) n.reset(where);
-    return ctx.ErrorAt(n, fmt::format("parallelism.{}", key), msg);
-  };
-  const int64_t gpus = s.cluster.gpus();
-  if (l.gpus() != gpus) {
-    return at("dp", fmt::format("tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs, but the cluster has "
-                                "nodes*gpus_per_node = {}*{} = {}",
-                                l.tp, l.pp, l.dp, l.cp, l.gpus(), s.cluster.nodes,
-                                s.cluster.gpus_per_node, gpus));
-  }
-  if (m.heads % l.tp != 0) {
-    return at("tp",
-              fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads));
-  }
-  if (m.kv() % l.tp != 0 && l.tp % m.kv() != 0) {
-    return at("tp", fmt::format("tp {} and the model's {} KV heads: one must divide the other",
-                                l.tp, m.kv()));
-  }
-  if (l.virtual_stages > 1 && !ScheduleOf(l.schedule).interleaves()) {
-    return at("virtual_stages",
-              fmt::format("virtual_stages {} needs schedule interleaved-1f1b", l.virtual_stages));
-  }
-  const int chunks = l.pp * l.virtual_stages;
-  if (!l.stage_layers.empty()) {
-    if (static_cast<int>(l.stage_layers.size()) != l.pp) {
-      return at("stage_layers", fmt::format("stage_layers has {} entries but pp is {}",
-                                            l.stage_layers.size(), l.pp));
-    }
-    int sum = std::accumulate(l.stage_layers.begin(), l.stage_layers.end(), 0);
-    if (sum != m.layers) {
-      return at("stage_layers",
-                fmt::format("stage_layers sum to {} but the model has {} layers", sum, m.layers));
-    }
-    if (l.virtual_stages > 1) {
-      for (int v : l.stage_layers) {
-        if (v % l.virtual_stages != 0) {
-          return at("stage_layers", fmt::format("each stage's layers must divide into {} virtual "
-                                                "stages; {} does not",
-                                                l.virtual_stages, v));
-        }
-      }
-    }
-  } else if (m.layers < chunks) {
-    return at("pp", fmt::format("{} layers cannot fill pp*virtual_stages = {}*{} = {} model chunks",
-                                m.layers, l.pp, l.virtual_stages, chunks));
-  } else if (l.virtual_stages > 1 && m.layers % chunks != 0) {
-    return at("virtual_stages",
-              fmt::format("{} layers do not split evenly into pp*virtual_stages = "
-                          "{}*{} = {} chunks",
-                          m.layers, l.pp, l.virtual_stages, chunks));
-  }
-  const int64_t per_step = l.dp * t.micro_batch;
-  if (t.global_batch % per_step != 0) {
-    return at("dp", fmt::format("global_batch {} is not a multiple of dp*micro_batch = {}*{} = {}",
-                                t.global_batch, l.dp, t.micro_batch, per_step));
-  }
-  const int64_t micro_batches = t.global_batch / per_step;
-  const std::string why = ScheduleOf(l.schedule).Constraint({l.pp, ChunksOf(l), micro_batches});
-  if (!why.empty()) return at("schedule", why);
-  if (t.seq_len % l.cp != 0) {
-    return at("cp", fmt::format("cp {} does not divide seq_len {}", l.cp, t.seq_len));
-  }
-  if (l.ep > 1) {
-    if (!m.is_moe()) return at("ep", fmt::format("ep {} needs a mixture-of-experts model", l.ep));
-    if (m.moe.experts % l.ep != 0) {
-      return at("ep", fmt::format("ep {} does not divide the {} experts", l.ep, m.moe.experts));
-    }
-    if ((l.dp * l.cp) % l.ep != 0) {
-      return at("ep",
-                fmt::format("ep {} must divide dp*cp = {}*{} = {}", l.ep, l.dp, l.cp, l.dp * l.cp));
+  const std::optional<LayoutProblem> problem = CheckLayout(s);
+  if (!problem) return Status::Ok();
+  // The key's own node when the parallelism block has it, else the block (or the file).
+  // (Assigning to a missing key's node throws in yaml-cpp: bind with reset instead.)
+  YAML::Node n;
+  bool found = false;
+  if (where.IsDefined() && where.IsMap()) {
+    const YAML::Node child = where[problem->key];
+    if (child.IsDefined()) {
+      n.reset(child);
+      found = true;
     }
   }
-  return Status::Ok();
+  if (!found) n.reset(where);
+  return ctx.ErrorAt(n, "parallelism." + problem->key, problem->message);
 }
 
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,

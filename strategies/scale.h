@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
 #include "sim/status.h"
+#include "strategies/plan.h"
 #include "strategies/sweep.h"
 
 namespace parasim {

@@ -328,7 +328,6 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
 
   // Enumerate, derive dp and the global batch, and keep the valid, distinct layouts.
   std::vector<SweepEntry> entries;
-  const YamlContext ctx{base.file, {}};
   std::vector<size_t> idx(axes.size(), 0);
   Scenario probe = base;  // the validator reads the layout and training in place
   for (int64_t n = 0; n < out.evaluated; ++n) {
@@ -356,7 +355,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
     if (l.gpus() != base.cluster.gpus()) continue;
     probe.layout = l;
     probe.training = e.training;
-    if (!ValidateLayout(probe, ctx, YAML::Node()).ok()) continue;
+    if (CheckLayout(probe)) continue;
     e.key = LayoutKey(l, e.training);
     entries.push_back(std::move(e));
   }

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
 #include "sim/status.h"
+#include "strategies/plan.h"
 #include "strategies/step.h"
 
 namespace parasim {

@@ -29,7 +29,7 @@
 #include "strategies/schedule.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
-#include "strategies/validate.h"
+#include "scenarios/validate.h"
 #include "tools/report.h"
 
 namespace parasim {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sim/io.h"
-#include "strategies/validate.h"
+#include "scenarios/validate.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path =

@@ -1,4 +1,4 @@
-#include "strategies/validate.h"
+#include "scenarios/validate.h"
 
 #include <fmt/core.h>
 

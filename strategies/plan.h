@@ -1,0 +1,70 @@
+// A planning problem: cluster x model x training x layout, and an optional sweep space, as
+// the scenario loader (scenarios/scenario.h) builds it from YAML. Layouts are checked here,
+// below the loader: CheckLayout names the key at fault and what disagrees, the loader only
+// locates it at file:line:col, and the sweep calls it directly for every grid point.
+//
+//   if (auto p = CheckLayout(scenario)) fmt::print("parallelism.{}: {}", p->key, p->message);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hardware/spec.h"
+#include "models/model_spec.h"
+#include "models/training.h"
+#include "sim/status.h"
+#include "strategies/layout.h"
+
+namespace parasim {
+
+inline constexpr int64_t kMaxGpus = int64_t{1} << 24;   // 16.7M GPUs: far past any cluster
+inline constexpr int64_t kMaxCount = int64_t{1} << 40;  // sequences, tokens per count key
+
+// One swept knob: "auto" (every valid value) or an explicit list of values.
+struct SweepAxis {
+  bool is_auto = false;
+  std::vector<std::string> values;  // raw scalars, typed when applied
+};
+
+enum class Objective { kThroughput, kTimeToTrain, kCost, kMemory };
+
+struct SweepSpec {
+  std::vector<std::pair<std::string, SweepAxis>> axes;  // key -> values, in file order
+  int64_t global_batch_max = 0;  // {max: N}: per layout the largest multiple of dp*mb <= N
+  Objective objective = Objective::kThroughput;
+  int top = 10;
+  std::string where;  // file:line:col of the sweep block, for messages
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;
+  ClusterSpec cluster;
+  ModelSpec model;
+  Training training;
+  Layout layout;
+  bool dp_auto = false;
+  std::optional<SweepSpec> sweep;
+};
+
+// Keys a sweep block may vary (parallelism and training keys).
+const std::vector<std::string_view>& SweepableKeys();
+// Applies one sweep value (e.g. "tp" = "4") to a scenario's layout/training.
+Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value);
+
+StatusOr<RecomputeKind> ParseRecompute(std::string_view s);
+
+// What is wrong with a layout: the parallelism key at fault and a message naming the numbers
+// that disagree.
+struct LayoutProblem {
+  std::string key;
+  std::string message;
+};
+// Checks the layout against cluster, model and training (and the schedule's constraints).
+std::optional<LayoutProblem> CheckLayout(const Scenario& s);
+
+}  // namespace parasim
