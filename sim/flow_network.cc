@@ -1,0 +1,97 @@
+#include "sim/flow_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace parasim::sim {
+
+FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes)
+    : p_(p), link_bytes_(link_bytes), slot_(p.num_tasks(), -1), link_marked_(p.num_links(), 0) {}
+
+std::span<const uint32_t> FlowNetwork::LinksOf(const Active& f) const {
+  return p_.route_links(p_.route(f.task));
+}
+
+void FlowNetwork::Mark(std::span<const uint32_t> links) {
+  for (LinkId l : links) {
+    if (!link_marked_[l]) {
+      link_marked_[l] = 1;
+      marked_links_.push_back(l);
+    }
+  }
+}
+
+void FlowNetwork::FindComponent(RouteId route) {
+  // The active flows connected to `route` through shared links, in order of discovery.
+  component_.clear();
+  marked_links_.clear();
+  Mark(p_.route_links(route));
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (uint32_t i = 0; i < active_.size(); ++i) {
+      if (active_[i].in_component) continue;
+      bool touches = false;
+      for (LinkId l : LinksOf(active_[i])) touches |= link_marked_[l] != 0;
+      if (!touches) continue;
+      active_[i].in_component = true;
+      component_.push_back(i);
+      grew = true;
+      Mark(LinksOf(active_[i]));
+    }
+  }
+  for (LinkId l : marked_links_) link_marked_[l] = 0;
+}
+
+void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
+  FindComponent(route);
+  flow_links_.clear();
+  for (uint32_t i : component_) {
+    Active& f = active_[i];
+    f.in_component = false;
+    // Bring progress up to `now` at the old rate.
+    const double dt = static_cast<double>(now - f.updated_at) * 1e-12;
+    double moved = std::min(f.remaining, f.rate * dt);
+    f.remaining -= moved;
+    f.updated_at = now;
+    for (LinkId l : LinksOf(f)) (*link_bytes_)[l] += moved;
+    flow_links_.push_back(LinksOf(f));
+  }
+  if (component_.empty()) return;
+  solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
+  for (size_t k = 0; k < component_.size(); ++k) {
+    Active& f = active_[component_[k]];
+    f.rate = rates_[k];
+    double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
+    int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
+                             : now + static_cast<int64_t>(std::llround(secs * 1e12));
+    if (at == f.done_at) continue;  // unchanged: the pending completion stays valid
+    f.done_at = at;
+    due->push_back({at, f.task});
+  }
+}
+
+void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
+  slot_[t] = static_cast<int32_t>(active_.size());
+  active_.push_back(Active{t, bytes, 0.0, -1, now, false});
+  Reshare(p_.route(t), now, due);
+}
+
+bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
+  const int32_t i = slot_[t];
+  if (i < 0 || active_[i].done_at != at) return false;  // superseded by a re-share
+  Active& f = active_[i];
+  const double dt = static_cast<double>(now - f.updated_at) * 1e-12;
+  const double moved = std::min(f.remaining, f.rate * dt);
+  for (LinkId l : LinksOf(f)) (*link_bytes_)[l] += moved;
+  slot_[active_.back().task] = i;
+  slot_[t] = -1;
+  active_[i] = active_.back();
+  active_.pop_back();
+  Reshare(p_.route(t), now, due);
+  return true;
+}
+
+size_t FlowNetwork::state_bytes() const { return slot_.capacity() * sizeof(int32_t); }
+
+}  // namespace parasim::sim

@@ -1,0 +1,63 @@
+// The flows in progress during a replay and their rates: every flow crosses the links of its
+// route, and the flows connected through shared links split the capacity max-min fairly
+// (sim/maxmin.h). When a flow starts or ends only the rates of its connected component can
+// change, so only they are re-solved; each flow's bytes moved are credited to its links.
+//
+//   FlowNetwork net(program, &timeline.link_bytes);
+//   net.Begin(task, bytes, now, &due);   // due: (completion time, task) to schedule
+//   if (net.Finish(task, at, now, &due)) { ... the flow is done ... }
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sim/maxmin.h"
+#include "sim/program.h"
+
+namespace parasim::sim {
+
+class FlowNetwork {
+ public:
+  // (time in picoseconds, task): a flow's new completion time, to be scheduled; an earlier
+  // one for the same flow is then stale.
+  using Due = std::vector<std::pair<int64_t, TaskId>>;
+
+  FlowNetwork(const Program& p, std::vector<double>* link_bytes);
+
+  // Starts the flow of task `t` with `bytes` to move at time `now`.
+  void Begin(TaskId t, double bytes, int64_t now, Due* due);
+  // The flow of `t` reaches its completion scheduled for `at`: false when that completion was
+  // superseded by a later re-share (or the flow is not active); else it leaves the network.
+  bool Finish(TaskId t, int64_t at, int64_t now, Due* due);
+  size_t active() const { return active_.size(); }
+  size_t state_bytes() const;
+
+ private:
+  struct Active {
+    TaskId task;
+    double remaining;  // bytes left as of updated_at
+    double rate;       // bytes per second
+    int64_t done_at;   // the completion that is current; older ones are stale
+    int64_t updated_at;
+    bool in_component;
+  };
+  std::span<const uint32_t> LinksOf(const Active& f) const;
+  void Mark(std::span<const uint32_t> links);
+  void FindComponent(RouteId route);
+  void Reshare(RouteId route, int64_t now, Due* due);
+
+  const Program& p_;
+  std::vector<double>* link_bytes_;
+  std::vector<Active> active_;
+  std::vector<int32_t> slot_;  // per task: index in active_, or -1
+  MaxMinSolver solver_;
+  std::vector<std::span<const uint32_t>> flow_links_;
+  std::vector<double> rates_;
+  std::vector<char> link_marked_;
+  std::vector<uint32_t> component_;
+  std::vector<uint32_t> marked_links_;
+};
+
+}  // namespace parasim::sim
