@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/enum_names.h"
+
 namespace parasim {
 namespace {
 
@@ -18,56 +20,26 @@ constexpr double kHalfDim = 64;
 
 }  // namespace
 
-std::string_view AlgoName(Algo a) {
-  switch (a) {
-    case Algo::kRing:
-      return "ring";
-    case Algo::kTree:
-      return "tree";
-    case Algo::kHierarchical:
-      return "hierarchical";
-    case Algo::kDirect:
-      return "direct";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<Algo, 4> kAlgos("algorithm", {{{Algo::kRing, "ring"},
+                                                   {Algo::kTree, "tree"},
+                                                   {Algo::kHierarchical, "hierarchical"},
+                                                   {Algo::kDirect, "direct"}}});
+constexpr EnumNames<Collective, 6> kCollectives("collective",
+                                                {{{Collective::kAllReduce, "all_reduce"},
+                                                  {Collective::kReduceScatter, "reduce_scatter"},
+                                                  {Collective::kAllGather, "all_gather"},
+                                                  {Collective::kAllToAll, "alltoall"},
+                                                  {Collective::kBroadcast, "broadcast"},
+                                                  {Collective::kSendRecv, "sendrecv"}}});
+}  // namespace
 
-StatusOr<Algo> ParseAlgo(std::string_view s) {
-  for (Algo a : {Algo::kRing, Algo::kTree, Algo::kHierarchical, Algo::kDirect}) {
-    if (s == AlgoName(a)) return a;
-  }
-  return InvalidArgument(fmt::format(
-      "unknown algorithm '{}'; expected ring, tree, hierarchical or direct", std::string(s)));
-}
-
-std::string_view CollectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kAllToAll:
-      return "alltoall";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kSendRecv:
-      return "sendrecv";
-  }
-  return "?";
-}
-
-StatusOr<Collective> ParseCollective(std::string_view s) {
-  for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather,
-                       Collective::kAllToAll, Collective::kBroadcast, Collective::kSendRecv}) {
-    if (s == CollectiveName(c)) return c;
-  }
-  return InvalidArgument(fmt::format(
-      "unknown collective '{}'; expected all_reduce, reduce_scatter, all_gather, alltoall, "
-      "broadcast or sendrecv",
-      std::string(s)));
-}
+std::string_view AlgoName(Algo a) { return kAlgos.Name(a); }
+StatusOr<Algo> ParseAlgo(std::string_view s) { return kAlgos.Parse(s); }
+std::vector<std::string_view> AlgoNames() { return kAlgos.Names(); }
+std::string_view CollectiveName(Collective c) { return kCollectives.Name(c); }
+StatusOr<Collective> ParseCollective(std::string_view s) { return kCollectives.Parse(s); }
+std::vector<std::string_view> CollectiveNames() { return kCollectives.Names(); }
 
 double BusFactor(Collective c, int64_t n) {
   if (n <= 1) return 0;

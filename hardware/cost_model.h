@@ -17,6 +17,7 @@
 #include <map>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "hardware/spec.h"
 #include "sim/status.h"
@@ -28,6 +29,8 @@ std::string_view AlgoName(Algo a);
 StatusOr<Algo> ParseAlgo(std::string_view s);   // ring, tree, hierarchical, direct
 std::string_view CollectiveName(Collective c);  // all_reduce, all_gather, ... (nccl-tests names)
 StatusOr<Collective> ParseCollective(std::string_view s);
+std::vector<std::string_view> AlgoNames();
+std::vector<std::string_view> CollectiveNames();
 
 // Where a communication group's members sit: `size` ranks, `per_node` of them on each node.
 struct GroupPlacement {

@@ -151,17 +151,50 @@ void FitAlphaBeta(ClusterSpec* c, bool inter, const std::vector<const Collective
   }
 }
 
-}  // namespace
+// One fitter per measurement family. Each reads the measurements, refines the cluster `c` it
+// prices with (later families see earlier fits: collectives after the launch overhead, the
+// inter-node fabric after the intra-node one) and adds its parameters to the profile and its
+// quality to the result.
+class Fitter {
+ public:
+  Fitter(const std::vector<Measurements>& ms, const ClusterSpec& cluster) : ms_(ms), c(cluster) {
+    c.gpu.sustained_factor = 1.0;  // microbenchmarks run kernels alone
+  }
+  Status Sources();
+  void Launch();
+  void Gemms(bool fp8);
+  void Memory();
+  void Attention(bool fused);
+  void Collectives();
+  void HostCopies();
+  FitResult Take() { return std::move(r); }
+  bool Empty() const { return r.families.empty(); }
 
-StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
-                                    const ClusterSpec& cluster) {
+ private:
+  std::optional<double> AttentionDirection(const char* kind, bool bwd);
+  void AttentionCheck(const char* kind, bool fitted_any, const AttentionEfficiency& eff);
+  void Fabric(bool inter, const std::vector<const CollectivePoint*>& pts);
+  std::vector<std::pair<FabricSpec::CollectiveFit, std::vector<const CollectivePoint*>>> PerCase(
+      bool inter, const std::vector<const CollectivePoint*>& pts);
+  FamilyFit CollectiveQuality(const ClusterSpec& cc, bool inter,
+                              const std::vector<const CollectivePoint*>& pts,
+                              std::string family) const;
+  double launch() const { return c.gpu.launch_overhead.seconds(); }
+
+  const std::vector<Measurements>& ms_;
+  ClusterSpec c;
   FitResult r;
-  ClusterSpec c = cluster;
-  c.gpu.sustained_factor = 1.0;  // microbenchmarks run kernels alone
   CalibrationProfile& p = r.profile;
+};
+
+GroupPlacement Placement(const CollectivePoint& k, bool inter) {
+  return GroupPlacement{k.ranks, inter ? PerNode(k) : k.ranks, false};
+}
+
+Status Fitter::Sources() {
   p.gpu = c.gpu.id;
   std::vector<std::string> sources;
-  for (const auto& m : ms) {
+  for (const auto& m : ms_) {
     if (!m.gpu.empty() && m.gpu != c.gpu.id) {
       return InvalidArgument(
           fmt::format("{}:1:1: error: gpu: measured on '{}' but fitting for '{}'; pass --gpu {}",
@@ -170,224 +203,233 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
     sources.push_back(m.file.substr(m.file.find_last_of('/') + 1));
   }
   p.source = fmt::format("parasim fit of {}", fmt::format("{}", fmt::join(sources, ", ")));
-  if (!ms.empty() && !ms[0].device.empty()) p.source += fmt::format(" ({})", ms[0].device);
+  if (!ms_.empty() && !ms_[0].device.empty()) p.source += fmt::format(" ({})", ms_[0].device);
+  return Status::Ok();
+}
 
-  // Launch overhead: the median of the measured empty-kernel launches.
+// Launch overhead: the median of the measured empty-kernel launches.
+void Fitter::Launch() {
   std::vector<double> launches;
-  for (const auto& m : ms) {
+  for (const auto& m : ms_) {
     if (m.launch > Duration::Zero()) launches.push_back(m.launch.seconds());
   }
-  if (!launches.empty()) {
-    std::sort(launches.begin(), launches.end());
-    p.launch_overhead = Duration::Seconds(launches[launches.size() / 2]);
-    c.gpu.launch_overhead = *p.launch_overhead;
-  }
-  const double launch = c.gpu.launch_overhead.seconds();
+  if (launches.empty()) return;
+  std::sort(launches.begin(), launches.end());
+  p.launch_overhead = Duration::Seconds(launches[launches.size() / 2]);
+  c.gpu.launch_overhead = *p.launch_overhead;
+}
 
-  // GEMM efficiency: t - launch = FLOPs / (peak x shape) x (1 / e): one scalar per precision
-  // class (16-bit, fp8) for the shape curve, and every measured shape's own efficiency, which
-  // the cost model uses for exactly that shape (calibrate --scenario measures the step's own).
-  auto fit_gemms = [&](bool fp8) {
-    const Dtype peak_dtype = fp8 ? Dtype::kFp8 : Dtype::kBf16;
-    const double peak = c.gpu.Peak(peak_dtype).flops_per_second();
-    CostModel base(c, Dtype::kBf16);
-    std::vector<std::vector<double>> a;
-    std::vector<double> y, t;
-    std::vector<const GemmPoint*> used;
-    for (const auto& m : ms) {
-      for (const auto& g : m.gemm) {
-        const bool is_fp8 = g.dtype == Dtype::kFp8;
-        const bool sixteen = g.dtype == Dtype::kBf16 || g.dtype == Dtype::kFp16;
-        if (fp8 ? !is_fp8 : !sixteen) {
-          if (!fp8 && !is_fp8) {
-            r.skipped.push_back(
-                fmt::format("gemm {} {}x{}x{}: only 16-bit and fp8 GEMMs are fitted",
-                            DtypeName(g.dtype), g.m, g.n, g.k));
-          }
-          continue;
+// GEMM efficiency: t - launch = FLOPs / (peak x shape) x (1 / e): one scalar per precision
+// class (16-bit, fp8) for the shape curve, and every measured shape's own efficiency, which
+// the cost model uses for exactly that shape (calibrate --scenario measures the step's own).
+void Fitter::Gemms(bool fp8) {
+  const Dtype peak_dtype = fp8 ? Dtype::kFp8 : Dtype::kBf16;
+  const double peak = c.gpu.Peak(peak_dtype).flops_per_second();
+  CostModel base(c, Dtype::kBf16);
+  std::vector<std::vector<double>> a;
+  std::vector<double> y, t;
+  std::vector<const GemmPoint*> used;
+  for (const auto& m : ms_) {
+    for (const auto& g : m.gemm) {
+      const bool is_fp8 = g.dtype == Dtype::kFp8;
+      const bool sixteen = g.dtype == Dtype::kBf16 || g.dtype == Dtype::kFp16;
+      if (fp8 ? !is_fp8 : !sixteen) {
+        if (!fp8 && !is_fp8) {
+          r.skipped.push_back(fmt::format("gemm {} {}x{}x{}: only 16-bit and fp8 GEMMs are fitted",
+                                          DtypeName(g.dtype), g.m, g.n, g.k));
         }
-        if (peak <= 0) {
-          r.skipped.push_back(fmt::format("gemm {} {}x{}x{}: {} has no {} peak in the catalog",
-                                          DtypeName(g.dtype), g.m, g.n, g.k, c.gpu.id,
-                                          DtypeName(peak_dtype)));
-          continue;
-        }
-        const double flops = 2.0 * g.m * g.n * g.k;
-        const double kernel = g.time.seconds() - launch;
-        if (kernel <= 0) {
-          r.skipped.push_back(fmt::format("gemm {}x{}x{}: {} is within the launch overhead", g.m,
-                                          g.n, g.k, FormatDuration(g.time)));
-          continue;
-        }
-        a.push_back({flops / (peak * base.ShapeCurve(g.m, g.n, g.k))});
-        y.push_back(kernel);
-        t.push_back(g.time.seconds());
-        used.push_back(&g);
-        p.gemm_shapes.push_back(
-            {g.dtype, g.m, g.n, g.k, std::clamp(flops / (peak * kernel), 0.001, 1.0)});
+        continue;
       }
-    }
-    if (a.empty()) return;
-    Eigen::VectorXd x = Solve(a, y, t);
-    const double e = std::clamp(1.0 / x(0), 0.01, 1.0);
-    ClusterSpec curve = c;
-    if (fp8) {
-      p.gemm_efficiency_fp8 = e;
-      c.gpu.gemm_efficiency_fp8 = e;
-      curve.gpu.gemm_efficiency_fp8 = e;
-    } else {
-      p.gemm_efficiency = e;
-      c.gpu.gemm_efficiency = e;
-      curve.gpu.gemm_efficiency = e;
-    }
-    CostModel fitted(curve, peak_dtype);
-    std::vector<double> pred, meas;
-    std::vector<std::string> names;
-    for (const GemmPoint* g : used) {
-      pred.push_back(fitted.GemmTime(g->m, g->n, g->k).seconds());
-      meas.push_back(g->time.seconds());
-      names.push_back(fmt::format("{}x{}x{}", g->m, g->n, g->k));
-    }
-    FamilyFit f = Quality(fp8 ? "gemm fp8 (shape curve)" : "gemm (shape curve)", meas, pred, names);
-    f.fitted = fmt::format("{} {:.4f}; {} shapes kept exactly",
-                           fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", e, used.size());
-    r.families.push_back(f);
-  };
-  fit_gemms(false);
-  fit_gemms(true);
-  // Memory-bound efficiency: t - launch = bytes / HBM x (1 / m), over every streaming kernel;
-  // the quality is reported per kernel too (element-wise, softmax and layernorm are what a step
-  // runs; copy and triad the best case).
-  {
-    std::vector<std::vector<double>> a;
-    std::vector<double> y, t;
-    std::vector<const MemoryPoint*> used;
-    for (const auto& m : ms) {
-      for (const auto& k : m.memory) {
-        a.push_back({k.bytes.bytes() / c.gpu.hbm_bandwidth.bytes_per_second()});
-        y.push_back(k.time.seconds() - launch);
-        t.push_back(k.time.seconds());
-        used.push_back(&k);
+      if (peak <= 0) {
+        r.skipped.push_back(fmt::format("gemm {} {}x{}x{}: {} has no {} peak in the catalog",
+                                        DtypeName(g.dtype), g.m, g.n, g.k, c.gpu.id,
+                                        DtypeName(peak_dtype)));
+        continue;
       }
-    }
-    if (!a.empty()) {
-      Eigen::VectorXd x = Solve(a, y, t);
-      p.memory_efficiency = std::clamp(1.0 / x(0), 0.01, 1.0);
-      c.gpu.memory_efficiency = *p.memory_efficiency;
-      CostModel fitted(c, Dtype::kBf16);
-      struct Points {
-        std::vector<double> pred, meas;
-        std::vector<std::string> names;
-        double bytes = 0, kernel_seconds = 0;  // for the kernel's own efficiency
-      };
-      Points all;
-      std::map<std::string, Points> by_kernel;
-      for (const MemoryPoint* k : used) {
-        const double pr = (fitted.MemoryTime(k->bytes.bytes()) + fitted.Launch()).seconds();
-        const std::string name = fmt::format("{} {}", k->kernel, FormatBytes(k->bytes));
-        for (Points* pts : {&all, &by_kernel[k->kernel]}) {
-          pts->pred.push_back(pr);
-          pts->meas.push_back(k->time.seconds());
-          pts->names.push_back(name);
-          pts->bytes += k->bytes.bytes();
-          pts->kernel_seconds += k->time.seconds() - launch;
-        }
+      const double flops = 2.0 * g.m * g.n * g.k;
+      const double kernel = g.time.seconds() - launch();
+      if (kernel <= 0) {
+        r.skipped.push_back(fmt::format("gemm {}x{}x{}: {} is within the launch overhead", g.m, g.n,
+                                        g.k, FormatDuration(g.time)));
+        continue;
       }
-      FamilyFit f = Quality("memory", all.meas, all.pred, all.names);
-      f.fitted = fmt::format("memory_efficiency {:.4f}", *p.memory_efficiency);
-      r.families.push_back(f);
-      if (by_kernel.size() > 1) {
-        for (const auto& [kernel, pts] : by_kernel) {
-          FamilyFit fk = Quality("  memory " + kernel, pts.meas, pts.pred, pts.names);
-          fk.fitted = fmt::format(
-              "alone it would be {:.4f}",
-              pts.kernel_seconds > 0
-                  ? pts.bytes / pts.kernel_seconds / c.gpu.hbm_bandwidth.bytes_per_second()
-                  : 0.0);
-          r.families.push_back(fk);
-        }
-      }
+      a.push_back({flops / (peak * base.ShapeCurve(g.m, g.n, g.k))});
+      y.push_back(kernel);
+      t.push_back(g.time.seconds());
+      used.push_back(&g);
+      p.gemm_shapes.push_back(
+          {g.dtype, g.m, g.n, g.k, std::clamp(flops / (peak * kernel), 0.001, 1.0)});
     }
   }
-  // Attention cores, per kind and direction: compute-bound points fit the efficiency (vs the
-  // 16-bit peak) that CostModel::AttentionTime uses; memory-bound ones cannot tell it.
-  for (const char* kind : {"standard", "flash"}) {
-    AttentionEfficiency eff;
-    bool any = false;
+  if (a.empty()) return;
+  Eigen::VectorXd x = Solve(a, y, t);
+  const double e = std::clamp(1.0 / x(0), 0.01, 1.0);
+  ClusterSpec curve = c;
+  if (fp8) {
+    p.gemm_efficiency_fp8 = e;
+    c.gpu.gemm_efficiency_fp8 = e;
+    curve.gpu.gemm_efficiency_fp8 = e;
+  } else {
+    p.gemm_efficiency = e;
+    c.gpu.gemm_efficiency = e;
+    curve.gpu.gemm_efficiency = e;
+  }
+  CostModel fitted(curve, peak_dtype);
+  std::vector<double> pred, meas;
+  std::vector<std::string> names;
+  for (const GemmPoint* g : used) {
+    pred.push_back(fitted.GemmTime(g->m, g->n, g->k).seconds());
+    meas.push_back(g->time.seconds());
+    names.push_back(fmt::format("{}x{}x{}", g->m, g->n, g->k));
+  }
+  FamilyFit f = Quality(fp8 ? "gemm fp8 (shape curve)" : "gemm (shape curve)", meas, pred, names);
+  f.fitted = fmt::format("{} {:.4f}; {} shapes kept exactly",
+                         fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", e, used.size());
+  r.families.push_back(f);
+}
+
+// Memory-bound efficiency: t - launch = bytes / HBM x (1 / m), over every streaming kernel;
+// the quality is reported per kernel too (element-wise, softmax and layernorm are what a step
+// runs; copy and triad the best case).
+void Fitter::Memory() {
+  std::vector<std::vector<double>> a;
+  std::vector<double> y, t;
+  std::vector<const MemoryPoint*> used;
+  for (const auto& m : ms_) {
+    for (const auto& k : m.memory) {
+      a.push_back({k.bytes.bytes() / c.gpu.hbm_bandwidth.bytes_per_second()});
+      y.push_back(k.time.seconds() - launch());
+      t.push_back(k.time.seconds());
+      used.push_back(&k);
+    }
+  }
+  if (a.empty()) return;
+  Eigen::VectorXd x = Solve(a, y, t);
+  p.memory_efficiency = std::clamp(1.0 / x(0), 0.01, 1.0);
+  c.gpu.memory_efficiency = *p.memory_efficiency;
+  CostModel fitted(c, Dtype::kBf16);
+  struct Points {
     std::vector<double> pred, meas;
     std::vector<std::string> names;
-    for (bool bwd : {false, true}) {
-      std::vector<std::vector<double>> a;
-      std::vector<double> y, t;
-      std::vector<const AttentionPoint*> used;
-      const double peak = c.gpu.Peak(Dtype::kBf16).flops_per_second();
-      CostModel cm(c, Dtype::kBf16);
-      for (const auto& m : ms) {
-        for (const auto& at : m.attention) {
-          if (at.kind != kind) continue;
-          const Duration time = bwd ? at.backward : at.forward;
-          if (time <= Duration::Zero()) continue;
-          const double flops = at.ForwardFlops() * (bwd ? 2 : 1);
-          const double memory = cm.MemoryTime(at.HbmBytes(bwd)).seconds();
-          const double kernel = time.seconds() - launch;
-          const std::string name = fmt::format("{} {} b{} s{} d{}", kind, bwd ? "bwd" : "fwd",
-                                               at.batch, at.seq, at.head_dim);
-          if (kernel <= memory * 1.05) {
-            r.skipped.push_back(name + ": memory-bound, it cannot tell the compute efficiency");
-            continue;
-          }
-          a.push_back({flops / peak});
-          y.push_back(kernel);
-          t.push_back(time.seconds());
-          used.push_back(&at);
-        }
+    double bytes = 0, kernel_seconds = 0;  // for the kernel's own efficiency
+  };
+  Points all;
+  std::map<std::string, Points> by_kernel;
+  for (const MemoryPoint* k : used) {
+    const double pr = (fitted.MemoryTime(k->bytes.bytes()) + fitted.Launch()).seconds();
+    const std::string name = fmt::format("{} {}", k->kernel, FormatBytes(k->bytes));
+    for (Points* pts : {&all, &by_kernel[k->kernel]}) {
+      pts->pred.push_back(pr);
+      pts->meas.push_back(k->time.seconds());
+      pts->names.push_back(name);
+      pts->bytes += k->bytes.bytes();
+      pts->kernel_seconds += k->time.seconds() - launch();
+    }
+  }
+  FamilyFit f = Quality("memory", all.meas, all.pred, all.names);
+  f.fitted = fmt::format("memory_efficiency {:.4f}", *p.memory_efficiency);
+  r.families.push_back(f);
+  if (by_kernel.size() > 1) {
+    for (const auto& [kernel, pts] : by_kernel) {
+      FamilyFit fk = Quality("  memory " + kernel, pts.meas, pts.pred, pts.names);
+      fk.fitted = fmt::format("alone it would be {:.4f}",
+                              pts.kernel_seconds > 0 ? pts.bytes / pts.kernel_seconds /
+                                                           c.gpu.hbm_bandwidth.bytes_per_second()
+                                                     : 0.0);
+      r.families.push_back(fk);
+    }
+  }
+}
+
+// Attention cores, per kind and direction: compute-bound points fit the efficiency (vs the
+// 16-bit peak) that CostModel::AttentionTime uses; memory-bound ones cannot tell it.
+std::optional<double> Fitter::AttentionDirection(const char* kind, bool bwd) {
+  std::vector<std::vector<double>> a;
+  std::vector<double> y, t;
+  const double peak = c.gpu.Peak(Dtype::kBf16).flops_per_second();
+  CostModel cm(c, Dtype::kBf16);
+  for (const auto& m : ms_) {
+    for (const auto& at : m.attention) {
+      if (at.kind != kind) continue;
+      const Duration time = bwd ? at.backward : at.forward;
+      if (time <= Duration::Zero()) continue;
+      const double flops = at.ForwardFlops() * (bwd ? 2 : 1);
+      const double memory = cm.MemoryTime(at.HbmBytes(bwd)).seconds();
+      const double kernel = time.seconds() - launch();
+      const std::string name = fmt::format("{} {} b{} s{} d{}", kind, bwd ? "bwd" : "fwd", at.batch,
+                                           at.seq, at.head_dim);
+      if (kernel <= memory * 1.05) {
+        r.skipped.push_back(name + ": memory-bound, it cannot tell the compute efficiency");
+        continue;
       }
-      if (a.empty()) continue;
-      Eigen::VectorXd x = Solve(a, y, t);
-      const double e = std::clamp(1.0 / x(0), 0.01, 1.0);
-      (bwd ? eff.backward : eff.forward) = e;
+      a.push_back({flops / peak});
+      y.push_back(kernel);
+      t.push_back(time.seconds());
+    }
+  }
+  if (a.empty()) return std::nullopt;
+  Eigen::VectorXd x = Solve(a, y, t);
+  return std::clamp(1.0 / x(0), 0.01, 1.0);
+}
+
+void Fitter::Attention(bool fused) {
+  const char* kind = fused ? "flash" : "standard";
+  AttentionEfficiency eff;
+  bool any = false;
+  for (bool bwd : {false, true}) {
+    if (auto e = AttentionDirection(kind, bwd)) {
+      (bwd ? eff.backward : eff.forward) = *e;
       any = true;
     }
-    // A direction without compute-bound points keeps the derived value; a kind with none at all
-    // is still checked against the model (materialised attention is memory-bound at head_dim
-    // 128 on an H100: 8 bytes of scores per 4 d FLOPs).
+  }
+  // A direction without compute-bound points keeps the derived value; a kind with none at all
+  // is still checked against the model (materialised attention is memory-bound at head_dim
+  // 128 on an H100: 8 bytes of scores per 4 d FLOPs).
+  if (any) {
     CostModel derived(c, Dtype::kBf16);
-    const bool fused = std::string(kind) == "flash";
-    if (any) {
-      if (eff.forward <= 0) eff.forward = derived.AttentionEfficiency(false, fused);
-      if (eff.backward <= 0) eff.backward = derived.AttentionEfficiency(true, fused);
-      (fused ? p.attention_flash : p.attention_standard) = eff;
-      (fused ? c.gpu.attention_flash : c.gpu.attention_standard) = eff;
-    }
-    CostModel fitted(c, Dtype::kBf16);
-    for (const auto& m : ms) {
-      for (const auto& at : m.attention) {
-        if (at.kind != kind) continue;
-        for (bool bwd : {false, true}) {
-          const Duration time = bwd ? at.backward : at.forward;
-          if (time <= Duration::Zero()) continue;
-          pred.push_back(
-              fitted.AttentionTime(at.ForwardFlops() * (bwd ? 2 : 1), at.HbmBytes(bwd), bwd, fused)
-                  .seconds());
-          meas.push_back(time.seconds());
-          names.push_back(
-              fmt::format("{} b{} s{} d{}", bwd ? "bwd" : "fwd", at.batch, at.seq, at.head_dim));
-        }
+    if (eff.forward <= 0) eff.forward = derived.AttentionEfficiency(false, fused);
+    if (eff.backward <= 0) eff.backward = derived.AttentionEfficiency(true, fused);
+    (fused ? p.attention_flash : p.attention_standard) = eff;
+    (fused ? c.gpu.attention_flash : c.gpu.attention_standard) = eff;
+  }
+  AttentionCheck(kind, any, eff);
+}
+
+void Fitter::AttentionCheck(const char* kind, bool fitted_any, const AttentionEfficiency& eff) {
+  const bool fused = std::string(kind) == "flash";
+  CostModel fitted(c, Dtype::kBf16);
+  std::vector<double> pred, meas;
+  std::vector<std::string> names;
+  for (const auto& m : ms_) {
+    for (const auto& at : m.attention) {
+      if (at.kind != kind) continue;
+      for (bool bwd : {false, true}) {
+        const Duration time = bwd ? at.backward : at.forward;
+        if (time <= Duration::Zero()) continue;
+        pred.push_back(
+            fitted.AttentionTime(at.ForwardFlops() * (bwd ? 2 : 1), at.HbmBytes(bwd), bwd, fused)
+                .seconds());
+        meas.push_back(time.seconds());
+        names.push_back(
+            fmt::format("{} b{} s{} d{}", bwd ? "bwd" : "fwd", at.batch, at.seq, at.head_dim));
       }
     }
-    if (meas.empty()) continue;
-    FamilyFit f = Quality(fmt::format("attention {}", kind), meas, pred, names);
-    f.fitted = any ? fmt::format("forward {:.4f}, backward {:.4f} of the 16-bit peak", eff.forward,
-                                 eff.backward)
-                   : "nothing fitted: every point is memory-bound (a check of the byte count)";
-    r.families.push_back(f);
   }
-  // Collectives: single-node points fit the intra-node fabric, multi-node points the
-  // inter-node fabric (after the intra-node one, which hierarchical algorithms also use). One
-  // alpha-beta per fabric first, then one per collective x algorithm x group shape that has
-  // enough points (3 or more, at 2 or more sizes): those go into the profile beside it.
+  if (meas.empty()) return;
+  FamilyFit f = Quality(fmt::format("attention {}", kind), meas, pred, names);
+  f.fitted = fitted_any ? fmt::format("forward {:.4f}, backward {:.4f} of the 16-bit peak",
+                                      eff.forward, eff.backward)
+                        : "nothing fitted: every point is memory-bound (a check of the byte count)";
+  r.families.push_back(f);
+}
+
+// Collectives: single-node points fit the intra-node fabric, multi-node points the
+// inter-node fabric (after the intra-node one, which hierarchical algorithms also use). One
+// alpha-beta per fabric first, then one per collective x algorithm x group shape that has
+// enough points (3 or more, at 2 or more sizes): those go into the profile beside it.
+void Fitter::Collectives() {
   std::vector<const CollectivePoint*> intra_pts, inter_pts;
-  for (const auto& m : ms) {
+  for (const auto& m : ms_) {
     for (const auto& k : m.collectives) {
       if (k.ranks <= 1) {
         r.skipped.push_back(Describe(k) + ": one rank moves nothing");
@@ -400,82 +442,91 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
       }
     }
   }
-  auto placement = [](const CollectivePoint& k, bool inter) {
-    return GroupPlacement{k.ranks, inter ? PerNode(k) : k.ranks, false};
-  };
-  auto quality = [&](const ClusterSpec& cc, bool inter,
-                     const std::vector<const CollectivePoint*>& pts, std::string family) {
-    CostModel fitted(cc, Dtype::kBf16);
-    std::vector<double> pred, meas;
-    std::vector<std::string> names;
-    for (const CollectivePoint* k : pts) {
-      pred.push_back(fitted.CollectiveTime(k->op, k->bytes, placement(*k, inter)).time.seconds());
-      meas.push_back(k->time.seconds());
-      names.push_back(Describe(*k));
+  Fabric(false, intra_pts);
+  Fabric(true, inter_pts);
+}
+
+FamilyFit Fitter::CollectiveQuality(const ClusterSpec& cc, bool inter,
+                                    const std::vector<const CollectivePoint*>& pts,
+                                    std::string family) const {
+  CostModel fitted(cc, Dtype::kBf16);
+  std::vector<double> pred, meas;
+  std::vector<std::string> names;
+  for (const CollectivePoint* k : pts) {
+    pred.push_back(fitted.CollectiveTime(k->op, k->bytes, Placement(*k, inter)).time.seconds());
+    meas.push_back(k->time.seconds());
+    names.push_back(Describe(*k));
+  }
+  return Quality(std::move(family), meas, pred, names);
+}
+
+void Fitter::Fabric(bool inter, const std::vector<const CollectivePoint*>& pts) {
+  if (pts.empty()) return;
+  FitAlphaBeta(&c, inter, pts, std::nullopt);
+  FabricSpec& fab = inter ? c.inter : c.intra;
+  FabricFit ff{fab.id, fab.efficiency, fab.latency, {}};
+  FamilyFit f = CollectiveQuality(c, inter, pts, fmt::format("collectives {}", fab.id));
+  f.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", fab.efficiency,
+                         FormatDuration(fab.latency));
+  r.families.push_back(f);
+  const auto fits = PerCase(inter, pts);
+  for (const auto& [cf, group] : fits) ff.collectives.push_back(cf);
+  ClusterSpec with = c;
+  (inter ? with.inter : with.intra).collectives = ff.collectives;
+  for (const auto& [cf, group] : fits) {
+    FamilyFit g = CollectiveQuality(with, inter, group,
+                                    fmt::format("  {} {} {} x{}/{}", fab.id, CollectiveName(cf.op),
+                                                AlgoName(cf.algo), cf.ranks, cf.per_node));
+    g.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", cf.efficiency,
+                           FormatDuration(cf.latency));
+    r.families.push_back(g);
+  }
+  p.fabrics.push_back(ff);
+}
+
+// Per case: points grouped by the algorithm the fabric-wide fit prices them with.
+std::vector<std::pair<FabricSpec::CollectiveFit, std::vector<const CollectivePoint*>>>
+Fitter::PerCase(bool inter, const std::vector<const CollectivePoint*>& pts) {
+  const FabricSpec& fab = inter ? c.inter : c.intra;
+  CostModel cm(c, Dtype::kBf16);
+  std::map<std::tuple<int, int, int64_t, int64_t>, std::vector<const CollectivePoint*>> cases;
+  for (const CollectivePoint* k : pts) {
+    const GroupPlacement g = Placement(*k, inter);
+    const Algo al = cm.CollectiveTime(k->op, k->bytes, g).algo;
+    cases[{static_cast<int>(k->op), static_cast<int>(al), k->ranks, g.per_node}].push_back(k);
+  }
+  std::vector<std::pair<FabricSpec::CollectiveFit, std::vector<const CollectivePoint*>>> fits;
+  for (const auto& [key, group] : cases) {
+    std::set<double> sizes;
+    for (const CollectivePoint* k : group) sizes.insert(k->bytes.bytes());
+    const auto [op, al, ranks, per_node] = key;
+    const std::string name =
+        fmt::format("{} {} {} x{}/{}", fab.id, CollectiveName(static_cast<Collective>(op)),
+                    AlgoName(static_cast<Algo>(al)), ranks, per_node);
+    if (group.size() < 3 || sizes.size() < 2) {
+      r.skipped.push_back(
+          fmt::format("{}: {} point(s) at {} size(s); the fabric-wide fit prices it", name,
+                      group.size(), sizes.size()));
+      continue;
     }
-    return Quality(std::move(family), meas, pred, names);
-  };
-  auto fit_fabric = [&](bool inter, const std::vector<const CollectivePoint*>& pts) {
-    if (pts.empty()) return;
-    FitAlphaBeta(&c, inter, pts, std::nullopt);
-    FabricSpec& fab = inter ? c.inter : c.intra;
-    FabricFit ff{fab.id, fab.efficiency, fab.latency, {}};
-    FamilyFit f = quality(c, inter, pts, fmt::format("collectives {}", fab.id));
-    f.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", fab.efficiency,
-                           FormatDuration(fab.latency));
-    r.families.push_back(f);
-    // Per case: points grouped by the algorithm the fabric-wide fit prices them with.
-    CostModel cm(c, Dtype::kBf16);
-    std::map<std::tuple<int, int, int64_t, int64_t>, std::vector<const CollectivePoint*>> cases;
-    for (const CollectivePoint* k : pts) {
-      const GroupPlacement g = placement(*k, inter);
-      const Algo al = cm.CollectiveTime(k->op, k->bytes, g).algo;
-      cases[{static_cast<int>(k->op), static_cast<int>(al), k->ranks, g.per_node}].push_back(k);
-    }
-    std::vector<std::pair<FabricSpec::CollectiveFit, std::vector<const CollectivePoint*>>> fits;
-    for (const auto& [key, group] : cases) {
-      std::set<double> sizes;
-      for (const CollectivePoint* k : group) sizes.insert(k->bytes.bytes());
-      const auto [op, al, ranks, per_node] = key;
-      const std::string name =
-          fmt::format("{} {} {} x{}/{}", fab.id, CollectiveName(static_cast<Collective>(op)),
-                      AlgoName(static_cast<Algo>(al)), ranks, per_node);
-      if (group.size() < 3 || sizes.size() < 2) {
-        r.skipped.push_back(
-            fmt::format("{}: {} point(s) at {} size(s); the fabric-wide fit "
-                        "prices it",
-                        name, group.size(), sizes.size()));
-        continue;
-      }
-      ClusterSpec one = c;
-      FitAlphaBeta(&one, inter, group, static_cast<Algo>(al));
-      const FabricSpec& of = inter ? one.inter : one.intra;
-      fits.push_back({{static_cast<Collective>(op), static_cast<Algo>(al), ranks, per_node,
-                       of.efficiency, of.latency},
-                      group});
-    }
-    for (const auto& [cf, group] : fits) ff.collectives.push_back(cf);
-    ClusterSpec with = c;
-    (inter ? with.inter : with.intra).collectives = ff.collectives;
-    for (const auto& [cf, group] : fits) {
-      FamilyFit g = quality(with, inter, group,
-                            fmt::format("  {} {} {} x{}/{}", fab.id, CollectiveName(cf.op),
-                                        AlgoName(cf.algo), cf.ranks, cf.per_node));
-      g.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", cf.efficiency,
-                             FormatDuration(cf.latency));
-      r.families.push_back(g);
-    }
-    p.fabrics.push_back(ff);
-  };
-  fit_fabric(false, intra_pts);
-  fit_fabric(true, inter_pts);
-  // Host <-> GPU copies: latency + bytes / bandwidth per direction. Reported, not in the profile:
-  // parasim does not model offloading (yet), so nothing would use them.
+    ClusterSpec one = c;
+    FitAlphaBeta(&one, inter, group, static_cast<Algo>(al));
+    const FabricSpec& of = inter ? one.inter : one.intra;
+    fits.push_back({{static_cast<Collective>(op), static_cast<Algo>(al), ranks, per_node,
+                     of.efficiency, of.latency},
+                    group});
+  }
+  return fits;
+}
+
+// Host <-> GPU copies: latency + bytes / bandwidth per direction. Reported, not in the profile:
+// parasim does not model offloading (yet), so nothing would use them.
+void Fitter::HostCopies() {
   for (const char* dir : {"h2d", "d2h"}) {
     std::vector<std::vector<double>> a;
     std::vector<double> y, t, meas;
     std::vector<std::string> names;
-    for (const auto& m : ms) {
+    for (const auto& m : ms_) {
       for (const auto& h : m.host_copies) {
         if (h.direction != dir) continue;
         a.push_back({1.0, h.bytes.bytes()});
@@ -494,10 +545,26 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
                            FormatDuration(Duration::Seconds(std::max(0.0, x(0)))));
     r.families.push_back(f);
   }
-  if (r.families.empty()) {
+}
+
+}  // namespace
+
+StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
+                                    const ClusterSpec& cluster) {
+  Fitter fit(ms, cluster);
+  if (Status s = fit.Sources(); !s.ok()) return s;
+  fit.Launch();
+  fit.Gemms(false);
+  fit.Gemms(true);
+  fit.Memory();
+  fit.Attention(false);
+  fit.Attention(true);
+  fit.Collectives();
+  fit.HostCopies();
+  if (fit.Empty()) {
     return InvalidArgument("fit: the measurements hold no GEMM, memory or collective points");
   }
-  return r;
+  return fit.Take();
 }
 
 }  // namespace parasim

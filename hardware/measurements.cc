@@ -26,152 +26,190 @@ double AttentionPoint::HbmBytes(bool bwd) const {
   return b * s * s * 2.0 * (bwd ? 5 : 4);
 }
 
-StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file) {
-  YamlContext ctx{file, {}};
+namespace {
+
+// Reads a measurements file one list at a time; each row reader checks one point.
+class MeasurementReader {
+ public:
+  explicit MeasurementReader(const std::string& file) : ctx_{file, {}} { m.file = file; }
+  Status Read(const std::string& text);
+  Measurements m;
+
+ private:
+  template <typename Row>
+  Status List(const MapReader& top, const char* key, Row row);
+  Status Spread(const MapReader& r, const std::string& path, double* out) const;
+  static Status Positive(const MapReader& r, const char* key, Duration d) {
+    if (d <= Duration::Zero()) return r.Error(key, "a measured time must be positive");
+    return Status::Ok();
+  }
+  Status GemmRow(const YAML::Node& n, const std::string& path);
+  Status MemoryRow(const YAML::Node& n, const std::string& path);
+  Status AttentionRow(const YAML::Node& n, const std::string& path);
+  Status HostCopyRow(const YAML::Node& n, const std::string& path);
+  Status CollectiveRow(const YAML::Node& n, const std::string& path);
+
+  YamlContext ctx_;
+};
+
+template <typename Row>
+Status MeasurementReader::List(const MapReader& top, const char* key, Row row) {
+  if (!top.Has(key)) return Status::Ok();
+  const YAML::Node n = top.Node(key);
+  if (!n.IsSequence()) return ctx_.ErrorAt(n, key, "expected a list of measurements");
+  for (size_t i = 0; i < n.size(); ++i) {
+    PARASIM_RETURN_IF_ERROR((this->*row)(n[i], fmt::format("{}[{}]", key, i)));
+  }
+  return Status::Ok();
+}
+
+Status MeasurementReader::Spread(const MapReader& r, const std::string& path, double* out) const {
+  if (!r.Has("spread")) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(std::string sp, ReadScalar(ctx_, r.Node("spread"), path + ".spread"));
+  if (!sp.empty() && sp.back() == '%') sp.pop_back();
+  size_t used = 0;
+  double x = -1;
+  try {
+    x = std::stod(sp, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != sp.size() || !(x >= 0) || !std::isfinite(x)) {
+    return r.Error("spread", "expected a non-negative percentage such as 0.4%");
+  }
+  *out = x / 100;
+  return Status::Ok();
+}
+
+Status MeasurementReader::GemmRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(ctx_, n, path, {"dtype", "m", "n", "k", "time", "spread"}));
+  GemmPoint p;
+  for (auto k : {"m", "n", "k", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+  std::string dt = "bf16";
+  PARASIM_RETURN_IF_ERROR(r.Enum("dtype", &dt, DtypeNames()));
+  p.dtype = *ParseDtype(dt);
+  PARASIM_RETURN_IF_ERROR(r.Int("m", &p.m, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("n", &p.n, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("k", &p.k, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
+  PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  m.gemm.push_back(p);
+  return Status::Ok();
+}
+
+Status MeasurementReader::MemoryRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader r,
+                           MapReader::Open(ctx_, n, path, {"kernel", "bytes", "time", "spread"}));
+  MemoryPoint p;
+  for (auto k : {"kernel", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+  PARASIM_RETURN_IF_ERROR(
+      r.Enum("kernel", &p.kernel, {"copy", "triad", "elementwise", "softmax", "layernorm"}));
+  PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+  if (p.bytes.bytes() <= 0) return r.Error("bytes", "a kernel must move at least one byte");
+  PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
+  PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  m.memory.push_back(p);
+  return Status::Ok();
+}
+
+Status MeasurementReader::AttentionRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader r,
+                           MapReader::Open(ctx_, n, path,
+                                           {"kind", "batch", "seq", "head_dim", "causal", "forward",
+                                            "backward", "spread"}));
+  AttentionPoint p;
+  for (auto k : {"kind", "batch", "seq", "head_dim", "forward"}) {
+    PARASIM_RETURN_IF_ERROR(r.Require(k));
+  }
+  PARASIM_RETURN_IF_ERROR(r.Enum("kind", &p.kind, {"standard", "flash"}));
+  PARASIM_RETURN_IF_ERROR(r.Int("batch", &p.batch, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("seq", &p.seq, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("head_dim", &p.head_dim, 1, 4096));
+  PARASIM_RETURN_IF_ERROR(r.Bool("causal", &p.causal));
+  PARASIM_RETURN_IF_ERROR(r.Time("forward", &p.forward));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "forward", p.forward));
+  if (r.Has("backward")) {
+    PARASIM_RETURN_IF_ERROR(r.Time("backward", &p.backward));
+    PARASIM_RETURN_IF_ERROR(Positive(r, "backward", p.backward));
+  }
+  PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  m.attention.push_back(p);
+  return Status::Ok();
+}
+
+Status MeasurementReader::HostCopyRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(ctx_, n, path, {"direction", "bytes", "time", "spread"}));
+  HostCopyPoint p;
+  for (auto k : {"direction", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+  PARASIM_RETURN_IF_ERROR(r.Enum("direction", &p.direction, {"h2d", "d2h"}));
+  PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+  if (p.bytes.bytes() <= 0) return r.Error("bytes", "a copy must move at least one byte");
+  PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
+  PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  m.host_copies.push_back(p);
+  return Status::Ok();
+}
+
+Status MeasurementReader::CollectiveRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx_, n, path,
+                                                        {"op", "fabric", "ranks", "per_node",
+                                                         "bytes", "time", "spread"}));
+  CollectivePoint p;
+  for (auto k : {"op", "ranks", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+  std::string op;
+  PARASIM_RETURN_IF_ERROR(r.Enum("op", &op, CollectiveNames()));
+  p.op = *ParseCollective(op);
+  PARASIM_RETURN_IF_ERROR(r.String("fabric", &p.fabric));
+  PARASIM_RETURN_IF_ERROR(r.Int("ranks", &p.ranks, 1, int64_t{1} << 24));
+  p.per_node = p.ranks;
+  PARASIM_RETURN_IF_ERROR(r.Int("per_node", &p.per_node, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+  PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
+  PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  m.collectives.push_back(p);
+  return Status::Ok();
+}
+
+Status MeasurementReader::Read(const std::string& text) {
   PARASIM_ASSIGN_OR_RETURN(
       YAML::Node root,
-      ParseYaml(text, file, "keys such as gpu, launch, gemm, memory, attention, collectives"));
+      ParseYaml(text, m.file, "keys such as gpu, launch, gemm, memory, attention, collectives"));
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader top, MapReader::Open(ctx, root, "",
+      MapReader top, MapReader::Open(ctx_, root, "",
                                      {"gpu", "device", "driver", "date", "launch", "gemm", "memory",
                                       "attention", "host_copies", "collectives"}));
-  Measurements m;
-  m.file = file;
   PARASIM_RETURN_IF_ERROR(top.String("gpu", &m.gpu));
   PARASIM_RETURN_IF_ERROR(top.String("device", &m.device));
   PARASIM_RETURN_IF_ERROR(top.String("driver", &m.driver));
   PARASIM_RETURN_IF_ERROR(top.String("date", &m.date));
   PARASIM_RETURN_IF_ERROR(top.Time("launch", &m.launch));
-  auto list = [&](const char* key, auto row) -> Status {
-    if (!top.Has(key)) return Status::Ok();
-    const YAML::Node n = top.Node(key);
-    if (!n.IsSequence()) return ctx.ErrorAt(n, key, "expected a list of measurements");
-    for (size_t i = 0; i < n.size(); ++i) {
-      PARASIM_RETURN_IF_ERROR(row(n[i], fmt::format("{}[{}]", key, i)));
-    }
-    return Status::Ok();
-  };
-  auto positive = [](const MapReader& r, const char* key, Duration d) -> Status {
-    if (d <= Duration::Zero()) return r.Error(key, "a measured time must be positive");
-    return Status::Ok();
-  };
-  auto spread = [&](const MapReader& r, const std::string& path, double* out) -> Status {
-    if (!r.Has("spread")) return Status::Ok();
-    PARASIM_ASSIGN_OR_RETURN(std::string sp, ReadScalar(ctx, r.Node("spread"), path + ".spread"));
-    if (!sp.empty() && sp.back() == '%') sp.pop_back();
-    size_t used = 0;
-    double x = -1;
-    try {
-      x = std::stod(sp, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != sp.size() || !(x >= 0) || !std::isfinite(x)) {
-      return r.Error("spread", "expected a non-negative percentage such as 0.4%");
-    }
-    *out = x / 100;
-    return Status::Ok();
-  };
-  PARASIM_RETURN_IF_ERROR(list("gemm", [&](const YAML::Node& n, const std::string& path) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader r, MapReader::Open(ctx, n, path, {"dtype", "m", "n", "k", "time", "spread"}));
-    GemmPoint p;
-    for (auto k : {"m", "n", "k", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
-    std::string dt = "bf16";
-    PARASIM_RETURN_IF_ERROR(r.Enum("dtype", &dt, {"fp32", "tf32", "fp16", "bf16", "fp8"}));
-    p.dtype = *ParseDtype(dt);
-    PARASIM_RETURN_IF_ERROR(r.Int("m", &p.m, 1, int64_t{1} << 24));
-    PARASIM_RETURN_IF_ERROR(r.Int("n", &p.n, 1, int64_t{1} << 24));
-    PARASIM_RETURN_IF_ERROR(r.Int("k", &p.k, 1, int64_t{1} << 24));
-    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
-    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
-    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
-    m.gemm.push_back(p);
-    return Status::Ok();
-  }));
-  PARASIM_RETURN_IF_ERROR(list("memory", [&](const YAML::Node& n, const std::string& path) {
-    PARASIM_ASSIGN_OR_RETURN(MapReader r,
-                             MapReader::Open(ctx, n, path, {"kernel", "bytes", "time", "spread"}));
-    MemoryPoint p;
-    for (auto k : {"kernel", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
-    PARASIM_RETURN_IF_ERROR(
-        r.Enum("kernel", &p.kernel, {"copy", "triad", "elementwise", "softmax", "layernorm"}));
-    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
-    if (p.bytes.bytes() <= 0) return r.Error("bytes", "a kernel must move at least one byte");
-    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
-    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
-    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
-    m.memory.push_back(p);
-    return Status::Ok();
-  }));
-  PARASIM_RETURN_IF_ERROR(list("attention", [&](const YAML::Node& n, const std::string& path) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader r, MapReader::Open(ctx, n, path,
-                                     {"kind", "batch", "seq", "head_dim", "causal", "forward",
-                                      "backward", "spread"}));
-    AttentionPoint p;
-    for (auto k : {"kind", "batch", "seq", "head_dim", "forward"}) {
-      PARASIM_RETURN_IF_ERROR(r.Require(k));
-    }
-    PARASIM_RETURN_IF_ERROR(r.Enum("kind", &p.kind, {"standard", "flash"}));
-    PARASIM_RETURN_IF_ERROR(r.Int("batch", &p.batch, 1, int64_t{1} << 24));
-    PARASIM_RETURN_IF_ERROR(r.Int("seq", &p.seq, 1, int64_t{1} << 24));
-    PARASIM_RETURN_IF_ERROR(r.Int("head_dim", &p.head_dim, 1, 4096));
-    PARASIM_RETURN_IF_ERROR(r.Bool("causal", &p.causal));
-    PARASIM_RETURN_IF_ERROR(r.Time("forward", &p.forward));
-    PARASIM_RETURN_IF_ERROR(positive(r, "forward", p.forward));
-    if (r.Has("backward")) {
-      PARASIM_RETURN_IF_ERROR(r.Time("backward", &p.backward));
-      PARASIM_RETURN_IF_ERROR(positive(r, "backward", p.backward));
-    }
-    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
-    m.attention.push_back(p);
-    return Status::Ok();
-  }));
-  PARASIM_RETURN_IF_ERROR(list("host_copies", [&](const YAML::Node& n, const std::string& path) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader r, MapReader::Open(ctx, n, path, {"direction", "bytes", "time", "spread"}));
-    HostCopyPoint p;
-    for (auto k : {"direction", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
-    PARASIM_RETURN_IF_ERROR(r.Enum("direction", &p.direction, {"h2d", "d2h"}));
-    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
-    if (p.bytes.bytes() <= 0) return r.Error("bytes", "a copy must move at least one byte");
-    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
-    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
-    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
-    m.host_copies.push_back(p);
-    return Status::Ok();
-  }));
-  PARASIM_RETURN_IF_ERROR(list("collectives", [&](const YAML::Node& n, const std::string& path) {
-    PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx, n, path,
-                                                          {"op", "fabric", "ranks", "per_node",
-                                                           "bytes", "time", "spread"}));
-    CollectivePoint p;
-    for (auto k : {"op", "ranks", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
-    std::string op;
-    PARASIM_RETURN_IF_ERROR(r.Enum(
-        "op", &op,
-        {"all_reduce", "reduce_scatter", "all_gather", "alltoall", "broadcast", "sendrecv"}));
-    p.op = *ParseCollective(op);
-    PARASIM_RETURN_IF_ERROR(r.String("fabric", &p.fabric));
-    PARASIM_RETURN_IF_ERROR(r.Int("ranks", &p.ranks, 1, int64_t{1} << 24));
-    p.per_node = p.ranks;
-    PARASIM_RETURN_IF_ERROR(r.Int("per_node", &p.per_node, 1, int64_t{1} << 24));
-    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
-    PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
-    PARASIM_RETURN_IF_ERROR(positive(r, "time", p.time));
-    PARASIM_RETURN_IF_ERROR(spread(r, path, &p.spread));
-    m.collectives.push_back(p);
-    return Status::Ok();
-  }));
+  PARASIM_RETURN_IF_ERROR(List(top, "gemm", &MeasurementReader::GemmRow));
+  PARASIM_RETURN_IF_ERROR(List(top, "memory", &MeasurementReader::MemoryRow));
+  PARASIM_RETURN_IF_ERROR(List(top, "attention", &MeasurementReader::AttentionRow));
+  PARASIM_RETURN_IF_ERROR(List(top, "host_copies", &MeasurementReader::HostCopyRow));
+  PARASIM_RETURN_IF_ERROR(List(top, "collectives", &MeasurementReader::CollectiveRow));
   if (m.launch <= Duration::Zero() && m.gemm.empty() && m.memory.empty() && m.attention.empty() &&
       m.host_copies.empty() && m.collectives.empty()) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: no measurements; expected launch or a list under gemm, memory, "
                     "attention, host_copies or collectives",
-                    file));
+                    m.file));
   }
-  return m;
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file) {
+  MeasurementReader reader(file);
+  PARASIM_RETURN_IF_ERROR(reader.Read(text));
+  return std::move(reader.m);
 }
 
 std::string FormatMeasurements(const Measurements& m) {
@@ -220,56 +258,43 @@ std::string FormatMeasurements(const Measurements& m) {
   return out;
 }
 
-StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file) {
-  Measurements m;
-  m.file = file;
+namespace {
+
+// What the comment lines of an nccl-tests log say: the program, and one line per rank
+// ("#  Rank  0 Group  0 Pid 1234 on hostname device  0 [0x07] NVIDIA H100 80GB HBM3").
+struct NcclLogHeader {
   std::string op_name;
   std::map<std::string, int64_t> ranks_per_host;
   int64_t ranks = 0;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  std::vector<std::pair<int, std::vector<std::string>>> rows;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.rfind("#", 0) == 0) {
-      const auto start = line.find("Collective test starting:");
-      if (start != std::string::npos) {
-        std::istringstream w(line.substr(start + 25));
-        w >> op_name;
-      }
-      // "#  Rank  0 Group  0 Pid 1234 on hostname device  0 [0x07] NVIDIA H100 80GB HBM3"
-      std::istringstream w(line.substr(1));
-      std::string tok;
-      w >> tok;
-      if (tok == "Rank") {
-        std::vector<std::string> t;
-        while (w >> tok) t.push_back(tok);
-        auto on = std::find(t.begin(), t.end(), "on");
-        if (on != t.end() && on + 1 != t.end()) {
-          ++ranks_per_host[*(on + 1)];
-          ++ranks;
-          auto br = std::find_if(t.begin(), t.end(),
-                                 [](const std::string& s) { return !s.empty() && s[0] == '['; });
-          if (m.device.empty() && br != t.end()) {
-            for (auto it = br + 1; it != t.end(); ++it) {
-              m.device += (m.device.empty() ? "" : " ") + *it;
-            }
-          }
-        }
-      }
-      continue;
+  std::string device;
+
+  void Read(const std::string& line) {
+    const auto start = line.find("Collective test starting:");
+    if (start != std::string::npos) {
+      std::istringstream w(line.substr(start + 25));
+      w >> op_name;
     }
-    std::istringstream w(line);
-    std::vector<std::string> t;
+    std::istringstream w(line.substr(1));
     std::string tok;
+    w >> tok;
+    if (tok != "Rank") return;
+    std::vector<std::string> t;
     while (w >> tok) t.push_back(tok);
-    if (t.size() >= 11 && std::all_of(t[0].begin(), t[0].end(), ::isdigit)) {
-      rows.push_back({line_no, t});
+    auto on = std::find(t.begin(), t.end(), "on");
+    if (on == t.end() || on + 1 == t.end()) return;
+    ++ranks_per_host[*(on + 1)];
+    ++ranks;
+    auto br = std::find_if(t.begin(), t.end(),
+                           [](const std::string& s) { return !s.empty() && s[0] == '['; });
+    if (device.empty() && br != t.end()) {
+      for (auto it = br + 1; it != t.end(); ++it) device += (device.empty() ? "" : " ") + *it;
     }
   }
+};
+
+// The program from the header, else from the file name (all_reduce_perf.log, ...).
+StatusOr<Collective> NcclLogOp(std::string op_name, const std::string& file) {
   if (op_name.empty()) {
-    // From the file name: all_reduce_perf.log, alltoall_perf-8gpu.txt, ...
     const std::string base = file.substr(file.find_last_of('/') + 1);
     const auto perf = base.find("_perf");
     if (perf != std::string::npos) op_name = base.substr(0, perf);
@@ -285,21 +310,50 @@ StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::str
         "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf",
         file));
   }
+  return op;
+}
+
+}  // namespace
+
+StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file) {
+  Measurements m;
+  m.file = file;
+  NcclLogHeader header;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::vector<std::pair<int, std::vector<std::string>>> rows;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.rfind("#", 0) == 0) {
+      header.Read(line);
+      continue;
+    }
+    std::istringstream w(line);
+    std::vector<std::string> t;
+    std::string tok;
+    while (w >> tok) t.push_back(tok);
+    if (t.size() >= 11 && std::all_of(t[0].begin(), t[0].end(), ::isdigit)) {
+      rows.push_back({line_no, t});
+    }
+  }
+  m.device = header.device;
+  PARASIM_ASSIGN_OR_RETURN(Collective op, NcclLogOp(header.op_name, file));
   if (rows.empty()) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: no result rows (size count type ... time algbw busbw) in this "
                     "nccl-tests log",
                     file));
   }
-  if (ranks == 0) ranks = 1;
+  const int64_t ranks = std::max<int64_t>(1, header.ranks);
   int64_t per_node = 0;
-  for (const auto& [host, n] : ranks_per_host) per_node = std::max(per_node, n);
+  for (const auto& [host, n] : header.ranks_per_host) per_node = std::max(per_node, n);
   if (per_node == 0) per_node = ranks;
   for (const auto& [ln, t] : rows) {
     // The last eight columns are out-of-place and in-place (time algbw busbw #wrong).
     const std::string& time_us = t[t.size() - 8];
     CollectivePoint p;
-    p.op = *op;
+    p.op = op;
     p.ranks = ranks;
     p.per_node = per_node;
     try {

@@ -11,6 +11,128 @@
 
 namespace parasim {
 
+namespace {
+
+Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationProfile* pp) {
+  CalibrationProfile& p = *pp;
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader c, MapReader::Open(ctx, node, "compute",
+                                   {"gemm_efficiency", "memory_efficiency", "launch_overhead",
+                                    "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
+                                    "attention_flash"}));
+  double x = 0;
+  if (c.Has("gemm_efficiency_fp8")) {
+    PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency_fp8", &x, 0.01, 1.0));
+    p.gemm_efficiency_fp8 = x;
+  }
+  for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
+                            {"attention_flash", &p.attention_flash}}) {
+    if (!c.Has(key)) continue;
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader a,
+        MapReader::Open(ctx, c.Node(key), std::string("compute.") + key, {"forward", "backward"}));
+    AttentionEfficiency e;
+    PARASIM_RETURN_IF_ERROR(a.Require("forward"));
+    PARASIM_RETURN_IF_ERROR(a.Require("backward"));
+    PARASIM_RETURN_IF_ERROR(a.Number("forward", &e.forward, 0.01, 1.0));
+    PARASIM_RETURN_IF_ERROR(a.Number("backward", &e.backward, 0.01, 1.0));
+    *field = e;
+  }
+  if (c.Has("gemm_efficiency")) {
+    PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency", &x, 0.01, 1.0));
+    p.gemm_efficiency = x;
+  }
+  if (c.Has("memory_efficiency")) {
+    PARASIM_RETURN_IF_ERROR(c.Number("memory_efficiency", &x, 0.01, 1.0));
+    p.memory_efficiency = x;
+  }
+  if (c.Has("sustained_factor")) {
+    PARASIM_RETURN_IF_ERROR(c.Number("sustained_factor", &x, 0.05, 1.0));
+    p.sustained_factor = x;
+  }
+  if (c.Has("launch_overhead")) {
+    Duration d;
+    PARASIM_RETURN_IF_ERROR(c.Time("launch_overhead", &d));
+    p.launch_overhead = d;
+  }
+  return Status::Ok();
+}
+
+Status ReadGemmShape(const YamlContext& ctx, const YAML::Node& node, size_t i,
+                     CalibrationProfile* p) {
+  const std::string path = fmt::format("gemm_shapes[{}]", i);
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(ctx, node, path, {"dtype", "m", "n", "k", "efficiency"}));
+  for (auto k : {"m", "n", "k", "efficiency"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+  GemmShapeFit g;
+  std::string dt = "bf16";
+  PARASIM_RETURN_IF_ERROR(r.Enum("dtype", &dt, DtypeNames()));
+  g.dtype = *ParseDtype(dt);
+  PARASIM_RETURN_IF_ERROR(r.Int("m", &g.m, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("n", &g.n, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("k", &g.k, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &g.efficiency, 0.001, 1.0));
+  p->gemm_shapes.push_back(g);
+  return Status::Ok();
+}
+
+Status ReadCollectiveFit(const YamlContext& ctx, const YAML::Node& node, const std::string& cpath,
+                         FabricFit* fit) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(ctx, node, cpath,
+                                   {"op", "algo", "ranks", "per_node", "efficiency", "latency"}));
+  for (auto k : {"op", "algo", "ranks", "efficiency", "latency"}) {
+    PARASIM_RETURN_IF_ERROR(r.Require(k));
+  }
+  FabricSpec::CollectiveFit cf;
+  std::string op, algo;
+  PARASIM_RETURN_IF_ERROR(r.Enum("op", &op, CollectiveNames()));
+  cf.op = *ParseCollective(op);
+  PARASIM_RETURN_IF_ERROR(r.Enum("algo", &algo, AlgoNames()));
+  cf.algo = *ParseAlgo(algo);
+  PARASIM_RETURN_IF_ERROR(r.Int("ranks", &cf.ranks, 1, int64_t{1} << 24));
+  cf.per_node = cf.ranks;
+  PARASIM_RETURN_IF_ERROR(r.Int("per_node", &cf.per_node, 1, cf.ranks));
+  PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &cf.efficiency, 0.01, 1.0));
+  PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency));
+  fit->collectives.push_back(cf);
+  return Status::Ok();
+}
+
+Status ReadFabric(const YamlContext& ctx, const YAML::Node& key, const YAML::Node& value,
+                  CalibrationProfile* p) {
+  FabricFit fit;
+  fit.id = key.as<std::string>();
+  const std::string path = "fabrics." + fit.id;
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m, MapReader::Open(ctx, value, path, {"efficiency", "latency", "collectives"}));
+  double x = 0;
+  if (m.Has("efficiency")) {
+    PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &x, 0.01, 1.0));
+    fit.efficiency = x;
+  }
+  if (m.Has("latency")) {
+    Duration d;
+    PARASIM_RETURN_IF_ERROR(m.Time("latency", &d));
+    fit.latency = d;
+  }
+  if (m.Has("collectives")) {
+    const YAML::Node list = m.Node("collectives");
+    if (!list.IsSequence()) {
+      return ctx.ErrorAt(list, path + ".collectives",
+                         "expected a list of {op, algo, ranks, per_node, efficiency, latency}");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      PARASIM_RETURN_IF_ERROR(
+          ReadCollectiveFit(ctx, list[i], fmt::format("{}.collectives[{}]", path, i), &fit));
+    }
+  }
+  p->fabrics.push_back(fit);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
                                                      const std::string& file) {
   YamlContext ctx{file, {}};
@@ -25,67 +147,14 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
   PARASIM_RETURN_IF_ERROR(top.String("gpu", &p.gpu));
   p.gpu_where = ctx.Where(top.Node("gpu"), "gpu");
   PARASIM_RETURN_IF_ERROR(top.String("source", &p.source));
-  if (top.Has("compute")) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader c, MapReader::Open(ctx, top.Node("compute"), "compute",
-                                     {"gemm_efficiency", "memory_efficiency", "launch_overhead",
-                                      "sustained_factor", "gemm_efficiency_fp8",
-                                      "attention_standard", "attention_flash"}));
-    double x = 0;
-    if (c.Has("gemm_efficiency_fp8")) {
-      PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency_fp8", &x, 0.01, 1.0));
-      p.gemm_efficiency_fp8 = x;
-    }
-    for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
-                              {"attention_flash", &p.attention_flash}}) {
-      if (!c.Has(key)) continue;
-      PARASIM_ASSIGN_OR_RETURN(MapReader a,
-                               MapReader::Open(ctx, c.Node(key), std::string("compute.") + key,
-                                               {"forward", "backward"}));
-      AttentionEfficiency e;
-      PARASIM_RETURN_IF_ERROR(a.Require("forward"));
-      PARASIM_RETURN_IF_ERROR(a.Require("backward"));
-      PARASIM_RETURN_IF_ERROR(a.Number("forward", &e.forward, 0.01, 1.0));
-      PARASIM_RETURN_IF_ERROR(a.Number("backward", &e.backward, 0.01, 1.0));
-      *field = e;
-    }
-    if (c.Has("gemm_efficiency")) {
-      PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency", &x, 0.01, 1.0));
-      p.gemm_efficiency = x;
-    }
-    if (c.Has("memory_efficiency")) {
-      PARASIM_RETURN_IF_ERROR(c.Number("memory_efficiency", &x, 0.01, 1.0));
-      p.memory_efficiency = x;
-    }
-    if (c.Has("sustained_factor")) {
-      PARASIM_RETURN_IF_ERROR(c.Number("sustained_factor", &x, 0.05, 1.0));
-      p.sustained_factor = x;
-    }
-    if (c.Has("launch_overhead")) {
-      Duration d;
-      PARASIM_RETURN_IF_ERROR(c.Time("launch_overhead", &d));
-      p.launch_overhead = d;
-    }
-  }
+  if (top.Has("compute")) PARASIM_RETURN_IF_ERROR(ReadCompute(ctx, top.Node("compute"), &p));
   if (top.Has("gemm_shapes")) {
     const YAML::Node list = top.Node("gemm_shapes");
     if (!list.IsSequence()) {
       return ctx.ErrorAt(list, "gemm_shapes", "expected a list of {dtype, m, n, k, efficiency}");
     }
     for (size_t i = 0; i < list.size(); ++i) {
-      const std::string path = fmt::format("gemm_shapes[{}]", i);
-      PARASIM_ASSIGN_OR_RETURN(
-          MapReader r, MapReader::Open(ctx, list[i], path, {"dtype", "m", "n", "k", "efficiency"}));
-      for (auto k : {"m", "n", "k", "efficiency"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
-      GemmShapeFit g;
-      std::string dt = "bf16";
-      PARASIM_RETURN_IF_ERROR(r.Enum("dtype", &dt, {"fp32", "tf32", "fp16", "bf16", "fp8"}));
-      g.dtype = *ParseDtype(dt);
-      PARASIM_RETURN_IF_ERROR(r.Int("m", &g.m, 1, int64_t{1} << 24));
-      PARASIM_RETURN_IF_ERROR(r.Int("n", &g.n, 1, int64_t{1} << 24));
-      PARASIM_RETURN_IF_ERROR(r.Int("k", &g.k, 1, int64_t{1} << 24));
-      PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &g.efficiency, 0.001, 1.0));
-      p.gemm_shapes.push_back(g);
+      PARASIM_RETURN_IF_ERROR(ReadGemmShape(ctx, list[i], i, &p));
     }
   }
   if (top.Has("fabrics")) {
@@ -93,56 +162,7 @@ StatusOr<CalibrationProfile> ParseCalibrationProfile(const std::string& text,
     if (!f.IsMap()) {
       return ctx.ErrorAt(f, "fabrics", "expected a mapping of fabric id -> {efficiency, latency}");
     }
-    for (const auto& kv : f) {
-      FabricFit fit;
-      fit.id = kv.first.as<std::string>();
-      const std::string path = "fabrics." + fit.id;
-      PARASIM_ASSIGN_OR_RETURN(
-          MapReader m,
-          MapReader::Open(ctx, kv.second, path, {"efficiency", "latency", "collectives"}));
-      double x = 0;
-      if (m.Has("efficiency")) {
-        PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &x, 0.01, 1.0));
-        fit.efficiency = x;
-      }
-      if (m.Has("latency")) {
-        Duration d;
-        PARASIM_RETURN_IF_ERROR(m.Time("latency", &d));
-        fit.latency = d;
-      }
-      if (m.Has("collectives")) {
-        const YAML::Node list = m.Node("collectives");
-        if (!list.IsSequence()) {
-          return ctx.ErrorAt(list, path + ".collectives",
-                             "expected a list of {op, algo, ranks, per_node, efficiency, latency}");
-        }
-        for (size_t i = 0; i < list.size(); ++i) {
-          const std::string cpath = fmt::format("{}.collectives[{}]", path, i);
-          PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx, list[i], cpath,
-                                                                {"op", "algo", "ranks", "per_node",
-                                                                 "efficiency", "latency"}));
-          for (auto k : {"op", "algo", "ranks", "efficiency", "latency"}) {
-            PARASIM_RETURN_IF_ERROR(r.Require(k));
-          }
-          FabricSpec::CollectiveFit cf;
-          std::string op, algo;
-          PARASIM_RETURN_IF_ERROR(r.Enum(
-              "op", &op,
-              {"all_reduce", "reduce_scatter", "all_gather", "alltoall", "broadcast", "sendrecv"}));
-          cf.op = *ParseCollective(op);
-          PARASIM_RETURN_IF_ERROR(
-              r.Enum("algo", &algo, {"ring", "tree", "hierarchical", "direct"}));
-          cf.algo = *ParseAlgo(algo);
-          PARASIM_RETURN_IF_ERROR(r.Int("ranks", &cf.ranks, 1, int64_t{1} << 24));
-          cf.per_node = cf.ranks;
-          PARASIM_RETURN_IF_ERROR(r.Int("per_node", &cf.per_node, 1, cf.ranks));
-          PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &cf.efficiency, 0.01, 1.0));
-          PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency));
-          fit.collectives.push_back(cf);
-        }
-      }
-      p.fabrics.push_back(fit);
-    }
+    for (const auto& kv : f) PARASIM_RETURN_IF_ERROR(ReadFabric(ctx, kv.first, kv.second, &p));
   }
   return p;
 }

@@ -2,34 +2,24 @@
 
 #include <fmt/core.h>
 
+#include "sim/enum_names.h"
+
 extern const char kGpusYaml[];
 extern const char kFabricsYaml[];
 
 namespace parasim {
 
-std::string_view DtypeName(Dtype d) {
-  switch (d) {
-    case Dtype::kFp32:
-      return "fp32";
-    case Dtype::kTf32:
-      return "tf32";
-    case Dtype::kFp16:
-      return "fp16";
-    case Dtype::kBf16:
-      return "bf16";
-    case Dtype::kFp8:
-      return "fp8";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<Dtype, kNumDtypes> kDtypes("dtype", {{{Dtype::kFp32, "fp32"},
+                                                          {Dtype::kTf32, "tf32"},
+                                                          {Dtype::kFp16, "fp16"},
+                                                          {Dtype::kBf16, "bf16"},
+                                                          {Dtype::kFp8, "fp8"}}});
+}  // namespace
 
-StatusOr<Dtype> ParseDtype(std::string_view s) {
-  for (int i = 0; i < kNumDtypes; ++i) {
-    if (DtypeName(static_cast<Dtype>(i)) == s) return static_cast<Dtype>(i);
-  }
-  return InvalidArgument(
-      fmt::format("unknown dtype '{}'; expected fp32, tf32, fp16, bf16 or fp8", std::string(s)));
-}
+std::string_view DtypeName(Dtype d) { return kDtypes.Name(d); }
+StatusOr<Dtype> ParseDtype(std::string_view s) { return kDtypes.Parse(s); }
+std::vector<std::string_view> DtypeNames() { return kDtypes.Names(); }
 
 double DtypeBytes(Dtype d) {
   switch (d) {
@@ -65,8 +55,8 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   if (g.sms == 0) g.sms = 108;  // A100 SM count as the default tile-quantisation grid
-  PARASIM_ASSIGN_OR_RETURN(MapReader p, MapReader::Open(ctx, m.Node("peak"), m.Path("peak"),
-                                                        {"fp32", "tf32", "fp16", "bf16", "fp8"}));
+  PARASIM_ASSIGN_OR_RETURN(MapReader p,
+                           MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
   for (int i = 0; i < kNumDtypes; ++i) {
     PARASIM_RETURN_IF_ERROR(p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i]));
   }

@@ -22,6 +22,7 @@ inline constexpr int kNumDtypes = 5;
 
 std::string_view DtypeName(Dtype d);
 StatusOr<Dtype> ParseDtype(std::string_view s);
+std::vector<std::string_view> DtypeNames();  // fp32, tf32, fp16, bf16, fp8
 // Storage bytes per element (tf32 is stored as fp32).
 double DtypeBytes(Dtype d);
 

@@ -5,39 +5,26 @@
 #include <cmath>
 #include <iterator>
 
+#include "sim/enum_names.h"
+
 namespace parasim {
 
-std::string_view CommName(CommKind c) {
-  switch (c) {
-    case CommKind::kNone:
-      return "none";
-    case CommKind::kAllReduce:
-      return "all-reduce";
-    case CommKind::kReduceScatter:
-      return "reduce-scatter";
-    case CommKind::kAllGather:
-      return "all-gather";
-    case CommKind::kAllToAll:
-      return "all-to-all";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<CommKind, 5> kComms("communication",
+                                        {{{CommKind::kNone, "none"},
+                                          {CommKind::kAllReduce, "all-reduce"},
+                                          {CommKind::kReduceScatter, "reduce-scatter"},
+                                          {CommKind::kAllGather, "all-gather"},
+                                          {CommKind::kAllToAll, "all-to-all"}}});
+constexpr EnumNames<GroupKind, 5> kGroups("group", {{{GroupKind::kTp, "tp"},
+                                                     {GroupKind::kCp, "cp"},
+                                                     {GroupKind::kEp, "ep"},
+                                                     {GroupKind::kDp, "dp"},
+                                                     {GroupKind::kPp, "pp"}}});
+}  // namespace
 
-std::string_view GroupName(GroupKind g) {
-  switch (g) {
-    case GroupKind::kTp:
-      return "tp";
-    case GroupKind::kCp:
-      return "cp";
-    case GroupKind::kEp:
-      return "ep";
-    case GroupKind::kDp:
-      return "dp";
-    case GroupKind::kPp:
-      return "pp";
-  }
-  return "?";
-}
+std::string_view CommName(CommKind c) { return kComms.Name(c); }
+std::string_view GroupName(GroupKind g) { return kGroups.Name(g); }
 
 namespace {
 

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "hardware/spec.h"
 
@@ -14,6 +16,8 @@ enum class FinetuneKind { kNone, kLora, kQlora };
 enum class AttentionKind { kFlash, kStandard };
 
 std::string_view RecomputeName(RecomputeKind r);
+StatusOr<RecomputeKind> ParseRecompute(std::string_view s);
+std::vector<std::string_view> RecomputeNames();  // none, selective, full
 
 struct Training {
   int64_t seq_len = 0;

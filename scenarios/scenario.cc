@@ -176,7 +176,7 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   PARASIM_RETURN_IF_ERROR(m.Int("global_batch", &t->global_batch, 1, kMaxCount));
   PARASIM_RETURN_IF_ERROR(m.Int("micro_batch", &t->micro_batch, 1, kMaxCount));
   std::string s;
-  const std::vector<std::string_view> dtypes = {"fp32", "tf32", "fp16", "bf16", "fp8"};
+  const std::vector<std::string_view> dtypes = DtypeNames();
   if (m.Has("precision")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("precision", &s, dtypes));
     t->precision = *ParseDtype(s);
@@ -192,7 +192,7 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
     t->optimizer = s == "adam" ? OptimizerKind::kAdam : OptimizerKind::kSgd;
   }
   if (m.Has("recompute")) {
-    PARASIM_RETURN_IF_ERROR(m.Enum("recompute", &s, {"none", "selective", "full"}));
+    PARASIM_RETURN_IF_ERROR(m.Enum("recompute", &s, RecomputeNames()));
     t->recompute = *ParseRecompute(s);
   }
   if (m.Has("attention")) {

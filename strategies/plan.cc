@@ -10,16 +10,6 @@
 
 namespace parasim {
 
-StatusOr<RecomputeKind> ParseRecompute(std::string_view s) {
-  if (s == "none") return RecomputeKind::kNone;
-  if (s == "selective") return RecomputeKind::kSelective;
-  if (s == "full") return RecomputeKind::kFull;
-  return InvalidArgument(
-      fmt::format("'{}' is not a recompute mode; expected none, selective or "
-                  "full",
-                  std::string(s)));
-}
-
 const std::vector<std::string_view>& SweepableKeys() {
   static const std::vector<std::string_view> kKeys = {
       "tp",       "pp",   "dp",        "cp", "ep",          "micro_batch", "virtual_stages",

@@ -56,8 +56,6 @@ const std::vector<std::string_view>& SweepableKeys();
 // Applies one sweep value (e.g. "tp" = "4") to a scenario's layout/training.
 Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value);
 
-StatusOr<RecomputeKind> ParseRecompute(std::string_view s);
-
 // What is wrong with a layout: the parallelism key at fault and a message naming the numbers
 // that disagree.
 struct LayoutProblem {
