@@ -7,6 +7,7 @@
 #include "scenarios/scenario.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
+#include "strategies/layout_format.h"
 
 namespace parasim {
 
@@ -70,7 +71,7 @@ StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<s
       PARASIM_ASSIGN_OR_RETURN(StepReport r,
                                SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
       vc.predicted_s = r.step_time_s;
-      vc.layout = LayoutKey(s.layout, s.training);
+      vc.layout = FormatLayout(s.layout, s.training, LayoutStyle::kKey);
     }
     vc.error = vc.predicted_s / vc.measured_s - 1;
     sum += std::abs(vc.error);

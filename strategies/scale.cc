@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/model_spec.h"
+#include "strategies/layout_format.h"
 #include "strategies/memory.h"
 
 namespace parasim {
@@ -198,7 +199,7 @@ Advice Advise(const Scenario& s, double best_days) {
       if (!make(n, &l)) continue;
       if (Fits(s, l)) {
         m.gpus = n;
-        m.layout = fmt::format("TP{} PP{} DP{} ZeRO-{}", l.tp, l.pp, l.dp, l.zero);
+        m.layout = FormatLayout(l, s.training, LayoutStyle::kShort);
         break;
       }
     }

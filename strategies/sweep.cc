@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "sim/io.h"
+#include "strategies/layout_format.h"
 #include "strategies/memory.h"
 #include "strategies/schedule.h"
 
@@ -269,12 +270,6 @@ bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
 
 }  // namespace
 
-std::string LayoutKey(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
-                     l.cp, l.ep, l.sp ? 1 : 0, l.zero, ScheduleName(l.schedule), l.virtual_stages,
-                     t.micro_batch, t.global_batch, RecomputeName(t.recompute));
-}
-
 Scenario WithLayout(const Scenario& base, const SweepEntry& e) {
   Scenario s = base;
   s.layout = e.layout;
@@ -356,7 +351,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
     probe.layout = l;
     probe.training = e.training;
     if (CheckLayout(probe)) continue;
-    e.key = LayoutKey(l, e.training);
+    e.key = FormatLayout(l, e.training, LayoutStyle::kKey);
     entries.push_back(std::move(e));
   }
   // The same layout can arise twice (e.g. a listed value equal to the derived one).

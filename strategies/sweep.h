@@ -69,7 +69,6 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& option
 
 // The base scenario with an entry's layout and training applied.
 Scenario WithLayout(const Scenario& base, const SweepEntry& e);
-std::string LayoutKey(const Layout& l, const Training& t);
 
 // The largest non-compute share of a step, in words ("exposed TP communication (12%)").
 std::string Bottleneck(const StepReport& r);

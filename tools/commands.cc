@@ -19,17 +19,18 @@
 #include "hardware/measurements.h"
 #include "models/model_spec.h"
 #include "scenarios/scenario.h"
+#include "scenarios/validate.h"
 #include "sim/io.h"
 #include "sim/json.h"
 #include "sim/parse_units.h"
 #include "sim/trace.h"
 #include "sim/units.h"
+#include "strategies/layout_format.h"
 #include "strategies/memory.h"
 #include "strategies/scale.h"
 #include "strategies/schedule.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
-#include "scenarios/validate.h"
 #include "tools/report.h"
 
 namespace parasim {
@@ -103,14 +104,7 @@ void PrintRun(const Scenario& s, const StepReport& r) {
   const double gpus = static_cast<double>(s.cluster.gpus());
   fmt::print("{}: {} on {} x {}\n", s.name.empty() ? s.file : s.name, s.model.id, s.cluster.gpus(),
              s.cluster.gpu.name);
-  fmt::print(
-      "layout: TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}, {}{}, {} micro-batches of {} x {} tokens, "
-      "recompute {}\n\n",
-      l.tp, l.pp, l.dp, l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero,
-      ScheduleName(l.schedule),
-      l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
-      r.micro_batches, s.training.micro_batch, s.training.seq_len,
-      RecomputeName(s.training.recompute));
+  fmt::print("layout: {}\n\n", FormatLayout(l, s.training, LayoutStyle::kSentence));
   fmt::print("  step time        {}\n", Seconds(r.step_time_s));
   fmt::print("  throughput       {} tokens/s ({} tokens/s per GPU)\n", Human(r.tokens_per_s),
              Human(r.tokens_per_s / gpus));
@@ -163,20 +157,6 @@ void PrintRun(const Scenario& s, const StepReport& r) {
 
 }  // namespace
 
-std::string LayoutText(const Layout& l, const Training& t) {
-  std::string s = fmt::format("TP{}{} PP{} DP{}", l.tp, l.sp && l.tp > 1 ? "+SP" : "", l.pp, l.dp);
-  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
-  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
-  if (l.pp > 1) {
-    s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
-                                              : fmt::format(" {}", ScheduleName(l.schedule));
-  }
-  if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
-  s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
-  if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeName(t.recompute));
-  return s;
-}
-
 Status SweepCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
@@ -220,7 +200,8 @@ Status SweepCommand(const CommonOptions& opt) {
     }
     j.Set("results", res);
     Json pareto = Json::Array();
-    for (size_t i : r.pareto) pareto.Push(LayoutText(r.ranked[i].layout, r.ranked[i].training));
+    for (size_t i : r.pareto)
+      pareto.Push(FormatLayout(r.ranked[i].layout, r.ranked[i].training, LayoutStyle::kShort));
     j.Set("pareto", pareto);
     fmt::print("{}\n", j.Dump());
     return Status::Ok();
@@ -242,8 +223,8 @@ Status SweepCommand(const CommonOptions& opt) {
         *std::max_element(rep.peak_memory_bytes.begin(), rep.peak_memory_bytes.end()) /
         1073741824.0;
     fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>5.1f}% {:>6.1f}% {:>13} {:>12}  {}\n", i + 1,
-               LayoutText(e.layout, e.training), Seconds(rep.step_time_s), Human(rep.tokens_per_s),
-               100 * rep.mfu, 100 * rep.bubble_fraction,
+               FormatLayout(e.layout, e.training, LayoutStyle::kShort), Seconds(rep.step_time_s),
+               Human(rep.tokens_per_s), 100 * rep.mfu, 100 * rep.bubble_fraction,
                fmt::format("{} {:.0f}%", Seconds(rep.exposed.total()),
                            100 * rep.exposed.total() / rep.step_time_s),
                fmt::format("{:.1f}/{:.0f} GiB", peak, cap), Bottleneck(rep));
@@ -253,7 +234,7 @@ Status SweepCommand(const CommonOptions& opt) {
     const size_t i = r.pareto[k];
     const SweepEntry& e = r.ranked[i];
     fmt::print("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1,
-               LayoutText(e.layout, e.training), Human(e.tokens_per_s),
+               FormatLayout(e.layout, e.training, LayoutStyle::kShort), Human(e.tokens_per_s),
                cap - e.peak_memory_bytes / 1073741824.0);
   }
   if (top > 1) {
@@ -390,9 +371,9 @@ Status ScaleCommand(const CommonOptions& opt) {
       continue;
     }
     fmt::print("{:>6}  {:<40} {:>10} {:>9} {:>7.2f}x {:>9.1f}% {:>10.4f} {:>5.1f}%\n", pt.gpus,
-               LayoutText(pt.best.layout, pt.best.training), Seconds(pt.report.step_time_s),
-               Human(pt.report.tokens_per_s), pt.speedup, 100 * pt.efficiency, pt.karp_flatt,
-               100 * pt.report.mfu);
+               FormatLayout(pt.best.layout, pt.best.training, LayoutStyle::kShort),
+               Seconds(pt.report.step_time_s), Human(pt.report.tokens_per_s), pt.speedup,
+               100 * pt.efficiency, pt.karp_flatt, 100 * pt.report.mfu);
   }
   const double p = r.parallel_fraction;
   fmt::print("\nAmdahl fit (least squares over the points): parallel fraction p = {:.4f}", p);
@@ -689,9 +670,7 @@ Status MemoryCommand(const CommonOptions& opt) {
   }
   fmt::print("{}: memory per GPU ({} x {}, {})\n", s.name.empty() ? s.file : s.name,
              s.cluster.gpus(), s.cluster.gpu.id, FormatBytes(s.cluster.gpu.memory));
-  fmt::print("layout TP{} PP{} DP{} CP{} EP{}, ZeRO-{}, recompute {}, micro-batch {}\n",
-             s.layout.tp, s.layout.pp, s.layout.dp, s.layout.cp, s.layout.ep, s.layout.zero,
-             RecomputeName(s.training.recompute), s.training.micro_batch);
+  fmt::print("layout: {}\n", FormatLayout(s.layout, s.training, LayoutStyle::kSentence));
   fmt::print(
       "model states: {:.0f} bytes per parameter before sharding (weights, gradients, "
       "optimizer with fp32 master)\n\n",

@@ -9,6 +9,7 @@
 
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
+#include "strategies/layout_format.h"
 #include "strategies/schedule.h"
 
 namespace parasim {
@@ -304,14 +305,9 @@ std::string ReportHtml(const ReportInput& in) {
       "right}th{background:#f3f3f3}td.l,th.l{text-align:left}h2{margin-top:32px}.warn{color:"
       "#b00}</style>\n</head>\n<body>\n";
   h += fmt::format("<h1>{}</h1>\n", XmlEscape(s.name.empty() ? s.file : s.name));
-  const Layout& l = s.layout;
-  h += fmt::format(
-      "<p>{} on {} x {}; TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}, {}{}, {} micro-batches of {} x {} "
-      "tokens, recompute {}.</p>\n",
-      XmlEscape(s.model.id), s.cluster.gpus(), XmlEscape(s.cluster.gpu.name), l.tp, l.pp, l.dp,
-      l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero, XmlEscape(ScheduleName(l.schedule)),
-      l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : "", r.micro_batches,
-      s.training.micro_batch, s.training.seq_len, XmlEscape(RecomputeName(s.training.recompute)));
+  h += fmt::format("<p>{} on {} x {}; {}.</p>\n", XmlEscape(s.model.id), s.cluster.gpus(),
+                   XmlEscape(s.cluster.gpu.name),
+                   XmlEscape(FormatLayout(s.layout, s.training, LayoutStyle::kSentence)));
   h += "<table>\n";
   auto row = [&](const std::string& k, const std::string& v) {
     h += fmt::format("<tr><th class=\"l\">{}</th><td class=\"l\">{}</td></tr>\n", XmlEscape(k),
@@ -323,7 +319,7 @@ std::string ReportHtml(const ReportInput& in) {
       fmt::format("{:.1f} TFLOP/s per GPU, MFU {:.1f}%", r.tflops_per_gpu, 100 * r.mfu));
   row("hardware FLOPs",
       fmt::format("{:.1f} TFLOP/s per GPU, HFU {:.1f}%", r.hw_tflops_per_gpu, 100 * r.hfu));
-  if (l.pp > 1) {
+  if (s.layout.pp > 1) {
     row("pipeline bubble", fmt::format("{:.1f}% measured, {:.1f}% ideal", 100 * r.bubble_fraction,
                                        100 * r.ideal_bubble_fraction));
   }
@@ -440,13 +436,24 @@ double D(const YAML::Node& n, const char* key) {
   return n[key] && n[key].IsScalar() ? n[key].as<double>() : 0.0;
 }
 
-std::string LayoutOf(const YAML::Node& l) {
-  if (!l || !l.IsMap()) return "";
-  return fmt::format("TP{} PP{} DP{} CP{} EP{} ZeRO-{} {} mb{} gb{} {}", l["tp"].as<int>(),
-                     l["pp"].as<int>(), l["dp"].as<int64_t>(), l["cp"].as<int>(), l["ep"].as<int>(),
-                     l["zero"].as<int>(), l["schedule"].as<std::string>(),
-                     l["micro_batch"].as<int64_t>(), l["global_batch"].as<int64_t>(),
-                     l["recompute"].as<std::string>());
+// The layout of a `--json` document (SCENARIO.md "layout" object), formatted as the CLI does.
+std::string LayoutOf(const YAML::Node& j) {
+  if (!j || !j.IsMap()) return "";
+  Layout l;
+  Training t;
+  l.tp = j["tp"].as<int>();
+  l.pp = j["pp"].as<int>();
+  l.dp = j["dp"].as<int64_t>();
+  l.cp = j["cp"].as<int>();
+  l.ep = j["ep"].as<int>();
+  l.zero = j["zero"].as<int>();
+  if (j["sp"]) l.sp = j["sp"].as<bool>();
+  if (j["virtual_stages"]) l.virtual_stages = j["virtual_stages"].as<int>();
+  if (auto id = FindSchedule(j["schedule"].as<std::string>()); id.ok()) l.schedule = *id;
+  t.micro_batch = j["micro_batch"].as<int64_t>();
+  t.global_batch = j["global_batch"].as<int64_t>();
+  if (auto rc = ParseRecompute(j["recompute"].as<std::string>()); rc.ok()) t.recompute = *rc;
+  return FormatLayout(l, t, LayoutStyle::kShort);
 }
 
 std::string ScaleHtml(const YAML::Node& root) {

@@ -1,0 +1,57 @@
+#include "strategies/layout_format.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "strategies/schedule.h"
+
+namespace parasim {
+namespace {
+
+std::string Key(const Layout& l, const Training& t) {
+  return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
+                     l.cp, l.ep, l.sp ? 1 : 0, l.zero, ScheduleName(l.schedule), l.virtual_stages,
+                     t.micro_batch, t.global_batch, RecomputeName(t.recompute));
+}
+
+std::string Short(const Layout& l, const Training& t) {
+  std::string s = fmt::format("TP{}{} PP{} DP{}", l.tp, l.sp && l.tp > 1 ? "+SP" : "", l.pp, l.dp);
+  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.pp > 1) {
+    s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
+                                              : fmt::format(" {}", ScheduleName(l.schedule));
+  }
+  if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
+  s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
+  if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeName(t.recompute));
+  return s;
+}
+
+std::string Sentence(const Layout& l, const Training& t) {
+  const int64_t per_step = std::max<int64_t>(1, l.dp * t.micro_batch);
+  return fmt::format(
+      "TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}, {}{}, {} micro-batches of {} x {} tokens, recompute {}",
+      l.tp, l.pp, l.dp, l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero,
+      ScheduleName(l.schedule),
+      l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
+      std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,
+      RecomputeName(t.recompute));
+}
+
+}  // namespace
+
+std::string FormatLayout(const Layout& l, const Training& t, LayoutStyle style) {
+  switch (style) {
+    case LayoutStyle::kKey:
+      return Key(l, t);
+    case LayoutStyle::kShort:
+      return Short(l, t);
+    case LayoutStyle::kSentence:
+      return Sentence(l, t);
+  }
+  return Key(l, t);
+}
+
+}  // namespace parasim
