@@ -7,59 +7,25 @@
 
 #include "sim/parse_units.h"
 #include "strategies/schedule.h"
+#include "strategies/sweep_keys.h"
 
 namespace parasim {
 
 const std::vector<std::string_view>& SweepableKeys() {
-  static const std::vector<std::string_view> kKeys = {
-      "tp",       "pp",   "dp",        "cp", "ep",          "micro_batch", "virtual_stages",
-      "schedule", "zero", "recompute", "sp", "global_batch"};
-  return kKeys;
+  static const std::vector<std::string_view> kNames = [] {
+    std::vector<std::string_view> out;
+    for (const SweepKey& k : SweepKeys()) out.push_back(k.name);
+    return out;
+  }();
+  return kNames;
 }
 
 Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value) {
-  auto as_int = [&](int64_t lo, int64_t hi) -> StatusOr<int64_t> {
-    auto v = ParseCount(value);
-    if (!v.ok() || *v != std::floor(*v) || *v < lo || *v > hi) {
-      return InvalidArgument(
-          fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, std::string(value)));
-    }
-    return static_cast<int64_t>(*v);
-  };
-  Layout& l = s->layout;
-  if (key == "tp" || key == "pp" || key == "cp" || key == "ep" || key == "virtual_stages") {
-    PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(1, 65536));
-    int iv = static_cast<int>(v);
-    if (key == "tp") l.tp = iv;
-    if (key == "pp") l.pp = iv;
-    if (key == "cp") l.cp = iv;
-    if (key == "ep") l.ep = iv;
-    if (key == "virtual_stages") l.virtual_stages = iv;
-  } else if (key == "dp") {
-    PARASIM_ASSIGN_OR_RETURN(l.dp, as_int(1, kMaxGpus));
-    s->dp_auto = false;
-  } else if (key == "micro_batch") {
-    PARASIM_ASSIGN_OR_RETURN(s->training.micro_batch, as_int(1, kMaxCount));
-  } else if (key == "global_batch") {
-    PARASIM_ASSIGN_OR_RETURN(s->training.global_batch, as_int(1, kMaxCount));
-  } else if (key == "zero") {
-    PARASIM_ASSIGN_OR_RETURN(int64_t v, as_int(0, 3));
-    l.zero = static_cast<int>(v);
-  } else if (key == "schedule") {
-    PARASIM_ASSIGN_OR_RETURN(l.schedule, FindSchedule(value));
-  } else if (key == "recompute") {
-    PARASIM_ASSIGN_OR_RETURN(s->training.recompute, ParseRecompute(value));
-  } else if (key == "sp") {
-    if (value == "true") {
-      l.sp = true;
-    } else if (value == "false") {
-      l.sp = false;
-    } else {
-      return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(value)));
-    }
-  } else {
-    return InvalidArgument(fmt::format("'{}' cannot be swept", std::string(key)));
-  }
+  const SweepKey* k = FindSweepKey(key);
+  if (k == nullptr) return InvalidArgument(fmt::format("'{}' cannot be swept", std::string(key)));
+  PARASIM_ASSIGN_OR_RETURN(int64_t v, k->parse(value));
+  k->apply(v, &s->layout, &s->training);
+  if (key == "dp") s->dp_auto = false;
   return Status::Ok();
 }
 

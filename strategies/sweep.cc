@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -16,193 +17,23 @@
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
 #include "strategies/schedule.h"
+#include "strategies/sweep_keys.h"
 
 namespace parasim {
 namespace {
 
-enum class Key : uint8_t {
-  kTp,
-  kPp,
-  kDp,
-  kCp,
-  kEp,
-  kMicroBatch,
-  kVirtual,
-  kSchedule,
-  kZero,
-  kRecompute,
-  kSp,
-  kGlobalBatch
-};
-
-struct Value {
-  Key key;
-  int64_t i = 0;
-};
-
+// One axis of the grid: a key of the sweep-key table and its typed values.
 struct Axis {
-  Key key;
-  std::vector<Value> values;
+  const SweepKey* key;
+  std::vector<int64_t> values;
 };
 
-StatusOr<Key> KeyOf(std::string_view k) {
-  static const std::pair<std::string_view, Key> kKeys[] = {{"tp", Key::kTp},
-                                                           {"pp", Key::kPp},
-                                                           {"dp", Key::kDp},
-                                                           {"cp", Key::kCp},
-                                                           {"ep", Key::kEp},
-                                                           {"micro_batch", Key::kMicroBatch},
-                                                           {"virtual_stages", Key::kVirtual},
-                                                           {"schedule", Key::kSchedule},
-                                                           {"zero", Key::kZero},
-                                                           {"recompute", Key::kRecompute},
-                                                           {"sp", Key::kSp},
-                                                           {"global_batch", Key::kGlobalBatch}};
-  for (const auto& [name, key] : kKeys) {
-    if (name == k) return key;
-  }
-  return InvalidArgument(fmt::format("'{}' cannot be swept", std::string(k)));
-}
-
-void Apply(const Value& v, Layout* l, Training* t) {
-  switch (v.key) {
-    case Key::kTp:
-      l->tp = static_cast<int>(v.i);
-      break;
-    case Key::kPp:
-      l->pp = static_cast<int>(v.i);
-      break;
-    case Key::kDp:
-      l->dp = v.i;
-      break;
-    case Key::kCp:
-      l->cp = static_cast<int>(v.i);
-      break;
-    case Key::kEp:
-      l->ep = static_cast<int>(v.i);
-      break;
-    case Key::kMicroBatch:
-      t->micro_batch = v.i;
-      break;
-    case Key::kVirtual:
-      l->virtual_stages = static_cast<int>(v.i);
-      break;
-    case Key::kSchedule:
-      l->schedule = static_cast<ScheduleId>(v.i);
-      break;
-    case Key::kZero:
-      l->zero = static_cast<int>(v.i);
-      break;
-    case Key::kRecompute:
-      t->recompute = static_cast<RecomputeKind>(v.i);
-      break;
-    case Key::kSp:
-      l->sp = v.i != 0;
-      break;
-    case Key::kGlobalBatch:
-      t->global_batch = v.i;
-      break;
-  }
-}
-
-// Typed value of one swept scalar, read back from a probe scenario.
-StatusOr<Value> Parse(Key key, std::string_view name, const std::string& text) {
-  Scenario probe;
-  PARASIM_RETURN_IF_ERROR(ApplySweepValue(&probe, name, text));
-  const Layout& l = probe.layout;
-  const Training& t = probe.training;
-  Value v{key, 0};
-  switch (key) {
-    case Key::kTp:
-      v.i = l.tp;
-      break;
-    case Key::kPp:
-      v.i = l.pp;
-      break;
-    case Key::kDp:
-      v.i = l.dp;
-      break;
-    case Key::kCp:
-      v.i = l.cp;
-      break;
-    case Key::kEp:
-      v.i = l.ep;
-      break;
-    case Key::kMicroBatch:
-      v.i = t.micro_batch;
-      break;
-    case Key::kVirtual:
-      v.i = l.virtual_stages;
-      break;
-    case Key::kSchedule:
-      v.i = static_cast<int64_t>(l.schedule);
-      break;
-    case Key::kZero:
-      v.i = l.zero;
-      break;
-    case Key::kRecompute:
-      v.i = static_cast<int64_t>(t.recompute);
-      break;
-    case Key::kSp:
-      v.i = l.sp ? 1 : 0;
-      break;
-    case Key::kGlobalBatch:
-      v.i = t.global_batch;
-      break;
-  }
-  return v;
-}
-
-std::vector<int64_t> AutoValues(Key key, const Scenario& s) {
-  std::vector<int64_t> out;
-  const int64_t gpus = s.cluster.gpus();
-  switch (key) {
-    case Key::kTp:
-      for (int64_t t = 1; t <= s.cluster.gpus_per_node; t *= 2) out.push_back(t);
-      if (out.back() != s.cluster.gpus_per_node) out.push_back(s.cluster.gpus_per_node);
-      break;
-    case Key::kPp:
-      for (int64_t p = 1; p <= std::min<int64_t>(gpus, s.model.layers); ++p) {
-        if (gpus % p == 0) out.push_back(p);
-      }
-      break;
-    case Key::kDp:
-      break;  // derived from the GPU count per layout
-    case Key::kCp:
-      for (int64_t c = 1; c <= 16; c *= 2) {
-        if (gpus % c == 0 && s.training.seq_len % c == 0) out.push_back(c);
-      }
-      break;
-    case Key::kEp:
-      for (int64_t e = 1; e <= std::max(1, s.model.moe.experts); ++e) {
-        if (std::max(1, s.model.moe.experts) % e == 0) out.push_back(e);
-      }
-      break;
-    case Key::kMicroBatch:
-      out = {1, 2, 4, 8, 16};
-      break;
-    case Key::kVirtual:
-      out = {1, 2, 3, 4, 6, 8};
-      break;
-    case Key::kSchedule:
-      for (ScheduleId id : AllSchedules()) out.push_back(id);
-      break;
-    case Key::kZero:
-      out = {0, 1, 2, 3};
-      break;
-    case Key::kRecompute:
-      out = {static_cast<int64_t>(RecomputeKind::kNone),
-             static_cast<int64_t>(RecomputeKind::kSelective),
-             static_cast<int64_t>(RecomputeKind::kFull)};
-      break;
-    case Key::kSp:
-      out = {0, 1};
-      break;
-    case Key::kGlobalBatch:
-      break;
-  }
-  return out;
-}
+// The grid a sweep block spans, its axes in file order; dp follows the GPU count unless listed.
+struct Grid {
+  std::vector<Axis> axes;
+  bool dp_auto = false;
+  int64_t points = 0;
+};
 
 // Points of the grid that behave exactly like another point are folded onto it (SP without
 // TP is no SP; one model chunk is plain 1F1B; one stage has no schedule; ZeRO without data
@@ -268,75 +99,60 @@ bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
   return a.key < b.key;
 }
 
-}  // namespace
-
-Scenario WithLayout(const Scenario& base, const SweepEntry& e) {
-  Scenario s = base;
-  s.layout = e.layout;
-  s.training = e.training;
-  s.dp_auto = false;
-  s.sweep.reset();
-  return s;
-}
-
-StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  SweepOutcome out;
-  out.base_global_batch = base.training.global_batch;
-  const SweepSpec spec = base.sweep ? *base.sweep : SweepSpec{};
-
-  // Axes with typed values; dp follows the GPU count unless listed.
-  std::vector<Axis> axes;
-  bool dp_listed = false, dp_auto = base.dp_auto;
+// Enumerate, part 1: the axes with typed values, and the grid's size against --max-layouts.
+StatusOr<Grid> BuildGrid(const Scenario& base, const SweepSpec& spec, const SweepOptions& opt) {
+  Grid g;
+  g.dp_auto = base.dp_auto;
   for (const auto& [name, axis] : spec.axes) {
-    PARASIM_ASSIGN_OR_RETURN(Key key, KeyOf(name));
-    if (key == Key::kDp) {
-      if (axis.is_auto) {
-        dp_auto = true;
-        continue;
-      }
-      dp_listed = true;
-      dp_auto = false;
+    const SweepKey* key = FindSweepKey(name);
+    if (key == nullptr) return InvalidArgument(fmt::format("'{}' cannot be swept", name));
+    if (key->name == "dp") {
+      g.dp_auto = axis.is_auto;
+      if (axis.is_auto) continue;
     }
     Axis a{key, {}};
     if (axis.is_auto) {
-      for (int64_t v : AutoValues(key, base)) a.values.push_back({key, v});
+      a.values = key->auto_values(base);
     } else {
       for (const auto& text : axis.values) {
-        PARASIM_ASSIGN_OR_RETURN(Value v, Parse(key, name, text));
+        PARASIM_ASSIGN_OR_RETURN(int64_t v, key->parse(text));
         a.values.push_back(v);
       }
     }
-    if (!a.values.empty()) axes.push_back(std::move(a));
+    if (!a.values.empty()) g.axes.push_back(std::move(a));
   }
-  (void)dp_listed;
-  double grid = 1;
-  for (const Axis& a : axes) grid *= static_cast<double>(a.values.size());
-  if (grid > static_cast<double>(opt.max_layouts)) {
+  double points = 1;
+  for (const Axis& a : g.axes) points *= static_cast<double>(a.values.size());
+  if (points > static_cast<double>(opt.max_layouts)) {
     return InvalidArgument(fmt::format(
         "{}: error: sweep: the sweep block spans {:.3g} layouts, more than --max-layouts {}; "
         "narrow an axis (lists instead of auto) or raise --max-layouts",
-        spec.where.empty() ? base.file + ":1:1" : spec.where, grid, opt.max_layouts));
+        spec.where.empty() ? base.file + ":1:1" : spec.where, points, opt.max_layouts));
   }
-  out.evaluated = static_cast<int64_t>(grid);
+  g.points = static_cast<int64_t>(points);
+  return g;
+}
 
-  // Enumerate, derive dp and the global batch, and keep the valid, distinct layouts.
+// Enumerate, part 2: every grid point with dp and the global batch derived, folded onto its
+// canonical form, checked, and kept once.
+std::vector<SweepEntry> Enumerate(const Scenario& base, const SweepSpec& spec, const Grid& g) {
   std::vector<SweepEntry> entries;
-  std::vector<size_t> idx(axes.size(), 0);
-  Scenario probe = base;  // the validator reads the layout and training in place
-  for (int64_t n = 0; n < out.evaluated; ++n) {
+  std::vector<size_t> idx(g.axes.size(), 0);
+  Scenario probe = base;  // CheckLayout reads the layout and training in place
+  for (int64_t n = 0; n < g.points; ++n) {
     SweepEntry e;
     e.layout = base.layout;
     e.training = base.training;
-    for (size_t a = 0; a < axes.size(); ++a) Apply(axes[a].values[idx[a]], &e.layout, &e.training);
+    for (size_t a = 0; a < g.axes.size(); ++a) {
+      g.axes[a].key->apply(g.axes[a].values[idx[a]], &e.layout, &e.training);
+    }
     // Advance the mixed-radix counter.
-    for (size_t a = 0; a < axes.size(); ++a) {
-      if (++idx[a] < axes[a].values.size()) break;
+    for (size_t a = 0; a < g.axes.size(); ++a) {
+      if (++idx[a] < g.axes[a].values.size()) break;
       idx[a] = 0;
     }
     Layout& l = e.layout;
-    if (dp_auto) {
+    if (g.dp_auto) {
       const int64_t denom = static_cast<int64_t>(l.tp) * l.pp * l.cp;
       if (base.cluster.gpus() % denom != 0) continue;
       l.dp = base.cluster.gpus() / denom;
@@ -361,21 +177,60 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
       std::unique(entries.begin(), entries.end(),
                   [](const SweepEntry& a, const SweepEntry& b) { return a.key == b.key; }),
       entries.end());
-  out.valid = static_cast<int64_t>(entries.size());
+  return entries;
+}
 
-  // Earlier results (--resume) and the CSV written as results arrive.
-  std::unordered_map<std::string, SweepEntry> done;
-  if (opt.resume && !opt.out_csv.empty()) {
-    std::ifstream in(opt.out_csv);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (in.eof()) break;  // a last line without its newline was torn by a kill
-      SweepEntry e;
-      if (ParseCsv(line, &e)) done[e.key] = e;
-    }
+// Evaluate one layout: the memory planner first, the replay only for layouts that fit.
+Status EvaluateOne(const Scenario& base, SweepEntry* e) {
+  MemoryReport mem = EstimateMemory(base.model, e->training, e->layout, base.cluster);
+  double worst = 0;
+  for (const auto& st : mem.stages) worst = std::max(worst, st.total());
+  e->peak_memory_bytes = worst;
+  if (!mem.fits) {
+    e->reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", Bytes(worst).gib(),
+                            Bytes(mem.capacity_bytes).gib());
+    return Status::Ok();
   }
+  StepOptions so;
+  so.critical_path = false;
+  PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                           SimulateStep(base.model, e->training, e->layout, base.cluster, so));
+  e->fits = r.fits;
+  e->step_time_s = r.step_time_s;
+  e->tokens_per_s = r.tokens_per_s;
+  e->mfu = r.mfu;
+  e->bubble = r.bubble_fraction;
+  e->exposed = r.exposed;
+  e->peak_memory_bytes = *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
+  e->compute_s = *std::max_element(r.stage_compute_s.begin(), r.stage_compute_s.end());
+  if (!e->fits) {
+    e->reason = fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
+                            Bytes(e->peak_memory_bytes).gib(), Bytes(r.capacity_bytes).gib());
+  }
+  return Status::Ok();
+}
+
+// Earlier results (--resume): every whole line of the CSV, by layout key.
+std::unordered_map<std::string, SweepEntry> ReadResume(const std::string& path) {
+  std::unordered_map<std::string, SweepEntry> done;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // a last line without its newline was torn by a kill
+    SweepEntry e;
+    if (ParseCsv(line, &e)) done[e.key] = e;
+  }
+  return done;
+}
+
+// Evaluate every layout on `opt.jobs` threads, appending each result to the CSV as it arrives;
+// returns how many were taken from an earlier run.
+StatusOr<int64_t> Evaluate(const Scenario& base, const SweepOptions& opt,
+                           std::vector<SweepEntry>* entries) {
+  std::unordered_map<std::string, SweepEntry> done;
+  if (opt.resume && !opt.out_csv.empty()) done = ReadResume(opt.out_csv);
   std::ofstream csv;
-  std::mutex csv_mu;
+  std::mutex mu;  // guards csv and first_error
   if (!opt.out_csv.empty()) {
     csv.open(opt.out_csv, opt.resume ? std::ios::app : std::ios::trunc);
     if (!csv) {
@@ -387,99 +242,101 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
       csv.flush();
     }
   }
-
   std::atomic<size_t> next{0};
-  std::atomic<int64_t> finished{0};
-  std::atomic<int64_t> resumed{0};
+  std::atomic<int64_t> finished{0}, resumed{0};
   Status first_error;
-  std::mutex err_mu;
   auto work = [&]() {
-    for (size_t i = next++; i < entries.size(); i = next++) {
-      SweepEntry& e = entries[i];
-      auto it = done.find(e.key);
-      if (it != done.end()) {
-        Layout l = e.layout;
-        Training t = e.training;
+    for (size_t i = next++; i < entries->size(); i = next++) {
+      SweepEntry& e = (*entries)[i];
+      if (auto it = done.find(e.key); it != done.end()) {
+        const Layout l = e.layout;
+        const Training t = e.training;
         e = it->second;
         e.layout = l;
         e.training = t;
         ++resumed;
-      } else {
-        MemoryReport mem = EstimateMemory(base.model, e.training, e.layout, base.cluster);
-        double worst = 0;
-        for (const auto& st : mem.stages) worst = std::max(worst, st.total());
-        e.peak_memory_bytes = worst;
-        if (!mem.fits) {
-          e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", worst / 1073741824.0,
-                                 mem.capacity_bytes / 1073741824.0);
-        } else {
-          StepOptions so;
-          so.critical_path = false;
-          StatusOr<StepReport> r = SimulateStep(base.model, e.training, e.layout, base.cluster, so);
-          if (!r.ok()) {
-            std::lock_guard<std::mutex> lock(err_mu);
-            if (first_error.ok()) first_error = r.status();
-            continue;
-          }
-          e.fits = r->fits;
-          e.step_time_s = r->step_time_s;
-          e.tokens_per_s = r->tokens_per_s;
-          e.mfu = r->mfu;
-          e.bubble = r->bubble_fraction;
-          e.exposed = r->exposed;
-          e.peak_memory_bytes =
-              *std::max_element(r->peak_memory_bytes.begin(), r->peak_memory_bytes.end());
-          e.compute_s = *std::max_element(r->stage_compute_s.begin(), r->stage_compute_s.end());
-          if (!e.fits) {
-            e.reason =
-                fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
-                            e.peak_memory_bytes / 1073741824.0, r->capacity_bytes / 1073741824.0);
-          }
-        }
-        if (csv.is_open()) {
-          std::string line = Csv(e);
-          std::lock_guard<std::mutex> lock(csv_mu);
-          csv << line;
-          csv.flush();
-        }
+      } else if (Status st = EvaluateOne(base, &e); !st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = st;
+        continue;
+      } else if (csv.is_open()) {
+        const std::string line = Csv(e);
+        std::lock_guard<std::mutex> lock(mu);
+        csv << line;
+        csv.flush();
       }
       const int64_t d = ++finished;
-      if (opt.progress) opt.progress(d, static_cast<int64_t>(entries.size()));
+      if (opt.progress) opt.progress(d, static_cast<int64_t>(entries->size()));
     }
   };
-  const int jobs = std::max(1, opt.jobs);
   std::vector<std::thread> pool;
-  for (int j = 1; j < jobs; ++j) pool.emplace_back(work);
+  for (int j = 1; j < std::max(1, opt.jobs); ++j) pool.emplace_back(work);
   work();
   for (auto& th : pool) th.join();
   if (!first_error.ok()) return first_error;
-  out.resumed = resumed;
-  csv.close();
+  return resumed.load();
+}
 
+// Rank: the layouts that fit, best first by the objective, and the Pareto front of
+// throughput against memory (no other layout is both faster and leaves more memory free).
+void Rank(const SweepSpec& spec, const std::vector<SweepEntry>& entries, SweepOutcome* out) {
   for (const SweepEntry& e : entries) {
-    if (e.fits) out.ranked.push_back(e);
+    if (e.fits) out->ranked.push_back(e);
   }
-  out.feasible = static_cast<int64_t>(out.ranked.size());
-  std::sort(out.ranked.begin(), out.ranked.end(),
+  out->feasible = static_cast<int64_t>(out->ranked.size());
+  std::sort(out->ranked.begin(), out->ranked.end(),
             [&](const SweepEntry& a, const SweepEntry& b) { return Better(a, b, spec.objective); });
-  // Pareto front: no other layout is both faster and leaves more memory free.
-  {
-    std::vector<size_t> order(out.ranked.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const auto& x = out.ranked[a];
-      const auto& y = out.ranked[b];
-      if (x.tokens_per_s != y.tokens_per_s) return x.tokens_per_s > y.tokens_per_s;
-      return x.peak_memory_bytes < y.peak_memory_bytes;
-    });
-    double best_mem = 1e300;
-    for (size_t i : order) {
-      if (out.ranked[i].peak_memory_bytes < best_mem) {
-        out.pareto.push_back(i);
-        best_mem = out.ranked[i].peak_memory_bytes;
-      }
+  std::vector<size_t> order(out->ranked.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto& x = out->ranked[a];
+    const auto& y = out->ranked[b];
+    if (x.tokens_per_s != y.tokens_per_s) return x.tokens_per_s > y.tokens_per_s;
+    return x.peak_memory_bytes < y.peak_memory_bytes;
+  });
+  double best_mem = std::numeric_limits<double>::infinity();
+  for (size_t i : order) {
+    if (out->ranked[i].peak_memory_bytes < best_mem) {
+      out->pareto.push_back(i);
+      best_mem = out->ranked[i].peak_memory_bytes;
     }
   }
+}
+
+// Write: the final CSV, every layout, the ranked ones first, rewritten atomically.
+Status WriteCsv(const std::string& path, const SweepOutcome& out,
+                const std::vector<SweepEntry>& entries) {
+  std::string text = kCsvHeader;
+  for (const auto& e : out.ranked) text += Csv(e);
+  for (const auto& e : entries) {
+    if (!e.fits) text += Csv(e);
+  }
+  return WriteFileAtomic(path, text);
+}
+
+}  // namespace
+
+Scenario WithLayout(const Scenario& base, const SweepEntry& e) {
+  Scenario s = base;
+  s.layout = e.layout;
+  s.training = e.training;
+  s.dp_auto = false;
+  s.sweep.reset();
+  return s;
+}
+
+StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  SweepOutcome out;
+  out.base_global_batch = base.training.global_batch;
+  const SweepSpec spec = base.sweep ? *base.sweep : SweepSpec{};
+  PARASIM_ASSIGN_OR_RETURN(Grid grid, BuildGrid(base, spec, opt));
+  out.evaluated = grid.points;
+  std::vector<SweepEntry> entries = Enumerate(base, spec, grid);
+  out.valid = static_cast<int64_t>(entries.size());
+  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(base, opt, &entries));
+  Rank(spec, entries, &out);
   // Full reports of the leaders, replayed again (deterministic, so a resumed sweep prints the
   // same).
   const size_t top =
@@ -490,19 +347,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
                                           base.cluster, StepOptions{}));
     out.top_reports.push_back(std::move(r));
   }
-  // The final CSV: every layout, best first, rewritten atomically.
-  if (!opt.out_csv.empty()) {
-    std::vector<const SweepEntry*> all;
-    for (const auto& e : out.ranked) all.push_back(&e);
-    std::vector<const SweepEntry*> rest;
-    for (const auto& e : entries) {
-      if (!e.fits) rest.push_back(&e);
-    }
-    std::string text = kCsvHeader;
-    for (const auto* e : all) text += Csv(*e);
-    for (const auto* e : rest) text += Csv(*e);
-    PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out_csv, text));
-  }
+  if (!opt.out_csv.empty()) PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out, entries));
   out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
   out.layouts_per_second = out.elapsed_s > 0 ? out.evaluated / out.elapsed_s : 0;
   return out;

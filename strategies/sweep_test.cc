@@ -10,6 +10,7 @@
 #include <string>
 
 #include "strategies/memory.h"
+#include "strategies/sweep_keys.h"
 #include "tests/load_scenario.h"
 
 namespace parasim {
@@ -131,6 +132,39 @@ TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   auto r = RunSweep(s, o);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("--max-layouts") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("one sweep-key table: every key parses, applies and lists its auto values") {
+  const Scenario s = testing::LoadScenarioOrFail("scenarios/gpt3-175b-1024-a100.yaml");
+  CHECK(SweepableKeys().size() == SweepKeys().size());
+  for (const SweepKey& k : SweepKeys()) {
+    CAPTURE(k.name);
+    CHECK(FindSweepKey(k.name) == &k);
+    CHECK(!k.parse("not-a-value").ok());
+    for (int64_t v : k.auto_values(s)) {
+      Layout l;
+      Training t;
+      k.apply(v, &l, &t);  // every auto value applies without a parse
+    }
+  }
+  Scenario probe = s;
+  REQUIRE(ApplySweepValue(&probe, "tp", "4").ok());
+  REQUIRE(ApplySweepValue(&probe, "schedule", "interleaved").ok());
+  REQUIRE(ApplySweepValue(&probe, "recompute", "selective").ok());
+  CHECK(probe.layout.tp == 4);
+  CHECK(probe.layout.schedule == kScheduleInterleaved);
+  CHECK(probe.training.recompute == RecomputeKind::kSelective);
+  CHECK(ApplySweepValue(&probe, "zero", "4").message() ==
+        "expected an integer from 0 to 3, got '4'");
+  CHECK(ApplySweepValue(&probe, "gpu", "h100").message() == "'gpu' cannot be swept");
+  // tp auto: powers of two up to the node (8 GPUs of a DGX A100).
+  CHECK(FindSweepKey("tp")->auto_values(s) == std::vector<int64_t>{1, 2, 4, 8});
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+#include "strategies/sweep_keys.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/parse_units.h"
+#include "strategies/plan.h"
+#include "strategies/schedule.h"
+
+namespace parasim {
+namespace {
+
+template <int64_t kLo, int64_t kHi>
+StatusOr<int64_t> Integer(std::string_view value) {
+  auto v = ParseCount(value);
+  if (!v.ok() || *v != std::floor(*v) || *v < kLo || *v > kHi) {
+    return InvalidArgument(
+        fmt::format("expected an integer from {} to {}, got '{}'", kLo, kHi, std::string(value)));
+  }
+  return static_cast<int64_t>(*v);
+}
+
+// Parallel degrees within one model replica: 65536 is far past any node or model.
+constexpr int64_t kMaxDegree = 65536;
+
+StatusOr<int64_t> Boolean(std::string_view value) {
+  if (value == "true") return 1;
+  if (value == "false") return 0;
+  return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(value)));
+}
+
+StatusOr<int64_t> Schedule(std::string_view value) {
+  PARASIM_ASSIGN_OR_RETURN(ScheduleId id, FindSchedule(value));
+  return static_cast<int64_t>(id);
+}
+
+StatusOr<int64_t> Recompute(std::string_view value) {
+  PARASIM_ASSIGN_OR_RETURN(RecomputeKind r, ParseRecompute(value));
+  return static_cast<int64_t>(r);
+}
+
+std::vector<int64_t> None(const Scenario&) { return {}; }
+
+std::vector<int64_t> TpAuto(const Scenario& s) {
+  std::vector<int64_t> out;
+  for (int64_t t = 1; t <= s.cluster.gpus_per_node; t *= 2) out.push_back(t);
+  if (out.empty() || out.back() != s.cluster.gpus_per_node) out.push_back(s.cluster.gpus_per_node);
+  return out;
+}
+
+std::vector<int64_t> PpAuto(const Scenario& s) {
+  std::vector<int64_t> out;
+  const int64_t gpus = s.cluster.gpus();
+  for (int64_t p = 1; p <= std::min<int64_t>(gpus, s.model.layers); ++p) {
+    if (gpus % p == 0) out.push_back(p);
+  }
+  return out;
+}
+
+// Context parallelism up to 16: the widest published CP (Llama 3 405B at 128K tokens).
+std::vector<int64_t> CpAuto(const Scenario& s) {
+  std::vector<int64_t> out;
+  for (int64_t c = 1; c <= 16; c *= 2) {
+    if (s.cluster.gpus() % c == 0 && s.training.seq_len % c == 0) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<int64_t> EpAuto(const Scenario& s) {
+  std::vector<int64_t> out;
+  const int experts = std::max(1, s.model.moe.experts);
+  for (int64_t e = 1; e <= experts; ++e) {
+    if (experts % e == 0) out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<int64_t> ScheduleAuto(const Scenario&) {
+  std::vector<int64_t> out;
+  for (ScheduleId id : AllSchedules()) out.push_back(id);
+  return out;
+}
+
+const std::vector<SweepKey> kKeys = {
+    {"tp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->tp = int(v); }, TpAuto},
+    {"pp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->pp = int(v); }, PpAuto},
+    {"dp", Integer<1, kMaxGpus>, [](int64_t v, Layout* l, Training*) { l->dp = v; }, None},
+    {"cp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->cp = int(v); }, CpAuto},
+    {"ep", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->ep = int(v); }, EpAuto},
+    // Micro-batches beyond 16 sequences leave no GEMM faster on any GPU in the catalog.
+    {"micro_batch", Integer<1, kMaxCount>,
+     [](int64_t v, Layout*, Training* t) { t->micro_batch = v; },
+     [](const Scenario&) {
+       return std::vector<int64_t>{1, 2, 4, 8, 16};
+     }},
+    // Megatron-LM's interleaving is used with 2-8 chunks per stage (SC21 Fig. 12 sweeps to 8).
+    {"virtual_stages", Integer<1, kMaxDegree>,
+     [](int64_t v, Layout* l, Training*) { l->virtual_stages = int(v); },
+     [](const Scenario&) { return std::vector<int64_t>{1, 2, 3, 4, 6, 8}; }},
+    {"schedule", Schedule,
+     [](int64_t v, Layout* l, Training*) { l->schedule = static_cast<ScheduleId>(v); },
+     ScheduleAuto},
+    {"zero", Integer<0, 3>, [](int64_t v, Layout* l, Training*) { l->zero = int(v); },
+     [](const Scenario&) {
+       return std::vector<int64_t>{0, 1, 2, 3};
+     }},
+    {"recompute", Recompute,
+     [](int64_t v, Layout*, Training* t) { t->recompute = static_cast<RecomputeKind>(v); },
+     [](const Scenario&) {
+       return std::vector<int64_t>{static_cast<int64_t>(RecomputeKind::kNone),
+                                   static_cast<int64_t>(RecomputeKind::kSelective),
+                                   static_cast<int64_t>(RecomputeKind::kFull)};
+     }},
+    {"sp", Boolean, [](int64_t v, Layout* l, Training*) { l->sp = v != 0; },
+     [](const Scenario&) {
+       return std::vector<int64_t>{0, 1};
+     }},
+    {"global_batch", Integer<1, kMaxCount>,
+     [](int64_t v, Layout*, Training* t) { t->global_batch = v; }, None},
+};
+
+}  // namespace
+
+const std::vector<SweepKey>& SweepKeys() { return kKeys; }
+
+const SweepKey* FindSweepKey(std::string_view name) {
+  for (const SweepKey& k : kKeys) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace parasim

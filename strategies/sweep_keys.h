@@ -1,0 +1,36 @@
+// The one table of keys a sweep block may vary (SCENARIO.md "sweep"): for each, how a value is
+// read (and what is accepted), how it is applied to a layout and training, and what `auto`
+// means for a scenario. The loader checks sweep values with it, `--set` applies them, and the
+// sweep enumerates its grid from it; a value travels typed (an integer) from parse to apply.
+//
+//   const SweepKey* k = FindSweepKey("tp");
+//   PARASIM_ASSIGN_OR_RETURN(int64_t v, k->parse("4"));
+//   k->apply(v, &layout, &training);
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "models/training.h"
+#include "sim/status.h"
+#include "strategies/layout.h"
+
+namespace parasim {
+
+struct Scenario;
+
+struct SweepKey {
+  std::string_view name;
+  StatusOr<int64_t> (*parse)(std::string_view value);
+  void (*apply)(int64_t value, Layout* l, Training* t);
+  // Every value worth trying for `s` (empty: derived per layout, as dp is, or not auto-able).
+  std::vector<int64_t> (*auto_values)(const Scenario& s);
+};
+
+// In the order the sweep enumerates them: tp, pp, dp, cp, ep, micro_batch, virtual_stages,
+// schedule, zero, recompute, sp, global_batch.
+const std::vector<SweepKey>& SweepKeys();
+const SweepKey* FindSweepKey(std::string_view name);
+
+}  // namespace parasim
