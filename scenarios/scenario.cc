@@ -273,14 +273,13 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   }
   if (m.Has("order")) {
     YAML::Node o = m.Node("order");
-    std::vector<std::string> order;
-    if (o.IsSequence()) {
-      for (const auto& item : o) order.push_back(item.IsScalar() ? item.Scalar() : "");
+    std::vector<RankDim> order;
+    for (size_t i = 0; o.IsSequence() && i < o.size(); ++i) {
+      auto d =
+          o[i].IsScalar() ? ParseRankDim(o[i].Scalar()) : StatusOr<RankDim>(InvalidArgument(""));
+      if (d.ok() && std::find(order.begin(), order.end(), *d) == order.end()) order.push_back(*d);
     }
-    std::vector<std::string> want = {"cp", "dp", "ep", "pp", "tp"};
-    std::vector<std::string> sorted = order;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted != want) {
+    if (!o.IsSequence() || order.size() != 5 || o.size() != 5) {
       return m.Error("order", "expected a permutation of [tp, cp, ep, dp, pp], innermost first");
     }
     l.order = order;

@@ -1,6 +1,18 @@
 #include "strategies/layout.h"
 
+#include "sim/enum_names.h"
+
 namespace parasim {
+namespace {
+constexpr EnumNames<RankDim, 5> kRankDims("rank dimension", {{{RankDim::kTp, "tp"},
+                                                              {RankDim::kCp, "cp"},
+                                                              {RankDim::kEp, "ep"},
+                                                              {RankDim::kDp, "dp"},
+                                                              {RankDim::kPp, "pp"}}});
+}  // namespace
+
+std::string_view RankDimName(RankDim d) { return kRankDims.Name(d); }
+StatusOr<RankDim> ParseRankDim(std::string_view s) { return kRankDims.Parse(s); }
 
 std::vector<int> StageLayers(const Layout& l, int layers) {
   if (!l.stage_layers.empty()) return l.stage_layers;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/status.h"
 #include "sim/units.h"
 
 namespace parasim {
@@ -18,6 +19,12 @@ inline constexpr ScheduleId kSchedule1F1B = 1;
 inline constexpr ScheduleId kScheduleInterleaved = 2;
 
 enum class CompressionKind { kNone, kFp16, kInt8, kTopK, kPowerSgd };
+
+// The dimensions of the rank grid (SCENARIO.md parallelism.order). EP is carved out of dp x cp,
+// so its place in the order does not move a rank.
+enum class RankDim : uint8_t { kTp, kCp, kEp, kDp, kPp };
+std::string_view RankDimName(RankDim d);
+StatusOr<RankDim> ParseRankDim(std::string_view s);
 
 struct Layout {
   int tp = 1;
@@ -36,7 +43,9 @@ struct Layout {
   CompressionKind compression = CompressionKind::kNone;
   double compression_param = 0;  // top-k fraction or PowerSGD rank
   // Rank order of groups, innermost first (TP innermost so TP stays inside a node).
-  std::vector<std::string> order = {"tp", "cp", "ep", "dp", "pp"};
+  // Dimensions the order leaves out go outermost, in this default order.
+  std::vector<RankDim> order = {RankDim::kTp, RankDim::kCp, RankDim::kEp, RankDim::kDp,
+                                RankDim::kPp};
 
   int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
 };

@@ -7,12 +7,20 @@ namespace {
 
 constexpr int kTp = 0, kCp = 1, kDp = 2, kPp = 3;
 
-int DimIndex(const std::string& name) {
-  if (name == "tp") return kTp;
-  if (name == "cp") return kCp;
-  if (name == "dp") return kDp;
-  if (name == "pp") return kPp;
-  return -1;  // "ep" is carved out of dp x cp, not a dimension of the grid
+int DimIndex(RankDim d) {
+  switch (d) {
+    case RankDim::kTp:
+      return kTp;
+    case RankDim::kCp:
+      return kCp;
+    case RankDim::kDp:
+      return kDp;
+    case RankDim::kPp:
+      return kPp;
+    case RankDim::kEp:
+      return -1;  // carved out of dp x cp, not a dimension of the grid
+  }
+  return -1;
 }
 
 }  // namespace
@@ -23,8 +31,8 @@ Placement::Placement(const Layout& layout, const ClusterSpec& cluster)
       pod_gpus_(cluster.pod_gpus) {
   size_ = {layout.tp, layout.cp, layout.dp, layout.pp};
   std::vector<int> order;
-  for (const auto& name : layout.order) {
-    int d = DimIndex(name);
+  for (RankDim dim : layout.order) {
+    int d = DimIndex(dim);
     if (d >= 0 && std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
   }
   // Dimensions the order leaves out go outermost, in the default order.

@@ -255,7 +255,7 @@ TEST_CASE("placement: TP innermost, pipeline outermost; group shapes for the cos
   CHECK(rc.dp == 5);
   CHECK(rc.pp == 2);
   // DP innermost instead: the gradient group fits a node, TP straddles nodes.
-  l.order = {"dp", "tp", "pp"};
+  l.order = {RankDim::kDp, RankDim::kTp, RankDim::kPp};
   l.dp = 8;
   l.pp = 16;
   Placement dp_first(l, c);
