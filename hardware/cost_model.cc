@@ -103,9 +103,9 @@ Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) con
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return Duration::Zero();
   // A batched GEMM fills the GPU like one GEMM with `batch` times the rows.
   const double eff = GemmEfficiency(m * batch, n, k);
-  const double flops = 2.0 * m * n * k * batch;
-  const double bytes = DtypeBytes(precision_) * batch * (m * k + k * n + m * n);
-  Duration compute = ComputeTime(Flops(flops), Peak() * (eff * cluster_.gpu.sustained_factor));
+  const Flops flops(2.0 * m * n * k * batch);
+  const Bytes bytes(DtypeBytes(precision_) * batch * (m * k + k * n + m * n));
+  Duration compute = ComputeTime(flops, Peak() * (eff * cluster_.gpu.sustained_factor));
   Duration memory = MemoryTime(bytes);
   return Max(compute, memory) + Launch();
 }
@@ -120,16 +120,15 @@ double CostModel::AttentionEfficiency(bool backward, bool fused) const {
   return std::min(eff, 0.95);
 }
 
-Duration CostModel::AttentionTime(double flops, double bytes, bool backward, bool fused) const {
+Duration CostModel::AttentionTime(Flops flops, Bytes bytes, bool backward, bool fused) const {
   const double eff = AttentionEfficiency(backward, fused);
-  Duration compute = ComputeTime(Flops(flops), Peak() * (eff * cluster_.gpu.sustained_factor));
+  Duration compute = ComputeTime(flops, Peak() * (eff * cluster_.gpu.sustained_factor));
   return Max(compute, MemoryTime(bytes)) + Launch();
 }
 
-Duration CostModel::MemoryTime(double bytes) const {
-  if (bytes <= 0) return Duration::Zero();
-  return TransferTime(Bytes(bytes), cluster_.gpu.hbm_bandwidth * (cluster_.gpu.memory_efficiency *
-                                                                  cluster_.gpu.sustained_factor));
+Duration CostModel::MemoryTime(Bytes bytes) const {
+  return TransferTime(bytes, cluster_.gpu.hbm_bandwidth *
+                                 (cluster_.gpu.memory_efficiency * cluster_.gpu.sustained_factor));
 }
 
 Bandwidth CostModel::IntraBandwidth() const {

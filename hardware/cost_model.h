@@ -61,9 +61,9 @@ class CostModel {
   double ShapeCurve(int64_t m, int64_t n, int64_t k) const;
   // Fused attention (flash) or materialised attention: FLOPs at the attention efficiency, or
   // memory-bound, whichever is slower. A profile's measured efficiency for that kind wins.
-  Duration AttentionTime(double flops, double bytes, bool backward, bool fused = true) const;
+  Duration AttentionTime(Flops flops, Bytes bytes, bool backward, bool fused = true) const;
   double AttentionEfficiency(bool backward, bool fused) const;
-  Duration MemoryTime(double bytes) const;
+  Duration MemoryTime(Bytes bytes) const;
   Duration Launch() const { return cluster_.gpu.launch_overhead; }
 
   CollectiveCost CollectiveTime(Collective c, Bytes data, GroupPlacement g) const;

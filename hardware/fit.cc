@@ -316,7 +316,7 @@ void Fitter::Memory() {
   Points all;
   std::map<std::string, Points> by_kernel;
   for (const MemoryPoint* k : used) {
-    const double pr = (fitted.MemoryTime(k->bytes.bytes()) + fitted.Launch()).seconds();
+    const double pr = (fitted.MemoryTime(k->bytes) + fitted.Launch()).seconds();
     const std::string name = fmt::format("{} {}", k->kernel, FormatBytes(k->bytes));
     for (Points* pts : {&all, &by_kernel[k->kernel]}) {
       pts->pred.push_back(pr);
@@ -353,7 +353,7 @@ std::optional<double> Fitter::AttentionDirection(const char* kind, bool bwd) {
       if (at.kind != kind) continue;
       const Duration time = bwd ? at.backward : at.forward;
       if (time <= Duration::Zero()) continue;
-      const double flops = at.ForwardFlops() * (bwd ? 2 : 1);
+      const double flops = at.ForwardFlops().flops() * (bwd ? 2 : 1);
       const double memory = cm.MemoryTime(at.HbmBytes(bwd)).seconds();
       const double kernel = time.seconds() - launch();
       const std::string name = fmt::format("{} {} b{} s{} d{}", kind, bwd ? "bwd" : "fwd", at.batch,

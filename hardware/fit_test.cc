@@ -42,7 +42,7 @@ Measurements Synthetic(const ClusterSpec& truth) {
   }
   for (double gib : {0.25, 1.0, 4.0, 8.0}) {
     Bytes b = Bytes::GiB(gib);
-    m.memory.push_back({"copy", b, cm.MemoryTime(b.bytes()) + cm.Launch()});
+    m.memory.push_back({"copy", b, cm.MemoryTime(b) + cm.Launch()});
   }
   for (double mib = 1; mib <= 4096; mib *= 4) {
     Bytes b = Bytes::MiB(mib);
@@ -267,7 +267,7 @@ TEST_CASE(
         a.head_dim = d;
         const bool fused = a.kind == "flash";
         a.forward = cm.AttentionTime(a.ForwardFlops(), a.HbmBytes(false), false, fused);
-        a.backward = cm.AttentionTime(2 * a.ForwardFlops(), a.HbmBytes(true), true, fused);
+        a.backward = cm.AttentionTime(a.ForwardFlops() * 2, a.HbmBytes(true), true, fused);
         m.attention.push_back(a);
       }
     }
@@ -300,7 +300,7 @@ TEST_CASE("memory kernels are reported one by one; host copies give a bandwidth"
   for (const char* kernel : {"copy", "triad", "softmax", "layernorm", "elementwise"}) {
     for (double mib : {64.0, 256.0, 1024.0}) {
       const Bytes b = Bytes::MiB(mib);
-      m.memory.push_back({kernel, b, cm.MemoryTime(b.bytes()) + cm.Launch(), 0.01});
+      m.memory.push_back({kernel, b, cm.MemoryTime(b) + cm.Launch(), 0.01});
     }
   }
   for (double mib : {1.0, 16.0, 256.0, 1024.0}) {
@@ -346,7 +346,7 @@ TEST_CASE("new measurement rows round-trip; bad rows are refused at their line")
   REQUIRE_MESSAGE(back.ok(), back.status().message());
   REQUIRE(back->attention.size() == 1);
   CHECK(back->attention[0].causal);
-  CHECK(back->attention[0].ForwardFlops() == doctest::Approx(a.ForwardFlops()));
+  CHECK(back->attention[0].ForwardFlops().flops() == doctest::Approx(a.ForwardFlops().flops()));
   CHECK(back->attention[0].backward.microseconds() == doctest::Approx(4100));
   CHECK(back->attention[0].spread == doctest::Approx(0.02));
   CHECK(back->memory[0].spread == doctest::Approx(0.012));

@@ -14,16 +14,17 @@
 
 namespace parasim {
 
-double AttentionPoint::ForwardFlops() const {
+Flops AttentionPoint::ForwardFlops() const {
   const double s = static_cast<double>(seq);
-  return 4.0 * static_cast<double>(batch) * s * s * static_cast<double>(head_dim) *
-         (causal ? 0.5 : 1.0);
+  return Flops(4.0 * static_cast<double>(batch) * s * s * static_cast<double>(head_dim) *
+               (causal ? 0.5 : 1.0));
 }
 
-double AttentionPoint::HbmBytes(bool bwd) const {
+Bytes AttentionPoint::HbmBytes(bool bwd) const {
   const double b = static_cast<double>(batch), s = static_cast<double>(seq);
-  if (kind == "flash") return b * s * static_cast<double>(head_dim) * 4 * 2.0 * (bwd ? 2.5 : 1.0);
-  return b * s * s * 2.0 * (bwd ? 5 : 4);
+  if (kind == "flash")
+    return Bytes(b * s * static_cast<double>(head_dim) * 4 * 2.0 * (bwd ? 2.5 : 1.0));
+  return Bytes(b * s * s * 2.0 * (bwd ? 5 : 4));
 }
 
 namespace {

@@ -60,11 +60,11 @@ struct AttentionPoint {
   Duration forward;
   Duration backward;
   double spread = 0;
-  double ForwardFlops() const;  // 4 b s^2 d (x 1/2 causal)
+  Flops ForwardFlops() const;  // 4 b s^2 d (x 1/2 causal)
   // HBM bytes as the layer graph counts them (models/layer_graph.cc, no dropout). Standard: the
   // 2-byte scores written, read and written by softmax, read by AV (4x; backward 5x). Flash:
   // Q, K, V and O once (backward 2.5x).
-  double HbmBytes(bool backward) const;
+  Bytes HbmBytes(bool backward) const;
 };
 
 struct HostCopyPoint {

@@ -64,8 +64,8 @@ Op Gemm(std::string name, int64_t m, int64_t k, int64_t n, double params, int64_
   op.n = n;
   op.k = k;
   op.batch = batch;
-  op.fwd_flops = 2.0 * m * n * k * batch;
-  op.bwd_flops = 2 * op.fwd_flops;  // input gradient + weight gradient
+  op.fwd_flops = Flops(2.0 * m * n * k * batch);
+  op.bwd_flops = op.fwd_flops * 2;  // input gradient + weight gradient
   op.params = params;
   return op;
 }
@@ -74,8 +74,8 @@ Op Elementwise(std::string name, double fwd_bytes, double bwd_bytes) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kMemoryBound;
-  op.fwd_bytes = fwd_bytes;
-  op.bwd_bytes = bwd_bytes;
+  op.fwd_bytes = Bytes(fwd_bytes);
+  op.bwd_bytes = Bytes(bwd_bytes);
   return op;
 }
 
@@ -164,8 +164,9 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
   core.n = static_cast<int64_t>(s_kv);
   core.k = static_cast<int64_t>(hd);
   core.batch = static_cast<int64_t>(heads_local);
-  core.fwd_flops = 4.0 * d.T * s_kv * hd * heads_local;  // QK^T + AV, as the SC21 formula counts
-  core.bwd_flops = 2 * core.fwd_flops;
+  core.fwd_flops =
+      Flops(4.0 * d.T * s_kv * hd * heads_local);  // QK^T + AV, as the SC21 formula counts
+  core.bwd_flops = core.fwd_flops * 2;
   // Q and K for QK^T, V for AV (GQA: K and V are smaller): 6sbh/t in Korthikanti for MHA.
   core.saved.push_back({"attention.q", d.T * q_cols * d.a, false});
   core.saved.push_back({"attention.k", d.T * kv_cols * d.a, false});
@@ -179,14 +180,14 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
       core.saved.push_back({"attention.dropout_out", scores * d.a, true});
     }
     // Materialised scores: write S, softmax read/write, dropout read/write, read for AV.
-    core.fwd_bytes = scores * d.a * (d.dropout ? 6 : 4);
-    core.bwd_bytes = scores * d.a * (d.dropout ? 8 : 5);
+    core.fwd_bytes = Bytes(scores * d.a * (d.dropout ? 6 : 4));
+    core.bwd_bytes = Bytes(scores * d.a * (d.dropout ? 8 : 5));
   } else {
     // Flash attention saves only the output's log-sum-exp (fp32) besides Q, K, V.
     core.saved.push_back({"attention.lse", heads_local * d.T * 4, true});
     core.causal_fraction = 0.5;  // masked blocks above the diagonal are skipped
-    core.fwd_bytes = d.T * (q_cols + 2 * kv_cols + q_cols) * d.a;
-    core.bwd_bytes = 2.5 * core.fwd_bytes;
+    core.fwd_bytes = Bytes(d.T * (q_cols + 2 * kv_cols + q_cols) * d.a);
+    core.bwd_bytes = core.fwd_bytes * 2.5;
   }
   core.in_attention_core = true;
   if (s.cp > 1) {
@@ -365,13 +366,13 @@ double ActivationBytes(const Block& b, RecomputeKind recompute) {
 
 double ForwardFlops(const Block& b) {
   double f = 0;
-  for (size_t i = 0; i < b.size(); ++i) f += b.op(i).fwd_flops;
+  for (size_t i = 0; i < b.size(); ++i) f += b.op(i).fwd_flops.flops();
   return f;
 }
 
 double BackwardFlops(const Block& b) {
   double f = 0;
-  for (size_t i = 0; i < b.size(); ++i) f += b.op(i).bwd_flops;
+  for (size_t i = 0; i < b.size(); ++i) f += b.op(i).bwd_flops.flops();
   return f;
 }
 

@@ -45,10 +45,10 @@ struct Op {
   OpKind kind = OpKind::kMemoryBound;
   // GEMM shape: `batch` independent (m x k) * (k x n) products.
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  double fwd_flops = 0;  // matmul FLOPs (model FLOPs)
-  double bwd_flops = 0;
-  double fwd_bytes = 0;  // HBM traffic of memory-bound ops (read + write)
-  double bwd_bytes = 0;
+  Flops fwd_flops;  // matmul FLOPs (model FLOPs)
+  Flops bwd_flops;
+  Bytes fwd_bytes;  // HBM traffic of memory-bound ops (read + write)
+  Bytes bwd_bytes;
   double causal_fraction = 1.0;  // fraction of attention FLOPs executed (flash skips masked blocks)
   double params = 0;             // parameters held by this rank
   bool expert = false;           // parameters sharded by EP

@@ -94,8 +94,8 @@ TEST_CASE("MoE: experts sharded by EP, active compute follows top_k") {
   // Expert FLOPs per token are top_k dense MLPs whatever the EP degree.
   double e1 = 0, e8 = 0;
   for (size_t i = 0; i < g1.moe.size(); ++i) {
-    if (g1.moe.op(i).expert) e1 += g1.moe.op(i).fwd_flops;
-    if (g8.moe.op(i).expert) e8 += g8.moe.op(i).fwd_flops;
+    if (g1.moe.op(i).expert) e1 += g1.moe.op(i).fwd_flops.flops();
+    if (g8.moe.op(i).expert) e8 += g8.moe.op(i).fwd_flops.flops();
   }
   const double T = 2048;
   CHECK(e1 == doctest::Approx(2 * T * 3 * 2.0 * 4096 * 14336).epsilon(0.001));

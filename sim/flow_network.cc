@@ -50,7 +50,7 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     Active& f = active_[i];
     f.in_component = false;
     // Bring progress up to `now` at the old rate.
-    const double dt = static_cast<double>(now - f.updated_at) * 1e-12;
+    const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
     double moved = std::min(f.remaining, f.rate * dt);
     f.remaining -= moved;
     f.updated_at = now;
@@ -64,7 +64,7 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     f.rate = rates_[k];
     double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
     int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
-                             : now + static_cast<int64_t>(std::llround(secs * 1e12));
+                             : now + Duration::Seconds(secs).picoseconds();
     if (at == f.done_at) continue;  // unchanged: the pending completion stays valid
     f.done_at = at;
     due->push_back({at, f.task});
@@ -81,7 +81,7 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   const int32_t i = slot_[t];
   if (i < 0 || active_[i].done_at != at) return false;  // superseded by a re-share
   Active& f = active_[i];
-  const double dt = static_cast<double>(now - f.updated_at) * 1e-12;
+  const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
   const double moved = std::min(f.remaining, f.rate * dt);
   for (LinkId l : LinksOf(f)) (*link_bytes_)[l] += moved;
   slot_[active_.back().task] = i;

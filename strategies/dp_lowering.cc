@@ -51,7 +51,7 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
       break;
   }
   // Read the gradients, write the compressed form, decompress into the gradients.
-  w.compress += ctx_.cost.MemoryTime(3 * params * ctx_.grad_bytes) + ctx_.cost.Launch();
+  w.compress += ctx_.cost.MemoryTime(Bytes(3 * params * ctx_.grad_bytes)) + ctx_.cost.Launch();
   return w;
 }
 
@@ -169,7 +169,7 @@ void DataParallelLowering::OptimizerStep() {
     for (const Chunk& ch : layers_.chunks(s)) {
       for (const Piece& pc : ch.pieces) local += pc.dense / shard_dense + pc.expert / shard_expert;
     }
-    const Duration step = ctx_.cost.MemoryTime(local * per_param) + ctx_.cost.Launch();
+    const Duration step = ctx_.cost.MemoryTime(Bytes(local * per_param)) + ctx_.cost.Launch();
     for (Replica& r : topo_.stage(s)) {
       for (TaskId f : r.reduces) r.pending.push_back(f);
       topo_.Compute(r, step, TaskCat::kOptimizer, ctx_.Label(TaskCat::kOptimizer));

@@ -49,7 +49,7 @@ OpTime LayerLowering::Time(const Op& op) {
       }
       if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
         // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
-        Duration dq = cm.MemoryTime(op.params * 2.5);
+        Duration dq = cm.MemoryTime(Bytes(op.params * 2.5));
         ot.fwd += dq;
         ot.bwd += dq;
       }

@@ -161,7 +161,7 @@ Advice Advise(const Scenario& s, double best_days) {
     }
   }
   const bool small = params < 7e9 || s.training.finetune != FinetuneKind::kNone;
-  const double gib = 1073741824.0;
+  const double gib = Bytes::GiB(1).bytes();
   if (a.fits_one_gpu && small) {
     a.verdict = fmt::format(
         "Fits on one GPU ({:.1f} of {:.0f} GiB): don't distribute the model. {} Use plain data "

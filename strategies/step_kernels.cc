@@ -56,11 +56,11 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
     for (size_t i = 0; i < b.size(); ++i) {
       const Op& op = b.op(i);
       // Frozen weights need no weight gradient: backward is the input gradient only.
-      const double bwd = frozen && op.kind == OpKind::kGemm ? op.bwd_flops / 2 : op.bwd_flops;
-      *model_f += op.fwd_flops + bwd;
+      const Flops bwd = frozen && op.kind == OpKind::kGemm ? Flops(op.bwd_flops / 2) : op.bwd_flops;
+      *model_f += op.fwd_flops.flops() + bwd.flops();
       if (training.recompute == RecomputeKind::kFull ||
           (training.recompute == RecomputeKind::kSelective && op.in_attention_core)) {
-        *recompute_f += op.fwd_flops;
+        *recompute_f += op.fwd_flops.flops();
       }
     }
   };

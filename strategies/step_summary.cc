@@ -74,7 +74,7 @@ Intervals Union(const std::array<Intervals, kNumTaskCats>& iv,
   return out;
 }
 
-double Seconds(int64_t ps) { return static_cast<double>(ps) * 1e-12; }
+double Seconds(int64_t ps) { return Duration::Picoseconds(ps).seconds(); }
 
 // Exposed communication per kind (the largest over stages); returns the busiest stage, whose
 // pipeline work (compute-stream busy time less the optimizer) is `*busiest_work`.
@@ -131,10 +131,10 @@ void Throughput(const ModelSpec& model, const Training& training, const Layout& 
   const double peak = cluster.gpu.Peak(training.precision).flops_per_second();
   if (r->step_time_s <= 0) return;
   r->tokens_per_s = gb * training.seq_len / r->step_time_s;
-  r->tflops_per_gpu = r->model_flops_per_step / r->step_time_s / gpus / 1e12;
-  r->hw_tflops_per_gpu = r->hw_flops_per_step / r->step_time_s / gpus / 1e12;
-  r->mfu = peak > 0 ? r->tflops_per_gpu * 1e12 / peak : 0;
-  r->hfu = peak > 0 ? r->hw_tflops_per_gpu * 1e12 / peak : 0;
+  r->tflops_per_gpu = FlopRate(r->model_flops_per_step / r->step_time_s / gpus).tflops();
+  r->hw_tflops_per_gpu = FlopRate(r->hw_flops_per_step / r->step_time_s / gpus).tflops();
+  r->mfu = peak > 0 ? FlopRate::TFLOPs(r->tflops_per_gpu).flops_per_second() / peak : 0;
+  r->hfu = peak > 0 ? FlopRate::TFLOPs(r->hw_tflops_per_gpu).flops_per_second() / peak : 0;
   if (training.tokens > 0) {
     r->time_to_train_s = training.tokens / r->tokens_per_s;
     r->gpu_hours = r->time_to_train_s * gpus / 3600;

@@ -213,15 +213,14 @@ Status SweepCommand(const CommonOptions& opt) {
     fmt::print("No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n");
     return Status::Ok();
   }
-  const double cap = s.cluster.gpu.memory.bytes() / 1073741824.0;
+  const double cap = s.cluster.gpu.memory.gib();
   fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>6} {:>7} {:>13} {:>12}  {}\n", "#", "layout", "step",
              "tokens/s", "MFU", "bubble", "exposed comm", "peak memory", "bottleneck");
   for (size_t i = 0; i < top; ++i) {
     const StepReport& rep = r.top_reports[i];
     const SweepEntry& e = r.ranked[i];
     const double peak =
-        *std::max_element(rep.peak_memory_bytes.begin(), rep.peak_memory_bytes.end()) /
-        1073741824.0;
+        Bytes(*std::max_element(rep.peak_memory_bytes.begin(), rep.peak_memory_bytes.end())).gib();
     fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>5.1f}% {:>6.1f}% {:>13} {:>12}  {}\n", i + 1,
                FormatLayout(e.layout, e.training, LayoutStyle::kShort), Seconds(rep.step_time_s),
                Human(rep.tokens_per_s), 100 * rep.mfu, 100 * rep.bubble_fraction,
@@ -235,7 +234,7 @@ Status SweepCommand(const CommonOptions& opt) {
     const SweepEntry& e = r.ranked[i];
     fmt::print("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1,
                FormatLayout(e.layout, e.training, LayoutStyle::kShort), Human(e.tokens_per_s),
-               cap - e.peak_memory_bytes / 1073741824.0);
+               cap - Bytes(e.peak_memory_bytes).gib());
   }
   if (top > 1) {
     fmt::print("\nWhy the runners-up lose to #1:\n");
