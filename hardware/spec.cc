@@ -35,17 +35,44 @@ double DtypeBytes(Dtype d) {
   return 4;
 }
 
+namespace {
+
+Status ReadServer(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
+  if (m.Has("device_names")) {
+    const YAML::Node list = m.Node("device_names");
+    if (!list.IsSequence()) {
+      return m.Error("device_names", "expected a list of names, e.g. [\"NVIDIA A100-SXM4-80GB\"]");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      PARASIM_ASSIGN_OR_RETURN(
+          std::string name,
+          ReadScalar(ctx, list[i], fmt::format("{}[{}]", m.Path("device_names"), i)));
+      g->device_names.push_back(std::move(name));
+    }
+  }
+  if (!m.Has("server")) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(MapReader s, MapReader::Open(ctx, m.Node("server"), m.Path("server"),
+                                                        {"gpus", "intra", "inter"}));
+  for (auto k : {"gpus", "intra", "inter"}) PARASIM_RETURN_IF_ERROR(s.Require(k));
+  PARASIM_RETURN_IF_ERROR(s.Int("gpus", &g->server.gpus, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(s.String("intra", &g->server.intra));
+  PARASIM_RETURN_IF_ERROR(s.String("inter", &g->server.inter));
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, path,
-                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
-                       "memory_efficiency", "launch_overhead", "sustained_factor"}));
+      MapReader m, MapReader::Open(ctx, node, path,
+                                   {"name", "memory", "hbm_bandwidth", "peak", "sms",
+                                    "gemm_efficiency", "memory_efficiency", "launch_overhead",
+                                    "sustained_factor", "device_names", "server"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
-  for (auto k : {"memory", "hbm_bandwidth", "peak"}) PARASIM_RETURN_IF_ERROR(m.Require(k));
+  for (auto k : {"memory", "hbm_bandwidth", "peak", "sms"}) PARASIM_RETURN_IF_ERROR(m.Require(k));
   PARASIM_RETURN_IF_ERROR(m.String("name", &g.name));
   PARASIM_RETURN_IF_ERROR(m.Size("memory", &g.memory));
   PARASIM_RETURN_IF_ERROR(m.Rate("hbm_bandwidth", &g.hbm_bandwidth));
@@ -54,7 +81,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
-  if (g.sms == 0) g.sms = 108;  // A100 SM count as the default tile-quantisation grid
+  PARASIM_RETURN_IF_ERROR(ReadServer(ctx, m, &g));
   PARASIM_ASSIGN_OR_RETURN(MapReader p,
                            MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
   for (int i = 0; i < kNumDtypes; ++i) {
@@ -122,6 +149,18 @@ StatusOr<HardwareCatalog> LoadHardwareCatalog() {
 const GpuSpec* HardwareCatalog::FindGpu(std::string_view id) const {
   for (const auto& g : gpus) {
     if (g.id == id) return &g;
+  }
+  return nullptr;
+}
+
+const GpuSpec* HardwareCatalog::FindGpuByDevice(std::string_view device) const {
+  const auto first = device.find_first_not_of(' ');
+  if (first == std::string_view::npos) return nullptr;
+  device = device.substr(first, device.find_last_not_of(' ') - first + 1);
+  for (const auto& g : gpus) {
+    for (const auto& name : g.device_names) {
+      if (name == device) return &g;
+    }
   }
   return nullptr;
 }

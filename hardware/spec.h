@@ -59,7 +59,16 @@ struct GpuSpec {
   Bytes memory;
   Bandwidth hbm_bandwidth;
   std::array<FlopRate, kNumDtypes> peak{};  // zero where the GPU has no such unit
-  int sms = 0;
+  int sms = 0;  // streaming multiprocessors: the wave grid of GEMM tiles
+  // The names the CUDA driver reports for this GPU (cudaDeviceProp::name, nvidia-smi), so a
+  // calibration run or an nccl-tests log names its catalog entry.
+  std::vector<std::string> device_names;
+  // The server it usually comes in (DGX/HGX): GPUs per node and the catalog fabrics inside and
+  // between nodes. `parasim fit` assumes it unless told otherwise.
+  struct Server {
+    int gpus = 0;
+    std::string intra, inter;
+  } server;
   double gemm_efficiency = 0.8;    // best achieved fraction of peak for a large GEMM
   double memory_efficiency = 0.8;  // achieved fraction of HBM bandwidth, streaming
   Duration launch_overhead = Duration::Microseconds(4);
@@ -118,6 +127,8 @@ struct HardwareCatalog {
   std::vector<GpuSpec> gpus;
   std::vector<FabricSpec> fabrics;
   const GpuSpec* FindGpu(std::string_view id) const;
+  // The GPU whose device_names hold `device` exactly (surrounding spaces ignored), or null.
+  const GpuSpec* FindGpuByDevice(std::string_view device) const;
   const FabricSpec* FindFabric(std::string_view id) const;
   std::vector<std::string_view> GpuIds() const;
   std::vector<std::string_view> FabricIds() const;

@@ -50,3 +50,26 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
 
 }  // namespace
 }  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("hardware facts live in the catalog: device names, SM counts and servers") {
+  auto cat = LoadHardwareCatalog();
+  REQUIRE(cat.ok());
+  for (const GpuSpec& g : cat->gpus) {
+    CAPTURE(g.id);
+    CHECK(g.sms > 0);
+    CHECK(!g.device_names.empty());
+    CHECK(cat->FindFabric(g.server.intra) != nullptr);
+    CHECK(cat->FindFabric(g.server.inter) != nullptr);
+    for (const auto& name : g.device_names) CHECK(cat->FindGpuByDevice(name) == &g);
+  }
+  // The name an H100 SXM reported to the calibration run here, as nccl-tests prints it.
+  CHECK(cat->FindGpuByDevice(" NVIDIA H100 80GB HBM3 ")->id == "h100-sxm5-80gb");
+  CHECK(cat->FindGpuByDevice("NVIDIA GeForce RTX 4090") == nullptr);
+  CHECK(cat->FindGpu("a100-sxm4-80gb")->sms == 108);  // A100 whitepaper
+}
+
+}  // namespace
+}  // namespace parasim

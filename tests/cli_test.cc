@@ -163,6 +163,10 @@ TEST_CASE("fit: nccl-tests logs into a calibration profile that a scenario can u
                    " --gpu no-such-gpu")
             .exit_code == 2);
   CHECK(RunParasim("fit /no/such/log").exit_code == 2);
+  // Without --gpu: the log's device list names a catalog GPU exactly, and fit takes it.
+  auto inferred = RunParasim("fit " + Runfile("hardware/testdata/all_reduce_perf_8gpu.log"));
+  CHECK(inferred.exit_code == 0);
+  CHECK(inferred.out.find("fit for h100-sxm5-80gb") != std::string::npos);
 }
 
 TEST_CASE("fit: a calibrate measurements file gives every family and a profile that runs") {

@@ -445,6 +445,11 @@ Status FitCommand(const CommonOptions& opt) {
   for (const auto& m : ms) {
     if (gpu_id.empty()) gpu_id = m.gpu;
   }
+  // A log that names its device (nccl-tests' rank lines, calibrate's `device`) names the GPU.
+  for (const auto& m : ms) {
+    const GpuSpec* named = cat.hardware.FindGpuByDevice(m.device);
+    if (gpu_id.empty() && named) gpu_id = named->id;
+  }
   if (gpu_id.empty()) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: which GPU was measured? pass --gpu ID (one of: {})",
@@ -455,14 +460,15 @@ Status FitCommand(const CommonOptions& opt) {
     return InvalidArgument(fmt::format("--gpu={}:1:7: error: unknown GPU '{}'; expected one of: {}",
                                        gpu_id, gpu_id, fmt::join(cat.hardware.GpuIds(), ", ")));
   }
-  // The fabrics measured: given, or the usual ones for this GPU's servers (DGX/HGX).
-  const bool a100 = gpu_id.rfind("a100", 0) == 0;
-  const bool h800 = gpu_id.rfind("h800", 0) == 0;
-  std::string intra = !opt.intra.empty() ? opt.intra
-                      : a100             ? "nvlink3-a100"
-                      : h800             ? "nvlink-h800"
-                                         : "nvlink4-h100";
-  std::string inter = !opt.inter.empty() ? opt.inter : a100 ? "ib-hdr-200g" : "ib-ndr-400g";
+  // The fabrics measured: given, or those of the server the catalog lists for this GPU.
+  const std::string intra = !opt.intra.empty() ? opt.intra : gpu->server.intra;
+  const std::string inter = !opt.inter.empty() ? opt.inter : gpu->server.inter;
+  if (intra.empty() || inter.empty()) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: the catalog lists no server for '{}'; pass --intra and --inter "
+                    "(one of: {})",
+                    opt.inputs.front(), gpu_id, fmt::join(cat.hardware.FabricIds(), ", ")));
+  }
   ClusterSpec c;
   c.gpu = *gpu;
   for (auto [id, spec, flag] :
@@ -475,7 +481,7 @@ Status FitCommand(const CommonOptions& opt) {
     }
     *spec = *f;
   }
-  c.gpus_per_node = 8;
+  c.gpus_per_node = std::max(1, gpu->server.gpus);
   PARASIM_ASSIGN_OR_RETURN(FitResult r, FitMeasurements(ms, c));
   const std::string text = FormatCalibrationProfile(r.profile);
   if (!opt.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out, text));

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "hardware/measurements.h"
+#include "hardware/spec.h"
 #include "sim/io.h"
 #include "sim/parse_units.h"
 #include "tools/calibrate/kernels.h"
@@ -86,15 +87,11 @@ std::pair<double, double> Time(cudaStream_t stream, int runs, const std::functio
   return {med, med > 0 ? (t.back() - t.front()) / med : 0.0};
 }
 
+// The catalog id of the device, from the names the catalog lists for each GPU ("" if none).
 std::string CatalogId(const std::string& name) {
-  auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
-  if (has("A100") && has("80GB")) return "a100-sxm4-80gb";
-  if (has("A100")) return "a100-sxm4-40gb";
-  if (has("H100") && has("PCIe")) return "h100-pcie-80gb";
-  if (has("H100")) return "h100-sxm5-80gb";
-  if (has("H800")) return "h800-sxm5-80gb";
-  if (has("H200")) return "h200-sxm-141gb";
-  return "";
+  static const StatusOr<HardwareCatalog> cat = LoadHardwareCatalog();
+  const GpuSpec* g = cat.ok() ? cat->FindGpuByDevice(name) : nullptr;
+  return g ? g->id : "";
 }
 
 // Times C = A B with cuBLASLt for one shape; false when no algorithm takes it.
