@@ -394,4 +394,28 @@ double LoraParams(const Block& b, int r) {
   return p;
 }
 
+std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model,
+                                                   const GraphShape& shape) {
+  struct Entry {
+    ModelSpec model;
+    GraphShape shape;
+    std::shared_ptr<const ModelGraph> graph;
+  };
+  // A sweep's layouts take a handful of rank shapes (tp x sp x cp x ep x micro-batch); eight
+  // recent ones per thread cover a layout's calls and the runs of layouts beside it.
+  constexpr size_t kEntries = 8;
+  thread_local std::vector<Entry> cache;
+  for (size_t i = 0; i < cache.size(); ++i) {
+    if (cache[i].shape == shape && cache[i].model == model) {
+      std::rotate(cache.begin(), cache.begin() + static_cast<std::ptrdiff_t>(i),
+                  cache.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
+      return cache.front().graph;
+    }
+  }
+  auto g = std::make_shared<const ModelGraph>(BuildModelGraph(model, shape));
+  if (cache.size() == kEntries) cache.pop_back();
+  cache.insert(cache.begin(), Entry{model, shape, g});
+  return g;
+}
+
 }  // namespace parasim

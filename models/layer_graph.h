@@ -12,6 +12,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,7 @@ struct GraphShape {
   double act_bytes = 2;  // bytes per activation element (16-bit)
   AttentionKind attention = AttentionKind::kFlash;
   int dropout = -1;  // -1: derived (GELU/LayerNorm models use dropout, SwiGLU models not)
+  bool operator==(const GraphShape&) const = default;
 };
 
 struct ModelGraph {
@@ -88,6 +90,10 @@ struct ModelGraph {
 };
 
 ModelGraph BuildModelGraph(const ModelSpec& model, const GraphShape& shape);
+// The same graph, built once per (model, shape) and shared: a step's memory planner, layer
+// lowering and FLOP count, and every layout of a sweep with the same rank shape, reuse it. A
+// small cache per thread (no locks on the sweep's workers), compared by value.
+std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model, const GraphShape& shape);
 
 // Bytes saved for backward by one block on this rank under a recompute mode.
 double ActivationBytes(const Block& b, RecomputeKind recompute);

@@ -108,3 +108,26 @@ TEST_CASE("MoE: experts sharded by EP, active compute follows top_k") {
 
 }  // namespace
 }  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("the model graph is built once per (model, shape) and shared") {
+  const ModelSpec m = *LoadModelCatalog()->Find("gpt3-175b");
+  GraphShape s;
+  s.tp = 8;
+  const auto a = SharedModelGraph(m, s);
+  CHECK(SharedModelGraph(m, s) == a);  // the same graph object
+  GraphShape wider = s;
+  wider.micro_batch = 2;
+  const auto b = SharedModelGraph(m, wider);
+  CHECK(b != a);
+  CHECK(ForwardFlops(b->dense) == doctest::Approx(2 * ForwardFlops(a->dense)));
+  ModelSpec other = m;
+  other.layers = 2;  // another model with the same id is another graph
+  CHECK(SharedModelGraph(other, s) != a);
+  CHECK(ForwardFlops(a->dense) == ForwardFlops(BuildModelGraph(m, s).dense));
+}
+
+}  // namespace
+}  // namespace parasim

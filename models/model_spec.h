@@ -27,6 +27,7 @@ struct MoeSpec {
   int dense_layers = 0;        // leading layers with a dense MLP
   double capacity_factor = 0;  // 0 = dropless
   double imbalance = 1.0;      // busiest expert's load over the mean (1 = perfectly balanced)
+  bool operator==(const MoeSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -56,6 +57,7 @@ struct ModelSpec {
   bool has_bias() const { return bias >= 0 ? bias == 1 : mlp == MlpKind::kGelu; }
   // Whether layer `i` (0-based) is a mixture-of-experts layer.
   bool IsMoeLayer(int i) const { return is_moe() && i >= moe.dense_layers; }
+  bool operator==(const ModelSpec&) const = default;
 };
 
 struct ParamCounts {

@@ -88,11 +88,11 @@ void LayerLowering::Price(const Block& b, BlockTime* bt) {
 }
 
 void LayerLowering::BuildTimes() {
-  graph_ = BuildModelGraph(ctx_.model, RankShape(ctx_.training, ctx_.layout));
-  Price(graph_.embedding, &embedding_);
-  Price(graph_.dense, &dense_);
-  if (ctx_.model.is_moe()) Price(graph_.moe, &moe_);
-  Price(graph_.head, &head_);
+  graph_ = SharedModelGraph(ctx_.model, RankShape(ctx_.training, ctx_.layout));
+  Price(graph_->embedding, &embedding_);
+  Price(graph_->dense, &dense_);
+  if (ctx_.model.is_moe()) Price(graph_->moe, &moe_);
+  Price(graph_->head, &head_);
 }
 
 Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) const {
@@ -136,10 +136,10 @@ void LayerLowering::BuildChunks() {
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   // Each block's accounting once; pieces copy it.
-  const Piece embedding = MakePiece(graph_.embedding, embedding_, false);
-  const Piece dense = MakePiece(graph_.dense, dense_, false);
-  const Piece moe = m.is_moe() ? MakePiece(graph_.moe, moe_, false) : Piece{};
-  const Piece head = MakePiece(graph_.head, head_, true);
+  const Piece embedding = MakePiece(graph_->embedding, embedding_, false);
+  const Piece dense = MakePiece(graph_->dense, dense_, false);
+  const Piece moe = m.is_moe() ? MakePiece(graph_->moe, moe_, false) : Piece{};
+  const Piece head = MakePiece(graph_->head, head_, true);
   // Global chunk c * p + s holds the next per_stage[s] / v layers.
   int layer = 0;
   for (int c = 0; c < v; ++c) {

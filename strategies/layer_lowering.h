@@ -39,7 +39,7 @@ class LayerLowering {
 
   LoweringContext& ctx_;
   RankTopology& topo_;
-  ModelGraph graph_;
+  std::shared_ptr<const ModelGraph> graph_;
   BlockTime embedding_, dense_, moe_, head_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
 };

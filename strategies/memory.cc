@@ -34,7 +34,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
                             const ClusterSpec& cluster) {
   MemoryReport rep;
   rep.capacity_bytes = cluster.gpu.memory.bytes();
-  const ModelGraph g = BuildModelGraph(m, RankShape(t, l));
+  const auto graph = SharedModelGraph(m, RankShape(t, l));
+  const ModelGraph& g = *graph;
   const StateBytes rule = StateBytesPerParam(t);
   rep.bytes_per_param = rule.weights + rule.grads + rule.optimizer;
   const double shard_dense = static_cast<double>(l.dp) * l.cp;  // ZeRO shards over DP (x CP)

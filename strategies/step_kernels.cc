@@ -22,7 +22,8 @@ StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, cons
   StepKernels out;
   out.dtype = training.precision;
   const GraphShape shape = RankShape(training, layout);
-  const ModelGraph g = BuildModelGraph(model, shape);
+  const auto graph = SharedModelGraph(model, shape);
+  const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
   for (const Block* b : {&g.embedding, &g.dense, &g.moe, &g.head}) {
@@ -50,7 +51,8 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
   shape.micro_batch = 1;
   shape.seq_len = training.seq_len;
   shape.attention = training.attention;
-  const ModelGraph g = BuildModelGraph(model, shape);
+  const auto graph = SharedModelGraph(model, shape);
+  const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   auto block = [&](const Block& b, double* model_f, double* recompute_f) {
     for (size_t i = 0; i < b.size(); ++i) {
