@@ -44,14 +44,8 @@ Status ParseCompression(std::string_view s, Layout* l) {
   return Status::Ok();
 }
 
-Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
-                    ClusterSpec* c, const std::string& scenario_dir) {
-  PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, "cluster",
-                      {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "nics_per_node",
-                       "oversubscription", "pod_gpus", "calibration", "gpu_hour_cost"}));
-  PARASIM_RETURN_IF_ERROR(m.Require("gpu"));
+Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
+                      ClusterSpec* c) {
   YAML::Node g = m.Node("gpu");
   if (g.IsScalar()) {
     const GpuSpec* spec = cat.hardware.FindGpu(g.Scalar());
@@ -68,6 +62,71 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
   } else {
     PARASIM_ASSIGN_OR_RETURN(c->gpu, ParseGpuSpec(ctx, g, "cluster.gpu", "inline"));
   }
+  return Status::Ok();
+}
+
+Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
+                  std::string_view key, FabricKind want, FabricSpec* out, bool needed) {
+  if (!m.Has(key)) {
+    if (needed) {
+      return m.Error(key,
+                     fmt::format("missing required key '{}' (a catalog fabric id such as {} "
+                                 "or an inline {{bandwidth, latency}})",
+                                 key, want == FabricKind::kIntra ? "nvlink3-a100" : "ib-hdr-200g"));
+    }
+    out->id = "none";
+    out->kind = want;
+    out->bandwidth = Bandwidth(1);
+    return Status::Ok();
+  }
+  YAML::Node f = m.Node(key);
+  if (f.IsScalar()) {
+    const FabricSpec* spec = cat.hardware.FindFabric(f.Scalar());
+    if (!spec) {
+      std::string hint = DidYouMean(f.Scalar(), cat.hardware.FabricIds());
+      return m.Error(key,
+                     fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
+                                 hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                                 fmt::join(cat.hardware.FabricIds(), ", ")));
+    }
+    *out = *spec;
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline"));
+    out->kind = want;
+  }
+  return Status::Ok();
+}
+
+// A calibration profile named by the scenario, relative to the scenario's folder.
+Status ReadCalibration(const MapReader& m, ClusterSpec* c, const std::string& scenario_dir) {
+  PARASIM_RETURN_IF_ERROR(m.String("calibration", &c->calibration));
+  if (c->calibration.empty()) return Status::Ok();  // `--set cluster.calibration=`: defaults
+  std::filesystem::path p(c->calibration);
+  if (p.is_relative() && !scenario_dir.empty()) p = std::filesystem::path(scenario_dir) / p;
+  if (!std::filesystem::exists(p)) {
+    return m.Error("calibration", fmt::format("calibration profile '{}' not found (make one with "
+                                              "`parasim fit MEASUREMENTS --out FILE`)",
+                                              p.string()));
+  }
+  c->calibration = p.string();
+  // Errors name the profile's own line and column, after the scenario's reference to it.
+  StatusOr<CalibrationProfile> prof = LoadCalibrationProfile(c->calibration);
+  if (!prof.ok()) return m.Error("calibration", prof.status().message());
+  StatusOr<std::vector<std::string>> changed = ApplyCalibrationProfile(*prof, c);
+  if (!changed.ok()) return m.Error("calibration", changed.status().message());
+  c->calibrated = *changed;
+  return Status::Ok();
+}
+
+Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
+                    ClusterSpec* c, const std::string& scenario_dir) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader m,
+      MapReader::Open(ctx, node, "cluster",
+                      {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "nics_per_node",
+                       "oversubscription", "pod_gpus", "calibration", "gpu_hour_cost"}));
+  PARASIM_RETURN_IF_ERROR(m.Require("gpu"));
+  PARASIM_RETURN_IF_ERROR(ReadClusterGpu(ctx, m, cat, c));
   PARASIM_RETURN_IF_ERROR(m.Int("nodes", &c->nodes, 1, kMaxGpus));
   PARASIM_RETURN_IF_ERROR(m.Int("gpus_per_node", &c->gpus_per_node, 1, 1024));
   PARASIM_RETURN_IF_ERROR(m.Int("nics_per_node", &c->nics_per_node, 1, 1024));
@@ -78,57 +137,11 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
     return m.Error("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", c->nodes,
                                         c->gpus_per_node, kMaxGpus));
   }
-  auto fabric = [&](std::string_view key, FabricKind want, FabricSpec* out, bool needed) -> Status {
-    if (!m.Has(key)) {
-      if (needed) {
-        return m.Error(
-            key, fmt::format("missing required key '{}' (a catalog fabric id such as {} "
-                             "or an inline {{bandwidth, latency}})",
-                             key, want == FabricKind::kIntra ? "nvlink3-a100" : "ib-hdr-200g"));
-      }
-      out->id = "none";
-      out->kind = want;
-      out->bandwidth = Bandwidth(1);
-      return Status::Ok();
-    }
-    YAML::Node f = m.Node(key);
-    if (f.IsScalar()) {
-      const FabricSpec* spec = cat.hardware.FindFabric(f.Scalar());
-      if (!spec) {
-        std::string hint = DidYouMean(f.Scalar(), cat.hardware.FabricIds());
-        return m.Error(key,
-                       fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
-                                   hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
-                                   fmt::join(cat.hardware.FabricIds(), ", ")));
-      }
-      *out = *spec;
-    } else {
-      PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline"));
-      out->kind = want;
-    }
-    return Status::Ok();
-  };
   PARASIM_RETURN_IF_ERROR(
-      fabric("intra_node", FabricKind::kIntra, &c->intra, c->gpus_per_node > 1));
-  PARASIM_RETURN_IF_ERROR(fabric("inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
-  if (m.Has("calibration")) {
-    PARASIM_RETURN_IF_ERROR(m.String("calibration", &c->calibration));
-    if (c->calibration.empty()) return Status::Ok();  // `--set cluster.calibration=`: defaults
-    std::filesystem::path p(c->calibration);
-    if (p.is_relative() && !scenario_dir.empty()) p = std::filesystem::path(scenario_dir) / p;
-    if (!std::filesystem::exists(p)) {
-      return m.Error("calibration", fmt::format("calibration profile '{}' not found (make one with "
-                                                "`parasim fit MEASUREMENTS --out FILE`)",
-                                                p.string()));
-    }
-    c->calibration = p.string();
-    // Errors name the profile's own line and column, after the scenario's reference to it.
-    StatusOr<CalibrationProfile> prof = LoadCalibrationProfile(c->calibration);
-    if (!prof.ok()) return m.Error("calibration", prof.status().message());
-    StatusOr<std::vector<std::string>> changed = ApplyCalibrationProfile(*prof, c);
-    if (!changed.ok()) return m.Error("calibration", changed.status().message());
-    c->calibrated = *changed;
-  }
+      ReadFabric(ctx, m, cat, "intra_node", FabricKind::kIntra, &c->intra, c->gpus_per_node > 1));
+  PARASIM_RETURN_IF_ERROR(
+      ReadFabric(ctx, m, cat, "inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
+  if (m.Has("calibration")) PARASIM_RETURN_IF_ERROR(ReadCalibration(m, c, scenario_dir));
   return Status::Ok();
 }
 

@@ -142,28 +142,12 @@ bool Fits(const Scenario& s, const Layout& l, double* peak = nullptr) {
   return m.fits;
 }
 
-}  // namespace
-
-Advice Advise(const Scenario& s, double best_days) {
-  Advice a;
-  Layout one;
-  one.zero = 0;
-  a.fits_one_gpu = Fits(s, one, &a.one_gpu_peak_bytes);
-  const double params = CountParams(s.model, s.training.seq_len).total;
-  if (a.fits_one_gpu) {
-    Scenario single = s;
-    single.cluster = *Resize(s.cluster, 1);
-    Training t = s.training;
-    auto r = SimulateStep(s.model, t, one, single.cluster, {});
-    if (r.ok()) {
-      a.one_gpu_step_s = r->step_time_s;
-      if (s.training.tokens > 0) a.one_gpu_days = s.training.tokens / r->tokens_per_s / 86400;
-    }
-  }
+// One sentence: whether to distribute at all, and why.
+std::string Verdict(const Scenario& s, const Advice& a, double params, double best_days) {
   const bool small = params < 7e9 || s.training.finetune != FinetuneKind::kNone;
   const double gib = Bytes::GiB(1).bytes();
   if (a.fits_one_gpu && small) {
-    a.verdict = fmt::format(
+    return fmt::format(
         "Fits on one GPU ({:.1f} of {:.0f} GiB): don't distribute the model. {} Use plain data "
         "parallelism (DDP) only to finish sooner{}.",
         a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
@@ -171,8 +155,9 @@ Advice Advise(const Scenario& s, double best_days) {
                                                      "parallelism."
                                                    : "A model this size needs no TP or PP.",
         a.one_gpu_days > 0 ? fmt::format(" (one GPU: {:.1f} days)", a.one_gpu_days) : "");
-  } else if (a.fits_one_gpu) {
-    a.verdict = fmt::format(
+  }
+  if (a.fits_one_gpu) {
+    return fmt::format(
         "Fits on one GPU ({:.1f} of {:.0f} GiB), but {}; distribute with data parallelism "
         "first.",
         a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
@@ -180,17 +165,19 @@ Advice Advise(const Scenario& s, double best_days) {
             ? fmt::format("training would take {:.0f} days on it{}", a.one_gpu_days,
                           best_days > 0 ? fmt::format(" vs {:.1f} on the cluster", best_days) : "")
             : "one GPU is slow for a model this size");
-  } else {
-    a.verdict = fmt::format(
-        "Does not fit on one GPU: {:.1f} GiB needed of {:.0f} GiB (model states {:.0f} bytes per "
-        "parameter x {:.2f}B parameters, plus activations). Shard it: see the minimum GPUs per "
-        "strategy below.",
-        a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
-        StateBytesPerParam(s.training).weights + StateBytesPerParam(s.training).grads +
-            StateBytesPerParam(s.training).optimizer,
-        params / 1e9);
   }
-  // The fewest GPUs that hold the model under each strategy (powers of two, up to 64K GPUs).
+  const StateBytes rule = StateBytesPerParam(s.training);
+  return fmt::format(
+      "Does not fit on one GPU: {:.1f} GiB needed of {:.0f} GiB (model states {:.0f} bytes per "
+      "parameter x {:.2f}B parameters, plus activations). Shard it: see the minimum GPUs per "
+      "strategy below.",
+      a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
+      rule.weights + rule.grads + rule.optimizer, params / 1e9);
+}
+
+// The fewest GPUs that hold the model under each strategy (powers of two, up to 64K GPUs).
+std::vector<StrategyMinimum> Minimums(const Scenario& s) {
+  std::vector<StrategyMinimum> out;
   const int gpn = s.cluster.gpus_per_node;
   auto search = [&](const char* name, auto make) {
     StrategyMinimum m{name, 0, ""};
@@ -203,7 +190,7 @@ Advice Advise(const Scenario& s, double best_days) {
         break;
       }
     }
-    a.minimums.push_back(m);
+    out.push_back(m);
   };
   const int layers = s.model.layers;
   search("DP", [&](int64_t n, Layout* l) {
@@ -240,6 +227,28 @@ Advice Advise(const Scenario& s, double best_days) {
     l->pp = static_cast<int>(n / 8 / l->tp);
     return s.model.heads % l->tp == 0 && l->pp <= layers;
   });
+  return out;
+}
+
+}  // namespace
+
+Advice Advise(const Scenario& s, double best_days) {
+  Advice a;
+  Layout one;
+  one.zero = 0;
+  a.fits_one_gpu = Fits(s, one, &a.one_gpu_peak_bytes);
+  const double params = CountParams(s.model, s.training.seq_len).total;
+  if (a.fits_one_gpu) {
+    Scenario single = s;
+    single.cluster = *Resize(s.cluster, 1);
+    auto r = SimulateStep(s.model, s.training, one, single.cluster, {});
+    if (r.ok()) {
+      a.one_gpu_step_s = r->step_time_s;
+      if (s.training.tokens > 0) a.one_gpu_days = s.training.tokens / r->tokens_per_s / 86400;
+    }
+  }
+  a.verdict = Verdict(s, a, params, best_days);
+  a.minimums = Minimums(s);
   return a;
 }
 
