@@ -27,9 +27,10 @@ struct Training {
   Dtype grad_dtype = Dtype::kBf16;  // defaults to precision (16-byte rule)
   OptimizerKind optimizer = OptimizerKind::kAdam;
   RecomputeKind recompute = RecomputeKind::kNone;
-  // Materialised softmax (Megatron-LM's fused scale-mask-softmax, as in the published SC21 and
-  // Korthikanti 2022 runs) unless the stack uses FlashAttention (`attention: flash`).
-  AttentionKind attention = AttentionKind::kStandard;
+  // Fused (FlashAttention) kernels, as every training stack since 2023 runs them (FlashAttention
+  // 2, Transformer Engine, PyTorch SDPA); `attention: standard` for the materialised softmax of
+  // Megatron-LM 2021-22 (the published SC21 and Korthikanti 2022 runs state it).
+  AttentionKind attention = AttentionKind::kFlash;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
   int lora_rank = 16;

@@ -10,10 +10,12 @@ def _shared_validation_impl(ctx):
     shared = workspace.dirname.get_child("shared").get_child("validation")
     names = []
     if shared.exists:
-        for f in shared.readdir():
-            if f.basename.endswith(".yaml"):
-                ctx.symlink(f, f.basename)
-                names.append(f.basename)
+        # The folder and its subfolders (regimes/): every .yaml, by its path under the folder.
+        found = ctx.execute(["find", str(shared), "-name", "*.yaml", "-type", "f"])
+        for line in sorted(found.stdout.splitlines()):
+            name = line[len(str(shared)) + 1:]
+            ctx.symlink(line, name)
+            names.append(name)
     ctx.file("BUILD", """
 package(default_visibility = ["//visibility:public"])
 filegroup(name = "files", srcs = %s)
