@@ -21,10 +21,11 @@ constexpr double kHalfDim = 64;
 }  // namespace
 
 namespace {
-constexpr EnumNames<Algo, 4> kAlgos("algorithm", {{{Algo::kRing, "ring"},
+constexpr EnumNames<Algo, 5> kAlgos("algorithm", {{{Algo::kRing, "ring"},
                                                    {Algo::kTree, "tree"},
                                                    {Algo::kHierarchical, "hierarchical"},
-                                                   {Algo::kDirect, "direct"}}});
+                                                   {Algo::kDirect, "direct"},
+                                                   {Algo::kPat, "pat"}}});
 constexpr EnumNames<Collective, 6> kCollectives("collective",
                                                 {{{Collective::kAllReduce, "all_reduce"},
                                                   {Collective::kReduceScatter, "reduce_scatter"},
@@ -140,110 +141,168 @@ Bandwidth CostModel::NicShare() const {
          (cluster_.inter.efficiency * cluster_.nics() / std::max(1, cluster_.gpus_per_node));
 }
 
-CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacement g) const {
-  CollectiveCost out;
-  const int64_t n = std::max<int64_t>(1, g.size);
-  if (n <= 1 && c != Collective::kSendRecv) return out;
-  const int64_t per_node = std::clamp<int64_t>(g.per_node, 1, n);
-  const int64_t nodes = (n + per_node - 1) / per_node;
-  const double D = data.bytes();
-  const Bandwidth intra = IntraBandwidth();
-  const double pod = g.beyond_pod ? cluster_.oversubscription : 1.0;
-  const Bandwidth nic = NicShare() / pod;
-  const Duration a_intra = cluster_.intra.latency;
-  const Duration a_inter = cluster_.inter.latency;
-  out.inter_node = nodes > 1;
+namespace {
+
+// Alpha-beta parameters of one fabric for one case.
+struct AlphaBeta {
+  Bandwidth bw;
+  Duration alpha;
+};
+
+}  // namespace
+
+// How NCCL prices and picks its algorithms (src/graph/tuning.cc, NCCL 2.18-2.23), here with
+// the fabric's alpha and bus efficiency, or a profile's fit for the exact case:
+//   ring:   (n-1) steps (AG, RS; 2(n-1) for AR), of which only (nodes-1) (2(nodes-1)) cross a
+//           node boundary: a ring visits every GPU of a node before leaving it, so the other
+//           steps pay NVLink latency. Every member's NIC share carries the ring (multi-channel).
+//   tree:   all-reduce only, 2 log2(n) steps at about the ring's bandwidth (double binary tree).
+//   hierarchical all-reduce: reduce-scatter in the node, all-reduce across nodes, all-gather in
+//           the node.
+//   PAT:    all-gather and reduce-scatter with one GPU per node (NCCL 2.23+, "parallel
+//           aggregated trees"): log2(n) network steps at the ring's bandwidth.
+// The cheapest applicable algorithm wins, as NCCL's tuner picks by its own cost model.
+class CollectivePricer {
+ public:
+  CollectivePricer(const CostModel& cm, const ClusterSpec& cl, Collective c, Bytes data,
+                   GroupPlacement g)
+      : cl_(cl), c_(c), D_(data.bytes()) {
+    n_ = std::max<int64_t>(1, g.size);
+    per_node_ = std::clamp<int64_t>(g.per_node, 1, n_);
+    nodes_ = (n_ + per_node_ - 1) / per_node_;
+    intra_ = cm.IntraBandwidth();
+    pod_ = g.beyond_pod ? cl.oversubscription : 1.0;
+    nic_ = cm.NicShare() / pod_;
+  }
+
+  CollectiveCost Price() const {
+    if (c_ == Collective::kSendRecv) return SendRecv();
+    if (n_ <= 1) return CollectiveCost{};
+    if (nodes_ == 1) {
+      const AlphaBeta p = Intra(Algo::kRing);
+      return Finish(p.alpha * Steps(n_), BusFactor(c_, n_) * D_, p.bw, Algo::kRing);
+    }
+    if (c_ == Collective::kAllToAll) return AllToAll();
+    CollectiveCost best = Ring();
+    auto keep = [&](const CollectiveCost& x) {
+      if (x.time < best.time) best = x;
+    };
+    if (c_ == Collective::kAllReduce) {
+      keep(Tree());
+      if (per_node_ > 1) keep(Hierarchical());
+    }
+    if ((c_ == Collective::kAllGather || c_ == Collective::kReduceScatter) && per_node_ == 1) {
+      keep(Pat());
+    }
+    return best;
+  }
+
+ private:
+  double Steps(int64_t ranks) const {
+    return c_ == Collective::kAllReduce ? 2.0 * static_cast<double>(ranks - 1)
+                                        : static_cast<double>(ranks - 1);
+  }
+
   // A profile's fit for this collective, algorithm and group shape replaces the fabric's alpha
   // and efficiency for that case (hardware/spec.h, FabricSpec::collectives).
-  struct Params {
-    Bandwidth bw;
-    Duration alpha;
-  };
-  auto intra_for = [&](Algo algo) {
-    const auto* f = cluster_.intra.FindCollective(c, algo, n, per_node);
-    return f ? Params{cluster_.intra.bandwidth * f->efficiency, f->latency}
-             : Params{intra, a_intra};
-  };
-  auto inter_for = [&](Algo algo) {
-    const auto* f = cluster_.inter.FindCollective(c, algo, n, per_node);
-    if (!f) return Params{nic, a_inter};
-    return Params{cluster_.inter.bandwidth *
-                      (f->efficiency * cluster_.nics() / std::max(1, cluster_.gpus_per_node) / pod),
-                  f->latency};
-  };
+  AlphaBeta Intra(Algo algo) const {
+    const auto* f = cl_.intra.FindCollective(c_, algo, n_, per_node_);
+    return f ? AlphaBeta{cl_.intra.bandwidth * f->efficiency, f->latency}
+             : AlphaBeta{intra_, cl_.intra.latency};
+  }
+  AlphaBeta Inter(Algo algo) const {
+    const auto* f = cl_.inter.FindCollective(c_, algo, n_, per_node_);
+    if (!f) return AlphaBeta{nic_, cl_.inter.latency};
+    return AlphaBeta{
+        cl_.inter.bandwidth * (f->efficiency * cl_.nics() / std::max(1, cl_.gpus_per_node) / pod_),
+        f->latency};
+  }
+  // A flat ring leaves a node through every member's NIC share in parallel, so the node
+  // boundary carries per_node x nic_share (DGX A100: 8 x 24 = 192 GB/s bus bandwidth, as
+  // measured in nccl#812), and runs no faster than NVLink.
+  Bandwidth RingBandwidth(const AlphaBeta& p) const {
+    return Bandwidth(std::min(intra_.bytes_per_second(),
+                              p.bw.bytes_per_second() * static_cast<double>(per_node_)));
+  }
 
-  auto finish = [&](Duration latency, double bus_bytes, Bandwidth bw, Algo algo) {
+  CollectiveCost Finish(Duration latency, double bus_bytes, Bandwidth bw, Algo algo) const {
     CollectiveCost r;
     r.latency = latency;
     r.bus_bytes = Bytes(bus_bytes);
     r.bus_bandwidth = bw;
     r.time = latency + TransferTime(Bytes(bus_bytes), bw);
-    r.inter_node = nodes > 1;
+    r.inter_node = nodes_ > 1;
     r.algo = algo;
     return r;
-  };
+  }
 
-  if (c == Collective::kSendRecv) {
-    // Point-to-point between two ranks: over NVLink when on one node, else over the NIC share.
-    bool inter = per_node <= 1 && n > 1;
-    const Params p = inter ? inter_for(Algo::kDirect) : intra_for(Algo::kDirect);
-    out = finish(p.alpha, D, p.bw, Algo::kDirect);
+  // Point-to-point between two ranks: over NVLink when on one node, else over the NIC share.
+  CollectiveCost SendRecv() const {
+    const bool inter = per_node_ <= 1 && n_ > 1;
+    const AlphaBeta p = inter ? Inter(Algo::kDirect) : Intra(Algo::kDirect);
+    CollectiveCost out = Finish(p.alpha, D_, p.bw, Algo::kDirect);
     out.inter_node = inter;
     return out;
   }
-  const double factor = BusFactor(c, n);
-  const double steps = c == Collective::kAllReduce ? 2.0 * (n - 1) : static_cast<double>(n - 1);
-  if (nodes == 1) {
-    const Params p = intra_for(Algo::kRing);
-    return finish(p.alpha * steps, factor * D, p.bw, Algo::kRing);
+
+  // Each GPU sends (n - per_node)/n of D off the node through its NIC share, the rest on NVLink;
+  // expressed as bytes over the NIC share so that replayed flows share it correctly.
+  CollectiveCost AllToAll() const {
+    const AlphaBeta p = Inter(Algo::kDirect);
+    const double n = static_cast<double>(n_);
+    const Duration t_inter =
+        TransferTime(Bytes(D_ * static_cast<double>(n_ - per_node_) / n), p.bw);
+    const Duration t_intra =
+        TransferTime(Bytes(D_ * static_cast<double>(per_node_ - 1) / n), intra_);
+    const Duration lat = p.alpha * static_cast<double>(nodes_ - 1) + cl_.intra.latency;
+    const Duration t = Max(t_inter, t_intra);
+    return Finish(lat, t.seconds() * p.bw.bytes_per_second(), p.bw, Algo::kDirect);
   }
-  // Flat ring across nodes: every member's NIC share carries the ring; members on one node use
-  // their own NICs in parallel, so the node boundary carries per_node x nic_share (DGX A100:
-  // 8 x 24 = 192 GB/s bus bandwidth, as measured in nccl#812).
-  auto ring_bw = [&](const Params& p) {
-    return Bandwidth(std::min(intra.bytes_per_second(),
-                              p.bw.bytes_per_second() * static_cast<double>(per_node)));
-  };
-  if (c == Collective::kAllToAll) {
-    // Each GPU sends (n - per_node)/n of D off the node through its NIC share, the rest on NVLink.
-    const Params p = inter_for(Algo::kDirect);
-    double inter_bytes = D * static_cast<double>(n - per_node) / n;
-    double intra_bytes = D * static_cast<double>(per_node - 1) / n;
-    Duration t_inter = TransferTime(Bytes(inter_bytes), p.bw);
-    Duration t_intra = TransferTime(Bytes(intra_bytes), intra);
-    Duration lat = p.alpha * static_cast<double>(nodes - 1) + a_intra;
-    // Express as bytes over the NIC share so that replayed flows share it correctly.
-    Duration t = Max(t_inter, t_intra);
-    return finish(lat, t.seconds() * p.bw.bytes_per_second(), p.bw, Algo::kDirect);
+
+  CollectiveCost Ring() const {
+    const AlphaBeta p = Inter(Algo::kRing);
+    const double inter_steps = Steps(nodes_);
+    const Duration lat = p.alpha * inter_steps + cl_.intra.latency * (Steps(n_) - inter_steps);
+    return Finish(lat, BusFactor(c_, n_) * D_, RingBandwidth(p), Algo::kRing);
   }
-  const Params ring = inter_for(Algo::kRing);
-  CollectiveCost best = finish(ring.alpha * steps, factor * D, ring_bw(ring), Algo::kRing);
-  if (c == Collective::kAllReduce) {
-    // Double binary tree: 2 log2(n) steps of latency at about the ring's bandwidth.
-    const Params tp = inter_for(Algo::kTree);
-    CollectiveCost tree = finish(tp.alpha * (2 * std::ceil(std::log2(static_cast<double>(n)))),
-                                 factor * D, ring_bw(tp), Algo::kTree);
-    if (tree.time < best.time) best = tree;
-    if (per_node > 1) {
-      // Reduce-scatter in the node, all-reduce of D/per_node across nodes, all-gather in node.
-      const Params hp = inter_for(Algo::kHierarchical);
-      const double g_ = static_cast<double>(per_node);
-      Duration in_node =
-          TransferTime(Bytes(2 * (g_ - 1) / g_ * D), intra) + a_intra * (2 * (g_ - 1));
-      const double N = static_cast<double>(nodes);
-      Duration across =
-          TransferTime(Bytes(2 * (N - 1) / N * D / g_), hp.bw) + hp.alpha * (2 * (N - 1));
-      Duration t = in_node + across;
-      if (t < best.time) {
-        const Bandwidth rb = ring_bw(hp);
-        best =
-            finish(hp.alpha * (2 * (N - 1)) + a_intra * (2 * (g_ - 1)), 0, rb, Algo::kHierarchical);
-        best.time = t;
-        best.bus_bytes = Bytes((t - best.latency).seconds() * rb.bytes_per_second());
-      }
-    }
+
+  CollectiveCost Tree() const {
+    const AlphaBeta p = Inter(Algo::kTree);
+    const double depth = std::ceil(std::log2(static_cast<double>(n_)));
+    return Finish(p.alpha * (2 * depth), BusFactor(c_, n_) * D_, RingBandwidth(p), Algo::kTree);
   }
-  return best;
+
+  CollectiveCost Pat() const {
+    const AlphaBeta p = Inter(Algo::kPat);
+    const double depth = std::ceil(std::log2(static_cast<double>(n_)));
+    return Finish(p.alpha * depth, BusFactor(c_, n_) * D_, RingBandwidth(p), Algo::kPat);
+  }
+
+  CollectiveCost Hierarchical() const {
+    const AlphaBeta p = Inter(Algo::kHierarchical);
+    const double g = static_cast<double>(per_node_), N = static_cast<double>(nodes_);
+    const Duration in_node =
+        TransferTime(Bytes(2 * (g - 1) / g * D_), intra_) + cl_.intra.latency * (2 * (g - 1));
+    const Duration across =
+        TransferTime(Bytes(2 * (N - 1) / N * D_ / g), p.bw) + p.alpha * (2 * (N - 1));
+    const Bandwidth rb = RingBandwidth(p);
+    CollectiveCost r = Finish(p.alpha * (2 * (N - 1)) + cl_.intra.latency * (2 * (g - 1)), 0, rb,
+                              Algo::kHierarchical);
+    r.time = in_node + across;
+    r.bus_bytes = Bytes((r.time - r.latency).seconds() * rb.bytes_per_second());
+    return r;
+  }
+
+  const ClusterSpec& cl_;
+  Collective c_;
+  double D_;
+  int64_t n_ = 1, per_node_ = 1, nodes_ = 1;
+  Bandwidth intra_, nic_;
+  double pod_ = 1;
+};
+
+CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacement g) const {
+  return CollectivePricer(*this, cluster_, c, data, g).Price();
 }
 
 }  // namespace parasim

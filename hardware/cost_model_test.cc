@@ -89,3 +89,39 @@ TEST_CASE("small messages prefer the tree; large GEMMs reach the measured effici
 
 }  // namespace
 }  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("a bandwidth-bound all-gather or reduce-scatter keeps its bus bandwidth from 8 to 4096 "
+          "GPUs") {
+  // One rank per node (the data-parallel group of a TP8 layout), 4 GB gathered: per GPU,
+  // (n-1)/n of it crosses the NIC whatever n is, so the bus bandwidth (nccl-tests: algbw x
+  // (n-1)/n) stays flat; a flat ring's alpha x (n-1) would not.
+  for (Collective c : {Collective::kAllGather, Collective::kReduceScatter}) {
+    CAPTURE(CollectiveName(c));
+    double first = 0;
+    for (int64_t n = 8; n <= 4096; n *= 2) {
+      CAPTURE(n);
+      CostModel cm(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", static_cast<int>(n)),
+                   Dtype::kBf16);
+      const double bw = BusBw(cm, c, 4e9, {.size = n, .per_node = 1});
+      if (first == 0) first = bw;
+      CHECK(bw == doctest::Approx(first).epsilon(0.05));
+      // NCCL 2.23+'s PAT (log2 n network steps) wins over the ring beyond a few nodes.
+      if (n >= 64) CHECK(cm.CollectiveTime(c, Bytes(4e9), {n, 1, false}).algo == Algo::kPat);
+    }
+  }
+}
+
+TEST_CASE("a ring across nodes pays the network latency only where it leaves a node") {
+  // 32 ranks on 4 nodes: 31 ring steps, 3 of them between nodes (NCCL's tuning model).
+  ClusterSpec c = Cluster("a100-sxm4-80gb", "nvlink3-a100", "ib-hdr-200g", 4);
+  CostModel cm(c, Dtype::kBf16);
+  const CollectiveCost r = cm.CollectiveTime(Collective::kAllGather, Bytes(1e6), {32, 8, false});
+  REQUIRE(r.algo == Algo::kRing);
+  CHECK(r.latency == c.inter.latency * 3.0 + c.intra.latency * 28.0);
+}
+
+}  // namespace
+}  // namespace parasim

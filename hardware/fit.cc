@@ -108,12 +108,21 @@ Feature CollectiveFeature(const ClusterSpec& c, const CollectivePoint& k, bool i
     f.steps = 2 * (N - 1);
     f.x = 2 * (N - 1) / N * D / gg / nic_nominal;
   } else {
-    if (algo == Algo::kTree) f.steps = 2 * std::ceil(std::log2(static_cast<double>(n)));
-    // A flat ring runs at the slower of NVLink and the node's NICs in use.
+    const double depth = std::ceil(std::log2(static_cast<double>(n)));
+    if (algo == Algo::kTree) {
+      f.steps = 2 * depth;
+    } else if (algo == Algo::kPat) {
+      f.steps = depth;
+    } else {
+      // A ring crosses the network (nodes - 1) times per pass; its other steps are NVLink's.
+      f.steps = Steps(k.op, nodes);
+      f.known = c.intra.latency.seconds() * (Steps(k.op, n) - f.steps);
+    }
+    // A flat ring (and a tree or PAT) runs at the slower of NVLink and the node's NICs in use.
     const double bus = BusFactor(k.op, n) * D;
     const double nic_now = nic_nominal * c.inter.efficiency * static_cast<double>(per_node);
     if (nvl < nic_now) {
-      f.known = bus / nvl;
+      f.known += bus / nvl;
     } else {
       f.x = bus / (nic_nominal * static_cast<double>(per_node));
     }

@@ -36,7 +36,7 @@ inline constexpr double kDefaultSustainedFactor = 0.815;
 
 // Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
-enum class Algo { kRing, kTree, kHierarchical, kDirect };
+enum class Algo { kRing, kTree, kHierarchical, kDirect, kPat };
 
 // One measured GEMM shape from a calibration profile: its efficiency (achieved FLOP/s over the
 // dtype's peak, the kernel alone, launch excluded). Exact shapes override the shape curve.

@@ -70,7 +70,7 @@ std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int f
   auto timed = [&](double params, const GroupPlacement& g) {
     if (params <= 0 || g.size <= 1) return;
     const double bytes = params * w.per_elem * w.gather_factor;
-    const double buckets = std::max(1.0, std::ceil(bytes / ctx_.layout.bucket.bytes()));
+    const double buckets = std::max(1.0, std::ceil(bytes / ctx_.bucket_bytes));
     CollectiveCost cc = ctx_.cost.CollectiveTime(w.coll, Bytes(bytes / buckets), g);
     time += cc.time * buckets;
     lat += cc.latency * buckets;

@@ -115,7 +115,7 @@ void LayerLowering::Segment(Chunk* ch) const {
   // Gradient buckets, filled in backward order (last piece first) as DDP fills them;
   // ZeRO 3 gathers and reduces layer by layer (FSDP wraps each layer).
   const Layout& l = ctx_.layout;
-  const double bucket = l.bucket.bytes();
+  const double bucket = ctx_.bucket_bytes;
   int last = static_cast<int>(ch->pieces.size());
   double filled = 0;
   for (int i = last - 1; i >= 0; --i) {

@@ -39,7 +39,9 @@ struct Layout {
   std::vector<int> stage_layers;  // empty = even split, remainder spread
   bool overlap_dp = true;
   bool overlap_tp = false;
-  Bytes bucket = Bytes::MiB(25);  // PyTorch DDP default bucket_cap_mb = 25
+  // Gradient (and ZeRO parameter) bucket; zero: the framework's own, which depends on the
+  // layout (DataBucketBytes, strategies/lowering.h).
+  Bytes bucket;
   CompressionKind compression = CompressionKind::kNone;
   double compression_param = 0;  // top-k fraction or PowerSGD rank
   // Rank order of groups, innermost first (TP innermost so TP stays inside a node).
@@ -53,5 +55,8 @@ struct Layout {
 // Layers per pipeline stage: stage_layers when given, else an even split with the remainder
 // spread over the middle stages (first and last stages hold the embedding and LM head).
 std::vector<int> StageLayers(const Layout& l, int layers);
+
+// PyTorch DDP's bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel default).
+inline constexpr Bytes kDdpBucket = Bytes::MiB(25);
 
 }  // namespace parasim

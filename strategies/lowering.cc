@@ -1,6 +1,7 @@
 #include "strategies/lowering.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "strategies/memory.h"
 
@@ -60,6 +61,16 @@ LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const La
   }
   grad_bytes = StateBytesPerParam(t).grads;
   weight_bytes = StateBytesPerParam(t).weights;
+  if (l.bucket.bytes() > 0) {
+    bucket_bytes = l.bucket.bytes();
+  } else if (l.zero == 3) {
+    bucket_bytes = std::numeric_limits<double>::infinity();
+  } else if (l.zero >= 1) {
+    // max(40M, 1M x data-parallel ranks) parameters (Megatron-Core's default).
+    bucket_bytes = std::max(40e6, 1e6 * static_cast<double>(l.dp * l.cp)) * grad_bytes;
+  } else {
+    bucket_bytes = kDdpBucket.bytes();
+  }
   dp_comm = groups[static_cast<int>(GroupKind::kDp)].size > 1 || groups[kGroupEdp].size > 1;
 }
 

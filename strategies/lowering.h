@@ -92,6 +92,14 @@ class LoweringContext {
   int chunks = 1;  // model chunks per stage
   double grad_bytes = 2, weight_bytes = 2;
   bool dp_comm = false;  // gradients are synchronised across data-parallel ranks
+  // Bytes per data-parallel collective call: the layout's bucket, else the framework's:
+  //   ZeRO 0 (DDP): PyTorch DDP's 25 MiB buckets;
+  //   ZeRO 1-2 (Megatron-Core distributed optimizer): max(40M, 1M x dp) parameters per bucket
+  //     (megatron/core/distributed/distributed_data_parallel.py, core_r0.8.0), so a wider
+  //     data-parallel group moves fewer, larger buckets;
+  //   ZeRO 3 (FSDP, DeepSpeed stage 3): one collective per wrapped layer (FSDP's unit), i.e.
+  //     no bucket limit within a layer's segment.
+  double bucket_bytes = 0;
 
   // The cost-table key of a compute duration (one entry per distinct duration).
   uint32_t Key(Duration d);

@@ -90,7 +90,9 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     // Recompute rebuilds one layer's activations at a time during backward.
     if (t.recompute != RecomputeKind::kNone) st.activations_bytes += act_full_layer;
     // DDP keeps gradient buckets for communication; ZeRO-3 gathers one layer's parameters.
-    double comm = l.dp > 1 ? 2 * l.bucket.bytes() : 0;
+    // Two buckets in flight, as DDP keeps them (the layout's, or DDP's 25 MiB).
+    const double bucket = l.bucket.bytes() > 0 ? l.bucket.bytes() : kDdpBucket.bytes();
+    double comm = l.dp > 1 ? 2 * bucket : 0;
     if (l.zero == 3 && st.layers > 0) comm += 2 * rule.weights * (dense + expert) / st.layers;
     st.other_bytes = comm + kFrameworkReserveBytes;
     if (st.total() > rep.capacity_bytes) rep.fits = false;

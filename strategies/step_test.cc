@@ -206,6 +206,36 @@ TEST_CASE("ZeRO-3 moves 1.5x the gradient-sync bytes of DDP (3P vs 2P)") {
   CHECK(bytes(3) == doctest::Approx(1.5 * ddp).epsilon(0.03));
 }
 
+TEST_CASE("a data-parallel gradient sync of a fixed shard barely grows from 64 to 4096 ranks") {
+  // Llama 3 70B's layers cut to 44 under TP8: 4.9B parameters, 10 GB of bf16 gradients per GPU,
+  // reduce-scattered and all-gathered (ZeRO-1) in the layout's buckets after one micro-batch,
+  // not overlapped, on H100 nodes with a full-bisection fabric. Per GPU, a bandwidth-optimal
+  // reduce-scatter and all-gather move (n-1)/n of the shard whatever n is.
+  Bench b(8, "llama3-70b");
+  b.cluster.gpu = *b.hw.FindGpu("h100-sxm5-80gb");
+  b.cluster.intra = *b.hw.FindFabric("nvlink4-h100");
+  b.cluster.inter = *b.hw.FindFabric("ib-ndr-400g");
+  b.model.layers = 44;
+  b.l.tp = 8;
+  b.l.zero = 1;
+  b.l.overlap_dp = false;
+  b.t.seq_len = 1024;
+  auto sync = [&](int64_t dp, Bytes bucket) {
+    b.cluster.nodes = dp;
+    b.l.dp = dp;
+    b.l.bucket = bucket;
+    b.t.global_batch = dp;
+    const StepReport r = b.Run();
+    return r.exposed.dp;
+  };
+  for (Bytes bucket : {Bytes(0), Bytes::MiB(25)}) {  // Megatron-Core's buckets, DDP's
+    CAPTURE(bucket.bytes());
+    const double narrow = sync(64, bucket), wide = sync(4096, bucket);
+    CHECK(narrow > 0.2);  // about 2 x 10 GB at a 48.5 GB/s NIC share
+    CHECK(wide <= 1.10 * narrow);
+  }
+}
+
 TEST_CASE("a TP group across nodes pays the inter-node price and is warned about") {
   Bench b(16);
   b.l.tp = 16;
