@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "scenarios/scenario.h"
@@ -11,15 +12,16 @@
 
 namespace parasim {
 
-StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<std::string>& sets,
-                                    const SweepOptions& options) {
+StatusOr<ValidationFile> LoadValidationFile(const std::string& path,
+                                            const std::vector<std::string>& sets) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path, "keys source, defaults, cases"));
   YamlContext ctx{path, {}};
   PARASIM_ASSIGN_OR_RETURN(MapReader top,
                            MapReader::Open(ctx, root, "", {"source", "defaults", "cases"}));
-  ValidationReport rep;
-  PARASIM_RETURN_IF_ERROR(top.String("source", &rep.source));
+  ValidationFile file;
+  file.path = path;
+  PARASIM_RETURN_IF_ERROR(top.String("source", &file.source));
   PARASIM_RETURN_IF_ERROR(top.Require("cases"));
   const YAML::Node cases = top.Node("cases");
   if (!cases.IsSequence() || cases.size() == 0) {
@@ -30,7 +32,6 @@ StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<s
   if (!defaults.IsMap()) {
     return ctx.ErrorAt(defaults, "defaults", "expected a mapping (a scenario fragment)");
   }
-  double sum = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("cases[{}]", i);
     PARASIM_ASSIGN_OR_RETURN(MapReader c,
@@ -54,32 +55,87 @@ StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<s
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
     PARASIM_ASSIGN_OR_RETURN(Scenario s, ScenarioFromNode(merged, case_ctx, cat));
     if (s.name.empty()) s.name = vc.name;
-    if (s.sweep) {
-      SweepOptions o = options;
-      o.out_csv.clear();
-      o.resume = false;
-      PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, o));
-      if (r.ranked.empty()) {
-        return ctx.ErrorAt(cases[i], at,
-                           fmt::format("case '{}': no layout of its sweep fits in memory "
-                                       "({} valid layouts)",
-                                       vc.name, r.valid));
-      }
-      vc.predicted_s = r.ranked[0].step_time_s;
-      vc.layout = r.ranked[0].key;
-    } else {
-      PARASIM_ASSIGN_OR_RETURN(StepReport r,
-                               SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
-      vc.predicted_s = r.step_time_s;
-      vc.layout = FormatLayout(s.layout, s.training, LayoutStyle::kKey);
-    }
-    vc.error = vc.predicted_s / vc.measured_s - 1;
-    sum += std::abs(vc.error);
-    rep.max_abs_error = std::max(rep.max_abs_error, std::abs(vc.error));
-    rep.cases.push_back(vc);
+    file.cases.push_back({std::move(vc), std::move(s)});
   }
-  rep.mape = sum / static_cast<double>(rep.cases.size());
+  return file;
+}
+
+namespace {
+
+// Why nothing fits: the stage of `r` that is over, in GiB.
+std::string OverMemory(const std::vector<double>& peaks, double capacity) {
+  size_t worst = 0;
+  for (size_t i = 0; i < peaks.size(); ++i) {
+    if (peaks[i] > peaks[worst]) worst = i;
+  }
+  return fmt::format("stage {} needs {:.1f} GiB of {:.1f}", worst,
+                     peaks.empty() ? 0.0 : Bytes(peaks[worst]).gib(), Bytes(capacity).gib());
+}
+
+}  // namespace
+
+Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc) {
+  vc->ok = true;
+  vc->failure.clear();
+  if (s.sweep) {
+    SweepOptions o = options;
+    o.out_csv.clear();
+    o.resume = false;
+    PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, o));
+    if (r.ranked.empty()) {
+      vc->ok = false;
+      vc->failure =
+          r.leanest.key.empty()
+              ? fmt::format("no layout of its sweep is valid ({} grid points)", r.evaluated)
+              : fmt::format("no layout fits: the leanest of {} ({}) {}", r.valid, r.leanest.key,
+                            r.leanest.reason);
+      return Status::Ok();
+    }
+    vc->predicted_s = r.ranked[0].step_time_s;
+    vc->layout = r.ranked[0].key;
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                             SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
+    vc->predicted_s = r.step_time_s;
+    vc->layout = FormatLayout(s.layout, s.training, LayoutStyle::kKey);
+    if (!r.fits) {
+      vc->ok = false;
+      vc->failure = "no layout fits: " + OverMemory(r.peak_memory_bytes, r.capacity_bytes);
+      return Status::Ok();
+    }
+  }
+  vc->error = vc->predicted_s / vc->measured_s - 1;
+  return Status::Ok();
+}
+
+ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases) {
+  ValidationReport rep;
+  rep.source = std::move(source);
+  rep.cases = std::move(cases);
+  double sum = 0;
+  int predicted = 0;
+  for (const ValidationCase& c : rep.cases) {
+    if (!c.ok) {
+      ++rep.failed;
+      continue;
+    }
+    sum += std::abs(c.error);
+    ++predicted;
+    rep.max_abs_error = std::max(rep.max_abs_error, std::abs(c.error));
+  }
+  rep.mape = predicted > 0 ? sum / predicted : 0;
   return rep;
+}
+
+StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<std::string>& sets,
+                                    const SweepOptions& options) {
+  PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(path, sets));
+  std::vector<ValidationCase> cases;
+  for (ValidationInput& in : file.cases) {
+    PARASIM_RETURN_IF_ERROR(PredictCase(in.scenario, options, &in.measured));
+    cases.push_back(in.measured);
+  }
+  return Summarize(file.source, std::move(cases));
 }
 
 }  // namespace parasim

@@ -1,9 +1,14 @@
 // Validation against published measurements (SCENARIO.md "Validation file"): each case is a
 // scenario fragment deep-merged over the file's defaults; a case with a sweep block (knobs the
-// publication did not state) is predicted by the best layout its sweep finds.
+// publication did not state) is predicted by the best layout its sweep finds. A case whose
+// layout (or every layout of its sweep) does not fit in memory is reported as failed, with the
+// reason, and the file goes on; MAPE is over the cases predicted.
 //
 //   StatusOr<ValidationReport> r = Validate("tests/validation/megatron-sc21-table1.yaml", {});
 //   r->mape, r->cases[i].error   // signed: predicted / measured - 1
+//
+// `parasim fit --runs` loads the cases once (LoadValidationFile) and predicts them again under
+// each candidate set of parameters (PredictCase on a changed cluster).
 #pragma once
 
 #include <string>
@@ -21,14 +26,36 @@ struct ValidationCase {
   double error = 0;    // predicted / measured - 1
   std::string layout;  // the layout predicted (the sweep's best when the case sweeps)
   std::string note;    // the measurement's note
+  bool ok = true;      // false: no prediction (nothing fits); `failure` says why
+  std::string failure;
 };
 
 struct ValidationReport {
   std::string source;
   std::vector<ValidationCase> cases;
-  double mape = 0;           // mean of |error|
+  double mape = 0;           // mean of |error| over the cases predicted
   double max_abs_error = 0;  // largest |error|
+  int failed = 0;            // cases without a prediction
 };
+
+// One case as loaded: its measurement and its scenario (defaults merged, --set applied).
+struct ValidationInput {
+  ValidationCase measured;  // name, measured_s and note
+  Scenario scenario;
+};
+
+struct ValidationFile {
+  std::string path;
+  std::string source;
+  std::vector<ValidationInput> cases;
+};
+
+StatusOr<ValidationFile> LoadValidationFile(const std::string& path,
+                                            const std::vector<std::string>& sets);
+// Predicts one case into `c` (predicted_s, error, layout, or ok = false with the reason).
+Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* c);
+// MAPE, max |error| and failures over the cases.
+ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases);
 
 StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<std::string>& sets,
                                     const SweepOptions& options);

@@ -284,6 +284,12 @@ void Rank(const SweepSpec& spec, const std::vector<SweepEntry>& entries, SweepOu
     if (e.fits) out->ranked.push_back(e);
   }
   out->feasible = static_cast<int64_t>(out->ranked.size());
+  for (const SweepEntry& e : entries) {
+    if (!e.fits &&
+        (out->leanest.key.empty() || e.peak_memory_bytes < out->leanest.peak_memory_bytes)) {
+      out->leanest = e;
+    }
+  }
   std::sort(out->ranked.begin(), out->ranked.end(),
             [&](const SweepEntry& a, const SweepEntry& b) { return Better(a, b, spec.objective); });
   std::vector<size_t> order(out->ranked.size());

@@ -59,7 +59,8 @@ struct SweepOutcome {
   int64_t resumed = 0;    // taken from an earlier run's CSV
   double elapsed_s = 0;
   double layouts_per_second = 0;
-  std::vector<SweepEntry> ranked;       // feasible, best first
+  std::vector<SweepEntry> ranked;  // feasible, best first
+  SweepEntry leanest;  // when nothing fits: the valid layout closest to fitting (its reason)
   std::vector<size_t> pareto;           // indices into ranked: throughput vs memory headroom
   std::vector<StepReport> top_reports;  // full reports of the first `top` ranked layouts
   int64_t base_global_batch = 0;

@@ -34,6 +34,7 @@ void CheckTargets(const std::string& file) {
   REQUIRE(r.exit_code == 0);
   CHECK(Field(r.out, "mape") <= 0.05);
   CHECK(Field(r.out, "max_abs_error") <= 0.10);
+  CHECK(Field(r.out, "failed") == 0);
   CHECK(r.out.find("\"gpt-1008.0b-3072gpu\"") != std::string::npos);
 }
 
@@ -70,6 +71,27 @@ TEST_CASE("docs/MODEL.md holds the tables `parasim validate --markdown` prints n
     CHECK_MESSAGE(doc.find(r.out) != std::string::npos,
                   "docs/MODEL.md is stale: run tools/regen_model_doc.sh");
   }
+}
+
+TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string f = dir + "/no_fit.yaml";
+  std::ofstream(f) << "source: test\ndefaults:\n  cluster: {gpu: a100-sxm4-80gb, nodes: 1, "
+                      "gpus_per_node: 8, intra_node: nvlink3-a100}\n  training: {seq_len: 2048, "
+                      "global_batch: 8}\ncases:\n  - name: too-big\n    scenario:\n      model: "
+                      "gpt3-175b\n      parallelism: {tp: 1, pp: 1, dp: 8}\n    measured: "
+                      "{step_time: 10s}\n  - name: sweeps-nothing-that-fits\n    scenario:\n"
+                      "      model: gpt3-175b\n      sweep: {tp: [1, 2]}\n    measured: "
+                      "{step_time: 10s}\n  - name: fits\n    scenario:\n      model: gpt3-1.3b\n"
+                      "      parallelism: {tp: 1, pp: 1, dp: 8}\n    measured: {step_time: 1s}\n";
+  auto r = RunParasim("validate --json " + f);
+  REQUIRE(r.exit_code == 0);
+  CHECK(Field(r.out, "failed") == 2);
+  CHECK(r.out.find("\"status\": \"failed\"") != std::string::npos);
+  CHECK(r.out.find("no layout fits: stage 0 needs") != std::string::npos);
+  CHECK(r.out.find("no layout fits: the leanest of") != std::string::npos);
+  auto text = RunParasim("validate " + f);
+  CHECK(text.out.find("over 1 cases; 2 case(s) FAILED") != std::string::npos);
 }
 
 TEST_CASE("a bad validation file is bad input with file:line:col") {

@@ -400,37 +400,53 @@ Status ValidateCommand(const CommonOptions& opt) {
     Json cases = Json::Array();
     for (const auto& c : r.cases) {
       Json o = Json::Object();
-      o.Set("name", c.name).Set("predicted_s", c.predicted_s).Set("measured_s", c.measured_s);
-      o.Set("error", c.error).Set("layout", c.layout);
+      o.Set("name", c.name).Set("status", c.ok ? "ok" : "failed");
+      if (c.ok) {
+        o.Set("predicted_s", c.predicted_s).Set("measured_s", c.measured_s);
+        o.Set("error", c.error).Set("layout", c.layout);
+      } else {
+        o.Set("measured_s", c.measured_s).Set("failure", c.failure);
+      }
       cases.Push(o);
     }
     Json j = Json::Object();
     j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
-    j.Set("max_abs_error", r.max_abs_error);
+    j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed);
     fmt::print("{}\n", j.Dump());
     return Status::Ok();
   }
+  const std::string failed =
+      r.failed > 0 ? fmt::format("; {} case(s) FAILED (no prediction)", r.failed) : "";
   if (opt.markdown) {
     fmt::print("Source: {}\n\n", r.source);
     fmt::print("| case | predicted | measured | error | layout predicted |\n");
     fmt::print("| --- | ---: | ---: | ---: | --- |\n");
     for (const auto& c : r.cases) {
+      if (!c.ok) {
+        fmt::print("| {} | failed | {:.3f} s | | {} |\n", c.name, c.measured_s, c.failure);
+        continue;
+      }
       fmt::print("| {} | {:.3f} s | {:.3f} s | {:+.1f}% | {} |\n", c.name, c.predicted_s,
                  c.measured_s, 100 * c.error, c.layout);
     }
-    fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases.\n", 100 * r.mape,
-               100 * r.max_abs_error, r.cases.size());
+    fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}.\n", 100 * r.mape,
+               100 * r.max_abs_error, r.cases.size() - r.failed, failed);
     return Status::Ok();
   }
   fmt::print("{}\n{}\n\n", opt.file, r.source);
   fmt::print("{:<24} {:>12} {:>12} {:>8}  {}\n", "case", "predicted", "measured", "error",
              "layout (best of the case's sweep)");
   for (const auto& c : r.cases) {
+    if (!c.ok) {
+      fmt::print("{:<24} {:>12} {:>12} {:>8}  {}\n", c.name, "FAILED", Seconds(c.measured_s), "",
+                 c.failure);
+      continue;
+    }
     fmt::print("{:<24} {:>12} {:>12} {:>+7.1f}%  {}\n", c.name, Seconds(c.predicted_s),
                Seconds(c.measured_s), 100 * c.error, c.layout);
   }
-  fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases\n", 100 * r.mape,
-             100 * r.max_abs_error, r.cases.size());
+  fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}\n", 100 * r.mape,
+             100 * r.max_abs_error, r.cases.size() - r.failed, failed);
   return Status::Ok();
 }
 
