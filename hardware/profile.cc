@@ -13,6 +13,24 @@ namespace parasim {
 
 namespace {
 
+// Optional keys: the field stays empty when the key is absent.
+Status Optional(const MapReader& m, const char* key, double lo, double hi,
+                std::optional<double>* out) {
+  if (!m.Has(key)) return Status::Ok();
+  double x = 0;
+  PARASIM_RETURN_IF_ERROR(m.Number(key, &x, lo, hi));
+  *out = x;
+  return Status::Ok();
+}
+
+Status Optional(const MapReader& m, const char* key, std::optional<Duration>* out) {
+  if (!m.Has(key)) return Status::Ok();
+  Duration d;
+  PARASIM_RETURN_IF_ERROR(m.Time(key, &d));
+  *out = d;
+  return Status::Ok();
+}
+
 Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationProfile* pp) {
   CalibrationProfile& p = *pp;
   PARASIM_ASSIGN_OR_RETURN(
@@ -20,11 +38,7 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
                                    {"gemm_efficiency", "memory_efficiency", "launch_overhead",
                                     "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
                                     "attention_flash"}));
-  double x = 0;
-  if (c.Has("gemm_efficiency_fp8")) {
-    PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency_fp8", &x, 0.01, 1.0));
-    p.gemm_efficiency_fp8 = x;
-  }
+  PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency_fp8", 0.01, 1.0, &p.gemm_efficiency_fp8));
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                             {"attention_flash", &p.attention_flash}}) {
     if (!c.Has(key)) continue;
@@ -38,23 +52,10 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
     PARASIM_RETURN_IF_ERROR(a.Number("backward", &e.backward, 0.01, 1.0));
     *field = e;
   }
-  if (c.Has("gemm_efficiency")) {
-    PARASIM_RETURN_IF_ERROR(c.Number("gemm_efficiency", &x, 0.01, 1.0));
-    p.gemm_efficiency = x;
-  }
-  if (c.Has("memory_efficiency")) {
-    PARASIM_RETURN_IF_ERROR(c.Number("memory_efficiency", &x, 0.01, 1.0));
-    p.memory_efficiency = x;
-  }
-  if (c.Has("sustained_factor")) {
-    PARASIM_RETURN_IF_ERROR(c.Number("sustained_factor", &x, 0.05, 1.0));
-    p.sustained_factor = x;
-  }
-  if (c.Has("launch_overhead")) {
-    Duration d;
-    PARASIM_RETURN_IF_ERROR(c.Time("launch_overhead", &d));
-    p.launch_overhead = d;
-  }
+  PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency", 0.01, 1.0, &p.gemm_efficiency));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "memory_efficiency", 0.01, 1.0, &p.memory_efficiency));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "sustained_factor", 0.05, 1.0, &p.sustained_factor));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "launch_overhead", &p.launch_overhead));
   return Status::Ok();
 }
 
@@ -106,16 +107,8 @@ Status ReadFabric(const YamlContext& ctx, const YAML::Node& key, const YAML::Nod
   const std::string path = "fabrics." + fit.id;
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m, MapReader::Open(ctx, value, path, {"efficiency", "latency", "collectives"}));
-  double x = 0;
-  if (m.Has("efficiency")) {
-    PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &x, 0.01, 1.0));
-    fit.efficiency = x;
-  }
-  if (m.Has("latency")) {
-    Duration d;
-    PARASIM_RETURN_IF_ERROR(m.Time("latency", &d));
-    fit.latency = d;
-  }
+  PARASIM_RETURN_IF_ERROR(Optional(m, "efficiency", 0.01, 1.0, &fit.efficiency));
+  PARASIM_RETURN_IF_ERROR(Optional(m, "latency", &fit.latency));
   if (m.Has("collectives")) {
     const YAML::Node list = m.Node("collectives");
     if (!list.IsSequence()) {
