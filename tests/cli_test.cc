@@ -169,6 +169,24 @@ TEST_CASE("fit: nccl-tests logs into a calibration profile that a scenario can u
   CHECK(inferred.out.find("fit for h100-sxm5-80gb") != std::string::npos);
 }
 
+TEST_CASE("fit --runs: measured step times into a profile, with leave-one-out error") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string prof = dir + "/sc21.yaml";
+  auto r = RunParasim("fit --runs " + Runfile("tests/validation/megatron-sc21-table1.yaml") +
+                      " --jobs 2 --out " + prof);
+  REQUIRE(r.exit_code == 0);
+  for (const char* t : {"sustained_factor", "launch_overhead", "ib-hdr-200g.efficiency",
+                        "leave-one-out", "gpt-1008.0b-3072gpu"}) {
+    CAPTURE(t);
+    CHECK(r.out.find(t) != std::string::npos);
+  }
+  std::ifstream in(prof);
+  CHECK(in.good());
+  // Both kinds of input at once, or none, is refused with the reason.
+  CHECK(RunParasim("fit x.log --runs y.yaml").exit_code == 2);
+  CHECK(RunParasim("fit").exit_code == 2);
+}
+
 TEST_CASE("fit: a calibrate measurements file gives every family and a profile that runs") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   // Shaped like tools/calibrate's output on an 8-GPU H100 node (times made up, plausible).

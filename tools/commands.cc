@@ -18,6 +18,7 @@
 #include "hardware/fit.h"
 #include "hardware/measurements.h"
 #include "models/model_spec.h"
+#include "scenarios/fit_runs.h"
 #include "scenarios/scenario.h"
 #include "scenarios/validate.h"
 #include "sim/io.h"
@@ -450,7 +451,75 @@ Status ValidateCommand(const CommonOptions& opt) {
   return Status::Ok();
 }
 
+namespace {
+
+Status FitRunsCommand(const CommonOptions& opt) {
+  SweepOptions so;
+  so.jobs =
+      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.max_layouts = opt.max_layouts;
+  PARASIM_ASSIGN_OR_RETURN(RunsFit f, FitRuns(opt.runs, opt.sets, so));
+  const std::string text = FormatCalibrationProfile(f.profile);
+  if (!opt.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out, text));
+  if (opt.json) {
+    Json params = Json::Array();
+    for (const RunsParam& q : f.params) {
+      Json o = Json::Object();
+      o.Set("name", q.name).Set("start", q.start).Set("fitted", q.fitted).Set("lo", q.lo);
+      o.Set("hi", q.hi).Set("unit", q.unit);
+      params.Push(o);
+    }
+    Json cases = Json::Array();
+    for (const RunsCase& c : f.cases) {
+      Json o = Json::Object();
+      o.Set("name", c.name).Set("measured_s", c.measured_s).Set("before_s", c.before_s);
+      o.Set("after_s", c.after_s).Set("held_out_s", c.held_out_s).Set("layout", c.layout);
+      cases.Push(o);
+    }
+    Json skipped = Json::Array();
+    for (const auto& x : f.skipped) skipped.Push(x);
+    Json j = Json::Object();
+    j.Set("gpu", f.gpu).Set("params", params).Set("cases", cases).Set("skipped", skipped);
+    j.Set("mape_before", f.mape_before).Set("mape_after", f.mape_after);
+    j.Set("mape_held_out", f.mape_held_out).Set("profile", text);
+    fmt::print("{}\n", j.Dump());
+    return Status::Ok();
+  }
+  fmt::print("fit --runs {} ({}, {} cases)\n\n", opt.runs, f.gpu, f.cases.size());
+  fmt::print("{:<26} {:>10} {:>10}  bounds\n", "parameter", "start", "fitted");
+  for (const RunsParam& q : f.params) {
+    fmt::print("{:<26} {:>10.4g} {:>10.4g}  [{:g}, {:g}]{}\n", q.name, q.start, q.fitted, q.lo,
+               q.hi, q.unit.empty() ? "" : " " + q.unit);
+  }
+  fmt::print("\n{:<40} {:>10} {:>9} {:>9} {:>9}\n", "case", "measured", "before", "after",
+             "held out");
+  for (const RunsCase& c : f.cases) {
+    auto err = [&](double p) { return fmt::format("{:+.1f}%", 100 * (p / c.measured_s - 1)); };
+    fmt::print("{:<40} {:>10} {:>9} {:>9} {:>9}\n", c.name, Seconds(c.measured_s), err(c.before_s),
+               err(c.after_s), err(c.held_out_s));
+  }
+  for (const auto& x : f.skipped) fmt::print("skipped: {}\n", x);
+  fmt::print("\nMAPE {:.2f}% before, {:.2f}% fitted, {:.2f}% leave-one-out\n", 100 * f.mape_before,
+             100 * f.mape_after, 100 * f.mape_held_out);
+  if (!opt.out.empty()) fmt::print("wrote {}\n", opt.out);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status FitCommand(const CommonOptions& opt) {
+  if (!opt.runs.empty()) {
+    if (!opt.inputs.empty()) {
+      return InvalidArgument(
+          "--runs:1:1: error: fit takes measurement files or --runs FILE, not both");
+    }
+    return FitRunsCommand(opt);
+  }
+  if (opt.inputs.empty()) {
+    return InvalidArgument(
+        "fit:1:1: error: expected measurement files (calibrate output, nccl-tests logs) or "
+        "--runs FILE (measured step times)");
+  }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   std::vector<Measurements> ms;
   for (const auto& f : opt.inputs) {

@@ -74,7 +74,11 @@ int main(int argc, char** argv) {
   validate->add_flag("--markdown", opt.markdown, "print the table as Markdown (docs/MODEL.md)");
   auto* fit = app.add_subcommand(
       "fit", "fit the cost model to measurements (parasim calibrate output or nccl-tests logs)");
-  fit->add_option("measurements", opt.inputs, "measurement files and nccl-tests logs")->required();
+  fit->add_option("measurements", opt.inputs, "measurement files and nccl-tests logs");
+  fit->add_option("--runs", opt.runs,
+                  "fit sustained factor, launch overhead and inter-node efficiency to the step "
+                  "times of this validation-format file (measured jobs)");
+  fit->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
   fit->add_option("--gpu", opt.gpu, "catalog id of the GPU measured (default: from the files)");
   fit->add_option("--intra", opt.intra, "intra-node fabric measured (default: the GPU's NVLink)");
   fit->add_option("--inter", opt.inter, "inter-node fabric measured (default: the GPU's IB)");

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/bazel build //tools:parasim >/dev/null 2>&1
 doc=docs/MODEL.md
-for file in tests/validation/*.yaml; do
+for file in tests/validation/*.yaml tests/validation/regimes/*.yaml; do
   name="$(basename "$file" .yaml)"
   grep -q "<!-- validation:$name:begin -->" "$doc" || continue
   table="$(bazel-bin/tools/parasim validate "$file" --markdown)"

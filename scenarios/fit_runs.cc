@@ -1,0 +1,226 @@
+#include "scenarios/fit_runs.h"
+
+#include <fmt/core.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "strategies/layout_format.h"
+#include "strategies/step.h"
+
+namespace parasim {
+namespace {
+
+// Where each parameter lives in a cluster.
+enum class Knob { kSustained, kLaunch, kInterEfficiency };
+
+struct Problem {
+  std::vector<Scenario> cases;  // layouts fixed
+  std::vector<double> measured;
+  std::vector<Knob> knobs;
+  std::vector<RunsParam> params;
+
+  // x in [0, 1] per parameter -> its value.
+  double Value(size_t j, double x) const {
+    return params[j].lo + std::clamp(x, 0.0, 1.0) * (params[j].hi - params[j].lo);
+  }
+  void Apply(const Eigen::VectorXd& x, ClusterSpec* c) const {
+    for (size_t j = 0; j < knobs.size(); ++j) {
+      const double v = Value(j, x(static_cast<Eigen::Index>(j)));
+      switch (knobs[j]) {
+        case Knob::kSustained:
+          c->gpu.sustained_factor = v;
+          break;
+        case Knob::kLaunch:
+          c->gpu.launch_overhead = Duration::Microseconds(v);
+          break;
+        case Knob::kInterEfficiency:
+          c->inter.efficiency = v;
+          break;
+      }
+    }
+  }
+  StatusOr<double> Predict(size_t i, const Eigen::VectorXd& x) const {
+    Scenario s = cases[i];
+    Apply(x, &s.cluster);
+    StepOptions o;
+    o.critical_path = false;
+    PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                             SimulateStep(s.model, s.training, s.layout, s.cluster, o));
+    return r.step_time_s;
+  }
+  // Relative errors of every case.
+  StatusOr<Eigen::VectorXd> Residuals(const Eigen::VectorXd& x) const {
+    Eigen::VectorXd r(static_cast<Eigen::Index>(cases.size()));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      PARASIM_ASSIGN_OR_RETURN(double p, Predict(i, x));
+      r(static_cast<Eigen::Index>(i)) = p / measured[i] - 1;
+    }
+    return r;
+  }
+  StatusOr<Eigen::MatrixXd> Jacobian(const Eigen::VectorXd& x, const Eigen::VectorXd& r) const {
+    const Eigen::Index n = r.size(), k = x.size();
+    Eigen::MatrixXd jac(n, k);
+    for (Eigen::Index j = 0; j < k; ++j) {
+      // A forward step of 2% of the range, backwards at the upper bound.
+      const double h = x(j) > 0.98 ? -0.02 : 0.02;
+      Eigen::VectorXd y = x;
+      y(j) += h;
+      PARASIM_ASSIGN_OR_RETURN(Eigen::VectorXd ry, Residuals(y));
+      jac.col(j) = (ry - r) / h;
+    }
+    return jac;
+  }
+};
+
+// One bounded Levenberg-Marquardt step from x on the rows `w` (1 = used, 0 = left out).
+Eigen::VectorXd Step(const Eigen::VectorXd& x, const Eigen::VectorXd& r, const Eigen::MatrixXd& jac,
+                     const Eigen::VectorXd& w, double lambda) {
+  const Eigen::MatrixXd jw = w.asDiagonal() * jac;
+  Eigen::MatrixXd a = jw.transpose() * jac;
+  a.diagonal().array() += lambda * (1 + a.diagonal().array());
+  const Eigen::VectorXd g = jw.transpose() * r;
+  Eigen::VectorXd y = x - a.ldlt().solve(g);
+  return y.cwiseMax(0.0).cwiseMin(1.0);
+}
+
+double Sse(const Eigen::VectorXd& r) { return r.squaredNorm(); }
+
+StatusOr<Eigen::VectorXd> Fit(const Problem& p, Eigen::VectorXd x) {
+  PARASIM_ASSIGN_OR_RETURN(Eigen::VectorXd r, p.Residuals(x));
+  const Eigen::VectorXd all = Eigen::VectorXd::Ones(r.size());
+  double lambda = 1e-3;
+  for (int iter = 0; iter < 8; ++iter) {
+    PARASIM_ASSIGN_OR_RETURN(Eigen::MatrixXd jac, p.Jacobian(x, r));
+    bool improved = false;
+    for (int tries = 0; tries < 4 && !improved; ++tries) {
+      const Eigen::VectorXd y = Step(x, r, jac, all, lambda);
+      PARASIM_ASSIGN_OR_RETURN(Eigen::VectorXd ry, p.Residuals(y));
+      if (Sse(ry) < Sse(r) - 1e-12) {
+        improved = (Sse(r) - Sse(ry)) > 1e-6 * Sse(r);
+        x = y;
+        r = ry;
+        lambda = std::max(1e-6, lambda / 4);
+        if (!improved) return x;  // converged
+      } else {
+        lambda *= 8;
+      }
+    }
+    if (!improved) break;
+  }
+  return x;
+}
+
+double Mape(const std::vector<double>& pred, const std::vector<double>& meas) {
+  double s = 0;
+  for (size_t i = 0; i < pred.size(); ++i) s += std::abs(pred[i] / meas[i] - 1);
+  return pred.empty() ? 0 : s / static_cast<double>(pred.size());
+}
+
+// The cases with their layouts fixed: a sweeping case takes its sweep's best layout.
+Status LoadProblem(const std::string& path, const std::vector<std::string>& sets,
+                   const SweepOptions& options, Problem* p, RunsFit* out) {
+  PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(path, sets));
+  for (ValidationInput& in : file.cases) {
+    Scenario s = in.scenario;
+    if (out->gpu.empty()) out->gpu = s.cluster.gpu.id;
+    if (s.cluster.gpu.id != out->gpu) {
+      return InvalidArgument(fmt::format(
+          "{}:1:1: error: case '{}' runs on {} but earlier cases on {}; fit --runs fits one GPU "
+          "(split the file by GPU)",
+          path, in.measured.name, s.cluster.gpu.id, out->gpu));
+    }
+    if (s.sweep) {
+      SweepOptions o = options;
+      o.out_csv.clear();
+      o.resume = false;
+      PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, o));
+      if (r.ranked.empty()) {
+        out->skipped.push_back(in.measured.name + ": no layout of its sweep fits");
+        continue;
+      }
+      s = WithLayout(s, r.ranked[0]);
+    }
+    p->cases.push_back(s);
+    p->measured.push_back(in.measured.measured_s);
+    out->cases.push_back({in.measured.name, FormatLayout(s.layout, s.training, LayoutStyle::kKey),
+                          in.measured.measured_s});
+  }
+  if (p->cases.size() < 2) {
+    return InvalidArgument(
+        fmt::format("{}:1:1: error: fit --runs needs at least 2 cases that fit in memory", path));
+  }
+  return Status::Ok();
+}
+
+void AddParams(Problem* p, RunsFit* out) {
+  const ClusterSpec& c = p->cases.front().cluster;
+  p->knobs = {Knob::kSustained, Knob::kLaunch};
+  p->params = {{"sustained_factor", 0.5, 1.0, c.gpu.sustained_factor, 0, ""},
+               {"launch_overhead", 1.0, 40.0, c.gpu.launch_overhead.microseconds(), 0, "us"}};
+  bool inter = false;
+  for (const Scenario& s : p->cases) inter = inter || s.cluster.nodes > 1;
+  if (inter) {
+    p->knobs.push_back(Knob::kInterEfficiency);
+    p->params.push_back({c.inter.id + ".efficiency", 0.5, 1.0, c.inter.efficiency, 0, ""});
+  }
+  out->params = p->params;
+}
+
+CalibrationProfile ProfileOf(const RunsFit& f, const std::string& path, const std::string& inter) {
+  CalibrationProfile prof;
+  prof.gpu = f.gpu;
+  prof.source = fmt::format("parasim fit --runs {} ({} cases, MAPE {:.2f}%, leave-one-out {:.2f}%)",
+                            path.substr(path.find_last_of('/') + 1), f.cases.size(),
+                            100 * f.mape_after, 100 * f.mape_held_out);
+  for (const RunsParam& q : f.params) {
+    if (q.name == "sustained_factor") prof.sustained_factor = q.fitted;
+    if (q.name == "launch_overhead") prof.launch_overhead = Duration::Microseconds(q.fitted);
+    if (q.name == inter + ".efficiency") prof.fabrics.push_back({inter, q.fitted, {}, {}});
+  }
+  return prof;
+}
+
+}  // namespace
+
+StatusOr<RunsFit> FitRuns(const std::string& path, const std::vector<std::string>& sets,
+                          const SweepOptions& options) {
+  RunsFit out;
+  Problem p;
+  PARASIM_RETURN_IF_ERROR(LoadProblem(path, sets, options, &p, &out));
+  AddParams(&p, &out);
+  const Eigen::Index k = static_cast<Eigen::Index>(p.params.size());
+  Eigen::VectorXd x0(k);
+  for (Eigen::Index j = 0; j < k; ++j) {
+    const RunsParam& q = p.params[static_cast<size_t>(j)];
+    x0(j) = std::clamp((q.start - q.lo) / (q.hi - q.lo), 0.0, 1.0);
+  }
+  PARASIM_ASSIGN_OR_RETURN(Eigen::VectorXd r0, p.Residuals(x0));
+  PARASIM_ASSIGN_OR_RETURN(Eigen::VectorXd x, Fit(p, x0));
+  PARASIM_ASSIGN_OR_RETURN(Eigen::VectorXd r, p.Residuals(x));
+  for (Eigen::Index j = 0; j < k; ++j) out.params[static_cast<size_t>(j)].fitted = p.Value(j, x(j));
+  // Leave-one-out: from the full fit, one linearised step without case i, then case i replayed.
+  PARASIM_ASSIGN_OR_RETURN(Eigen::MatrixXd jac, p.Jacobian(x, r));
+  std::vector<double> before, after, held, meas;
+  for (size_t i = 0; i < p.cases.size(); ++i) {
+    Eigen::VectorXd w = Eigen::VectorXd::Ones(r.size());
+    w(static_cast<Eigen::Index>(i)) = 0;
+    PARASIM_ASSIGN_OR_RETURN(double h, p.Predict(i, Step(x, r, jac, w, 1e-3)));
+    RunsCase& c = out.cases[i];
+    c.before_s = (r0(static_cast<Eigen::Index>(i)) + 1) * c.measured_s;
+    c.after_s = (r(static_cast<Eigen::Index>(i)) + 1) * c.measured_s;
+    c.held_out_s = h;
+    before.push_back(c.before_s);
+    after.push_back(c.after_s);
+    held.push_back(h);
+    meas.push_back(c.measured_s);
+  }
+  out.mape_before = Mape(before, meas);
+  out.mape_after = Mape(after, meas);
+  out.mape_held_out = Mape(held, meas);
+  out.profile = ProfileOf(out, path, p.cases.front().cluster.inter.id);
+  return out;
+}
+
+}  // namespace parasim

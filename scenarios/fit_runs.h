@@ -1,0 +1,49 @@
+// `parasim fit --runs FILE`: fits a few named, physically meaningful parameters of the cost model,
+// within bounds, to the step times of a validation-format file (a team's own measured jobs, or
+// the project's published runs), and writes them as a calibration profile.
+//
+// Parameters (each bounded, each a key of the calibration profile):
+//   sustained_factor   in-step kernel rate over the rate benchmarked alone, per GPU [0.5, 1];
+//   launch_overhead    host time per kernel (dispatch, framework), per GPU [1 us, 40 us];
+//   <inter>.efficiency achieved fraction of the inter-node fabric's bandwidth [0.5, 1], fitted
+//                      only when some case crosses nodes.
+// Least squares on relative errors by a bounded Levenberg-Marquardt on finite differences. A case
+// that sweeps (knobs its source did not state) keeps the layout its sweep picks at the starting
+// parameters while fitting. Leave-one-out: each case predicted with the parameters fitted on the
+// others (one linearised step from the full fit, then replayed).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware/profile.h"
+#include "scenarios/validate.h"
+#include "sim/status.h"
+
+namespace parasim {
+
+struct RunsParam {
+  std::string name;  // profile key
+  double lo = 0, hi = 0, start = 0, fitted = 0;
+  std::string unit;  // "" or "us"
+};
+
+struct RunsCase {
+  std::string name;
+  std::string layout;
+  double measured_s = 0, before_s = 0, after_s = 0, held_out_s = 0;
+};
+
+struct RunsFit {
+  std::string gpu;
+  std::vector<RunsParam> params;
+  std::vector<RunsCase> cases;
+  std::vector<std::string> skipped;  // cases left out, with the reason
+  double mape_before = 0, mape_after = 0, mape_held_out = 0;
+  CalibrationProfile profile;
+};
+
+StatusOr<RunsFit> FitRuns(const std::string& path, const std::vector<std::string>& sets,
+                          const SweepOptions& options);
+
+}  // namespace parasim

@@ -1,0 +1,91 @@
+// fit --runs recovers known parameters: step times made by replaying six jobs with a chosen
+// sustained factor, launch overhead and inter-node efficiency are fitted back from the
+// defaults, and the leave-one-out error stays small.
+#include "scenarios/fit_runs.h"
+
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "strategies/step.h"
+
+namespace parasim {
+namespace {
+
+constexpr const char* kCases[] = {
+    "{model: gpt3-1.3b, cluster: {nodes: 1}, parallelism: {tp: 1, pp: 1, dp: 8}, training: "
+    "{global_batch: 64, micro_batch: 4}}",
+    "{model: gpt3-1.3b, cluster: {nodes: 4}, parallelism: {tp: 1, pp: 1, dp: 32}, training: "
+    "{global_batch: 64, micro_batch: 2}}",
+    "{model: llama2-7b, cluster: {nodes: 2}, parallelism: {tp: 2, pp: 1, dp: 8}, training: "
+    "{global_batch: 64, micro_batch: 1}}",
+    "{model: llama2-7b, cluster: {nodes: 4}, parallelism: {tp: 4, pp: 2, dp: 4, zero: 1}, "
+    "training: {global_batch: 128, micro_batch: 1}}",
+    "{model: llama3-8b, cluster: {nodes: 2}, parallelism: {tp: 1, pp: 1, dp: 16, zero: 3}, "
+    "training: {global_batch: 32, micro_batch: 1}}",
+    "{model: llama2-13b, cluster: {nodes: 4}, parallelism: {tp: 8, pp: 2, dp: 2}, training: "
+    "{global_batch: 64, micro_batch: 1}}",
+};
+
+std::string File(const std::vector<double>& measured) {
+  std::string f =
+      "source: synthetic (replayed with known parameters)\ndefaults:\n  cluster: {gpu: "
+      "a100-sxm4-80gb, gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: ib-hdr-200g}\n"
+      "  training: {seq_len: 2048}\ncases:\n";
+  for (size_t i = 0; i < measured.size(); ++i) {
+    f += fmt::format("  - name: c{}\n    scenario: {}\n    measured: {{step_time: {:.9g}s}}\n", i,
+                     kCases[i], measured[i]);
+  }
+  return f;
+}
+
+TEST_CASE("fit --runs recovers the parameters that made the step times") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string path = dir + "/runs.yaml";
+  const size_t n = std::size(kCases);
+  std::ofstream(path) << File(std::vector<double>(n, 1.0));
+  auto file = LoadValidationFile(path, {});
+  REQUIRE_MESSAGE(file.ok(), file.status().message());
+  std::vector<double> measured;
+  for (const ValidationInput& in : file->cases) {
+    ClusterSpec c = in.scenario.cluster;
+    c.gpu.sustained_factor = 0.70;
+    c.gpu.launch_overhead = Duration::Microseconds(12);
+    c.inter.efficiency = 0.80;
+    auto r = SimulateStep(in.scenario.model, in.scenario.training, in.scenario.layout, c, {});
+    REQUIRE(r.ok());
+    measured.push_back(r->step_time_s);
+  }
+  std::ofstream(path) << File(measured);
+  auto fit = FitRuns(path, {}, SweepOptions{});
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  REQUIRE(fit->params.size() == 3);
+  CHECK(fit->params[0].name == "sustained_factor");
+  CHECK(fit->params[0].fitted == doctest::Approx(0.70).epsilon(0.03));
+  CHECK(fit->params[1].fitted == doctest::Approx(12).epsilon(0.15));
+  CHECK(fit->params[2].name == "ib-hdr-200g.efficiency");
+  CHECK(fit->params[2].fitted == doctest::Approx(0.80).epsilon(0.10));
+  CHECK(fit->mape_before > 0.05);
+  CHECK(fit->mape_after < 0.005);
+  CHECK(fit->mape_held_out < 0.02);
+  CHECK(fit->profile.sustained_factor.has_value());
+  CHECK(fit->profile.fabrics.size() == 1);
+}
+
+TEST_CASE("fit --runs refuses a file that mixes GPUs") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string path = dir + "/mixed.yaml";
+  std::ofstream(path) << File({1.0, 1.0})
+                      << "  - name: h100\n    scenario: {model: gpt3-1.3b, cluster: {gpu: "
+                         "h100-sxm5-80gb, nodes: 1, intra_node: nvlink4-h100}, parallelism: {dp: "
+                         "8}, training: {global_batch: 8}}\n    measured: {step_time: 1s}\n";
+  auto fit = FitRuns(path, {}, SweepOptions{});
+  REQUIRE(!fit.ok());
+  CHECK(fit.status().message().find("fit --runs fits one GPU") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
