@@ -86,9 +86,9 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
       vc->ok = false;
       vc->failure =
           r.leanest.key.empty()
-              ? fmt::format("no layout of its sweep is valid ({} grid points)", r.evaluated)
-              : fmt::format("no layout fits: the leanest of {} ({}) {}", r.valid, r.leanest.key,
-                            r.leanest.reason);
+              ? fmt::format("no layout of its sweep is valid ({} grid points)", r.grid_points)
+              : fmt::format("no layout fits: the leanest of {} ({}) {}", r.valid_layouts,
+                            r.leanest.key, r.leanest.reason);
       return Status::Ok();
     }
     vc->predicted_s = r.ranked[0].step_time_s;

@@ -104,8 +104,8 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
     o.resume = false;
     PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, o));
     if (r.ranked.empty()) {
-      pt.reason = r.valid == 0 ? "no valid layout (the global batch does not divide)"
-                               : "no layout fits in memory";
+      pt.reason = r.valid_layouts == 0 ? "no valid layout (the global batch does not divide)"
+                                       : "no layout fits in memory";
     } else {
       pt.found = true;
       pt.best = r.ranked[0];

@@ -193,6 +193,7 @@ Status EvaluateOne(const Scenario& base, SweepEntry* e) {
   }
   StepOptions so;
   so.critical_path = false;
+  e->replayed = true;
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(base.model, e->training, e->layout, base.cluster, so));
   e->fits = r.fits;
@@ -254,6 +255,7 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepOptions& opt,
         e = it->second;
         e.layout = l;
         e.training = t;
+        e.replayed = e.fits || e.reason.rfind("replay", 0) == 0;
         ++resumed;
       } else if (Status st = EvaluateOne(base, &e); !st.ok()) {
         std::lock_guard<std::mutex> lock(mu);
@@ -338,10 +340,11 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   out.base_global_batch = base.training.global_batch;
   const SweepSpec spec = base.sweep ? *base.sweep : SweepSpec{};
   PARASIM_ASSIGN_OR_RETURN(Grid grid, BuildGrid(base, spec, opt));
-  out.evaluated = grid.points;
+  out.grid_points = grid.points;
   std::vector<SweepEntry> entries = Enumerate(base, spec, grid);
-  out.valid = static_cast<int64_t>(entries.size());
+  out.valid_layouts = static_cast<int64_t>(entries.size());
   PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(base, opt, &entries));
+  for (const SweepEntry& e : entries) (e.replayed ? out.replayed : out.memory_rejected) += 1;
   Rank(spec, entries, &out);
   // Full reports of the leaders, replayed again (deterministic, so a resumed sweep prints the
   // same).
@@ -355,7 +358,10 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   }
   if (!opt.out_csv.empty()) PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out, entries));
   out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  out.layouts_per_second = out.elapsed_s > 0 ? out.evaluated / out.elapsed_s : 0;
+  if (out.elapsed_s > 0) {
+    out.valid_layouts_per_second = static_cast<double>(out.valid_layouts) / out.elapsed_s;
+    out.replays_per_second = static_cast<double>(out.replayed) / out.elapsed_s;
+  }
   return out;
 }
 

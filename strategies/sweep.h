@@ -47,18 +47,24 @@ struct SweepEntry {
   ExposedComm exposed;
   double peak_memory_bytes = 0;  // the largest over stages
   double compute_s = 0;          // the busiest stage's compute
+  bool replayed = false;         // replayed in the engine (else rejected by the memory planner)
 };
 
 struct SweepOutcome {
-  // Every point of the sweep grid is evaluated: rejected by divisibility or as a duplicate of
-  // another point (sp without TP, one model chunk with interleaving, ...), pruned by the memory
-  // planner, or replayed in the engine.
-  int64_t evaluated = 0;  // points of the sweep grid
-  int64_t valid = 0;      // distinct layouts passing the divisibility checks
-  int64_t feasible = 0;   // of those, fitting in memory: every one replayed
-  int64_t resumed = 0;    // taken from an earlier run's CSV
+  // What became of the grid: a point is rejected by divisibility or folded onto another point
+  // (sp without TP, one model chunk with interleaving, ...); a valid layout is rejected by the
+  // memory planner, pruned (cannot enter the ranking; none yet: every one that fits is
+  // replayed), or replayed in the engine, where it fits or peaks over memory.
+  int64_t grid_points = 0;      // points of the sweep grid
+  int64_t valid_layouts = 0;    // distinct layouts passing the divisibility checks
+  int64_t memory_rejected = 0;  // valid, but over memory by the planner: not replayed
+  int64_t pruned = 0;           // valid and within memory, but not replayed
+  int64_t replayed = 0;         // replayed in the engine
+  int64_t feasible = 0;         // replayed and within memory: the ranked ones
+  int64_t resumed = 0;          // taken from an earlier run's CSV
   double elapsed_s = 0;
-  double layouts_per_second = 0;
+  double valid_layouts_per_second = 0;
+  double replays_per_second = 0;
   std::vector<SweepEntry> ranked;  // feasible, best first
   SweepEntry leanest;  // when nothing fits: the valid layout closest to fitting (its reason)
   std::vector<size_t> pareto;           // indices into ranked: throughput vs memory headroom

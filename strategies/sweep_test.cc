@@ -56,8 +56,10 @@ TEST_CASE("the best layout for GPT-3 175B on 1024 A100 is Megatron-style") {
     CHECK(r->ranked[i].tokens_per_s <= r->ranked[i - 1].tokens_per_s);
   }
   CHECK(r->top_reports[0].step_time_s == doctest::Approx(r->ranked[0].step_time_s));
-  CHECK(r->evaluated > r->valid);
-  CHECK(r->valid > r->feasible);
+  CHECK(r->grid_points > r->valid_layouts);
+  CHECK(r->valid_layouts == r->memory_rejected + r->pruned + r->replayed);
+  CHECK(r->replayed >= r->feasible);
+  CHECK(r->valid_layouts > r->feasible);
 }
 
 TEST_CASE("every valid layout that fits in memory is replayed; the others are pruned") {
@@ -66,7 +68,7 @@ TEST_CASE("every valid layout that fits in memory is replayed; the others are pr
   o.jobs = 2;
   auto r = RunSweep(s, o);
   REQUIRE(r.ok());
-  CHECK(r->evaluated == 4 * 4 * 4 * 3 * 4 * 2 * 3 * 4);  // the grid of the file
+  CHECK(r->grid_points == 4 * 4 * 4 * 3 * 4 * 2 * 3 * 4);  // the grid of the file
   int64_t fit = 0;
   for (const auto& e : r->ranked) {
     CHECK(EstimateMemory(s.model, e.training, e.layout, s.cluster).fits);
@@ -115,7 +117,9 @@ TEST_CASE("same results with 1 and 2 threads, and after resuming an interrupted 
   auto resumed = RunSweep(s, o);
   REQUIRE(resumed.ok());
   CHECK(resumed->resumed > 0);
-  CHECK(resumed->resumed < resumed->valid);
+  CHECK(resumed->resumed < resumed->valid_layouts);
+  CHECK(resumed->replayed == one->replayed);
+  CHECK(resumed->memory_rejected == one->memory_rejected);
   CHECK(Slurp(csv) == full);
   REQUIRE(resumed->ranked.size() == one->ranked.size());
   for (size_t i = 0; i < one->ranked.size(); ++i) {

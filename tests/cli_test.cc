@@ -89,19 +89,23 @@ TEST_CASE("sweep prints the ranking and its speed; --json has the keys scripts r
   const std::string f = Runfile("scenarios/turing-530b-5128-a100-sweep.yaml");
   auto r = RunParasim("sweep --jobs 2 " + f);
   REQUIRE(r.exit_code == 0);
-  for (const char* line : {"layouts_evaluated: ", "layouts_per_second: ", "elapsed_s: "}) {
+  for (const char* line :
+       {"grid_points: ", "valid_layouts: ", "memory_rejected: ", "pruned: ", "replayed: ",
+        "elapsed_s: ", "valid_layouts_per_second: ", "replays_per_second: "}) {
     CAPTURE(line);
     CHECK(r.err.find(line) != std::string::npos);
   }
-  for (const char* text : {"layouts evaluated", "Pareto front", "Why the runners-up lose",
-                           "bottleneck", "learning rate"}) {
+  for (const char* text :
+       {"grid points", "Pareto front", "Why the runners-up lose", "bottleneck", "learning rate"}) {
     CAPTURE(text);
     CHECK(r.out.find(text) != std::string::npos);
   }
   auto j = RunParasim("sweep --json --jobs 2 " + f);
   REQUIRE(j.exit_code == 0);
-  for (const char* key : {"\"evaluated\"", "\"feasible\"", "\"elapsed_s\"",
-                          "\"layouts_per_second\"", "\"results\"", "\"step_time_s\""}) {
+  for (const char* key :
+       {"\"grid_points\"", "\"valid_layouts\"", "\"memory_rejected\"", "\"pruned\"", "\"replayed\"",
+        "\"feasible\"", "\"elapsed_s\"", "\"valid_layouts_per_second\"", "\"replays_per_second\"",
+        "\"results\"", "\"step_time_s\""}) {
     CAPTURE(key);
     CHECK(j.out.find(key) != std::string::npos);
   }

@@ -185,14 +185,19 @@ Status SweepCommand(const CommonOptions& opt) {
     };
   }
   PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, so));
-  fmt::print(stderr, "layouts_evaluated: {}\nlayouts_per_second: {:.0f}\nelapsed_s: {:.3f}\n",
-             r.evaluated, r.layouts_per_second, r.elapsed_s);
+  fmt::print(stderr,
+             "grid_points: {}\nvalid_layouts: {}\nmemory_rejected: {}\npruned: {}\nreplayed: {}\n"
+             "elapsed_s: {:.3f}\nvalid_layouts_per_second: {:.0f}\nreplays_per_second: {:.0f}\n",
+             r.grid_points, r.valid_layouts, r.memory_rejected, r.pruned, r.replayed, r.elapsed_s,
+             r.valid_layouts_per_second, r.replays_per_second);
   const size_t top = r.top_reports.size();
   if (opt.json) {
     Json j = Json::Object();
-    j.Set("scenario", s.name).Set("evaluated", r.evaluated).Set("valid", r.valid);
-    j.Set("feasible", r.feasible).Set("elapsed_s", r.elapsed_s);
-    j.Set("layouts_per_second", r.layouts_per_second);
+    j.Set("scenario", s.name).Set("grid_points", r.grid_points);
+    j.Set("valid_layouts", r.valid_layouts).Set("memory_rejected", r.memory_rejected);
+    j.Set("pruned", r.pruned).Set("replayed", r.replayed).Set("feasible", r.feasible);
+    j.Set("elapsed_s", r.elapsed_s).Set("valid_layouts_per_second", r.valid_layouts_per_second);
+    j.Set("replays_per_second", r.replays_per_second);
     Json res = Json::Array();
     for (size_t i = 0; i < top; ++i) {
       Json o = RunJson(WithLayout(s, r.ranked[i]), r.top_reports[i]);
@@ -207,9 +212,11 @@ Status SweepCommand(const CommonOptions& opt) {
     fmt::print("{}\n", j.Dump());
     return Status::Ok();
   }
-  fmt::print("{}: {} layouts evaluated ({} x {}): {} valid, {} fit in memory and were replayed\n\n",
-             s.name.empty() ? s.file : s.name, r.evaluated, s.cluster.gpus(), s.cluster.gpu.id,
-             r.valid, r.feasible);
+  fmt::print(
+      "{}: {} grid points ({} x {}): {} valid layouts, {} over memory by the planner, {} "
+      "replayed, {} fit\n\n",
+      s.name.empty() ? s.file : s.name, r.grid_points, s.cluster.gpus(), s.cluster.gpu.id,
+      r.valid_layouts, r.memory_rejected, r.replayed, r.feasible);
   if (r.ranked.empty()) {
     fmt::print("No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n");
     return Status::Ok();
@@ -401,12 +408,13 @@ Status ValidateCommand(const CommonOptions& opt) {
     Json cases = Json::Array();
     for (const auto& c : r.cases) {
       Json o = Json::Object();
-      o.Set("name", c.name).Set("status", c.ok ? "ok" : "failed");
+      // SCENARIO.md: a failed case has `error` null and a `status` naming why.
+      o.Set("name", c.name).Set("status", c.ok ? std::string("ok") : c.failure);
+      o.Set("measured_s", c.measured_s);
       if (c.ok) {
-        o.Set("predicted_s", c.predicted_s).Set("measured_s", c.measured_s);
-        o.Set("error", c.error).Set("layout", c.layout);
+        o.Set("predicted_s", c.predicted_s).Set("error", c.error).Set("layout", c.layout);
       } else {
-        o.Set("measured_s", c.measured_s).Set("failure", c.failure);
+        o.Set("predicted_s", Json()).Set("error", Json());
       }
       cases.Push(o);
     }

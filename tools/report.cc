@@ -373,8 +373,8 @@ std::string ReportHtml(const ReportInput& in) {
   }
   if (in.sweep && !in.sweep->ranked.empty()) {
     const SweepOutcome& sw = *in.sweep;
-    h += fmt::format("<h2>Sweep: {} layouts evaluated, {} replayed</h2>\n", sw.evaluated,
-                     sw.feasible);
+    h += fmt::format("<h2>Sweep: {} valid layouts, {} replayed, {} fit</h2>\n", sw.valid_layouts,
+                     sw.replayed, sw.feasible);
     const int width = 1200, height = 420, left = 90, top = 30, pw = width - left - 30,
               ph = height - top - 60;
     double max_t = 0, max_m = r.capacity_bytes;
@@ -547,10 +547,10 @@ std::string ScaleHtml(const YAML::Node& root) {
 std::string SweepHtml(const YAML::Node& root) {
   std::string h = kHtmlHead;
   h += fmt::format(
-      "<h1>Sweep: {}</h1>\n<p>{:.0f} layouts evaluated, {:.0f} fit and were replayed, "
-      "in {:.3f} s.</p>\n",
-      XmlEscape(root["scenario"].as<std::string>("")), D(root, "evaluated"), D(root, "feasible"),
-      D(root, "elapsed_s"));
+      "<h1>Sweep: {}</h1>\n<p>{:.0f} grid points, {:.0f} valid layouts, {:.0f} replayed, {:.0f} "
+      "fit, in {:.3f} s.</p>\n",
+      XmlEscape(root["scenario"].as<std::string>("")), D(root, "grid_points"),
+      D(root, "valid_layouts"), D(root, "replayed"), D(root, "feasible"), D(root, "elapsed_s"));
   const YAML::Node res = root["results"];
   const int width = 1000, height = 420, left = 80, top = 30, pw = width - left - 30,
             ph = height - top - 60;
