@@ -91,8 +91,22 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string_view
 
 namespace {
 
+// The most nodes a document may expand to, aliases followed. The largest inputs parasim reads
+// (a calibration run's measurements, a validation file of a few hundred cases) are tens of
+// thousands of nodes; nested aliases ("billion laughs") expand exponentially and would keep
+// every later walk busy for minutes. Checked in about 0.1 s.
+constexpr int64_t kMaxExpandedNodes = 2'000'000;
+
 // yaml-cpp keeps one of two equal keys silently; a repeated key is almost always a mistake.
-Status CheckDuplicateKeys(const YAML::Node& n, const std::string& file, int depth = 0) {
+// The same walk counts the nodes the document expands to.
+Status CheckDocument(const YAML::Node& n, const std::string& file, int64_t* budget, int depth = 0) {
+  if (--*budget < 0) {
+    const YAML::Mark m = n.Mark();
+    return InvalidArgument(fmt::format(
+        "{}:{}:{}: error: the document expands to more than {} nodes (aliases nested in "
+        "aliases?); a scenario is a few hundred nodes, so expand fewer aliases",
+        file, m.line + 1, m.column + 1, kMaxExpandedNodes));
+  }
   if (depth > 64) return Status::Ok();
   if (n.IsMap()) {
     std::map<std::string, YAML::Mark> seen;
@@ -107,10 +121,12 @@ Status CheckDuplicateKeys(const YAML::Node& n, const std::string& file, int dept
               m.line + 1, m.column + 1, key, it->second.line + 1));
         }
       }
-      PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(kv.second, file, depth + 1));
+      PARASIM_RETURN_IF_ERROR(CheckDocument(kv.second, file, budget, depth + 1));
     }
   } else if (n.IsSequence()) {
-    for (const auto& item : n) PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(item, file, depth + 1));
+    for (const auto& item : n) {
+      PARASIM_RETURN_IF_ERROR(CheckDocument(item, file, budget, depth + 1));
+    }
   }
   return Status::Ok();
 }
@@ -131,7 +147,8 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
       return InvalidArgument(fmt::format(
           "{}:1:1: error: the file is empty; expected a mapping with {}", file, expected));
     }
-    PARASIM_RETURN_IF_ERROR(CheckDuplicateKeys(n, file));
+    int64_t budget = kMaxExpandedNodes;
+    PARASIM_RETURN_IF_ERROR(CheckDocument(n, file, &budget));
     return n;
   } catch (const YAML::Exception& e) {
     return InvalidArgument(fmt::format("{}:{}:{}: error: YAML syntax: {}", file, e.mark.line + 1,
