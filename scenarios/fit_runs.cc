@@ -74,11 +74,19 @@ struct Problem {
   }
 };
 
-// One bounded Levenberg-Marquardt step from x on the rows `w` (1 = used, 0 = left out).
+// One bounded Levenberg-Marquardt step from x on the rows `w` (1 = used, 0 = left out). With
+// `hold_bounds`, parameters at a bound stay there (the active set of the full fit), so a
+// left-out case moves only the parameters the data still decides.
 Eigen::VectorXd Step(const Eigen::VectorXd& x, const Eigen::VectorXd& r, const Eigen::MatrixXd& jac,
-                     const Eigen::VectorXd& w, double lambda) {
-  const Eigen::MatrixXd jw = w.asDiagonal() * jac;
-  Eigen::MatrixXd a = jw.transpose() * jac;
+                     const Eigen::VectorXd& w, double lambda, bool hold_bounds = false) {
+  Eigen::MatrixXd j = jac;
+  if (hold_bounds) {
+    for (Eigen::Index k = 0; k < x.size(); ++k) {
+      if (x(k) <= 1e-9 || x(k) >= 1 - 1e-9) j.col(k).setZero();
+    }
+  }
+  const Eigen::MatrixXd jw = w.asDiagonal() * j;
+  Eigen::MatrixXd a = jw.transpose() * j;
   a.diagonal().array() += lambda * (1 + a.diagonal().array());
   const Eigen::VectorXd g = jw.transpose() * r;
   Eigen::VectorXd y = x - a.ldlt().solve(g);
@@ -147,10 +155,6 @@ Status LoadProblem(const std::string& path, const std::vector<std::string>& sets
     out->cases.push_back({in.measured.name, FormatLayout(s.layout, s.training, LayoutStyle::kKey),
                           in.measured.measured_s});
   }
-  if (p->cases.size() < 2) {
-    return InvalidArgument(
-        fmt::format("{}:1:1: error: fit --runs needs at least 2 cases that fit in memory", path));
-  }
   return Status::Ok();
 }
 
@@ -168,12 +172,16 @@ void AddParams(Problem* p, RunsFit* out) {
   out->params = p->params;
 }
 
-CalibrationProfile ProfileOf(const RunsFit& f, const std::string& path, const std::string& inter) {
+CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& paths,
+                             const std::string& inter) {
+  std::string names;
+  for (const std::string& path : paths) {
+    names += (names.empty() ? "" : ", ") + path.substr(path.find_last_of('/') + 1);
+  }
   CalibrationProfile prof;
   prof.gpu = f.gpu;
   prof.source = fmt::format("parasim fit --runs {} ({} cases, MAPE {:.2f}%, leave-one-out {:.2f}%)",
-                            path.substr(path.find_last_of('/') + 1), f.cases.size(),
-                            100 * f.mape_after, 100 * f.mape_held_out);
+                            names, f.cases.size(), 100 * f.mape_after, 100 * f.mape_held_out);
   for (const RunsParam& q : f.params) {
     if (q.name == "sustained_factor") prof.sustained_factor = q.fitted;
     if (q.name == "launch_overhead") prof.launch_overhead = Duration::Microseconds(q.fitted);
@@ -184,11 +192,17 @@ CalibrationProfile ProfileOf(const RunsFit& f, const std::string& path, const st
 
 }  // namespace
 
-StatusOr<RunsFit> FitRuns(const std::string& path, const std::vector<std::string>& sets,
-                          const SweepOptions& options) {
+StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
+                          const std::vector<std::string>& sets, const SweepOptions& options) {
   RunsFit out;
   Problem p;
-  PARASIM_RETURN_IF_ERROR(LoadProblem(path, sets, options, &p, &out));
+  for (const std::string& path : paths) {
+    PARASIM_RETURN_IF_ERROR(LoadProblem(path, sets, options, &p, &out));
+  }
+  if (p.cases.size() < 2) {
+    return InvalidArgument(fmt::format(
+        "{}:1:1: error: fit --runs needs at least 2 cases that fit in memory", paths.front()));
+  }
   AddParams(&p, &out);
   const Eigen::Index k = static_cast<Eigen::Index>(p.params.size());
   Eigen::VectorXd x0(k);
@@ -206,7 +220,7 @@ StatusOr<RunsFit> FitRuns(const std::string& path, const std::vector<std::string
   for (size_t i = 0; i < p.cases.size(); ++i) {
     Eigen::VectorXd w = Eigen::VectorXd::Ones(r.size());
     w(static_cast<Eigen::Index>(i)) = 0;
-    PARASIM_ASSIGN_OR_RETURN(double h, p.Predict(i, Step(x, r, jac, w, 1e-3)));
+    PARASIM_ASSIGN_OR_RETURN(double h, p.Predict(i, Step(x, r, jac, w, 1e-3, true)));
     RunsCase& c = out.cases[i];
     c.before_s = (r0(static_cast<Eigen::Index>(i)) + 1) * c.measured_s;
     c.after_s = (r(static_cast<Eigen::Index>(i)) + 1) * c.measured_s;
@@ -219,7 +233,7 @@ StatusOr<RunsFit> FitRuns(const std::string& path, const std::vector<std::string
   out.mape_before = Mape(before, meas);
   out.mape_after = Mape(after, meas);
   out.mape_held_out = Mape(held, meas);
-  out.profile = ProfileOf(out, path, p.cases.front().cluster.inter.id);
+  out.profile = ProfileOf(out, paths, p.cases.front().cluster.inter.id);
   return out;
 }
 

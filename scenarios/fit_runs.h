@@ -43,7 +43,8 @@ struct RunsFit {
   CalibrationProfile profile;
 };
 
-StatusOr<RunsFit> FitRuns(const std::string& path, const std::vector<std::string>& sets,
-                          const SweepOptions& options);
+// One or more files, fitted together (one parameter set; every case on one GPU).
+StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
+                          const std::vector<std::string>& sets, const SweepOptions& options);
 
 }  // namespace parasim

@@ -60,7 +60,7 @@ TEST_CASE("fit --runs recovers the parameters that made the step times") {
     measured.push_back(r->step_time_s);
   }
   std::ofstream(path) << File(measured);
-  auto fit = FitRuns(path, {}, SweepOptions{});
+  auto fit = FitRuns({path}, {}, SweepOptions{});
   REQUIRE_MESSAGE(fit.ok(), fit.status().message());
   REQUIRE(fit->params.size() == 3);
   CHECK(fit->params[0].name == "sustained_factor");
@@ -82,7 +82,7 @@ TEST_CASE("fit --runs refuses a file that mixes GPUs") {
                       << "  - name: h100\n    scenario: {model: gpt3-1.3b, cluster: {gpu: "
                          "h100-sxm5-80gb, nodes: 1, intra_node: nvlink4-h100}, parallelism: {dp: "
                          "8}, training: {global_batch: 8}}\n    measured: {step_time: 1s}\n";
-  auto fit = FitRuns(path, {}, SweepOptions{});
+  auto fit = FitRuns({path}, {}, SweepOptions{});
   REQUIRE(!fit.ok());
   CHECK(fit.status().message().find("fit --runs fits one GPU") != std::string::npos);
 }

@@ -493,7 +493,8 @@ Status FitRunsCommand(const CommonOptions& opt) {
     fmt::print("{}\n", j.Dump());
     return Status::Ok();
   }
-  fmt::print("fit --runs {} ({}, {} cases)\n\n", opt.runs, f.gpu, f.cases.size());
+  fmt::print("fit --runs {} ({}, {} cases)\n\n", fmt::join(opt.runs, " --runs "), f.gpu,
+             f.cases.size());
   fmt::print("{:<26} {:>10} {:>10}  bounds\n", "parameter", "start", "fitted");
   for (const RunsParam& q : f.params) {
     fmt::print("{:<26} {:>10.4g} {:>10.4g}  [{:g}, {:g}]{}\n", q.name, q.start, q.fitted, q.lo,

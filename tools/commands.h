@@ -29,8 +29,8 @@ struct CommonOptions {
   // fit / calibrate
   std::vector<std::string> inputs;  // measurement files and nccl-tests logs
   std::string gpu, intra, inter;
-  std::string runs;      // fit --runs: a validation-format file of measured step times
-  std::string scenario;  // calibrate: add this scenario's GEMM shapes
+  std::vector<std::string> runs;  // fit --runs: validation-format files of measured step times
+  std::string scenario;           // calibrate: add this scenario's GEMM shapes
   bool quick = false;
 };
 

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   fit->add_option("measurements", opt.inputs, "measurement files and nccl-tests logs");
   fit->add_option("--runs", opt.runs,
                   "fit sustained factor, launch overhead and inter-node efficiency to the step "
-                  "times of this validation-format file (measured jobs)");
+                  "times of this validation-format file (measured jobs); repeat to fit several "
+                  "together");
   fit->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
   fit->add_option("--gpu", opt.gpu, "catalog id of the GPU measured (default: from the files)");
   fit->add_option("--intra", opt.intra, "intra-node fabric measured (default: the GPU's NVLink)");
