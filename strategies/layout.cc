@@ -14,6 +14,12 @@ constexpr EnumNames<RankDim, 5> kRankDims("rank dimension", {{{RankDim::kTp, "tp
 std::string_view RankDimName(RankDim d) { return kRankDims.Name(d); }
 StatusOr<RankDim> ParseRankDim(std::string_view s) { return kRankDims.Parse(s); }
 
+const std::vector<RankDim>& DefaultRankOrder() {
+  static const std::vector<RankDim> kOrder = {RankDim::kTp, RankDim::kCp, RankDim::kEp,
+                                              RankDim::kDp, RankDim::kPp};
+  return kOrder;
+}
+
 std::vector<int> StageLayers(const Layout& l, int layers) {
   if (!l.stage_layers.empty()) return l.stage_layers;
   std::vector<int> out(l.pp, layers / l.pp);

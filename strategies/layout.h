@@ -25,6 +25,8 @@ enum class CompressionKind { kNone, kFp16, kInt8, kTopK, kPowerSgd };
 enum class RankDim : uint8_t { kTp, kCp, kEp, kDp, kPp };
 std::string_view RankDimName(RankDim d);
 StatusOr<RankDim> ParseRankDim(std::string_view s);
+// tp, cp, ep, dp, pp: TP innermost so that it stays inside a node.
+const std::vector<RankDim>& DefaultRankOrder();
 
 struct Layout {
   int tp = 1;
@@ -46,8 +48,7 @@ struct Layout {
   double compression_param = 0;  // top-k fraction or PowerSGD rank
   // Rank order of groups, innermost first (TP innermost so TP stays inside a node).
   // Dimensions the order leaves out go outermost, in this default order.
-  std::vector<RankDim> order = {RankDim::kTp, RankDim::kCp, RankDim::kEp, RankDim::kDp,
-                                RankDim::kPp};
+  std::vector<RankDim> order = DefaultRankOrder();
 
   int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
 };
