@@ -93,8 +93,9 @@ TEST_CASE("small messages prefer the tree; large GEMMs reach the measured effici
 namespace parasim {
 namespace {
 
-TEST_CASE("a bandwidth-bound all-gather or reduce-scatter keeps its bus bandwidth from 8 to 4096 "
-          "GPUs") {
+TEST_CASE(
+    "a bandwidth-bound all-gather or reduce-scatter keeps its bus bandwidth from 8 to 4096 "
+    "GPUs") {
   // One rank per node (the data-parallel group of a TP8 layout), 4 GB gathered: per GPU,
   // (n-1)/n of it crosses the NIC whatever n is, so the bus bandwidth (nccl-tests: algbw x
   // (n-1)/n) stays flat; a flat ring's alpha x (n-1) would not.

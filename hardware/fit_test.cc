@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,21 @@ TEST_CASE("nccl-tests logs: operation, ranks per host and out-of-place times") {
   auto garbage = ParseNcclTestsLog("# nThread 1\nhello\n", "mystery.log");
   REQUIRE_FALSE(garbage.ok());
   CHECK(garbage.status().message().find("mystery.log:1:1") != std::string::npos);
+  CHECK(garbage.status().message().find("pass --op") != std::string::npos);
+  // A log from before nccl-tests printed "Collective test starting", under a name that does not
+  // say the program: --op names the collective.
+  std::string old_log;
+  for (std::istringstream in(*ReadFile("hardware/testdata/all_reduce_perf_8gpu.log")); in;) {
+    std::string line;
+    std::getline(in, line);
+    if (line.find("Collective test starting") == std::string::npos) old_log += line + "\n";
+  }
+  CHECK_FALSE(ParseNcclTestsLog(old_log, "run-17.txt").ok());
+  auto told = ParseNcclTestsLog(old_log, "run-17.txt", "all_reduce");
+  REQUIRE_MESSAGE(told.ok(), told.status().message());
+  CHECK(told->collectives.size() == ar->collectives.size());
+  CHECK(told->collectives[0].op == Collective::kAllReduce);
+  CHECK(told->collectives[0].ranks == 8);
 }
 
 TEST_CASE("measurement files round-trip and refuse bad values with file:line:col") {

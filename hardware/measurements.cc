@@ -307,8 +307,8 @@ StatusOr<Collective> NcclLogOp(std::string op_name, const std::string& file) {
   if (!op.ok()) {
     return InvalidArgument(fmt::format(
         "{}:1:1: error: cannot tell which nccl-tests program wrote this log (no \"Collective "
-        "test starting\" line and no X_perf in the file name); expected all_reduce_perf, "
-        "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf",
+        "test starting\" line, no X_perf in the file name); pass --op, one of all_reduce, "
+        "all_gather, reduce_scatter, alltoall, sendrecv",
         file));
   }
   return op;
@@ -316,7 +316,8 @@ StatusOr<Collective> NcclLogOp(std::string op_name, const std::string& file) {
 
 }  // namespace
 
-StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file) {
+StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file,
+                                         const std::string& op_given) {
   Measurements m;
   m.file = file;
   NcclLogHeader header;
@@ -339,7 +340,8 @@ StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::str
     }
   }
   m.device = header.device;
-  PARASIM_ASSIGN_OR_RETURN(Collective op, NcclLogOp(header.op_name, file));
+  PARASIM_ASSIGN_OR_RETURN(Collective op,
+                           NcclLogOp(header.op_name.empty() ? op_given : header.op_name, file));
   if (rows.empty()) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: no result rows (size count type ... time algbw busbw) in this "
@@ -370,11 +372,12 @@ StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::str
   return m;
 }
 
-StatusOr<Measurements> LoadMeasurements(const std::string& path) {
+StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op) {
   PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   if (text.find("nThread") != std::string::npos || text.find("nccl-tests") != std::string::npos ||
+      text.find("rccl-tests") != std::string::npos ||
       text.find("Collective test starting") != std::string::npos) {
-    return ParseNcclTestsLog(text, path);
+    return ParseNcclTestsLog(text, path, op);
   }
   return ParseMeasurements(text, path);
 }

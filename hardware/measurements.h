@@ -100,13 +100,15 @@ struct Measurements {
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file);
 std::string FormatMeasurements(const Measurements& m);
-// Reads a measurements file or an nccl-tests log (all_reduce_perf, all_gather_perf,
-// reduce_scatter_perf, alltoall_perf, sendrecv_perf output), told apart by content.
-StatusOr<Measurements> LoadMeasurements(const std::string& path);
+// Reads a measurements file or an nccl-tests / rccl-tests log (all_reduce_perf, all_gather_perf,
+// reduce_scatter_perf, alltoall_perf, sendrecv_perf output), told apart by content. `op` names
+// the collective of a log that does not say which program wrote it (fit --op).
+StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op = "");
 
-// Parses nccl-tests output: the operation from "Collective test starting: X_perf" or the file
-// name, ranks and ranks per host from the "Rank N ... on HOST device" lines, and the out-of-place
-// time of every size row.
-StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file);
+// Parses nccl-tests output: the operation from "Collective test starting: X_perf", else `op`,
+// else the file name; ranks and ranks per host from the "Rank N ... on HOST device" lines (several
+// hosts: a multi-node run), and the out-of-place time of every size row.
+StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file,
+                                         const std::string& op = "");
 
 }  // namespace parasim

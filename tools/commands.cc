@@ -531,8 +531,16 @@ Status FitCommand(const CommonOptions& opt) {
   }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   std::vector<Measurements> ms;
+  if (!opt.op.empty()) {
+    const std::string op = opt.op.size() > 5 && opt.op.ends_with("_perf")
+                               ? opt.op.substr(0, opt.op.size() - 5)
+                               : opt.op;
+    if (auto c = ParseCollective(op); !c.ok()) {
+      return InvalidArgument(fmt::format("--op={}:1:6: error: {}", opt.op, c.status().message()));
+    }
+  }
   for (const auto& f : opt.inputs) {
-    PARASIM_ASSIGN_OR_RETURN(Measurements m, LoadMeasurements(f));
+    PARASIM_ASSIGN_OR_RETURN(Measurements m, LoadMeasurements(f, opt.op));
     ms.push_back(std::move(m));
   }
   std::string gpu_id = opt.gpu;

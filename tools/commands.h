@@ -29,6 +29,7 @@ struct CommonOptions {
   // fit / calibrate
   std::vector<std::string> inputs;  // measurement files and nccl-tests logs
   std::string gpu, intra, inter;
+  std::string op;  // fit: the collective of nccl-tests logs that do not name their program
   std::vector<std::string> runs;  // fit --runs: validation-format files of measured step times
   std::string scenario;           // calibrate: add this scenario's GEMM shapes
   bool quick = false;

@@ -81,6 +81,9 @@ int main(int argc, char** argv) {
                   "together");
   fit->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
   fit->add_option("--gpu", opt.gpu, "catalog id of the GPU measured (default: from the files)");
+  fit->add_option("--op", opt.op,
+                  "collective of nccl-tests logs too old to name their program (all_reduce, "
+                  "all_gather, reduce_scatter, alltoall, sendrecv)");
   fit->add_option("--intra", opt.intra, "intra-node fabric measured (default: the GPU's NVLink)");
   fit->add_option("--inter", opt.inter, "inter-node fabric measured (default: the GPU's IB)");
   fit->add_option("--out", opt.out, "write the calibration profile here");
