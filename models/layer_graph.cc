@@ -364,6 +364,15 @@ double ActivationBytes(const Block& b, RecomputeKind recompute) {
   return total;
 }
 
+double WeightGradBytes(const Block& b) {
+  double total = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.op(i).kind != OpKind::kGemm) continue;
+    for (const auto& t : b.op(i).saved) total += t.bytes;
+  }
+  return total;
+}
+
 double ForwardFlops(const Block& b) {
   double f = 0;
   for (size_t i = 0; i < b.size(); ++i) f += b.op(i).fwd_flops.flops();

@@ -97,6 +97,9 @@ std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model, const
 
 // Bytes saved for backward by one block on this rank under a recompute mode.
 double ActivationBytes(const Block& b, RecomputeKind recompute);
+// Bytes a split backward's weight-gradient pass (W) still needs after the input-gradient pass:
+// the inputs its GEMMs saved (Qi et al. 2024's M_W).
+double WeightGradBytes(const Block& b);
 // Sum of forward (backward) matmul FLOPs of one block on this rank.
 double ForwardFlops(const Block& b);
 double BackwardFlops(const Block& b);

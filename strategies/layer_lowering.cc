@@ -10,9 +10,9 @@ namespace parasim {
 namespace {
 
 TaskCat PhaseCat(Phase ph) {
-  return ph == Phase::kF   ? TaskCat::kForward
-         : ph == Phase::kB ? TaskCat::kBackward
-                           : TaskCat::kRecompute;
+  return ph == Phase::kF                      ? TaskCat::kForward
+         : ph == Phase::kB || ph == Phase::kW ? TaskCat::kBackward
+                                              : TaskCat::kRecompute;
 }
 
 // An op's compute and collective in one phase (recompute replays the forward).
@@ -22,8 +22,13 @@ struct OpPhase {
   GroupKind group;
 };
 
-OpPhase PartsOf(const OpTime& op, Phase ph) {
-  if (ph == Phase::kB) return {op.bwd, op.bwd_comm, op.bwd_overlap, op.bwd_group};
+// With the backward split (`split`), B is the backward less its weight gradient and W the
+// weight gradient alone, which has no collective of its own.
+OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
+  if (ph == Phase::kW) return {op.wgrad, Duration::Zero(), false, op.bwd_group};
+  if (ph == Phase::kB) {
+    return {split ? op.bwd - op.wgrad : op.bwd, op.bwd_comm, op.bwd_overlap, op.bwd_group};
+  }
   return {op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group};
 }
 
@@ -45,7 +50,9 @@ OpTime LayerLowering::Time(const Op& op) {
   switch (op.kind) {
     case OpKind::kGemm:
       for (const GemmCall& g : TrainingGemms(op, frozen)) {
-        (g.pass == 'F' ? ot.fwd : ot.bwd) += cm.GemmTime(g.m, g.n, g.k, g.batch);
+        const Duration t = cm.GemmTime(g.m, g.n, g.k, g.batch);
+        (g.pass == 'F' ? ot.fwd : ot.bwd) += t;
+        if (g.pass == 'W') ot.wgrad += t;
       }
       if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
         // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
@@ -102,6 +109,7 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   pc.layer = &bt == &dense_ || &bt == &moe_;
   pc.act = ActivationBytes(b, head ? RecomputeKind::kNone : t.recompute);
   pc.act_full = ActivationBytes(b, RecomputeKind::kNone);
+  pc.act_w = WeightGradBytes(b);
   if (t.finetune != FinetuneKind::kNone) {
     pc.dense = LoraParams(b, t.lora_rank);
   } else {
@@ -152,6 +160,7 @@ void LayerLowering::BuildChunks() {
       if (s == p - 1 && c == v - 1) ch.pieces.push_back(head);
       for (const Piece& pc : ch.pieces) {
         ch.act += pc.act;
+        ch.act_w += pc.act_w;
         if (ctx_.training.recompute != RecomputeKind::kNone && pc.layer) {
           ch.act_full_max = std::max(ch.act_full_max, pc.act_full);
         }
@@ -179,7 +188,7 @@ void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, 
     if (ph == Phase::kR && !ch.pieces[i].layer) continue;
     for (const OpTime& op : ch.pieces[i].time->ops) {
       if (ph == Phase::kR && selective && !op.attention_core) continue;
-      const OpPhase o = PartsOf(op, ph);
+      const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
       compute += o.compute;
       if (o.comm > Duration::Zero()) {
         comm[static_cast<int>(o.group)] += o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
@@ -198,7 +207,7 @@ void LayerLowering::EmitOps(int stage, const Chunk& ch, int first, int last, Pha
   // Every op, and its collective, in execution order (backward runs the pieces in reverse).
   const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
   const TaskCat cat = PhaseCat(ph);
-  const bool backward = ph == Phase::kB;
+  const bool backward = ph == Phase::kB || ph == Phase::kW;
   const int step = backward ? -1 : 1;
   for (int pi = backward ? last - 1 : first; backward ? pi >= first : pi < last; pi += step) {
     if (ph == Phase::kR && !ch.pieces[pi].layer) continue;
@@ -207,7 +216,7 @@ void LayerLowering::EmitOps(int stage, const Chunk& ch, int first, int last, Pha
     for (int oi = backward ? n - 1 : 0; backward ? oi >= 0 : oi < n; oi += step) {
       const OpTime& op = ops[oi];
       if (ph == Phase::kR && selective && !op.attention_core) continue;
-      const OpPhase o = PartsOf(op, ph);
+      const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
       const uint32_t label = ph == Phase::kF ? op.label_f : backward ? op.label_b : op.label_r;
       for (Replica& r : topo_.stage(stage)) topo_.Compute(r, o.compute, cat, label);
       if (o.comm <= Duration::Zero()) continue;

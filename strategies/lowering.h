@@ -41,6 +41,7 @@ Collective ToCollective(CommKind k);
 // Durations of one op of a block in each phase, with the collective that follows it.
 struct OpTime {
   Duration fwd, bwd;
+  Duration wgrad;  // the weight-gradient part of bwd (W, for schedules that split it)
   Duration fwd_comm, bwd_comm;
   TaskCat fwd_cat = TaskCat::kTp, bwd_cat = TaskCat::kTp;
   GroupKind fwd_group = GroupKind::kTp, bwd_group = GroupKind::kTp;
@@ -58,6 +59,7 @@ struct Piece {
   const BlockTime* time = nullptr;
   double act = 0;       // activation bytes saved for backward under the recompute mode
   double act_full = 0;  // bytes of the piece's activations without recompute
+  double act_w = 0;     // bytes its weight gradient (W) needs after the input gradient (B)
   double dense = 0;     // trainable dense parameters on this rank
   double expert = 0;    // trainable expert parameters on this rank
   bool layer = false;   // a transformer layer (recompute replays layers, not embedding or head)
@@ -69,6 +71,7 @@ struct Chunk {
   std::vector<Piece> pieces;
   std::vector<std::pair<int, int>> segments;  // [first, last) piece ranges
   double act = 0;
+  double act_w = 0;  // of it, or rebuilt by recompute, what W needs after B (split backward)
   double act_full_max = 0;
 };
 

@@ -84,7 +84,11 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
           rule.optimizer * (shard(dense, shard_dense, 1) + shard(expert, shard_expert, 1));
     }
     // Micro-batches in flight at the peak, as the schedule runs them (strategies/schedule.h).
-    const double in_flight = ScheduleOf(l.schedule).InFlight({l.pp, ChunksOf(l), micro_batches}, s);
+    // A split backward's W holds what its GEMMs saved (schedule_zb.cc).
+    PipelineShape shape{l.pp, ChunksOf(l), micro_batches};
+    const double layer_act = ActivationBytes(g.dense, t.recompute);
+    shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
+    const double in_flight = ScheduleOf(l.schedule).InFlight(shape, s);
     st.in_flight = in_flight;
     st.activations_bytes = act_per_mb * in_flight;
     // Recompute rebuilds one layer's activations at a time during backward.

@@ -10,6 +10,7 @@ namespace parasim {
 std::unique_ptr<PipelineSchedule> MakeGpipeSchedule();
 std::unique_ptr<PipelineSchedule> Make1F1BSchedule();
 std::unique_ptr<PipelineSchedule> MakeInterleavedSchedule();
+std::unique_ptr<PipelineSchedule> MakeZbH1Schedule();
 
 namespace {
 
@@ -19,6 +20,7 @@ std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
     v->push_back(MakeGpipeSchedule());        // kScheduleGpipe
     v->push_back(Make1F1BSchedule());         // kSchedule1F1B
     v->push_back(MakeInterleavedSchedule());  // kScheduleInterleaved
+    v->push_back(MakeZbH1Schedule());         // zb-h1
     return v;
   }();
   return *schedules;
@@ -29,6 +31,10 @@ std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
 double PipelineSchedule::IdealBubble(const PipelineShape& shape) const {
   return static_cast<double>(shape.stages - 1) /
          (static_cast<double>(shape.chunks) * static_cast<double>(shape.micro_batches));
+}
+
+std::string PipelineSchedule::IdealBubbleFormula(const PipelineShape& shape) const {
+  return shape.chunks > 1 ? "(p-1)/(v m)" : "(p-1)/m";
 }
 
 std::string PipelineSchedule::Constraint(const PipelineShape&) const { return ""; }

@@ -22,8 +22,10 @@
 
 namespace parasim {
 
-// kF forward, kB backward; kR (recompute before backward) is added by the lowering.
-enum class Phase : uint8_t { kF, kB, kR };
+// kF forward, kB backward; kR (recompute before backward) is added by the lowering. A schedule
+// that splits the backward (splits_backward()) runs kB as the input gradient only and kW, the
+// weight gradient, as a unit of its own (Qi et al., ICLR 2024).
+enum class Phase : uint8_t { kF, kB, kR, kW };
 
 struct Unit {
   Phase phase;
@@ -35,6 +37,8 @@ struct PipelineShape {
   int stages = 1;             // p
   int chunks = 1;             // model chunks per stage (v)
   int64_t micro_batches = 1;  // m
+  // A split backward: the share of a micro-batch's activations W holds after B (0 to 1).
+  double w_hold = 0;
 };
 
 class PipelineSchedule {
@@ -46,13 +50,18 @@ class PipelineSchedule {
   virtual std::vector<std::string_view> aliases() const { return {}; }
   // Whether the schedule runs several model chunks per stage (`parallelism.virtual_stages`).
   virtual bool interleaves() const { return false; }
-  // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once.
+  // Whether Order holds a kW unit for every (chunk, mb), after its kB.
+  virtual bool splits_backward() const { return false; }
+  // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once
+  // (kW only when the schedule splits the backward).
   virtual std::vector<Unit> Order(const PipelineShape& shape, int stage) const = 0;
   // Micro-batches whose activations stage `stage` holds at once at its peak.
   virtual double InFlight(const PipelineShape& shape, int stage) const = 0;
   // The schedule's bubble over compute time in the ideal case (equal stages, free transfers),
   // printed beside the one measured in the replay: (p-1)/(v m) unless overridden.
   virtual double IdealBubble(const PipelineShape& shape) const;
+  // That bubble's formula, for people: "(p-1)/m".
+  virtual std::string IdealBubbleFormula(const PipelineShape& shape) const;
   // Why the shape cannot run this schedule, or "" when it can.
   virtual std::string Constraint(const PipelineShape& shape) const;
 };

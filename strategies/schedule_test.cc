@@ -41,16 +41,19 @@ TEST_CASE("every registered schedule runs each unit once, forward before backwar
       for (int stage = 0; stage < p; ++stage) {
         std::map<std::tuple<int, int, int64_t>, int> seen;  // (phase, chunk, mb) -> position
         const auto order = s.Order(shape, stage);
-        CHECK(order.size() == static_cast<size_t>(2 * shape.chunks * m));
+        const int units = s.splits_backward() ? 3 : 2;
+        CHECK(order.size() == static_cast<size_t>(units * shape.chunks * m));
         for (size_t i = 0; i < order.size(); ++i) {
           seen[{static_cast<int>(order[i].phase), order[i].chunk, order[i].mb}] =
               static_cast<int>(i);
         }
         CHECK(seen.size() == order.size());
         for (const auto& [key, pos] : seen) {
-          if (std::get<0>(key) != static_cast<int>(Phase::kB)) continue;
-          const auto f =
-              seen.find({static_cast<int>(Phase::kF), std::get<1>(key), std::get<2>(key)});
+          // F before B, and B before W.
+          const int ph = std::get<0>(key);
+          if (ph != static_cast<int>(Phase::kB) && ph != static_cast<int>(Phase::kW)) continue;
+          const Phase before = ph == static_cast<int>(Phase::kB) ? Phase::kF : Phase::kB;
+          const auto f = seen.find({static_cast<int>(before), std::get<1>(key), std::get<2>(key)});
           REQUIRE(f != seen.end());
           CHECK(f->second < pos);
         }
@@ -99,6 +102,95 @@ TEST_CASE("a schedule registered at run time is lowered, replayed and sized like
   CHECK(reverse.step_time_s == doctest::Approx(gpipe.step_time_s).epsilon(0.01));
   // The memory planner asks the schedule: all 16 micro-batches in flight, as GPipe.
   CHECK(EstimateMemory(b.model, b.t, b.l, b.cluster).stages[0].in_flight == 16);
+}
+
+// Replays a schedule's orders with unit times (F, B, W; transfers free) and returns the
+// makespan: the schedule's own model, in which the published bubbles are stated.
+int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int64_t f, int64_t b,
+                     int64_t w) {
+  const int p = shape.stages;
+  const int64_t m = shape.micro_batches;
+  std::vector<std::vector<Unit>> order(p);
+  for (int k = 0; k < p; ++k) order[k] = s.Order(shape, k);
+  std::vector<size_t> pos(p, 0);
+  std::vector<int64_t> free_at(p, 0);
+  std::map<std::tuple<int, int, int64_t>, int64_t> done;  // (phase, stage, mb) -> end
+  const int64_t kSplitB = s.splits_backward() ? b : b + w;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int k = 0; k < p; ++k) {
+      if (pos[k] >= order[k].size()) continue;
+      const Unit u = order[k][pos[k]];
+      std::tuple<int, int, int64_t> dep;
+      if (u.phase == Phase::kF) {
+        dep = {static_cast<int>(Phase::kF), k - 1, u.mb};
+      } else if (u.phase == Phase::kB) {
+        dep = k == p - 1 ? std::tuple{static_cast<int>(Phase::kF), k, u.mb}
+                         : std::tuple{static_cast<int>(Phase::kB), k + 1, u.mb};
+      } else {
+        dep = {static_cast<int>(Phase::kB), k, u.mb};
+      }
+      int64_t ready = 0;
+      if (!(u.phase == Phase::kF && k == 0)) {
+        auto it = done.find(dep);
+        if (it == done.end()) continue;
+        ready = it->second;
+      }
+      const int64_t d = u.phase == Phase::kF ? f : u.phase == Phase::kB ? kSplitB : w;
+      free_at[k] = std::max(free_at[k], ready) + d;
+      done[{static_cast<int>(u.phase), k, u.mb}] = free_at[k];
+      ++pos[k];
+      progress = true;
+    }
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
+TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 2024, Table 2)") {
+  const PipelineSchedule& zb = ScheduleOf(*FindSchedule("zb-h1"));
+  const PipelineSchedule& one = ScheduleOf(kSchedule1F1B);
+  CHECK(zb.splits_backward());
+  for (int p : {2, 4, 8, 16}) {
+    for (int64_t m : {int64_t{p}, int64_t{2} * p, int64_t{4} * p}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const PipelineShape shape{p, 1, m};
+      // F = B = W = 1 unit.
+      CHECK(UnitMakespan(one, shape, 1, 1, 1) == 3 * m + 3 * (p - 1));
+      CHECK(UnitMakespan(zb, shape, 1, 1, 1) == 3 * m + (p - 1));
+      // 1F1B's limit between F and B holds; up to p W's are deferred on top.
+      for (int s = 0; s < p; ++s) {
+        int64_t open = 0, peak = 0;
+        for (const Unit& u : zb.Order(shape, s)) {
+          open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
+          peak = std::max(peak, open);
+        }
+        CHECK(peak <= std::min<int64_t>(p - s, m));
+      }
+    }
+  }
+}
+
+TEST_CASE("ZB-H1 replayed: a shorter step than 1F1B, W holding only its GEMMs' inputs") {
+  Bench b(8);
+  b.UniformStages();
+  b.l.pp = 4;
+  b.l.dp = 2;
+  b.t.global_batch = 32;  // 16 micro-batches per pipeline
+  b.l.schedule = kSchedule1F1B;
+  const StepReport one = b.Run();
+  b.l.schedule = *FindSchedule("zb-h1");
+  const StepReport zb = b.Run();
+  CHECK(zb.step_time_s < 0.93 * one.step_time_s);
+  CHECK(zb.bubble_fraction < 0.6 * one.bubble_fraction);
+  // Peak memory: 1F1B's plus the deferred W's share, within the memory planner's estimate.
+  const MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  for (size_t s = 0; s < zb.peak_memory_bytes.size(); ++s) {
+    CAPTURE(s);
+    CHECK(zb.peak_memory_bytes[s] >= one.peak_memory_bytes[s]);
+    CHECK(zb.peak_memory_bytes[s] <= 1.02 * mem.stages[s].total());
+  }
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ Status StepLowering::EmitSchedule() {
   std::vector<std::vector<Unit>> order(p);
   size_t remaining = 0;
   for (int s = 0; s < p; ++s) {
-    order[s] = ctx_.schedule.Order({p, ctx_.chunks, m}, s);
+    PipelineShape shape{p, ctx_.chunks, m};
+    const Chunk& ch = layers_.chunk(s, 0);
+    shape.w_hold = ch.act > 0 ? std::min(1.0, ch.act_w / ch.act) : 0.0;
+    order[s] = ctx_.schedule.Order(shape, s);
     remaining += order[s].size();
   }
   std::vector<size_t> pos(p, 0);
@@ -61,11 +64,14 @@ Status StepLowering::EmitSchedule() {
         const Unit& u = order[s][pos[s]];
         const int g = u.chunk * p + s;
         const size_t idx = Slot(g, u.mb);
-        const bool ready = u.phase == Phase::kF ? (g == 0 || f_done[idx - m])
-                                                : (g == V - 1 ? f_done[idx] : b_done[idx + m]);
+        // F after the previous chunk's F; B after the next chunk's B (the last chunk's B after
+        // its own F); W after its own B.
+        const bool ready = u.phase == Phase::kF   ? (g == 0 || f_done[idx - m])
+                           : u.phase == Phase::kW ? b_done[idx] != 0
+                                                  : (g == V - 1 ? f_done[idx] : b_done[idx + m]);
         if (!ready) break;
         EmitUnit(s, u);
-        (u.phase == Phase::kF ? f_done : b_done)[idx] = 1;
+        if (u.phase != Phase::kW) (u.phase == Phase::kF ? f_done : b_done)[idx] = 1;
         ++pos[s];
         --remaining;
         progress = true;
@@ -83,6 +89,8 @@ void StepLowering::EmitUnit(int s, const Unit& u) {
   for (Replica& r : topo_.stage(s)) r.first = kNone;
   if (u.phase == Phase::kF) {
     EmitForward(s, u);
+  } else if (u.phase == Phase::kW) {
+    EmitWeightGradient(s, u);
   } else {
     EmitBackward(s, u);
   }
@@ -131,7 +139,9 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
   auto& reps = topo_.stage(s);
   if (g < p * ctx_.chunks - 1) topo_.WaitFor(s, bwd_in_[Slot(g, u.mb)]);
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
-  const bool reduce = dp_.Reduces(u.mb);
+  // With the backward split, the gradients are reduced and the activations freed after W.
+  const bool split = ctx_.schedule.splits_backward();
+  const bool reduce = !split && dp_.Reduces(u.mb);
   auto backward = [&](int a, int b) {
     if (recompute) layers_.Emit(s, ch, a, b, Phase::kR);
     layers_.Emit(s, ch, a, b, Phase::kB);
@@ -152,9 +162,29 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
       ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act_full_max), sim::MemoryAt::kStart);
       ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act_full_max), sim::MemoryAt::kEnd);
     }
-    ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act), sim::MemoryAt::kEnd);
+    // A split backward keeps what W needs (rebuilt by full recompute: then more than `act`).
+    const double release = split ? ch.act - ch.act_w : ch.act;
+    ctx_.program.AddMemory(r.prev, r.rank, Bytes(-release), sim::MemoryAt::kEnd);
   }
   if (g > 0) Send(s, (g - 1) % p, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
+}
+
+void StepLowering::EmitWeightGradient(int s, const Unit& u) {
+  // W needs its GEMMs' saved inputs (act_w, kept by B); then the gradients are reduced bucket
+  // by bucket as for a backward.
+  const Chunk& ch = layers_.chunk(s, u.chunk);
+  if (dp_.Reduces(u.mb)) {
+    for (int k = static_cast<int>(ch.segments.size()) - 1; k >= 0; --k) {
+      auto [a, b] = ch.segments[k];
+      layers_.Emit(s, ch, a, b, Phase::kW);
+      dp_.Reduce(s, u.chunk, a, b);
+    }
+  } else {
+    layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kW);
+  }
+  for (Replica& r : topo_.stage(s)) {
+    ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act_w), sim::MemoryAt::kEnd);
+  }
 }
 
 void StepLowering::Send(int from, int to, Phase ph, std::vector<TaskId>* into) {

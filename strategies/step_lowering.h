@@ -29,6 +29,8 @@ class StepLowering {
   void EmitUnit(int stage, const Unit& u);
   void EmitForward(int stage, const Unit& u);
   void EmitBackward(int stage, const Unit& u);
+  // The weight gradient of a split backward (schedules with splits_backward()).
+  void EmitWeightGradient(int stage, const Unit& u);
   // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
   void Send(int from, int to, Phase ph, std::vector<sim::TaskId>* into);
   // Index of (virtual stage g, micro-batch mb) in the transfer tables.

@@ -115,7 +115,8 @@ void PrintRun(const Scenario& s, const StepReport& r) {
              r.hw_tflops_per_gpu, 100 * r.hfu);
   if (l.pp > 1) {
     fmt::print("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}: {:.1f}%)\n",
-               100 * r.bubble_fraction, ChunksOf(l) > 1 ? "(p-1)/(v m)" : "(p-1)/m",
+               100 * r.bubble_fraction,
+               ScheduleOf(l.schedule).IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}),
                100 * r.ideal_bubble_fraction);
   }
   const ExposedComm& e = r.exposed;

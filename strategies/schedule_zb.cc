@@ -1,0 +1,104 @@
+// Zero-bubble pipelines (Qi et al., "Zero Bubble (Almost) Pipeline Parallelism", ICLR 2024): the
+// backward splits into B, the input gradient that the previous stage waits for, and W, the
+// weight gradient that nothing waits for, so W fills the time a stage would idle.
+//
+// ZB-H1 keeps 1F1B's limit of min(p-s, m) micro-batches between their F and B on stage s, and
+// defers up to p W's, each holding what W needs (M_W, PipelineShape::w_hold of a micro-batch's
+// activations). Its order comes from list scheduling every stage at once with equal unit times
+// (F = B = W, transfers free): an idle stage runs a B whose gradient has arrived, else the next F
+// if its input has arrived and the limit allows, else the oldest pending W (first of all when p
+// are pending). In that unit-time model the bubble is p-1 units for every p and m tried (4-16
+// stages, m = p..4p): (p-1)(F+B-W), against 1F1B's (p-1)(F+B+W) (paper, Table 2). Fewer than p
+// deferred W's leave more: p-1 of them gives p units.
+#include <algorithm>
+#include <deque>
+
+#include "strategies/schedule.h"
+
+namespace parasim {
+namespace {
+
+// Every stage's order under greedy list scheduling with unit times. A stage holds at most
+// `limit` micro-batches between their F and B (1F1B's activation memory) and defers at most
+// `max_w` W's (each holding what W needs, M_W).
+std::vector<std::vector<Unit>> ListSchedule(int p, int64_t m, const std::vector<int64_t>& limit,
+                                            int64_t max_w) {
+  std::vector<std::vector<Unit>> order(p);
+  std::vector<int64_t> next_f(p, 0), next_b(p, 0), busy_until(p, 0), open(p, 0);
+  std::vector<std::deque<int64_t>> pending_w(p);
+  // When micro-batch j's forward input (backward input gradient) is available on stage s.
+  const int64_t kNever = INT64_MAX / 4;
+  std::vector<std::vector<int64_t>> f_ready(p, std::vector<int64_t>(m, kNever));
+  std::vector<std::vector<int64_t>> b_ready(p, std::vector<int64_t>(m, kNever));
+  for (int64_t j = 0; j < m; ++j) f_ready[0][j] = 0;
+  int64_t remaining = 3 * p * m;
+  for (int64_t t = 0; remaining > 0; ++t) {
+    for (int s = 0; s < p; ++s) {
+      if (busy_until[s] > t) continue;
+      auto run_w = [&] {
+        order[s].push_back({Phase::kW, 0, pending_w[s].front()});
+        pending_w[s].pop_front();
+      };
+      if (static_cast<int64_t>(pending_w[s].size()) >= max_w) {
+        run_w();  // the W budget is spent
+      } else if (next_b[s] < m && b_ready[s][next_b[s]] <= t) {
+        // B first: the previous stage waits for it.
+        const int64_t j = next_b[s]++;
+        order[s].push_back({Phase::kB, 0, j});
+        if (s > 0) b_ready[s - 1][j] = t + 1;
+        pending_w[s].push_back(j);
+        --open[s];
+      } else if (next_f[s] < m && f_ready[s][next_f[s]] <= t && open[s] < limit[s]) {
+        const int64_t j = next_f[s]++;
+        order[s].push_back({Phase::kF, 0, j});
+        ++open[s];
+        if (s + 1 < p) {
+          f_ready[s + 1][j] = t + 1;
+        } else {
+          b_ready[s][j] = t + 1;  // the last stage's backward follows its own forward
+        }
+      } else if (!pending_w[s].empty()) {
+        run_w();  // fill a wait
+      } else {
+        continue;  // idle this tick
+      }
+      busy_until[s] = t + 1;
+      --remaining;
+    }
+  }
+  return order;
+}
+
+class ZbH1Schedule : public PipelineSchedule {
+ public:
+  std::string_view name() const override { return "zb-h1"; }
+  bool splits_backward() const override { return true; }
+  std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
+    std::vector<int64_t> limit(shape.stages);
+    for (int k = 0; k < shape.stages; ++k) limit[k] = InFlightOf(shape, k);
+    return ListSchedule(shape.stages, shape.micro_batches, limit, shape.stages)[s];
+  }
+  // 1F1B's micro-batches between F and B, and up to p deferred W's holding w_hold each.
+  double InFlight(const PipelineShape& shape, int s) const override {
+    return static_cast<double>(InFlightOf(shape, s)) +
+           shape.w_hold * static_cast<double>(std::min<int64_t>(shape.stages, shape.micro_batches));
+  }
+  std::string IdealBubbleFormula(const PipelineShape&) const override {
+    return "(p-1)(F+B-W)/(m(F+B+W)), F=B=W";
+  }
+  double IdealBubble(const PipelineShape& shape) const override {
+    // (p-1)(F+B-W) over m(F+B+W), with F = B = W.
+    return static_cast<double>(shape.stages - 1) / (3.0 * static_cast<double>(shape.micro_batches));
+  }
+
+ private:
+  static int64_t InFlightOf(const PipelineShape& shape, int s) {
+    return std::max<int64_t>(1, std::min<int64_t>(shape.stages - s, shape.micro_batches));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineSchedule> MakeZbH1Schedule() { return std::make_unique<ZbH1Schedule>(); }
+
+}  // namespace parasim
