@@ -259,6 +259,11 @@ std::string FormatMeasurements(const Measurements& m) {
   return out;
 }
 
+StatusOr<Collective> ParseNcclTestsProgram(std::string name) {
+  if (name.size() > 5 && name.ends_with("_perf")) name.resize(name.size() - 5);
+  return ParseCollective(name);
+}
+
 namespace {
 
 // What the comment lines of an nccl-tests log say: the program, and one line per rank
@@ -300,10 +305,7 @@ StatusOr<Collective> NcclLogOp(std::string op_name, const std::string& file) {
     const auto perf = base.find("_perf");
     if (perf != std::string::npos) op_name = base.substr(0, perf);
   }
-  if (op_name.size() > 5 && op_name.substr(op_name.size() - 5) == "_perf") {
-    op_name.resize(op_name.size() - 5);
-  }
-  StatusOr<Collective> op = ParseCollective(op_name);
+  StatusOr<Collective> op = ParseNcclTestsProgram(op_name);
   if (!op.ok()) {
     return InvalidArgument(fmt::format(
         "{}:1:1: error: cannot tell which nccl-tests program wrote this log (no \"Collective "

@@ -104,6 +104,8 @@ std::string FormatMeasurements(const Measurements& m);
 // reduce_scatter_perf, alltoall_perf, sendrecv_perf output), told apart by content. `op` names
 // the collective of a log that does not say which program wrote it (fit --op).
 StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op = "");
+// The collective of an nccl-tests program: "all_reduce_perf" or "all_reduce".
+StatusOr<Collective> ParseNcclTestsProgram(std::string name);
 
 // Parses nccl-tests output: the operation from "Collective test starting: X_perf", else `op`,
 // else the file name; ranks and ranks per host from the "Rank N ... on HOST device" lines (several

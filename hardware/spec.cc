@@ -37,7 +37,8 @@ double DtypeBytes(Dtype d) {
 
 namespace {
 
-Status ReadServer(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
+// The GPU's CUDA device names and its usual server (GpuSpec::device_names, server).
+Status ReadDeviceFacts(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
   if (m.Has("device_names")) {
     const YAML::Node list = m.Node("device_names");
     if (!list.IsSequence()) {
@@ -81,7 +82,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
-  PARASIM_RETURN_IF_ERROR(ReadServer(ctx, m, &g));
+  PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));
   PARASIM_ASSIGN_OR_RETURN(MapReader p,
                            MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
   for (int i = 0; i < kNumDtypes; ++i) {

@@ -126,7 +126,8 @@ double Mape(const std::vector<double>& pred, const std::vector<double>& meas) {
   return pred.empty() ? 0 : s / static_cast<double>(pred.size());
 }
 
-// The cases with their layouts fixed: a sweeping case takes its sweep's best layout.
+// The cases with their layouts fixed: a sweeping case takes its sweep's best layout; a case
+// where nothing fits is left out with the reason, as validate reports it failed.
 Status LoadProblem(const std::string& path, const std::vector<std::string>& sets,
                    const SweepOptions& options, Problem* p, RunsFit* out) {
   PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(path, sets));
@@ -140,15 +141,20 @@ Status LoadProblem(const std::string& path, const std::vector<std::string>& sets
           path, in.measured.name, s.cluster.gpu.id, out->gpu));
     }
     if (s.sweep) {
-      SweepOptions o = options;
-      o.out_csv.clear();
-      o.resume = false;
-      PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, o));
+      PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, SweepCase(s, options));
       if (r.ranked.empty()) {
-        out->skipped.push_back(in.measured.name + ": no layout of its sweep fits");
+        out->skipped.push_back(in.measured.name + ": " + NoLayoutFits(r));
         continue;
       }
       s = WithLayout(s, r.ranked[0]);
+    } else {
+      // As validate does: a layout that does not fit in memory is no prediction to fit to.
+      ValidationCase vc = in.measured;
+      PARASIM_RETURN_IF_ERROR(PredictCase(s, options, &vc));
+      if (!vc.ok) {
+        out->skipped.push_back(in.measured.name + ": " + vc.failure);
+        continue;
+      }
     }
     p->cases.push_back(s);
     p->measured.push_back(in.measured.measured_s);

@@ -74,21 +74,28 @@ std::string OverMemory(const std::vector<double>& peaks, double capacity) {
 
 }  // namespace
 
+StatusOr<SweepOutcome> SweepCase(const Scenario& s, const SweepOptions& options) {
+  SweepOptions o = options;
+  o.out_csv.clear();
+  o.resume = false;
+  return RunSweep(s, o);
+}
+
+std::string NoLayoutFits(const SweepOutcome& r) {
+  return r.leanest.key.empty()
+             ? fmt::format("no layout of its sweep is valid ({} grid points)", r.grid_points)
+             : fmt::format("no layout fits: the leanest of {} ({}) {}", r.valid_layouts,
+                           r.leanest.key, r.leanest.reason);
+}
+
 Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc) {
   vc->ok = true;
   vc->failure.clear();
   if (s.sweep) {
-    SweepOptions o = options;
-    o.out_csv.clear();
-    o.resume = false;
-    PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, o));
+    PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, SweepCase(s, options));
     if (r.ranked.empty()) {
       vc->ok = false;
-      vc->failure =
-          r.leanest.key.empty()
-              ? fmt::format("no layout of its sweep is valid ({} grid points)", r.grid_points)
-              : fmt::format("no layout fits: the leanest of {} ({}) {}", r.valid_layouts,
-                            r.leanest.key, r.leanest.reason);
+      vc->failure = NoLayoutFits(r);
       return Status::Ok();
     }
     vc->predicted_s = r.ranked[0].step_time_s;

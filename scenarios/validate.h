@@ -52,6 +52,10 @@ struct ValidationFile {
 
 StatusOr<ValidationFile> LoadValidationFile(const std::string& path,
                                             const std::vector<std::string>& sets);
+// A case's sweep: the options' threads and cap, no results file, no resume.
+StatusOr<SweepOutcome> SweepCase(const Scenario& s, const SweepOptions& options);
+// Why a case's sweep ranked nothing: no valid layout, or the leanest one and its memory.
+std::string NoLayoutFits(const SweepOutcome& r);
 // Predicts one case into `c` (predicted_s, error, layout, or ok = false with the reason).
 Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* c);
 // MAPE, max |error| and failures over the cases.

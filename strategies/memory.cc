@@ -43,6 +43,13 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const int64_t micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
   const std::vector<int> per_stage = StageLayers(l, m.layers);
   const bool lora = t.finetune != FinetuneKind::kNone;
+  const PipelineSchedule& schedule = ScheduleOf(l.schedule);
+  PipelineShape shape{l.pp, ChunksOf(l), micro_batches};
+  if (schedule.splits_backward()) {
+    // A split backward's W holds what its GEMMs saved (schedule_zb.cc).
+    const double layer_act = ActivationBytes(g.dense, t.recompute);
+    shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
+  }
   int first_layer = 0;
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st;
@@ -84,11 +91,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
           rule.optimizer * (shard(dense, shard_dense, 1) + shard(expert, shard_expert, 1));
     }
     // Micro-batches in flight at the peak, as the schedule runs them (strategies/schedule.h).
-    // A split backward's W holds what its GEMMs saved (schedule_zb.cc).
-    PipelineShape shape{l.pp, ChunksOf(l), micro_batches};
-    const double layer_act = ActivationBytes(g.dense, t.recompute);
-    shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
-    const double in_flight = ScheduleOf(l.schedule).InFlight(shape, s);
+    const double in_flight = schedule.InFlight(shape, s);
     st.in_flight = in_flight;
     st.activations_bytes = act_per_mb * in_flight;
     // Recompute rebuilds one layer's activations at a time during backward.

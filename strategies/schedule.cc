@@ -33,6 +33,12 @@ double PipelineSchedule::IdealBubble(const PipelineShape& shape) const {
          (static_cast<double>(shape.chunks) * static_cast<double>(shape.micro_batches));
 }
 
+std::vector<std::vector<Unit>> PipelineSchedule::Orders(const PipelineShape& shape) const {
+  std::vector<std::vector<Unit>> out(shape.stages);
+  for (int s = 0; s < shape.stages; ++s) out[s] = Order(shape, s);
+  return out;
+}
+
 std::string PipelineSchedule::IdealBubbleFormula(const PipelineShape& shape) const {
   return shape.chunks > 1 ? "(p-1)/(v m)" : "(p-1)/m";
 }

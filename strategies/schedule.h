@@ -37,7 +37,8 @@ struct PipelineShape {
   int stages = 1;             // p
   int chunks = 1;             // model chunks per stage (v)
   int64_t micro_batches = 1;  // m
-  // A split backward: the share of a micro-batch's activations W holds after B (0 to 1).
+  // A split backward: the share of a micro-batch's activations W holds after B (0 to 1), for
+  // InFlight; the order does not depend on it.
   double w_hold = 0;
 };
 
@@ -55,6 +56,8 @@ class PipelineSchedule {
   // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once
   // (kW only when the schedule splits the backward).
   virtual std::vector<Unit> Order(const PipelineShape& shape, int stage) const = 0;
+  // Every stage's order (Order for each stage, unless a schedule derives them all at once).
+  virtual std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const;
   // Micro-batches whose activations stage `stage` holds at once at its peak.
   virtual double InFlight(const PipelineShape& shape, int stage) const = 0;
   // The schedule's bubble over compute time in the ideal case (equal stages, free transfers),

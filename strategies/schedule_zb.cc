@@ -74,9 +74,13 @@ class ZbH1Schedule : public PipelineSchedule {
   std::string_view name() const override { return "zb-h1"; }
   bool splits_backward() const override { return true; }
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
+    return Orders(shape)[s];
+  }
+  // One list schedule gives every stage's order.
+  std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const override {
     std::vector<int64_t> limit(shape.stages);
     for (int k = 0; k < shape.stages; ++k) limit[k] = InFlightOf(shape, k);
-    return ListSchedule(shape.stages, shape.micro_batches, limit, shape.stages)[s];
+    return ListSchedule(shape.stages, shape.micro_batches, limit, shape.stages);
   }
   // 1F1B's micro-batches between F and B, and up to p deferred W's holding w_hold each.
   double InFlight(const PipelineShape& shape, int s) const override {

@@ -47,15 +47,9 @@ Status StepLowering::EmitSchedule() {
   fwd_in_.assign(Slot(V, 0), {});
   bwd_in_.assign(Slot(V, 0), {});
   std::vector<char> f_done(Slot(V, 0), 0), b_done(f_done.size(), 0);
-  std::vector<std::vector<Unit>> order(p);
+  const std::vector<std::vector<Unit>> order = ctx_.schedule.Orders({p, ctx_.chunks, m});
   size_t remaining = 0;
-  for (int s = 0; s < p; ++s) {
-    PipelineShape shape{p, ctx_.chunks, m};
-    const Chunk& ch = layers_.chunk(s, 0);
-    shape.w_hold = ch.act > 0 ? std::min(1.0, ch.act_w / ch.act) : 0.0;
-    order[s] = ctx_.schedule.Order(shape, s);
-    remaining += order[s].size();
-  }
+  for (const auto& units : order) remaining += units.size();
   std::vector<size_t> pos(p, 0);
   while (remaining > 0) {
     bool progress = false;

@@ -37,6 +37,15 @@
 namespace parasim {
 namespace {
 
+// Worker threads (--jobs, default all cores) and the grid cap of the verbs that sweep.
+SweepOptions SweepOptionsOf(const CommonOptions& opt) {
+  SweepOptions so;
+  so.jobs =
+      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.max_layouts = opt.max_layouts;
+  return so;
+}
+
 Json LayoutJson(const Scenario& s) {
   const Layout& l = s.layout;
   Json j = Json::Object();
@@ -162,12 +171,9 @@ void PrintRun(const Scenario& s, const StepReport& r) {
 Status SweepCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
-  SweepOptions so;
-  so.jobs =
-      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SweepOptions so = SweepOptionsOf(opt);
   so.out_csv = opt.out;
   so.resume = opt.resume;
-  so.max_layouts = opt.max_layouts;
   const bool tty = isatty(fileno(stderr)) != 0;
   std::mutex mu;
   const auto start = std::chrono::steady_clock::now();
@@ -326,10 +332,7 @@ Status ScaleCommand(const CommonOptions& opt) {
     for (int64_t n = s.cluster.gpus_per_node; n < s.cluster.gpus(); n *= 2) gpus.push_back(n);
     gpus.push_back(s.cluster.gpus());
   }
-  SweepOptions so;
-  so.jobs =
-      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  so.max_layouts = opt.max_layouts;
+  SweepOptions so = SweepOptionsOf(opt);
   PARASIM_ASSIGN_OR_RETURN(ScaleOutcome r, RunScale(s, gpus, opt.weak, so));
   double best_days = 0;
   for (const auto& pt : r.points) {
@@ -400,10 +403,7 @@ Status ScaleCommand(const CommonOptions& opt) {
 }
 
 Status ValidateCommand(const CommonOptions& opt) {
-  SweepOptions so;
-  so.jobs =
-      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  so.max_layouts = opt.max_layouts;
+  SweepOptions so = SweepOptionsOf(opt);
   PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(opt.file, opt.sets, so));
   if (opt.json) {
     Json cases = Json::Array();
@@ -463,10 +463,7 @@ Status ValidateCommand(const CommonOptions& opt) {
 namespace {
 
 Status FitRunsCommand(const CommonOptions& opt) {
-  SweepOptions so;
-  so.jobs =
-      opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  so.max_layouts = opt.max_layouts;
+  SweepOptions so = SweepOptionsOf(opt);
   PARASIM_ASSIGN_OR_RETURN(RunsFit f, FitRuns(opt.runs, opt.sets, so));
   const std::string text = FormatCalibrationProfile(f.profile);
   if (!opt.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out, text));
@@ -533,10 +530,7 @@ Status FitCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   std::vector<Measurements> ms;
   if (!opt.op.empty()) {
-    const std::string op = opt.op.size() > 5 && opt.op.ends_with("_perf")
-                               ? opt.op.substr(0, opt.op.size() - 5)
-                               : opt.op;
-    if (auto c = ParseCollective(op); !c.ok()) {
+    if (auto c = ParseNcclTestsProgram(opt.op); !c.ok()) {
       return InvalidArgument(fmt::format("--op={}:1:6: error: {}", opt.op, c.status().message()));
     }
   }
@@ -730,10 +724,7 @@ Status ReportCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
   std::optional<SweepOutcome> sweep;
   if (s.sweep) {
-    SweepOptions so;
-    so.jobs = opt.jobs > 0 ? opt.jobs
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, so));
+    PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, SweepOptionsOf(opt)));
   }
   StepOptions o;
   o.record_memory = true;
