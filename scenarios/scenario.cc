@@ -429,10 +429,10 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   return s;
 }
 
-StatusOr<Scenario> LoadScenario(const std::string& path, const std::vector<std::string>& sets,
+StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::string>& sets,
                                 const Catalogs& cat) {
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path));
-  YamlContext ctx{path, {}};
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(input));
+  YamlContext ctx{input.name, {}};
   for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(root, s, &ctx));
   return ScenarioFromNode(root, ctx, cat);
 }

@@ -26,7 +26,7 @@ struct Catalogs {
 };
 StatusOr<Catalogs> LoadCatalogs();
 
-StatusOr<Scenario> LoadScenario(const std::string& path, const std::vector<std::string>& sets,
+StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::string>& sets,
                                 const Catalogs& catalogs);
 // Builds a scenario from an already merged node (validation cases use this).
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,

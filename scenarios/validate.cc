@@ -12,10 +12,11 @@
 
 namespace parasim {
 
-StatusOr<ValidationFile> LoadValidationFile(const std::string& path,
+StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
                                             const std::vector<std::string>& sets) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYamlFile(path, "keys source, defaults, cases"));
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(input, "keys source, defaults, cases"));
+  const std::string& path = input.name;
   YamlContext ctx{path, {}};
   PARASIM_ASSIGN_OR_RETURN(MapReader top,
                            MapReader::Open(ctx, root, "", {"source", "defaults", "cases"}));
@@ -134,9 +135,9 @@ ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases
   return rep;
 }
 
-StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<std::string>& sets,
+StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,
                                     const SweepOptions& options) {
-  PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(path, sets));
+  PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(input, sets));
   std::vector<ValidationCase> cases;
   for (ValidationInput& in : file.cases) {
     PARASIM_RETURN_IF_ERROR(PredictCase(in.scenario, options, &in.measured));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/status.h"
+#include "sim/yaml_reader.h"
 #include "strategies/sweep.h"
 
 namespace parasim {
@@ -50,7 +51,7 @@ struct ValidationFile {
   std::vector<ValidationInput> cases;
 };
 
-StatusOr<ValidationFile> LoadValidationFile(const std::string& path,
+StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
                                             const std::vector<std::string>& sets);
 // A case's sweep: the options' threads and cap, no results file, no resume.
 StatusOr<SweepOutcome> SweepCase(const Scenario& s, const SweepOptions& options);
@@ -61,7 +62,7 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
 // MAPE, max |error| and failures over the cases.
 ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases);
 
-StatusOr<ValidationReport> Validate(const std::string& path, const std::vector<std::string>& sets,
+StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,
                                     const SweepOptions& options);
 
 }  // namespace parasim

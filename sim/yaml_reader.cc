@@ -169,6 +169,11 @@ StatusOr<YAML::Node> LoadYamlFile(const std::string& path, std::string_view expe
   return ParseYaml(text, path, expected);
 }
 
+StatusOr<YAML::Node> LoadYaml(const YamlInput& in, std::string_view expected) {
+  if (in.text) return ParseYaml(*in.text, in.name, expected);
+  return LoadYamlFile(in.name, expected);
+}
+
 StatusOr<MapReader> MapReader::Open(const YamlContext& ctx, const YAML::Node& node,
                                     std::string path,
                                     const std::vector<std::string_view>& allowed) {

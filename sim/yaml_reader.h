@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,20 @@ StatusOr<YAML::Node> ParseYaml(
     std::string_view expected = "keys such as cluster, model, training, parallelism");
 StatusOr<YAML::Node> LoadYamlFile(
     const std::string& path,
+    std::string_view expected = "keys such as cluster, model, training, parallelism");
+
+// A document to load: a file, or text held in memory (a dict from the Python module) under a
+// display name that its error messages use in place of a path.
+struct YamlInput {
+  YamlInput(std::string path) : name(std::move(path)) {}  // NOLINT: a path reads as a file
+  YamlInput(const char* path) : name(path) {}             // NOLINT
+  YamlInput(std::string display_name, std::string document)
+      : name(std::move(display_name)), text(std::move(document)) {}
+  std::string name;
+  std::optional<std::string> text;
+};
+StatusOr<YAML::Node> LoadYaml(
+    const YamlInput& in,
     std::string_view expected = "keys such as cluster, model, training, parallelism");
 
 // Reads the keys of one mapping, checking that no unknown key is present.

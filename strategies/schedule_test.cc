@@ -109,7 +109,6 @@ TEST_CASE("a schedule registered at run time is lowered, replayed and sized like
 int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int64_t f, int64_t b,
                      int64_t w) {
   const int p = shape.stages;
-  const int64_t m = shape.micro_batches;
   std::vector<std::vector<Unit>> order(p);
   for (int k = 0; k < p; ++k) order[k] = s.Order(shape, k);
   std::vector<size_t> pos(p, 0);

@@ -193,17 +193,11 @@ Status EvaluateOne(const Scenario& base, SweepEntry* e) {
   }
   StepOptions so;
   so.critical_path = false;
-  e->replayed = true;
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(base.model, e->training, e->layout, base.cluster, so));
-  e->fits = r.fits;
-  e->step_time_s = r.step_time_s;
-  e->tokens_per_s = r.tokens_per_s;
-  e->mfu = r.mfu;
-  e->bubble = r.bubble_fraction;
-  e->exposed = r.exposed;
-  e->peak_memory_bytes = *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
-  e->compute_s = *std::max_element(r.stage_compute_s.begin(), r.stage_compute_s.end());
+  SweepEntry filled = EntryOf(e->layout, e->training, r);
+  filled.key = std::move(e->key);
+  *e = std::move(filled);
   if (!e->fits) {
     e->reason = fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
                             Bytes(e->peak_memory_bytes).gib(), Bytes(r.capacity_bytes).gib());
@@ -384,6 +378,26 @@ std::string Bottleneck(const StepReport& r) {
     return fmt::format("compute-bound (MFU {:.0f}%)", 100 * r.mfu);
   }
   return fmt::format("{} ({:.0f}% of the step)", top->what, 100 * top->s / r.step_time_s);
+}
+
+SweepEntry EntryOf(const Layout& layout, const Training& training, const StepReport& r) {
+  SweepEntry e;
+  e.layout = layout;
+  e.training = training;
+  e.replayed = true;
+  e.fits = r.fits;
+  e.step_time_s = r.step_time_s;
+  e.tokens_per_s = r.tokens_per_s;
+  e.mfu = r.mfu;
+  e.bubble = r.bubble_fraction;
+  e.exposed = r.exposed;
+  if (!r.peak_memory_bytes.empty()) {
+    e.peak_memory_bytes = *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
+  }
+  if (!r.stage_compute_s.empty()) {
+    e.compute_s = *std::max_element(r.stage_compute_s.begin(), r.stage_compute_s.end());
+  }
+  return e;
 }
 
 std::string WhyBehind(const SweepEntry& e, const SweepEntry& best) {

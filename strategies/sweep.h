@@ -79,6 +79,9 @@ Scenario WithLayout(const Scenario& base, const SweepEntry& e);
 
 // The largest non-compute share of a step, in words ("exposed TP communication (12%)").
 std::string Bottleneck(const StepReport& r);
+// A replayed layout's entry: its step report's figures (busiest stage's compute, worst peak).
+SweepEntry EntryOf(const Layout& layout, const Training& training, const StepReport& r);
+
 // Why `entry` loses to `best`, in words.
 std::string WhyBehind(const SweepEntry& entry, const SweepEntry& best);
 

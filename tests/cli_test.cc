@@ -345,6 +345,33 @@ TEST_CASE("--set overrides a key; a bad --set names the option") {
   CHECK(mismatch.err.find("but the cluster has") != std::string::npos);
 }
 
+TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both runs") {
+  const std::string f = Runfile("scenarios/gpt3-175b-1024-a100.yaml");
+  auto r = RunParasim("diff " + f + " --set-b training.recompute=selective");
+  REQUIRE(r.exit_code == 0);
+  for (const char* part :
+       {"rc-full", "rc-selective", "step time", "pipeline bubble", "exposed gradient sync (DP)",
+        "peak memory, stage 7", "MFU", "A is behind B: ", "compute (recompute"}) {
+    CAPTURE(part);
+    CHECK(r.out.find(part) != std::string::npos);
+  }
+  auto j = RunParasim("diff --json " + f + " " + f + " --set-a training.recompute=selective");
+  REQUIRE(j.exit_code == 0);
+  for (const char* key : {"\"a\": {", "\"b\": {", "\"rows\": [", "\"reason\": \"B is behind A"}) {
+    CAPTURE(key);
+    CHECK(j.out.find(key) != std::string::npos);
+  }
+  // Two files: a different cluster; a side that does not fit is the reason.
+  auto seven = RunParasim("diff " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml") +
+                          " --set-b parallelism.zero=3");
+  REQUIRE(seven.exit_code == 0);
+  CHECK(seven.out.find("A does not fit") != std::string::npos);
+  auto nothing = RunParasim("diff " + f);
+  CHECK(nothing.exit_code == 2);
+  CHECK(nothing.err.find(":1:1: error: nothing to compare") != std::string::npos);
+  CHECK(RunParasim("diff " + f + " /no/such.yaml").exit_code == 2);
+}
+
 TEST_CASE("memory: the seeds' 7B DDP case shows 16 bytes per parameter and does not fit") {
   auto r = RunParasim("memory " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml"));
   CHECK(r.exit_code == 0);

@@ -115,6 +115,16 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
       CHECK(text.compare(at, 26, "http://www.w3.org/2000/svg") == 0);
     }
   }
+  // report --vs adds the what-if table.
+  const std::string vs_html = dir + "/vs.html";
+  auto vs = RunParasim(
+      "report --out " + vs_html + " " + Runfile("scenarios/gpt3-175b-1024-a100.yaml") + " --vs " +
+      Runfile("scenarios/gpt3-175b-1024-a100.yaml") + " --set-b training.recompute=selective");
+  REQUIRE(vs.exit_code == 0);
+  const std::string vs_text = Slurp(vs_html);
+  CHECK(WellFormed(vs_text, true) == "");
+  CHECK(vs_text.find("What if: A vs B") != std::string::npos);
+  CHECK(vs_text.find("A is behind B") != std::string::npos);
   // A scenario with a sweep block gets the scatter and the top table.
   const std::string sweep_html = dir + "/sweep.html";
   auto s = RunParasim("report --jobs 2 --out " + sweep_html + " " +

@@ -32,6 +32,7 @@
 #include "strategies/schedule.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
+#include "tools/diff.h"
 #include "tools/report.h"
 
 namespace parasim {
@@ -44,6 +45,20 @@ SweepOptions SweepOptionsOf(const CommonOptions& opt) {
       opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   so.max_layouts = opt.max_layouts;
   return so;
+}
+
+// The document a verb reads: the file, or the text the Python module handed over.
+YamlInput InputOf(const CommonOptions& opt) {
+  return opt.text ? YamlInput(opt.file, *opt.text) : YamlInput(opt.file);
+}
+
+// --json output: stdout, or the caller's string (the Python module).
+void EmitJson(const CommonOptions& opt, const Json& j) {
+  if (opt.json_out != nullptr) {
+    *opt.json_out = j.Dump();
+    return;
+  }
+  fmt::print("{}\n", j.Dump());
 }
 
 Json LayoutJson(const Scenario& s) {
@@ -170,7 +185,7 @@ void PrintRun(const Scenario& s, const StepReport& r) {
 
 Status SweepCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
   SweepOptions so = SweepOptionsOf(opt);
   so.out_csv = opt.out;
   so.resume = opt.resume;
@@ -216,7 +231,7 @@ Status SweepCommand(const CommonOptions& opt) {
     for (size_t i : r.pareto)
       pareto.Push(FormatLayout(r.ranked[i].layout, r.ranked[i].training, LayoutStyle::kShort));
     j.Set("pareto", pareto);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   fmt::print(
@@ -325,7 +340,7 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
 
 Status ScaleCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
   std::vector<int64_t> gpus = opt.gpus;
   if (gpus.empty()) {
     // From one node up to the scenario's cluster, doubling.
@@ -366,7 +381,7 @@ Status ScaleCommand(const CommonOptions& opt) {
     Json j = Json::Object();
     j.Set("scenario", s.name).Set("weak", r.weak).Set("points", pts);
     j.Set("parallel_fraction", r.parallel_fraction).Set("advice", a);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   fmt::print("{}: {} scaling ({}), best layout at each size\n\n", s.name.empty() ? s.file : s.name,
@@ -404,7 +419,7 @@ Status ScaleCommand(const CommonOptions& opt) {
 
 Status ValidateCommand(const CommonOptions& opt) {
   SweepOptions so = SweepOptionsOf(opt);
-  PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(opt.file, opt.sets, so));
+  PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(InputOf(opt), opt.sets, so));
   if (opt.json) {
     Json cases = Json::Array();
     for (const auto& c : r.cases) {
@@ -422,7 +437,7 @@ Status ValidateCommand(const CommonOptions& opt) {
     Json j = Json::Object();
     j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
     j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   const std::string failed =
@@ -488,7 +503,7 @@ Status FitRunsCommand(const CommonOptions& opt) {
     j.Set("gpu", f.gpu).Set("params", params).Set("cases", cases).Set("skipped", skipped);
     j.Set("mape_before", f.mape_before).Set("mape_after", f.mape_after);
     j.Set("mape_held_out", f.mape_held_out).Set("profile", text);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   fmt::print("fit --runs {} ({}, {} cases)\n\n", fmt::join(opt.runs, " --runs "), f.gpu,
@@ -593,7 +608,7 @@ Status FitCommand(const CommonOptions& opt) {
     Json j = Json::Object();
     j.Set("gpu", gpu_id).Set("families", fams).Set("profile", text);
     if (!opt.out.empty()) j.Set("out", opt.out);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   fmt::print("fit for {} over {} file(s); fabrics {} and {}\n\n", gpu_id, ms.size(), intra, inter);
@@ -666,7 +681,7 @@ Status CalibrateCommand(const CommonOptions& opt, const std::string& self) {
 
 Status RunCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
   StepOptions so;
   so.full = opt.full;
   so.granularity = opt.ops ? Granularity::kOp : Granularity::kCoarse;
@@ -701,10 +716,92 @@ Status RunCommand(const CommonOptions& opt) {
     if (!opt.json) fmt::print(stderr, "wrote pipeline timeline {}\n", opt.svg);
   }
   if (opt.json) {
-    fmt::print("{}\n", RunJson(s, r).Dump());
+    EmitJson(opt, RunJson(s, r));
     return Status::Ok();
   }
   PrintRun(s, r);
+  return Status::Ok();
+}
+
+namespace {
+
+struct ScenarioPair {
+  Scenario a, b;
+};
+
+// diff's two sides: A with --set and --set-a; B (its file, or A's) with --set and --set-b.
+StatusOr<ScenarioPair> LoadPair(const CommonOptions& opt, const Catalogs& cat) {
+  if (opt.vs.empty() && !opt.vs_text && opt.sets_a.empty() && opt.sets_b.empty()) {
+    return InvalidArgument(fmt::format(
+        "{}:1:1: error: nothing to compare: give a second scenario (B.yaml, or report --vs "
+        "B.yaml), or two variants of this one with --set-a KEY=VALUE and --set-b KEY=VALUE",
+        opt.file));
+  }
+  std::vector<std::string> sa = opt.sets, sb = opt.sets;
+  sa.insert(sa.end(), opt.sets_a.begin(), opt.sets_a.end());
+  sb.insert(sb.end(), opt.sets_b.begin(), opt.sets_b.end());
+  YamlInput in_b = InputOf(opt);
+  if (opt.vs_text) {
+    in_b = YamlInput(opt.vs, *opt.vs_text);
+  } else if (!opt.vs.empty()) {
+    in_b = YamlInput(opt.vs);
+  }
+  PARASIM_ASSIGN_OR_RETURN(Scenario a, LoadScenario(InputOf(opt), sa, cat));
+  PARASIM_ASSIGN_OR_RETURN(Scenario b, LoadScenario(in_b, sb, cat));
+  return ScenarioPair{std::move(a), std::move(b)};
+}
+
+Json DiffJson(const Scenario& a, const StepReport& ra, const Scenario& b, const StepReport& rb,
+              const StepDiff& d) {
+  Json j = Json::Object();
+  j.Set("a", RunJson(a, ra)).Set("b", RunJson(b, rb));
+  Json rows = Json::Array();
+  for (const DiffRow& row : d.rows) {
+    Json o = Json::Object();
+    o.Set("what", row.what).Set("unit", row.unit);
+    if (row.in_a) {
+      o.Set("a", row.a);
+    } else {
+      o.Set("a", Json());
+    }
+    if (row.in_b) {
+      o.Set("b", row.b);
+    } else {
+      o.Set("b", Json());
+    }
+    rows.Push(o);
+  }
+  j.Set("rows", rows).Set("reason", d.reason);
+  return j;
+}
+
+void PrintDiff(const Scenario& a, const Scenario& b, const StepDiff& d) {
+  fmt::print("A  {}: {}\n   {}\n", a.name.empty() ? a.file : a.name, d.a_cluster, d.a_layout);
+  fmt::print("B  {}: {}\n   {}\n\n", b.name.empty() ? b.file : b.name, d.b_cluster, d.b_layout);
+  fmt::print("{:<28} {:>18} {:>18}  {}\n", "", "A", "B", "change (B - A)");
+  for (const DiffRow& row : d.rows) {
+    fmt::print("{:<28} {:>18} {:>18}  {}\n", row.what, DiffValue(row, false), DiffValue(row, true),
+               DiffChange(row));
+  }
+  fmt::print("\n{}\n", d.reason);
+}
+
+}  // namespace
+
+Status DiffCommand(const CommonOptions& opt) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  PARASIM_ASSIGN_OR_RETURN(ScenarioPair p, LoadPair(opt, cat));
+  StepOptions so;
+  PARASIM_ASSIGN_OR_RETURN(StepReport ra,
+                           SimulateStep(p.a.model, p.a.training, p.a.layout, p.a.cluster, so));
+  PARASIM_ASSIGN_OR_RETURN(StepReport rb,
+                           SimulateStep(p.b.model, p.b.training, p.b.layout, p.b.cluster, so));
+  const StepDiff d = DiffSteps(p.a, ra, p.b, rb);
+  if (opt.json) {
+    EmitJson(opt, DiffJson(p.a, ra, p.b, rb, d));
+    return Status::Ok();
+  }
+  PrintDiff(p.a, p.b, d);
   return Status::Ok();
 }
 
@@ -721,7 +818,18 @@ Status ReportCommand(const CommonOptions& opt) {
     return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
   }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
+  std::optional<StepDiff> diff;
+  const bool compare = !opt.vs.empty() || !opt.sets_a.empty() || !opt.sets_b.empty();
+  if (compare) {
+    PARASIM_ASSIGN_OR_RETURN(ScenarioPair p, LoadPair(opt, cat));
+    s = std::move(p.a);
+    PARASIM_ASSIGN_OR_RETURN(StepReport rb,
+                             SimulateStep(p.b.model, p.b.training, p.b.layout, p.b.cluster, {}));
+    PARASIM_ASSIGN_OR_RETURN(StepReport ra,
+                             SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
+    diff = DiffSteps(s, ra, p.b, rb);
+  }
   std::optional<SweepOutcome> sweep;
   if (s.sweep) {
     PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, SweepOptionsOf(opt)));
@@ -733,13 +841,13 @@ Status ReportCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(s.model, s.training, s.layout, s.cluster, o, &low, &tl));
   MemoryReport mem = EstimateMemory(s.model, s.training, s.layout, s.cluster);
-  ReportInput in{&s, &r, &low, &tl, &mem, sweep ? &*sweep : nullptr};
+  ReportInput in{&s, &r, &low, &tl, &mem, sweep ? &*sweep : nullptr, diff ? &*diff : nullptr};
   const std::string out = opt.out.empty() ? "report.html" : opt.out;
   PARASIM_RETURN_IF_ERROR(WriteFileAtomic(out, ReportHtml(in)));
   if (opt.json) {
     Json j = Json::Object();
     j.Set("out", out).Set("step_time_s", r.step_time_s);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
   } else {
     fmt::print("wrote {} (open it in a browser; self-contained, no network)\n", out);
   }
@@ -748,7 +856,7 @@ Status ReportCommand(const CommonOptions& opt) {
 
 Status MemoryCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(opt.file, opt.sets, cat));
+  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
   MemoryReport r = EstimateMemory(s.model, s.training, s.layout, s.cluster);
   if (opt.json) {
     Json stages = Json::Array();
@@ -764,7 +872,7 @@ Status MemoryCommand(const CommonOptions& opt) {
     Json j = Json::Object();
     j.Set("stages", stages).Set("capacity_bytes", r.capacity_bytes).Set("fits", r.fits);
     j.Set("model_state_bytes_per_param", r.bytes_per_param).Set("layout", LayoutJson(s));
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   fmt::print("{}: memory per GPU ({} x {}, {})\n", s.name.empty() ? s.file : s.name,
@@ -832,7 +940,7 @@ Status CatalogCommand(const CommonOptions& opt) {
     }
     Json j = Json::Object();
     j.Set("gpus", gpus).Set("fabrics", fabrics).Set("models", models);
-    fmt::print("{}\n", j.Dump());
+    EmitJson(opt, j);
     return Status::Ok();
   }
   fmt::print("GPUs (dense peaks, datasheet; memory as nvidia-smi reports, GiB = 2^30 B)\n");

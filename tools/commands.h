@@ -1,6 +1,7 @@
 // The parasim verbs as library functions (the CLI parses flags, these do the work).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@ namespace parasim {
 
 struct CommonOptions {
   std::string file;
+  // The scenario or validation document itself when it is not a file (the Python module's
+  // dicts); `file` is then its display name in messages.
+  std::optional<std::string> text;
+  // Where --json output goes instead of stdout (the Python module), when set.
+  std::string* json_out = nullptr;
   std::vector<std::string> sets;
   bool json = false;
   bool timing = false;
@@ -18,6 +24,10 @@ struct CommonOptions {
   std::string trace;
   std::string svg;   // run: the pipeline timeline as SVG
   std::string from;  // report: a finished sweep's or scale's JSON
+  // diff (and report --vs): scenario B, or its text (Python); --set-a / --set-b apply to one side
+  std::string vs;
+  std::optional<std::string> vs_text;
+  std::vector<std::string> sets_a, sets_b;
   // sweep / scale
   int jobs = 0;  // 0 = all cores
   std::string out;
@@ -45,6 +55,8 @@ Status ScaleCommand(const CommonOptions& opt);
 Status ValidateCommand(const CommonOptions& opt);
 Status FitCommand(const CommonOptions& opt);
 Status ReportCommand(const CommonOptions& opt);
+// Two what-ifs side by side: A and B (or A under two --set variants).
+Status DiffCommand(const CommonOptions& opt);
 // Runs the calibration program (tools/calibrate); `self` is argv[0], to find it beside parasim.
 Status CalibrateCommand(const CommonOptions& opt, const std::string& self);
 

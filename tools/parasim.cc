@@ -103,6 +103,17 @@ int main(int argc, char** argv) {
   report->add_option("--from", opt.from, "a finished `sweep --json` or `scale --json` output");
   report->add_option("--out", opt.out, "HTML file to write (default report.html)");
   report->add_option("--jobs", opt.jobs, "worker threads for the scenario's sweep, if any");
+  report->add_option("--vs", opt.vs, "add a what-if section comparing with scenario B");
+  report->add_option("--set-a", opt.sets_a, "with --vs: override a key of this scenario only");
+  report->add_option("--set-b", opt.sets_b, "with --vs: override a key of B only");
+  auto* diff = app.add_subcommand(
+      "diff", "two what-ifs side by side: step time by component, memory per stage, MFU, why");
+  diff->add_option("file", opt.file, "scenario A")->required();
+  diff->add_option("b", opt.vs, "scenario B (default: A again, under --set-b)");
+  diff->add_option("--set", opt.sets, "override a key of both sides (repeatable)");
+  diff->add_option("--set-a", opt.sets_a, "override a key of A only, e.g. parallelism.tp=4");
+  diff->add_option("--set-b", opt.sets_b, "override a key of B only, e.g. parallelism.tp=8");
+  diff->add_flag("--json", opt.json, "machine-readable output on stdout, nothing else there");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -121,6 +132,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) st = parasim::ValidateCommand(opt);
     if (fit->parsed()) st = parasim::FitCommand(opt);
     if (report->parsed()) st = parasim::ReportCommand(opt);
+    if (diff->parsed()) st = parasim::DiffCommand(opt);
     if (calibrate->parsed()) st = parasim::CalibrateCommand(opt, argv[0]);
     if (scale->parsed()) {
       auto counts = parasim::ParseGpuList(gpus_text);

@@ -295,6 +295,21 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
 
 }  // namespace
 
+// The what-if table (report A --vs B): both layouts, what moved, and why.
+std::string DiffHtml(const StepDiff& d) {
+  std::string h = "<h2>What if: A vs B</h2>\n";
+  h += fmt::format("<p>A: {}, {}<br>B: {}, {}</p>\n", XmlEscape(d.a_cluster), XmlEscape(d.a_layout),
+                   XmlEscape(d.b_cluster), XmlEscape(d.b_layout));
+  h += "<table>\n<tr><th class=\"l\"></th><th>A</th><th>B</th><th>change (B - A)</th></tr>\n";
+  for (const DiffRow& row : d.rows) {
+    h += fmt::format("<tr><th class=\"l\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                     XmlEscape(row.what), XmlEscape(DiffValue(row, false)),
+                     XmlEscape(DiffValue(row, true)), XmlEscape(DiffChange(row)));
+  }
+  h += fmt::format("</table>\n<p>{}</p>\n", XmlEscape(d.reason));
+  return h;
+}
+
 std::string ReportHtml(const ReportInput& in) {
   const Scenario& s = *in.scenario;
   const StepReport& r = *in.report;
@@ -371,6 +386,7 @@ std::string ReportHtml(const ReportInput& in) {
     h += StackedBars("Compute, bubble and exposed communication (hover for values)", {"step"},
                      {seg}, r.step_time_s, "dashed line: the replayed step time", false);
   }
+  if (in.diff) h += DiffHtml(*in.diff);
   if (in.sweep && !in.sweep->ranked.empty()) {
     const SweepOutcome& sw = *in.sweep;
     h += fmt::format("<h2>Sweep: {} valid layouts, {} replayed, {} fit</h2>\n", sw.valid_layouts,

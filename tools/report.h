@@ -13,6 +13,7 @@
 #include "strategies/memory.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
+#include "tools/diff.h"
 
 namespace parasim {
 
@@ -31,6 +32,7 @@ struct ReportInput {
   const sim::Timeline* timeline = nullptr;
   const MemoryReport* memory = nullptr;
   const SweepOutcome* sweep = nullptr;  // optional
+  const StepDiff* diff = nullptr;       // optional: report A --vs B
 };
 
 std::string ReportHtml(const ReportInput& in);

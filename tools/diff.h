@@ -1,0 +1,43 @@
+// What-if diffs: two predicted steps side by side (parasim diff, report --vs, the Python
+// module's diff): clusters and layouts, what moved by component (compute, bubble, each kind of
+// exposed communication, memory per stage, MFU) and the one-line reason, as the sweep gives for
+// its runners-up.
+//
+//   StepDiff d = DiffSteps(a, ra, b, rb);
+//   for (const DiffRow& row : d.rows) ...;  d.reason
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+#include "strategies/step.h"
+
+namespace parasim {
+
+struct DiffRow {
+  std::string what;  // "step time", "exposed DP communication", "peak memory, stage 3"
+  std::string unit;  // "s", "tokens/s", "%", "GiB"
+  double a = 0, b = 0;
+  bool in_a = true, in_b = true;  // a per-stage row that only one side has
+};
+
+struct StepDiff {
+  std::string a_cluster, b_cluster;  // "1024 x NVIDIA A100-SXM4-80GB"
+  std::string a_layout, b_layout;    // the sweep's short layout text
+  std::vector<DiffRow> rows;
+  std::string reason;  // "A is behind B: 12.3% less throughput: +0.80 s gradient sync"
+};
+
+// Memory rows go per stage up to this many stages, else one row for the worst stage.
+inline constexpr size_t kDiffMaxStageRows = 16;
+
+StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
+                   const StepReport& rb);
+
+// "-3.872 s (-12.1%)", "+2.1 GiB", "-" when a side lacks the row.
+std::string DiffChange(const DiffRow& row);
+// The row's value on one side, with its unit: "31.972 s", "41.2%", "-".
+std::string DiffValue(const DiffRow& row, bool side_b);
+
+}  // namespace parasim
