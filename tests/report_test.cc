@@ -101,8 +101,10 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
   REQUIRE(r.exit_code == 0);
   const std::string text = Slurp(html);
   CHECK(WellFormed(text, true) == "");
+  // Charts read without hovering: time axes start at "0 s", bars carry their values.
   for (const char* part : {"Pipeline timeline", "Memory per GPU over", "Where the step time goes",
-                           "stage 7", "step time"}) {
+                           "stage 7", "step time", ">0 s</text>", ">10 s</text>",
+                           "compute (busiest stage) 2", "pointer-events=\"none\">"}) {
     CAPTURE(part);
     CHECK(text.find(part) != std::string::npos);
   }
@@ -133,6 +135,11 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
   const std::string sweep_text = Slurp(sweep_html);
   CHECK(WellFormed(sweep_text, true) == "");
   CHECK(sweep_text.find("Pareto front") != std::string::npos);
+  // The scatter's axes are ticked: memory in GiB along x, tokens/s (k) up y, both from 0.
+  CHECK(sweep_text.find(">0 GiB</text>") != std::string::npos);
+  CHECK(sweep_text.find(">20 GiB</text>") != std::string::npos);
+  CHECK(sweep_text.find("text-anchor=\"end\">0</text>") != std::string::npos);
+  CHECK(sweep_text.find("k</text>") != std::string::npos);
 
   // From a finished scale or sweep run's JSON.
   const std::string seven = Runfile("scenarios/llama2-7b-ddp-8-a100.yaml");

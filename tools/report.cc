@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "sim/parse_units.h"
@@ -41,6 +42,40 @@ double TickStep(double span) {
     if (raw <= m * mag) return m * mag;
   }
   return 10 * mag;
+}
+
+// A tick label in the unit of the tick step, so the axis starts at "0 s" and reads 5 s, 10 s.
+std::string AxisSeconds(double t, double step) {
+  struct Unit {
+    double scale;
+    const char* name;
+  };
+  for (Unit u : {Unit{1, "s"}, Unit{1e-3, "ms"}, Unit{1e-6, "us"}}) {
+    if (step >= u.scale * 0.999) return fmt::format("{:g} {}", t / u.scale, u.name);
+  }
+  return fmt::format("{:g} ns", t * 1e9);
+}
+
+// Tokens per second for an axis: 0, 50k, 100k, 1.5M.
+std::string AxisCount(double x) {
+  if (x >= 1e6) return fmt::format("{:g}M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:g}k", x / 1e3);
+  return fmt::format("{:g}", x);
+}
+
+// Ticks and labels under a horizontal axis from 0 to `span` drawn over [x0, x0 + w] at y.
+std::string XTicks(double span, double x0, double w, double y,
+                   const std::function<std::string(double, double)>& label) {
+  std::string svg;
+  const double step = TickStep(span);
+  for (double t = 0; t <= span * 1.0001; t += step) {
+    const double x = x0 + t / span * w;
+    svg += fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#666\"/><text x=\"{}\" y=\"{}\" "
+        "font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
+        Num(x), Num(y), Num(x), Num(y + 5), Num(x), Num(y + 17), XmlEscape(label(t, step)));
+  }
+  return svg;
 }
 
 std::string Legend(int x, int y) {
@@ -177,14 +212,7 @@ std::string TimelineSvg(const LoweredStep& low, const sim::Timeline& tl, int wid
   }
   // Time axis.
   const int axis_y = 30 + stages * (row_h + comm_h + 4) + 4;
-  const double step = TickStep(span);
-  for (double t = 0; t <= span * 1.0001; t += step) {
-    const double x = label_w + t / span * plot_w;
-    svg += fmt::format(
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#666\"/><text x=\"{}\" y=\"{}\" "
-        "font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
-        Num(x), axis_y, Num(x), axis_y + 5, Num(x), axis_y + 17, XmlEscape(Seconds(t)));
-  }
+  svg += XTicks(span, label_w, plot_w, axis_y, AxisSeconds);
   svg += Legend(label_w, axis_y + 26);
   svg += "\n</svg>\n";
   return svg;
@@ -234,9 +262,7 @@ std::string MemorySvg(const LoweredStep& low, const sim::Timeline& tl, double ca
         "{}</title></path>\n",
         paths[s], colour, s, XmlEscape(FormatBytes(Bytes(tl.peak_memory[low.stage_rank[s]]))));
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">0</text>", left, top + plot_h + 16);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-                     left + plot_w, top + plot_h + 16, XmlEscape(Seconds(span)));
+  svg += XTicks(span, left, plot_w, top + plot_h, AxisSeconds);
   svg += "\n</svg>\n";
   return svg;
 }
@@ -254,7 +280,8 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
                         const std::vector<std::vector<Segment>>& segs, double full,
                         const std::string& unit_note, bool bytes) {
   const int left = 110, width = 1200, plot_w = width - left - 20, bar_h = 18;
-  const int height = 50 + static_cast<int>(rows.size()) * (bar_h + 6) + 20;
+  const int height =
+      50 + static_cast<int>(rows.size()) * (bar_h + 6) + 20 + (rows.size() == 1 ? 20 : 0);
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">{}</text>\n",
@@ -273,12 +300,34 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
     for (const auto& s : segs[i]) {
       const double w = top > 0 ? s.value / top * plot_w : 0;
       if (w <= 0) continue;
+      const std::string value = bytes ? FormatBytes(Bytes(s.value)) : Seconds(s.value);
       svg += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title>"
           "</rect>\n",
-          Num(x), y, Num(w), bar_h, s.colour, XmlEscape(s.name),
-          XmlEscape(bytes ? FormatBytes(Bytes(s.value)) : Seconds(s.value)));
+          Num(x), y, Num(w), bar_h, s.colour, XmlEscape(s.name), XmlEscape(value));
+      // The value inside the segment where it fits (about 6.5 px per character at 11 px).
+      if (w >= 6.5 * static_cast<double>(value.size()) + 6) {
+        svg += fmt::format(
+            "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"{}\" text-anchor=\"middle\" "
+            "pointer-events=\"none\">{}</text>\n",
+            Num(x + w / 2), y + 13, std::string_view(s.colour) == "#dddddd" ? "#222" : "#fff",
+            XmlEscape(value));
+      }
       x += w;
+    }
+  }
+  // One bar: a legend with every segment's value, so nothing needs hovering.
+  if (rows.size() == 1) {
+    double lx = left;
+    for (const auto& s : segs[0]) {
+      if (s.value <= 0) continue;
+      const std::string text =
+          s.name + " " + (bytes ? FormatBytes(Bytes(s.value)) : Seconds(s.value));
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+          "y=\"{}\" font-size=\"11\">{}</text>\n",
+          Num(lx), height - 34, s.colour, Num(lx + 14), height - 25, XmlEscape(text));
+      lx += 14 + 6.2 * static_cast<double>(text.size()) + 16;
     }
   }
   if (full > 0) {
@@ -295,6 +344,57 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
 
 }  // namespace
 
+namespace {
+
+// One layout on the throughput vs memory scatter.
+struct ScatterPoint {
+  double memory_bytes;
+  double tokens_per_s;
+  bool front;         // on the Pareto front: drawn larger, in red
+  std::string title;  // hover text
+};
+
+// Throughput vs peak memory per GPU, both axes ticked and labelled from 0.
+std::string ScatterSvg(const std::string& title, const std::vector<ScatterPoint>& pts,
+                       double min_memory_span, int width) {
+  const int height = 420, left = 90, top = 30, pw = width - left - 30, ph = height - top - 60;
+  double max_t = 1, max_m = std::max(1.0, min_memory_span);
+  for (const ScatterPoint& p : pts) {
+    max_t = std::max(max_t, p.tokens_per_s);
+    max_m = std::max(max_m, p.memory_bytes);
+  }
+  max_t = std::ceil(max_t / TickStep(max_t)) * TickStep(max_t);  // end on a tick
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">{}</text>\n<rect "
+      "x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
+      width, height, width, height, left, XmlEscape(title), left, top, pw, ph);
+  const double ystep = TickStep(max_t);
+  for (double t = 0; t <= max_t * 1.0001; t += ystep) {
+    const double y = top + ph - t / max_t * ph;
+    svg += fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e4e4e4\"/><text x=\"{}\" "
+        "y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
+        left, Num(y), left + pw, Num(y), left - 6, Num(y + 4), AxisCount(t));
+  }
+  const double gib = Bytes(max_m).gib();
+  svg +=
+      XTicks(gib, left, pw, top + ph, [](double v, double) { return fmt::format("{:g} GiB", v); });
+  for (const ScatterPoint& p : pts) {
+    svg += fmt::format(
+        "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.7\"><title>{}</title>"
+        "</circle>\n",
+        Num(left + p.memory_bytes / max_m * pw), Num(top + ph - p.tokens_per_s / max_t * ph),
+        p.front ? 5 : 3, p.front ? "#e15759" : "#4e79a7", XmlEscape(p.title));
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">peak memory per "
+      "GPU</text>\n<text x=\"16\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 16 {})\" "
+      "text-anchor=\"middle\">tokens/s</text>\n</svg>\n",
+      left + pw / 2, height - 8, top + ph / 2, top + ph / 2);
+  return svg;
+}
+
 // The what-if table (report A --vs B): both layouts, what moved, and why.
 std::string DiffHtml(const StepDiff& d) {
   std::string h = "<h2>What if: A vs B</h2>\n";
@@ -309,6 +409,8 @@ std::string DiffHtml(const StepDiff& d) {
   h += fmt::format("</table>\n<p>{}</p>\n", XmlEscape(d.reason));
   return h;
 }
+
+}  // namespace
 
 std::string ReportHtml(const ReportInput& in) {
   const Scenario& s = *in.scenario;
@@ -383,7 +485,7 @@ std::string ReportHtml(const ReportInput& in) {
                                 {r.exposed.pp, kColours[7], "exposed PP"},
                                 {r.exposed.dp, kColours[8], "exposed DP"}};
     h += "<h2>Where the step time goes</h2>\n";
-    h += StackedBars("Compute, bubble and exposed communication (hover for values)", {"step"},
+    h += StackedBars("Compute, bubble and exposed communication of the busiest stage", {"step"},
                      {seg}, r.step_time_s, "dashed line: the replayed step time", false);
   }
   if (in.diff) h += DiffHtml(*in.diff);
@@ -391,38 +493,17 @@ std::string ReportHtml(const ReportInput& in) {
     const SweepOutcome& sw = *in.sweep;
     h += fmt::format("<h2>Sweep: {} valid layouts, {} replayed, {} fit</h2>\n", sw.valid_layouts,
                      sw.replayed, sw.feasible);
-    const int width = 1200, height = 420, left = 90, top = 30, pw = width - left - 30,
-              ph = height - top - 60;
-    double max_t = 0, max_m = r.capacity_bytes;
-    for (const auto& e : sw.ranked) {
-      max_t = std::max(max_t, e.tokens_per_s);
-      max_m = std::max(max_m, e.peak_memory_bytes);
-    }
-    std::string svg = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
-        "{}\" font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">Throughput "
-        "vs peak memory per GPU (red: Pareto front)</text>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" "
-        "height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
-        width, height, width, height, left, left, top, pw, ph);
     std::vector<bool> front(sw.ranked.size(), false);
     for (size_t i : sw.pareto) front[i] = true;
+    std::vector<ScatterPoint> pts;
     for (size_t i = 0; i < sw.ranked.size(); ++i) {
       const auto& e = sw.ranked[i];
-      const double x = left + e.peak_memory_bytes / max_m * pw;
-      const double y = top + ph - e.tokens_per_s / max_t * ph;
-      svg += fmt::format(
-          "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.7\"><title>#{} {}: "
-          "{:.0f} tokens/s, {}</title></circle>\n",
-          Num(x), Num(y), front[i] ? 5 : 3, front[i] ? "#e15759" : "#4e79a7", i + 1,
-          XmlEscape(e.key), e.tokens_per_s, XmlEscape(FormatBytes(Bytes(e.peak_memory_bytes))));
+      pts.push_back({e.peak_memory_bytes, e.tokens_per_s, front[i],
+                     fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, e.key, e.tokens_per_s,
+                                 FormatBytes(Bytes(e.peak_memory_bytes)))});
     }
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">peak memory per GPU (0 "
-        "to {})</text>\n<text x=\"14\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 14 {})\" "
-        "text-anchor=\"middle\">tokens/s (0 to {:.0f})</text>\n</svg>\n",
-        left + pw / 2, height - 20, XmlEscape(FormatBytes(Bytes(max_m))), top + ph / 2,
-        top + ph / 2, max_t);
-    h += svg;
+    h += ScatterSvg("Throughput vs peak memory per GPU (red: Pareto front)", pts, r.capacity_bytes,
+                    1200);
     h += "<table>\n<tr><th>#</th><th class=\"l\">layout</th><th>step</th><th>tokens/s</th><th>"
          "MFU</th><th>bubble</th><th>peak memory</th></tr>\n";
     for (size_t i = 0; i < sw.ranked.size() && i < 10; ++i) {
@@ -568,34 +649,18 @@ std::string SweepHtml(const YAML::Node& root) {
       XmlEscape(root["scenario"].as<std::string>("")), D(root, "grid_points"),
       D(root, "valid_layouts"), D(root, "replayed"), D(root, "feasible"), D(root, "elapsed_s"));
   const YAML::Node res = root["results"];
-  const int width = 1000, height = 420, left = 80, top = 30, pw = width - left - 30,
-            ph = height - top - 60;
-  double max_t = 1, max_m = 1;
-  for (const auto& r : res) {
-    max_t = std::max(max_t, D(r, "tokens_per_s"));
-    for (const auto& b : r["peak_memory_bytes"]) max_m = std::max(max_m, b.as<double>());
-    max_m = std::max(max_m, D(r, "memory_capacity_bytes"));
-  }
-  h += fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">Throughput vs peak "
-      "memory of the top layouts</text>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-      "fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
-      width, height, width, height, left, left, top, pw, ph);
+  double capacity = 1;
+  std::vector<ScatterPoint> pts;
   for (const auto& r : res) {
     double peak = 0;
     for (const auto& b : r["peak_memory_bytes"]) peak = std::max(peak, b.as<double>());
-    h += fmt::format(
-        "<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#4e79a7\"><title>#{} {}: {:.0f} tokens/s, {}"
-        "</title></circle>\n",
-        Num(left + peak / max_m * pw), Num(top + ph - D(r, "tokens_per_s") / max_t * ph),
-        r["rank"].as<int>(0), XmlEscape(LayoutOf(r["layout"])), D(r, "tokens_per_s"),
-        XmlEscape(FormatBytes(Bytes(peak))));
+    capacity = std::max(capacity, D(r, "memory_capacity_bytes"));
+    pts.push_back(
+        {peak, D(r, "tokens_per_s"), false,
+         fmt::format("#{} {}: {:.0f} tokens/s, {}", r["rank"].as<int>(0), LayoutOf(r["layout"]),
+                     D(r, "tokens_per_s"), FormatBytes(Bytes(peak)))});
   }
-  h += fmt::format(
-      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">peak memory per GPU (0 to "
-      "{})</text>\n</svg>\n",
-      left + pw / 2, height - 14, XmlEscape(FormatBytes(Bytes(max_m))));
+  h += ScatterSvg("Throughput vs peak memory of the top layouts", pts, capacity, 1000);
   h += "<table>\n<tr><th>#</th><th class=\"l\">layout</th><th>step (s)</th><th>tokens/s</th>"
        "<th>MFU</th><th>bubble</th><th class=\"l\">bottleneck</th></tr>\n";
   for (const auto& r : res) {
