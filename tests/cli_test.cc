@@ -372,6 +372,43 @@ TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both 
   CHECK(RunParasim("diff " + f + " /no/such.yaml").exit_code == 2);
 }
 
+TEST_CASE("compare --trace: a Kineto trace's kernels by kind against the replay, gzipped too") {
+  const std::string trace = Runfile("tests/traces/kineto-step.json");
+  const std::string scen = Runfile("scenarios/llama2-7b-ddp-8-a100.yaml");
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  auto r = RunParasim("compare --trace " + trace + " " + scen + " --out " + dir + "/trace.yaml");
+  REQUIRE(r.exit_code == 0);
+  // The fixture's known sums (tests/traces/README.md).
+  for (const char* part :
+       {"12 GPU kernels", "step (GPU span)          2.900 ms", "GEMM                     1.300 ms",
+        "attention              700.000 us", "element-wise           200.000 us",
+        "communication          730.000 us", "idle                   120.000 us",
+        "AllReduce 250.000 us, ReduceScatter 400.000 us, SendRecv 80.000 us", "dp-comm",
+        "largest gaps", "wrote "}) {
+    CAPTURE(part);
+    CHECK(r.out.find(part) != std::string::npos);
+  }
+  // The profile it wrote is a calibration profile a scenario can use.
+  auto cal = RunParasim("run " + scen + " --set cluster.calibration=" + dir + "/trace.yaml");
+  CHECK(cal.exit_code == 0);
+  CHECK(cal.out.find("calibrat") != std::string::npos);
+  // Gzipped: the same figures.
+  REQUIRE(std::system(("gzip -c " + trace + " > " + dir + "/step.json.gz").c_str()) == 0);
+  auto plain = RunParasim("compare --json --trace " + trace + " " + scen);
+  auto gz = RunParasim("compare --json --trace " + dir + "/step.json.gz " + scen);
+  REQUIRE(gz.exit_code == 0);
+  CHECK(gz.out.substr(gz.out.find("\"stage\"")) == plain.out.substr(plain.out.find("\"stage\"")));
+  // Not a trace; no trace; a stage the layout does not have.
+  std::ofstream(dir + "/not-a-trace.json") << "{\"hello\": [1, 2]}\n";
+  auto bad = RunParasim("compare --trace " + dir + "/not-a-trace.json " + scen);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("not-a-trace.json:1:1: error: ") != std::string::npos);
+  CHECK(bad.err.find("traceEvents") != std::string::npos);
+  CHECK(RunParasim("compare --trace /no/such.json " + scen).exit_code == 2);
+  CHECK(RunParasim("compare " + scen).exit_code == 2);
+  CHECK(RunParasim("compare --trace " + trace + " --stage 3 " + scen).exit_code == 2);
+}
+
 TEST_CASE("memory: the seeds' 7B DDP case shows 16 bytes per parameter and does not fit") {
   auto r = RunParasim("memory " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml"));
   CHECK(r.exit_code == 0);

@@ -28,6 +28,9 @@ struct CommonOptions {
   std::string vs;
   std::optional<std::string> vs_text;
   std::vector<std::string> sets_a, sets_b;
+  // compare: the profiler trace, the pipeline stage it was taken on
+  std::string trace_in;
+  int stage = 0;
   // sweep / scale
   int jobs = 0;  // 0 = all cores
   std::string out;
@@ -55,6 +58,8 @@ Status ScaleCommand(const CommonOptions& opt);
 Status ValidateCommand(const CommonOptions& opt);
 Status FitCommand(const CommonOptions& opt);
 Status ReportCommand(const CommonOptions& opt);
+// A PyTorch profiler trace of one step set against the replay of the same rank.
+Status CompareCommand(const CommonOptions& opt);
 // Two what-ifs side by side: A and B (or A under two --set variants).
 Status DiffCommand(const CommonOptions& opt);
 // Runs the calibration program (tools/calibrate); `self` is argv[0], to find it beside parasim.

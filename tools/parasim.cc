@@ -114,6 +114,15 @@ int main(int argc, char** argv) {
   diff->add_option("--set-a", opt.sets_a, "override a key of A only, e.g. parallelism.tp=4");
   diff->add_option("--set-b", opt.sets_b, "override a key of B only, e.g. parallelism.tp=8");
   diff->add_flag("--json", opt.json, "machine-readable output on stdout, nothing else there");
+  auto* compare = app.add_subcommand(
+      "compare", "a PyTorch profiler trace of one step against the replay of the same rank");
+  common(compare, true, "scenario YAML file of the profiled job");
+  compare
+      ->add_option("--trace", opt.trace_in,
+                   "Kineto Chrome trace of one step on one rank (.json or .json.gz)")
+      ->required();
+  compare->add_option("--stage", opt.stage, "pipeline stage the traced rank runs (default 0)");
+  compare->add_option("--out", opt.out, "write the measured efficiencies as a calibration profile");
   auto* catalog = app.add_subcommand("catalog", "list catalog GPUs, fabrics and models");
   common(catalog, false, "");
 
@@ -133,6 +142,7 @@ int main(int argc, char** argv) {
     if (fit->parsed()) st = parasim::FitCommand(opt);
     if (report->parsed()) st = parasim::ReportCommand(opt);
     if (diff->parsed()) st = parasim::DiffCommand(opt);
+    if (compare->parsed()) st = parasim::CompareCommand(opt);
     if (calibrate->parsed()) st = parasim::CalibrateCommand(opt, argv[0]);
     if (scale->parsed()) {
       auto counts = parasim::ParseGpuList(gpus_text);

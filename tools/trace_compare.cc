@@ -1,0 +1,236 @@
+#include "tools/trace_compare.h"
+
+#include <fmt/core.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "hardware/cost_model.h"
+#include "models/layer_graph.h"
+#include "sim/yaml_reader.h"
+#include "strategies/memory.h"
+
+namespace parasim {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool HasAny(const std::string& s, std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) {
+    if (s.find(p) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Reads a file through zlib, which passes uncompressed files through unchanged.
+StatusOr<std::string> ReadMaybeGzipped(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr)
+    return InvalidArgument(fmt::format("{}:1:1: error: cannot open the file", path));
+  std::string text;
+  std::vector<char> buf(1 << 20);
+  int n = 0;
+  while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) {
+    text.append(buf.data(), static_cast<size_t>(n));
+    if (text.size() > (size_t{2} << 30)) {
+      gzclose(f);
+      return InvalidArgument(fmt::format(
+          "{}:1:1: error: the trace is over 2 GiB; profile one step of one rank", path));
+    }
+  }
+  const bool failed = n < 0;
+  gzclose(f);
+  if (failed) {
+    return InvalidArgument(fmt::format("{}:1:1: error: the gzip stream is corrupt", path));
+  }
+  return text;
+}
+
+// Total length of the union of intervals.
+double Covered(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  double covered = 0, end = -1e300;
+  for (auto [a, b] : v) {
+    if (a > end) {
+      covered += b - a;
+      end = b;
+    } else if (b > end) {
+      covered += b - end;
+      end = b;
+    }
+  }
+  return covered;
+}
+
+void Finish(const std::vector<std::pair<double, double>>& spans, KindTimes* k) {
+  if (spans.empty()) return;
+  double first = spans[0].first, last = spans[0].second;
+  for (auto [a, b] : spans) {
+    first = std::min(first, a);
+    last = std::max(last, b);
+  }
+  k->span_s = last - first;
+  k->idle_s = std::max(0.0, k->span_s - Covered(spans));
+}
+
+}  // namespace
+
+std::string_view KernelKindName(KernelKind k) {
+  switch (k) {
+    case KernelKind::kGemm:
+      return "GEMM";
+    case KernelKind::kAttention:
+      return "attention";
+    case KernelKind::kElementwise:
+      return "element-wise";
+    case KernelKind::kCommunication:
+      return "communication";
+  }
+  return "?";
+}
+
+KernelKind ClassifyKernel(std::string_view name) {
+  const std::string s = Lower(name);
+  if (HasAny(s, {"nccl", "rccl"})) return KernelKind::kCommunication;
+  if (HasAny(s, {"flash", "fmha", "attn", "attention", "sdpa", "softmax"})) {
+    return KernelKind::kAttention;
+  }
+  // cuBLAS (gemm, nvjet on Hopper), CUTLASS and the xmma/wgmma kernels cuBLASLt dispatches.
+  if (HasAny(s, {"gemm", "cutlass", "cublas", "nvjet", "xmma", "wgmma", "matmul"})) {
+    return KernelKind::kGemm;
+  }
+  return KernelKind::kElementwise;
+}
+
+std::string NcclCollective(std::string_view name) {
+  const std::string s = Lower(name);
+  struct Kind {
+    std::string_view key, name;
+  };
+  for (Kind k : {Kind{"allreduce", "AllReduce"}, Kind{"reducescatter", "ReduceScatter"},
+                 Kind{"allgather", "AllGather"}, Kind{"alltoall", "AllToAll"},
+                 Kind{"sendrecv", "SendRecv"}, Kind{"send", "Send"}, Kind{"recv", "Recv"},
+                 Kind{"broadcast", "Broadcast"}, Kind{"reduce", "Reduce"}}) {
+    if (s.find(k.key) != std::string::npos) return std::string(k.name);
+  }
+  return "other";
+}
+
+StatusOr<KindTimes> ReadKinetoTrace(const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadMaybeGzipped(path));
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root,
+                           ParseYaml(text, path, "a Chrome trace: a JSON object with traceEvents"));
+  YamlContext ctx{path, {}};
+  const YAML::Node events = root.IsMap() ? root["traceEvents"] : YAML::Node();
+  if (!events || !events.IsSequence()) {
+    return ctx.ErrorAt(root, "traceEvents",
+                       "expected a PyTorch profiler (Kineto) Chrome trace: a JSON object whose "
+                       "traceEvents list holds the step's events");
+  }
+  KindTimes k;
+  std::vector<std::pair<double, double>> spans;
+  for (const YAML::Node& e : events) {
+    if (!e.IsMap() || e["ph"].as<std::string>("") != "X") continue;
+    const std::string cat = Lower(e["cat"].as<std::string>(""));
+    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
+    double ts = 0, dur = 0;
+    try {
+      ts = e["ts"].as<double>() * 1e-6;
+      dur = e["dur"].as<double>() * 1e-6;
+    } catch (const YAML::Exception&) {
+      return ctx.ErrorAt(e, "traceEvents",
+                         "a GPU event needs numeric ts and dur (microseconds), as Kineto writes");
+    }
+    if (dur < 0) continue;
+    const std::string name = e["name"].as<std::string>("");
+    const KernelKind kind = cat == "kernel" ? ClassifyKernel(name) : KernelKind::kElementwise;
+    k.seconds[static_cast<int>(kind)] += dur;
+    if (kind == KernelKind::kCommunication) k.comm_detail[NcclCollective(name)] += dur;
+    spans.emplace_back(ts, ts + dur);
+    ++k.kernels;
+  }
+  if (k.kernels == 0) {
+    return ctx.ErrorAt(events, "traceEvents",
+                       "no GPU kernels (events with \"cat\": \"kernel\"); profile with "
+                       "ProfilerActivity.CUDA");
+  }
+  Finish(spans, &k);
+  return k;
+}
+
+KindTimes PredictedKinds(const Scenario& s, const LoweredStep& low, const sim::Timeline& tl,
+                         int stage) {
+  // Op names to kinds, from the graph the step was lowered from.
+  std::unordered_map<std::string, OpKind> kinds;
+  auto graph = SharedModelGraph(s.model, RankShape(s.training, s.layout));
+  for (const Block* b : {&graph->embedding, &graph->dense, &graph->moe, &graph->head}) {
+    for (size_t i = 0; i < b->size(); ++i) kinds[b->op(i).name] = b->op(i).kind;
+  }
+  const sim::Program& p = low.program;
+  const uint32_t rank = low.stage_rank[stage];
+  KindTimes k;
+  std::vector<std::pair<double, double>> spans;
+  for (sim::TaskId t = 0; t < p.num_tasks(); ++t) {
+    if (p.stream_rank(p.stream(t)) != rank) continue;
+    const double a = tl.start[t].seconds(), d = tl.end[t].seconds() - a;
+    if (d <= 0) continue;
+    spans.emplace_back(a, a + d);
+    ++k.kernels;
+    const auto cat = static_cast<TaskCat>(p.category(t));
+    if (cat >= TaskCat::kTp && cat <= TaskCat::kDp) {
+      k.seconds[static_cast<int>(KernelKind::kCommunication)] += d;
+      k.comm_detail[std::string(TaskCatName(cat))] += d;
+      continue;
+    }
+    KernelKind kind = KernelKind::kElementwise;
+    const std::string& label = p.label_text(p.label(t));
+    if (label.size() > 2 && label[1] == ' ') {
+      auto it = kinds.find(label.substr(2));
+      if (it != kinds.end() && it->second == OpKind::kGemm) kind = KernelKind::kGemm;
+      if (it != kinds.end() && it->second == OpKind::kAttention) kind = KernelKind::kAttention;
+    }
+    k.seconds[static_cast<int>(kind)] += d;
+  }
+  Finish(spans, &k);
+  return k;
+}
+
+CalibrationProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured,
+                                    const KindTimes& predicted, const std::string& trace) {
+  CalibrationProfile prof;
+  prof.gpu = s.cluster.gpu.id;
+  prof.source =
+      fmt::format("parasim compare --trace {} (measured / replayed time per kind)", trace);
+  auto scaled = [&](KernelKind k, double model) -> std::optional<double> {
+    const double m = measured.seconds[static_cast<int>(k)];
+    const double p = predicted.seconds[static_cast<int>(k)];
+    if (m <= 0 || p <= 0 || model <= 0) return std::nullopt;
+    return std::clamp(model * p / m, 0.01, 1.0);
+  };
+  const GpuSpec& g = s.cluster.gpu;
+  prof.gemm_efficiency = scaled(KernelKind::kGemm, g.gemm_efficiency);
+  prof.memory_efficiency = scaled(KernelKind::kElementwise, g.memory_efficiency);
+  const CostModel cost(s.cluster, s.training.precision);
+  const bool fused = s.training.attention == AttentionKind::kFlash;
+  auto fwd = scaled(KernelKind::kAttention, cost.AttentionEfficiency(false, fused));
+  auto bwd = scaled(KernelKind::kAttention, cost.AttentionEfficiency(true, fused));
+  if (fwd && bwd) {
+    AttentionEfficiency a{*fwd, *bwd};
+    if (fused) {
+      prof.attention_flash = a;
+    } else {
+      prof.attention_standard = a;
+    }
+  }
+  return prof;
+}
+
+}  // namespace parasim
