@@ -806,6 +806,80 @@ Status DiffCommand(const CommonOptions& opt) {
   return Status::Ok();
 }
 
+namespace {
+
+// One row of compare's table: a kind's measured and predicted seconds.
+struct KindRow {
+  std::string what;
+  double m, p;
+};
+
+std::vector<KindRow> KindRows(const KindTimes& measured, const KindTimes& predicted) {
+  std::vector<KindRow> rows = {{"step (GPU span)", measured.span_s, predicted.span_s}};
+  for (int k = 0; k < kNumKernelKinds; ++k) {
+    rows.push_back({std::string(KernelKindName(static_cast<KernelKind>(k))), measured.seconds[k],
+                    predicted.seconds[k]});
+  }
+  rows.push_back({"idle", measured.idle_s, predicted.idle_s});
+  return rows;
+}
+
+Json CompareJson(const CommonOptions& opt, const std::vector<KindRow>& rows,
+                 const KindTimes& measured, const KindTimes& predicted, double step_time_s) {
+  auto detail = [](const std::map<std::string, double>& m) {
+    Json o = Json::Object();
+    for (const auto& [k, v] : m) o.Set(k, v);
+    return o;
+  };
+  Json j = Json::Object();
+  j.Set("trace", opt.trace_in).Set("stage", opt.stage).Set("kernels", measured.kernels);
+  Json kinds = Json::Array();
+  for (const KindRow& row : rows) {
+    Json o = Json::Object();
+    o.Set("kind", row.what).Set("measured_s", row.m).Set("predicted_s", row.p);
+    kinds.Push(o);
+  }
+  j.Set("kinds", kinds).Set("measured_communication", detail(measured.comm_detail));
+  j.Set("predicted_communication", detail(predicted.comm_detail));
+  j.Set("step_time_s", step_time_s);
+  if (!opt.out.empty()) j.Set("profile", opt.out);
+  return j;
+}
+
+void PrintCompare(const CommonOptions& opt, const Scenario& s, const std::vector<KindRow>& rows,
+                  const KindTimes& measured, const KindTimes& predicted) {
+  fmt::print("{}: {} GPU kernels on one rank; replay of stage {} of {}\n\n", opt.trace_in,
+             measured.kernels, opt.stage, s.name.empty() ? s.file : s.name);
+  fmt::print("{:<18} {:>14} {:>14} {:>10}\n", "kind", "measured", "predicted", "error");
+  for (const KindRow& row : rows) {
+    fmt::print("{:<18} {:>14} {:>14} {:>10}\n", row.what, Seconds(row.m), Seconds(row.p),
+               row.m > 0 ? fmt::format("{:+.1f}%", 100 * (row.p - row.m) / row.m) : "-");
+  }
+  auto line = [](const std::map<std::string, double>& m) {
+    std::string out;
+    for (const auto& [k, v] : m) {
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k, Seconds(v));
+    }
+    return out.empty() ? std::string("none") : out;
+  };
+  fmt::print("\ncommunication measured by collective: {}\n", line(measured.comm_detail));
+  fmt::print("communication predicted by group: {}\n", line(predicted.comm_detail));
+  std::vector<KindRow> gaps(rows.begin() + 1, rows.end());
+  std::sort(gaps.begin(), gaps.end(), [](const KindRow& a, const KindRow& b) {
+    return std::fabs(a.m - a.p) > std::fabs(b.m - b.p);
+  });
+  fmt::print("\nlargest gaps (predicted - measured):\n");
+  for (size_t i = 0; i < 3 && i < gaps.size(); ++i) {
+    fmt::print("  {:<16} {}{}\n", gaps[i].what, gaps[i].p >= gaps[i].m ? "+" : "-",
+               Seconds(std::fabs(gaps[i].p - gaps[i].m)));
+  }
+  if (!opt.out.empty()) {
+    fmt::print("\nwrote {} (measured efficiencies; use it as cluster.calibration)\n", opt.out);
+  }
+}
+
+}  // namespace
+
 Status CompareCommand(const CommonOptions& opt) {
   if (opt.trace_in.empty()) {
     return InvalidArgument(
@@ -825,66 +899,15 @@ Status CompareCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(s.model, s.training, s.layout, s.cluster, so, &low, &tl));
   const KindTimes predicted = PredictedKinds(s, low, tl, opt.stage);
-  struct Row {
-    std::string what;
-    double m, p;
-  };
-  std::vector<Row> rows = {{"step (GPU span)", measured.span_s, predicted.span_s}};
-  for (int k = 0; k < kNumKernelKinds; ++k) {
-    rows.push_back({std::string(KernelKindName(static_cast<KernelKind>(k))), measured.seconds[k],
-                    predicted.seconds[k]});
-  }
-  rows.push_back({"idle", measured.idle_s, predicted.idle_s});
-  std::vector<Row> gaps(rows.begin() + 1, rows.end());
-  std::sort(gaps.begin(), gaps.end(),
-            [](const Row& a, const Row& b) { return std::fabs(a.m - a.p) > std::fabs(b.m - b.p); });
+  const std::vector<KindRow> rows = KindRows(measured, predicted);
   if (!opt.out.empty()) {
     CalibrationProfile prof = ProfileFromTrace(s, measured, predicted, opt.trace_in);
     PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out, FormatCalibrationProfile(prof)));
   }
-  auto detail = [](const std::map<std::string, double>& m) {
-    Json o = Json::Object();
-    for (const auto& [k, v] : m) o.Set(k, v);
-    return o;
-  };
   if (opt.json) {
-    Json j = Json::Object();
-    j.Set("trace", opt.trace_in).Set("stage", opt.stage).Set("kernels", measured.kernels);
-    Json kinds = Json::Array();
-    for (const Row& row : rows) {
-      Json o = Json::Object();
-      o.Set("kind", row.what).Set("measured_s", row.m).Set("predicted_s", row.p);
-      kinds.Push(o);
-    }
-    j.Set("kinds", kinds).Set("measured_communication", detail(measured.comm_detail));
-    j.Set("predicted_communication", detail(predicted.comm_detail));
-    j.Set("step_time_s", r.step_time_s);
-    if (!opt.out.empty()) j.Set("profile", opt.out);
-    EmitJson(opt, j);
-    return Status::Ok();
-  }
-  fmt::print("{}: {} GPU kernels on one rank; replay of stage {} of {}\n\n", opt.trace_in,
-             measured.kernels, opt.stage, s.name.empty() ? s.file : s.name);
-  fmt::print("{:<18} {:>14} {:>14} {:>10}\n", "kind", "measured", "predicted", "error");
-  for (const Row& row : rows) {
-    fmt::print("{:<18} {:>14} {:>14} {:>10}\n", row.what, Seconds(row.m), Seconds(row.p),
-               row.m > 0 ? fmt::format("{:+.1f}%", 100 * (row.p - row.m) / row.m) : "-");
-  }
-  auto line = [](const std::map<std::string, double>& m) {
-    std::string out;
-    for (const auto& [k, v] : m)
-      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k, Seconds(v));
-    return out.empty() ? std::string("none") : out;
-  };
-  fmt::print("\ncommunication measured by collective: {}\n", line(measured.comm_detail));
-  fmt::print("communication predicted by group: {}\n", line(predicted.comm_detail));
-  fmt::print("\nlargest gaps (predicted - measured):\n");
-  for (size_t i = 0; i < 3 && i < gaps.size(); ++i) {
-    fmt::print("  {:<16} {}{}\n", gaps[i].what, gaps[i].p >= gaps[i].m ? "+" : "-",
-               Seconds(std::fabs(gaps[i].p - gaps[i].m)));
-  }
-  if (!opt.out.empty()) {
-    fmt::print("\nwrote {} (measured efficiencies; use it as cluster.calibration)\n", opt.out);
+    EmitJson(opt, CompareJson(opt, rows, measured, predicted, r.step_time_s));
+  } else {
+    PrintCompare(opt, s, rows, measured, predicted);
   }
   return Status::Ok();
 }
