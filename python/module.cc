@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,6 +78,36 @@ py::object Call(Verb verb, CommonOptions opt) {
   return py::module_::import("json").attr("loads")(out);
 }
 
+// sweep's results as flat records, one per layout, for pandas.DataFrame: the run object's
+// numbers, its layout's keys beside them, exposed communication as exposed_<kind>_s, and the
+// worst stage's peak memory.
+py::list FlatLayouts(const py::list& results) {
+  py::list rows;
+  for (py::handle h : results) {
+    py::dict r = py::reinterpret_borrow<py::dict>(h);
+    py::dict row;
+    for (auto [k, v] : r) {
+      if (py::isinstance<py::dict>(v) || py::isinstance<py::list>(v)) continue;
+      row[k] = v;
+    }
+    if (r.contains("layout")) {
+      for (auto [k, v] : r["layout"].cast<py::dict>()) row[k] = v;
+    }
+    if (r.contains("exposed_comm_s")) {
+      for (auto [k, v] : r["exposed_comm_s"].cast<py::dict>()) {
+        row[py::str("exposed_" + py::str(k).cast<std::string>() + "_s")] = v;
+      }
+    }
+    if (r.contains("peak_memory_bytes")) {
+      double peak = 0;
+      for (py::handle b : r["peak_memory_bytes"]) peak = std::max(peak, b.cast<double>());
+      row["peak_memory_bytes"] = peak;
+    }
+    rows.append(row);
+  }
+  return rows;
+}
+
 CommonOptions Options(const py::object& doc, const py::object& set) {
   CommonOptions opt;
   SetInput(doc, &opt);
@@ -120,11 +151,14 @@ PYBIND11_MODULE(parasim, m) {
       [](const py::object& scenario, const py::object& set, int jobs) {
         CommonOptions opt = Options(scenario, set);
         opt.jobs = jobs;
-        return Call(parasim::SweepCommand, opt);
+        py::dict out = Call(parasim::SweepCommand, opt);
+        out["layouts"] = parasim::FlatLayouts(out["results"]);
+        return out;
       },
       py::arg("scenario"), py::arg("set") = py::none(), py::arg("jobs") = 0,
       "Replays every layout of the scenario's sweep block and ranks them (parasim sweep "
-      "--json); jobs=0 uses every core.");
+      "--json; jobs=0 uses every core), plus 'layouts': the results as flat records, one per "
+      "layout, so pandas.DataFrame(parasim.sweep(path)['layouts']) is a table.");
   m.def(
       "diff",
       [](const py::object& a, const py::object& b, const py::object& set, const py::object& set_a,

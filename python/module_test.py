@@ -68,6 +68,15 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(len({tuple(sorted(r)) for r in rows}), 1)  # one column set: a table
         times = [r["step_time_s"] for r in rows]
         self.assertEqual(times, sorted(times))
+        # 'layouts': the same results as flat records (what pandas.DataFrame wants).
+        flat = got["layouts"]
+        self.assertEqual(len(flat), len(rows))
+        self.assertEqual([f["step_time_s"] for f in flat], times)
+        self.assertEqual([f["tp"] for f in flat], [r["layout"]["tp"] for r in rows])
+        for f in flat:
+            self.assertFalse(any(isinstance(v, (dict, list)) for v in f.values()))
+            self.assertIn("exposed_dp_s", f)
+        self.assertEqual(flat[0]["peak_memory_bytes"], max(rows[0]["peak_memory_bytes"]))
 
     def test_diff_matches_cli(self):
         got = parasim.diff(EXAMPLE, set_b={"training.recompute": "selective"})

@@ -5,7 +5,7 @@
 set -euo pipefail
 python="$1" test_py="$2" module="$3"
 export PYTHONPATH="$(dirname "$module")"
-if ldd "$module" 2>/dev/null | grep -q libasan; then
+if ldd "$module" 2>/dev/null | grep libasan >/dev/null; then
   export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
   export ASAN_OPTIONS="detect_leaks=0"
 fi
