@@ -108,8 +108,9 @@ py::list FlatLayouts(const py::list& results) {
   return rows;
 }
 
-CommonOptions Options(const py::object& doc, const py::object& set) {
+CommonOptions Options(const py::object& doc, const py::object& set, int jobs = 0) {
   CommonOptions opt;
+  opt.jobs = jobs;
   SetInput(doc, &opt);
   opt.sets = SetsOf(set);
   return opt;
@@ -149,9 +150,7 @@ PYBIND11_MODULE(parasim, m) {
   m.def(
       "sweep",
       [](const py::object& scenario, const py::object& set, int jobs) {
-        CommonOptions opt = Options(scenario, set);
-        opt.jobs = jobs;
-        py::dict out = Call(parasim::SweepCommand, opt);
+        py::dict out = Call(parasim::SweepCommand, Options(scenario, set, jobs));
         out["layouts"] = parasim::FlatLayouts(out["results"]);
         return out;
       },
@@ -180,9 +179,7 @@ PYBIND11_MODULE(parasim, m) {
   m.def(
       "validate",
       [](const py::object& file, const py::object& set, int jobs) {
-        CommonOptions opt = Options(file, set);
-        opt.jobs = jobs;
-        return Call(parasim::ValidateCommand, opt);
+        return Call(parasim::ValidateCommand, Options(file, set, jobs));
       },
       py::arg("file"), py::arg("set") = py::none(), py::arg("jobs") = 0,
       "Predicts every case of a validation file and compares (parasim validate --json).");

@@ -212,6 +212,47 @@ int64_t Uncovered(const Intervals& a, const Intervals& b, int64_t window) {
   return total;
 }
 
+std::string_view StepPartName(StepPart p) {
+  switch (p) {
+    case StepPart::kCompute:
+      return "compute (busiest stage)";
+    case StepPart::kBubble:
+      return "pipeline bubble";
+    case StepPart::kTp:
+      return "exposed TP communication";
+    case StepPart::kCp:
+      return "exposed CP communication";
+    case StepPart::kEp:
+      return "expert all-to-all";
+    case StepPart::kPp:
+      return "pipeline transfers";
+    case StepPart::kDp:
+      return "gradient sync (DP)";
+  }
+  return "?";
+}
+
+std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_fraction,
+                                                  const ExposedComm& e) {
+  return {{{StepPart::kCompute, compute_s},
+           {StepPart::kBubble, bubble_fraction * compute_s},
+           {StepPart::kTp, e.tp},
+           {StepPart::kCp, e.cp},
+           {StepPart::kEp, e.ep},
+           {StepPart::kPp, e.pp},
+           {StepPart::kDp, e.dp}}};
+}
+
+double BusiestCompute(const StepReport& r) {
+  return r.stage_compute_s.empty()
+             ? 0
+             : *std::max_element(r.stage_compute_s.begin(), r.stage_compute_s.end());
+}
+
+std::array<StepPartTime, kNumStepParts> StepParts(const StepReport& r) {
+  return StepParts(BusiestCompute(r), r.bubble_fraction, r.exposed);
+}
+
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
 
 StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const ModelSpec& model,

@@ -4,8 +4,10 @@
 // and the critical path in a sentence. Warnings come from step_advice.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +25,19 @@ struct ExposedComm {
   double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;
   double total() const { return tp + cp + ep + pp + dp; }
 };
+
+// What a step's time is made of, as the replay measured it: the busiest stage's compute, its
+// pipeline bubble, and each kind of exposed communication. The sweep's bottleneck and "why the
+// runners-up lose", the diff and the report's "where the step time goes" all read this list.
+enum class StepPart : uint8_t { kCompute, kBubble, kTp, kCp, kEp, kPp, kDp };
+inline constexpr int kNumStepParts = 7;
+struct StepPartTime {
+  StepPart part;
+  double s;
+};
+std::string_view StepPartName(StepPart p);  // "compute (busiest stage)", "gradient sync (DP)"
+std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_fraction,
+                                                  const ExposedComm& exposed);
 
 struct StepReport {
   double step_time_s = 0;
@@ -51,6 +66,11 @@ struct StepReport {
   double lower_ms = 0;   // building the program
   double replay_ms = 0;  // lowering plus engine replay (wall clock)
 };
+
+// The busiest stage's compute (0 for an empty report).
+double BusiestCompute(const StepReport& r);
+// StepParts of a report.
+std::array<StepPartTime, kNumStepParts> StepParts(const StepReport& r);
 
 // Everything but the warnings and the wall-clock fields.
 StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const ModelSpec& model,

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -361,23 +362,16 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
 
 std::string Bottleneck(const StepReport& r) {
   if (r.step_time_s <= 0) return "";
-  struct Part {
-    double s;
-    const char* what;
-  };
-  const double compute = r.stage_compute_s.empty() ? 0
-                                                   : *std::max_element(r.stage_compute_s.begin(),
-                                                                       r.stage_compute_s.end());
-  Part parts[] = {
-      {r.exposed.tp, "exposed TP communication"}, {r.exposed.cp, "exposed CP communication"},
-      {r.exposed.ep, "expert all-to-all"},        {r.exposed.pp, "pipeline transfers"},
-      {r.exposed.dp, "gradient sync (DP)"},       {r.bubble_fraction * compute, "pipeline bubble"}};
-  const Part* top = std::max_element(std::begin(parts), std::end(parts),
-                                     [](const Part& a, const Part& b) { return a.s < b.s; });
+  const auto parts = StepParts(r);
+  // The largest of everything but compute.
+  const StepPartTime* top =
+      std::max_element(parts.begin() + 1, parts.end(),
+                       [](const StepPartTime& a, const StepPartTime& b) { return a.s < b.s; });
   if (top->s < 0.05 * r.step_time_s) {
     return fmt::format("compute-bound (MFU {:.0f}%)", 100 * r.mfu);
   }
-  return fmt::format("{} ({:.0f}% of the step)", top->what, 100 * top->s / r.step_time_s);
+  return fmt::format("{} ({:.0f}% of the step)", StepPartName(top->part),
+                     100 * top->s / r.step_time_s);
 }
 
 SweepEntry EntryOf(const Layout& layout, const Training& training, const StepReport& r) {
@@ -394,30 +388,26 @@ SweepEntry EntryOf(const Layout& layout, const Training& training, const StepRep
   if (!r.peak_memory_bytes.empty()) {
     e.peak_memory_bytes = *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
   }
-  if (!r.stage_compute_s.empty()) {
-    e.compute_s = *std::max_element(r.stage_compute_s.begin(), r.stage_compute_s.end());
-  }
+  e.compute_s = BusiestCompute(r);
   return e;
 }
 
 std::string WhyBehind(const SweepEntry& e, const SweepEntry& best) {
-  struct Diff {
-    double s;
-    std::string what;
-  };
-  std::vector<Diff> d = {{e.compute_s - best.compute_s, "compute (recompute or smaller GEMMs)"},
-                         {e.bubble * e.compute_s - best.bubble * best.compute_s, "pipeline bubble"},
-                         {e.exposed.tp - best.exposed.tp, "exposed TP"},
-                         {e.exposed.cp - best.exposed.cp, "exposed CP"},
-                         {e.exposed.ep - best.exposed.ep, "expert all-to-all"},
-                         {e.exposed.pp - best.exposed.pp, "pipeline transfers"},
-                         {e.exposed.dp - best.exposed.dp, "gradient sync"}};
-  std::sort(d.begin(), d.end(), [](const Diff& a, const Diff& b) { return a.s > b.s; });
+  const auto mine = StepParts(e.compute_s, e.bubble, e.exposed);
+  const auto theirs = StepParts(best.compute_s, best.bubble, best.exposed);
+  std::array<StepPartTime, kNumStepParts> d;
+  for (int i = 0; i < kNumStepParts; ++i) d[i] = {mine[i].part, mine[i].s - theirs[i].s};
+  std::sort(d.begin(), d.end(),
+            [](const StepPartTime& a, const StepPartTime& b) { return a.s > b.s; });
   const double slower = best.tokens_per_s > 0 ? 1 - e.tokens_per_s / best.tokens_per_s : 0;
   std::string why;
-  for (const Diff& x : d) {
+  for (const StepPartTime& x : d) {
     if (x.s <= 0.005 * best.step_time_s || why.size() > 60) continue;
-    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, x.what);
+    // More compute at the same work means recompute or smaller, less efficient GEMMs.
+    const std::string_view what = x.part == StepPart::kCompute
+                                      ? "compute (recompute or smaller GEMMs)"
+                                      : StepPartName(x.part);
+    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, what);
   }
   if (why.empty()) why = "per-sequence costs (larger global batch per step)";
   return fmt::format("{:.1f}% less throughput: {}", 100 * slower, why);

@@ -349,9 +349,9 @@ TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both 
   const std::string f = Runfile("scenarios/gpt3-175b-1024-a100.yaml");
   auto r = RunParasim("diff " + f + " --set-b training.recompute=selective");
   REQUIRE(r.exit_code == 0);
-  for (const char* part :
-       {"rc-full", "rc-selective", "step time", "pipeline bubble", "exposed gradient sync (DP)",
-        "peak memory, stage 7", "MFU", "A is behind B: ", "compute (recompute"}) {
+  for (const char* part : {"rc-full", "rc-selective", "step time", "pipeline bubble",
+                           "gradient sync (DP)", "exposed TP communication", "peak memory, stage 7",
+                           "MFU", "A is behind B: ", "compute (recompute"}) {
     CAPTURE(part);
     CHECK(r.out.find(part) != std::string::npos);
   }

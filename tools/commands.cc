@@ -759,7 +759,7 @@ Json DiffJson(const Scenario& a, const StepReport& ra, const Scenario& b, const 
   Json rows = Json::Array();
   for (const DiffRow& row : d.rows) {
     Json o = Json::Object();
-    o.Set("what", row.what).Set("unit", row.unit);
+    o.Set("what", row.what).Set("unit", std::string(DiffUnitName(row.unit)));
     if (row.in_a) {
       o.Set("a", row.a);
     } else {
@@ -925,18 +925,15 @@ Status ReportCommand(const CommonOptions& opt) {
     return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
   }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
-  PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
-  std::optional<StepDiff> diff;
+  // With --vs (or --set-a/--set-b) the report's scenario is diff's side A.
   const bool compare = !opt.vs.empty() || !opt.sets_a.empty() || !opt.sets_b.empty();
+  ScenarioPair pair;
   if (compare) {
-    PARASIM_ASSIGN_OR_RETURN(ScenarioPair p, LoadPair(opt, cat));
-    s = std::move(p.a);
-    PARASIM_ASSIGN_OR_RETURN(StepReport rb,
-                             SimulateStep(p.b.model, p.b.training, p.b.layout, p.b.cluster, {}));
-    PARASIM_ASSIGN_OR_RETURN(StepReport ra,
-                             SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
-    diff = DiffSteps(s, ra, p.b, rb);
+    PARASIM_ASSIGN_OR_RETURN(pair, LoadPair(opt, cat));
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(pair.a, LoadScenario(InputOf(opt), opt.sets, cat));
   }
+  const Scenario& s = pair.a;
   std::optional<SweepOutcome> sweep;
   if (s.sweep) {
     PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, SweepOptionsOf(opt)));
@@ -947,6 +944,13 @@ Status ReportCommand(const CommonOptions& opt) {
   sim::Timeline tl;
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(s.model, s.training, s.layout, s.cluster, o, &low, &tl));
+  std::optional<StepDiff> diff;
+  if (compare) {
+    const Scenario& b = pair.b;
+    PARASIM_ASSIGN_OR_RETURN(StepReport rb,
+                             SimulateStep(b.model, b.training, b.layout, b.cluster, {}));
+    diff = DiffSteps(s, r, b, rb);
+  }
   MemoryReport mem = EstimateMemory(s.model, s.training, s.layout, s.cluster);
   ReportInput in{&s, &r, &low, &tl, &mem, sweep ? &*sweep : nullptr, diff ? &*diff : nullptr};
   const std::string out = opt.out.empty() ? "report.html" : opt.out;

@@ -23,12 +23,13 @@ void AddMemoryRows(const StepReport& ra, const StepReport& rb, std::vector<DiffR
     auto worst = [](const std::vector<double>& v) {
       return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
     };
-    rows->push_back({"peak memory, worst stage", "GiB", Bytes(worst(ra.peak_memory_bytes)).gib(),
+    rows->push_back({"peak memory, worst stage", DiffUnit::kGiB,
+                     Bytes(worst(ra.peak_memory_bytes)).gib(),
                      Bytes(worst(rb.peak_memory_bytes)).gib()});
     return;
   }
   for (size_t k = 0; k < n; ++k) {
-    DiffRow row{fmt::format("peak memory, stage {}", k), "GiB"};
+    DiffRow row{fmt::format("peak memory, stage {}", k), DiffUnit::kGiB};
     row.in_a = k < na;
     row.in_b = k < nb;
     if (row.in_a) row.a = Bytes(ra.peak_memory_bytes[k]).gib();
@@ -38,15 +39,14 @@ void AddMemoryRows(const StepReport& ra, const StepReport& rb, std::vector<DiffR
 }
 
 // The slower side's deficit by component (the sweep's WhyBehind), or the one that does not fit.
-std::string Reason(const Scenario& a, const StepReport& ra, const Scenario& b,
-                   const StepReport& rb) {
+std::string Reason(const StepReport& ra, const SweepEntry& ea, const StepReport& rb,
+                   const SweepEntry& eb) {
   if (ra.fits != rb.fits) {
-    const StepReport& r = ra.fits ? rb : ra;
-    const double worst = *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
+    const SweepEntry& e = ra.fits ? eb : ea;
     return fmt::format("{} does not fit: it peaks at {:.1f} GiB of {:.1f} GiB", ra.fits ? "B" : "A",
-                       Bytes(worst).gib(), Bytes(r.capacity_bytes).gib());
+                       Bytes(e.peak_memory_bytes).gib(),
+                       Bytes((ra.fits ? rb : ra).capacity_bytes).gib());
   }
-  SweepEntry ea = EntryOf(a.layout, a.training, ra), eb = EntryOf(b.layout, b.training, rb);
   if (ra.tokens_per_s == rb.tokens_per_s) return "the same throughput";
   const bool b_ahead = rb.tokens_per_s > ra.tokens_per_s;
   return fmt::format("{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
@@ -64,44 +64,64 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
   d.b_layout = FormatLayout(b.layout, b.training, LayoutStyle::kShort);
   const SweepEntry ea = EntryOf(a.layout, a.training, ra);
   const SweepEntry eb = EntryOf(b.layout, b.training, rb);
-  d.rows = {
-      {"step time", "s", ra.step_time_s, rb.step_time_s},
-      {"throughput", "tokens/s", ra.tokens_per_s, rb.tokens_per_s},
-      {"MFU", "%", 100 * ra.mfu, 100 * rb.mfu},
-      {"compute, busiest stage", "s", ea.compute_s, eb.compute_s},
-      {"pipeline bubble", "s", ea.bubble * ea.compute_s, eb.bubble * eb.compute_s},
-      {"exposed TP communication", "s", ra.exposed.tp, rb.exposed.tp},
-      {"exposed CP communication", "s", ra.exposed.cp, rb.exposed.cp},
-      {"exposed expert all-to-all", "s", ra.exposed.ep, rb.exposed.ep},
-      {"exposed pipeline transfers", "s", ra.exposed.pp, rb.exposed.pp},
-      {"exposed gradient sync (DP)", "s", ra.exposed.dp, rb.exposed.dp},
-  };
+  d.rows = {{"step time", DiffUnit::kSeconds, ra.step_time_s, rb.step_time_s},
+            {"throughput", DiffUnit::kTokensPerSecond, ra.tokens_per_s, rb.tokens_per_s},
+            {"MFU", DiffUnit::kPercent, 100 * ra.mfu, 100 * rb.mfu}};
+  const auto pa = StepParts(ra), pb = StepParts(rb);
+  for (int i = 0; i < kNumStepParts; ++i) {
+    d.rows.push_back({std::string(StepPartName(pa[i].part)), DiffUnit::kSeconds, pa[i].s, pb[i].s});
+  }
   AddMemoryRows(ra, rb, &d.rows);
-  d.reason = Reason(a, ra, b, rb);
+  d.reason = Reason(ra, ea, rb, eb);
   return d;
+}
+
+std::string_view DiffUnitName(DiffUnit u) {
+  switch (u) {
+    case DiffUnit::kSeconds:
+      return "s";
+    case DiffUnit::kTokensPerSecond:
+      return "tokens/s";
+    case DiffUnit::kPercent:
+      return "%";
+    case DiffUnit::kGiB:
+      return "GiB";
+  }
+  return "?";
 }
 
 std::string DiffValue(const DiffRow& row, bool side_b) {
   if (!(side_b ? row.in_b : row.in_a)) return "-";
   const double v = side_b ? row.b : row.a;
-  if (row.unit == "s") return FormatDuration(Duration::Seconds(v));
-  if (row.unit == "%") return fmt::format("{:.1f}%", v);
-  if (row.unit == "GiB") return fmt::format("{:.1f} GiB", v);
-  if (row.unit == "tokens/s") return fmt::format("{:.0f} tokens/s", v);
-  return fmt::format("{:.4g} {}", v, row.unit);
+  switch (row.unit) {
+    case DiffUnit::kSeconds:
+      return FormatDuration(Duration::Seconds(v));
+    case DiffUnit::kPercent:
+      return fmt::format("{:.1f}%", v);
+    case DiffUnit::kGiB:
+      return fmt::format("{:.1f} GiB", v);
+    case DiffUnit::kTokensPerSecond:
+      return fmt::format("{:.0f} tokens/s", v);
+  }
+  return "?";
 }
 
 std::string DiffChange(const DiffRow& row) {
   if (!row.in_a || !row.in_b) return "-";
   const double delta = row.b - row.a;
-  if (row.unit == "%") return fmt::format("{:+.1f} points", delta);
   std::string abs;
-  if (row.unit == "s") {
-    abs = (delta < 0 ? "-" : "+") + FormatDuration(Duration::Seconds(std::fabs(delta)));
-  } else if (row.unit == "GiB") {
-    abs = fmt::format("{:+.1f} GiB", delta);
-  } else {
-    abs = fmt::format("{:+.0f} {}", delta, row.unit);
+  switch (row.unit) {
+    case DiffUnit::kPercent:
+      return fmt::format("{:+.1f} points", delta);
+    case DiffUnit::kSeconds:
+      abs = (delta < 0 ? "-" : "+") + FormatDuration(Duration::Seconds(std::fabs(delta)));
+      break;
+    case DiffUnit::kGiB:
+      abs = fmt::format("{:+.1f} GiB", delta);
+      break;
+    case DiffUnit::kTokensPerSecond:
+      abs = fmt::format("{:+.0f} tokens/s", delta);
+      break;
   }
   if (row.a == 0) return abs;
   return fmt::format("{} ({:+.1f}%)", abs, 100 * delta / row.a);

@@ -7,7 +7,9 @@
 //   for (const DiffRow& row : d.rows) ...;  d.reason
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenarios/scenario.h"
@@ -15,9 +17,12 @@
 
 namespace parasim {
 
+enum class DiffUnit : uint8_t { kSeconds, kTokensPerSecond, kPercent, kGiB };
+std::string_view DiffUnitName(DiffUnit u);  // "s", "tokens/s", "%", "GiB"
+
 struct DiffRow {
-  std::string what;  // "step time", "exposed DP communication", "peak memory, stage 3"
-  std::string unit;  // "s", "tokens/s", "%", "GiB"
+  std::string what;  // "step time", "gradient sync (DP)", "peak memory, stage 3"
+  DiffUnit unit = DiffUnit::kSeconds;
   double a = 0, b = 0;
   bool in_a = true, in_b = true;  // a per-stage row that only one side has
 };

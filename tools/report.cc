@@ -280,8 +280,31 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
                         const std::vector<std::vector<Segment>>& segs, double full,
                         const std::string& unit_note, bool bytes) {
   const int left = 110, width = 1200, plot_w = width - left - 20, bar_h = 18;
-  const int height =
-      50 + static_cast<int>(rows.size()) * (bar_h + 6) + 20 + (rows.size() == 1 ? 20 : 0);
+  // One bar gets a legend with every segment's value, so nothing needs hovering; its items wrap
+  // onto further lines within the plot's width (about 6.2 px per character at 11 px).
+  struct Item {
+    const Segment* seg;
+    std::string text;
+    double x;
+    int line;
+  };
+  std::vector<Item> legend;
+  int lines = 0;
+  if (rows.size() == 1) {
+    double lx = left;
+    for (const auto& s : segs[0]) {
+      if (s.value <= 0) continue;
+      std::string text = s.name + " " + (bytes ? FormatBytes(Bytes(s.value)) : Seconds(s.value));
+      const double w = 14 + 6.2 * static_cast<double>(text.size()) + 16;
+      if (lines == 0 || lx + w > left + plot_w) {
+        ++lines;
+        lx = left;
+      }
+      legend.push_back({&s, std::move(text), lx, lines - 1});
+      lx += w;
+    }
+  }
+  const int height = 50 + static_cast<int>(rows.size()) * (bar_h + 6) + 20 + 20 * lines;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\">\n<text x=\"{}\" y=\"18\" font-size=\"14\">{}</text>\n",
@@ -316,19 +339,12 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
       x += w;
     }
   }
-  // One bar: a legend with every segment's value, so nothing needs hovering.
-  if (rows.size() == 1) {
-    double lx = left;
-    for (const auto& s : segs[0]) {
-      if (s.value <= 0) continue;
-      const std::string text =
-          s.name + " " + (bytes ? FormatBytes(Bytes(s.value)) : Seconds(s.value));
-      svg += fmt::format(
-          "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
-          "y=\"{}\" font-size=\"11\">{}</text>\n",
-          Num(lx), height - 34, s.colour, Num(lx + 14), height - 25, XmlEscape(text));
-      lx += 14 + 6.2 * static_cast<double>(text.size()) + 16;
-    }
+  for (const Item& it : legend) {
+    const int y = height - 14 - 20 * (lines - it.line);
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"{}\" font-size=\"11\">{}</text>\n",
+        Num(it.x), y, it.seg->colour, Num(it.x + 14), y + 9, XmlEscape(it.text));
   }
   if (full > 0) {
     const double x = left + full / top * plot_w;
@@ -474,16 +490,14 @@ std::string ReportHtml(const ReportInput& in) {
         rows, segs, in.memory->capacity_bytes, "dashed line: capacity", true);
   }
   {
-    const double compute = r.stage_compute_s.empty() ? 0
-                                                     : *std::max_element(r.stage_compute_s.begin(),
-                                                                         r.stage_compute_s.end());
-    std::vector<Segment> seg = {{compute, "#4e79a7", "compute (busiest stage)"},
-                                {r.bubble_fraction * compute, "#dddddd", "pipeline bubble"},
-                                {r.exposed.tp, kColours[4], "exposed TP"},
-                                {r.exposed.cp, kColours[5], "exposed CP"},
-                                {r.exposed.ep, kColours[6], "exposed EP"},
-                                {r.exposed.pp, kColours[7], "exposed PP"},
-                                {r.exposed.dp, kColours[8], "exposed DP"}};
+    // Colours: compute blue, bubble light grey, each communication kind its timeline colour.
+    constexpr std::array<const char*, kNumStepParts> kPartColours = {
+        "#4e79a7", "#dddddd", kColours[4], kColours[5], kColours[6], kColours[7], kColours[8]};
+    std::vector<Segment> seg;
+    for (const StepPartTime& p : StepParts(r)) {
+      seg.push_back(
+          {p.s, kPartColours[static_cast<int>(p.part)], std::string(StepPartName(p.part))});
+    }
     h += "<h2>Where the step time goes</h2>\n";
     h += StackedBars("Compute, bubble and exposed communication of the busiest stage", {"step"},
                      {seg}, r.step_time_s, "dashed line: the replayed step time", false);
