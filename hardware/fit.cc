@@ -176,6 +176,8 @@ class Fitter {
   void Attention(bool fused);
   void Collectives();
   void HostCopies();
+  void Contention();
+  void Sustained();
   FitResult Take() { return std::move(r); }
   bool Empty() const { return r.families.empty(); }
 
@@ -556,6 +558,65 @@ void Fitter::HostCopies() {
   }
 }
 
+// Contention: the mean slowdown, beside the communication stand-in, of the GEMMs (compute) and
+// of the copy (memory-bound), at the stand-in's SM count nearest 16 (NCCL's usual channel count
+// on a DGX; hardware/spec.h kDefaultContendedCompute) while it spins, as a collective waiting on
+// the network does.
+void Fitter::Contention() {
+  int64_t best = 0;
+  for (const auto& m : ms_) {
+    for (const auto& k : m.contention) {
+      if (k.background == "spin" && (best == 0 || std::abs(k.blocks - 16) < std::abs(best - 16))) {
+        best = k.blocks;
+      }
+    }
+  }
+  if (best == 0) return;
+  for (const char* victim : {"gemm", "copy"}) {
+    std::vector<double> alone, with;
+    std::vector<std::string> names;
+    for (const auto& m : ms_) {
+      for (const auto& k : m.contention) {
+        if (k.victim != victim || k.background != "spin" || k.blocks != best) continue;
+        alone.push_back(k.alone.seconds());
+        with.push_back(k.with.seconds());
+        names.push_back(k.victim == "gemm" ? fmt::format("gemm {}x{}x{}", k.m, k.n, k.k)
+                                           : fmt::format("copy {}", FormatBytes(k.bytes)));
+      }
+    }
+    if (alone.empty()) continue;
+    double slow = 0;
+    for (size_t i = 0; i < alone.size(); ++i) slow += with[i] / alone[i];
+    slow = std::max(1.0, slow / static_cast<double>(alone.size()));
+    std::vector<double> pred;
+    for (double a : alone) pred.push_back(a * slow);
+    const bool gemm = std::string(victim) == "gemm";
+    FamilyFit f =
+        Quality(fmt::format("contention {}", gemm ? "compute" : "memory"), with, pred, names);
+    f.fitted = fmt::format("{} {:.3g}x beside a collective on {} SMs",
+                           gemm ? "contended_compute" : "contended_memory", slow, best);
+    (gemm ? p.contended_compute : p.contended_memory) = slow;
+    r.families.push_back(f);
+  }
+}
+
+// Sustained clocks: how much slower back-to-back GEMMs run at the end of a long run than in its
+// first second (reported only: the sustained factor is fitted to measured steps, fit --runs).
+void Fitter::Sustained() {
+  for (const auto& m : ms_) {
+    for (const auto& s : m.sustained) {
+      FamilyFit f;
+      f.family = "sustained clocks";
+      f.points = 1;
+      f.r2 = 1;
+      f.fitted = fmt::format(
+          "{}x{}x{} GEMMs: {:.3g} of the first second's rate after {:.0f} s (reported only)", s.m,
+          s.n, s.k, s.first.seconds() / s.last.seconds(), s.seconds);
+      r.families.push_back(f);
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
@@ -570,8 +631,11 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
   fit.Attention(true);
   fit.Collectives();
   fit.HostCopies();
+  fit.Contention();
+  fit.Sustained();
   if (fit.Empty()) {
-    return InvalidArgument("fit: the measurements hold no GEMM, memory or collective points");
+    return InvalidArgument(
+        "fit: the measurements hold no GEMM, memory, collective or contention points");
   }
   return fit.Take();
 }

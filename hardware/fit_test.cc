@@ -383,6 +383,63 @@ TEST_CASE("new measurement rows round-trip; bad rows are refused at their line")
   }
 }
 
+TEST_CASE("contention rows round-trip and fit the slowdowns beside a collective") {
+  Measurements m;
+  m.file = "c.yaml";
+  m.gpu = "h100-sxm5-80gb";
+  auto row = [](std::string victim, std::string background, int64_t blocks, double alone_us,
+                double with_us) {
+    ContentionPoint p;
+    p.victim = std::move(victim);
+    if (p.victim == "gemm") {
+      p.m = p.n = p.k = 8192;
+    } else {
+      p.bytes = Bytes::GiB(2);
+    }
+    p.background = std::move(background);
+    p.blocks = blocks;
+    p.sms = 132;
+    p.alone = Duration::Microseconds(alone_us);
+    p.with = Duration::Microseconds(with_us);
+    if (p.background == "copy") p.rate = Bandwidth::GBps(450);
+    return p;
+  };
+  // Spinning on 16 SMs: GEMMs 1.2x and 1.4x (mean 1.3), the copy 1.05x. Other block counts and
+  // the copying stand-in are measured but not fitted.
+  m.contention = {row("gemm", "spin", 16, 1000, 1200), row("gemm", "spin", 16, 500, 700),
+                  row("gemm", "spin", 32, 1000, 2000), row("gemm", "copy", 16, 1000, 1900),
+                  row("copy", "spin", 16, 800, 840)};
+  m.sustained.push_back(
+      {8192, 8192, 8192, 30, Duration::Microseconds(1400), Duration::Microseconds(1680)});
+  auto back = ParseMeasurements(FormatMeasurements(m), "c.yaml");
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  REQUIRE(back->contention.size() == 5);
+  CHECK(back->contention[3].rate.gbps() == doctest::Approx(450));
+  CHECK(back->contention[4].bytes.bytes() == doctest::Approx(2.0 * (1 << 30)));
+  CHECK(back->contention[1].Slowdown() == doctest::Approx(1.4));
+  REQUIRE(back->sustained.size() == 1);
+  CHECK(back->sustained[0].last.microseconds() == doctest::Approx(1680));
+  auto fit = FitMeasurements({*back}, H100Cluster(1));
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  REQUIRE(fit->profile.contended_compute.has_value());
+  CHECK(*fit->profile.contended_compute == doctest::Approx(1.3));
+  CHECK(*fit->profile.contended_memory == doctest::Approx(1.05));
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"contention:\n  - {victim: gemm, background: spin, blocks: 16, sms: 132, alone: 1ms, "
+            "with: 2ms}\n",
+            "c.yaml:2:"},  // a GEMM needs m, n, k
+           {"contention:\n  - {victim: copy, bytes: 1GiB, background: spin, blocks: 200, sms: 132, "
+            "alone: 1ms, with: 2ms}\n",
+            "c.yaml:2:"},  // more blocks than SMs
+           {"sustained:\n  - {m: 1, n: 1, k: 1, seconds: 30, first: 1ms}\n", "c.yaml:2:"},
+       }) {
+    auto bad = ParseMeasurements(text, "c.yaml");
+    CAPTURE(text);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find(where) != std::string::npos);
+  }
+}
+
 TEST_CASE("strings with quotes survive the text forms; files with nothing in them are refused") {
   // Both found by tests/fuzz/nccl_fuzz.cc: a quote in a device name broke the written file, and a
   // file with no measurements parsed into one that did not parse back.

@@ -49,6 +49,8 @@ class MeasurementReader {
   Status AttentionRow(const YAML::Node& n, const std::string& path);
   Status HostCopyRow(const YAML::Node& n, const std::string& path);
   Status CollectiveRow(const YAML::Node& n, const std::string& path);
+  Status ContentionRow(const YAML::Node& n, const std::string& path);
+  Status SustainedRow(const YAML::Node& n, const std::string& path);
 
   YamlContext ctx_;
 };
@@ -177,14 +179,66 @@ Status MeasurementReader::CollectiveRow(const YAML::Node& n, const std::string& 
   return Status::Ok();
 }
 
+Status MeasurementReader::ContentionRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(ctx_, n, path,
+                                   {"victim", "m", "n", "k", "bytes", "background", "blocks", "sms",
+                                    "alone", "with", "rate", "spread"}));
+  ContentionPoint p;
+  for (auto k : {"victim", "background", "blocks", "sms", "alone", "with"}) {
+    PARASIM_RETURN_IF_ERROR(r.Require(k));
+  }
+  PARASIM_RETURN_IF_ERROR(r.Enum("victim", &p.victim, {"gemm", "copy"}));
+  if (p.victim == "gemm") {
+    for (auto k : {"m", "n", "k"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+    PARASIM_RETURN_IF_ERROR(r.Int("m", &p.m, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Int("n", &p.n, 1, int64_t{1} << 24));
+    PARASIM_RETURN_IF_ERROR(r.Int("k", &p.k, 1, int64_t{1} << 24));
+  } else {
+    PARASIM_RETURN_IF_ERROR(r.Require("bytes"));
+    PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
+    if (p.bytes.bytes() <= 0) return r.Error("bytes", "a copy must move at least one byte");
+  }
+  PARASIM_RETURN_IF_ERROR(r.Enum("background", &p.background, {"spin", "copy"}));
+  PARASIM_RETURN_IF_ERROR(r.Int("sms", &p.sms, 1, 4096));
+  PARASIM_RETURN_IF_ERROR(r.Int("blocks", &p.blocks, 1, 4096));
+  if (p.blocks >= p.sms) return r.Error("blocks", "fewer blocks than the GPU has SMs");
+  PARASIM_RETURN_IF_ERROR(r.Time("alone", &p.alone));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "alone", p.alone));
+  PARASIM_RETURN_IF_ERROR(r.Time("with", &p.with));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "with", p.with));
+  PARASIM_RETURN_IF_ERROR(r.Rate("rate", &p.rate));
+  PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  m.contention.push_back(p);
+  return Status::Ok();
+}
+
+Status MeasurementReader::SustainedRow(const YAML::Node& n, const std::string& path) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(ctx_, n, path, {"m", "n", "k", "seconds", "first", "last"}));
+  SustainedPoint p;
+  for (auto k : {"m", "n", "k", "seconds", "first", "last"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
+  PARASIM_RETURN_IF_ERROR(r.Int("m", &p.m, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("n", &p.n, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("k", &p.k, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Number("seconds", &p.seconds, 1, 86400));
+  PARASIM_RETURN_IF_ERROR(r.Time("first", &p.first));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "first", p.first));
+  PARASIM_RETURN_IF_ERROR(r.Time("last", &p.last));
+  PARASIM_RETURN_IF_ERROR(Positive(r, "last", p.last));
+  m.sustained.push_back(p);
+  return Status::Ok();
+}
+
 Status MeasurementReader::Read(const std::string& text) {
   PARASIM_ASSIGN_OR_RETURN(
       YAML::Node root,
       ParseYaml(text, m.file, "keys such as gpu, launch, gemm, memory, attention, collectives"));
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader top, MapReader::Open(ctx_, root, "",
-                                     {"gpu", "device", "driver", "date", "launch", "gemm", "memory",
-                                      "attention", "host_copies", "collectives"}));
+      MapReader top,
+      MapReader::Open(ctx_, root, "",
+                      {"gpu", "device", "driver", "date", "launch", "gemm", "memory", "attention",
+                       "host_copies", "collectives", "contention", "sustained"}));
   PARASIM_RETURN_IF_ERROR(top.String("gpu", &m.gpu));
   PARASIM_RETURN_IF_ERROR(top.String("device", &m.device));
   PARASIM_RETURN_IF_ERROR(top.String("driver", &m.driver));
@@ -195,11 +249,14 @@ Status MeasurementReader::Read(const std::string& text) {
   PARASIM_RETURN_IF_ERROR(List(top, "attention", &MeasurementReader::AttentionRow));
   PARASIM_RETURN_IF_ERROR(List(top, "host_copies", &MeasurementReader::HostCopyRow));
   PARASIM_RETURN_IF_ERROR(List(top, "collectives", &MeasurementReader::CollectiveRow));
+  PARASIM_RETURN_IF_ERROR(List(top, "contention", &MeasurementReader::ContentionRow));
+  PARASIM_RETURN_IF_ERROR(List(top, "sustained", &MeasurementReader::SustainedRow));
   if (m.launch <= Duration::Zero() && m.gemm.empty() && m.memory.empty() && m.attention.empty() &&
-      m.host_copies.empty() && m.collectives.empty()) {
+      m.host_copies.empty() && m.collectives.empty() && m.contention.empty() &&
+      m.sustained.empty()) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: no measurements; expected launch or a list under gemm, memory, "
-                    "attention, host_copies or collectives",
+                    "attention, host_copies, collectives, contention or sustained",
                     m.file));
   }
   return Status::Ok();
@@ -255,6 +312,24 @@ std::string FormatMeasurements(const Measurements& m) {
         CollectiveName(c.op),
         c.fabric.empty() ? std::string() : fmt::format("fabric: {}, ", JsonEscape(c.fabric)),
         c.ranks, c.per_node, c.bytes.bytes(), c.time.microseconds(), 100 * c.spread);
+  }
+  if (!m.contention.empty()) out += "contention:\n";
+  for (const auto& c : m.contention) {
+    const std::string what = c.victim == "gemm" ? fmt::format("m: {}, n: {}, k: {}", c.m, c.n, c.k)
+                                                : fmt::format("bytes: {:.0f}B", c.bytes.bytes());
+    out += fmt::format(
+        "  - {{victim: {}, {}, background: {}, blocks: {}, sms: {}, alone: {:.9g}us, with: "
+        "{:.9g}us, {}spread: {:.3g}%}}\n",
+        c.victim, what, c.background, c.blocks, c.sms, c.alone.microseconds(),
+        c.with.microseconds(),
+        c.rate.bytes_per_second() > 0 ? fmt::format("rate: {:.6g}GB/s, ", c.rate.gbps()) : "",
+        100 * c.spread);
+  }
+  if (!m.sustained.empty()) out += "sustained:\n";
+  for (const auto& p : m.sustained) {
+    out += fmt::format(
+        "  - {{m: {}, n: {}, k: {}, seconds: {:.6g}, first: {:.9g}us, last: {:.9g}us}}\n", p.m, p.n,
+        p.k, p.seconds, p.first.microseconds(), p.last.microseconds());
   }
   return out;
 }

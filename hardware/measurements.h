@@ -21,6 +21,13 @@
 //   collectives:                          # NCCL, out-of-place
 //     - {op: all_reduce, fabric: nvlink4-h100, ranks: 8, per_node: 8, bytes: 1GiB, time: 5.4ms,
 //        spread: 1.2%}
+//   contention:                           # alone, and beside a communication stand-in on SMs
+//     - {victim: gemm, m: 8192, n: 8192, k: 8192, background: spin, blocks: 16, sms: 132,
+//        alone: 1.39ms, with: 1.55ms, spread: 0.5%}
+//     - {victim: copy, bytes: 2GiB, background: copy, blocks: 16, sms: 132, alone: 0.7ms,
+//        with: 0.8ms, rate: 900GB/s}
+//   sustained:                            # GEMMs back to back: first second vs last quarter
+//     - {m: 8192, n: 8192, k: 8192, seconds: 30, first: 1.37ms, last: 1.41ms}
 // `spread` is (max - min) / median of the timed runs, optional everywhere. `batch` of attention is
 // micro-batch x heads; its FLOPs are 4 batch seq^2 head_dim forward and twice that backward
 // (halved when causal).
@@ -84,6 +91,31 @@ struct CollectivePoint {
   double spread = 0;
 };
 
+// A kernel timed alone and beside a stand-in for a communication kernel that holds `blocks` of
+// the GPU's `sms` SMs (tools/calibrate: one block per SM, spinning or streaming HBM).
+struct ContentionPoint {
+  std::string victim;  // gemm (m, n, k; bf16) or copy (bytes read plus written)
+  int64_t m = 0, n = 0, k = 0;
+  Bytes bytes;
+  std::string background;  // spin or copy
+  int64_t blocks = 0;
+  int64_t sms = 0;
+  Bandwidth rate;  // HBM bytes the copying stand-in moved per second (0 when spinning)
+  Duration alone;
+  Duration with;
+  double spread = 0;
+  // with / alone.
+  double Slowdown() const { return with.seconds() / alone.seconds(); }
+};
+
+// GEMMs back to back for `seconds`: the median GEMM of the first second and of the last quarter.
+struct SustainedPoint {
+  int64_t m = 0, n = 0, k = 0;
+  double seconds = 0;
+  Duration first;
+  Duration last;
+};
+
 struct Measurements {
   std::string file;
   std::string gpu;  // catalog id
@@ -96,6 +128,8 @@ struct Measurements {
   std::vector<AttentionPoint> attention;
   std::vector<HostCopyPoint> host_copies;
   std::vector<CollectivePoint> collectives;
+  std::vector<ContentionPoint> contention;
+  std::vector<SustainedPoint> sustained;
 };
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file);

@@ -37,7 +37,7 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
       MapReader c, MapReader::Open(ctx, node, "compute",
                                    {"gemm_efficiency", "memory_efficiency", "launch_overhead",
                                     "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
-                                    "attention_flash"}));
+                                    "attention_flash", "contended_compute", "contended_memory"}));
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency_fp8", 0.01, 1.0, &p.gemm_efficiency_fp8));
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                             {"attention_flash", &p.attention_flash}}) {
@@ -55,6 +55,8 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency", 0.01, 1.0, &p.gemm_efficiency));
   PARASIM_RETURN_IF_ERROR(Optional(c, "memory_efficiency", 0.01, 1.0, &p.memory_efficiency));
   PARASIM_RETURN_IF_ERROR(Optional(c, "sustained_factor", 0.05, 1.0, &p.sustained_factor));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "contended_compute", 1.0, 4.0, &p.contended_compute));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "contended_memory", 1.0, 4.0, &p.contended_memory));
   PARASIM_RETURN_IF_ERROR(Optional(c, "launch_overhead", &p.launch_overhead));
   return Status::Ok();
 }
@@ -171,7 +173,8 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   out += fmt::format("gpu: {}\n", JsonEscape(p.gpu));
   if (!p.source.empty()) out += fmt::format("source: {}\n", JsonEscape(p.source));
   if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.sustained_factor ||
-      p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash) {
+      p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash || p.contended_compute ||
+      p.contended_memory) {
     out += "compute:\n";
     if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
     if (p.memory_efficiency) {
@@ -185,6 +188,12 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
     }
     if (p.gemm_efficiency_fp8) {
       out += fmt::format("  gemm_efficiency_fp8: {:.6g}\n", *p.gemm_efficiency_fp8);
+    }
+    if (p.contended_compute) {
+      out += fmt::format("  contended_compute: {:.6g}\n", *p.contended_compute);
+    }
+    if (p.contended_memory) {
+      out += fmt::format("  contended_memory: {:.6g}\n", *p.contended_memory);
     }
     for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                               {"attention_flash", &p.attention_flash}}) {
@@ -252,6 +261,8 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
   num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
   time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
   num("sustained_factor", p.sustained_factor, &c->gpu.sustained_factor);
+  num("contended_compute", p.contended_compute, &c->gpu.contended_compute);
+  num("contended_memory", p.contended_memory, &c->gpu.contended_memory);
   if (p.gemm_efficiency_fp8) {
     changed.push_back(fmt::format("gemm_efficiency_fp8 {:.3g} (catalog: gemm_efficiency)",
                                   *p.gemm_efficiency_fp8));

@@ -10,6 +10,8 @@
 //     memory_efficiency: 0.87           # streaming fraction of HBM bandwidth
 //     launch_overhead: 4.1us            # per kernel
 //     sustained_factor: 0.83            # in-step kernel rates vs alone (hardware/spec.h)
+//     contended_compute: 1.30           # GEMM/attention slowdown beside a collective
+//     contended_memory: 1.06            # memory-bound kernels' slowdown beside a collective
 //     gemm_efficiency_fp8: 0.62         # large fp8 GEMMs vs the fp8 peak
 //     attention_standard: {forward: 0.45, backward: 0.41}   # vs the 16-bit peak
 //     attention_flash: {forward: 0.62, backward: 0.50}
@@ -51,6 +53,9 @@ struct CalibrationProfile {
   std::optional<double> memory_efficiency;
   std::optional<Duration> launch_overhead;
   std::optional<double> sustained_factor;
+  // Slowdowns beside a running collective (GpuSpec::contended_compute / contended_memory).
+  std::optional<double> contended_compute;
+  std::optional<double> contended_memory;
   std::optional<double> gemm_efficiency_fp8;
   std::optional<AttentionEfficiency> attention_standard;
   std::optional<AttentionEfficiency> attention_flash;

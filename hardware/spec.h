@@ -27,12 +27,25 @@ std::vector<std::string_view> DtypeNames();  // fp32, tf32, fp16, bf16, fp8
 double DtypeBytes(Dtype d);
 
 // Kernels run slower inside a training step than benchmarked alone: clocks settle lower under
-// sustained power draw, communication kernels contend for SMs, L2 and HBM, and the host leaves
-// gaps between launches. One factor for every GPU scales the rates of all compute and
-// memory-bound kernels. Fitted by least squares (sum of squared relative errors) to Megatron-LM
-// SC21 Table 1, 10 runs on 32-3072 A100 (docs/MODEL.md: 0.805 -> 70, 0.815 -> 59, 0.825 -> 73
-// x 1e-4). A calibration profile may replace it (compute.sustained_factor).
-inline constexpr double kDefaultSustainedFactor = 0.815;
+// sustained power draw and the host leaves gaps between launches (contention with collectives is
+// its own term, kDefaultContendedCompute below). One factor for every GPU scales the rates of all
+// compute and memory-bound kernels. Fitted by least squares (sum of squared relative errors) to
+// Megatron-LM SC21 Table 1, 10 runs on 32-3072 A100, with the contention term in the replay
+// (docs/MODEL.md: 0.815 -> 58.5, 0.82 -> 50.1, 0.825 -> 47.8, 0.83 -> 51.4 x 1e-4). A calibration
+// profile may replace it (compute.sustained_factor).
+inline constexpr double kDefaultSustainedFactor = 0.825;
+
+// How much longer kernels take while a communication kernel runs beside them on the same GPU
+// (the engine applies it while a collective's task runs on the rank; sim/program.h StreamRole).
+// A NCCL collective is a kernel of one block per channel that holds its SMs until it ends, so a
+// GEMM overlapped with it gets fewer SMs and a persistent GEMM's last wave waits. Measured on an
+// H100 SXM (tools/calibrate --only contention, 2026-11-22,
+// hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/contention.yaml) beside a stand-in
+// holding 16 of 132 SMs (NCCL's channel count on a DGX H100 is 16-32; DeepSeek-V3 gives its
+// all-to-all 20 SMs): bf16 GEMMs of a TP-8 22B layer and 8192^3 ran 1.19-1.41x slower (mean
+// 1.30); a 2 GiB copy 1.06x.
+inline constexpr double kDefaultContendedCompute = 1.30;
+inline constexpr double kDefaultContendedMemory = 1.06;
 
 // Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
@@ -73,6 +86,9 @@ struct GpuSpec {
   double memory_efficiency = 0.8;  // achieved fraction of HBM bandwidth, streaming
   Duration launch_overhead = Duration::Microseconds(4);
   double sustained_factor = kDefaultSustainedFactor;  // in-step kernel rates vs alone
+  // Slowdown beside a running collective: GEMMs and attention; memory-bound kernels.
+  double contended_compute = kDefaultContendedCompute;
+  double contended_memory = kDefaultContendedMemory;
   // From a calibration profile only (none in the catalog):
   double gemm_efficiency_fp8 = 0;          // large fp8 GEMMs vs the fp8 peak; 0 = gemm_efficiency
   std::vector<GemmShapeFit> gemm_shapes;   // exact measured shapes

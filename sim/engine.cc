@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 
 #include "sim/flow_network.h"
@@ -39,6 +40,7 @@ class Replay {
   void Complete(TaskId t);
   void Handle(const Event& e);
   void Schedule(const FlowNetwork::Due& due);
+  void Contend(uint32_t rank, int delta);
   Status Deadlock() const;
   void Finish();
 
@@ -51,6 +53,18 @@ class Replay {
   std::vector<int64_t> key_duration_;
   std::vector<FlowCost> key_flow_;
   std::vector<uint8_t> key_known_;
+  std::vector<double> key_slowdown_;
+  // Contention (sim/program.h, StreamRole): running communication tasks per rank; each rank's
+  // compute-role streams; per stream, the running task's work left (picoseconds at its rate
+  // alone), when that was counted, the factor its rate runs slower by now, and the sequence
+  // number of its one live completion event (earlier ones are stale after a rate change).
+  std::vector<uint32_t> comm_running_;
+  std::vector<uint32_t> compute_offset_;
+  std::vector<StreamId> compute_streams_;
+  std::vector<double> run_left_, run_factor_;
+  std::vector<int64_t> run_since_;
+  std::vector<uint64_t> run_seq_;
+  std::vector<TaskId> run_task_;
   // Remaining dependencies; streams a task needs and the heads it holds.
   std::vector<uint32_t> deps_;
   std::vector<uint8_t> streams_needed_, heads_held_;
@@ -92,6 +106,45 @@ Replay::Replay(const Program& p, const CostProvider& costs, RunOptions options)
   for (const auto& [t, s] : p.extra_streams()) ++streams_needed_[t];
   BuildQueues();
   enabler_.assign(options.critical_path ? n_ : 0, kNone);
+  const size_t ns = p.num_streams(), nr = p.num_ranks();
+  comm_running_.assign(nr, 0);
+  compute_offset_.assign(nr + 1, 0);
+  for (StreamId st = 0; st < ns; ++st) {
+    if (p.stream_role(st) == StreamRole::kCompute) ++compute_offset_[p.stream_rank(st) + 1];
+  }
+  for (size_t r = 0; r < nr; ++r) compute_offset_[r + 1] += compute_offset_[r];
+  compute_streams_.assign(compute_offset_[nr], 0);
+  std::vector<uint32_t> fill(compute_offset_.begin(), compute_offset_.end() - 1);
+  for (StreamId st = 0; st < ns; ++st) {
+    if (p.stream_role(st) == StreamRole::kCompute) compute_streams_[fill[p.stream_rank(st)]++] = st;
+  }
+  run_left_.assign(ns, 0.0);
+  run_factor_.assign(ns, 1.0);
+  run_since_.assign(ns, 0);
+  run_seq_.assign(ns, 0);
+  run_task_.assign(ns, kNone);
+}
+
+// A communication task began (+1) or ended (-1) on `rank`: when the rank goes from none to some
+// or back, each running compute task there counts the work it did at the old rate and is due
+// again at the new one.
+void Replay::Contend(uint32_t rank, int delta) {
+  const uint32_t before = comm_running_[rank];
+  comm_running_[rank] += delta;
+  if ((before == 0) == (comm_running_[rank] == 0)) return;
+  for (uint32_t i = compute_offset_[rank]; i < compute_offset_[rank + 1]; ++i) {
+    const StreamId st = compute_streams_[i];
+    const TaskId t = run_task_[st];
+    if (t == kNone) continue;
+    const double slow = key_slowdown_[p_.cost_key(t)];
+    if (slow == 1.0) continue;
+    run_left_[st] -= static_cast<double>(now_ - run_since_[st]) / run_factor_[st];
+    run_since_[st] = now_;
+    run_factor_[st] = comm_running_[rank] > 0 ? slow : 1.0;
+    run_seq_[st] = seq_;
+    events_.push(Event{now_ + std::llround(std::max(run_left_[st], 0.0) * run_factor_[st]), seq_++,
+                       t, EventType::kComplete});
+  }
 }
 
 void Replay::BuildQueues() {
@@ -123,22 +176,36 @@ void Replay::Start(TaskId t) {
     key_known_.resize(key + 1, 0);
     key_duration_.resize(key + 1, 0);
     key_flow_.resize(key + 1);
+    key_slowdown_.resize(key + 1, 1.0);
   }
   const bool compute = p_.kind(t) == TaskKind::kCompute;
   if (!key_known_[key]) {
     if (compute) {
       key_duration_[key] = costs_.ComputeDuration(key).picoseconds();
+      key_slowdown_[key] = std::max(1.0, costs_.ContendedSlowdown(key));
     } else {
       key_flow_[key] = costs_.Flow(key);
     }
     key_known_[key] = 1;
   }
-  if (compute) {
+  const StreamId st = p_.stream(t);
+  const StreamRole role = p_.stream_role(st);
+  if (compute && role == StreamRole::kCompute) {
+    const double factor = comm_running_[p_.stream_rank(st)] > 0 ? key_slowdown_[key] : 1.0;
+    run_left_[st] = static_cast<double>(key_duration_[key]);
+    run_since_[st] = now_;
+    run_factor_[st] = factor;
+    run_seq_[st] = seq_;
+    run_task_[st] = t;
+    events_.push(
+        Event{now_ + std::llround(run_left_[st] * factor), seq_++, t, EventType::kComplete});
+  } else if (compute) {
     events_.push(Event{now_ + key_duration_[key], seq_++, t, EventType::kComplete});
   } else {
     events_.push(
         Event{now_ + key_flow_[key].latency.picoseconds(), seq_++, t, EventType::kFlowBegin});
   }
+  if (role == StreamRole::kCommunication) Contend(p_.stream_rank(st), +1);
 }
 
 // A task starts when its dependencies are done and it heads every stream it needs.
@@ -173,13 +240,16 @@ void Replay::ReleaseStream(StreamId s, TaskId t) {
 
 void Replay::Complete(TaskId t) {
   tl_.end[t] = Duration::Picoseconds(now_);
+  const StreamId st = p_.stream(t);
+  if (p_.stream_role(st) == StreamRole::kCompute) run_task_[st] = kNone;
   memory_.Apply(t, MemoryAt::kEnd, now_);
   ++done_;
   for (TaskId s : p_.successors(t)) {
     --deps_[s];
     TryStart(s, t);
   }
-  ReleaseStream(p_.stream(t), t);
+  ReleaseStream(st, t);
+  if (p_.stream_role(st) == StreamRole::kCommunication) Contend(p_.stream_rank(st), -1);
   if (streams_needed_[t] > 1) {
     const auto& extra = p_.extra_streams();
     auto it = std::lower_bound(extra.begin(), extra.end(), std::make_pair(t, StreamId{0}));
@@ -193,9 +263,13 @@ void Replay::Schedule(const FlowNetwork::Due& due) {
 
 void Replay::Handle(const Event& e) {
   switch (e.type) {
-    case EventType::kComplete:
+    case EventType::kComplete: {
+      const StreamId st = p_.stream(e.task);
+      // Superseded by a rate change (Contend).
+      if (p_.stream_role(st) == StreamRole::kCompute && e.seq != run_seq_[st]) break;
       Complete(e.task);
       break;
+    }
     case EventType::kFlowBegin: {
       const FlowCost& fc = key_flow_[p_.cost_key(e.task)];
       if (fc.bytes.bytes() <= 0 || p_.route_links(p_.route(e.task)).empty()) {
@@ -248,7 +322,9 @@ void Replay::Finish() {
   tl_.state_bytes = cap(deps_) + cap(streams_needed_) + cap(heads_held_) + cap(q_offset_) +
                     cap(queue_) + cap(head_) + cap(stream_last_) + cap(enabler_) + cap(tl_.start) +
                     cap(tl_.end) + cap(key_duration_) + cap(key_flow_) + cap(key_known_) +
-                    memory_.state_bytes() + flows_.state_bytes();
+                    cap(key_slowdown_) + cap(comm_running_) + cap(compute_offset_) +
+                    cap(compute_streams_) + cap(run_left_) + cap(run_factor_) + cap(run_since_) +
+                    cap(run_seq_) + cap(run_task_) + memory_.state_bytes() + flows_.state_bytes();
 }
 
 StatusOr<Timeline> Replay::Run() {

@@ -53,6 +53,47 @@ TEST_CASE("two streams overlap; one stream serialises in issue order") {
   CHECK(tl.makespan == Ms(20));  // the 4 ms on the comm stream hides under compute
 }
 
+TEST_CASE("compute slows while a communication kernel runs beside it on its rank") {
+  Program p;
+  TableCost cost;
+  uint32_t r0 = p.AddRank("r0"), r1 = p.AddRank("r1");
+  StreamId compute = p.AddStream(r0, "compute", StreamRole::kCompute);
+  StreamId comm = p.AddStream(r0, "dp", StreamRole::kCommunication);
+  StreamId other = p.AddStream(r0, "host");
+  StreamId compute1 = p.AddStream(r1, "compute", StreamRole::kCompute);
+  auto add = [&](StreamId s, double ms, double slow = 1.0) {
+    return p.AddCompute(s, cost.AddCompute(Ms(ms), slow), 0, p.Intern("t"));
+  };
+  TaskId gemm = add(compute, 10, 1.5);
+  TaskId wait = add(other, 2);
+  TaskId collective = add(comm, 4);
+  p.AddDep(wait, collective);  // the collective runs from 2 to 6 ms
+  TaskId elsewhere = add(compute1, 10, 1.5);
+  TaskId after = add(compute, 3, 1.5);
+  Engine e;
+  auto tl = e.Run(p, cost);
+  REQUIRE(tl.ok());
+  // 2 ms alone, 4 ms at 1/1.5 of its rate (2.667 ms of work), the last 5.333 ms alone.
+  CHECK(tl->end[gemm].milliseconds() == doctest::Approx(2 + 4 + 16.0 / 3).epsilon(1e-9));
+  CHECK(tl->end[collective] == Ms(6));
+  CHECK(tl->end[elsewhere] == Ms(10));  // another rank is not slowed
+  CHECK(tl->start[after] == tl->end[gemm]);
+  CHECK((tl->end[after] - tl->start[after]) == Ms(3));  // starts after the collective ended
+
+  SUBCASE("a kernel that does not slow (factor 1) keeps its time") {
+    Program q;
+    TableCost c2;
+    uint32_t r = q.AddRank("r");
+    StreamId qc = q.AddStream(r, "compute", StreamRole::kCompute);
+    StreamId qm = q.AddStream(r, "dp", StreamRole::kCommunication);
+    TaskId k = q.AddCompute(qc, c2.AddCompute(Ms(5)), 0, q.Intern("k"));
+    q.AddCompute(qm, c2.AddCompute(Ms(3)), 0, q.Intern("c"));
+    auto t2 = e.Run(q, c2);
+    REQUIRE(t2.ok());
+    CHECK(t2->end[k] == Ms(5));
+  }
+}
+
 TEST_CASE("two flows sharing one link each get half the bandwidth") {
   Fixture f;
   LinkId link = f.p.AddLink("nic", Bandwidth::GBps(10));

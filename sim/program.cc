@@ -9,15 +9,17 @@
 
 namespace parasim::sim {
 
-uint32_t TableCost::AddCompute(Duration d) {
+uint32_t TableCost::AddCompute(Duration d, double contended_slowdown) {
   compute_.push_back(d);
   flows_.push_back(FlowCost{});
+  slowdown_.push_back(contended_slowdown);
   return static_cast<uint32_t>(compute_.size() - 1);
 }
 
 uint32_t TableCost::AddFlow(FlowCost f) {
   compute_.push_back(Duration::Zero());
   flows_.push_back(f);
+  slowdown_.push_back(1.0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
@@ -26,8 +28,9 @@ uint32_t Program::AddRank(std::string name) {
   return static_cast<uint32_t>(rank_names_.size() - 1);
 }
 
-StreamId Program::AddStream(uint32_t rank, std::string name) {
+StreamId Program::AddStream(uint32_t rank, std::string name, StreamRole role) {
   stream_rank_.push_back(rank);
+  stream_role_.push_back(static_cast<uint8_t>(role));
   stream_names_.push_back(std::move(name));
   return static_cast<StreamId>(stream_rank_.size() - 1);
 }

@@ -36,6 +36,10 @@ using RouteId = uint32_t;
 inline constexpr uint32_t kNone = 0xffffffffu;
 
 enum class TaskKind : uint8_t { kCompute = 0, kFlow = 1 };
+// What a stream's tasks do to each other on one rank. While any task of a kCommunication stream
+// runs (a collective's kernel holds SMs for its whole length), compute tasks of the rank's
+// kCompute streams progress at 1 / CostProvider::ContendedSlowdown of their rate alone.
+enum class StreamRole : uint8_t { kOther = 0, kCompute = 1, kCommunication = 2 };
 enum class MemoryAt : uint8_t { kStart, kEnd };
 
 struct FlowCost {
@@ -49,19 +53,27 @@ class CostProvider {
   virtual ~CostProvider() = default;
   virtual Duration ComputeDuration(uint32_t cost_key) const = 0;
   virtual FlowCost Flow(uint32_t cost_key) const = 0;
+  // How much longer a compute task takes while a communication kernel runs beside it on its
+  // rank (1 = not at all).
+  virtual double ContendedSlowdown(uint32_t cost_key) const {
+    (void)cost_key;
+    return 1.0;
+  }
 };
 
 // A CostProvider backed by two tables, for tests and for planners that precompute costs.
 class TableCost : public CostProvider {
  public:
-  uint32_t AddCompute(Duration d);
+  uint32_t AddCompute(Duration d, double contended_slowdown = 1.0);
   uint32_t AddFlow(FlowCost f);
   Duration ComputeDuration(uint32_t key) const override { return compute_[key]; }
   FlowCost Flow(uint32_t key) const override { return flows_[key]; }
+  double ContendedSlowdown(uint32_t key) const override { return slowdown_[key]; }
   size_t size() const { return compute_.size(); }
 
  private:
   std::vector<Duration> compute_;  // indexed by key; flows hold a zero here
+  std::vector<double> slowdown_;   // indexed by key
   std::vector<FlowCost> flows_;    // indexed by key; computes hold a zero here
 };
 
@@ -75,7 +87,7 @@ struct MemoryEvent {
 class Program {
  public:
   uint32_t AddRank(std::string name);
-  StreamId AddStream(uint32_t rank, std::string name);
+  StreamId AddStream(uint32_t rank, std::string name, StreamRole role = StreamRole::kOther);
   LinkId AddLink(std::string name, Bandwidth capacity);
   uint32_t Intern(std::string_view label);
 
@@ -114,6 +126,7 @@ class Program {
   const std::string& rank_name(uint32_t r) const { return rank_names_[r]; }
   const std::string& stream_name(StreamId s) const { return stream_names_[s]; }
   uint32_t stream_rank(StreamId s) const { return stream_rank_[s]; }
+  StreamRole stream_role(StreamId s) const { return static_cast<StreamRole>(stream_role_[s]); }
   const std::string& link_name(LinkId l) const { return link_names_[l]; }
   double link_capacity(LinkId l) const { return link_capacity_[l]; }
   const std::vector<double>& link_capacities() const { return link_capacity_; }
@@ -149,6 +162,7 @@ class Program {
   // Resources.
   std::vector<std::string> rank_names_;
   std::vector<uint32_t> stream_rank_;
+  std::vector<uint8_t> stream_role_;
   std::vector<std::string> stream_names_;
   std::vector<std::string> link_names_;
   std::vector<double> link_capacity_;

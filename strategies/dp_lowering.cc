@@ -172,7 +172,8 @@ void DataParallelLowering::OptimizerStep() {
     const Duration step = ctx_.cost.MemoryTime(Bytes(local * per_param)) + ctx_.cost.Launch();
     for (Replica& r : topo_.stage(s)) {
       for (TaskId f : r.reduces) r.pending.push_back(f);
-      topo_.Compute(r, step, TaskCat::kOptimizer, ctx_.Label(TaskCat::kOptimizer));
+      topo_.Compute(r, step, TaskCat::kOptimizer, ctx_.Label(TaskCat::kOptimizer),
+                    step * ctx_.cluster.gpu.contended_memory);
     }
   }
 }

@@ -20,16 +20,18 @@ struct OpPhase {
   Duration compute, comm;
   bool overlap;
   GroupKind group;
+  double contended = 1.0;
 };
 
 // With the backward split (`split`), B is the backward less its weight gradient and W the
 // weight gradient alone, which has no collective of its own.
 OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
-  if (ph == Phase::kW) return {op.wgrad, Duration::Zero(), false, op.bwd_group};
+  if (ph == Phase::kW) return {op.wgrad, Duration::Zero(), false, op.bwd_group, op.contended};
   if (ph == Phase::kB) {
-    return {split ? op.bwd - op.wgrad : op.bwd, op.bwd_comm, op.bwd_overlap, op.bwd_group};
+    return {split ? op.bwd - op.wgrad : op.bwd, op.bwd_comm, op.bwd_overlap, op.bwd_group,
+            op.contended};
   }
-  return {op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group};
+  return {op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended};
 }
 
 }  // namespace
@@ -71,6 +73,8 @@ OpTime LayerLowering::Time(const Op& op) {
       break;
   }
   ot.attention_core = op.in_attention_core;
+  ot.contended = op.kind == OpKind::kMemoryBound ? ctx_.cluster.gpu.contended_memory
+                                                 : ctx_.cluster.gpu.contended_compute;
   ot.fwd_comm = Comm(op.fwd_comm);
   ot.bwd_comm = Comm(op.bwd_comm);
   ot.fwd_group = op.fwd_comm.group;
@@ -182,7 +186,7 @@ void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, 
   // One task for the compute of the pieces, then the exposed part of each collective kind.
   const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
   const TaskCat cat = PhaseCat(ph);
-  Duration compute;
+  Duration compute, contended;
   Duration comm[kNumGroups];
   for (int i = first; i < last; ++i) {
     if (ph == Phase::kR && !ch.pieces[i].layer) continue;
@@ -190,13 +194,16 @@ void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, 
       if (ph == Phase::kR && selective && !op.attention_core) continue;
       const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
       compute += o.compute;
+      contended += o.compute * o.contended;
       if (o.comm > Duration::Zero()) {
         comm[static_cast<int>(o.group)] += o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
       }
     }
   }
   if (compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
-  for (Replica& r : topo_.stage(stage)) topo_.Compute(r, compute, cat, ctx_.Label(cat));
+  for (Replica& r : topo_.stage(stage)) {
+    topo_.Compute(r, compute, cat, ctx_.Label(cat), contended);
+  }
   for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
     const int k = static_cast<int>(g);
     if (comm[k] > Duration::Zero()) topo_.Blocking(stage, k, comm[k], CommCat(g));
@@ -218,7 +225,9 @@ void LayerLowering::EmitOps(int stage, const Chunk& ch, int first, int last, Pha
       if (ph == Phase::kR && selective && !op.attention_core) continue;
       const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
       const uint32_t label = ph == Phase::kF ? op.label_f : backward ? op.label_b : op.label_r;
-      for (Replica& r : topo_.stage(stage)) topo_.Compute(r, o.compute, cat, label);
+      for (Replica& r : topo_.stage(stage)) {
+        topo_.Compute(r, o.compute, cat, label, o.compute * o.contended);
+      }
       if (o.comm <= Duration::Zero()) continue;
       const int k = static_cast<int>(o.group);
       if (o.overlap) {

@@ -74,9 +74,13 @@ LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const La
   dp_comm = groups[static_cast<int>(GroupKind::kDp)].size > 1 || groups[kGroupEdp].size > 1;
 }
 
-uint32_t LoweringContext::Key(Duration d) {
-  auto [it, inserted] = compute_keys_.try_emplace(d.picoseconds(), 0);
-  if (inserted) it->second = out.costs.AddCompute(d);
+uint32_t LoweringContext::Key(Duration d, Duration contended) {
+  if (contended < d) contended = d;
+  auto [it, inserted] = compute_keys_.try_emplace({d.picoseconds(), contended.picoseconds()}, 0);
+  if (inserted) {
+    it->second =
+        out.costs.AddCompute(d, d > Duration::Zero() ? contended.seconds() / d.seconds() : 1.0);
+  }
   return it->second;
 }
 

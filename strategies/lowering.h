@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -47,6 +48,8 @@ struct OpTime {
   GroupKind fwd_group = GroupKind::kTp, bwd_group = GroupKind::kTp;
   bool fwd_overlap = false, bwd_overlap = false;
   bool attention_core = false;
+  // How much longer the op's kernels take beside a running collective (GpuSpec::contended_*).
+  double contended = 1.0;
   uint32_t label_f = 0, label_b = 0, label_r = 0;
 };
 
@@ -104,14 +107,15 @@ class LoweringContext {
   //     no bucket limit within a layer's segment.
   double bucket_bytes = 0;
 
-  // The cost-table key of a compute duration (one entry per distinct duration).
-  uint32_t Key(Duration d);
+  // The cost-table key of a compute duration and its duration beside a running collective
+  // (one entry per distinct pair; `contended` zero = not slowed).
+  uint32_t Key(Duration d, Duration contended = Duration::Zero());
   // The label of a category's tasks (after InternCategoryLabels).
   uint32_t Label(TaskCat c) const { return cat_label_[static_cast<int>(c)]; }
   void InternCategoryLabels();
 
  private:
-  std::unordered_map<int64_t, uint32_t> compute_keys_;
+  std::map<std::pair<int64_t, int64_t>, uint32_t> compute_keys_;
   uint32_t cat_label_[kNumTaskCats] = {};
 };
 

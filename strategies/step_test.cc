@@ -61,7 +61,8 @@ TEST_CASE("16 stages and 4 micro-batches: bubble about 375% of the ideal, and a 
 }
 
 TEST_CASE(
-    "1000 ms of compute and 200 ms of DP communication: 1200 ms without overlap, ~1000 with") {
+    "1000 ms of compute and 200 ms of DP communication: 1200 ms without overlap, ~1000 with, "
+    "~1046 when the sync slows the compute beside it") {
   Bench b(16);
   b.cluster.gpus_per_node = 1;  // one GPU per node: the gradient ring crosses the network
   b.cluster.nodes = 16;
@@ -79,10 +80,20 @@ TEST_CASE(
   CHECK(serial.exposed.dp == doctest::Approx(0.2 * compute).epsilon(0.02));
   CHECK(serial.step_time_s == doctest::Approx(1.2 * compute).epsilon(0.01));
   b.l.overlap_dp = true;
+  // Without contention the sync hides under backward.
+  b.cluster.gpu.contended_compute = b.cluster.gpu.contended_memory = 1.0;
   StepReport overlapped = b.Run();
   CHECK(overlapped.step_time_s < 1.03 * compute);
   CHECK(overlapped.step_time_s >= compute);
   CHECK(overlapped.exposed.dp < 0.15 * serial.exposed.dp);
+  // With it, the compute that runs beside the 200 ms sync goes at 1/1.3 of its rate (GEMMs;
+  // memory-bound kernels 1/1.06): it does about 154 ms of work in those 200 ms, so the step
+  // grows by up to 46 ms.
+  b.cluster.gpu.contended_compute = 1.3;
+  b.cluster.gpu.contended_memory = 1.06;
+  StepReport contended = b.Run();
+  CHECK(contended.step_time_s > overlapped.step_time_s + 0.02 * compute);
+  CHECK(contended.step_time_s < overlapped.step_time_s + 0.047 * compute);
 }
 
 TEST_CASE("GPipe holds all m micro-batches' activations at the peak; 1F1B at most p on stage 0") {

@@ -48,13 +48,17 @@ void RankTopology::AddReplica(int s, RankCoords rc) {
   const std::string name = ctx_.options.full ? fmt::format("rank {} (stage {})", r.global, s)
                                              : fmt::format("stage {}", s);
   r.rank = p.AddRank(name);
-  r.compute = p.AddStream(r.rank, "compute");
-  r.side_tp = p.AddStream(r.rank, "tp-overlap");
-  r.side_cp = p.AddStream(r.rank, "cp-ring");
+  // Collectives overlapped with compute (TP/CP side streams, gradient reduction, parameter
+  // gathers) slow the compute stream while they run (GpuSpec::contended_*). Pipeline sends are
+  // NCCL send/recv on one or two channels and are left out.
+  using sim::StreamRole;
+  r.compute = p.AddStream(r.rank, "compute", StreamRole::kCompute);
+  r.side_tp = p.AddStream(r.rank, "tp-overlap", StreamRole::kCommunication);
+  r.side_cp = p.AddStream(r.rank, "cp-ring", StreamRole::kCommunication);
   r.send_fwd = p.AddStream(r.rank, "pp-send-fwd");
   r.send_bwd = p.AddStream(r.rank, "pp-send-bwd");
-  r.dp_reduce = p.AddStream(r.rank, "dp-reduce");
-  r.dp_gather = p.AddStream(r.rank, "dp-gather");
+  r.dp_reduce = p.AddStream(r.rank, "dp-reduce", StreamRole::kCommunication);
+  r.dp_gather = p.AddStream(r.rank, "dp-gather", StreamRole::kCommunication);
   r.nic_tx = p.AddLink(name + " nic-tx", nic);
   r.nic_rx = p.AddLink(name + " nic-rx", nic);
   r.nvl_tx = p.AddLink(name + " nvlink-tx", nvl);
@@ -84,9 +88,10 @@ void RankTopology::FindGroups() {
   }
 }
 
-TaskId RankTopology::Compute(Replica& r, Duration d, TaskCat cat, uint32_t label) {
+TaskId RankTopology::Compute(Replica& r, Duration d, TaskCat cat, uint32_t label,
+                             Duration contended) {
   sim::Program& p = ctx_.program;
-  TaskId t = p.AddCompute(r.compute, ctx_.Key(d), static_cast<uint8_t>(cat), label);
+  TaskId t = p.AddCompute(r.compute, ctx_.Key(d, contended), static_cast<uint8_t>(cat), label);
   r.last_preds.clear();
   if (r.prev != kNone) r.last_preds.push_back(r.prev);
   for (TaskId x : r.pending) {

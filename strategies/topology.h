@@ -38,7 +38,9 @@ class RankTopology {
   const std::vector<int>& group(int k, size_t i) const { return group_of_[k][i]; }
 
   // The next task on r's compute stream, after r's pending dependencies.
-  sim::TaskId Compute(Replica& r, Duration d, TaskCat cat, uint32_t label);
+  // `contended`: its duration beside a running collective (zero = not slowed).
+  sim::TaskId Compute(Replica& r, Duration d, TaskCat cat, uint32_t label,
+                      Duration contended = Duration::Zero());
   // A collective of group kind `kind` on the compute streams of each group of `stage`.
   void Blocking(int stage, int kind, Duration d, TaskCat cat);
   // A collective beside the op just emitted: it waits for what that op waited for, and the

@@ -671,6 +671,16 @@ Status CalibrateCommand(const CommonOptions& opt, const std::string& self) {
       fmt::format("'{}' --out '{}'", prog, opt.out.empty() ? "measurements.yaml" : opt.out);
   cmd += args;
   if (opt.quick) cmd += " --quick";
+  if (!opt.only.empty()) {
+    // Goes into a shell command: part names and commas only (the program checks the names).
+    if (opt.only.find_first_not_of("abcdefghijklmnopqrstuvwxyz,") != std::string::npos) {
+      return InvalidArgument(fmt::format(
+          "calibrate:1:1: error: --only '{}': expected part names such as gemm,contention "
+          "(gemm, memory, attention, host, collectives, contention, sustained)",
+          opt.only));
+    }
+    cmd += " --only " + opt.only;
+  }
   std::fflush(stdout);
   const int rc = std::system(cmd.c_str());
   const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;

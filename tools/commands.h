@@ -46,6 +46,7 @@ struct CommonOptions {
   std::vector<std::string> runs;  // fit --runs: validation-format files of measured step times
   std::string scenario;           // calibrate: add this scenario's GEMM shapes
   bool quick = false;
+  std::string only;  // calibrate: parts to run (comma-separated), all when empty
 };
 
 Status RunCommand(const CommonOptions& opt);

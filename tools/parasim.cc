@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
   calibrate->add_option("--scenario", opt.scenario, "also time the GEMM shapes of this scenario");
   calibrate->add_option("--set", opt.sets, "override a key of --scenario");
   calibrate->add_flag("--quick", opt.quick, "fewer shapes, sizes and repetitions");
+  calibrate->add_option("--only", opt.only,
+                        "run these parts only: gemm, memory, attention, host, collectives, "
+                        "contention, sustained (comma-separated)");
   auto* report = app.add_subcommand(
       "report", "a self-contained HTML report: timeline, memory, where the time goes, sweep");
   report->add_option("file", opt.file, "scenario YAML file");

@@ -1,7 +1,7 @@
 // parasim-calibrate: measures the GPUs of this node for `parasim fit`.
 //
 //   parasim-calibrate --out measurements.yaml [--shapes MxNxK,...] [--fp8-shapes]
-//                     [--attention BxSxD,...] [--max-bytes 4GiB] [--quick]
+//                     [--attention BxSxD,...] [--max-bytes 4GiB] [--only PART,...] [--quick]
 //
 // - GEMMs (cuBLASLt, fp32 accumulation) in bf16 and fp16, and fp8 (E4M3 in, bf16 out, per-tensor
 //   scales) where the GPU has it (compute capability 8.9 and up), over a grid of shapes plus the
@@ -15,9 +15,13 @@
 //   1 KiB to --max-bytes (4 GiB by default; fewer if memory is short), on groups of 2, 4, ... and
 //   all visible GPUs of the node, in one process. Several nodes: run nccl-tests under mpirun and
 //   give its logs to `parasim fit` (docs/CALIBRATION.md).
-// Each point: warm-up runs, then timed runs (CUDA events; host clock around NCCL groups); the
-// median is written with the spread ((max - min) / median). Exit 2 with a clear message when no
-// GPU is usable or an argument is wrong.
+// - Contention: GEMMs of a TP-8 layer and a copy, alone and beside a stand-in for a NCCL kernel
+//   holding 8, 16 or 32 SMs (spinning, or streaming HBM).
+// - Sustained clocks: 8192^3 GEMMs back to back, the first second against the last quarter.
+// --only runs some of these parts: gemm, memory, attention, host, collectives, contention,
+// sustained. Each point: warm-up runs, then timed runs (CUDA events; host clock around NCCL
+// groups); the median is written with the spread ((max - min) / median). Exit 2 with a clear
+// message when no GPU is usable or an argument is wrong.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -32,6 +36,7 @@
 #include <ctime>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hardware/measurements.h"
@@ -52,7 +57,15 @@ struct Options {
   bool fp8_shapes = false;
   size_t max_bytes = size_t{4} << 30;
   bool quick = false;
+  // Parts to run (--only); all when empty.
+  std::vector<std::string> only;
+  bool Runs(const std::string& part) const {
+    return only.empty() || std::find(only.begin(), only.end(), part) != only.end();
+  }
 };
+
+constexpr const char* kParts[] = {"gemm",        "memory",     "attention", "host",
+                                  "collectives", "contention", "sustained"};
 
 [[noreturn]] void Fail(int code, const std::string& msg) {
   fmt::print(stderr, "parasim-calibrate: {}\n", msg);
@@ -94,70 +107,95 @@ std::string CatalogId(const std::string& name) {
   return g ? g->id : "";
 }
 
+// One cuBLASLt GEMM C = A B (fp32 accumulation) of one shape, its inputs random.
+class LtGemm {
+ public:
+  LtGemm(cublasLtHandle_t lt, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N, int64_t K,
+         void* workspace, size_t workspace_bytes)
+      : lt_(lt), stream_(stream), workspace_(workspace), workspace_bytes_(workspace_bytes) {
+    const bool fp8 = dtype == Dtype::kFp8;
+    const cudaDataType_t in = fp8                     ? CUDA_R_8F_E4M3
+                              : dtype == Dtype::kFp16 ? CUDA_R_16F
+                                                      : CUDA_R_16BF;
+    const cudaDataType_t out = fp8 ? CUDA_R_16BF : in;
+    const size_t in_bytes = fp8 ? 1 : 2;
+    if (cudaMalloc(&A_, M * K * in_bytes) != cudaSuccess ||
+        cudaMalloc(&B_, K * N * in_bytes) != cudaSuccess ||
+        cudaMalloc(&C_, M * N * 2) != cudaSuccess) {
+      Fail(1, fmt::format("out of GPU memory for a {}x{}x{} GEMM", M, N, K));
+    }
+    const int element = fp8 ? 2 : dtype == Dtype::kFp16 ? 1 : 0;
+    CalibFill(A_, M * K, element, 1, nullptr);
+    CalibFill(B_, K * N, element, 2, nullptr);
+    Check(cudaDeviceSynchronize(), "filling GEMM inputs");
+    cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    if (fp8) {
+      // fp8 kernels take A transposed ("TN"): A is stored K x M. No scale pointers: per-tensor
+      // scales default to 1, and on an H100 with cuBLAS 13 setting A/B scale pointers made every
+      // fp8 matmul return NOT_SUPPORTED (seen here, 2026-11-22); a scale is a scalar multiply in
+      // the epilogue and does not change the GEMM's time.
+      const cublasOperation_t t = CUBLAS_OP_T;
+      cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+      cublasLtMatrixLayoutCreate(&la_, in, K, M, K);
+    } else {
+      // Column-major: C (M x N) = A (M x K) * B (K x N).
+      cublasLtMatrixLayoutCreate(&la_, in, M, K, M);
+    }
+    cublasLtMatrixLayoutCreate(&lb_, in, K, N, K);
+    cublasLtMatrixLayoutCreate(&lc_, out, M, N, M);
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                         &workspace_bytes, sizeof(workspace_bytes));
+    int found = 0;
+    cublasLtMatmulAlgoGetHeuristic(lt, op_, la_, lb_, lc_, lc_, pref, 1, &heur_, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    // A call the library refuses returns at once: timing it would record a launch, not a GEMM.
+    status_ = found > 0 ? Run() : CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+  ~LtGemm() {
+    cublasLtMatrixLayoutDestroy(la_);
+    cublasLtMatrixLayoutDestroy(lb_);
+    cublasLtMatrixLayoutDestroy(lc_);
+    cublasLtMatmulDescDestroy(op_);
+    cudaFree(A_);
+    cudaFree(B_);
+    cudaFree(C_);
+  }
+  // The first call's status: CUBLAS_STATUS_NOT_SUPPORTED when no algorithm takes the shape.
+  cublasStatus_t status() const { return status_; }
+  cublasStatus_t Run() const {
+    const float alpha = 1, beta = 0;
+    return cublasLtMatmul(lt_, op_, &alpha, A_, la_, B_, lb_, &beta, C_, lc_, C_, lc_, &heur_.algo,
+                          workspace_, workspace_bytes_, stream_);
+  }
+
+ private:
+  cublasLtHandle_t lt_;
+  cudaStream_t stream_;
+  void* workspace_;
+  size_t workspace_bytes_;
+  void *A_ = nullptr, *B_ = nullptr, *C_ = nullptr;
+  cublasLtMatmulDesc_t op_;
+  cublasLtMatrixLayout_t la_, lb_, lc_;
+  cublasLtMatmulHeuristicResult_t heur_{};
+  cublasStatus_t status_ = CUBLAS_STATUS_NOT_SUPPORTED;
+};
+
 // Times C = A B with cuBLASLt for one shape; false when no algorithm takes it.
 bool TimeGemm(cublasLtHandle_t lt, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N,
               int64_t K, void* workspace, size_t workspace_bytes, int runs, Measurements* m) {
-  const bool fp8 = dtype == Dtype::kFp8;
-  const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : dtype == Dtype::kFp16 ? CUDA_R_16F : CUDA_R_16BF;
-  const cudaDataType_t out = fp8 ? CUDA_R_16BF : in;
-  const size_t in_bytes = fp8 ? 1 : 2;
-  void *A = nullptr, *B = nullptr, *C = nullptr;
-  if (cudaMalloc(&A, M * K * in_bytes) != cudaSuccess ||
-      cudaMalloc(&B, K * N * in_bytes) != cudaSuccess || cudaMalloc(&C, M * N * 2) != cudaSuccess) {
-    Fail(1, fmt::format("out of GPU memory for a {}x{}x{} GEMM", M, N, K));
-  }
-  const int element = fp8 ? 2 : dtype == Dtype::kFp16 ? 1 : 0;
-  CalibFill(A, M * K, element, 1, nullptr);
-  CalibFill(B, K * N, element, 2, nullptr);
-  Check(cudaDeviceSynchronize(), "filling GEMM inputs");
-  cublasLtMatmulDesc_t op;
-  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  cublasLtMatrixLayout_t la, lb, lc;
-  if (fp8) {
-    // fp8 kernels take A transposed ("TN"): A is stored K x M. No scale pointers: per-tensor
-    // scales default to 1, and on an H100 with cuBLAS 13 setting A/B scale pointers made every
-    // fp8 matmul return NOT_SUPPORTED (seen here, 2026-11-22); a scale is a scalar multiply in the
-    // epilogue and does not change the GEMM's time.
-    const cublasOperation_t t = CUBLAS_OP_T;
-    cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
-    cublasLtMatrixLayoutCreate(&la, in, K, M, K);
-  } else {
-    // Column-major: C (M x N) = A (M x K) * B (K x N).
-    cublasLtMatrixLayoutCreate(&la, in, M, K, M);
-  }
-  cublasLtMatrixLayoutCreate(&lb, in, K, N, K);
-  cublasLtMatrixLayoutCreate(&lc, out, M, N, M);
-  cublasLtMatmulPreference_t pref;
-  cublasLtMatmulPreferenceCreate(&pref);
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                       &workspace_bytes, sizeof(workspace_bytes));
-  cublasLtMatmulHeuristicResult_t heur;
-  int found = 0;
-  cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found);
-  const float alpha = 1, beta = 0;
-  auto matmul = [&] {
-    return cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &heur.algo, workspace,
-                          workspace_bytes, stream);
-  };
-  // A call the library refuses returns at once: timing it would record a launch, not a GEMM.
-  cublasStatus_t status = found > 0 ? matmul() : CUBLAS_STATUS_NOT_SUPPORTED;
-  if (status != CUBLAS_STATUS_SUCCESS) {
+  LtGemm g(lt, stream, dtype, M, N, K, workspace, workspace_bytes);
+  if (g.status() != CUBLAS_STATUS_SUCCESS) {
     fmt::print(stderr, "{} GEMM {}x{}x{} skipped: {}\n", DtypeName(dtype), M, N, K,
-               found > 0 ? cublasGetStatusString(status) : "no cuBLASLt algorithm");
-    found = 0;
-  } else {
-    auto [t, spread] = Time(stream, runs, [&] { matmul(); });
-    m->gemm.push_back({dtype, M, N, K, Duration::Seconds(t), spread});
+               cublasGetStatusString(g.status()));
+    return false;
   }
-  cublasLtMatmulPreferenceDestroy(pref);
-  cublasLtMatrixLayoutDestroy(la);
-  cublasLtMatrixLayoutDestroy(lb);
-  cublasLtMatrixLayoutDestroy(lc);
-  cublasLtMatmulDescDestroy(op);
-  cudaFree(A);
-  cudaFree(B);
-  cudaFree(C);
-  return found > 0;
+  auto [t, spread] = Time(stream, runs, [&] { g.Run(); });
+  m->gemm.push_back({dtype, M, N, K, Duration::Seconds(t), spread});
+  return true;
 }
 
 void Gemms(const Options& o, int device, Measurements* m) {
@@ -255,6 +293,160 @@ void Memory(const Options& o, Measurements* m) {
   (void)sl;
   m->launch = Duration::Seconds(tl);
   cudaStreamDestroy(stream);
+}
+
+// Compute beside communication. NCCL runs a collective as a kernel of one block per channel that
+// holds its SM until the collective ends, waiting on the network or streaming data through HBM;
+// GEMMs and memory-bound kernels of the step that overlap it get the other SMs. Each victim is
+// timed alone, then beside a stand-in holding `blocks` SMs that spins (a collective waiting on
+// the network) or streams HBM at full rate (the copies and reductions of NVLink traffic).
+void Contention(const Options& o, int device, Measurements* m) {
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
+  cudaStream_t victim, background;
+  Check(cudaStreamCreateWithFlags(&victim, cudaStreamNonBlocking), "cudaStreamCreate");
+  Check(cudaStreamCreateWithFlags(&background, cudaStreamNonBlocking), "cudaStreamCreate");
+  size_t workspace_bytes = 64 << 20;
+  void* workspace = nullptr;
+  Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
+  // The stop flag lives in GPU memory (as NCCL's flags do), set by a copy on its own stream:
+  // polling mapped host memory across PCIe from many SMs slowed every other kernel 3-30x on an
+  // H100 (seen here, 2026-11-22), which no collective does.
+  int* stop_dev = nullptr;
+  Check(cudaMalloc(&stop_dev, sizeof(int)), "cudaMalloc");
+  int* flag_host = nullptr;
+  Check(cudaHostAlloc(&flag_host, 2 * sizeof(int), cudaHostAllocDefault), "cudaHostAlloc");
+  flag_host[0] = 0;
+  flag_host[1] = 1;
+  cudaStream_t control;
+  Check(cudaStreamCreateWithFlags(&control, cudaStreamNonBlocking), "cudaStreamCreate");
+  unsigned long long* passes = nullptr;
+  Check(cudaMalloc(&passes, sizeof(*passes)), "cudaMalloc");
+  const std::vector<int> counts = o.quick ? std::vector<int>{16} : std::vector<int>{8, 16, 32};
+  // 8 MiB per stand-in block: a pass of its slice takes longer than polling the flag.
+  const size_t per_block = size_t{2} << 20;  // floats
+  const size_t bg_floats = per_block * counts.back();
+  float *src = nullptr, *dst = nullptr;
+  Check(cudaMalloc(&src, bg_floats * sizeof(float)), "cudaMalloc");
+  Check(cudaMalloc(&dst, bg_floats * sizeof(float)), "cudaMalloc");
+  cudaMemset(src, 0, bg_floats * sizeof(float));
+  const size_t copy_floats = size_t{1} << 28;  // 1 GiB, copied into another 1 GiB
+  float *cx = nullptr, *cy = nullptr;
+  Check(cudaMalloc(&cx, copy_floats * sizeof(float)), "cudaMalloc");
+  Check(cudaMalloc(&cy, copy_floats * sizeof(float)), "cudaMalloc");
+  cudaMemset(cx, 0, copy_floats * sizeof(float));
+  // A large GEMM and the shapes of one TP-8 layer of a 22B model (h = 6144, 4 x 2048 tokens):
+  // QKV, attention projection, fc1, fc2.
+  std::vector<std::array<int64_t, 3>> shapes = {{8192, 8192, 8192}};
+  if (!o.quick) {
+    shapes.insert(shapes.end(),
+                  {{8192, 2304, 6144}, {8192, 6144, 768}, {8192, 3072, 6144}, {8192, 6144, 3072}});
+  }
+  const int runs = o.quick ? 5 : 20;
+  auto measure = [&](const ContentionPoint& base, const std::function<void()>& fn) {
+    ContentionPoint p = base;
+    p.sms = sms;
+    p.alone = Duration::Seconds(Time(victim, runs, fn).first);
+    for (int copy : {0, 1}) {
+      for (int blocks : counts) {
+        cudaMemcpy(stop_dev, &flag_host[0], sizeof(int), cudaMemcpyHostToDevice);
+        cudaMemset(passes, 0, sizeof(*passes));
+        Check(cudaDeviceSynchronize(), "contention set-up");
+        const auto began = std::chrono::steady_clock::now();
+        if (!CalibBackground(src, dst, per_block, blocks, copy, stop_dev, passes, background)) {
+          Fail(1, "the communication stand-in kernel could not be launched");
+        }
+        auto [t, spread] = Time(victim, runs, fn);
+        cudaMemcpyAsync(stop_dev, &flag_host[1], sizeof(int), cudaMemcpyHostToDevice, control);
+        Check(cudaStreamSynchronize(background), "communication stand-in");
+        const double span =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        unsigned long long done = 0;
+        cudaMemcpy(&done, passes, sizeof(done), cudaMemcpyDeviceToHost);
+        // Bytes the stand-in read and wrote per second while it ran.
+        p.rate = copy ? Bandwidth::BytesPerSecond(2.0 * done * per_block * sizeof(float) / span)
+                      : Bandwidth::BytesPerSecond(0);
+        p.background = copy ? "copy" : "spin";
+        p.blocks = blocks;
+        p.with = Duration::Seconds(t);
+        p.spread = spread;
+        m->contention.push_back(p);
+      }
+    }
+  };
+  for (const auto& [M, N, K] : shapes) {
+    LtGemm g(lt, victim, Dtype::kBf16, M, N, K, workspace, workspace_bytes);
+    if (g.status() != CUBLAS_STATUS_SUCCESS) continue;
+    ContentionPoint p;
+    p.victim = "gemm";
+    p.m = M;
+    p.n = N;
+    p.k = K;
+    measure(p, [&] { g.Run(); });
+  }
+  ContentionPoint c;
+  c.victim = "copy";
+  c.bytes = Bytes(2.0 * copy_floats * sizeof(float));
+  measure(c, [&] { CalibCopy(cx, cy, copy_floats, victim); });
+  for (void* p : {static_cast<void*>(src), static_cast<void*>(dst), static_cast<void*>(cx),
+                  static_cast<void*>(cy), static_cast<void*>(passes), workspace}) {
+    cudaFree(p);
+  }
+  cudaFree(stop_dev);
+  cudaFreeHost(flag_host);
+  cudaStreamDestroy(control);
+  cudaStreamDestroy(victim);
+  cudaStreamDestroy(background);
+  cublasLtDestroy(lt);
+}
+
+// Clocks under sustained load: 8192^3 bf16 GEMMs back to back for a while; the median GEMM of
+// the first second against that of the last quarter.
+void Sustained(const Options& o, Measurements* m) {
+  cublasLtHandle_t lt;
+  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
+  cudaStream_t stream;
+  Check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  size_t workspace_bytes = 64 << 20;
+  void* workspace = nullptr;
+  Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
+  SustainedPoint p;
+  p.m = p.n = p.k = 8192;
+  p.seconds = o.quick ? 5 : 30;
+  {
+    LtGemm g(lt, stream, Dtype::kBf16, p.m, p.n, p.k, workspace, workspace_bytes);
+    if (g.status() == CUBLAS_STATUS_SUCCESS) {
+      Check(cudaDeviceSynchronize(), "idle before the sustained run");
+      // Let the GPU drop to idle clocks first, as it is between jobs.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      std::vector<std::pair<double, double>> batches;  // (seconds since start, GEMM time)
+      const auto start = std::chrono::steady_clock::now();
+      double elapsed = 0;
+      while (elapsed < p.seconds) {
+        auto [t, spread] = Time(stream, 10, [&] { g.Run(); });
+        (void)spread;
+        elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        batches.push_back({elapsed, t});
+      }
+      std::vector<double> first, last;
+      for (const auto& [at, t] : batches) {
+        if (at <= 1.0) first.push_back(t);
+        if (at >= 0.75 * p.seconds) last.push_back(t);
+      }
+      auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v[v.size() / 2];
+      };
+      p.first = Duration::Seconds(median(first));
+      p.last = Duration::Seconds(median(last));
+      m->sustained.push_back(p);
+    }
+  }
+  cudaFree(workspace);
+  cudaStreamDestroy(stream);
+  cublasLtDestroy(lt);
 }
 
 // Materialised ("standard") attention for `batch` heads of seq x d: forward QK^T, softmax, AV;
@@ -520,6 +712,20 @@ int main(int argc, char** argv) {
         if (end == std::string::npos) break;
         pos = end + 1;
       }
+    } else if (a == "--only" && i + 1 < argc) {
+      std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        size_t end = std::min(list.find(',', pos), list.size());
+        std::string part = list.substr(pos, end - pos);
+        if (std::find(std::begin(kParts), std::end(kParts), part) == std::end(kParts)) {
+          Fail(2, fmt::format("--only: '{}' is not a part; parts are gemm, memory, attention, "
+                              "host, collectives, contention, sustained (comma-separated)",
+                              part));
+        }
+        o.only.push_back(part);
+        pos = end + 1;
+      }
     } else if (a == "--max-bytes" && i + 1 < argc) {
       StatusOr<Bytes> b = ParseBytes(argv[++i]);
       if (!b.ok() || b->bytes() < 1024 || b->bytes() > 64.0 * (1ull << 30)) {
@@ -530,7 +736,7 @@ int main(int argc, char** argv) {
     } else {
       Fail(2, fmt::format("unknown argument '{}'; usage: parasim-calibrate --out FILE "
                           "[--shapes MxNxK,...] [--fp8-shapes] [--attention BxSxD,...] "
-                          "[--max-bytes SIZE] [--quick]",
+                          "[--max-bytes SIZE] [--only PART,...] [--quick]",
                           a));
     }
   }
@@ -555,16 +761,19 @@ int main(int argc, char** argv) {
   m.date = date;
   cudaSetDevice(0);
   fmt::print(stderr, "calibrating {} ({} visible GPUs)\n", m.device, gpus);
-  Gemms(o, 0, &m);
-  Memory(o, &m);
-  Attention(o, &m);
-  HostCopies(o, &m);
-  Collectives(o, gpus, &m);
+  if (o.Runs("gemm")) Gemms(o, 0, &m);
+  if (o.Runs("memory")) Memory(o, &m);
+  if (o.Runs("attention")) Attention(o, &m);
+  if (o.Runs("host")) HostCopies(o, &m);
+  if (o.Runs("collectives")) Collectives(o, gpus, &m);
+  if (o.Runs("contention")) Contention(o, 0, &m);
+  if (o.Runs("sustained")) Sustained(o, &m);
   Status st = WriteFileAtomic(o.out, FormatMeasurements(m));
   if (!st.ok()) Fail(2, st.message());
   fmt::print(stderr,
-             "wrote {}: {} GEMMs, {} memory points, {} attention, {} host copies, {} collectives\n",
+             "wrote {}: {} GEMMs, {} memory points, {} attention, {} host copies, {} collectives, "
+             "{} contention, {} sustained\n",
              o.out, m.gemm.size(), m.memory.size(), m.attention.size(), m.host_copies.size(),
-             m.collectives.size());
+             m.collectives.size(), m.contention.size(), m.sustained.size());
   return 0;
 }

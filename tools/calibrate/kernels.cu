@@ -29,6 +29,32 @@ __global__ void TriadKernel(float4* __restrict__ a, const float4* __restrict__ b
 
 __global__ void EmptyKernel() {}
 
+// A stand-in for a communication kernel that holds its SMs for as long as the collective runs,
+// as NCCL's do: one block per SM (the dynamic shared memory keeps a second block off), looping
+// until the host sets *stop. `copy` = 0 spins on the flag only (a collective waiting on the
+// network); 1 also streams its slice of src into dst (the HBM traffic of reducing and copying
+// the data NVLink brings).
+__global__ void BackgroundKernel(const float4* __restrict__ src, float4* __restrict__ dst,
+                                 size_t n4_per_block, int copy, const volatile int* stop,
+                                 unsigned long long* passes) {
+  __shared__ int done;
+  const size_t base = blockIdx.x * n4_per_block;
+  unsigned long long n = 0;
+  for (;;) {
+    if (threadIdx.x == 0) done = *stop;
+    __syncthreads();
+    if (done) break;
+    if (copy) {
+      for (size_t i = threadIdx.x; i < n4_per_block; i += blockDim.x) dst[base + i] = src[base + i];
+    } else {
+      __nanosleep(500);
+    }
+    ++n;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(passes, n);
+}
+
 // Uniform values in [-1, 1) from a hash of the index (a 32-bit integer finaliser, Wellons'
 // "lowbias32"): matrix inputs must not be zeros, since an H100 multiplies zeros about 13% faster
 // than random data (894 vs 788 TFLOP/s, device KINDS.md, 2026-10-28) and the fit would be too
@@ -173,6 +199,24 @@ extern "C" void CalibFill(void* p, size_t n, int element, unsigned seed, void* s
 
 extern "C" void CalibEmpty(void* stream) {
   EmptyKernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>();
+}
+
+extern "C" int CalibBackground(const float* src, float* dst, size_t n_per_block, int blocks,
+                               int copy, const volatile int* stop, unsigned long long* passes,
+                               void* stream) {
+  int device = 0, smem = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  // More than half an SM's shared memory: two blocks cannot share an SM.
+  const int bytes = smem / 2 + 1024;
+  if (cudaFuncSetAttribute(BackgroundKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) !=
+      cudaSuccess) {
+    return 0;
+  }
+  BackgroundKernel<<<blocks, 512, bytes, static_cast<cudaStream_t>(stream)>>>(
+      reinterpret_cast<const float4*>(src), reinterpret_cast<float4*>(dst), n_per_block / 4, copy,
+      stop, passes);
+  return cudaGetLastError() == cudaSuccess;
 }
 
 extern "C" void CalibGelu(const void* x, void* y, size_t n, void* stream) {
