@@ -42,14 +42,8 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                             {"attention_flash", &p.attention_flash}}) {
     if (!c.Has(key)) continue;
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader a,
-        MapReader::Open(ctx, c.Node(key), std::string("compute.") + key, {"forward", "backward"}));
     AttentionEfficiency e;
-    PARASIM_RETURN_IF_ERROR(a.Require("forward"));
-    PARASIM_RETURN_IF_ERROR(a.Require("backward"));
-    PARASIM_RETURN_IF_ERROR(a.Number("forward", &e.forward, 0.01, 1.0));
-    PARASIM_RETURN_IF_ERROR(a.Number("backward", &e.backward, 0.01, 1.0));
+    PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(c, key, &e));
     *field = e;
   }
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency", 0.01, 1.0, &p.gemm_efficiency));

@@ -63,13 +63,27 @@ Status ReadDeviceFacts(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
 
 }  // namespace
 
+Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEfficiency* out) {
+  if (!m.Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader a, MapReader::Open(m.ctx(), m.Node(key), m.Path(key), {"forward", "backward"}));
+  AttentionEfficiency e;
+  PARASIM_RETURN_IF_ERROR(a.Require("forward"));
+  PARASIM_RETURN_IF_ERROR(a.Require("backward"));
+  PARASIM_RETURN_IF_ERROR(a.Number("forward", &e.forward, 0.01, 1.0));
+  PARASIM_RETURN_IF_ERROR(a.Number("backward", &e.backward, 0.01, 1.0));
+  *out = e;
+  return Status::Ok();
+}
+
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m, MapReader::Open(ctx, node, path,
-                                   {"name", "memory", "hbm_bandwidth", "peak", "sms",
-                                    "gemm_efficiency", "memory_efficiency", "launch_overhead",
-                                    "sustained_factor", "device_names", "server"}));
+      MapReader m,
+      MapReader::Open(
+          ctx, node, path,
+          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
+           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -82,6 +96,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
+  PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));
   PARASIM_ASSIGN_OR_RETURN(MapReader p,
                            MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));

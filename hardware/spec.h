@@ -154,6 +154,9 @@ struct HardwareCatalog {
 StatusOr<HardwareCatalog> LoadHardwareCatalog();
 
 // Field parsers shared by the catalog and inline scenario mappings.
+// Reads `key: {forward: F, backward: B}` (fractions of the 16-bit peak) from `m` into *out when
+// present; both directions are required.
+Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEfficiency* out);
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id);
 StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& node,

@@ -46,6 +46,13 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
   CHECK(cat->FindFabric("ib-hdr-200g")->bandwidth.gbps() == doctest::Approx(25));
   CHECK(cat->FindFabric("nvlink3-a100")->kind == FabricKind::kIntra);
   CHECK(cat->FindFabric("ib-ndr-400g")->kind == FabricKind::kInter);
+  // Measured fused attention for Hopper; other GPUs derive it from the GEMM efficiency (0 here).
+  for (auto id : {"h100-sxm5-80gb", "h800-sxm5-80gb", "h200-sxm-141gb"}) {
+    CAPTURE(id);
+    CHECK(cat->FindGpu(id)->attention_flash.forward == doctest::Approx(0.440));
+    CHECK(cat->FindGpu(id)->attention_flash.backward == doctest::Approx(0.269));
+  }
+  CHECK(cat->FindGpu("a100-sxm4-80gb")->attention_flash.forward == 0);
 }
 
 }  // namespace
