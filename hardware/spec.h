@@ -129,6 +129,10 @@ struct ClusterSpec {
   FabricSpec intra;
   FabricSpec inter;
   int nics_per_node = 0;  // 0 = gpus_per_node
+  // GPUs that share one NVLink fabric (the scale-up domain): 72 for GB200 NVL72, whose compute
+  // trays hold 4 GPUs each. Groups inside one domain pay the intra-node fabric; groups that
+  // cross domains pay the NICs. 0 = gpus_per_node (a node is its own domain).
+  int nvlink_domain = 0;
   double oversubscription = 1.0;
   int64_t pod_gpus = 0;                 // 0 = the whole cluster is one full-bisection pod
   std::string calibration;              // path of a fitted profile, "" when none
@@ -137,6 +141,7 @@ struct ClusterSpec {
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   int nics() const { return nics_per_node > 0 ? nics_per_node : gpus_per_node; }
+  int domain() const { return nvlink_domain > 0 ? nvlink_domain : gpus_per_node; }
 };
 
 struct HardwareCatalog {

@@ -8,13 +8,15 @@ namespace {
 TEST_CASE("every GPU and fabric id of SCENARIO.md is in the catalog") {
   auto cat = LoadHardwareCatalog();
   REQUIRE(cat.ok());
-  for (auto id : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
-                  "h800-sxm5-80gb", "h200-sxm-141gb"}) {
+  for (auto id :
+       {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb", "h800-sxm5-80gb",
+        "h200-sxm-141gb", "b200", "gb200", "b300", "h20", "mi300x", "mi325x", "mi355x"}) {
     CAPTURE(id);
     CHECK(cat->FindGpu(id) != nullptr);
   }
   for (auto id : {"nvlink3-a100", "nvlink4-h100", "nvlink-h800", "pcie4-x16", "pcie5-x16",
-                  "ib-hdr-200g", "ib-ndr-400g", "roce-200g", "roce-400g", "eth-100g", "opa-100g"}) {
+                  "ib-hdr-200g", "ib-ndr-400g", "roce-200g", "roce-400g", "eth-100g", "opa-100g",
+                  "nvlink5", "xgmi-mi300x", "ib-xdr-800g", "roce-800g"}) {
     CAPTURE(id);
     CHECK(cat->FindFabric(id) != nullptr);
   }
@@ -30,8 +32,9 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
     double mem_gib;
   };
   for (Row r : {Row{"a100-sxm4-80gb", 312, 2039, 80}, Row{"a100-sxm4-40gb", 312, 1555, 40},
-                Row{"h100-sxm5-80gb", 989.4, 3350, 81559.0 / 1024},
-                Row{"h100-pcie-80gb", 756, 2000, 81559.0 / 1024},
+                Row{"h100-sxm5-80gb", 989.4, 3350, 81559.0 / 1024}, Row{"b200", 2250, 8000, 179},
+                Row{"gb200", 2500, 8000, 186}, Row{"mi300x", 1307.4, 5300, 191.7},
+                Row{"mi355x", 2500, 8000, 288}, Row{"h100-pcie-80gb", 756, 2000, 81559.0 / 1024},
                 Row{"h200-sxm-141gb", 989.4, 4800, 143771.0 / 1024}}) {
     CAPTURE(r.id);
     const GpuSpec* g = cat->FindGpu(r.id);
@@ -44,6 +47,9 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
   CHECK(cat->FindGpu("h100-sxm5-80gb")->Peak(Dtype::kFp8).tflops() == doctest::Approx(1978.9));
   // 200 Gb/s is 25 GB/s: bits and bytes never mix.
   CHECK(cat->FindFabric("ib-hdr-200g")->bandwidth.gbps() == doctest::Approx(25));
+  CHECK(cat->FindFabric("ib-xdr-800g")->bandwidth.gbps() == doctest::Approx(100));
+  CHECK(cat->FindFabric("nvlink5")->bandwidth.gbps() == doctest::Approx(900));
+  CHECK(cat->FindFabric("nvlink5")->kind == FabricKind::kIntra);
   CHECK(cat->FindFabric("nvlink3-a100")->kind == FabricKind::kIntra);
   CHECK(cat->FindFabric("ib-ndr-400g")->kind == FabricKind::kInter);
   // Measured fused attention for Hopper; other GPUs derive it from the GEMM efficiency (0 here).

@@ -121,15 +121,23 @@ Status ReadCalibration(const MapReader& m, ClusterSpec* c, const std::string& sc
 Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
                     ClusterSpec* c, const std::string& scenario_dir) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, "cluster",
-                      {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "nics_per_node",
-                       "oversubscription", "pod_gpus", "calibration", "gpu_hour_cost"}));
+      MapReader m, MapReader::Open(ctx, node, "cluster",
+                                   {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node",
+                                    "nics_per_node", "nvlink_domain", "oversubscription",
+                                    "pod_gpus", "calibration", "gpu_hour_cost"}));
   PARASIM_RETURN_IF_ERROR(m.Require("gpu"));
   PARASIM_RETURN_IF_ERROR(ReadClusterGpu(ctx, m, cat, c));
   PARASIM_RETURN_IF_ERROR(m.Int("nodes", &c->nodes, 1, kMaxGpus));
   PARASIM_RETURN_IF_ERROR(m.Int("gpus_per_node", &c->gpus_per_node, 1, 1024));
   PARASIM_RETURN_IF_ERROR(m.Int("nics_per_node", &c->nics_per_node, 1, 1024));
+  PARASIM_RETURN_IF_ERROR(m.Int("nvlink_domain", &c->nvlink_domain, 1, 1 << 20));
+  if (c->nvlink_domain > 0 && c->nvlink_domain % c->gpus_per_node != 0) {
+    return m.Error("nvlink_domain",
+                   fmt::format("{} GPUs is not a whole number of {}-GPU nodes; expected a "
+                               "multiple of gpus_per_node (e.g. 72 for GB200 NVL72 with 4 per "
+                               "node)",
+                               c->nvlink_domain, c->gpus_per_node));
+  }
   PARASIM_RETURN_IF_ERROR(m.Number("oversubscription", &c->oversubscription, 1.0, 1000.0));
   PARASIM_RETURN_IF_ERROR(m.Int("pod_gpus", &c->pod_gpus, 1, kMaxGpus));
   PARASIM_RETURN_IF_ERROR(m.Number("gpu_hour_cost", &c->gpu_hour_cost, 0, 1e6));
@@ -138,7 +146,7 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
                                         c->gpus_per_node, kMaxGpus));
   }
   PARASIM_RETURN_IF_ERROR(
-      ReadFabric(ctx, m, cat, "intra_node", FabricKind::kIntra, &c->intra, c->gpus_per_node > 1));
+      ReadFabric(ctx, m, cat, "intra_node", FabricKind::kIntra, &c->intra, c->domain() > 1));
   PARASIM_RETURN_IF_ERROR(
       ReadFabric(ctx, m, cat, "inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
   if (m.Has("calibration")) PARASIM_RETURN_IF_ERROR(ReadCalibration(m, c, scenario_dir));

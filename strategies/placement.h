@@ -34,6 +34,8 @@ class Placement {
 
   int64_t Rank(const RankCoords& c) const;
   RankCoords Coords(int64_t rank) const;
+  // The NVLink domain of a rank (a node unless cluster.nvlink_domain spans several): ranks of
+  // one domain talk over the intra-node fabric.
   int64_t Node(int64_t rank) const { return rank / gpus_per_node_; }
 
   // Members (global ranks) of the group of `kind` that contains `rank`. kDp is the gradient
@@ -52,7 +54,7 @@ class Placement {
 
  private:
   Layout layout_;
-  int gpus_per_node_;
+  int gpus_per_node_;  // GPUs per NVLink domain (ClusterSpec::domain())
   int64_t pod_gpus_;
   // Stride of each dimension: tp, cp, dp, pp.
   std::array<int64_t, 4> stride_{};

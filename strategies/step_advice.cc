@@ -18,9 +18,11 @@ void LayoutWarnings(const StepReport& r, const Training& training, const Layout&
   GroupPlacement tp = Placement(layout, cluster).Group(GroupKind::kTp);
   if (tp.size > tp.per_node) {
     out->push_back(fmt::format(
-        "TP group of {} spans nodes ({} GPUs per node): every layer's TP collectives cross "
-        "{}; keep tp <= {} so TP stays on {}",
-        layout.tp, tp.per_node, cluster.inter.id, cluster.gpus_per_node, cluster.intra.id));
+        "TP group of {} spans {} ({} GPUs {}): every layer's TP collectives cross {}; keep "
+        "tp <= {} so TP stays on {}",
+        layout.tp, cluster.domain() > cluster.gpus_per_node ? "NVLink domains" : "nodes",
+        tp.per_node, cluster.domain() > cluster.gpus_per_node ? "each" : "per node",
+        cluster.inter.id, cluster.domain(), cluster.intra.id));
   }
   if (layout.pp > 1 && r.micro_batches < layout.pp) {
     out->push_back(fmt::format(

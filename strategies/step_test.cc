@@ -261,6 +261,57 @@ TEST_CASE("a TP group across nodes pays the inter-node price and is warned about
   CHECK(across.exposed.tp > 2 * within.exposed.tp);
 }
 
+TEST_CASE("GB200 NVL72: TP and EP groups larger than a tray stay on NVLink inside the domain") {
+  // 72 GPUs in trays of 4 on one NVLink5 fabric (cluster.nvlink_domain: 72), against the same
+  // trays as separate nodes that talk over their NICs.
+  Bench b(8, "llama3-70b");
+  b.cluster.gpu = *b.hw.FindGpu("gb200");
+  b.cluster.intra = *b.hw.FindFabric("nvlink5");
+  b.cluster.inter = *b.hw.FindFabric("ib-ndr-400g");
+  b.cluster.gpus_per_node = 4;
+  b.cluster.nodes = 18;
+  b.l.tp = 16;
+  b.l.dp = 4;
+  b.l.pp = 1;
+  b.l.sp = true;
+  b.t.global_batch = 16;
+  b.cluster.nvlink_domain = 72;
+  const GroupPlacement in_domain = Placement(b.l, b.cluster).Group(GroupKind::kTp);
+  CHECK(in_domain.size == 16);
+  CHECK(in_domain.per_node == 16);  // one NVLink domain: priced on the intra-node fabric
+  const StepReport rack = b.Run();
+  CHECK_FALSE(HasWarning(rack, "spans"));
+  b.cluster.nvlink_domain = 0;  // trays of 4 on their own
+  const GroupPlacement trays = Placement(b.l, b.cluster).Group(GroupKind::kTp);
+  CHECK(trays.per_node == 4);
+  const StepReport separate = b.Run();
+  CHECK(HasWarning(separate, "spans nodes"));
+  CHECK(separate.exposed.tp > 3 * rack.exposed.tp);
+  CHECK(separate.step_time_s > rack.step_time_s);
+  // The cost model prices the same 16-GPU all-reduce on NVLink5 inside the domain and on the
+  // NICs across trays.
+  CostModel cm(b.cluster, Dtype::kBf16);
+  const auto nvl = cm.CollectiveTime(Collective::kAllReduce, Bytes::GB(1), in_domain);
+  const auto nic = cm.CollectiveTime(Collective::kAllReduce, Bytes::GB(1), trays);
+  CHECK_FALSE(nvl.inter_node);
+  CHECK(nic.inter_node);
+  CHECK(nic.time > nvl.time * 3);
+
+  SUBCASE("an expert-parallel group of 32 inside the rack") {
+    Bench m(8, "mixtral-8x7b");
+    m.cluster = b.cluster;
+    m.cluster.nvlink_domain = 72;
+    m.l.ep = 8;
+    m.l.dp = 32;
+    m.l.tp = 2;
+    const GroupPlacement ep = Placement(m.l, m.cluster).Group(GroupKind::kEp);
+    CHECK(ep.size == 8);
+    CHECK(ep.per_node == 8);
+    m.cluster.nvlink_domain = 0;
+    CHECK(Placement(m.l, m.cluster).Group(GroupKind::kEp).per_node == 2);
+  }
+}
+
 TEST_CASE("MFU and tokens/s follow from the replayed step time and the layer graph's FLOPs") {
   Bench b(8, "gpt3-175b");
   b.t.global_batch = 8;

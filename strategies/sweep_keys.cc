@@ -45,8 +45,10 @@ std::vector<int64_t> None(const Scenario&) { return {}; }
 
 std::vector<int64_t> TpAuto(const Scenario& s) {
   std::vector<int64_t> out;
-  for (int64_t t = 1; t <= s.cluster.gpus_per_node; t *= 2) out.push_back(t);
-  if (out.empty() || out.back() != s.cluster.gpus_per_node) out.push_back(s.cluster.gpus_per_node);
+  // Up to the NVLink domain (a node, or an NVL72 rack).
+  const int64_t domain = s.cluster.domain();
+  for (int64_t t = 1; t <= domain; t *= 2) out.push_back(t);
+  if (out.empty() || out.back() != domain) out.push_back(domain);
   return out;
 }
 
