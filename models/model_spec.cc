@@ -88,13 +88,14 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
     PARASIM_ASSIGN_OR_RETURN(
         MapReader e, MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
                                      {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
-                                      "dense_layers", "capacity_factor", "imbalance"}));
+                                      "dense_layers", "every", "capacity_factor", "imbalance"}));
     PARASIM_RETURN_IF_ERROR(e.Require("experts"));
     PARASIM_RETURN_IF_ERROR(e.Int("experts", &m.moe.experts, 1, 1 << 16));
     PARASIM_RETURN_IF_ERROR(e.Int("top_k", &m.moe.top_k, 1, 1 << 16));
     PARASIM_RETURN_IF_ERROR(e.Int("expert_ffn_hidden", &m.moe.expert_ffn_hidden, 1, 1 << 26));
     PARASIM_RETURN_IF_ERROR(e.Int("shared_experts", &m.moe.shared_experts, 0, 1 << 16));
     PARASIM_RETURN_IF_ERROR(e.Int("dense_layers", &m.moe.dense_layers, 0, 100000));
+    PARASIM_RETURN_IF_ERROR(e.Int("every", &m.moe.every, 1, 1000));
     PARASIM_RETURN_IF_ERROR(e.Number("capacity_factor", &m.moe.capacity_factor, 0, 1000));
     PARASIM_RETURN_IF_ERROR(e.Number("imbalance", &m.moe.imbalance, 1, 1000));
     if (m.moe.top_k == 0) m.moe.top_k = std::min(2, m.moe.experts);

@@ -25,6 +25,7 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;
   int shared_experts = 0;
   int dense_layers = 0;        // leading layers with a dense MLP
+  int every = 1;               // after those, every `every`-th layer is MoE (Llama 4: 2)
   double capacity_factor = 0;  // 0 = dropless
   double imbalance = 1.0;      // busiest expert's load over the mean (1 = perfectly balanced)
   bool operator==(const MoeSpec&) const = default;
@@ -56,7 +57,9 @@ struct ModelSpec {
   int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   bool has_bias() const { return bias >= 0 ? bias == 1 : mlp == MlpKind::kGelu; }
   // Whether layer `i` (0-based) is a mixture-of-experts layer.
-  bool IsMoeLayer(int i) const { return is_moe() && i >= moe.dense_layers; }
+  bool IsMoeLayer(int i) const {
+    return is_moe() && i >= moe.dense_layers && (i - moe.dense_layers) % moe.every == moe.every - 1;
+  }
   bool operator==(const ModelSpec&) const = default;
 };
 

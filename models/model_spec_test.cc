@@ -10,10 +10,29 @@ TEST_CASE("every model id of SCENARIO.md is in the catalog") {
   REQUIRE(cat.ok());
   for (auto id : {"gpt3-1.3b", "gpt3-13b", "gpt3-175b", "megatron-1t", "llama2-7b", "llama2-13b",
                   "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
-                  "mixtral-8x22b", "gpt-neox-20b", "bloom-176b"}) {
+                  "mixtral-8x22b", "gpt-neox-20b", "bloom-176b", "qwen3-235b-a22b", "qwen3-30b-a3b",
+                  "llama4-maverick", "gpt-oss-120b", "nemotron4-340b"}) {
     CAPTURE(id);
     CHECK(cat->Find(id) != nullptr);
   }
+  // deepseek-v3 waits for multi-head latent attention in the layer graph (issue 17).
+}
+
+TEST_CASE("moe.every interleaves dense and MoE layers (Llama 4 Maverick: MoE on odd layers)") {
+  auto cat = LoadModelCatalog();
+  const ModelSpec* m = cat->Find("llama4-maverick");
+  REQUIRE(m != nullptr);
+  int moe = 0;
+  for (int i = 0; i < m->layers; ++i) moe += m->IsMoeLayer(i) ? 1 : 0;
+  CHECK(moe == 24);
+  CHECK_FALSE(m->IsMoeLayer(0));
+  CHECK(m->IsMoeLayer(1));
+  ModelSpec d = *m;
+  d.moe.dense_layers = 3;  // DeepSeek-style leading dense layers, then every other
+  CHECK_FALSE(d.IsMoeLayer(3));
+  CHECK(d.IsMoeLayer(4));
+  d.moe.every = 1;
+  CHECK(d.IsMoeLayer(3));
 }
 
 TEST_CASE("computed parameter counts match the published totals within 1%") {
