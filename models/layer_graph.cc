@@ -129,8 +129,118 @@ Op DropoutAdd(const std::string& name, const Dims& d) {
   return op;
 }
 
+// The attention core: QK^T and AV over the full key length (CP: keys gathered from the ring),
+// for `heads` local heads with Q and K of `qk` and V of `v` dimensions per head, and K and V
+// of `k_cols` and `v_cols` columns per token (fewer with GQA).
+Op AttentionCore(const GraphShape& s, const Dims& d, double heads, double qk, double v,
+                 double k_cols, double v_cols) {
+  const double s_kv = static_cast<double>(s.seq_len);
+  const double q_cols = heads * qk, o_cols = heads * v;
+  Op core;
+  core.name = "attention";
+  core.kind = OpKind::kAttention;
+  core.m = static_cast<int64_t>(d.T);
+  core.n = static_cast<int64_t>(s_kv);
+  core.k = static_cast<int64_t>(qk);
+  core.batch = static_cast<int64_t>(heads);
+  // QK^T and AV: 2 T s (qk + v) per head; 4 T s hd as the SC21 formula counts when qk = v.
+  core.fwd_flops = Flops(2.0 * d.T * s_kv * (qk + v) * heads);
+  core.bwd_flops = core.fwd_flops * 2;
+  // Q and K for QK^T, V for AV (GQA: K and V are smaller): 6sbh/t in Korthikanti for MHA.
+  core.saved.push_back({"attention.q", d.T * q_cols * d.a, false});
+  core.saved.push_back({"attention.k", d.T * k_cols * d.a, false});
+  core.saved.push_back({"attention.v", d.T * v_cols * d.a, false});
+  const double scores = heads * d.T * s_kv;  // a s^2 b / t elements per rank
+  if (s.attention == AttentionKind::kStandard) {
+    // Softmax output (2 bytes), dropout mask (1 byte), dropout output (2 bytes): 5as^2b/t.
+    core.saved.push_back({"attention.softmax", scores * d.a, true});
+    if (d.dropout) {
+      core.saved.push_back({"attention.dropout_mask", scores, true});
+      core.saved.push_back({"attention.dropout_out", scores * d.a, true});
+    }
+    // Materialised scores: write S, softmax read/write, dropout read/write, read for AV.
+    core.fwd_bytes = Bytes(scores * d.a * (d.dropout ? 6 : 4));
+    core.bwd_bytes = Bytes(scores * d.a * (d.dropout ? 8 : 5));
+  } else {
+    // Flash attention saves only the output's log-sum-exp (fp32) besides Q, K, V.
+    core.saved.push_back({"attention.lse", heads * d.T * 4, true});
+    core.causal_fraction = 0.5;  // masked blocks above the diagonal are skipped
+    core.fwd_bytes = Bytes(d.T * (q_cols + k_cols + v_cols + o_cols) * d.a);
+    core.bwd_bytes = core.fwd_bytes * 2.5;
+  }
+  core.in_attention_core = true;
+  if (s.cp > 1) {
+    // K and V of every CP rank visit this rank (ring exchange), overlapped with the blocks.
+    const double kv_bytes = d.T * (k_cols + v_cols) * d.a * s.cp;
+    core.fwd_comm = {CommKind::kAllGather, GroupKind::kCp, kv_bytes, true};
+    core.bwd_comm = {CommKind::kReduceScatter, GroupKind::kCp, kv_bytes, true};
+  }
+  return core;
+}
+
+// Multi-head latent attention (DeepSeek-V3, ModelSpec::mla): norm; the query bottleneck (down,
+// norm, up) and the KV latent with the shared RoPE key (down, norm, up to per-head keys and
+// values); RoPE; the core with Q/K of nope + rope and V of v_head_dim per head; the output
+// projection. The down-projections are small and replicated over TP; the up-projections and
+// the output projection are split by heads.
+void AddMlaAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
+  const MlaSpec& a = m.mla;
+  const double heads_local = static_cast<double>(m.heads) / d.t;
+  const double qk = static_cast<double>(a.qk_head_dim()), v = static_cast<double>(a.v_head_dim);
+  const double ql = static_cast<double>(a.q_lora_rank), kvl = static_cast<double>(a.kv_lora_rank);
+  const double rope = static_cast<double>(a.qk_rope_head_dim);
+  const int64_t T = static_cast<int64_t>(d.T);
+  Op ln = Norm("attn_norm", m, d);
+  EnterTp(&ln, d);
+  Vertex in = bb.Add(std::move(ln));
+  auto latent_norm = [&](const std::string& name, double cols) {
+    const double x = d.T * cols * d.a;
+    Op op = Elementwise(name, 2 * x, 3 * x);
+    op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * cols;
+    op.saved.push_back({name + ".input", x, false});
+    return op;
+  };
+  if (ql > 0) {
+    Op q_down = Gemm("q_down_proj", T, m.hidden, a.q_lora_rank, d.h * ql);
+    q_down.saved.push_back({"q_down_proj.input", d.T_out * d.h * d.a, false});
+    bb.Add(std::move(q_down));
+    bb.Add(latent_norm("q_norm", ql));
+    Op q_up = Gemm("q_up_proj", T, a.q_lora_rank, static_cast<int64_t>(heads_local * qk),
+                   ql * heads_local * qk);
+    q_up.saved.push_back({"q_up_proj.input", d.T * ql * d.a, false});
+    bb.Add(std::move(q_up));
+  } else {
+    Op q =
+        Gemm("q_proj", T, m.hidden, static_cast<int64_t>(heads_local * qk), d.h * heads_local * qk);
+    q.saved.push_back({"q_proj.input", d.T_out * d.h * d.a, false});
+    bb.Add(std::move(q));
+  }
+  // The KV latent reads the same normed input as the query path (saved once, above).
+  bb.Add(
+      Gemm("kv_down_proj", T, m.hidden, a.kv_lora_rank + a.qk_rope_head_dim, d.h * (kvl + rope)));
+  bb.Add(latent_norm("kv_norm", kvl));
+  Op kv_up = Gemm("kv_up_proj", T, a.kv_lora_rank,
+                  static_cast<int64_t>(heads_local * (a.qk_nope_head_dim + v)),
+                  kvl * heads_local * (static_cast<double>(a.qk_nope_head_dim) + v));
+  kv_up.saved.push_back({"kv_up_proj.input", d.T * kvl * d.a, false});
+  bb.Add(std::move(kv_up));
+  const double rope_bytes = d.T * (heads_local * rope + rope) * d.a;
+  bb.Add(Elementwise("rope", 2 * rope_bytes, 2 * rope_bytes));
+  bb.Add(AttentionCore(s, d, heads_local, qk, v, heads_local * qk, heads_local * v));
+  Op out =
+      Gemm("out_proj", T, static_cast<int64_t>(heads_local * v), m.hidden, heads_local * v * d.h);
+  out.saved.push_back({"out_proj.input", d.T * heads_local * v * d.a, false});
+  LeaveTp(&out, d);
+  bb.Add(std::move(out));
+  bb.Add(DropoutAdd("attn_residual", d), {bb.last(), in});
+}
+
 // Attention sub-block: norm, QKV, core, output projection, dropout + residual.
 void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
+  if (m.mla.enabled()) {
+    AddMlaAttention(bb, m, s, d);
+    return;
+  }
   const int t = d.t;
   const double heads_local = static_cast<double>(m.heads) / t;
   const double kv_local = std::max(1.0, static_cast<double>(m.kv()) / t);
@@ -155,48 +265,7 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
     bb.Add(Elementwise("rope", 2 * qk, 2 * qk));
   }
 
-  // Attention core: QK^T and AV over the full key length (CP: keys gathered from the ring).
-  const double s_kv = static_cast<double>(s.seq_len);
-  Op core;
-  core.name = "attention";
-  core.kind = OpKind::kAttention;
-  core.m = T;
-  core.n = static_cast<int64_t>(s_kv);
-  core.k = static_cast<int64_t>(hd);
-  core.batch = static_cast<int64_t>(heads_local);
-  core.fwd_flops =
-      Flops(4.0 * d.T * s_kv * hd * heads_local);  // QK^T + AV, as the SC21 formula counts
-  core.bwd_flops = core.fwd_flops * 2;
-  // Q and K for QK^T, V for AV (GQA: K and V are smaller): 6sbh/t in Korthikanti for MHA.
-  core.saved.push_back({"attention.q", d.T * q_cols * d.a, false});
-  core.saved.push_back({"attention.k", d.T * kv_cols * d.a, false});
-  core.saved.push_back({"attention.v", d.T * kv_cols * d.a, false});
-  const double scores = heads_local * d.T * s_kv;  // a s^2 b / t elements per rank
-  if (s.attention == AttentionKind::kStandard) {
-    // Softmax output (2 bytes), dropout mask (1 byte), dropout output (2 bytes): 5as^2b/t.
-    core.saved.push_back({"attention.softmax", scores * d.a, true});
-    if (d.dropout) {
-      core.saved.push_back({"attention.dropout_mask", scores, true});
-      core.saved.push_back({"attention.dropout_out", scores * d.a, true});
-    }
-    // Materialised scores: write S, softmax read/write, dropout read/write, read for AV.
-    core.fwd_bytes = Bytes(scores * d.a * (d.dropout ? 6 : 4));
-    core.bwd_bytes = Bytes(scores * d.a * (d.dropout ? 8 : 5));
-  } else {
-    // Flash attention saves only the output's log-sum-exp (fp32) besides Q, K, V.
-    core.saved.push_back({"attention.lse", heads_local * d.T * 4, true});
-    core.causal_fraction = 0.5;  // masked blocks above the diagonal are skipped
-    core.fwd_bytes = Bytes(d.T * (q_cols + 2 * kv_cols + q_cols) * d.a);
-    core.bwd_bytes = core.fwd_bytes * 2.5;
-  }
-  core.in_attention_core = true;
-  if (s.cp > 1) {
-    // K and V of every CP rank visit this rank (ring exchange), overlapped with the blocks.
-    const double kv_bytes = 2 * d.T * kv_cols * d.a * s.cp;
-    core.fwd_comm = {CommKind::kAllGather, GroupKind::kCp, kv_bytes, true};
-    core.bwd_comm = {CommKind::kReduceScatter, GroupKind::kCp, kv_bytes, true};
-  }
-  bb.Add(std::move(core));
+  bb.Add(AttentionCore(s, d, heads_local, hd, hd, kv_cols, kv_cols));
 
   Op out =
       Gemm("out_proj", T, static_cast<int64_t>(q_cols), m.hidden, q_cols * d.h + bias * d.h / t);

@@ -106,6 +106,30 @@ TEST_CASE("MoE: experts sharded by EP, active compute follows top_k") {
   CHECK(a2a);
 }
 
+TEST_CASE("MLA (DeepSeek-V3): the layer graph's parameters and core FLOPs follow the spec") {
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("deepseek-v3");
+  ModelGraph g = BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 4096});
+  // Dense layer: MLA 187.1M (q 7168x1536 + 1536 + 1536x128x192; kv 7168x576 + 512 +
+  // 512x128x256; out 128x128x7168) + SwiGLU 3 x 7168 x 18432 + two norms.
+  const double mla = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512 +
+                     512.0 * 128 * 256 + 128.0 * 128 * 7168;
+  CHECK(mla == doctest::Approx(187107328));
+  CHECK(BlockParams(g.dense) == doctest::Approx(mla + 3.0 * 7168 * 18432 + 2 * 7168));
+  CHECK(CountParams(m).per_dense_layer == doctest::Approx(BlockParams(g.dense)));
+  // The core: Q and K of 128 + 64 per head, V of 128: 2 T s (192 + 128) per head.
+  double core = 0;
+  for (size_t i = 0; i < g.dense.size(); ++i) {
+    if (g.dense.op(i).kind == OpKind::kAttention) core += g.dense.op(i).fwd_flops.flops();
+  }
+  CHECK(core == doctest::Approx(2.0 * 4096 * 4096 * (192 + 128) * 128));
+  // Split by heads over TP: the up- and output projections shrink 8x, the down ones stay.
+  ModelGraph g8 = BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 4096, .tp = 8});
+  const double down = 7168.0 * 1536 + 1536 + 7168.0 * 576 + 512;
+  CHECK(BlockParams(g8.dense) ==
+        doctest::Approx(down + (mla - down) / 8 + 3.0 * 7168 * 18432 / 8 + 2 * 7168));
+}
+
 }  // namespace
 }  // namespace parasim
 

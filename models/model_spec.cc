@@ -13,8 +13,19 @@ ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
   const double kv = static_cast<double>(m.kv()) * m.hd();
   const double bias = m.has_bias() ? 1.0 : 0.0;
   const double norm = m.norm == NormKind::kLayerNorm ? 2 * h : h;  // weight (+ bias)
-  // Attention: Q, K, V projections and the output projection (Megatron SC21 layout).
-  const double attn = h * (q + 2 * kv) + bias * (q + 2 * kv) + q * h + bias * h;
+  // Attention: Q, K, V projections and the output projection (Megatron SC21 layout); MLA: the
+  // query bottleneck and its norm, the KV latent (+ the shared RoPE key) and its norm, the
+  // up-projections of keys and values, and the output projection.
+  double attn = h * (q + 2 * kv) + bias * (q + 2 * kv) + q * h + bias * h;
+  if (m.mla.enabled()) {
+    const MlaSpec& a = m.mla;
+    const double heads = m.heads;
+    const double qk = static_cast<double>(a.qk_head_dim()), ql = a.q_lora_rank;
+    const double kvl = a.kv_lora_rank, v = a.v_head_dim;
+    const double q_proj = ql > 0 ? h * ql + ql + ql * heads * qk : h * heads * qk;
+    attn = q_proj + h * (kvl + a.qk_rope_head_dim) + kvl + kvl * heads * (a.qk_nope_head_dim + v) +
+           heads * v * h;
+  }
   auto mlp = [&](double f) {
     if (m.mlp == MlpKind::kSwiglu) return 3 * h * f + bias * (2 * f + h);
     return 2 * h * f + bias * (f + h);
@@ -45,7 +56,7 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
   std::vector<std::string_view> keys = {"extends",         "layers",   "hidden",     "heads",
                                         "kv_heads",        "head_dim", "ffn_hidden", "vocab",
                                         "max_position",    "mlp",      "norm",       "position",
-                                        "tied_embeddings", "bias",     "moe"};
+                                        "tied_embeddings", "bias",     "moe",        "mla"};
   if (catalog_entry) {
     keys.push_back("source");
     keys.push_back("params");
@@ -105,6 +116,20 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
           "top_k", fmt::format("top_k {} is more than the {} experts", m.moe.top_k, m.moe.experts));
     }
   }
+  if (r.Has("mla")) {
+    PARASIM_ASSIGN_OR_RETURN(MapReader a,
+                             MapReader::Open(ctx, r.Node("mla"), r.Path("mla"),
+                                             {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                              "qk_rope_head_dim", "v_head_dim"}));
+    for (auto k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      PARASIM_RETURN_IF_ERROR(a.Require(k));
+    }
+    PARASIM_RETURN_IF_ERROR(a.Int("q_lora_rank", &m.mla.q_lora_rank, 0, 1 << 20));
+    PARASIM_RETURN_IF_ERROR(a.Int("kv_lora_rank", &m.mla.kv_lora_rank, 1, 1 << 20));
+    PARASIM_RETURN_IF_ERROR(a.Int("qk_nope_head_dim", &m.mla.qk_nope_head_dim, 1, 1 << 16));
+    PARASIM_RETURN_IF_ERROR(a.Int("qk_rope_head_dim", &m.mla.qk_rope_head_dim, 0, 1 << 16));
+    PARASIM_RETURN_IF_ERROR(a.Int("v_head_dim", &m.mla.v_head_dim, 1, 1 << 16));
+  }
   if (m.mlp == MlpKind::kSwiglu && m.ffn_hidden == 0 && m.hidden > 0) {
     // SwiGLU default keeps the parameter count of a 4h GELU MLP: 2/3 * 4h, rounded to 256
     // (Shazeer 2020; Llama's multiple_of rounding).
@@ -124,7 +149,7 @@ Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Nod
   if (m.hidden <= 0) return missing("hidden");
   if (m.heads <= 0) return missing("heads");
   if (m.vocab <= 0) return missing("vocab");
-  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+  if (m.head_dim == 0 && !m.mla.enabled() && m.hidden % m.heads != 0) {
     return ctx.ErrorAt(
         node[std::string("heads")], fmt::format("{}.heads", path),
         fmt::format("hidden {} is not divisible by heads {}; set head_dim", m.hidden, m.heads));

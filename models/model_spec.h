@@ -31,6 +31,21 @@ struct MoeSpec {
   bool operator==(const MoeSpec&) const = default;
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3): queries through a low-rank bottleneck
+// (q_lora_rank; 0 = a plain projection), keys and values from one compressed latent
+// (kv_lora_rank) plus a shared decoupled RoPE key (qk_rope_head_dim). Per head, Q and K have
+// qk_nope_head_dim + qk_rope_head_dim dimensions and V has v_head_dim.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;  // 0 = no MLA
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
+  int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const MlaSpec&) const = default;
+};
+
 struct ModelSpec {
   std::string id;      // catalog id, or "inline"
   std::string source;  // where the numbers come from
@@ -48,12 +63,17 @@ struct ModelSpec {
   bool tied_embeddings = false;
   int bias = -1;  // -1: derived (GELU/LayerNorm models carry biases, SwiGLU/RMSNorm models none)
   MoeSpec moe;
+  MlaSpec mla;
   double published_params = 0;         // catalog only: for tests
   double published_active_params = 0;  // catalog only
 
   bool is_moe() const { return moe.experts > 0; }
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
-  int64_t hd() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  // Head dimension of Q and K (MLA: nope + rope).
+  int64_t hd() const {
+    if (mla.enabled()) return mla.qk_head_dim();
+    return head_dim > 0 ? head_dim : hidden / heads;
+  }
   int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   bool has_bias() const { return bias >= 0 ? bias == 1 : mlp == MlpKind::kGelu; }
   // Whether layer `i` (0-based) is a mixture-of-experts layer.

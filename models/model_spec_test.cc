@@ -8,14 +8,14 @@ namespace {
 TEST_CASE("every model id of SCENARIO.md is in the catalog") {
   auto cat = LoadModelCatalog();
   REQUIRE(cat.ok());
-  for (auto id : {"gpt3-1.3b", "gpt3-13b", "gpt3-175b", "megatron-1t", "llama2-7b", "llama2-13b",
-                  "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b",
-                  "mixtral-8x22b", "gpt-neox-20b", "bloom-176b", "qwen3-235b-a22b", "qwen3-30b-a3b",
-                  "llama4-maverick", "gpt-oss-120b", "nemotron4-340b"}) {
+  for (auto id :
+       {"gpt3-1.3b",     "gpt3-13b",        "gpt3-175b",    "megatron-1t",    "llama2-7b",
+        "llama2-13b",    "llama2-70b",      "llama3-8b",    "llama3-70b",     "llama3-405b",
+        "mixtral-8x7b",  "mixtral-8x22b",   "gpt-neox-20b", "bloom-176b",     "qwen3-235b-a22b",
+        "qwen3-30b-a3b", "llama4-maverick", "gpt-oss-120b", "nemotron4-340b", "deepseek-v3"}) {
     CAPTURE(id);
     CHECK(cat->Find(id) != nullptr);
   }
-  // deepseek-v3 waits for multi-head latent attention in the layer graph (issue 17).
 }
 
 TEST_CASE("moe.every interleaves dense and MoE layers (Llama 4 Maverick: MoE on odd layers)") {
@@ -42,9 +42,13 @@ TEST_CASE("computed parameter counts match the published totals within 1%") {
     CAPTURE(m.id);
     REQUIRE(m.published_params > 0);
     ParamCounts c = CountParams(m);
-    CHECK(c.total / m.published_params == doctest::Approx(1.0).epsilon(0.01));
+    // A strict 2% (scale(0); doctest's default scale of 1 made the old epsilon(0.01) about 2%
+    // too): published figures are rounded to two or three digits, e.g. GPT-3 XL's "1.3B" is
+    // 1.316B computed (+1.2%), DeepSeek-V3's "37B" active 37.55B (+1.5%), Qwen3-30B-A3B's
+    // "3.3B" active 3.35B (+1.6%). Every total but GPT-3 XL's is within 1%.
+    CHECK(c.total / m.published_params == doctest::Approx(1.0).epsilon(0.02).scale(0));
     if (m.published_active_params > 0) {
-      CHECK(c.active / m.published_active_params == doctest::Approx(1.0).epsilon(0.01));
+      CHECK(c.active / m.published_active_params == doctest::Approx(1.0).epsilon(0.02).scale(0));
     }
   }
 }
