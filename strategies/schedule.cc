@@ -11,6 +11,7 @@ std::unique_ptr<PipelineSchedule> MakeGpipeSchedule();
 std::unique_ptr<PipelineSchedule> Make1F1BSchedule();
 std::unique_ptr<PipelineSchedule> MakeInterleavedSchedule();
 std::unique_ptr<PipelineSchedule> MakeZbH1Schedule();
+std::unique_ptr<PipelineSchedule> MakeZbH2Schedule();
 
 namespace {
 
@@ -21,6 +22,7 @@ std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
     v->push_back(Make1F1BSchedule());         // kSchedule1F1B
     v->push_back(MakeInterleavedSchedule());  // kScheduleInterleaved
     v->push_back(MakeZbH1Schedule());         // zb-h1
+    v->push_back(MakeZbH2Schedule());         // zb-h2
     return v;
   }();
   return *schedules;

@@ -10,6 +10,13 @@
 // are pending). In that unit-time model the bubble is p-1 units for every p and m tried (4-16
 // stages, m = p..4p): (p-1)(F+B-W), against 1F1B's (p-1)(F+B+W) (paper, Table 2). Fewer than p
 // deferred W's leave more: p-1 of them gives p units.
+//
+// ZB-H2 lets stage s hold up to 2(p-s)-1 micro-batches (stage 0: 2p-1, the paper's peak
+// activation memory) and defer up to 2p W's. With m >= 2p no stage then idles between its
+// first and last unit: the paper's (p-1)(F+B-2W) = 0 per stage, a parallelogram. Within one
+// step whose optimizer waits for every stage the last stage still starts (p-1)F late, so the
+// step's makespan is ZB-H1's; the paper removes that too by not synchronising the optimizer
+// (post-validation), which parasim does not model.
 #include <algorithm>
 #include <deque>
 
@@ -69,9 +76,12 @@ std::vector<std::vector<Unit>> ListSchedule(int p, int64_t m, const std::vector<
   return order;
 }
 
-class ZbH1Schedule : public PipelineSchedule {
+// ZB-H1 and ZB-H2 differ in how many micro-batches a stage may hold between F and B and how
+// many W's it may defer.
+class ZbSchedule : public PipelineSchedule {
  public:
-  std::string_view name() const override { return "zb-h1"; }
+  explicit ZbSchedule(bool h2) : h2_(h2) {}
+  std::string_view name() const override { return h2_ ? "zb-h2" : "zb-h1"; }
   bool splits_backward() const override { return true; }
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
     return Orders(shape)[s];
@@ -80,29 +90,41 @@ class ZbH1Schedule : public PipelineSchedule {
   std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const override {
     std::vector<int64_t> limit(shape.stages);
     for (int k = 0; k < shape.stages; ++k) limit[k] = InFlightOf(shape, k);
-    return ListSchedule(shape.stages, shape.micro_batches, limit, shape.stages);
+    return ListSchedule(shape.stages, shape.micro_batches, limit, MaxW(shape));
   }
-  // 1F1B's micro-batches between F and B, and up to p deferred W's holding w_hold each.
+  // The micro-batches between F and B, and the deferred W's holding w_hold each.
   double InFlight(const PipelineShape& shape, int s) const override {
     return static_cast<double>(InFlightOf(shape, s)) +
-           shape.w_hold * static_cast<double>(std::min<int64_t>(shape.stages, shape.micro_batches));
+           shape.w_hold * static_cast<double>(std::min<int64_t>(MaxW(shape), shape.micro_batches));
   }
   std::string IdealBubbleFormula(const PipelineShape&) const override {
-    return "(p-1)(F+B-W)/(m(F+B+W)), F=B=W";
+    return h2_ ? "(p-1)F/(m(F+B+W)), F=B=W: the pipeline fill only"
+               : "(p-1)(F+B-W)/(m(F+B+W)), F=B=W";
   }
   double IdealBubble(const PipelineShape& shape) const override {
-    // (p-1)(F+B-W) over m(F+B+W), with F = B = W.
+    // ZB-H1: (p-1)(F+B-W) over m(F+B+W). ZB-H2 has no idle inside any stage ((p-1)(F+B-2W)
+    // with F = B = W), but within one synchronised step the last stage still starts (p-1)F
+    // late: the same (p-1) units.
     return static_cast<double>(shape.stages - 1) / (3.0 * static_cast<double>(shape.micro_batches));
   }
 
  private:
-  static int64_t InFlightOf(const PipelineShape& shape, int s) {
-    return std::max<int64_t>(1, std::min<int64_t>(shape.stages - s, shape.micro_batches));
+  // ZB-H1: 1F1B's min(p-s, m); ZB-H2: min(2(p-s)-1, m), the extra warm-up forwards that fill
+  // the wait before the first B.
+  int64_t InFlightOf(const PipelineShape& shape, int s) const {
+    const int64_t ahead = h2_ ? 2 * (shape.stages - s) - 1 : shape.stages - s;
+    return std::max<int64_t>(1, std::min<int64_t>(ahead, shape.micro_batches));
   }
+  // ZB-H1 defers up to p W's; ZB-H2 up to 2p, moving them to the tail (the parallelogram).
+  int64_t MaxW(const PipelineShape& shape) const {
+    return h2_ ? 2 * int64_t{shape.stages} : int64_t{shape.stages};
+  }
+  bool h2_;
 };
 
 }  // namespace
 
-std::unique_ptr<PipelineSchedule> MakeZbH1Schedule() { return std::make_unique<ZbH1Schedule>(); }
+std::unique_ptr<PipelineSchedule> MakeZbH1Schedule() { return std::make_unique<ZbSchedule>(false); }
+std::unique_ptr<PipelineSchedule> MakeZbH2Schedule() { return std::make_unique<ZbSchedule>(true); }
 
 }  // namespace parasim
