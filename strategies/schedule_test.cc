@@ -104,15 +104,18 @@ TEST_CASE("a schedule registered at run time is lowered, replayed and sized like
   CHECK(EstimateMemory(b.model, b.t, b.l, b.cluster).stages[0].in_flight == 16);
 }
 
-// Replays a schedule's orders with unit times (F, B, W; transfers free) and returns the
-// makespan: the schedule's own model, in which the published bubbles are stated.
-int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int64_t f, int64_t b,
-                     int64_t w) {
+// Replays a schedule's orders with fixed unit times (F, B, W; transfers free): per stage, when
+// its first unit started, when its last ended, and how long it worked. The schedule's own
+// model, in which the published bubbles are stated.
+struct UnitReplay {
+  std::vector<int64_t> first, end, work;
+};
+UnitReplay ReplayUnits(const PipelineSchedule& s, const PipelineShape& shape, int64_t f, int64_t b,
+                       int64_t w) {
   const int p = shape.stages;
-  std::vector<std::vector<Unit>> order(p);
-  for (int k = 0; k < p; ++k) order[k] = s.Order(shape, k);
+  std::vector<std::vector<Unit>> order = s.Orders(shape);
   std::vector<size_t> pos(p, 0);
-  std::vector<int64_t> free_at(p, 0);
+  UnitReplay r{std::vector<int64_t>(p, -1), std::vector<int64_t>(p, 0), std::vector<int64_t>(p, 0)};
   std::map<std::tuple<int, int, int64_t>, int64_t> done;  // (phase, stage, mb) -> end
   const int64_t kSplitB = s.splits_backward() ? b : b + w;
   bool progress = true;
@@ -137,13 +140,22 @@ int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int6
         ready = it->second;
       }
       const int64_t d = u.phase == Phase::kF ? f : u.phase == Phase::kB ? kSplitB : w;
-      free_at[k] = std::max(free_at[k], ready) + d;
-      done[{static_cast<int>(u.phase), k, u.mb}] = free_at[k];
+      const int64_t start = std::max(r.end[k], ready);
+      if (r.first[k] < 0) r.first[k] = start;
+      r.end[k] = start + d;
+      r.work[k] += d;
+      done[{static_cast<int>(u.phase), k, u.mb}] = r.end[k];
       ++pos[k];
       progress = true;
     }
   }
-  return *std::max_element(free_at.begin(), free_at.end());
+  return r;
+}
+
+int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int64_t f, int64_t b,
+                     int64_t w) {
+  const UnitReplay r = ReplayUnits(s, shape, f, b, w);
+  return *std::max_element(r.end.begin(), r.end.end());
 }
 
 TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 2024, Table 2)") {
@@ -171,41 +183,11 @@ TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 
   }
 }
 
-// Each stage's idle time between its first and last unit, replaying with unit times.
+// Each stage's idle time between its first and last unit, with F = B = W = 1.
 std::vector<int64_t> StageIdle(const PipelineSchedule& s, const PipelineShape& shape) {
-  const int p = shape.stages;
-  std::vector<std::vector<Unit>> order = s.Orders(shape);
-  std::vector<size_t> pos(p, 0);
-  std::vector<int64_t> free_at(p, 0), first(p, -1), work(p, 0);
-  std::map<std::tuple<int, int, int64_t>, int64_t> done;
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (int k = 0; k < p; ++k) {
-      if (pos[k] >= order[k].size()) continue;
-      const Unit u = order[k][pos[k]];
-      std::tuple<int, int, int64_t> dep =
-          u.phase == Phase::kF   ? std::tuple{static_cast<int>(Phase::kF), k - 1, u.mb}
-          : u.phase == Phase::kW ? std::tuple{static_cast<int>(Phase::kB), k, u.mb}
-          : k == p - 1           ? std::tuple{static_cast<int>(Phase::kF), k, u.mb}
-                                 : std::tuple{static_cast<int>(Phase::kB), k + 1, u.mb};
-      int64_t ready = 0;
-      if (!(u.phase == Phase::kF && k == 0)) {
-        auto it = done.find(dep);
-        if (it == done.end()) continue;
-        ready = it->second;
-      }
-      const int64_t start = std::max(free_at[k], ready);
-      if (first[k] < 0) first[k] = start;
-      free_at[k] = start + 1;
-      ++work[k];
-      done[{static_cast<int>(u.phase), k, u.mb}] = free_at[k];
-      ++pos[k];
-      progress = true;
-    }
-  }
-  std::vector<int64_t> idle(p);
-  for (int k = 0; k < p; ++k) idle[k] = free_at[k] - first[k] - work[k];
+  const UnitReplay r = ReplayUnits(s, shape, 1, 1, 1);
+  std::vector<int64_t> idle(r.end.size());
+  for (size_t k = 0; k < idle.size(); ++k) idle[k] = r.end[k] - r.first[k] - r.work[k];
   return idle;
 }
 
