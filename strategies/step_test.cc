@@ -296,6 +296,15 @@ TEST_CASE("GB200 NVL72: TP and EP groups larger than a tray stay on NVLink insid
   CHECK_FALSE(nvl.inter_node);
   CHECK(nic.inter_node);
   CHECK(nic.time > nvl.time * 3);
+  // The same 16-GPU group on 8-GPU nodes (HGX B200 style, no larger domain) pays the NICs too.
+  ClusterSpec hgx = b.cluster;
+  hgx.gpus_per_node = 8;
+  hgx.nodes = 9;
+  const GroupPlacement eights = Placement(b.l, hgx).Group(GroupKind::kTp);
+  CHECK(eights.per_node == 8);
+  CHECK(CostModel(hgx, Dtype::kBf16)
+            .CollectiveTime(Collective::kAllReduce, Bytes::GB(1), eights)
+            .inter_node);
 
   SUBCASE("an expert-parallel group of 32 inside the rack") {
     Bench m(8, "mixtral-8x7b");
