@@ -575,18 +575,18 @@ void Fitter::Contention() {
   for (const char* victim : {"gemm", "copy"}) {
     std::vector<double> alone, with;
     std::vector<std::string> names;
+    double slow = 0;
     for (const auto& m : ms_) {
       for (const auto& k : m.contention) {
         if (k.victim != victim || k.background != "spin" || k.blocks != best) continue;
         alone.push_back(k.alone.seconds());
         with.push_back(k.with.seconds());
+        slow += k.Slowdown();
         names.push_back(k.victim == "gemm" ? fmt::format("gemm {}x{}x{}", k.m, k.n, k.k)
                                            : fmt::format("copy {}", FormatBytes(k.bytes)));
       }
     }
     if (alone.empty()) continue;
-    double slow = 0;
-    for (size_t i = 0; i < alone.size(); ++i) slow += with[i] / alone[i];
     slow = std::max(1.0, slow / static_cast<double>(alone.size()));
     std::vector<double> pred;
     for (double a : alone) pred.push_back(a * slow);

@@ -113,13 +113,20 @@ void LeaveTp(Op* op, const Dims& d) {
   }
 }
 
-Op Norm(const std::string& name, const ModelSpec& m, const Dims& d) {
-  // Reads x, writes y; backward reads x, dy, writes dx (Korthikanti: input saved, 2sbh).
-  const double x = d.T_out * d.h * d.a;
+// A norm over `tokens` rows of `cols`: reads x, writes y; backward reads x, dy, writes dx
+// (Korthikanti: input saved, 2sbh).
+Op NormOver(const std::string& name, const ModelSpec& m, const Dims& d, double tokens,
+            double cols) {
+  const double x = tokens * cols * d.a;
   Op op = Elementwise(name, 2 * x, 3 * x);
-  op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * d.h;
+  op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * cols;
   op.saved.push_back({name + ".input", x, false});
   return op;
+}
+
+// The block's norm over the hidden size (sharded over TP with SP).
+Op Norm(const std::string& name, const ModelSpec& m, const Dims& d) {
+  return NormOver(name, m, d, d.T_out, d.h);
 }
 
 Op DropoutAdd(const std::string& name, const Dims& d) {
@@ -193,18 +200,11 @@ void AddMlaAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, 
   Op ln = Norm("attn_norm", m, d);
   EnterTp(&ln, d);
   Vertex in = bb.Add(std::move(ln));
-  auto latent_norm = [&](const std::string& name, double cols) {
-    const double x = d.T * cols * d.a;
-    Op op = Elementwise(name, 2 * x, 3 * x);
-    op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * cols;
-    op.saved.push_back({name + ".input", x, false});
-    return op;
-  };
   if (ql > 0) {
     Op q_down = Gemm("q_down_proj", T, m.hidden, a.q_lora_rank, d.h * ql);
     q_down.saved.push_back({"q_down_proj.input", d.T_out * d.h * d.a, false});
     bb.Add(std::move(q_down));
-    bb.Add(latent_norm("q_norm", ql));
+    bb.Add(NormOver("q_norm", m, d, d.T, ql));
     Op q_up = Gemm("q_up_proj", T, a.q_lora_rank, static_cast<int64_t>(heads_local * qk),
                    ql * heads_local * qk);
     q_up.saved.push_back({"q_up_proj.input", d.T * ql * d.a, false});
@@ -218,7 +218,7 @@ void AddMlaAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, 
   // The KV latent reads the same normed input as the query path (saved once, above).
   bb.Add(
       Gemm("kv_down_proj", T, m.hidden, a.kv_lora_rank + a.qk_rope_head_dim, d.h * (kvl + rope)));
-  bb.Add(latent_norm("kv_norm", kvl));
+  bb.Add(NormOver("kv_norm", m, d, d.T, kvl));
   Op kv_up = Gemm("kv_up_proj", T, a.kv_lora_rank,
                   static_cast<int64_t>(heads_local * (a.qk_nope_head_dim + v)),
                   kvl * heads_local * (static_cast<double>(a.qk_nope_head_dim) + v));

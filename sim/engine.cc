@@ -54,17 +54,19 @@ class Replay {
   std::vector<FlowCost> key_flow_;
   std::vector<uint8_t> key_known_;
   std::vector<double> key_slowdown_;
-  // Contention (sim/program.h, StreamRole): running communication tasks per rank; each rank's
-  // compute-role streams; per stream, the running task's work left (picoseconds at its rate
-  // alone), when that was counted, the factor its rate runs slower by now, and the sequence
-  // number of its one live completion event (earlier ones are stale after a rate change).
+  // Contention (sim/program.h, StreamRole): running communication tasks per rank, each rank's
+  // compute-role streams (compressed rows), and what runs on each such stream.
+  struct Running {
+    TaskId task = kNone;
+    uint64_t seq = 0;   // of its one live completion event (earlier ones are stale)
+    int64_t since = 0;  // when `left` was counted
+    double left = 0;    // work left, picoseconds at its rate alone
+    double factor = 1;  // how much slower it runs now
+  };
   std::vector<uint32_t> comm_running_;
   std::vector<uint32_t> compute_offset_;
   std::vector<StreamId> compute_streams_;
-  std::vector<double> run_left_, run_factor_;
-  std::vector<int64_t> run_since_;
-  std::vector<uint64_t> run_seq_;
-  std::vector<TaskId> run_task_;
+  std::vector<Running> running_;  // per stream
   // Remaining dependencies; streams a task needs and the heads it holds.
   std::vector<uint32_t> deps_;
   std::vector<uint8_t> streams_needed_, heads_held_;
@@ -118,11 +120,7 @@ Replay::Replay(const Program& p, const CostProvider& costs, RunOptions options)
   for (StreamId st = 0; st < ns; ++st) {
     if (p.stream_role(st) == StreamRole::kCompute) compute_streams_[fill[p.stream_rank(st)]++] = st;
   }
-  run_left_.assign(ns, 0.0);
-  run_factor_.assign(ns, 1.0);
-  run_since_.assign(ns, 0);
-  run_seq_.assign(ns, 0);
-  run_task_.assign(ns, kNone);
+  running_.assign(ns, Running{});
 }
 
 // A communication task began (+1) or ended (-1) on `rank`: when the rank goes from none to some
@@ -133,17 +131,16 @@ void Replay::Contend(uint32_t rank, int delta) {
   comm_running_[rank] += delta;
   if ((before == 0) == (comm_running_[rank] == 0)) return;
   for (uint32_t i = compute_offset_[rank]; i < compute_offset_[rank + 1]; ++i) {
-    const StreamId st = compute_streams_[i];
-    const TaskId t = run_task_[st];
-    if (t == kNone) continue;
-    const double slow = key_slowdown_[p_.cost_key(t)];
+    Running& r = running_[compute_streams_[i]];
+    if (r.task == kNone) continue;
+    const double slow = key_slowdown_[p_.cost_key(r.task)];
     if (slow == 1.0) continue;
-    run_left_[st] -= static_cast<double>(now_ - run_since_[st]) / run_factor_[st];
-    run_since_[st] = now_;
-    run_factor_[st] = comm_running_[rank] > 0 ? slow : 1.0;
-    run_seq_[st] = seq_;
-    events_.push(Event{now_ + std::llround(std::max(run_left_[st], 0.0) * run_factor_[st]), seq_++,
-                       t, EventType::kComplete});
+    r.left -= static_cast<double>(now_ - r.since) / r.factor;
+    r.since = now_;
+    r.factor = comm_running_[rank] > 0 ? slow : 1.0;
+    r.seq = seq_;
+    events_.push(Event{now_ + std::llround(std::max(r.left, 0.0) * r.factor), seq_++, r.task,
+                       EventType::kComplete});
   }
 }
 
@@ -190,17 +187,14 @@ void Replay::Start(TaskId t) {
   }
   const StreamId st = p_.stream(t);
   const StreamRole role = p_.stream_role(st);
-  if (compute && role == StreamRole::kCompute) {
-    const double factor = comm_running_[p_.stream_rank(st)] > 0 ? key_slowdown_[key] : 1.0;
-    run_left_[st] = static_cast<double>(key_duration_[key]);
-    run_since_[st] = now_;
-    run_factor_[st] = factor;
-    run_seq_[st] = seq_;
-    run_task_[st] = t;
-    events_.push(
-        Event{now_ + std::llround(run_left_[st] * factor), seq_++, t, EventType::kComplete});
-  } else if (compute) {
-    events_.push(Event{now_ + key_duration_[key], seq_++, t, EventType::kComplete});
+  if (compute) {
+    int64_t d = key_duration_[key];
+    if (role == StreamRole::kCompute) {
+      const double factor = comm_running_[p_.stream_rank(st)] > 0 ? key_slowdown_[key] : 1.0;
+      running_[st] = {t, seq_, now_, static_cast<double>(d), factor};
+      d = std::llround(static_cast<double>(d) * factor);
+    }
+    events_.push(Event{now_ + d, seq_++, t, EventType::kComplete});
   } else {
     events_.push(
         Event{now_ + key_flow_[key].latency.picoseconds(), seq_++, t, EventType::kFlowBegin});
@@ -241,7 +235,7 @@ void Replay::ReleaseStream(StreamId s, TaskId t) {
 void Replay::Complete(TaskId t) {
   tl_.end[t] = Duration::Picoseconds(now_);
   const StreamId st = p_.stream(t);
-  if (p_.stream_role(st) == StreamRole::kCompute) run_task_[st] = kNone;
+  if (p_.stream_role(st) == StreamRole::kCompute) running_[st].task = kNone;
   memory_.Apply(t, MemoryAt::kEnd, now_);
   ++done_;
   for (TaskId s : p_.successors(t)) {
@@ -266,7 +260,7 @@ void Replay::Handle(const Event& e) {
     case EventType::kComplete: {
       const StreamId st = p_.stream(e.task);
       // Superseded by a rate change (Contend).
-      if (p_.stream_role(st) == StreamRole::kCompute && e.seq != run_seq_[st]) break;
+      if (p_.stream_role(st) == StreamRole::kCompute && e.seq != running_[st].seq) break;
       Complete(e.task);
       break;
     }
@@ -323,8 +317,8 @@ void Replay::Finish() {
                     cap(queue_) + cap(head_) + cap(stream_last_) + cap(enabler_) + cap(tl_.start) +
                     cap(tl_.end) + cap(key_duration_) + cap(key_flow_) + cap(key_known_) +
                     cap(key_slowdown_) + cap(comm_running_) + cap(compute_offset_) +
-                    cap(compute_streams_) + cap(run_left_) + cap(run_factor_) + cap(run_since_) +
-                    cap(run_seq_) + cap(run_task_) + memory_.state_bytes() + flows_.state_bytes();
+                    cap(compute_streams_) + cap(running_) + memory_.state_bytes() +
+                    flows_.state_bytes();
 }
 
 StatusOr<Timeline> Replay::Run() {

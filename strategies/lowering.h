@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -115,7 +114,14 @@ class LoweringContext {
   void InternCategoryLabels();
 
  private:
-  std::map<std::pair<int64_t, int64_t>, uint32_t> compute_keys_;
+  // (duration, contended duration) in picoseconds -> key; asked once per compute task.
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first) ^
+             (std::hash<int64_t>()(p.second) * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> compute_keys_;
   uint32_t cat_label_[kNumTaskCats] = {};
 };
 

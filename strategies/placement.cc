@@ -26,7 +26,7 @@ int DimIndex(RankDim d) {
 }  // namespace
 
 Placement::Placement(const Layout& layout, const ClusterSpec& cluster)
-    : layout_(layout), gpus_per_node_(std::max(1, cluster.domain())), pod_gpus_(cluster.pod_gpus) {
+    : layout_(layout), domain_gpus_(std::max(1, cluster.domain())), pod_gpus_(cluster.pod_gpus) {
   size_ = {layout.tp, layout.cp, layout.dp, layout.pp};
   std::vector<int> order;
   for (RankDim dim : layout.order) {

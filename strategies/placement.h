@@ -36,7 +36,7 @@ class Placement {
   RankCoords Coords(int64_t rank) const;
   // The NVLink domain of a rank (a node unless cluster.nvlink_domain spans several): ranks of
   // one domain talk over the intra-node fabric.
-  int64_t Node(int64_t rank) const { return rank / gpus_per_node_; }
+  int64_t Node(int64_t rank) const { return rank / domain_gpus_; }
 
   // Members (global ranks) of the group of `kind` that contains `rank`. kDp is the gradient
   // group of dense parameters (dp x cp ranks); kEp the expert group, the first `ep` of those.
@@ -54,7 +54,7 @@ class Placement {
 
  private:
   Layout layout_;
-  int gpus_per_node_;  // GPUs per NVLink domain (ClusterSpec::domain())
+  int domain_gpus_;  // GPUs per NVLink domain (ClusterSpec::domain(), a node by default)
   int64_t pod_gpus_;
   // Stride of each dimension: tp, cp, dp, pp.
   std::array<int64_t, 4> stride_{};

@@ -17,11 +17,11 @@ void LayoutWarnings(const StepReport& r, const Training& training, const Layout&
                     const ClusterSpec& cluster, std::vector<std::string>* out) {
   GroupPlacement tp = Placement(layout, cluster).Group(GroupKind::kTp);
   if (tp.size > tp.per_node) {
+    const bool rack = cluster.domain() > cluster.gpus_per_node;  // a domain of several nodes
     out->push_back(fmt::format(
         "TP group of {} spans {} ({} GPUs {}): every layer's TP collectives cross {}; keep "
         "tp <= {} so TP stays on {}",
-        layout.tp, cluster.domain() > cluster.gpus_per_node ? "NVLink domains" : "nodes",
-        tp.per_node, cluster.domain() > cluster.gpus_per_node ? "each" : "per node",
+        layout.tp, rack ? "NVLink domains" : "nodes", tp.per_node, rack ? "each" : "per node",
         cluster.inter.id, cluster.domain(), cluster.intra.id));
   }
   if (layout.pp > 1 && r.micro_batches < layout.pp) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sim/enum_names.h"
 #include "strategies/schedule.h"
 #include "strategies/step_kernels.h"
 
@@ -212,25 +213,18 @@ int64_t Uncovered(const Intervals& a, const Intervals& b, int64_t window) {
   return total;
 }
 
-std::string_view StepPartName(StepPart p) {
-  switch (p) {
-    case StepPart::kCompute:
-      return "compute (busiest stage)";
-    case StepPart::kBubble:
-      return "pipeline bubble";
-    case StepPart::kTp:
-      return "exposed TP communication";
-    case StepPart::kCp:
-      return "exposed CP communication";
-    case StepPart::kEp:
-      return "expert all-to-all";
-    case StepPart::kPp:
-      return "pipeline transfers";
-    case StepPart::kDp:
-      return "gradient sync (DP)";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<StepPart, kNumStepParts> kStepParts(
+    "step part", {{{StepPart::kCompute, "compute (busiest stage)"},
+                   {StepPart::kBubble, "pipeline bubble"},
+                   {StepPart::kTp, "exposed TP communication"},
+                   {StepPart::kCp, "exposed CP communication"},
+                   {StepPart::kEp, "expert all-to-all"},
+                   {StepPart::kPp, "pipeline transfers"},
+                   {StepPart::kDp, "gradient sync (DP)"}}});
+}  // namespace
+
+std::string_view StepPartName(StepPart p) { return kStepParts.Name(p); }
 
 std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_fraction,
                                                   const ExposedComm& e) {

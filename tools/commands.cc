@@ -616,8 +616,10 @@ Status FitCommand(const CommonOptions& opt) {
   fmt::print("{:<40} {:>6} {:>8} {:>7} {:>9}  {}\n", "family", "points", "R^2", "MAPE", "worst",
              "fitted");
   for (const auto& f : r.families) {
-    fmt::print("{:<40} {:>6} {:>8.4f} {:>6.2f}% {:>+8.1f}%  {}  (worst: {})\n", f.family, f.points,
-               f.r2, 100 * f.mape, 100 * f.worst_error, f.fitted, f.worst);
+    // A reported-only family (sustained clocks) has no worst point.
+    fmt::print("{:<40} {:>6} {:>8.4f} {:>6.2f}% {:>+8.1f}%  {}{}\n", f.family, f.points, f.r2,
+               100 * f.mape, 100 * f.worst_error, f.fitted,
+               f.worst.empty() ? "" : fmt::format("  (worst: {})", f.worst));
   }
   for (const auto& sk : r.skipped) fmt::print("skipped: {}\n", sk);
   fmt::print("\n{}", text);

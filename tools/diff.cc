@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/enum_names.h"
 #include "sim/parse_units.h"
 #include "strategies/layout_format.h"
 #include "strategies/sweep.h"
@@ -76,19 +77,14 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
   return d;
 }
 
-std::string_view DiffUnitName(DiffUnit u) {
-  switch (u) {
-    case DiffUnit::kSeconds:
-      return "s";
-    case DiffUnit::kTokensPerSecond:
-      return "tokens/s";
-    case DiffUnit::kPercent:
-      return "%";
-    case DiffUnit::kGiB:
-      return "GiB";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<DiffUnit, 4> kDiffUnits("unit", {{{DiffUnit::kSeconds, "s"},
+                                                      {DiffUnit::kTokensPerSecond, "tokens/s"},
+                                                      {DiffUnit::kPercent, "%"},
+                                                      {DiffUnit::kGiB, "GiB"}}});
+}  // namespace
+
+std::string_view DiffUnitName(DiffUnit u) { return kDiffUnits.Name(u); }
 
 std::string DiffValue(const DiffRow& row, bool side_b) {
   if (!(side_b ? row.in_b : row.in_a)) return "-";

@@ -11,6 +11,7 @@
 
 #include "hardware/cost_model.h"
 #include "models/layer_graph.h"
+#include "sim/enum_names.h"
 #include "sim/yaml_reader.h"
 #include "strategies/memory.h"
 
@@ -83,19 +84,15 @@ void Finish(const std::vector<std::pair<double, double>>& spans, KindTimes* k) {
 
 }  // namespace
 
-std::string_view KernelKindName(KernelKind k) {
-  switch (k) {
-    case KernelKind::kGemm:
-      return "GEMM";
-    case KernelKind::kAttention:
-      return "attention";
-    case KernelKind::kElementwise:
-      return "element-wise";
-    case KernelKind::kCommunication:
-      return "communication";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<KernelKind, kNumKernelKinds> kKernelKinds("kernel kind",
+                                                {{{KernelKind::kGemm, "GEMM"},
+                                                  {KernelKind::kAttention, "attention"},
+                                                  {KernelKind::kElementwise, "element-wise"},
+                                                  {KernelKind::kCommunication, "communication"}}});
+}  // namespace
+
+std::string_view KernelKindName(KernelKind k) { return kKernelKinds.Name(k); }
 
 KernelKind ClassifyKernel(std::string_view name) {
   const std::string s = Lower(name);

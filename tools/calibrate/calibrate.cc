@@ -107,12 +107,31 @@ std::string CatalogId(const std::string& name) {
   return g ? g->id : "";
 }
 
+// A cuBLASLt handle and its 64 MiB workspace, released at the end of the scope.
+struct LtContext {
+  LtContext() {
+    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
+    Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
+  }
+  LtContext(const LtContext&) = delete;
+  LtContext& operator=(const LtContext&) = delete;
+  ~LtContext() {
+    cudaFree(workspace);
+    cublasLtDestroy(lt);
+  }
+  cublasLtHandle_t lt;
+  size_t workspace_bytes = 64 << 20;
+  void* workspace = nullptr;
+};
+
 // One cuBLASLt GEMM C = A B (fp32 accumulation) of one shape, its inputs random.
 class LtGemm {
  public:
-  LtGemm(cublasLtHandle_t lt, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N, int64_t K,
-         void* workspace, size_t workspace_bytes)
-      : lt_(lt), stream_(stream), workspace_(workspace), workspace_bytes_(workspace_bytes) {
+  LtGemm(const LtContext& ctx, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N, int64_t K)
+      : lt_(ctx.lt),
+        stream_(stream),
+        workspace_(ctx.workspace),
+        workspace_bytes_(ctx.workspace_bytes) {
     const bool fp8 = dtype == Dtype::kFp8;
     const cudaDataType_t in = fp8                     ? CUDA_R_8F_E4M3
                               : dtype == Dtype::kFp16 ? CUDA_R_16F
@@ -146,9 +165,9 @@ class LtGemm {
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulPreferenceCreate(&pref);
     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                         &workspace_bytes, sizeof(workspace_bytes));
+                                         &workspace_bytes_, sizeof(workspace_bytes_));
     int found = 0;
-    cublasLtMatmulAlgoGetHeuristic(lt, op_, la_, lb_, lc_, lc_, pref, 1, &heur_, &found);
+    cublasLtMatmulAlgoGetHeuristic(lt_, op_, la_, lb_, lc_, lc_, pref, 1, &heur_, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     // A call the library refuses returns at once: timing it would record a launch, not a GEMM.
     status_ = found > 0 ? Run() : CUBLAS_STATUS_NOT_SUPPORTED;
@@ -185,9 +204,9 @@ class LtGemm {
 };
 
 // Times C = A B with cuBLASLt for one shape; false when no algorithm takes it.
-bool TimeGemm(cublasLtHandle_t lt, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N,
-              int64_t K, void* workspace, size_t workspace_bytes, int runs, Measurements* m) {
-  LtGemm g(lt, stream, dtype, M, N, K, workspace, workspace_bytes);
+bool TimeGemm(const LtContext& ctx, cudaStream_t stream, Dtype dtype, int64_t M, int64_t N,
+              int64_t K, int runs, Measurements* m) {
+  LtGemm g(ctx, stream, dtype, M, N, K);
   if (g.status() != CUBLAS_STATUS_SUCCESS) {
     fmt::print(stderr, "{} GEMM {}x{}x{} skipped: {}\n", DtypeName(dtype), M, N, K,
                cublasGetStatusString(g.status()));
@@ -199,8 +218,7 @@ bool TimeGemm(cublasLtHandle_t lt, cudaStream_t stream, Dtype dtype, int64_t M, 
 }
 
 void Gemms(const Options& o, int device, Measurements* m) {
-  cublasLtHandle_t lt;
-  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
+  LtContext ctx;
   cudaStream_t stream;
   Check(cudaStreamCreate(&stream), "cudaStreamCreate");
   std::vector<std::array<int64_t, 3>> grid;
@@ -215,9 +233,6 @@ void Gemms(const Options& o, int device, Measurements* m) {
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
   const bool has_fp8 = major * 10 + minor >= 89;  // Ada (8.9) and Hopper (9.0) have fp8 cores
-  size_t workspace_bytes = 64 << 20;
-  void* workspace = nullptr;
-  Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
   const int runs = o.quick ? 5 : 20;
   int refused = 0;
   for (Dtype dt : {Dtype::kBf16, Dtype::kFp16, Dtype::kFp8}) {
@@ -236,15 +251,13 @@ void Gemms(const Options& o, int device, Measurements* m) {
         ++refused;
         continue;
       }
-      if (!TimeGemm(lt, stream, dt, M, N, K, workspace, workspace_bytes, runs, m)) ++refused;
+      if (!TimeGemm(ctx, stream, dt, M, N, K, runs, m)) ++refused;
     }
   }
   if (refused > 0) {
     fmt::print(stderr, "{} GEMM shape(s) had no cuBLASLt algorithm (fp8 needs multiples of 16)\n",
                refused);
   }
-  cudaFree(workspace);
-  cublasLtDestroy(lt);
   cudaStreamDestroy(stream);
 }
 
@@ -303,14 +316,10 @@ void Memory(const Options& o, Measurements* m) {
 void Contention(const Options& o, int device, Measurements* m) {
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cublasLtHandle_t lt;
-  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
+  LtContext ctx;
   cudaStream_t victim, background;
   Check(cudaStreamCreateWithFlags(&victim, cudaStreamNonBlocking), "cudaStreamCreate");
   Check(cudaStreamCreateWithFlags(&background, cudaStreamNonBlocking), "cudaStreamCreate");
-  size_t workspace_bytes = 64 << 20;
-  void* workspace = nullptr;
-  Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
   // The stop flag lives in GPU memory (as NCCL's flags do), set by a copy on its own stream:
   // polling mapped host memory across PCIe from many SMs slowed every other kernel 3-30x on an
   // H100 (seen here, 2026-11-22), which no collective does.
@@ -377,7 +386,7 @@ void Contention(const Options& o, int device, Measurements* m) {
     }
   };
   for (const auto& [M, N, K] : shapes) {
-    LtGemm g(lt, victim, Dtype::kBf16, M, N, K, workspace, workspace_bytes);
+    LtGemm g(ctx, victim, Dtype::kBf16, M, N, K);
     if (g.status() != CUBLAS_STATUS_SUCCESS) continue;
     ContentionPoint p;
     p.victim = "gemm";
@@ -391,7 +400,7 @@ void Contention(const Options& o, int device, Measurements* m) {
   c.bytes = Bytes(2.0 * copy_floats * sizeof(float));
   measure(c, [&] { CalibCopy(cx, cy, copy_floats, victim); });
   for (void* p : {static_cast<void*>(src), static_cast<void*>(dst), static_cast<void*>(cx),
-                  static_cast<void*>(cy), static_cast<void*>(passes), workspace}) {
+                  static_cast<void*>(cy), static_cast<void*>(passes)}) {
     cudaFree(p);
   }
   cudaFree(stop_dev);
@@ -399,24 +408,19 @@ void Contention(const Options& o, int device, Measurements* m) {
   cudaStreamDestroy(control);
   cudaStreamDestroy(victim);
   cudaStreamDestroy(background);
-  cublasLtDestroy(lt);
 }
 
 // Clocks under sustained load: 8192^3 bf16 GEMMs back to back for a while; the median GEMM of
 // the first second against that of the last quarter.
 void Sustained(const Options& o, Measurements* m) {
-  cublasLtHandle_t lt;
-  if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) Fail(1, "cublasLtCreate failed");
+  LtContext ctx;
   cudaStream_t stream;
   Check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  size_t workspace_bytes = 64 << 20;
-  void* workspace = nullptr;
-  Check(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
   SustainedPoint p;
   p.m = p.n = p.k = 8192;
   p.seconds = o.quick ? 5 : 30;
   {
-    LtGemm g(lt, stream, Dtype::kBf16, p.m, p.n, p.k, workspace, workspace_bytes);
+    LtGemm g(ctx, stream, Dtype::kBf16, p.m, p.n, p.k);
     if (g.status() == CUBLAS_STATUS_SUCCESS) {
       Check(cudaDeviceSynchronize(), "idle before the sustained run");
       // Let the GPU drop to idle clocks first, as it is between jobs.
@@ -444,9 +448,7 @@ void Sustained(const Options& o, Measurements* m) {
       m->sustained.push_back(p);
     }
   }
-  cudaFree(workspace);
   cudaStreamDestroy(stream);
-  cublasLtDestroy(lt);
 }
 
 // Materialised ("standard") attention for `batch` heads of seq x d: forward QK^T, softmax, AV;
