@@ -190,7 +190,11 @@ void Replay::Start(TaskId t) {
   if (compute) {
     int64_t d = key_duration_[key];
     if (role == StreamRole::kCompute) {
-      const double factor = comm_running_[p_.stream_rank(st)] > 0 ? key_slowdown_[key] : 1.0;
+      const uint32_t rank = p_.stream_rank(st);
+      if (rank < options_.rank_slowdown.size()) {
+        d = std::llround(static_cast<double>(d) * options_.rank_slowdown[rank]);
+      }
+      const double factor = comm_running_[rank] > 0 ? key_slowdown_[key] : 1.0;
       running_[st] = {t, seq_, now_, static_cast<double>(d), factor};
       d = std::llround(static_cast<double>(d) * factor);
     }

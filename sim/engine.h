@@ -21,6 +21,9 @@ namespace parasim::sim {
 struct RunOptions {
   bool record_memory = false;  // keep every memory change as a time series
   bool critical_path = true;
+  // Per program rank, how much longer its compute-role streams' tasks take than their cost
+  // (a straggling GPU: 1.05 = 5% slower); empty = every rank at 1. Communication is unchanged.
+  std::vector<double> rank_slowdown;
 };
 
 struct MemorySample {

@@ -122,11 +122,14 @@ StatusOr<FlopRate> ParseFlopRate(std::string_view text) {
   return FlopRate(v);
 }
 
-StatusOr<Duration> ParseDuration(std::string_view text) {
+StatusOr<double> ParseSeconds(std::string_view text) {
   static const Table kTable = {{"ps", 1e-12}, {"ns", 1e-9},  {"us", 1e-6},  {"ms", 1e-3},
                                {"s", 1.0},    {"min", 60.0}, {"h", 3600.0}, {"d", 86400.0}};
-  PARASIM_ASSIGN_OR_RETURN(double v,
-                           Scaled(text, "time", "1.5us", kTable, "ns, us, ms, s, min, h, d", ""));
+  return Scaled(text, "time", "1.5us", kTable, "ns, us, ms, s, min, h, d", "");
+}
+
+StatusOr<Duration> ParseDuration(std::string_view text) {
+  PARASIM_ASSIGN_OR_RETURN(double v, ParseSeconds(text));
   if (v > 9.2e6) {
     return InvalidArgument(fmt::format("time '{}' is too long (over 106 days)", std::string(text)));
   }

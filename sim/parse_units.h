@@ -20,6 +20,8 @@ StatusOr<Bytes> ParseBytes(std::string_view text);
 StatusOr<Bandwidth> ParseBandwidth(std::string_view text);
 StatusOr<FlopRate> ParseFlopRate(std::string_view text);
 StatusOr<Duration> ParseDuration(std::string_view text);
+// A time in seconds with no upper limit (a component's MTBF of years, a months-long window).
+StatusOr<double> ParseSeconds(std::string_view text);
 // Plain non-negative number, integer or scientific ("3e11"); no unit allowed.
 StatusOr<double> ParseCount(std::string_view text);
 

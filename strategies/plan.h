@@ -18,6 +18,7 @@
 #include "models/training.h"
 #include "sim/status.h"
 #include "strategies/layout.h"
+#include "strategies/reliability.h"
 
 namespace parasim {
 
@@ -49,6 +50,7 @@ struct Scenario {
   Layout layout;
   bool dp_auto = false;
   std::optional<SweepSpec> sweep;
+  Reliability reliability;  // failures, checkpoints, stragglers (strategies/goodput.h)
 };
 
 // Keys a sweep block may vary (parallelism and training keys).

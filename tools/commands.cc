@@ -26,6 +26,7 @@
 #include "sim/parse_units.h"
 #include "sim/trace.h"
 #include "sim/units.h"
+#include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
 #include "strategies/scale.h"
@@ -86,7 +87,35 @@ std::string Human(double x) {
   return fmt::format("{:.0f}", x);
 }
 
-Json RunJson(const Scenario& s, const StepReport& r) {
+// Goodput is modelled for a scenario that trains a number of tokens or has a reliability block,
+// unless the block says `none`.
+bool GoodputModelled(const Scenario& s) {
+  return s.reliability.enabled && (s.training.tokens > 0 || s.reliability.block);
+}
+
+Json GoodputJson(const GoodputReport& g) {
+  const CheckpointPlan& ck = g.inputs.checkpoint;
+  Json c = Json::Object();
+  c.Set("bytes", ck.bytes).Set("bytes_per_gpu", ck.bytes_per_gpu);
+  c.Set("mode", g.inputs.async ? "async" : "sync");
+  c.Set("write_s", ck.write_s).Set("read_s", ck.read_s).Set("stall_s", ck.stall_s);
+  c.Set("interval_s", ck.interval_s).Set("young_daly", ck.young_daly);
+  Json j = Json::Object();
+  j.Set("failures_per_day", g.failures_per_day).Set("mtbf_s", g.mtbf_s);
+  j.Set("wall_s", g.runs.wall.mean);
+  j.Set("interruptions_p10", g.runs.interruptions.p10);
+  j.Set("interruptions_p90", g.runs.interruptions.p90);
+  j.Set("planned_interruptions", g.runs.planned);
+  j.Set("restart_s", g.inputs.restart_s);
+  j.Set("lost_work_s", g.runs.lost_s).Set("checkpoint_stall_s", g.runs.stall_s);
+  j.Set("downtime_s", g.runs.down_s);
+  j.Set("analytic_effective_training_time", g.analytic_effective_time);
+  j.Set("step_time_p50_s", g.steps.p50_s).Set("step_time_mean_s", g.steps.mean_s);
+  j.Set("runs", g.runs.runs).Set("checkpoint", c);
+  return j;
+}
+
+Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g = nullptr) {
   Json j = Json::Object();
   j.Set("scenario", s.name).Set("gpus", s.cluster.gpus());
   j.Set("step_time_s", r.step_time_s).Set("tokens_per_s", r.tokens_per_s);
@@ -112,6 +141,16 @@ Json RunJson(const Scenario& s, const StepReport& r) {
     j.Set("time_to_train_s", r.time_to_train_s).Set("gpu_hours", r.gpu_hours);
     if (s.cluster.gpu_hour_cost > 0) j.Set("cost", r.cost);
   }
+  if (g) {
+    if (s.training.tokens > 0) {
+      j.Set("ideal_time_to_train_s", g->ideal_time_to_train_s);
+      j.Set("time_to_train_p10_s", g->time_to_train_p10_s);
+      j.Set("time_to_train_p90_s", g->time_to_train_p90_s);
+    }
+    j.Set("goodput", g->goodput).Set("expected_interruptions", g->runs.interruptions.mean);
+    j.Set("effective_training_time", g->runs.effective_training_time);
+    j.Set("step_time_p99_s", g->steps.p99_s).Set("reliability", GoodputJson(*g));
+  }
   j.Set("critical_path", r.critical_path);
   if (!s.cluster.calibration.empty()) {
     Json cal = Json::Array();
@@ -125,7 +164,35 @@ Json RunJson(const Scenario& s, const StepReport& r) {
   return j;
 }
 
-void PrintRun(const Scenario& s, const StepReport& r) {
+void PrintGoodput(const Scenario& s, const StepReport& r, const GoodputReport& g) {
+  const CheckpointPlan& ck = g.inputs.checkpoint;
+  const double days = g.runs.wall.mean / 86400;
+  fmt::print(
+      "  goodput          {:.1f}% of the failure-free rate; effective training time {:.1f}% "
+      "(closed form {:.1f}%)\n",
+      100 * g.goodput, 100 * g.runs.effective_training_time, 100 * g.analytic_effective_time);
+  fmt::print(
+      "  interruptions    {:.0f} unexpected in {:.1f} days (P10-P90 {:.0f}-{:.0f}; {:.2f} per "
+      "day, MTBF {}), {:.0f} planned; each costs {} to restart\n",
+      g.runs.interruptions.mean, days, g.runs.interruptions.p10, g.runs.interruptions.p90,
+      g.failures_per_day, Seconds(g.mtbf_s), g.runs.planned, Seconds(g.inputs.restart_s));
+  fmt::print(
+      "  checkpoints      {} ({} per GPU), {} write of {} every {} of training{}; lost work "
+      "{:.1f} h, stalls {:.1f} h, downtime {:.1f} h\n",
+      FormatBytes(Bytes(ck.bytes)), FormatBytes(Bytes(ck.bytes_per_gpu)),
+      g.inputs.async ? "async" : "sync", Seconds(ck.write_s), Seconds(ck.interval_s),
+      ck.young_daly ? " (Young/Daly)" : "", g.runs.lost_s / 3600, g.runs.stall_s / 3600,
+      g.runs.down_s / 3600);
+  if (s.reliability.straggler > 0) {
+    fmt::print(
+        "  stragglers       step P50 {}, P99 {}, mean {} (per-GPU speed spread {:.1f}% over {} "
+        "GPUs; failure-free {})\n",
+        Seconds(g.steps.p50_s), Seconds(g.steps.p99_s), Seconds(g.steps.mean_s),
+        100 * s.reliability.straggler, s.cluster.gpus(), Seconds(r.step_time_s));
+  }
+}
+
+void PrintRun(const Scenario& s, const StepReport& r, const GoodputReport* g = nullptr) {
   const Layout& l = s.layout;
   const double gpus = static_cast<double>(s.cluster.gpus());
   fmt::print("{}: {} on {} x {}\n", s.name.empty() ? s.file : s.name, s.model.id, s.cluster.gpus(),
@@ -161,9 +228,15 @@ void PrintRun(const Scenario& s, const StepReport& r) {
   }
   fmt::print(" peak per stage of {}: {}\n", FormatBytes(Bytes(r.capacity_bytes)),
              r.fits ? "fits" : "DOES NOT FIT");
+  if (g) PrintGoodput(s, r, *g);
   if (s.training.tokens > 0) {
-    fmt::print("  time to train    {:.3g} tokens in {:.1f} days, {} GPU-hours{}\n",
-               s.training.tokens, r.time_to_train_s / 86400, Human(r.gpu_hours),
+    fmt::print("  time to train    {:.3g} tokens in {:.1f} days{}, {} GPU-hours{}\n",
+               s.training.tokens, r.time_to_train_s / 86400,
+               g ? fmt::format(" (P10-P90 {:.1f}-{:.1f}; failure-free {:.1f})",
+                               g->time_to_train_p10_s / 86400, g->time_to_train_p90_s / 86400,
+                               g->ideal_time_to_train_s / 86400)
+                 : "",
+               Human(r.gpu_hours),
                s.cluster.gpu_hour_cost > 0 ? fmt::format(", cost {}", Human(r.cost)) : "");
   }
   if (!r.critical_path.empty()) fmt::print("  critical path    {}\n", r.critical_path);
@@ -698,8 +771,27 @@ Status RunCommand(const CommonOptions& opt) {
   StepOptions so;
   so.full = opt.full;
   so.granularity = opt.ops ? Granularity::kOp : Granularity::kCoarse;
+  LoweredStep lowered;
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
-                           SimulateStep(s.model, s.training, s.layout, s.cluster, so));
+                           SimulateStep(s.model, s.training, s.layout, s.cluster, so, &lowered));
+  std::optional<GoodputReport> goodput;
+  if (GoodputModelled(s)) {
+    const auto g0 = std::chrono::steady_clock::now();
+    PARASIM_ASSIGN_OR_RETURN(goodput, ModelGoodput(s, r.step_time_s, lowered));
+    if (opt.timing) {
+      fmt::print(stderr, "goodput_ms: {:.3f}\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0)
+                     .count());
+    }
+    if (s.training.tokens > 0) {
+      // The time to train, GPU-hours and cost now include what failures and stragglers take.
+      const double scale = goodput->time_to_train_s / std::max(r.time_to_train_s, 1e-12);
+      r.time_to_train_s = goodput->time_to_train_s;
+      r.gpu_hours *= scale;
+      r.cost *= scale;
+    }
+  }
+  const GoodputReport* gp = goodput ? &*goodput : nullptr;
   if (opt.timing) {
     fmt::print(stderr, "replay_ms: {:.3f}\n", r.replay_ms);
     fmt::print(stderr, "tasks: {} events: {} (lowering {:.3f} ms)\n", r.tasks, r.events,
@@ -729,10 +821,10 @@ Status RunCommand(const CommonOptions& opt) {
     if (!opt.json) fmt::print(stderr, "wrote pipeline timeline {}\n", opt.svg);
   }
   if (opt.json) {
-    EmitJson(opt, RunJson(s, r));
+    EmitJson(opt, RunJson(s, r, gp));
     return Status::Ok();
   }
-  PrintRun(s, r);
+  PrintRun(s, r, gp);
   return Status::Ok();
 }
 

@@ -1,0 +1,355 @@
+#include "strategies/goodput.h"
+
+#include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "models/model_spec.h"
+#include "sim/engine.h"
+#include "strategies/memory.h"
+
+namespace parasim {
+namespace {
+
+constexpr double kDay = 86400.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// NIC ports per leaf switch facing the nodes: a 64-port switch (NVIDIA Quantum-2 QM9700: 64 x
+// 400 Gb/s, datasheet) with half its ports down and half up in a non-blocking fat tree.
+constexpr double kLeafDownPorts = 32;
+
+// Uniform in (0, 1) from the top 53 bits: the same numbers on every platform (the standard
+// library's distributions are implementation-defined).
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : gen_(seed) {}
+  double Uniform() { return (static_cast<double>(gen_() >> 11) + 0.5) * 0x1.0p-53; }
+  // Time to the next arrival of a Poisson process of `rate` per second.
+  double Exponential(double rate) { return rate > 0 ? -std::log(Uniform()) / rate : kInf; }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+// Weights and optimizer states: the model's parameters for full training, the adapters' for
+// LoRA (their optimizer states, which the memory planner shards as the layout does).
+double CheckpointBytes(const Scenario& s) {
+  const StateBytes rule = StateBytesPerParam(s.training);
+  if (s.training.finetune == FinetuneKind::kNone) {
+    return CountParams(s.model, s.training.seq_len).total * (rule.weights + rule.optimizer);
+  }
+  const MemoryReport mem = EstimateMemory(s.model, s.training, s.layout, s.cluster);
+  const Layout& l = s.layout;
+  double per_replica = 0;  // optimizer bytes of one copy of the adapters
+  for (const StageMemory& st : mem.stages) per_replica += st.optimizer_bytes * l.tp;
+  if (l.zero >= 1) per_replica *= static_cast<double>(l.dp) * l.cp;
+  return per_replica * (rule.weights + rule.optimizer) / rule.optimizer;
+}
+
+Spread SpreadOf(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  auto at = [&](double q) {
+    const size_t i = static_cast<size_t>(std::llround(q * static_cast<double>(v.size() - 1)));
+    return v[i];
+  };
+  s.p10 = at(0.10);
+  s.p50 = at(0.50);
+  s.p90 = at(0.90);
+  return s;
+}
+
+// One run: training time `progress` advances with the wall clock between events.
+struct Run {
+  const GoodputInputs& in;
+  Draw& draw;
+  std::vector<RunEvent>* events;
+  double t = 0, progress = 0, durable = 0;
+  double pending_progress = -1, pending_at = kInf;  // an asynchronous write in flight
+  double next_failure = 0, next_planned = 0;
+  double lost = 0, stall = 0, down = 0;
+  int failures = 0, planned = 0;
+
+  double end_wall() const { return in.window_s > 0 ? in.window_s : kInf; }
+  double target() const { return in.work_s > 0 ? in.work_s : kInf; }
+
+  void Note(RunEventKind k) {
+    if (events) events->push_back({t, progress, k});
+  }
+  void Settle() {
+    if (pending_progress >= 0 && pending_at <= t) {
+      durable = pending_progress;
+      pending_progress = -1;
+      pending_at = kInf;
+    }
+  }
+  // Down for `need` seconds of uninterrupted recovery; failures during it start it again.
+  void Recover(double need) {
+    double start = t;
+    for (;;) {
+      const double f = t + draw.Exponential(in.failures_per_s);
+      const double done = start + need;
+      if (f >= done || f >= end_wall()) {
+        const double until = std::min(done, end_wall());
+        down += until - t;
+        t = until;
+        break;
+      }
+      down += f - t;
+      t = f;
+      ++failures;
+      start = t;
+    }
+    next_failure = t + draw.Exponential(in.failures_per_s);
+    next_planned = t + draw.Exponential(in.planned_per_s);
+    Note(RunEventKind::kResumed);
+  }
+  void Fail() {
+    Settle();
+    pending_progress = -1;
+    pending_at = kInf;
+    ++failures;
+    lost += progress - durable;
+    progress = durable;
+    Note(RunEventKind::kFailure);
+    Recover(in.restart_s);
+  }
+  void Planned() {
+    ++planned;
+    Settle();
+    // Save, then stop: nothing is lost.
+    const double w = std::min(in.checkpoint.write_s, end_wall() - t);
+    stall += w;
+    t += w;
+    durable = progress;
+    pending_progress = -1;
+    pending_at = kInf;
+    Note(RunEventKind::kPlanned);
+    Recover(in.planned_restart_s);
+  }
+
+  void Go() {
+    const CheckpointPlan& ck = in.checkpoint;
+    next_failure = draw.Exponential(in.failures_per_s);
+    next_planned = draw.Exponential(in.planned_per_s);
+    double next_ck = ck.interval_s;
+    while (progress < target() && t < end_wall()) {
+      const double seg = std::min(target(), next_ck) - progress;
+      const double seg_end = t + seg;
+      const double ev = std::min({seg_end, next_failure, next_planned, end_wall()});
+      progress += ev - t;
+      t = ev;
+      if (ev == next_failure) {
+        Fail();
+        next_ck = progress + ck.interval_s;
+        continue;
+      }
+      if (ev == next_planned) {
+        Planned();
+        next_ck = progress + ck.interval_s;
+        continue;
+      }
+      if (ev == end_wall() || progress >= target()) break;
+      // A checkpoint: training stalls; a failure meanwhile loses this checkpoint.
+      Settle();
+      const double stall_end = t + ck.stall_s;
+      if (next_failure < stall_end) {
+        stall += next_failure - t;
+        t = next_failure;
+        Fail();
+        next_ck = progress + ck.interval_s;
+        continue;
+      }
+      next_planned = std::max(next_planned, stall_end);
+      stall += ck.stall_s;
+      t = stall_end;
+      if (in.async) {
+        pending_progress = progress;
+        pending_at = t + ck.write_s;
+      } else {
+        durable = progress;
+      }
+      next_ck = progress + ck.interval_s;
+    }
+  }
+};
+
+}  // namespace
+
+double FailuresPerDay(const Reliability& rel, const ClusterSpec& c) {
+  const double gpus = static_cast<double>(c.gpus());
+  const double nodes = static_cast<double>(c.nodes);
+  const double links = nodes * c.nics();
+  const double leaves = c.nodes > 1 ? std::ceil(links / kLeafDownPorts) : 0.0;
+  return rel.gpu * gpus + rel.node * nodes + rel.link * links + rel.switches * leaves;
+}
+
+double YoungDalyInterval(double stall_s, double mtbf_s) { return std::sqrt(2 * stall_s * mtbf_s); }
+
+GoodputInputs GoodputInputsOf(const Scenario& s, double step_time_s) {
+  const Reliability& rel = s.reliability;
+  GoodputInputs in;
+  in.step_time_s = step_time_s;
+  const double steps = s.training.tokens > 0 ? s.training.tokens / (static_cast<double>(
+                                                                        s.training.global_batch) *
+                                                                    s.training.seq_len)
+                                             : 0.0;
+  in.window_s = rel.window_s;
+  in.work_s = in.window_s > 0 ? 0.0 : steps * step_time_s;
+  in.failures_per_s = FailuresPerDay(rel, s.cluster) / kDay;
+  in.planned_per_s = rel.planned_per_day / kDay;
+  in.async = rel.async_checkpoint;
+  CheckpointPlan& ck = in.checkpoint;
+  ck.bytes = CheckpointBytes(s);
+  ck.bytes_per_gpu = ck.bytes / static_cast<double>(s.cluster.gpus());
+  ck.write_s = ck.bytes / rel.storage_write.bytes_per_second();
+  ck.read_s = ck.bytes / rel.storage_read.bytes_per_second();
+  ck.stall_s = in.async ? ck.bytes_per_gpu / rel.host_copy.bytes_per_second() : ck.write_s;
+  in.restart_s = rel.detection.seconds() + rel.relaunch.seconds() + ck.read_s;
+  in.planned_restart_s = rel.relaunch.seconds() + ck.read_s;
+  const double mtbf = in.failures_per_s > 0 ? 1 / in.failures_per_s : kInf;
+  if (rel.checkpoint_interval.seconds() > 0) {
+    ck.interval_s = rel.checkpoint_interval.seconds();
+  } else {
+    ck.young_daly = true;
+    ck.interval_s = std::isfinite(mtbf) ? YoungDalyInterval(ck.stall_s, mtbf) : kInf;
+  }
+  // At least one step; an asynchronous write must end before the next one starts.
+  ck.interval_s = std::max(ck.interval_s, step_time_s);
+  if (in.async) ck.interval_s = std::max(ck.interval_s, ck.write_s);
+  return in;
+}
+
+double AnalyticEffectiveTime(const GoodputInputs& in) {
+  const CheckpointPlan& ck = in.checkpoint;
+  const double lambda = in.failures_per_s;
+  const double tau = ck.interval_s, delta = ck.stall_s;
+  // Expected work lost by a failure that lands uniformly in a cycle of tau training and delta
+  // stall: since the last durable checkpoint (an asynchronous one is durable write_s after it
+  // was taken, so a failure in that window falls back one more interval).
+  double lost = 0;
+  if (std::isfinite(tau)) {
+    lost = in.async ? tau / 2 + std::min(ck.write_s, tau)
+                    : (tau * tau / 2 + delta * tau) / (tau + delta);
+  }
+  const double down = lambda > 0 ? std::expm1(lambda * in.restart_s) / lambda : 0.0;
+  const double running = std::isfinite(tau) ? 1 / (1 + delta / tau) : 1.0;
+  const double planned = in.planned_per_s * (in.planned_restart_s + ck.write_s);
+  return (running - lambda * lost) / (1 + lambda * down + planned);
+}
+
+RunStats SimulateRuns(const GoodputInputs& in, int runs, uint64_t seed) {
+  RunStats st;
+  st.runs = runs;
+  std::vector<double> wall, progress, failures;
+  double planned = 0;
+  for (int i = 0; i < runs; ++i) {
+    Draw draw(seed + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull);
+    Run r{in, draw, i == 0 ? &st.first_run : nullptr};
+    r.Go();
+    wall.push_back(r.t);
+    progress.push_back(r.progress);
+    failures.push_back(r.failures);
+    planned += r.planned;
+    st.lost_s += r.lost;
+    st.stall_s += r.stall;
+    st.down_s += r.down;
+  }
+  const double n = std::max(1, runs);
+  st.planned = planned / n;
+  st.lost_s /= n;
+  st.stall_s /= n;
+  st.down_s /= n;
+  st.wall = SpreadOf(wall);
+  st.progress = SpreadOf(progress);
+  st.interruptions = SpreadOf(failures);
+  st.effective_training_time = st.wall.mean > 0 ? st.progress.mean / st.wall.mean : 0.0;
+  return st;
+}
+
+double MaxLognormalQuantile(double sigma, double n, double p) {
+  if (sigma <= 0) return 1.0;
+  // P(max <= x) = F(x)^n, so the p-quantile of the max is F's p^(1/n) quantile.
+  const double q = std::pow(p, 1.0 / std::max(1.0, n));
+  const double z = boost::math::quantile(boost::math::normal(), std::min(q, 1.0 - 1e-16));
+  return std::exp(sigma * z);
+}
+
+StatusOr<StepSpread> SampleStragglers(LoweredStep& low, int64_t gpus, double sigma, int samples,
+                                      uint64_t seed) {
+  StepSpread out;
+  const size_t ranks = low.program.num_ranks();
+  const double per_rank =
+      std::max(1.0, static_cast<double>(gpus) / static_cast<double>(std::max<size_t>(1, ranks)));
+  Draw draw(seed);
+  sim::Engine engine;
+  sim::RunOptions ro;
+  ro.critical_path = false;
+  ro.rank_slowdown.assign(ranks, 1.0);
+  for (int i = 0; i < samples; ++i) {
+    for (double& f : ro.rank_slowdown) f = MaxLognormalQuantile(sigma, per_rank, draw.Uniform());
+    PARASIM_ASSIGN_OR_RETURN(sim::Timeline tl, engine.Run(low.program, low.costs, ro));
+    out.samples_s.push_back(tl.makespan.seconds());
+  }
+  std::sort(out.samples_s.begin(), out.samples_s.end());
+  if (out.samples_s.empty()) return out;
+  double sum = 0;
+  for (double x : out.samples_s) sum += x;
+  out.mean_s = sum / static_cast<double>(out.samples_s.size());
+  auto at = [&](double q) {
+    return out.samples_s[static_cast<size_t>(
+        std::llround(q * static_cast<double>(out.samples_s.size() - 1)))];
+  };
+  out.p50_s = at(0.50);
+  out.p99_s = at(0.99);
+  return out;
+}
+
+StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, LoweredStep& low) {
+  const Reliability& rel = s.reliability;
+  GoodputReport g;
+  if (rel.straggler > 0 && rel.step_samples > 0) {
+    PARASIM_ASSIGN_OR_RETURN(
+        g.steps, SampleStragglers(low, s.cluster.gpus(), rel.straggler, rel.step_samples, rel.seed));
+  } else {
+    g.steps.mean_s = g.steps.p50_s = g.steps.p99_s = step_time_s;
+  }
+  g.inputs = GoodputInputsOf(s, g.steps.mean_s);
+  g.failures_per_day = g.inputs.failures_per_s * kDay;
+  g.mtbf_s = g.inputs.failures_per_s > 0 ? 1 / g.inputs.failures_per_s : kInf;
+  g.analytic_effective_time = AnalyticEffectiveTime(g.inputs);
+  g.runs = SimulateRuns(g.inputs, rel.runs, rel.seed);
+  g.goodput = g.runs.effective_training_time * step_time_s / g.steps.mean_s;
+  if (s.training.tokens > 0) {
+    const double steps =
+        s.training.tokens / (static_cast<double>(s.training.global_batch) * s.training.seq_len);
+    g.ideal_time_to_train_s = steps * step_time_s;
+    if (g.inputs.work_s > 0) {
+      g.time_to_train_s = g.runs.wall.mean;
+      g.time_to_train_p10_s = g.runs.wall.p10;
+      g.time_to_train_p90_s = g.runs.wall.p90;
+    } else {
+      // A window was simulated: the whole run at the window's rate of progress.
+      const double t = steps * g.steps.mean_s / std::max(g.runs.effective_training_time, 1e-9);
+      g.time_to_train_s = g.time_to_train_p10_s = g.time_to_train_p90_s = t;
+    }
+  }
+  return g;
+}
+
+double GoodputFactor(const Scenario& s, double step_time_s) {
+  if (!s.reliability.enabled) return 1.0;
+  const double n = static_cast<double>(s.cluster.gpus());
+  // The mean of the slowest GPU's factor, applied to the whole step (an upper bound: the
+  // replayed spread slows compute only).
+  const double slow = MaxLognormalQuantile(s.reliability.straggler, n, 0.5);
+  const GoodputInputs in = GoodputInputsOf(s, step_time_s * slow);
+  return std::max(AnalyticEffectiveTime(in), 1e-9) / slow;
+}
+
+}  // namespace parasim
