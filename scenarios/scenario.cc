@@ -411,10 +411,9 @@ Status ParseReliability(const YamlContext& ctx, const YAML::Node& node, Reliabil
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m,
       MapReader::Open(ctx, node, "reliability",
-                      {"gpu", "node", "link", "switch", "planned_per_day", "detection",
-                       "relaunch", "checkpoint", "checkpoint_interval", "storage_write",
-                       "storage_read", "host_copy", "window", "straggler", "seed", "runs",
-                       "step_samples"}));
+                      {"gpu", "node", "link", "switch", "planned_per_day", "detection", "relaunch",
+                       "checkpoint", "checkpoint_interval", "storage_write", "storage_read",
+                       "host_copy", "window", "straggler", "seed", "runs", "step_samples"}));
   r->block = true;
   PARASIM_RETURN_IF_ERROR(ReadRate(m, "gpu", &r->gpu));
   PARASIM_RETURN_IF_ERROR(ReadRate(m, "node", &r->node));
@@ -427,11 +426,12 @@ Status ParseReliability(const YamlContext& ctx, const YAML::Node& node, Reliabil
   PARASIM_RETURN_IF_ERROR(m.Enum("checkpoint", &mode, {"sync", "async"}));
   r->async_checkpoint = mode == "async";
   PARASIM_RETURN_IF_ERROR(m.Time("checkpoint_interval", &r->checkpoint_interval));
-  for (auto [key, bw] : {std::pair{"storage_write", &r->storage_write},
-                         std::pair{"storage_read", &r->storage_read},
-                         std::pair{"host_copy", &r->host_copy}}) {
+  for (auto [key, bw] :
+       {std::pair{"storage_write", &r->storage_write}, std::pair{"storage_read", &r->storage_read},
+        std::pair{"host_copy", &r->host_copy}}) {
     PARASIM_RETURN_IF_ERROR(m.Rate(key, bw));
-    if (bw->bytes_per_second() <= 0) return m.Error(key, "expected a positive bandwidth, e.g. 2TB/s");
+    if (bw->bytes_per_second() <= 0)
+      return m.Error(key, "expected a positive bandwidth, e.g. 2TB/s");
   }
   if (m.Has("window")) {
     PARASIM_ASSIGN_OR_RETURN(std::string w, ReadScalar(ctx, m.Node("window"), m.Path("window")));

@@ -195,10 +195,10 @@ GoodputInputs GoodputInputsOf(const Scenario& s, double step_time_s) {
   const Reliability& rel = s.reliability;
   GoodputInputs in;
   in.step_time_s = step_time_s;
-  const double steps = s.training.tokens > 0 ? s.training.tokens / (static_cast<double>(
-                                                                        s.training.global_batch) *
-                                                                    s.training.seq_len)
-                                             : 0.0;
+  const double steps =
+      s.training.tokens > 0
+          ? s.training.tokens / (static_cast<double>(s.training.global_batch) * s.training.seq_len)
+          : 0.0;
   in.window_s = rel.window_s;
   in.work_s = in.window_s > 0 ? 0.0 : steps * step_time_s;
   in.failures_per_s = FailuresPerDay(rel, s.cluster) / kDay;
@@ -314,8 +314,8 @@ StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, Lowe
   const Reliability& rel = s.reliability;
   GoodputReport g;
   if (rel.straggler > 0 && rel.step_samples > 0) {
-    PARASIM_ASSIGN_OR_RETURN(
-        g.steps, SampleStragglers(low, s.cluster.gpus(), rel.straggler, rel.step_samples, rel.seed));
+    PARASIM_ASSIGN_OR_RETURN(g.steps, SampleStragglers(low, s.cluster.gpus(), rel.straggler,
+                                                       rel.step_samples, rel.seed));
   } else {
     g.steps.mean_s = g.steps.p50_s = g.steps.p99_s = step_time_s;
   }

@@ -107,7 +107,7 @@ struct GoodputReport {
   double analytic_effective_time = 0;
   RunStats runs;
   StepSpread steps;
-  double goodput = 0;  // effective training time x step time / mean straggling step
+  double goodput = 0;                // effective training time x step time / mean straggling step
   double ideal_time_to_train_s = 0;  // with training.tokens: steps x the failure-free step
   double time_to_train_s = 0;        // the mean wall clock of the run
   double time_to_train_p10_s = 0, time_to_train_p90_s = 0;

@@ -69,8 +69,7 @@ TEST_CASE("the Monte Carlo agrees with the closed form; it is deterministic for 
       // Interruptions are a Poisson process over the wall clock.
       CHECK(mc.interruptions.mean ==
             doctest::Approx(mc.wall.mean * in.failures_per_s).epsilon(0.02));
-      CHECK(mc.wall.mean ==
-            doctest::Approx(in.work_s / mc.effective_training_time).epsilon(1e-9));
+      CHECK(mc.wall.mean == doctest::Approx(in.work_s / mc.effective_training_time).epsilon(1e-9));
     }
   }
   const GoodputInputs in = Synthetic(3600, 10, 600);
@@ -128,8 +127,7 @@ TEST_CASE("failures add up over components; MTBF spellings are rates") {
   r.link = 1e-4;
   r.switches = 1e-2;
   // 2048 nodes, 8 NICs each, one leaf switch per 32 NIC ports.
-  CHECK(FailuresPerDay(r, s.cluster) ==
-        doctest::Approx(2048 * 1e-3 + 16384 * 1e-4 + 512 * 1e-2));
+  CHECK(FailuresPerDay(r, s.cluster) == doctest::Approx(2048 * 1e-3 + 16384 * 1e-4 + 512 * 1e-2));
   static const Catalogs cat = *LoadCatalogs();
   auto m = LoadScenario(std::string("scenarios/llama3-405b-16k-h100.yaml"),
                         {"reliability.gpu=2000d", "reliability.checkpoint=async"}, cat);
@@ -159,8 +157,9 @@ TEST_CASE("stragglers: the step's P50 and P99 follow the largest of N GPUs' spee
     REQUIRE(spread.ok());
     auto at = [&](double p) {
       sim::RunOptions ro;
-      ro.rank_slowdown.assign(low.program.num_ranks(),
-                              MaxLognormalQuantile(sigma, static_cast<double>(s.cluster.gpus()), p));
+      ro.rank_slowdown.assign(
+          low.program.num_ranks(),
+          MaxLognormalQuantile(sigma, static_cast<double>(s.cluster.gpus()), p));
       sim::Engine engine;
       return engine.Run(low.program, low.costs, ro)->makespan.seconds();
     };

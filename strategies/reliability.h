@@ -53,7 +53,7 @@ struct Reliability {
   // measured its own splits sets them.
   double gpu = kRscGpuFailuresPerDay;
   double node = 0;
-  double link = 0;    // per NIC-to-leaf link (nics_per_node x nodes of them)
+  double link = 0;      // per NIC-to-leaf link (nics_per_node x nodes of them)
   double switches = 0;  // per leaf switch (one per 32 NIC ports: 64-port switches, half down)
   double planned_per_day = 0;  // planned interruptions of the job (maintenance, upgrades)
   Duration detection = Duration::Seconds(kDetectionSeconds);
@@ -64,7 +64,7 @@ struct Reliability {
   Bandwidth storage_write = Bandwidth::BytesPerSecond(kStorageBytesPerSecond);
   Bandwidth storage_read = Bandwidth::BytesPerSecond(kStorageBytesPerSecond);
   Bandwidth host_copy = Bandwidth::BytesPerSecond(kHostCopyBytesPerSecond);
-  double window_s = 0;  // wall clock to simulate, seconds; 0 = the run of training.tokens
+  double window_s = 0;   // wall clock to simulate, seconds; 0 = the run of training.tokens
   double straggler = 0;  // lognormal sigma of per-GPU step speed (kStragglerSigma); 0 = none
   uint64_t seed = 1;
   int runs = 200;          // Monte Carlo runs of the whole training

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "models/model_spec.h"
+#include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
 
@@ -110,6 +111,10 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
       pt.found = true;
       pt.best = r.ranked[0];
       pt.report = r.top_reports[0];
+      Scenario at = s;
+      at.layout = pt.best.layout;
+      at.training = pt.best.training;
+      pt.goodput = GoodputFactor(at, pt.report.step_time_s);
     }
     out.points.push_back(std::move(pt));
   }
@@ -120,6 +125,7 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
     const double r = static_cast<double>(pt.gpus) / static_cast<double>(first->gpus);
     pt.speedup = pt.report.tokens_per_s / first->report.tokens_per_s;
     pt.efficiency = pt.speedup / r;
+    pt.goodput_efficiency = pt.efficiency * pt.goodput / first->goodput;
     pt.karp_flatt = KarpFlatt(pt.speedup, r);
     rel.push_back(r);
     speedup.push_back(pt.speedup);

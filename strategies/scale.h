@@ -25,6 +25,10 @@ struct ScalePoint {
   double speedup = 0;     // throughput over the first point's
   double efficiency = 0;  // speedup / (gpus / first gpus)
   double karp_flatt = 0;  // experimentally determined serial fraction (0 at the first point)
+  // Throughput kept through failures, checkpoints and stragglers at this size (GoodputFactor;
+  // 1 with `reliability: none`), and the efficiency with it, against the first point's.
+  double goodput = 1;
+  double goodput_efficiency = 0;
 };
 
 struct ScaleOutcome {

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "sim/io.h"
+#include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
 #include "strategies/schedule.h"
@@ -96,6 +97,10 @@ bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
   if (o == Objective::kMemory && a.peak_memory_bytes != b.peak_memory_bytes) {
     return a.peak_memory_bytes < b.peak_memory_bytes;
   }
+  // Time to train and cost (one cluster, one price) rank by the throughput kept through
+  // failures and checkpoints.
+  const double ga = a.tokens_per_s * a.goodput, gb = b.tokens_per_s * b.goodput;
+  if ((o == Objective::kTimeToTrain || o == Objective::kCost) && ga != gb) return ga > gb;
   if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
   return a.key < b.key;
 }
@@ -261,6 +266,14 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepOptions& opt,
         std::lock_guard<std::mutex> lock(mu);
         csv << line;
         csv.flush();
+      }
+      if (e.fits && base.sweep && base.reliability.enabled &&
+          (base.sweep->objective == Objective::kTimeToTrain ||
+           base.sweep->objective == Objective::kCost)) {
+        Scenario s = base;
+        s.layout = e.layout;
+        s.training = e.training;
+        e.goodput = GoodputFactor(s, e.step_time_s);
       }
       const int64_t d = ++finished;
       if (opt.progress) opt.progress(d, static_cast<int64_t>(entries->size()));

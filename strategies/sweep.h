@@ -48,6 +48,9 @@ struct SweepEntry {
   double peak_memory_bytes = 0;  // the largest over stages
   double compute_s = 0;          // the busiest stage's compute
   bool replayed = false;         // replayed in the engine (else rejected by the memory planner)
+  // Fraction of the failure-free throughput kept through failures, checkpoints and stragglers
+  // (GoodputFactor), for the time_to_train and cost objectives; 1 otherwise.
+  double goodput = 1;
 };
 
 struct SweepOutcome {

@@ -127,6 +127,20 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
   CHECK(WellFormed(vs_text, true) == "");
   CHECK(vs_text.find("What if: A vs B") != std::string::npos);
   CHECK(vs_text.find("A is behind B") != std::string::npos);
+  // A scenario that trains a number of tokens gets the goodput panel: one simulated run with
+  // its failures.
+  const std::string gp_html = dir + "/goodput.html";
+  auto gp =
+      RunParasim("report --out " + gp_html + " " + Runfile("scenarios/gpt3-175b-1024-a100.yaml") +
+                 " --set training.tokens=3e11 --set reliability.gpu=0.01");
+  REQUIRE(gp.exit_code == 0);
+  const std::string gp_text = Slurp(gp_html);
+  CHECK(WellFormed(gp_text, true) == "");
+  for (const char* part :
+       {"<h2>Goodput: ", "unexpected interruptions", "failure at day", "the training time kept"}) {
+    CAPTURE(part);
+    CHECK(gp_text.find(part) != std::string::npos);
+  }
   // A scenario with a sweep block gets the scatter and the top table.
   const std::string sweep_html = dir + "/sweep.html";
   auto s = RunParasim("report --jobs 2 --out " + sweep_html + " " +

@@ -297,6 +297,12 @@ Status SweepCommand(const CommonOptions& opt) {
     Json res = Json::Array();
     for (size_t i = 0; i < top; ++i) {
       Json o = RunJson(WithLayout(s, r.ranked[i]), r.top_reports[i]);
+      if (r.ranked[i].goodput != 1) {
+        o.Set("goodput", r.ranked[i].goodput);
+        if (s.training.tokens > 0) {
+          o.Set("time_to_train_s", r.top_reports[i].time_to_train_s / r.ranked[i].goodput);
+        }
+      }
       o.Set("rank", static_cast<int64_t>(i + 1)).Set("bottleneck", Bottleneck(r.top_reports[i]));
       res.Push(o);
     }
@@ -439,6 +445,7 @@ Status ScaleCommand(const CommonOptions& opt) {
         o.Set("step_time_s", pt.report.step_time_s).Set("tokens_per_s", pt.report.tokens_per_s);
         o.Set("speedup", pt.speedup).Set("efficiency", pt.efficiency);
         o.Set("karp_flatt", pt.karp_flatt).Set("mfu", pt.report.mfu);
+        o.Set("goodput", pt.goodput).Set("goodput_efficiency", pt.goodput_efficiency);
         o.Set("layout", LayoutJson(WithLayout(s, pt.best)));
       } else {
         o.Set("reason", pt.reason);
@@ -463,24 +470,29 @@ Status ScaleCommand(const CommonOptions& opt) {
              r.weak ? fmt::format("{:.2f} sequences per GPU",
                                   static_cast<double>(s.training.global_batch) / s.cluster.gpus())
                     : fmt::format("global batch {}", s.training.global_batch));
-  fmt::print("{:>6}  {:<40} {:>10} {:>9} {:>8} {:>10} {:>10} {:>6}\n", "GPUs", "best layout",
-             "step", "tokens/s", "speedup", "efficiency", "Karp-Flatt", "MFU");
+  fmt::print("{:>6}  {:<40} {:>10} {:>9} {:>8} {:>10} {:>10} {:>6} {:>8} {:>10}\n", "GPUs",
+             "best layout", "step", "tokens/s", "speedup", "efficiency", "Karp-Flatt", "MFU",
+             "goodput", "with it");
   for (const auto& pt : r.points) {
     if (!pt.found) {
       fmt::print("{:>6}  {}\n", pt.gpus, pt.reason);
       continue;
     }
-    fmt::print("{:>6}  {:<40} {:>10} {:>9} {:>7.2f}x {:>9.1f}% {:>10.4f} {:>5.1f}%\n", pt.gpus,
-               FormatLayout(pt.best.layout, pt.best.training, LayoutStyle::kShort),
-               Seconds(pt.report.step_time_s), Human(pt.report.tokens_per_s), pt.speedup,
-               100 * pt.efficiency, pt.karp_flatt, 100 * pt.report.mfu);
+    fmt::print(
+        "{:>6}  {:<40} {:>10} {:>9} {:>7.2f}x {:>9.1f}% {:>10.4f} {:>5.1f}% {:>7.1f}% {:>9.1f}%\n",
+        pt.gpus, FormatLayout(pt.best.layout, pt.best.training, LayoutStyle::kShort),
+        Seconds(pt.report.step_time_s), Human(pt.report.tokens_per_s), pt.speedup,
+        100 * pt.efficiency, pt.karp_flatt, 100 * pt.report.mfu, 100 * pt.goodput,
+        100 * pt.goodput_efficiency);
   }
   const double p = r.parallel_fraction;
   fmt::print("\nAmdahl fit (least squares over the points): parallel fraction p = {:.4f}", p);
   if (p < 1) fmt::print(", so at most {:.0f}x over the first point", 1 / (1 - p));
   fmt::print(
       "\nKarp-Flatt: a serial fraction that grows with the GPU count means overhead "
-      "(communication, bubbles) grows too, not just a fixed serial part.\n");
+      "(communication, bubbles) grows too, not just a fixed serial part.\nGoodput: the "
+      "throughput kept through failures, checkpoint stalls and restarts at that size (closed "
+      "form, `reliability` block or its defaults); \"with it\" is the efficiency after it.\n");
   fmt::print("\nAdvice\n  {}\n  Fewest GPUs that hold the model ({} per GPU, {}):\n", adv.verdict,
              FormatBytes(s.cluster.gpu.memory), s.cluster.gpu.id);
   for (const auto& m : adv.minimums) {
@@ -779,9 +791,9 @@ Status RunCommand(const CommonOptions& opt) {
     const auto g0 = std::chrono::steady_clock::now();
     PARASIM_ASSIGN_OR_RETURN(goodput, ModelGoodput(s, r.step_time_s, lowered));
     if (opt.timing) {
-      fmt::print(stderr, "goodput_ms: {:.3f}\n",
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0)
-                     .count());
+      fmt::print(
+          stderr, "goodput_ms: {:.3f}\n",
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count());
     }
     if (s.training.tokens > 0) {
       // The time to train, GPU-hours and cost now include what failures and stragglers take.
@@ -1056,7 +1068,18 @@ Status ReportCommand(const CommonOptions& opt) {
     diff = DiffSteps(s, r, b, rb);
   }
   MemoryReport mem = EstimateMemory(s.model, s.training, s.layout, s.cluster);
-  ReportInput in{&s, &r, &low, &tl, &mem, sweep ? &*sweep : nullptr, diff ? &*diff : nullptr};
+  std::optional<GoodputReport> goodput;
+  if (GoodputModelled(s)) {
+    PARASIM_ASSIGN_OR_RETURN(goodput, ModelGoodput(s, r.step_time_s, low));
+  }
+  ReportInput in{&s,
+                 &r,
+                 &low,
+                 &tl,
+                 &mem,
+                 sweep ? &*sweep : nullptr,
+                 diff ? &*diff : nullptr,
+                 goodput ? &*goodput : nullptr};
   const std::string out = opt.out.empty() ? "report.html" : opt.out;
   PARASIM_RETURN_IF_ERROR(WriteFileAtomic(out, ReportHtml(in)));
   if (opt.json) {

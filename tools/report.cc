@@ -428,6 +428,66 @@ std::string DiffHtml(const StepDiff& d) {
 
 }  // namespace
 
+std::string GoodputSvg(const GoodputReport& g, int width) {
+  const std::vector<RunEvent>& ev = g.runs.first_run;
+  const double end =
+      g.runs.wall.mean > 0 ? std::max(g.runs.wall.mean, ev.empty() ? 0.0 : ev.back().t_s) : 1.0;
+  const double left = 70, right = 20, top = 20, plot_h = 220;
+  const double w = width - left - right;
+  const double day = 86400;
+  auto x = [&](double t) { return left + w * t / end; };
+  auto y = [&](double p) { return top + plot_h * (1 - p / end); };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n",
+      width, static_cast<int>(top + plot_h + 50));
+  svg += fmt::format(
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{3}\" stroke=\"#bbb\" "
+      "stroke-dasharray=\"4 3\"><title>failure-free: progress = wall clock</title></line>\n",
+      Num(x(0)), Num(y(0)), Num(x(end)), Num(y(end)));
+  // Progress kept: rises with the wall clock while training, drops at a failure, flat while
+  // the job is down.
+  std::string path = fmt::format("M{},{}", Num(x(0)), Num(y(0)));
+  double t = 0, p = 0;
+  for (const RunEvent& e : ev) {
+    if (e.kind == RunEventKind::kResumed) {
+      path += fmt::format(" L{},{}", Num(x(e.t_s)), Num(y(e.progress_s)));
+    } else {
+      // The run trained (with checkpoint stalls, drawn as training) up to the event.
+      const double before = e.kind == RunEventKind::kFailure ? p + (e.t_s - t) : e.progress_s;
+      path += fmt::format(" L{},{} L{},{}", Num(x(e.t_s)), Num(y(std::min(before, end))),
+                          Num(x(e.t_s)), Num(y(e.progress_s)));
+    }
+    t = e.t_s;
+    p = e.progress_s;
+  }
+  path += fmt::format(" L{},{}", Num(x(end)), Num(y(std::min(end, p + (end - t)))));
+  svg +=
+      fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"1.5\"/>\n", path);
+  for (const RunEvent& e : ev) {
+    if (e.kind == RunEventKind::kResumed) continue;
+    const bool fail = e.kind == RunEventKind::kFailure;
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"><title>{4} at "
+        "day {5:.2f}</title></line>\n",
+        Num(x(e.t_s)), Num(top + plot_h), Num(top + plot_h + 8), fail ? "#e15759" : "#888",
+        fail ? "failure" : "planned stop", e.t_s / day);
+  }
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/>\n",
+                     Num(left), Num(top + plot_h), Num(left + w));
+  const double step = std::max(1.0, std::round(end / day / 10));
+  for (double d = 0; d * day <= end + 1e-9; d += step) {
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0f} d</text>\n",
+                       Num(x(d * day)), Num(top + plot_h + 22), d);
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\">wall clock (red ticks: failures, grey: planned stops); the "
+      "line is the training time kept, the dashed line a run without failures</text>\n",
+      Num(left), Num(top + plot_h + 42));
+  svg += "</svg>\n";
+  return svg;
+}
+
 std::string ReportHtml(const ReportInput& in) {
   const Scenario& s = *in.scenario;
   const StepReport& r = *in.report;
@@ -501,6 +561,20 @@ std::string ReportHtml(const ReportInput& in) {
     h += "<h2>Where the step time goes</h2>\n";
     h += StackedBars("Compute, bubble and exposed communication of the busiest stage", {"step"},
                      {seg}, r.step_time_s, "dashed line: the replayed step time", false);
+  }
+  if (in.goodput) {
+    const GoodputReport& g = *in.goodput;
+    h += fmt::format(
+        "<h2>Goodput: {:.1f}% of the failure-free rate</h2>\n<p>{:.0f} unexpected interruptions "
+        "expected over {:.1f} days (P10-P90 {:.0f}-{:.0f}), {:.0f} planned; effective training "
+        "time {:.1f}% (closed form {:.1f}%); checkpoints of {} every {}; lost work {:.1f} h, "
+        "checkpoint stalls {:.1f} h, downtime {:.1f} h. The first of {} simulated runs:</p>\n",
+        100 * g.goodput, g.runs.interruptions.mean, g.runs.wall.mean / 86400,
+        g.runs.interruptions.p10, g.runs.interruptions.p90, g.runs.planned,
+        100 * g.runs.effective_training_time, 100 * g.analytic_effective_time,
+        FormatBytes(Bytes(g.inputs.checkpoint.bytes)), Seconds(g.inputs.checkpoint.interval_s),
+        g.runs.lost_s / 3600, g.runs.stall_s / 3600, g.runs.down_s / 3600, g.runs.runs);
+    h += GoodputSvg(g);
   }
   if (in.diff) h += DiffHtml(*in.diff);
   if (in.sweep && !in.sweep->ranked.empty()) {

@@ -10,6 +10,7 @@
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
 #include "sim/status.h"
+#include "strategies/goodput.h"
 #include "strategies/memory.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
@@ -31,9 +32,15 @@ struct ReportInput {
   const LoweredStep* lowered = nullptr;
   const sim::Timeline* timeline = nullptr;
   const MemoryReport* memory = nullptr;
-  const SweepOutcome* sweep = nullptr;  // optional
-  const StepDiff* diff = nullptr;       // optional: report A --vs B
+  const SweepOutcome* sweep = nullptr;     // optional
+  const StepDiff* diff = nullptr;          // optional: report A --vs B
+  const GoodputReport* goodput = nullptr;  // optional: failures, checkpoints, stragglers
 };
+
+// One simulated training run: training time kept against the wall clock, with its failures
+// (red ticks, the rollback to the last checkpoint), planned stops (grey) and the failure-free
+// line.
+std::string GoodputSvg(const GoodputReport& g, int width = 1200);
 
 std::string ReportHtml(const ReportInput& in);
 
