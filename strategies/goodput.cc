@@ -47,20 +47,24 @@ double CheckpointBytes(const Scenario& s) {
   return per_replica * (rule.weights + rule.optimizer) / rule.optimizer;
 }
 
+// The q-quantile of sorted values (nearest rank) and their mean.
+double Quantile(const std::vector<double>& sorted, double q) {
+  return sorted[static_cast<size_t>(std::llround(q * static_cast<double>(sorted.size() - 1)))];
+}
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+}
+
 Spread SpreadOf(std::vector<double> v) {
   Spread s;
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(v.size());
-  auto at = [&](double q) {
-    const size_t i = static_cast<size_t>(std::llround(q * static_cast<double>(v.size() - 1)));
-    return v[i];
-  };
-  s.p10 = at(0.10);
-  s.p50 = at(0.50);
-  s.p90 = at(0.90);
+  s.mean = Mean(v);
+  s.p10 = Quantile(v, 0.10);
+  s.p50 = Quantile(v, 0.50);
+  s.p90 = Quantile(v, 0.90);
   return s;
 }
 
@@ -195,12 +199,12 @@ GoodputInputs GoodputInputsOf(const Scenario& s, double step_time_s) {
   const Reliability& rel = s.reliability;
   GoodputInputs in;
   in.step_time_s = step_time_s;
-  const double steps =
-      s.training.tokens > 0
-          ? s.training.tokens / (static_cast<double>(s.training.global_batch) * s.training.seq_len)
-          : 0.0;
+  if (s.training.tokens > 0) {
+    in.steps =
+        s.training.tokens / (static_cast<double>(s.training.global_batch) * s.training.seq_len);
+  }
   in.window_s = rel.window_s;
-  in.work_s = in.window_s > 0 ? 0.0 : steps * step_time_s;
+  in.work_s = in.window_s > 0 ? 0.0 : in.steps * step_time_s;
   in.failures_per_s = FailuresPerDay(rel, s.cluster) / kDay;
   in.planned_per_s = rel.planned_per_day / kDay;
   in.async = rel.async_checkpoint;
@@ -298,15 +302,9 @@ StatusOr<StepSpread> SampleStragglers(LoweredStep& low, int64_t gpus, double sig
   }
   std::sort(out.samples_s.begin(), out.samples_s.end());
   if (out.samples_s.empty()) return out;
-  double sum = 0;
-  for (double x : out.samples_s) sum += x;
-  out.mean_s = sum / static_cast<double>(out.samples_s.size());
-  auto at = [&](double q) {
-    return out.samples_s[static_cast<size_t>(
-        std::llround(q * static_cast<double>(out.samples_s.size() - 1)))];
-  };
-  out.p50_s = at(0.50);
-  out.p99_s = at(0.99);
+  out.mean_s = Mean(out.samples_s);
+  out.p50_s = Quantile(out.samples_s, 0.50);
+  out.p99_s = Quantile(out.samples_s, 0.99);
   return out;
 }
 
@@ -325,21 +323,24 @@ StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, Lowe
   g.analytic_effective_time = AnalyticEffectiveTime(g.inputs);
   g.runs = SimulateRuns(g.inputs, rel.runs, rel.seed);
   g.goodput = g.runs.effective_training_time * step_time_s / g.steps.mean_s;
-  if (s.training.tokens > 0) {
-    const double steps =
-        s.training.tokens / (static_cast<double>(s.training.global_batch) * s.training.seq_len);
-    g.ideal_time_to_train_s = steps * step_time_s;
+  if (g.inputs.steps > 0) {
+    g.ideal_time_to_train_s = g.inputs.steps * step_time_s;
     if (g.inputs.work_s > 0) {
       g.time_to_train_s = g.runs.wall.mean;
       g.time_to_train_p10_s = g.runs.wall.p10;
       g.time_to_train_p90_s = g.runs.wall.p90;
     } else {
       // A window was simulated: the whole run at the window's rate of progress.
-      const double t = steps * g.steps.mean_s / std::max(g.runs.effective_training_time, 1e-9);
+      const double t =
+          g.inputs.steps * g.steps.mean_s / std::max(g.runs.effective_training_time, 1e-9);
       g.time_to_train_s = g.time_to_train_p10_s = g.time_to_train_p90_s = t;
     }
   }
   return g;
+}
+
+bool GoodputModelled(const Scenario& s) {
+  return s.reliability.enabled && (s.training.tokens > 0 || s.reliability.block);
 }
 
 double GoodputFactor(const Scenario& s, double step_time_s) {

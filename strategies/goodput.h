@@ -39,6 +39,7 @@ struct CheckpointPlan {
 
 struct GoodputInputs {
   double step_time_s = 0;
+  double steps = 0;     // optimizer steps of training.tokens; 0 = not given
   double work_s = 0;    // failure-free training time of the run; 0 = run for window_s
   double window_s = 0;  // wall clock to simulate; 0 = until work_s is done
   double failures_per_s = 0;
@@ -116,6 +117,10 @@ struct GoodputReport {
 // The whole model for `run`: stragglers replayed on `low` (the step's program), then the Monte
 // Carlo of the run at the mean straggling step.
 StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, LoweredStep& low);
+
+// Whether `run` and `report` model goodput: for a scenario that trains training.tokens or has a
+// reliability block, unless the block says `none`.
+bool GoodputModelled(const Scenario& s);
 
 // For the sweep and scale: the closed form at the failure-free step (no replays, no sampling).
 double GoodputFactor(const Scenario& s, double step_time_s);

@@ -88,7 +88,8 @@ TEST_CASE("Young/Daly: the interval that minimises the expected overhead is sqrt
       CAPTURE(mtbf);
       GoodputInputs in = Synthetic(mtbf, stall, 600);
       // Golden-section search of the closed form's overhead over the interval.
-      double lo = 0.05 * YoungDalyInterval(stall, mtbf), hi = 20 * YoungDalyInterval(stall, mtbf);
+      const double yd = YoungDalyInterval(stall, mtbf);
+      double lo = 0.05 * yd, hi = 20 * yd;
       const double phi = (std::sqrt(5.0) - 1) / 2;
       for (int i = 0; i < 200; ++i) {
         const double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
@@ -101,13 +102,10 @@ TEST_CASE("Young/Daly: the interval that minimises the expected overhead is sqrt
       const double best = (lo + hi) / 2;
       // Young/Daly is first order in sqrt(stall / MTBF); Daly's (2006) higher-order estimate
       // sqrt(2CM)(1 + sqrt(C/2M)/3 + C/9M) - C is closer still.
-      const double yd0 = YoungDalyInterval(stall, mtbf);
-      CHECK(std::abs(best / yd0 - 1) <= std::sqrt(2 * stall / mtbf));
-      const double daly =
-          yd0 * (1 + std::sqrt(stall / (2 * mtbf)) / 3 + stall / (9 * mtbf)) - stall;
+      CHECK(std::abs(best / yd - 1) <= std::sqrt(2 * stall / mtbf));
+      const double daly = yd * (1 + std::sqrt(stall / (2 * mtbf)) / 3 + stall / (9 * mtbf)) - stall;
       CHECK(best == doctest::Approx(daly).epsilon(0.03));
       // The simulated runs agree: the Young/Daly interval beats a third of it and three times it.
-      const double yd = YoungDalyInterval(stall, mtbf);
       auto simulated = [&](double interval) {
         in.checkpoint.interval_s = interval;
         return SimulateRuns(in, 40, 11).effective_training_time;

@@ -223,9 +223,7 @@ TEST_CASE("a data-parallel gradient sync of a fixed shard barely grows from 64 t
   // not overlapped, on H100 nodes with a full-bisection fabric. Per GPU, a bandwidth-optimal
   // reduce-scatter and all-gather move (n-1)/n of the shard whatever n is.
   Bench b(8, "llama3-70b");
-  b.cluster.gpu = *b.hw.FindGpu("h100-sxm5-80gb");
-  b.cluster.intra = *b.hw.FindFabric("nvlink4-h100");
-  b.cluster.inter = *b.hw.FindFabric("ib-ndr-400g");
+  b.Hardware("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g");
   b.model.layers = 44;
   b.l.tp = 8;
   b.l.zero = 1;
@@ -265,9 +263,7 @@ TEST_CASE("GB200 NVL72: TP and EP groups larger than a tray stay on NVLink insid
   // 72 GPUs in trays of 4 on one NVLink5 fabric (cluster.nvlink_domain: 72), against the same
   // trays as separate nodes that talk over their NICs.
   Bench b(8, "llama3-70b");
-  b.cluster.gpu = *b.hw.FindGpu("gb200");
-  b.cluster.intra = *b.hw.FindFabric("nvlink5");
-  b.cluster.inter = *b.hw.FindFabric("ib-ndr-400g");
+  b.Hardware("gb200", "nvlink5", "ib-ndr-400g");
   b.cluster.gpus_per_node = 4;
   b.cluster.nodes = 18;
   b.l.tp = 16;

@@ -20,15 +20,19 @@ struct Bench {
   Layout l;
 
   explicit Bench(int64_t gpus, const char* model_id = "llama2-7b") {
-    cluster.gpu = *hw.FindGpu("a100-sxm4-80gb");
-    cluster.intra = *hw.FindFabric("nvlink3-a100");
-    cluster.inter = *hw.FindFabric("ib-hdr-200g");
+    Hardware("a100-sxm4-80gb", "nvlink3-a100", "ib-hdr-200g");
     cluster.gpus_per_node = static_cast<int>(std::min<int64_t>(gpus, 8));
     cluster.nodes = gpus / cluster.gpus_per_node;
     model = *models.Find(model_id);
     t.seq_len = 2048;
     t.micro_batch = 1;
     t.global_batch = 16;
+  }
+  // Catalog GPU and fabrics by id.
+  void Hardware(const char* gpu, const char* intra, const char* inter) {
+    cluster.gpu = *hw.FindGpu(gpu);
+    cluster.intra = *hw.FindFabric(intra);
+    cluster.inter = *hw.FindFabric(inter);
   }
   // A model whose stages are uniform: the embedding and LM head cost next to nothing.
   void UniformStages() {

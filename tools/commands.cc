@@ -87,12 +87,6 @@ std::string Human(double x) {
   return fmt::format("{:.0f}", x);
 }
 
-// Goodput is modelled for a scenario that trains a number of tokens or has a reliability block,
-// unless the block says `none`.
-bool GoodputModelled(const Scenario& s) {
-  return s.reliability.enabled && (s.training.tokens > 0 || s.reliability.block);
-}
-
 Json GoodputJson(const GoodputReport& g) {
   const CheckpointPlan& ck = g.inputs.checkpoint;
   Json c = Json::Object();
