@@ -144,7 +144,9 @@ void LayerLowering::Segment(Chunk* ch) const {
 void LayerLowering::BuildChunks() {
   const Layout& l = ctx_.layout;
   const ModelSpec& m = ctx_.model;
-  const std::vector<int> per_stage = StageLayers(l, m.layers);
+  Layout chunked = l;
+  chunked.virtual_stages = ctx_.chunks;
+  const std::vector<std::vector<int>> per_chunk = ChunkLayers(chunked, m.layers);
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   // Each block's accounting once; pieces copy it.
@@ -152,12 +154,12 @@ void LayerLowering::BuildChunks() {
   const Piece dense = MakePiece(graph_->dense, dense_, false);
   const Piece moe = m.is_moe() ? MakePiece(graph_->moe, moe_, false) : Piece{};
   const Piece head = MakePiece(graph_->head, head_, true);
-  // Global chunk c * p + s holds the next per_stage[s] / v layers.
+  // Global chunk c * p + s holds the next per_chunk[s][c] layers.
   int layer = 0;
   for (int c = 0; c < v; ++c) {
     for (int s = 0; s < p; ++s) {
       Chunk& ch = chunks_[s][c];
-      const int n = per_stage[s] / v;
+      const int n = per_chunk[s][c];
       if (s == 0 && c == 0) ch.pieces.push_back(embedding);
       for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
       layer += n;

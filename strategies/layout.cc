@@ -35,4 +35,21 @@ std::vector<int> StageLayers(const Layout& l, int layers) {
   return out;
 }
 
+std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers) {
+  const std::vector<int> per_stage = StageLayers(l, layers);
+  const int p = static_cast<int>(per_stage.size());
+  const int v = std::max(1, l.virtual_stages);
+  std::vector<std::vector<int>> out(p, std::vector<int>(v));
+  for (int s = 0; s < p; ++s) {
+    const int base = per_stage[s] / v, rem = per_stage[s] % v;
+    for (int c = 0; c < v; ++c) {
+      // The first stage gives its extra layers to its last chunks, every other stage to its
+      // first ones: short chunks sit beside the embedding and the LM head.
+      const bool extra = s == 0 && p > 1 ? c >= v - rem : c < rem;
+      out[s][c] = base + (extra ? 1 : 0);
+    }
+  }
+  return out;
+}
+
 }  // namespace parasim

@@ -67,11 +67,18 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
                 fmt::format("stage_layers sum to {} but the model has {} layers", sum, m.layers));
     }
     if (l.virtual_stages > 1) {
-      for (int v : l.stage_layers) {
-        if (v % l.virtual_stages != 0) {
-          return at("stage_layers", fmt::format("each stage's layers must divide into {} virtual "
-                                                "stages; {} does not",
-                                                l.virtual_stages, v));
+      // Uneven chunks are fine (ChunkLayers); only the embedding's and the LM head's chunks
+      // may be left without layers.
+      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers);
+      for (int s = 0; s < l.pp; ++s) {
+        for (int c = 0; c < l.virtual_stages; ++c) {
+          const bool ends = (s == 0 && c == 0) || (s == l.pp - 1 && c == l.virtual_stages - 1);
+          if (per_chunk[s][c] == 0 && !ends) {
+            return at("stage_layers",
+                      fmt::format("stage {} has {} layers for {} virtual stages: every model chunk "
+                                  "but the first (embedding) and the last (LM head) needs a layer",
+                                  s, l.stage_layers[s], l.virtual_stages));
+          }
         }
       }
     }

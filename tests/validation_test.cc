@@ -65,7 +65,7 @@ TEST_CASE("docs/MODEL.md holds the tables `parasim validate --markdown` prints n
   const std::string doc = Slurp(Runfile("docs/MODEL.md"));
   for (const char* name :
        {"megatron-sc21-table1", "korthikanti-2022-table5", "regimes/megatron-lm-h100-weak-scaling",
-        "regimes/torchtitan-a100-fsdp2"}) {
+        "regimes/torchtitan-a100-fsdp2", "regimes/llama3-405b-table4"}) {
     CAPTURE(name);
     auto r = RunParasim("validate --markdown --jobs 2 " +
                         Runfile(std::string("tests/validation/") + name + ".yaml"));
