@@ -184,6 +184,19 @@ void LayerLowering::Emit(int stage, const Chunk& ch, int first, int last, Phase 
   }
 }
 
+Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {
+  const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
+  Duration compute;
+  for (const Piece& pc : ch.pieces) {
+    if (ph == Phase::kR && !pc.layer) continue;
+    for (const OpTime& op : pc.time->ops) {
+      if (ph == Phase::kR && selective && !op.attention_core) continue;
+      compute += PartsOf(op, ph, ctx_.schedule.splits_backward()).compute;
+    }
+  }
+  return compute;
+}
+
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
   // One task for the compute of the pieces, then the exposed part of each collective kind.
   const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;

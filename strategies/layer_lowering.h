@@ -27,6 +27,9 @@ class LayerLowering {
 
   // Tasks of phase `ph` over pieces [first, last) of `ch` on every replica of `stage`.
   void Emit(int stage, const Chunk& ch, int first, int last, Phase ph);
+  // The compute that Emit puts on a stage's compute stream for phase `ph` of all of `ch`, at
+  // the kernels' uncontended durations.
+  Duration PhaseCompute(const Chunk& ch, Phase ph) const;
 
  private:
   Duration Comm(const CommSpec& c) const;

@@ -26,6 +26,14 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
   return out;
 }
 
+StatusOr<double> StepTimeLowerBound(const ModelSpec& model, const Training& training,
+                                    const Layout& layout, const ClusterSpec& cluster) {
+  LoweredStep out;
+  LoweringContext ctx(model, training, layout, cluster, StepOptions{}, &out);
+  StepLowering lowering(ctx);
+  return lowering.LowerBound().seconds();
+}
+
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,
                                   const Layout& layout, const ClusterSpec& cluster,
                                   const StepOptions& options, LoweredStep* lowered,

@@ -31,6 +31,12 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
                                 const Layout& layout, const ClusterSpec& cluster,
                                 const StepOptions& options);
 
+// A lower bound on SimulateStep's step time from the ops' priced durations alone (no tasks,
+// no replay): the busiest stage's compute with its pipeline fill and drain. The sweep skips
+// the replay of layouts whose bound cannot enter its ranking.
+StatusOr<double> StepTimeLowerBound(const ModelSpec& model, const Training& training,
+                                    const Layout& layout, const ClusterSpec& cluster);
+
 // Lowers, replays and summarises. `lowered` and `timeline`, when given, receive the program
 // and its timeline (for traces).
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,

@@ -21,6 +21,36 @@ Status StepLowering::Run() {
   return Status::Ok();
 }
 
+Duration StepLowering::LowerBound() {
+  // Each stage's compute stream runs its units one after another, so the step lasts at least
+  // a stage's compute, plus the forwards of one micro-batch on the stages before it (its
+  // first unit waits for them) and, when the backward is not split, the backwards of one
+  // micro-batch on those stages after its last unit (which is a backward). Communication,
+  // contention and every other wait only add to this, so a layout whose bound already loses
+  // cannot win once replayed.
+  layers_.BuildTimes();
+  layers_.BuildChunks();
+  const int p = ctx_.layout.pp;
+  const bool split = ctx_.schedule.splits_backward();
+  const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  Duration fill, drain, bound;
+  for (int s = 0; s < p; ++s) {
+    Duration per_mb;
+    for (const Chunk& ch : layers_.chunks(s)) {
+      per_mb += layers_.PhaseCompute(ch, Phase::kF) + layers_.PhaseCompute(ch, Phase::kB);
+      if (split) per_mb += layers_.PhaseCompute(ch, Phase::kW);
+      if (recompute) per_mb += layers_.PhaseCompute(ch, Phase::kR);
+    }
+    const Duration stage = per_mb * static_cast<double>(ctx_.micro_batches);
+    bound = Max(bound, fill + stage + (split ? Duration::Zero() : drain));
+    const Chunk& first = layers_.chunk(s, 0);
+    fill += layers_.PhaseCompute(first, Phase::kF);
+    drain += layers_.PhaseCompute(first, Phase::kB) +
+             (recompute ? layers_.PhaseCompute(first, Phase::kR) : Duration::Zero());
+  }
+  return bound;
+}
+
 void StepLowering::AllocateStates() {
   // States and buffers held all step (the memory planner's accounting), from the start.
   MemoryReport mem = EstimateMemory(ctx_.model, ctx_.training, ctx_.layout, ctx_.cluster);

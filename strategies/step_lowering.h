@@ -22,6 +22,8 @@ class StepLowering {
       : ctx_(ctx), topo_(ctx), layers_(ctx, topo_), dp_(ctx, topo_, layers_) {}
 
   Status Run();
+  // A lower bound on the replayed step (no tasks are emitted; see StepTimeLowerBound).
+  Duration LowerBound();
 
  private:
   void AllocateStates();

@@ -63,6 +63,9 @@ std::string Csv(const SweepEntry& e) {
       reason);
 }
 
+// The note of a layout the sweep did not replay because its bounds cannot enter the ranking.
+constexpr const char* kPrunedNote = "pruned (cannot enter the top or the front):";
+
 constexpr const char* kCsvHeader =
     "layout,fits,step_time_s,tokens_per_s,mfu,bubble_fraction,exposed_tp_s,exposed_cp_s,"
     "exposed_ep_s,exposed_pp_s,exposed_dp_s,peak_memory_bytes,compute_s,note\n";
@@ -186,32 +189,60 @@ std::vector<SweepEntry> Enumerate(const Scenario& base, const SweepSpec& spec, c
   return entries;
 }
 
-// Evaluate one layout: the memory planner first, the replay only for layouts that fit.
-Status EvaluateOne(const Scenario& base, SweepEntry* e) {
+// The memory planner's verdict on one layout, and for one that fits the lower bounds of its
+// replay: the step (StepTimeLowerBound) and the peak memory (its states, held from the start).
+Status Screen(const Scenario& base, SweepEntry* e) {
   MemoryReport mem = EstimateMemory(base.model, e->training, e->layout, base.cluster);
   double worst = 0;
-  for (const auto& st : mem.stages) worst = std::max(worst, st.total());
+  for (const auto& st : mem.stages) {
+    worst = std::max(worst, st.total());
+    e->min_peak_bytes = std::max(
+        e->min_peak_bytes, st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.other_bytes);
+  }
   e->peak_memory_bytes = worst;
   if (!mem.fits) {
     e->reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", Bytes(worst).gib(),
                             Bytes(mem.capacity_bytes).gib());
     return Status::Ok();
   }
+  PARASIM_ASSIGN_OR_RETURN(e->bound_s,
+                           StepTimeLowerBound(base.model, e->training, e->layout, base.cluster));
+  return Status::Ok();
+}
+
+// The closed-form goodput of a layout that fits, for the time_to_train and cost objectives.
+void FillGoodput(const Scenario& base, SweepEntry* e) {
+  if (e->fits && base.sweep && base.reliability.enabled &&
+      (base.sweep->objective == Objective::kTimeToTrain ||
+       base.sweep->objective == Objective::kCost)) {
+    Scenario s = base;
+    s.layout = e->layout;
+    s.training = e->training;
+    e->goodput = GoodputFactor(s, e->step_time_s);
+  }
+}
+
+// Replay one layout that fits the memory planner.
+Status Replay(const Scenario& base, SweepEntry* e) {
   StepOptions so;
   so.critical_path = false;
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(base.model, e->training, e->layout, base.cluster, so));
   SweepEntry filled = EntryOf(e->layout, e->training, r);
   filled.key = std::move(e->key);
+  filled.bound_s = e->bound_s;
+  filled.min_peak_bytes = e->min_peak_bytes;
   *e = std::move(filled);
   if (!e->fits) {
     e->reason = fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
                             Bytes(e->peak_memory_bytes).gib(), Bytes(r.capacity_bytes).gib());
   }
+  FillGoodput(base, e);
   return Status::Ok();
 }
 
-// Earlier results (--resume): every whole line of the CSV, by layout key.
+// Earlier results (--resume): every whole line of the CSV, by layout key. Pruned layouts are
+// decided again (the decision depends on what else was replayed).
 std::unordered_map<std::string, SweepEntry> ReadResume(const std::string& path) {
   std::unordered_map<std::string, SweepEntry> done;
   std::ifstream in(path);
@@ -219,19 +250,86 @@ std::unordered_map<std::string, SweepEntry> ReadResume(const std::string& path) 
   while (std::getline(in, line)) {
     if (in.eof()) break;  // a last line without its newline was torn by a kill
     SweepEntry e;
-    if (ParseCsv(line, &e)) done[e.key] = e;
+    if (ParseCsv(line, &e) && e.reason.rfind(kPrunedNote, 0) != 0) done[e.key] = e;
   }
   return done;
 }
 
-// Evaluate every layout on `opt.jobs` threads, appending each result to the CSV as it arrives;
-// returns how many were taken from an earlier run.
-StatusOr<int64_t> Evaluate(const Scenario& base, const SweepOptions& opt,
+// Runs fn(i) for every i in `items` on `jobs` threads; the first error wins.
+Status ParallelFor(const std::vector<size_t>& items, int jobs,
+                   const std::function<Status(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&]() {
+    for (size_t k = next++; k < items.size(); k = next++) {
+      if (Status st = fn(items[k]); !st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = st;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const size_t threads = std::min<size_t>(std::max(1, jobs), items.size());
+  for (size_t j = 1; j < threads; ++j) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  return first_error;
+}
+
+// The replayed layouts that fit, as far as pruning needs them: whether a layout whose replay
+// is bounded by (step >= bound, peak >= min_peak) could still enter the first `top` by the
+// objective, or the Pareto front of throughput against memory.
+class PruneState {
+ public:
+  PruneState(const SweepSpec& spec) : objective_(spec.objective), top_(std::max(1, spec.top)) {}
+
+  void Add(const SweepEntry& e) {
+    if (e.fits) feasible_.push_back({Value(e), e.tokens_per_s, e.peak_memory_bytes});
+  }
+  // The best throughput a layout can reach: its tokens per step over its bound (goodput, at
+  // most 1, only lowers it).
+  static double BestTokensPerS(const SweepEntry& e) {
+    const double tokens = static_cast<double>(e.training.global_batch) * e.training.seq_len;
+    return e.bound_s > 0 ? tokens / e.bound_s : std::numeric_limits<double>::infinity();
+  }
+  bool CannotEnter(const SweepEntry& e) const {
+    const double best_tokens = BestTokensPerS(e);
+    int ahead = 0;
+    bool dominated = false;
+    for (const Point& y : feasible_) {
+      const bool better =
+          objective_ == Objective::kMemory ? y.peak < e.min_peak_bytes : y.value > best_tokens;
+      ahead += better ? 1 : 0;
+      dominated = dominated || (y.tokens > best_tokens && y.peak <= e.min_peak_bytes);
+    }
+    return ahead >= top_ && dominated;
+  }
+
+ private:
+  struct Point {
+    double value, tokens, peak;
+  };
+  double Value(const SweepEntry& e) const {
+    const bool kept = objective_ == Objective::kTimeToTrain || objective_ == Objective::kCost;
+    return kept ? e.tokens_per_s * e.goodput : e.tokens_per_s;
+  }
+  Objective objective_;
+  int top_;
+  std::vector<Point> feasible_;
+};
+
+// Evaluate every layout on `opt.jobs` threads, appending each result to the CSV as it arrives:
+// the memory planner and the bounds for all, then the replays, most promising bound first, in
+// fixed batches (so the outcome does not depend on the thread count). A layout whose bounds
+// cannot enter the first `top` or the Pareto front among those already replayed is pruned
+// (unless opt.exhaustive). Returns how many were taken from an earlier run.
+StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const SweepOptions& opt,
                            std::vector<SweepEntry>* entries) {
   std::unordered_map<std::string, SweepEntry> done;
   if (opt.resume && !opt.out_csv.empty()) done = ReadResume(opt.out_csv);
   std::ofstream csv;
-  std::mutex mu;  // guards csv and first_error
+  std::mutex mu;  // guards csv
   if (!opt.out_csv.empty()) {
     csv.open(opt.out_csv, opt.resume ? std::ios::app : std::ios::trunc);
     if (!csv) {
@@ -243,47 +341,96 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepOptions& opt,
       csv.flush();
     }
   }
-  std::atomic<size_t> next{0};
-  std::atomic<int64_t> finished{0}, resumed{0};
-  Status first_error;
-  auto work = [&]() {
-    for (size_t i = next++; i < entries->size(); i = next++) {
-      SweepEntry& e = (*entries)[i];
-      if (auto it = done.find(e.key); it != done.end()) {
-        const Layout l = e.layout;
-        const Training t = e.training;
-        e = it->second;
-        e.layout = l;
-        e.training = t;
-        e.replayed = e.fits || e.reason.rfind("replay", 0) == 0;
-        ++resumed;
-      } else if (Status st = EvaluateOne(base, &e); !st.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) first_error = st;
-        continue;
-      } else if (csv.is_open()) {
-        const std::string line = Csv(e);
-        std::lock_guard<std::mutex> lock(mu);
-        csv << line;
-        csv.flush();
-      }
-      if (e.fits && base.sweep && base.reliability.enabled &&
-          (base.sweep->objective == Objective::kTimeToTrain ||
-           base.sweep->objective == Objective::kCost)) {
-        Scenario s = base;
-        s.layout = e.layout;
-        s.training = e.training;
-        e.goodput = GoodputFactor(s, e.step_time_s);
-      }
-      const int64_t d = ++finished;
-      if (opt.progress) opt.progress(d, static_cast<int64_t>(entries->size()));
-    }
+  auto write = [&](const SweepEntry& e) {
+    if (!csv.is_open()) return;
+    const std::string line = Csv(e);
+    std::lock_guard<std::mutex> lock(mu);
+    csv << line;
+    csv.flush();
   };
-  std::vector<std::thread> pool;
-  for (int j = 1; j < std::max(1, opt.jobs); ++j) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
-  if (!first_error.ok()) return first_error;
+  std::atomic<int64_t> finished{0};
+  auto progress = [&]() {
+    const int64_t d = ++finished;
+    if (opt.progress) opt.progress(d, static_cast<int64_t>(entries->size()));
+  };
+  std::vector<size_t> all(entries->size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  // Layouts taken from an earlier run keep their results, but are screened and ordered again
+  // with the others, so that every pruning decision is the one the uninterrupted run made.
+  std::atomic<int64_t> resumed{0};
+  std::vector<char> cached(entries->size(), 0), candidate(entries->size(), 0);
+  PARASIM_RETURN_IF_ERROR(ParallelFor(all, opt.jobs, [&](size_t i) -> Status {
+    SweepEntry& e = (*entries)[i];
+    auto it = done.find(e.key);
+    if (it != done.end()) {
+      ++resumed;
+      cached[i] = 1;
+      if (!it->second.fits && it->second.reason.rfind("replay", 0) != 0) {
+        e.reason = it->second.reason;  // rejected by the memory planner before
+        e.peak_memory_bytes = it->second.peak_memory_bytes;
+        progress();
+        return Status::Ok();
+      }
+    }
+    PARASIM_RETURN_IF_ERROR(Screen(base, &e));
+    if (!e.reason.empty()) {
+      if (!cached[i]) write(e);
+      progress();
+    } else {
+      candidate[i] = 1;
+    }
+    return Status::Ok();
+  }));
+  // The replays, most promising first.
+  PruneState state(spec);
+  std::vector<size_t> order;
+  for (size_t i : all) {
+    if (candidate[i]) order.push_back(i);
+  }
+  auto promise = [&](size_t i) {
+    const SweepEntry& e = (*entries)[i];
+    return spec.objective == Objective::kMemory ? -e.min_peak_bytes : PruneState::BestTokensPerS(e);
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const double pa = promise(a), pb = promise(b);
+    if (pa != pb) return pa > pb;
+    return (*entries)[a].key < (*entries)[b].key;
+  });
+  constexpr size_t kBatch = 16;  // replays decided together; fixed, whatever opt.jobs
+  for (size_t at = 0; at < order.size(); at += kBatch) {
+    std::vector<size_t> replay;
+    for (size_t k = at; k < std::min(order.size(), at + kBatch); ++k) {
+      SweepEntry& e = (*entries)[order[k]];
+      if (!opt.exhaustive && state.CannotEnter(e)) {
+        e.pruned = true;
+        e.reason = fmt::format("{} its step is at least {:.6g} s", kPrunedNote, e.bound_s);
+        write(e);
+        progress();
+      } else {
+        replay.push_back(order[k]);
+      }
+    }
+    PARASIM_RETURN_IF_ERROR(ParallelFor(replay, opt.jobs, [&](size_t i) -> Status {
+      SweepEntry& e = (*entries)[i];
+      if (cached[i]) {
+        const SweepEntry& c = done.at(e.key);
+        SweepEntry r = c;
+        r.layout = e.layout;
+        r.training = e.training;
+        r.bound_s = e.bound_s;
+        r.min_peak_bytes = e.min_peak_bytes;
+        r.replayed = true;
+        e = std::move(r);
+        FillGoodput(base, &e);
+      } else {
+        PARASIM_RETURN_IF_ERROR(Replay(base, &e));
+        write(e);
+      }
+      progress();
+      return Status::Ok();
+    }));
+    for (size_t i : replay) state.Add((*entries)[i]);
+  }
   return resumed.load();
 }
 
@@ -295,7 +442,7 @@ void Rank(const SweepSpec& spec, const std::vector<SweepEntry>& entries, SweepOu
   }
   out->feasible = static_cast<int64_t>(out->ranked.size());
   for (const SweepEntry& e : entries) {
-    if (!e.fits &&
+    if (!e.fits && !e.pruned &&
         (out->leanest.key.empty() || e.peak_memory_bytes < out->leanest.peak_memory_bytes)) {
       out->leanest = e;
     }
@@ -308,7 +455,10 @@ void Rank(const SweepSpec& spec, const std::vector<SweepEntry>& entries, SweepOu
     const auto& x = out->ranked[a];
     const auto& y = out->ranked[b];
     if (x.tokens_per_s != y.tokens_per_s) return x.tokens_per_s > y.tokens_per_s;
-    return x.peak_memory_bytes < y.peak_memory_bytes;
+    if (x.peak_memory_bytes != y.peak_memory_bytes) {
+      return x.peak_memory_bytes < y.peak_memory_bytes;
+    }
+    return a < b;  // exact ties: the first in the ranking (by key) stands for them
   });
   double best_mem = std::numeric_limits<double>::infinity();
   for (size_t i : order) {
@@ -351,8 +501,10 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   out.grid_points = grid.points;
   std::vector<SweepEntry> entries = Enumerate(base, spec, grid);
   out.valid_layouts = static_cast<int64_t>(entries.size());
-  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(base, opt, &entries));
-  for (const SweepEntry& e : entries) (e.replayed ? out.replayed : out.memory_rejected) += 1;
+  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(base, spec, opt, &entries));
+  for (const SweepEntry& e : entries) {
+    (e.replayed ? out.replayed : e.pruned ? out.pruned : out.memory_rejected) += 1;
+  }
   Rank(spec, entries, &out);
   // Full reports of the leaders, replayed again (deterministic, so a resumed sweep prints the
   // same).

@@ -28,6 +28,9 @@ struct SweepOptions {
   std::string out_csv;  // results as they arrive (one line per layout); "" = none
   bool resume = false;  // skip layouts already in out_csv
   int64_t max_layouts = 10'000'000;
+  // Replay every layout that fits the memory planner, instead of skipping those whose lower
+  // bounds (step time and peak memory) cannot enter the top or the Pareto front.
+  bool exhaustive = false;
   // Called from worker threads with (done, total) after each layout; may be empty.
   std::function<void(int64_t, int64_t)> progress;
 };
@@ -48,6 +51,9 @@ struct SweepEntry {
   double peak_memory_bytes = 0;  // the largest over stages
   double compute_s = 0;          // the busiest stage's compute
   bool replayed = false;         // replayed in the engine (else rejected by the memory planner)
+  bool pruned = false;  // fits the planner, but its bounds cannot enter the ranking: not replayed
+  double bound_s = 0;   // lower bound on the replayed step (StepTimeLowerBound); 0 = none
+  double min_peak_bytes = 0;  // lower bound on the replayed peak: the busiest stage's states
   // Fraction of the failure-free throughput kept through failures, checkpoints and stragglers
   // (GoodputFactor), for the time_to_train and cost objectives; 1 otherwise.
   double goodput = 1;
@@ -56,8 +62,9 @@ struct SweepEntry {
 struct SweepOutcome {
   // What became of the grid: a point is rejected by divisibility or folded onto another point
   // (sp without TP, one model chunk with interleaving, ...); a valid layout is rejected by the
-  // memory planner, pruned (cannot enter the ranking; none yet: every one that fits is
-  // replayed), or replayed in the engine, where it fits or peaks over memory.
+  // memory planner, pruned (its lower bounds on step time and peak memory cannot enter the
+  // first `top` or the Pareto front among the layouts replayed before it), or replayed in the
+  // engine, where it fits or peaks over memory.
   int64_t grid_points = 0;      // points of the sweep grid
   int64_t valid_layouts = 0;    // distinct layouts passing the divisibility checks
   int64_t memory_rejected = 0;  // valid, but over memory by the planner: not replayed

@@ -1,5 +1,6 @@
 // Sweep planner tests: the best GPT-3 175B layout is Megatron-like, results are deterministic
-// across threads and after an interrupted run is resumed, and every feasible layout is replayed.
+// across threads and after an interrupted run is resumed, --exhaustive replays every feasible
+// layout, and pruning by lower bounds gives the exhaustive sweep's top and Pareto front.
 #include "strategies/sweep.h"
 
 #include <doctest/doctest.h>
@@ -63,12 +64,14 @@ TEST_CASE("the best layout for GPT-3 175B on 1024 A100 is Megatron-style") {
   CHECK(r->valid_layouts > r->feasible);
 }
 
-TEST_CASE("every valid layout that fits in memory is replayed; the others are pruned") {
+TEST_CASE("--exhaustive: every valid layout that fits in memory is replayed") {
   Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
   SweepOptions o;
   o.jobs = 2;
+  o.exhaustive = true;
   auto r = RunSweep(s, o);
   REQUIRE(r.ok());
+  CHECK(r->pruned == 0);
   // The grid of the file: tp, pp, micro-batch, recompute, ZeRO, sp, every schedule, v.
   const int64_t schedules = static_cast<int64_t>(AllSchedules().size());
   CHECK(r->grid_points == 4 * 4 * 4 * 3 * 4 * 2 * schedules * 4);
@@ -130,6 +133,55 @@ TEST_CASE("same results with 1 and 2 threads, and after resuming an interrupted 
     CHECK(resumed->ranked[i].tokens_per_s == one->ranked[i].tokens_per_s);
   }
   CHECK(resumed->top_reports[0].step_time_s == one->top_reports[0].step_time_s);
+}
+
+// The layouts of a sweep as ranked: key and step time of the first `top`, and the front.
+void CheckSameAnswer(const SweepOutcome& pruned, const SweepOutcome& all, int top) {
+  REQUIRE(pruned.ranked.size() >= std::min<size_t>(top, all.ranked.size()));
+  for (size_t i = 0; i < std::min<size_t>(top, all.ranked.size()); ++i) {
+    CAPTURE(i);
+    CHECK(pruned.ranked[i].key == all.ranked[i].key);
+    CHECK(pruned.ranked[i].step_time_s == all.ranked[i].step_time_s);
+  }
+  REQUIRE(pruned.pareto.size() == all.pareto.size());
+  for (size_t i = 0; i < all.pareto.size(); ++i) {
+    CHECK(pruned.ranked[pruned.pareto[i]].key == all.ranked[all.pareto[i]].key);
+  }
+}
+
+TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exhaustive sweep") {
+  // Every schedule (1F1B, GPipe, interleaved, ZB-H1/H2), ZeRO, recompute and micro-batch, for
+  // the throughput and memory objectives, against replaying every layout that fits.
+  for (const char* file :
+       {"scenarios/gpt3-175b-1024-a100-sweep.yaml", "scenarios/turing-530b-5128-a100-sweep.yaml"}) {
+    for (Objective objective : {Objective::kThroughput, Objective::kMemory}) {
+      CAPTURE(file);
+      CAPTURE(static_cast<int>(objective));
+      Scenario s = Load(file);
+      for (auto& [key, axis] : s.sweep->axes) {
+        if (key == "micro_batch") axis.values = {"1", "2"};
+      }
+      s.sweep->objective = objective;
+      SweepOptions o;
+      o.jobs = 2;
+      o.exhaustive = true;
+      auto all = RunSweep(s, o);
+      REQUIRE(all.ok());
+      o.exhaustive = false;
+      auto pruned = RunSweep(s, o);
+      REQUIRE(pruned.ok());
+      CHECK(pruned->pruned > 0);
+      CHECK(pruned->replayed + pruned->pruned == all->replayed);
+      CheckSameAnswer(*pruned, *all, s.sweep->top);
+      // The bounds hold for every layout replayed: the step and the peak are never below them.
+      for (const SweepEntry& e : all->ranked) {
+        CAPTURE(e.key);
+        CHECK(e.bound_s > 0);
+        CHECK(e.bound_s <= e.step_time_s);
+        CHECK(e.min_peak_bytes <= e.peak_memory_bytes);
+      }
+    }
+  }
 }
 
 TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {

@@ -257,6 +257,7 @@ Status SweepCommand(const CommonOptions& opt) {
   SweepOptions so = SweepOptionsOf(opt);
   so.out_csv = opt.out;
   so.resume = opt.resume;
+  so.exhaustive = opt.exhaustive;
   const bool tty = isatty(fileno(stderr)) != 0;
   std::mutex mu;
   const auto start = std::chrono::steady_clock::now();

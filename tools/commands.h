@@ -35,6 +35,7 @@ struct CommonOptions {
   int jobs = 0;  // 0 = all cores
   std::string out;
   bool resume = false;
+  bool exhaustive = false;  // sweep: replay every layout that fits
   int64_t max_layouts = 10'000'000;
   std::vector<int64_t> gpus;  // scale: GPU counts
   bool weak = false;          // scale: fixed per-GPU batch

@@ -51,11 +51,16 @@ int main(int argc, char** argv) {
       app.add_subcommand("memory", "memory per GPU, per pipeline stage, and whether it fits");
   common(memory, true, "scenario YAML file");
   auto* sweep = app.add_subcommand(
-      "sweep", "replay every layout of the scenario's sweep block and rank them by its objective");
+      "sweep",
+      "replay the layouts of the scenario's sweep block that can enter the ranking, and rank "
+      "them by its objective");
   common(sweep, true, "scenario YAML file with a sweep block");
   sweep->add_option("--jobs", opt.jobs, "worker threads (default: all cores)");
   sweep->add_option("--out", opt.out, "write every layout's result to this CSV as results arrive");
   sweep->add_flag("--resume", opt.resume, "skip layouts already in --out (after an interruption)");
+  sweep->add_flag("--exhaustive", opt.exhaustive,
+                  "replay every layout that fits, also those whose lower bounds cannot enter "
+                  "the top or the Pareto front (same ranking, slower)");
   sweep->add_option("--max-layouts", opt.max_layouts, "refuse sweeps larger than this")
       ->check(CLI::PositiveNumber);
   auto* scale = app.add_subcommand(
