@@ -29,7 +29,8 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
 StatusOr<double> StepTimeLowerBound(const ModelSpec& model, const Training& training,
                                     const Layout& layout, const ClusterSpec& cluster) {
   LoweredStep out;
-  LoweringContext ctx(model, training, layout, cluster, StepOptions{}, &out);
+  const StepOptions options;  // the context keeps a reference: it must outlive it
+  LoweringContext ctx(model, training, layout, cluster, options, &out);
   StepLowering lowering(ctx);
   return lowering.LowerBound().seconds();
 }
