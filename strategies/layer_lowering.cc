@@ -144,9 +144,7 @@ void LayerLowering::Segment(Chunk* ch) const {
 void LayerLowering::BuildChunks() {
   const Layout& l = ctx_.layout;
   const ModelSpec& m = ctx_.model;
-  Layout chunked = l;
-  chunked.virtual_stages = ctx_.chunks;
-  const std::vector<std::vector<int>> per_chunk = ChunkLayers(chunked, m.layers);
+  const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, ctx_.chunks);
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   // Each block's accounting once; pieces copy it.
@@ -184,60 +182,59 @@ void LayerLowering::Emit(int stage, const Chunk& ch, int first, int last, Phase 
   }
 }
 
-Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {
-  const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
-  Duration compute;
-  for (const Piece& pc : ch.pieces) {
-    if (ph == Phase::kR && !pc.layer) continue;
-    for (const OpTime& op : pc.time->ops) {
-      if (ph == Phase::kR && selective && !op.attention_core) continue;
-      compute += PartsOf(op, ph, ctx_.schedule.splits_backward()).compute;
+bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
+  // Recompute reruns the layers' forward: every op (full), or only the attention core
+  // (selective).
+  if (ph != Phase::kR) return true;
+  return pc.layer && (ctx_.training.recompute != RecomputeKind::kSelective || op.attention_core);
+}
+
+LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
+  PhaseSum sum;
+  for (int i = first; i < last; ++i) {
+    for (const OpTime& op : ch.pieces[i].time->ops) {
+      if (!Runs(ch.pieces[i], op, ph)) continue;
+      const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
+      sum.compute += o.compute;
+      sum.contended += o.compute * o.contended;
+      if (o.comm > Duration::Zero()) {
+        sum.comm[static_cast<int>(o.group)] +=
+            o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
+      }
     }
   }
-  return compute;
+  return sum;
+}
+
+Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {
+  return Sum(ch, 0, static_cast<int>(ch.pieces.size()), ph).compute;
 }
 
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
   // One task for the compute of the pieces, then the exposed part of each collective kind.
-  const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
   const TaskCat cat = PhaseCat(ph);
-  Duration compute, contended;
-  Duration comm[kNumGroups];
-  for (int i = first; i < last; ++i) {
-    if (ph == Phase::kR && !ch.pieces[i].layer) continue;
-    for (const OpTime& op : ch.pieces[i].time->ops) {
-      if (ph == Phase::kR && selective && !op.attention_core) continue;
-      const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
-      compute += o.compute;
-      contended += o.compute * o.contended;
-      if (o.comm > Duration::Zero()) {
-        comm[static_cast<int>(o.group)] += o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
-      }
-    }
-  }
-  if (compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
+  const PhaseSum sum = Sum(ch, first, last, ph);
+  if (sum.compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
   for (Replica& r : topo_.stage(stage)) {
-    topo_.Compute(r, compute, cat, ctx_.Label(cat), contended);
+    topo_.Compute(r, sum.compute, cat, ctx_.Label(cat), sum.contended);
   }
   for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
     const int k = static_cast<int>(g);
-    if (comm[k] > Duration::Zero()) topo_.Blocking(stage, k, comm[k], CommCat(g));
+    if (sum.comm[k] > Duration::Zero()) topo_.Blocking(stage, k, sum.comm[k], CommCat(g));
   }
 }
 
 void LayerLowering::EmitOps(int stage, const Chunk& ch, int first, int last, Phase ph) {
   // Every op, and its collective, in execution order (backward runs the pieces in reverse).
-  const bool selective = ctx_.training.recompute == RecomputeKind::kSelective;
   const TaskCat cat = PhaseCat(ph);
   const bool backward = ph == Phase::kB || ph == Phase::kW;
   const int step = backward ? -1 : 1;
   for (int pi = backward ? last - 1 : first; backward ? pi >= first : pi < last; pi += step) {
-    if (ph == Phase::kR && !ch.pieces[pi].layer) continue;
     const auto& ops = ch.pieces[pi].time->ops;
     const int n = static_cast<int>(ops.size());
     for (int oi = backward ? n - 1 : 0; backward ? oi >= 0 : oi < n; oi += step) {
       const OpTime& op = ops[oi];
-      if (ph == Phase::kR && selective && !op.attention_core) continue;
+      if (!Runs(ch.pieces[pi], op, ph)) continue;
       const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
       const uint32_t label = ph == Phase::kF ? op.label_f : backward ? op.label_b : op.label_r;
       for (Replica& r : topo_.stage(stage)) {

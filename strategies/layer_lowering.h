@@ -32,6 +32,16 @@ class LayerLowering {
   Duration PhaseCompute(const Chunk& ch, Phase ph) const;
 
  private:
+  // What phase `ph` of pieces [first, last) puts on the compute stream (uncontended, and
+  // weighted by each op's contention slowdown) and the exposed collectives per group kind.
+  struct PhaseSum {
+    Duration compute, contended;
+    Duration comm[kNumGroups];
+  };
+  // Whether phase `ph` runs `op` of piece `pc` (recompute reruns only layers' ops, and only the
+  // attention core when selective).
+  bool Runs(const Piece& pc, const OpTime& op, Phase ph) const;
+  PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
   Duration Comm(const CommSpec& c) const;
   OpTime Time(const Op& op);
   void Price(const Block& b, BlockTime* bt);

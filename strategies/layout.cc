@@ -35,10 +35,10 @@ std::vector<int> StageLayers(const Layout& l, int layers) {
   return out;
 }
 
-std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers) {
+std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunks) {
   const std::vector<int> per_stage = StageLayers(l, layers);
   const int p = static_cast<int>(per_stage.size());
-  const int v = std::max(1, l.virtual_stages);
+  const int v = std::max(1, chunks);
   std::vector<std::vector<int>> out(p, std::vector<int>(v));
   for (int s = 0; s < p; ++s) {
     const int base = per_stage[s] / v, rem = per_stage[s] % v;

@@ -57,13 +57,14 @@ struct Layout {
 // spread over the middle stages (first and last stages hold the embedding and LM head).
 std::vector<int> StageLayers(const Layout& l, int layers);
 
-// Layers per model chunk, [stage][chunk], for the layout's virtual stages. Each stage's layers
+// Layers per model chunk, [stage][chunk], for `chunks` model chunks per stage (the layout's
+// virtual stages when its schedule interleaves, else 1). Each stage's layers
 // split as evenly as they go; where a stage's count does not divide, the first stage's short
 // chunks come first and the last stage's come last, so a chunk left without layers is the one
 // that holds only the embedding or only the LM head (Llama 3 405B, arXiv 2407.21783 sec. 3.3.2:
 // 126 layers on PP16 with one layer per chunk, the first chunk holding only the embedding and
 // the last only the output and loss). Empty chunks elsewhere are a layout error (plan.cc).
-std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers);
+std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunks);
 
 // PyTorch DDP's bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel default).
 inline constexpr Bytes kDdpBucket = Bytes::MiB(25);

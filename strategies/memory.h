@@ -28,9 +28,9 @@ struct StageMemory {
   double activations_bytes = 0;
   double other_bytes = 0;  // communication buffers, framework reserve
   double in_flight = 0;    // micro-batches whose activations are held at the peak
-  double total() const {
-    return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes;
-  }
+  // What the stage holds all step, from its start: states and buffers.
+  double held_bytes() const { return params_bytes + grads_bytes + optimizer_bytes + other_bytes; }
+  double total() const { return held_bytes() + activations_bytes; }
 };
 
 struct MemoryReport {

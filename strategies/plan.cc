@@ -69,7 +69,7 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
     if (l.virtual_stages > 1) {
       // Uneven chunks are fine (ChunkLayers); only the embedding's and the LM head's chunks
       // may be left without layers.
-      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers);
+      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, l.virtual_stages);
       for (int s = 0; s < l.pp; ++s) {
         for (int c = 0; c < l.virtual_stages; ++c) {
           const bool ends = (s == 0 && c == 0) || (s == l.pp - 1 && c == l.virtual_stages - 1);

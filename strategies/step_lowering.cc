@@ -57,7 +57,7 @@ void StepLowering::AllocateStates() {
   const uint32_t start_label = ctx_.program.Intern("step start");
   for (int s = 0; s < ctx_.layout.pp; ++s) {
     const StageMemory& st = mem.stages[s];
-    const double fixed = st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.other_bytes;
+    const double fixed = st.held_bytes();
     ctx_.out.static_bytes.push_back(fixed);
     for (Replica& r : topo_.stage(s)) {
       TaskId t = ctx_.program.AddCompute(r.compute, ctx_.Key(Duration::Zero()),

@@ -525,7 +525,7 @@ TEST_CASE("uneven interleaving as Llama 3 405B ran it: an embedding-only and a h
   l.schedule = kScheduleInterleaved;
   l.stage_layers.assign(16, 8);
   l.stage_layers.front() = l.stage_layers.back() = 7;
-  const auto chunks = ChunkLayers(l, 126);
+  const auto chunks = ChunkLayers(l, 126, l.virtual_stages);
   CHECK(chunks[0][0] == 0);
   CHECK(chunks[15][7] == 0);
   int total = 0, ones = 0;
@@ -543,7 +543,10 @@ TEST_CASE("uneven interleaving as Llama 3 405B ran it: an embedding-only and a h
   b.UniformStages();
   b.model.layers = 14;
   b.t.global_batch = 128;  // 16 micro-batches per replica
-  Scenario s{.cluster = b.cluster, .model = b.model, .training = b.t};
+  Scenario s;
+  s.cluster = b.cluster;
+  s.model = b.model;
+  s.training = b.t;
   s.layout.pp = 4;
   s.layout.dp = 8;
   s.layout.schedule = kScheduleInterleaved;

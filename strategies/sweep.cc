@@ -96,14 +96,19 @@ bool ParseCsv(const std::string& line, SweepEntry* e) {
   return true;
 }
 
+// The throughput an objective ranks by: time to train and cost (one cluster, one price) rank
+// by the throughput kept through failures and checkpoints, the others by tokens per second.
+double RankedThroughput(const SweepEntry& e, Objective o) {
+  const bool kept = o == Objective::kTimeToTrain || o == Objective::kCost;
+  return kept ? e.tokens_per_s * e.goodput : e.tokens_per_s;
+}
+
 bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
   if (o == Objective::kMemory && a.peak_memory_bytes != b.peak_memory_bytes) {
     return a.peak_memory_bytes < b.peak_memory_bytes;
   }
-  // Time to train and cost (one cluster, one price) rank by the throughput kept through
-  // failures and checkpoints.
-  const double ga = a.tokens_per_s * a.goodput, gb = b.tokens_per_s * b.goodput;
-  if ((o == Objective::kTimeToTrain || o == Objective::kCost) && ga != gb) return ga > gb;
+  const double ga = RankedThroughput(a, o), gb = RankedThroughput(b, o);
+  if (ga != gb) return ga > gb;
   if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
   return a.key < b.key;
 }
@@ -190,14 +195,14 @@ std::vector<SweepEntry> Enumerate(const Scenario& base, const SweepSpec& spec, c
 }
 
 // The memory planner's verdict on one layout, and for one that fits the lower bounds of its
-// replay: the step (StepTimeLowerBound) and the peak memory (its states, held from the start).
-Status Screen(const Scenario& base, SweepEntry* e) {
+// replay: the peak memory (its states, held from the start) and, when `bound` (pruning), the
+// step (StepTimeLowerBound).
+Status Screen(const Scenario& base, bool bound, SweepEntry* e) {
   MemoryReport mem = EstimateMemory(base.model, e->training, e->layout, base.cluster);
   double worst = 0;
   for (const auto& st : mem.stages) {
     worst = std::max(worst, st.total());
-    e->min_peak_bytes = std::max(
-        e->min_peak_bytes, st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.other_bytes);
+    e->min_peak_bytes = std::max(e->min_peak_bytes, st.held_bytes());
   }
   e->peak_memory_bytes = worst;
   if (!mem.fits) {
@@ -205,8 +210,10 @@ Status Screen(const Scenario& base, SweepEntry* e) {
                             Bytes(mem.capacity_bytes).gib());
     return Status::Ok();
   }
-  PARASIM_ASSIGN_OR_RETURN(e->bound_s,
-                           StepTimeLowerBound(base.model, e->training, e->layout, base.cluster));
+  if (bound) {
+    PARASIM_ASSIGN_OR_RETURN(e->bound_s,
+                             StepTimeLowerBound(base.model, e->training, e->layout, base.cluster));
+  }
   return Status::Ok();
 }
 
@@ -285,7 +292,9 @@ class PruneState {
   PruneState(const SweepSpec& spec) : objective_(spec.objective), top_(std::max(1, spec.top)) {}
 
   void Add(const SweepEntry& e) {
-    if (e.fits) feasible_.push_back({Value(e), e.tokens_per_s, e.peak_memory_bytes});
+    if (e.fits) {
+      feasible_.push_back({RankedThroughput(e, objective_), e.tokens_per_s, e.peak_memory_bytes});
+    }
   }
   // The best throughput a layout can reach: its tokens per step over its bound (goodput, at
   // most 1, only lowers it).
@@ -310,10 +319,6 @@ class PruneState {
   struct Point {
     double value, tokens, peak;
   };
-  double Value(const SweepEntry& e) const {
-    const bool kept = objective_ == Objective::kTimeToTrain || objective_ == Objective::kCost;
-    return kept ? e.tokens_per_s * e.goodput : e.tokens_per_s;
-  }
   Objective objective_;
   int top_;
   std::vector<Point> feasible_;
@@ -372,7 +377,7 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
         return Status::Ok();
       }
     }
-    PARASIM_RETURN_IF_ERROR(Screen(base, &e));
+    PARASIM_RETURN_IF_ERROR(Screen(base, !opt.exhaustive, &e));
     if (!e.reason.empty()) {
       if (!cached[i]) write(e);
       progress();
