@@ -152,25 +152,24 @@ void LayerLowering::BuildChunks() {
   const Piece dense = MakePiece(graph_->dense, dense_, false);
   const Piece moe = m.is_moe() ? MakePiece(graph_->moe, moe_, false) : Piece{};
   const Piece head = MakePiece(graph_->head, head_, true);
-  // Global chunk c * p + s holds the next per_chunk[s][c] layers.
+  // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers.
   int layer = 0;
-  for (int c = 0; c < v; ++c) {
-    for (int s = 0; s < p; ++s) {
-      Chunk& ch = chunks_[s][c];
-      const int n = per_chunk[s][c];
-      if (s == 0 && c == 0) ch.pieces.push_back(embedding);
-      for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
-      layer += n;
-      if (s == p - 1 && c == v - 1) ch.pieces.push_back(head);
-      for (const Piece& pc : ch.pieces) {
-        ch.act += pc.act;
-        ch.act_w += pc.act_w;
-        if (ctx_.training.recompute != RecomputeKind::kNone && pc.layer) {
-          ch.act_full_max = std::max(ch.act_full_max, pc.act_full);
-        }
+  for (int g = 0; g < p * v; ++g) {
+    const auto [s, c] = PlaceOf(ctx_.schedule, p, g);
+    Chunk& ch = chunks_[s][c];
+    const int n = per_chunk[s][c];
+    if (g == 0) ch.pieces.push_back(embedding);
+    for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
+    layer += n;
+    if (g == p * v - 1) ch.pieces.push_back(head);
+    for (const Piece& pc : ch.pieces) {
+      ch.act += pc.act;
+      ch.act_w += pc.act_w;
+      if (ctx_.training.recompute != RecomputeKind::kNone && pc.layer) {
+        ch.act_full_max = std::max(ch.act_full_max, pc.act_full);
       }
-      Segment(&ch);
     }
+    Segment(&ch);
   }
 }
 

@@ -50,6 +50,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     const double layer_act = ActivationBytes(g.dense, t.recompute);
     shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
   }
+  // The LM head follows the last virtual stage: the last stage's, or stage 0's in a V.
+  const int head_stage = schedule.v_shape() ? 0 : l.pp - 1;
   int first_layer = 0;
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st;
@@ -65,10 +67,12 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     }
     first_layer += st.layers;
     if (s == 0) dense += BlockParams(g.embedding);
-    if (s == l.pp - 1) {
+    if (s == head_stage) {
       dense += BlockParams(g.head);
       // A tied LM head on another stage than the embedding keeps its own copy of the table.
-      if (m.tied_embeddings && l.pp > 1) dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
+      if (m.tied_embeddings && head_stage != 0) {
+        dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
+      }
       act_per_mb += ActivationBytes(g.head, RecomputeKind::kNone);
     }
     st.params = dense + expert;

@@ -51,11 +51,19 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
     return at("tp", fmt::format("tp {} and the model's {} KV heads: one must divide the other",
                                 l.tp, m.kv()));
   }
-  if (l.virtual_stages > 1 && !ScheduleOf(l.schedule).interleaves()) {
+  const PipelineSchedule& schedule = ScheduleOf(l.schedule);
+  if (l.virtual_stages > 1 && schedule.v_shape()) {
+    return at("virtual_stages",
+              fmt::format("schedule {} runs two model chunks per stage (a V); leave "
+                          "virtual_stages out (it is {})",
+                          schedule.name(), l.virtual_stages));
+  }
+  if (l.virtual_stages > 1 && !schedule.interleaves()) {
     return at("virtual_stages",
               fmt::format("virtual_stages {} needs schedule interleaved-1f1b", l.virtual_stages));
   }
-  const int chunks = l.pp * l.virtual_stages;
+  const int v = ChunksOf(l);
+  const int chunks = l.pp * v;
   if (!l.stage_layers.empty()) {
     if (static_cast<int>(l.stage_layers.size()) != l.pp) {
       return at("stage_layers", fmt::format("stage_layers has {} entries but pp is {}",
@@ -66,30 +74,46 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
       return at("stage_layers",
                 fmt::format("stage_layers sum to {} but the model has {} layers", sum, m.layers));
     }
-    if (l.virtual_stages > 1) {
+    if (schedule.v_shape()) {
+      for (int s = 0; s < l.pp; ++s) {
+        if (l.stage_layers[s] % 2 != 0) {
+          return at("stage_layers",
+                    fmt::format("schedule {} splits each stage into two equal model chunks, but "
+                                "stage {} has {} layers; give every stage an even count",
+                                schedule.name(), s, l.stage_layers[s]));
+        }
+      }
+    }
+    if (v > 1) {
       // Uneven chunks are fine (ChunkLayers); only the embedding's and the LM head's chunks
       // may be left without layers.
-      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, l.virtual_stages);
+      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, v);
       for (int s = 0; s < l.pp; ++s) {
-        for (int c = 0; c < l.virtual_stages; ++c) {
-          const bool ends = (s == 0 && c == 0) || (s == l.pp - 1 && c == l.virtual_stages - 1);
+        for (int c = 0; c < v; ++c) {
+          const int g = VirtualStageOf(schedule, l.pp, s, c);
+          const bool ends = g == 0 || g == chunks - 1;
           if (per_chunk[s][c] == 0 && !ends) {
             return at("stage_layers",
                       fmt::format("stage {} has {} layers for {} virtual stages: every model chunk "
                                   "but the first (embedding) and the last (LM head) needs a layer",
-                                  s, l.stage_layers[s], l.virtual_stages));
+                                  s, l.stage_layers[s], v));
           }
         }
       }
     }
   } else if (m.layers < chunks) {
     return at("pp", fmt::format("{} layers cannot fill pp*virtual_stages = {}*{} = {} model chunks",
-                                m.layers, l.pp, l.virtual_stages, chunks));
-  } else if (l.virtual_stages > 1 && m.layers % chunks != 0) {
+                                m.layers, l.pp, v, chunks));
+  } else if (schedule.v_shape() && m.layers % chunks != 0) {
+    return at("schedule",
+              fmt::format("schedule {} needs an even number of layers per stage: {} layers do "
+                          "not split into 2*pp = {} equal model chunks (or set stage_layers)",
+                          schedule.name(), m.layers, chunks));
+  } else if (v > 1 && m.layers % chunks != 0) {
     return at("virtual_stages",
               fmt::format("{} layers do not split evenly into pp*virtual_stages = "
                           "{}*{} = {} chunks",
-                          m.layers, l.pp, l.virtual_stages, chunks));
+                          m.layers, l.pp, v, chunks));
   }
   const int64_t per_step = l.dp * t.micro_batch;
   if (t.global_batch % per_step != 0) {

@@ -12,6 +12,8 @@ std::unique_ptr<PipelineSchedule> Make1F1BSchedule();
 std::unique_ptr<PipelineSchedule> MakeInterleavedSchedule();
 std::unique_ptr<PipelineSchedule> MakeZbH1Schedule();
 std::unique_ptr<PipelineSchedule> MakeZbH2Schedule();
+std::unique_ptr<PipelineSchedule> MakeZbVSchedule();
+std::unique_ptr<PipelineSchedule> MakeDualPipeVSchedule();
 
 namespace {
 
@@ -23,6 +25,8 @@ std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
     v->push_back(MakeInterleavedSchedule());  // kScheduleInterleaved
     v->push_back(MakeZbH1Schedule());         // zb-h1
     v->push_back(MakeZbH2Schedule());         // zb-h2
+    v->push_back(MakeZbVSchedule());          // zb-v
+    v->push_back(MakeDualPipeVSchedule());    // dualpipe-v
     return v;
   }();
   return *schedules;
@@ -84,7 +88,30 @@ ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule) {
 }
 
 int ChunksOf(const Layout& layout) {
-  return ScheduleOf(layout.schedule).interleaves() ? std::max(1, layout.virtual_stages) : 1;
+  const PipelineSchedule& s = ScheduleOf(layout.schedule);
+  if (s.v_shape()) return 2;
+  return s.interleaves() ? std::max(1, layout.virtual_stages) : 1;
+}
+
+int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk) {
+  if (schedule.v_shape() && chunk == 1) return 2 * stages - 1 - stage;
+  return chunk * stages + stage;
+}
+
+ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage) {
+  if (schedule.v_shape() && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
+  return {virtual_stage % stages, virtual_stage / stages};
+}
+
+double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold) {
+  double held = 0, peak = 0;
+  for (const Unit& u : order) {
+    if (u.phase == Phase::kF) held += 1;
+    if (u.phase == Phase::kB) held -= 1 - w_hold;
+    if (u.phase == Phase::kW) held -= w_hold;
+    peak = std::max(peak, held);
+  }
+  return peak / std::max(1, chunks);
 }
 
 }  // namespace parasim

@@ -51,6 +51,11 @@ class PipelineSchedule {
   virtual std::vector<std::string_view> aliases() const { return {}; }
   // Whether the schedule runs several model chunks per stage (`parallelism.virtual_stages`).
   virtual bool interleaves() const { return false; }
+  // Whether the schedule runs two model chunks per stage in a V (ZB-V, DualPipe-V): chunk 0
+  // runs down the stages and chunk 1 back up, so stage s holds virtual stages s and 2p-1-s,
+  // the embedding and the LM head share stage 0, and the turn on the last stage is local.
+  // Without a V, virtual stage g sits on stage g % p as its chunk g / p (round robin).
+  virtual bool v_shape() const { return false; }
   // Whether Order holds a kW unit for every (chunk, mb), after its kB.
   virtual bool splits_backward() const { return false; }
   // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once
@@ -81,7 +86,23 @@ std::vector<ScheduleId> AllSchedules();
 // Adds a schedule (before any sweep starts: the registry is not locked); returns its id.
 ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule);
 
-// Model chunks per stage a layout runs: virtual_stages when its schedule interleaves, else 1.
+// Model chunks per stage a layout runs: 2 for a V, virtual_stages when its schedule
+// interleaves, else 1.
 int ChunksOf(const Layout& layout);
+
+// Where the schedule places model chunks: the virtual stage (position in model order) that
+// chunk `chunk` of stage `stage` holds, and back.
+int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk);
+struct ChunkPlace {
+  int stage = 0;
+  int chunk = 0;
+};
+ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage);
+
+// Micro-batches whose activations a stage holds at its peak when it runs `order` (a stage's
+// activations for one micro-batch being `chunks` chunks'): an F holds one chunk's, a B frees
+// it but for w_hold of it when the backward is split, and the W frees that. Memory follows the
+// stage's own order, whatever the timing.
+double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold);
 
 }  // namespace parasim

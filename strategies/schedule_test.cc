@@ -37,7 +37,8 @@ TEST_CASE("every registered schedule runs each unit once, forward before backwar
     CAPTURE(s.name());
     CHECK(*FindSchedule(s.name()) == id);
     for (auto [p, m] : {std::pair{1, 1}, {4, 8}, {4, 16}, {8, 8}}) {
-      const PipelineShape shape{p, s.interleaves() ? 2 : 1, m};
+      const PipelineShape shape{p, s.interleaves() || s.v_shape() ? 2 : 1, m};
+      if (!s.Constraint(shape).empty()) continue;
       for (int stage = 0; stage < p; ++stage) {
         std::map<std::tuple<int, int, int64_t>, int> seen;  // (phase, chunk, mb) -> position
         const auto order = s.Order(shape, stage);
@@ -116,7 +117,9 @@ UnitReplay ReplayUnits(const PipelineSchedule& s, const PipelineShape& shape, in
   std::vector<std::vector<Unit>> order = s.Orders(shape);
   std::vector<size_t> pos(p, 0);
   UnitReplay r{std::vector<int64_t>(p, -1), std::vector<int64_t>(p, 0), std::vector<int64_t>(p, 0)};
-  std::map<std::tuple<int, int, int64_t>, int64_t> done;  // (phase, stage, mb) -> end
+  // (phase, virtual stage, mb) -> end
+  std::map<std::tuple<int, int, int64_t>, int64_t> done;
+  const int V = p * shape.chunks;
   const int64_t kSplitB = s.splits_backward() ? b : b + w;
   bool progress = true;
   while (progress) {
@@ -124,17 +127,18 @@ UnitReplay ReplayUnits(const PipelineSchedule& s, const PipelineShape& shape, in
     for (int k = 0; k < p; ++k) {
       if (pos[k] >= order[k].size()) continue;
       const Unit u = order[k][pos[k]];
+      const int g = VirtualStageOf(s, p, k, u.chunk);
       std::tuple<int, int, int64_t> dep;
       if (u.phase == Phase::kF) {
-        dep = {static_cast<int>(Phase::kF), k - 1, u.mb};
+        dep = {static_cast<int>(Phase::kF), g - 1, u.mb};
       } else if (u.phase == Phase::kB) {
-        dep = k == p - 1 ? std::tuple{static_cast<int>(Phase::kF), k, u.mb}
-                         : std::tuple{static_cast<int>(Phase::kB), k + 1, u.mb};
+        dep = g == V - 1 ? std::tuple{static_cast<int>(Phase::kF), g, u.mb}
+                         : std::tuple{static_cast<int>(Phase::kB), g + 1, u.mb};
       } else {
-        dep = {static_cast<int>(Phase::kB), k, u.mb};
+        dep = {static_cast<int>(Phase::kB), g, u.mb};
       }
       int64_t ready = 0;
-      if (!(u.phase == Phase::kF && k == 0)) {
+      if (!(u.phase == Phase::kF && g == 0)) {
         auto it = done.find(dep);
         if (it == done.end()) continue;
         ready = it->second;
@@ -144,7 +148,7 @@ UnitReplay ReplayUnits(const PipelineSchedule& s, const PipelineShape& shape, in
       if (r.first[k] < 0) r.first[k] = start;
       r.end[k] = start + d;
       r.work[k] += d;
-      done[{static_cast<int>(u.phase), k, u.mb}] = r.end[k];
+      done[{static_cast<int>(u.phase), g, u.mb}] = r.end[k];
       ++pos[k];
       progress = true;
     }
@@ -216,12 +220,18 @@ TEST_CASE("ZB-H2: no stage idles inside its work ((p-1)(F+B-2W) = 0), 2p-1 in fl
   }
 }
 
-TEST_CASE("ZB-H1 replayed: a shorter step than 1F1B, W holding only its GEMMs' inputs") {
+// Four uniform stages, DP2, 16 micro-batches per pipeline.
+Bench FourStages() {
   Bench b(8);
   b.UniformStages();
   b.l.pp = 4;
   b.l.dp = 2;
-  b.t.global_batch = 32;  // 16 micro-batches per pipeline
+  b.t.global_batch = 32;
+  return b;
+}
+
+TEST_CASE("ZB-H1 replayed: a shorter step than 1F1B, W holding only its GEMMs' inputs") {
+  Bench b = FourStages();
   b.l.schedule = kSchedule1F1B;
   const StepReport one = b.Run();
   b.l.schedule = *FindSchedule("zb-h1");
@@ -246,6 +256,97 @@ TEST_CASE("ZB-H1 replayed: a shorter step than 1F1B, W holding only its GEMMs' i
     CAPTURE(s);
     CHECK(h2.peak_memory_bytes[s] <= 1.02 * mem2.stages[s].total());
   }
+}
+
+// Peak chunks' activations between F and B on a stage, W's not counted.
+int64_t PeakOpen(const std::vector<Unit>& order) {
+  int64_t open = 0, peak = 0;
+  for (const Unit& u : order) {
+    open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
+    peak = std::max(peak, open);
+  }
+  return peak;
+}
+
+TEST_CASE("ZB-V and DualPipe-V: the fill alone with F = B = W, in a V; 1F1B's memory for ZB-V") {
+  const PipelineSchedule& zbv = ScheduleOf(*FindSchedule("zb-v"));
+  const PipelineSchedule& dpv = ScheduleOf(*FindSchedule("dualpipe-v"));
+  const PipelineSchedule& one = ScheduleOf(kSchedule1F1B);
+  for (const PipelineSchedule* s : {&zbv, &dpv}) {
+    CHECK(s->v_shape());
+    CHECK(s->splits_backward());
+    CHECK(VirtualStageOf(*s, 4, 0, 1) == 7);  // stage 0 holds the first and the last chunk
+    CHECK(VirtualStageOf(*s, 4, 3, 1) == 4);  // the turn is on the last stage
+    CHECK(PlaceOf(*s, 4, 5).stage == 2);
+    CHECK(PlaceOf(*s, 4, 5).chunk == 1);
+  }
+  CHECK(*FindSchedule("dualpipev") == *FindSchedule("dualpipe-v"));
+  for (int p : {2, 4, 8, 16}) {
+    for (int64_t m : {int64_t{2} * p, int64_t{4} * p}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const PipelineShape v{p, 2, m};
+      // In chunk units (a stage's F = 2): 1F1B takes 6m + 6(p-1); a V leaves only the fill of
+      // p-1 chunk forwards.
+      CHECK(UnitMakespan(one, PipelineShape{p, 1, m}, 2, 2, 2) == 6 * m + 6 * (p - 1));
+      for (const PipelineSchedule* s : {&zbv, &dpv}) {
+        CAPTURE(s->name());
+        CHECK(UnitMakespan(*s, v, 1, 1, 1) == 6 * m + (p - 1));
+      }
+      for (int k = 0; k < p; ++k) {
+        CAPTURE(k);
+        // ZB-V: at most 1F1B's stage-0 peak, p micro-batches (2p chunks), on every stage.
+        CHECK(PeakOpen(zbv.Order(v, k)) <= 2 * p);
+        CHECK(zbv.InFlight(v, k) <= p);
+        // DualPipe-V: one chunk more (the p+1 of DeepSeek-V3 Table 2, in half-size chunks).
+        CHECK(PeakOpen(dpv.Order(v, k)) == 2 * p + 1);
+        CHECK(dpv.InFlight(v, k) == doctest::Approx((2.0 * p + 1) / 2));
+      }
+    }
+  }
+  CHECK(dpv.Constraint({4, 2, 6}).find("at least 2*pp = 8 micro-batches") != std::string::npos);
+  CHECK(dpv.Constraint({4, 2, 8}).empty());
+}
+
+TEST_CASE("ZB-V and DualPipe-V replayed: shorter than 1F1B and ZB-H1, the head on stage 0") {
+  Bench b = FourStages();
+  b.l.schedule = kSchedule1F1B;
+  const StepReport one = b.Run();
+  b.l.schedule = *FindSchedule("zb-h1");
+  const StepReport h1 = b.Run();
+  for (const char* name : {"zb-v", "dualpipe-v"}) {
+    CAPTURE(name);
+    b.l.schedule = *FindSchedule(name);
+    const StepReport v = b.Run();
+    CHECK(v.step_time_s < h1.step_time_s);
+    CHECK(v.bubble_fraction < 0.5 * one.bubble_fraction);
+    // The replay's peaks stay within the memory planner's estimate, and stage 0 holds the
+    // embedding and the LM head.
+    const MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+    for (size_t s = 0; s < v.peak_memory_bytes.size(); ++s) {
+      CAPTURE(s);
+      CHECK(v.peak_memory_bytes[s] <= 1.02 * mem.stages[s].total());
+    }
+    CHECK(mem.stages[0].params > mem.stages[3].params);
+    CHECK(mem.stages[3].params == doctest::Approx(mem.stages[2].params));
+  }
+}
+
+TEST_CASE("V schedules refuse virtual_stages, odd layers per stage and (DualPipe-V) m < 2p") {
+  Bench b = FourStages();
+  b.l.schedule = *FindSchedule("zb-v");
+  b.l.virtual_stages = 2;
+  CHECK(b.PlanError().find("leave virtual_stages out") != std::string::npos);
+  b.l.virtual_stages = 1;
+  b.l.stage_layers = {b.model.layers / 4 + 1, b.model.layers / 4 - 1, b.model.layers / 4,
+                      b.model.layers / 4};
+  if (b.model.layers / 4 % 2 == 0) {
+    CHECK(b.PlanError().find("give every stage an even count") != std::string::npos);
+  }
+  b.l.stage_layers.clear();
+  b.l.schedule = *FindSchedule("dualpipe-v");
+  b.t.global_batch = 8;  // 4 micro-batches on 4 stages
+  CHECK(b.PlanError().find("at least 2*pp = 8 micro-batches") != std::string::npos);
 }
 
 }  // namespace

@@ -80,13 +80,21 @@ Status StepLowering::EmitSchedule() {
   const std::vector<std::vector<Unit>> order = ctx_.schedule.Orders({p, ctx_.chunks, m});
   size_t remaining = 0;
   for (const auto& units : order) remaining += units.size();
+  // Every (chunk, micro-batch) runs F and B, and W when the backward is split.
+  const size_t units =
+      (ctx_.schedule.splits_backward() ? 3 : 2) * static_cast<size_t>(V) * static_cast<size_t>(m);
+  if (remaining != units) {
+    return Internal(
+        fmt::format("pipeline schedule {} ordered {} units of {} (pp {}, {} micro-batches)",
+                    ctx_.schedule.name(), remaining, units, p, m));
+  }
   std::vector<size_t> pos(p, 0);
   while (remaining > 0) {
     bool progress = false;
     for (int s = 0; s < p; ++s) {
       while (pos[s] < order[s].size()) {
         const Unit& u = order[s][pos[s]];
-        const int g = u.chunk * p + s;
+        const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
         const size_t idx = Slot(g, u.mb);
         // F after the previous chunk's F; B after the next chunk's B (the last chunk's B after
         // its own F); W after its own B.
@@ -122,7 +130,7 @@ void StepLowering::EmitUnit(int s, const Unit& u) {
 
 void StepLowering::EmitForward(int s, const Unit& u) {
   const int p = ctx_.layout.pp;
-  const int g = u.chunk * p + s;
+  const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
   if (g > 0) topo_.WaitFor(s, fwd_in_[Slot(g, u.mb)]);
@@ -152,13 +160,15 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   for (Replica& r : reps) {
     ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act), sim::MemoryAt::kStart);
   }
-  if (g < p * ctx_.chunks - 1) Send(s, (g + 1) % p, Phase::kF, &fwd_in_[Slot(g + 1, u.mb)]);
+  if (g < p * ctx_.chunks - 1) {
+    Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, &fwd_in_[Slot(g + 1, u.mb)]);
+  }
 }
 
 void StepLowering::EmitBackward(int s, const Unit& u) {
   // Backward, after recompute when activations were dropped.
   const int p = ctx_.layout.pp;
-  const int g = u.chunk * p + s;
+  const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
   if (g < p * ctx_.chunks - 1) topo_.WaitFor(s, bwd_in_[Slot(g, u.mb)]);
@@ -190,7 +200,8 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
     const double release = split ? ch.act - ch.act_w : ch.act;
     ctx_.program.AddMemory(r.prev, r.rank, Bytes(-release), sim::MemoryAt::kEnd);
   }
-  if (g > 0) Send(s, (g - 1) % p, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
+  if (g > 0)
+    Send(s, PlaceOf(ctx_.schedule, p, g - 1).stage, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
 }
 
 void StepLowering::EmitWeightGradient(int s, const Unit& u) {
@@ -221,6 +232,11 @@ void StepLowering::Send(int from, int to, Phase ph, std::vector<TaskId>* into) {
   auto& src = topo_.stage(from);
   auto& dst = topo_.stage(to);
   into->assign(src.size(), kNone);
+  if (from == to) {
+    // A V turns on its last stage: the next chunk runs where this one did, after it.
+    for (size_t i = 0; i < src.size(); ++i) (*into)[i] = src[i].prev;
+    return;
+  }
   for (size_t i = 0; i < src.size(); ++i) {
     TaskId f =
         topo_.Transfer(src[i], dst[i], bytes, ph == Phase::kF ? src[i].send_fwd : src[i].send_bwd);

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
+#include "strategies/plan.h"
 #include "strategies/step.h"
 
 namespace parasim::testing {
@@ -38,6 +40,16 @@ struct Bench {
   void UniformStages() {
     model.vocab = 128;
     model.tied_embeddings = true;
+  }
+  // The layout check's "key: message", or "" when the layout is accepted.
+  std::string PlanError() const {
+    Scenario s;
+    s.cluster = cluster;
+    s.model = model;
+    s.training = t;
+    s.layout = l;
+    const auto problem = CheckLayout(s);
+    return problem ? problem->key + ": " + problem->message : "";
   }
   StepReport Run(StepOptions o = {}) {
     auto r = SimulateStep(model, t, l, cluster, o);

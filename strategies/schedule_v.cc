@@ -1,0 +1,206 @@
+// Schedules in a V: each stage holds two model chunks, chunk 0 running down the stages and
+// chunk 1 back up (stage s holds virtual stages s and 2p-1-s), with the backward split into B
+// (input gradient) and W (weight gradient) as in zero-bubble pipelines.
+//
+// ZB-V (Qi et al., "Pipeline Parallelism with Controllable Memory", NeurIPS 2024; the ZB-V
+// schedule of the zero-bubble pipeline code) keeps 1F1B's peak activation memory, p
+// micro-batches of a stage's activations, on every stage, and with F = B = W the step is its
+// work plus the fill of p-1 chunk forwards. Its order comes from list
+// scheduling every stage at once with equal chunk times (transfers free), as for ZB-H1
+// (schedule_zb.cc): an idle stage runs a B whose gradient has arrived (chunk 0 first: it ends
+// the micro-batch), else an F whose input has arrived while it holds fewer than 2p chunks'
+// activations (chunk 1 first: it reaches a B sooner), else the oldest pending W, and a stage
+// holding p pending W's runs one first. In that model the step lasts 6m + p - 1 chunk units
+// for p = 2..16 and m = p..4p, against 1F1B's 6m + 6(p-1): with fewer than 2p chunks in
+// flight the greedy order deadlocks, so 2p is the limit. The order is fixed before the replay,
+// which runs it at the units' real times: when B (with recompute) is far longer than F the
+// V's fill grows (GPT-3 175B, PP8, full recompute: a 23% bubble, against DualPipe-V's 1.2%).
+// Ordering by the real times instead can deadlock at 1F1B's memory (a stage fills its slots
+// with chunk-0 forwards whose chunk-1 forwards cannot start), so it is not done.
+//
+// DualPipe-V is DualPipe (DeepSeek-V3 technical report, arXiv 2412.19437, sec. 3.2.1) folded
+// into a V so that each stage holds one copy of its parameters (the "cut-in-half" DualPipeV of
+// github.com/deepseek-ai/DualPipe). Its order is the published eight-step program per stage s
+// (steps 1-8 below); in the steady state (step 4) a forward of one chunk and a backward of the
+// other run as a pair, which lets one's communication overlap the other's compute. It needs
+// m >= 2p micro-batches, and holds 2p+1 chunks' activations at its peak.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+
+#include "strategies/schedule.h"
+
+namespace parasim {
+namespace {
+
+// Every stage's order under greedy list scheduling of a V with unit chunk times.
+std::vector<std::vector<Unit>> ListScheduleV(int p, int64_t m) {
+  const int V = 2 * p;
+  // 1F1B's peak, p micro-batches of a stage's activations, in chunks; and ZB-H1's p deferred
+  // W's (fewer lengthen the step in the unit-time model: p - 1 + p - max_w extra units).
+  const int64_t limit = 2 * int64_t{p}, max_w = p;
+  const int64_t kNever = INT64_MAX / 4;
+  std::vector<std::vector<Unit>> order(p);
+  // When micro-batch j's input (forward) or output gradient (backward) reaches virtual stage g.
+  std::vector<std::vector<int64_t>> f_ready(V, std::vector<int64_t>(m, kNever));
+  std::vector<std::vector<int64_t>> b_ready(V, std::vector<int64_t>(m, kNever));
+  for (int64_t j = 0; j < m; ++j) f_ready[0][j] = 0;
+  std::vector<std::array<int64_t, 2>> next_f(p, {0, 0}), next_b(p, {0, 0});
+  std::vector<int64_t> open(p, 0);
+  std::vector<std::deque<Unit>> pending_w(p);
+  auto g_of = [&](int s, int c) { return c == 0 ? s : V - 1 - s; };
+  int64_t remaining = 3 * int64_t{V} * m;
+  // Some stage runs a unit every tick (the order does not deadlock at this limit); the cap only
+  // guards the loop, and an order cut short is refused by the lowering.
+  const int64_t cap = 4 * (remaining + V);
+  for (int64_t t = 0; remaining > 0 && t < cap; ++t) {
+    for (int s = 0; s < p; ++s) {
+      bool took = false;
+      auto run_w = [&] {
+        order[s].push_back(pending_w[s].front());
+        pending_w[s].pop_front();
+        took = true;
+      };
+      if (static_cast<int64_t>(pending_w[s].size()) >= max_w) run_w();  // the W budget is spent
+      for (int c : {0, 1}) {                                            // B first
+        if (took) break;
+        const int g = g_of(s, c);
+        const int64_t j = next_b[s][c];
+        if (j >= m || b_ready[g][j] > t) continue;
+        ++next_b[s][c];
+        order[s].push_back({Phase::kB, c, j});
+        pending_w[s].push_back({Phase::kW, c, j});
+        if (g > 0) b_ready[g - 1][j] = t + 1;
+        --open[s];
+        took = true;
+      }
+      for (int c : {1, 0}) {  // then F, within the activation limit
+        if (took || open[s] >= limit) break;
+        const int g = g_of(s, c);
+        const int64_t j = next_f[s][c];
+        if (j >= m || f_ready[g][j] > t) continue;
+        ++next_f[s][c];
+        order[s].push_back({Phase::kF, c, j});
+        (g + 1 < V ? f_ready[g + 1][j] : b_ready[g][j]) = t + 1;
+        ++open[s];
+        took = true;
+      }
+      if (!took && !pending_w[s].empty()) run_w();  // else fill the wait with a W
+      if (took) --remaining;
+    }
+  }
+  return order;
+}
+
+// What the V schedules share: two chunks in a V, a split backward, memory from the order, and
+// the ideal bubble of p-1 chunk forwards of fill over 6m chunk units of work.
+class VSchedule : public PipelineSchedule {
+ public:
+  bool v_shape() const override { return true; }
+  bool splits_backward() const override { return true; }
+  double InFlight(const PipelineShape& shape, int s) const override {
+    return PeakInFlight(Order(shape, s), 2, shape.w_hold);
+  }
+  std::string IdealBubbleFormula(const PipelineShape&) const override {
+    return "(p-1)F/(2m(F+B+W)), F=B=W per chunk: the fill only";
+  }
+  double IdealBubble(const PipelineShape& shape) const override {
+    return static_cast<double>(shape.stages - 1) / (6.0 * static_cast<double>(shape.micro_batches));
+  }
+};
+
+class ZbVSchedule : public VSchedule {
+ public:
+  std::string_view name() const override { return "zb-v"; }
+  std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
+    return Orders(shape)[s];
+  }
+  std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const override {
+    return ListScheduleV(shape.stages, shape.micro_batches);
+  }
+};
+
+// DualPipe-V's program for stage s: the published step counts, with each chunk's micro-batches
+// taken in order.
+std::vector<Unit> DualPipeVOrder(int p, int64_t m, int s) {
+  std::vector<Unit> o;
+  int64_t next_f[2] = {0, 0}, next_b[2] = {0, 0};
+  std::deque<Unit> pending_w;
+  auto f = [&](int c) { o.push_back({Phase::kF, c, next_f[c]++}); };
+  // A backward split (zero bubble) defers its W; a whole one runs W right after B.
+  auto b = [&](int c, bool split) {
+    const int64_t j = next_b[c]++;
+    o.push_back({Phase::kB, c, j});
+    if (split) {
+      pending_w.push_back({Phase::kW, c, j});
+    } else {
+      o.push_back({Phase::kW, c, j});
+    }
+  };
+  auto w = [&] {
+    o.push_back(pending_w.front());
+    pending_w.pop_front();
+  };
+  const int64_t before = p - s - 1, upto = s + 1;
+  for (int64_t i = 0; i < 2 * before; ++i) f(0);  // 1: chunk 0 forwards
+  for (int64_t i = 0; i < upto; ++i) {            // 2: both chunks' forwards
+    f(0);
+    f(1);
+  }
+  for (int64_t i = 0; i < before; ++i) {  // 3: B, W, F of chunk 1
+    b(1, true);
+    w();
+    f(1);
+  }
+  for (int64_t i = 0; i < m - 2 * p + s + 1; ++i) {  // 4: the steady state, F&B pairs
+    f(0);
+    b(1, false);
+    f(1);
+    b(0, false);
+  }
+  for (int64_t i = 0; i < before; ++i) {  // 5: chunk 1's last backwards
+    b(1, false);
+    f(1);
+    b(0, false);
+  }
+  bool split = false;  // 6: the second half's backwards split
+  for (int64_t i = 0; i < upto; ++i) {
+    if (i == upto / 2 && s % 2 == 1) split = true;
+    b(1, split);
+    if (i == upto / 2 && s % 2 == 0) split = true;
+    b(0, split);
+  }
+  for (int64_t i = 0; i < before; ++i) {  // 7: W's fill the drain of chunk 0
+    w();
+    b(0, true);
+  }
+  while (!pending_w.empty()) w();  // 8: the remaining W's
+  return o;
+}
+
+class DualPipeVSchedule : public VSchedule {
+ public:
+  std::string_view name() const override { return "dualpipe-v"; }
+  std::vector<std::string_view> aliases() const override { return {"dualpipev"}; }
+  std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
+    return DualPipeVOrder(shape.stages, shape.micro_batches, s);
+  }
+  std::string Constraint(const PipelineShape& shape) const override {
+    if (shape.micro_batches < 2 * int64_t{shape.stages}) {
+      return fmt::format("dualpipe-v needs at least 2*pp = {} micro-batches, got {}",
+                         2 * shape.stages, shape.micro_batches);
+    }
+    return "";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineSchedule> MakeZbVSchedule() { return std::make_unique<ZbVSchedule>(); }
+std::unique_ptr<PipelineSchedule> MakeDualPipeVSchedule() {
+  return std::make_unique<DualPipeVSchedule>();
+}
+
+}  // namespace parasim
