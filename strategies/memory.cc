@@ -50,6 +50,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     const double layer_act = ActivationBytes(g.dense, t.recompute);
     shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
   }
+  const std::vector<double> in_flights = schedule.InFlights(shape);
   // The LM head follows the last virtual stage: the last stage's, or stage 0's in a V.
   const int head_stage = schedule.v_shape() ? 0 : l.pp - 1;
   int first_layer = 0;
@@ -95,7 +96,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
           rule.optimizer * (shard(dense, shard_dense, 1) + shard(expert, shard_expert, 1));
     }
     // Micro-batches in flight at the peak, as the schedule runs them (strategies/schedule.h).
-    const double in_flight = schedule.InFlight(shape, s);
+    const double in_flight = in_flights[s];
     st.in_flight = in_flight;
     st.activations_bytes = act_per_mb * in_flight;
     // Recompute rebuilds one layer's activations at a time during backward.

@@ -45,6 +45,12 @@ std::vector<std::vector<Unit>> PipelineSchedule::Orders(const PipelineShape& sha
   return out;
 }
 
+std::vector<double> PipelineSchedule::InFlights(const PipelineShape& shape) const {
+  std::vector<double> out(shape.stages);
+  for (int s = 0; s < shape.stages; ++s) out[s] = InFlight(shape, s);
+  return out;
+}
+
 std::string PipelineSchedule::IdealBubbleFormula(const PipelineShape& shape) const {
   return shape.chunks > 1 ? "(p-1)/(v m)" : "(p-1)/m";
 }

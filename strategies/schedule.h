@@ -65,6 +65,9 @@ class PipelineSchedule {
   virtual std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const;
   // Micro-batches whose activations stage `stage` holds at once at its peak.
   virtual double InFlight(const PipelineShape& shape, int stage) const = 0;
+  // Every stage's InFlight (InFlight for each stage, unless a schedule derives them all at
+  // once, as one whose memory follows its orders does).
+  virtual std::vector<double> InFlights(const PipelineShape& shape) const;
   // The schedule's bubble over compute time in the ideal case (equal stages, free transfers),
   // printed beside the one measured in the replay: (p-1)/(v m) unless overridden.
   virtual double IdealBubble(const PipelineShape& shape) const;

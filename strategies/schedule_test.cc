@@ -162,6 +162,16 @@ int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int6
   return *std::max_element(r.end.begin(), r.end.end());
 }
 
+// Peak chunks' activations between F and B on a stage, W's not counted.
+int64_t PeakOpen(const std::vector<Unit>& order) {
+  int64_t open = 0, peak = 0;
+  for (const Unit& u : order) {
+    open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
+    peak = std::max(peak, open);
+  }
+  return peak;
+}
+
 TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 2024, Table 2)") {
   const PipelineSchedule& zb = ScheduleOf(*FindSchedule("zb-h1"));
   const PipelineSchedule& one = ScheduleOf(kSchedule1F1B);
@@ -175,14 +185,8 @@ TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 
       CHECK(UnitMakespan(one, shape, 1, 1, 1) == 3 * m + 3 * (p - 1));
       CHECK(UnitMakespan(zb, shape, 1, 1, 1) == 3 * m + (p - 1));
       // 1F1B's limit between F and B holds; up to p W's are deferred on top.
-      for (int s = 0; s < p; ++s) {
-        int64_t open = 0, peak = 0;
-        for (const Unit& u : zb.Order(shape, s)) {
-          open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
-          peak = std::max(peak, open);
-        }
-        CHECK(peak <= std::min<int64_t>(p - s, m));
-      }
+      for (int s = 0; s < p; ++s)
+        CHECK(PeakOpen(zb.Order(shape, s)) <= std::min<int64_t>(p - s, m));
     }
   }
 }
@@ -209,12 +213,7 @@ TEST_CASE("ZB-H2: no stage idles inside its work ((p-1)(F+B-2W) = 0), 2p-1 in fl
       CHECK(StageIdle(h1, shape)[0] == p - 1);
       // One synchronised step still pays the fill on the last stage: ZB-H1's makespan.
       CHECK(UnitMakespan(h2, shape, 1, 1, 1) == 3 * m + (p - 1));
-      int64_t open = 0, peak = 0;
-      for (const Unit& u : h2.Order(shape, 0)) {
-        open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
-        peak = std::max(peak, open);
-      }
-      CHECK(peak == 2 * p - 1);
+      CHECK(PeakOpen(h2.Order(shape, 0)) == 2 * p - 1);
       CHECK(h2.InFlight(PipelineShape{p, 1, m}, 0) >= 2 * p - 1);
     }
   }
@@ -256,16 +255,6 @@ TEST_CASE("ZB-H1 replayed: a shorter step than 1F1B, W holding only its GEMMs' i
     CAPTURE(s);
     CHECK(h2.peak_memory_bytes[s] <= 1.02 * mem2.stages[s].total());
   }
-}
-
-// Peak chunks' activations between F and B on a stage, W's not counted.
-int64_t PeakOpen(const std::vector<Unit>& order) {
-  int64_t open = 0, peak = 0;
-  for (const Unit& u : order) {
-    open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
-    peak = std::max(peak, open);
-  }
-  return peak;
 }
 
 TEST_CASE("ZB-V and DualPipe-V: the fill alone with F = B = W, in a V; 1F1B's memory for ZB-V") {

@@ -5,12 +5,9 @@
 // ZB-V (Qi et al., "Pipeline Parallelism with Controllable Memory", NeurIPS 2024; the ZB-V
 // schedule of the zero-bubble pipeline code) keeps 1F1B's peak activation memory, p
 // micro-batches of a stage's activations, on every stage, and with F = B = W the step is its
-// work plus the fill of p-1 chunk forwards. Its order comes from list
-// scheduling every stage at once with equal chunk times (transfers free), as for ZB-H1
-// (schedule_zb.cc): an idle stage runs a B whose gradient has arrived (chunk 0 first: it ends
-// the micro-batch), else an F whose input has arrived while it holds fewer than 2p chunks'
-// activations (chunk 1 first: it reaches a B sooner), else the oldest pending W, and a stage
-// holding p pending W's runs one first. In that model the step lasts 6m + p - 1 chunk units
+// work plus the fill of p-1 chunk forwards. Its order comes from the list scheduling ZB-H1
+// uses (schedule_list.h), in a V, with at most 2p chunks' activations and p pending W's per
+// stage. In that model the step lasts 6m + p - 1 chunk units
 // for p = 2..16 and m = p..4p, against 1F1B's 6m + 6(p-1): with fewer than 2p chunks in
 // flight the greedy order deadlocks, so 2p is the limit. The order is fixed before the replay,
 // which runs it at the units' real times: when B (with recompute) is far longer than F the
@@ -26,73 +23,13 @@
 // m >= 2p micro-batches, and holds 2p+1 chunks' activations at its peak.
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <array>
 #include <deque>
 
 #include "strategies/schedule.h"
+#include "strategies/schedule_list.h"
 
 namespace parasim {
 namespace {
-
-// Every stage's order under greedy list scheduling of a V with unit chunk times.
-std::vector<std::vector<Unit>> ListScheduleV(int p, int64_t m) {
-  const int V = 2 * p;
-  // 1F1B's peak, p micro-batches of a stage's activations, in chunks; and ZB-H1's p deferred
-  // W's (fewer lengthen the step in the unit-time model: p - 1 + p - max_w extra units).
-  const int64_t limit = 2 * int64_t{p}, max_w = p;
-  const int64_t kNever = INT64_MAX / 4;
-  std::vector<std::vector<Unit>> order(p);
-  // When micro-batch j's input (forward) or output gradient (backward) reaches virtual stage g.
-  std::vector<std::vector<int64_t>> f_ready(V, std::vector<int64_t>(m, kNever));
-  std::vector<std::vector<int64_t>> b_ready(V, std::vector<int64_t>(m, kNever));
-  for (int64_t j = 0; j < m; ++j) f_ready[0][j] = 0;
-  std::vector<std::array<int64_t, 2>> next_f(p, {0, 0}), next_b(p, {0, 0});
-  std::vector<int64_t> open(p, 0);
-  std::vector<std::deque<Unit>> pending_w(p);
-  auto g_of = [&](int s, int c) { return c == 0 ? s : V - 1 - s; };
-  int64_t remaining = 3 * int64_t{V} * m;
-  // Some stage runs a unit every tick (the order does not deadlock at this limit); the cap only
-  // guards the loop, and an order cut short is refused by the lowering.
-  const int64_t cap = 4 * (remaining + V);
-  for (int64_t t = 0; remaining > 0 && t < cap; ++t) {
-    for (int s = 0; s < p; ++s) {
-      bool took = false;
-      auto run_w = [&] {
-        order[s].push_back(pending_w[s].front());
-        pending_w[s].pop_front();
-        took = true;
-      };
-      if (static_cast<int64_t>(pending_w[s].size()) >= max_w) run_w();  // the W budget is spent
-      for (int c : {0, 1}) {                                            // B first
-        if (took) break;
-        const int g = g_of(s, c);
-        const int64_t j = next_b[s][c];
-        if (j >= m || b_ready[g][j] > t) continue;
-        ++next_b[s][c];
-        order[s].push_back({Phase::kB, c, j});
-        pending_w[s].push_back({Phase::kW, c, j});
-        if (g > 0) b_ready[g - 1][j] = t + 1;
-        --open[s];
-        took = true;
-      }
-      for (int c : {1, 0}) {  // then F, within the activation limit
-        if (took || open[s] >= limit) break;
-        const int g = g_of(s, c);
-        const int64_t j = next_f[s][c];
-        if (j >= m || f_ready[g][j] > t) continue;
-        ++next_f[s][c];
-        order[s].push_back({Phase::kF, c, j});
-        (g + 1 < V ? f_ready[g + 1][j] : b_ready[g][j]) = t + 1;
-        ++open[s];
-        took = true;
-      }
-      if (!took && !pending_w[s].empty()) run_w();  // else fill the wait with a W
-      if (took) --remaining;
-    }
-  }
-  return order;
-}
 
 // What the V schedules share: two chunks in a V, a split backward, memory from the order, and
 // the ideal bubble of p-1 chunk forwards of fill over 6m chunk units of work.
@@ -102,6 +39,14 @@ class VSchedule : public PipelineSchedule {
   bool splits_backward() const override { return true; }
   double InFlight(const PipelineShape& shape, int s) const override {
     return PeakInFlight(Order(shape, s), 2, shape.w_hold);
+  }
+  // One set of orders for all stages (ZB-V derives them all at once).
+  std::vector<double> InFlights(const PipelineShape& shape) const override {
+    std::vector<double> out;
+    for (const std::vector<Unit>& order : Orders(shape)) {
+      out.push_back(PeakInFlight(order, 2, shape.w_hold));
+    }
+    return out;
   }
   std::string IdealBubbleFormula(const PipelineShape&) const override {
     return "(p-1)F/(2m(F+B+W)), F=B=W per chunk: the fill only";
@@ -118,7 +63,11 @@ class ZbVSchedule : public VSchedule {
     return Orders(shape)[s];
   }
   std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const override {
-    return ListScheduleV(shape.stages, shape.micro_batches);
+    // 1F1B's peak, p micro-batches of a stage's activations (2p chunks), on every stage, and
+    // ZB-H1's p deferred W's (fewer lengthen the step in the unit-time model).
+    const int p = shape.stages;
+    return ListSchedule(p, /*v_shape=*/true, shape.micro_batches,
+                        std::vector<int64_t>(p, 2 * int64_t{p}), p);
   }
 };
 

@@ -18,63 +18,76 @@
 // step's makespan is ZB-H1's; the paper removes that too by not synchronising the optimizer
 // (post-validation), which parasim does not model.
 #include <algorithm>
+#include <array>
 #include <deque>
 
 #include "strategies/schedule.h"
+#include "strategies/schedule_list.h"
 
 namespace parasim {
-namespace {
 
-// Every stage's order under greedy list scheduling with unit times. A stage holds at most
-// `limit` micro-batches between their F and B (1F1B's activation memory) and defers at most
-// `max_w` W's (each holding what W needs, M_W).
-std::vector<std::vector<Unit>> ListSchedule(int p, int64_t m, const std::vector<int64_t>& limit,
-                                            int64_t max_w) {
-  std::vector<std::vector<Unit>> order(p);
-  std::vector<int64_t> next_f(p, 0), next_b(p, 0), busy_until(p, 0), open(p, 0);
-  std::vector<std::deque<int64_t>> pending_w(p);
-  // When micro-batch j's forward input (backward input gradient) is available on stage s.
+std::vector<std::vector<Unit>> ListSchedule(int p, bool v_shape, int64_t m,
+                                            const std::vector<int64_t>& limit, int64_t max_w) {
+  const int chunks = v_shape ? 2 : 1;
+  const int V = p * chunks;
   const int64_t kNever = INT64_MAX / 4;
-  std::vector<std::vector<int64_t>> f_ready(p, std::vector<int64_t>(m, kNever));
-  std::vector<std::vector<int64_t>> b_ready(p, std::vector<int64_t>(m, kNever));
+  std::vector<std::vector<Unit>> order(p);
+  // When micro-batch j's input (forward) or output gradient (backward) reaches virtual stage g.
+  std::vector<std::vector<int64_t>> f_ready(V, std::vector<int64_t>(m, kNever));
+  std::vector<std::vector<int64_t>> b_ready(V, std::vector<int64_t>(m, kNever));
   for (int64_t j = 0; j < m; ++j) f_ready[0][j] = 0;
-  int64_t remaining = 3 * p * m;
-  for (int64_t t = 0; remaining > 0; ++t) {
+  std::vector<std::array<int64_t, 2>> next_f(p, {0, 0}), next_b(p, {0, 0});
+  std::vector<int64_t> open(p, 0);
+  std::vector<std::deque<Unit>> pending_w(p);
+  auto g_of = [&](int s, int c) { return c == 0 ? s : V - 1 - s; };
+  // B's chunk 0 first (it ends the micro-batch), F's chunk 1 first (it reaches a B sooner).
+  const std::vector<int> b_chunks = v_shape ? std::vector<int>{0, 1} : std::vector<int>{0};
+  const std::vector<int> f_chunks = v_shape ? std::vector<int>{1, 0} : std::vector<int>{0};
+  int64_t remaining = 3 * int64_t{V} * m;
+  // Some stage runs a unit every tick at the schedules' limits; the cap only guards the loop,
+  // and an order cut short is refused by the lowering.
+  const int64_t cap = 4 * (remaining + V);
+  for (int64_t t = 0; remaining > 0 && t < cap; ++t) {
     for (int s = 0; s < p; ++s) {
-      if (busy_until[s] > t) continue;
+      bool took = false;
       auto run_w = [&] {
-        order[s].push_back({Phase::kW, 0, pending_w[s].front()});
+        order[s].push_back(pending_w[s].front());
         pending_w[s].pop_front();
+        took = true;
       };
-      if (static_cast<int64_t>(pending_w[s].size()) >= max_w) {
-        run_w();  // the W budget is spent
-      } else if (next_b[s] < m && b_ready[s][next_b[s]] <= t) {
-        // B first: the previous stage waits for it.
-        const int64_t j = next_b[s]++;
-        order[s].push_back({Phase::kB, 0, j});
-        if (s > 0) b_ready[s - 1][j] = t + 1;
-        pending_w[s].push_back(j);
+      if (static_cast<int64_t>(pending_w[s].size()) >= max_w) run_w();  // the W budget is spent
+      for (int c : b_chunks) {  // B first: the previous stage waits for it
+        if (took) break;
+        const int g = g_of(s, c);
+        const int64_t j = next_b[s][c];
+        if (j >= m || b_ready[g][j] > t) continue;
+        ++next_b[s][c];
+        order[s].push_back({Phase::kB, c, j});
+        pending_w[s].push_back({Phase::kW, c, j});
+        if (g > 0) b_ready[g - 1][j] = t + 1;
         --open[s];
-      } else if (next_f[s] < m && f_ready[s][next_f[s]] <= t && open[s] < limit[s]) {
-        const int64_t j = next_f[s]++;
-        order[s].push_back({Phase::kF, 0, j});
-        ++open[s];
-        if (s + 1 < p) {
-          f_ready[s + 1][j] = t + 1;
-        } else {
-          b_ready[s][j] = t + 1;  // the last stage's backward follows its own forward
-        }
-      } else if (!pending_w[s].empty()) {
-        run_w();  // fill a wait
-      } else {
-        continue;  // idle this tick
+        took = true;
       }
-      busy_until[s] = t + 1;
-      --remaining;
+      for (int c : f_chunks) {  // then F, within the activation limit
+        if (took || open[s] >= limit[s]) break;
+        const int g = g_of(s, c);
+        const int64_t j = next_f[s][c];
+        if (j >= m || f_ready[g][j] > t) continue;
+        ++next_f[s][c];
+        order[s].push_back({Phase::kF, c, j});
+        // The last virtual stage's backward follows its own forward.
+        (g + 1 < V ? f_ready[g + 1][j] : b_ready[g][j]) = t + 1;
+        ++open[s];
+        took = true;
+      }
+      if (!took && !pending_w[s].empty()) run_w();  // else fill a wait with the oldest W
+      if (took) --remaining;
     }
   }
   return order;
 }
+
+namespace {
 
 // ZB-H1 and ZB-H2 differ in how many micro-batches a stage may hold between F and B and how
 // many W's it may defer.
@@ -90,7 +103,7 @@ class ZbSchedule : public PipelineSchedule {
   std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const override {
     std::vector<int64_t> limit(shape.stages);
     for (int k = 0; k < shape.stages; ++k) limit[k] = InFlightOf(shape, k);
-    return ListSchedule(shape.stages, shape.micro_batches, limit, MaxW(shape));
+    return ListSchedule(shape.stages, /*v_shape=*/false, shape.micro_batches, limit, MaxW(shape));
   }
   // The micro-batches between F and B, and the deferred W's holding w_hold each.
   double InFlight(const PipelineShape& shape, int s) const override {
