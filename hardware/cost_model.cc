@@ -122,8 +122,12 @@ double CostModel::AttentionEfficiency(bool backward, bool fused) const {
 }
 
 Duration CostModel::AttentionTime(Flops flops, Bytes bytes, bool backward, bool fused) const {
+  // The attention core runs in 16-bit under FP8 training too (Transformer Engine's FP8 covers
+  // the Linears; DeepSeek-V3 keeps attention operators in bf16, Sec. 3.3), and its efficiencies
+  // are fitted against the 16-bit peak.
   const double eff = AttentionEfficiency(backward, fused);
-  Duration compute = ComputeTime(flops, Peak() * (eff * cluster_.gpu.sustained_factor));
+  const FlopRate peak = precision_ == Dtype::kFp8 ? cluster_.gpu.Peak(Dtype::kBf16) : Peak();
+  Duration compute = ComputeTime(flops, peak * (eff * cluster_.gpu.sustained_factor));
   return Max(compute, MemoryTime(bytes)) + Launch();
 }
 
@@ -165,8 +169,8 @@ struct AlphaBeta {
 class CollectivePricer {
  public:
   CollectivePricer(const CostModel& cm, const ClusterSpec& cl, Collective c, Bytes data,
-                   GroupPlacement g)
-      : cl_(cl), c_(c), D_(data.bytes()) {
+                   GroupPlacement g, double network_share)
+      : cl_(cl), c_(c), D_(data.bytes()), network_share_(network_share) {
     n_ = std::max<int64_t>(1, g.size);
     per_node_ = std::clamp<int64_t>(g.per_node, 1, n_);
     nodes_ = (n_ + per_node_ - 1) / per_node_;
@@ -251,7 +255,7 @@ class CollectivePricer {
     const AlphaBeta p = Inter(Algo::kDirect);
     const double n = static_cast<double>(n_);
     const Duration t_inter =
-        TransferTime(Bytes(D_ * static_cast<double>(n_ - per_node_) / n), p.bw);
+        TransferTime(Bytes(D_ * network_share_ * static_cast<double>(n_ - per_node_) / n), p.bw);
     const Duration t_intra =
         TransferTime(Bytes(D_ * static_cast<double>(per_node_ - 1) / n), intra_);
     const Duration lat = p.alpha * static_cast<double>(nodes_ - 1) + cl_.intra.latency;
@@ -296,13 +300,15 @@ class CollectivePricer {
   const ClusterSpec& cl_;
   Collective c_;
   double D_;
+  double network_share_ = 1.0;
   int64_t n_ = 1, per_node_ = 1, nodes_ = 1;
   Bandwidth intra_, nic_;
   double pod_ = 1;
 };
 
-CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacement g) const {
-  return CollectivePricer(*this, cluster_, c, data, g).Price();
+CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacement g,
+                                         double network_share) const {
+  return CollectivePricer(*this, cluster_, c, data, g, network_share).Price();
 }
 
 }  // namespace parasim

@@ -66,7 +66,11 @@ class CostModel {
   Duration MemoryTime(Bytes bytes) const;
   Duration Launch() const { return cluster_.gpu.launch_overhead; }
 
-  CollectiveCost CollectiveTime(Collective c, Bytes data, GroupPlacement g) const;
+  // `network_share` scales the bytes an all-to-all sends off the node: below 1 when routing
+  // sends a token once per node over the network and fans it out on NVLink there
+  // (MoeSpec::node_limit); other collectives ignore it.
+  CollectiveCost CollectiveTime(Collective c, Bytes data, GroupPlacement g,
+                                double network_share = 1.0) const;
 
   // Per-GPU bandwidths used by the replay's links.
   Bandwidth IntraBandwidth() const;  // achieved, one direction

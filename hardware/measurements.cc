@@ -108,7 +108,9 @@ Status MeasurementReader::MemoryRow(const YAML::Node& n, const std::string& path
   MemoryPoint p;
   for (auto k : {"kernel", "bytes", "time"}) PARASIM_RETURN_IF_ERROR(r.Require(k));
   PARASIM_RETURN_IF_ERROR(
-      r.Enum("kernel", &p.kernel, {"copy", "triad", "elementwise", "softmax", "layernorm"}));
+      r.Enum("kernel", &p.kernel,
+             {"copy", "triad", "elementwise", "softmax", "layernorm", "fp8-cast-tensorwise",
+              "fp8-amax", "fp8-cast-1x128", "fp8-cast-128x128"}));
   PARASIM_RETURN_IF_ERROR(r.Size("bytes", &p.bytes));
   if (p.bytes.bytes() <= 0) return r.Error("bytes", "a kernel must move at least one byte");
   PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));

@@ -12,7 +12,9 @@
 //     - {dtype: bf16, m: 8192, n: 8192, k: 8192, time: 1.39ms, spread: 0.4%}
 //   memory:                               # streaming kernels: bytes read + written
 //     - {kernel: copy, bytes: 4GiB, time: 1.48ms, spread: 0.2%}   # also triad, elementwise,
-//                                                                  # softmax, layernorm
+//                                                                  # softmax, layernorm, and
+//                                                                  # the FP8 casts of
+//                                                                  # tools/gpu_check/fp8_bench.py
 //   attention:                            # one attention core, forward and backward
 //     - {kind: standard, batch: 32, seq: 2048, head_dim: 128, causal: false,
 //        forward: 1.9ms, backward: 4.1ms, spread: 1%}
@@ -52,8 +54,10 @@ struct GemmPoint {
 };
 
 struct MemoryPoint {
-  std::string kernel;  // copy, triad, elementwise, softmax, layernorm
-  Bytes bytes;         // bytes read plus written
+  // copy, triad, elementwise, softmax, layernorm; fp8-cast-tensorwise, fp8-amax,
+  // fp8-cast-1x128, fp8-cast-128x128 (bf16 -> e4m3 casts of the FP8 recipes)
+  std::string kernel;
+  Bytes bytes;  // bytes read plus written
   Duration time;
   double spread = 0;
 };

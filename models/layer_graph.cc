@@ -89,6 +89,22 @@ struct Dims {
   bool dropout;
 };
 
+// FP8 training runs a layer's Linears as FP8 GEMMs and keeps their saved inputs as the FP8 casts
+// (Transformer Engine's Linear saves its input's cast for the weight gradient; DeepSeek-V3
+// caches FP8 activations for the backward of Linear, Sec. 3.3.3). The MoE router stays in
+// 16-bit (DeepSeek-V3 keeps the gating module in higher precision), as do the embedding and the
+// LM head, which are not layers' Linears.
+void MarkFp8(Block* b, const GraphShape& s, const Dims& d) {
+  if (!s.fp8) return;
+  const double scale = Fp8ElementBytes(*s.fp8) / d.a;
+  for (auto v : b->order) {
+    Op& op = b->graph[v];
+    if (op.kind != OpKind::kGemm || op.name == "router") continue;
+    op.fp8 = true;
+    for (SavedTensor& t : op.saved) t.bytes *= scale;
+  }
+}
+
 // The collective that enters a TP region (Megatron's "f"; with SP an all-gather).
 void EnterTp(Op* op, const Dims& d) {
   if (d.t <= 1) return;
@@ -318,9 +334,14 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   const double routed = d.T * e.top_k;  // token copies leaving this rank
   const double per_expert = routed / e.experts * s.ep * load;
   const double dispatch_bytes = routed * d.h * d.a;
+  // Blockwise FP8 dispatches the tokens, and sends the gradients back to the experts, as their
+  // FP8 casts; the combine and the dispatch's gradient stay 16-bit (DeepSeek-V3 Sec. 3.3.3).
+  const double fp8_bytes = s.fp8 == Fp8Recipe::kBlockwise
+                               ? routed * d.h * Fp8ElementBytes(Fp8Recipe::kBlockwise)
+                               : dispatch_bytes;
   Op dispatch = Elementwise("dispatch_permute", 2 * dispatch_bytes, 2 * dispatch_bytes);
   if (s.ep > 1) {
-    dispatch.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
+    dispatch.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, fp8_bytes, false};
     dispatch.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
   }
   bb.Add(std::move(dispatch));
@@ -346,7 +367,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   Op combine = Elementwise("combine_unpermute", 2 * dispatch_bytes, 2 * dispatch_bytes);
   if (s.ep > 1) {
     combine.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
-    combine.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
+    combine.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, fp8_bytes, false};
   }
   LeaveTp(&combine, d);
   bb.Add(std::move(combine));
@@ -386,12 +407,14 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     AddAttention(bb, m, s, d);
     AddDenseMlp(bb, m, d, m.ffn());
     g.dense = bb.Finish();
+    MarkFp8(&g.dense, s, d);
   }
   if (m.is_moe()) {
     BlockBuilder bb("moe_layer");
     AddAttention(bb, m, s, d);
     AddMoeMlp(bb, m, s, d);
     g.moe = bb.Finish();
+    MarkFp8(&g.moe, s, d);
   }
   {
     BlockBuilder bb("head");
@@ -413,6 +436,10 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
   }
   return g;
 }
+
+// One E4M3 byte, plus blockwise's fp32 scale per 1x128 tile (a weight's 128x128 blocks add
+// 4 / 16384, left out).
+double Fp8ElementBytes(Fp8Recipe r) { return r == Fp8Recipe::kBlockwise ? 1.0 + 4.0 / 128 : 1.0; }
 
 double ActivationBytes(const Block& b, RecomputeKind recompute) {
   double total = 0;

@@ -13,6 +13,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct Op {
   double params = 0;             // parameters held by this rank
   bool expert = false;           // parameters sharded by EP
   bool in_attention_core = false;
+  bool fp8 = false;   // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
   CommSpec fwd_comm;  // collective after the op in forward
   CommSpec bwd_comm;  // collective after the op's gradient in backward
   std::vector<SavedTensor> saved;
@@ -78,6 +80,8 @@ struct GraphShape {
   int ep = 1;
   double act_bytes = 2;  // bytes per activation element (16-bit)
   AttentionKind attention = AttentionKind::kFlash;
+  // FP8 training's recipe (precision: fp8); none for 16- and 32-bit training.
+  std::optional<Fp8Recipe> fp8;
   int dropout = -1;  // -1: derived (GELU/LayerNorm models use dropout, SwiGLU models not)
   bool operator==(const GraphShape&) const = default;
 };
@@ -95,6 +99,8 @@ ModelGraph BuildModelGraph(const ModelSpec& model, const GraphShape& shape);
 // small cache per thread (no locks on the sweep's workers), compared by value.
 std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model, const GraphShape& shape);
 
+// Bytes per element of an FP8 tensor under recipe `r` (E4M3 and its scales).
+double Fp8ElementBytes(Fp8Recipe r);
 // Bytes saved for backward by one block on this rank under a recompute mode.
 double ActivationBytes(const Block& b, RecomputeKind recompute);
 // Bytes a split backward's weight-gradient pass (W) still needs after the input-gradient pass:

@@ -97,9 +97,10 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
   PARASIM_RETURN_IF_ERROR(r.Number("active_params", &m.published_active_params, 0, 1e18));
   if (r.Has("moe")) {
     PARASIM_ASSIGN_OR_RETURN(
-        MapReader e, MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
-                                     {"experts", "top_k", "expert_ffn_hidden", "shared_experts",
-                                      "dense_layers", "every", "capacity_factor", "imbalance"}));
+        MapReader e,
+        MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
+                        {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers",
+                         "every", "capacity_factor", "imbalance", "node_limit"}));
     PARASIM_RETURN_IF_ERROR(e.Require("experts"));
     PARASIM_RETURN_IF_ERROR(e.Int("experts", &m.moe.experts, 1, 1 << 16));
     PARASIM_RETURN_IF_ERROR(e.Int("top_k", &m.moe.top_k, 1, 1 << 16));
@@ -109,6 +110,7 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
     PARASIM_RETURN_IF_ERROR(e.Int("every", &m.moe.every, 1, 1000));
     PARASIM_RETURN_IF_ERROR(e.Number("capacity_factor", &m.moe.capacity_factor, 0, 1000));
     PARASIM_RETURN_IF_ERROR(e.Number("imbalance", &m.moe.imbalance, 1, 1000));
+    PARASIM_RETURN_IF_ERROR(e.Int("node_limit", &m.moe.node_limit, 0, 1 << 16));
     if (m.moe.top_k == 0) m.moe.top_k = std::min(2, m.moe.experts);
     if (m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn();
     if (m.moe.top_k > m.moe.experts) {

@@ -28,6 +28,10 @@ struct MoeSpec {
   int every = 1;               // after those, every `every`-th layer is MoE (Llama 4: 2)
   double capacity_factor = 0;  // 0 = dropless
   double imbalance = 1.0;      // busiest expert's load over the mean (1 = perfectly balanced)
+  // Node-limited routing: a token reaches experts on at most this many nodes, and crosses the
+  // network once per node (DeepSeek-V3, arXiv 2412.19437 Sec. 3.2.2: 4). 0 = no limit, each
+  // routed copy sent on its own.
+  int node_limit = 0;
   bool operator==(const MoeSpec&) const = default;
 };
 

@@ -9,10 +9,15 @@ constexpr EnumNames<RecomputeKind, 3> kRecomputes("recompute mode",
                                                   {{{RecomputeKind::kNone, "none"},
                                                     {RecomputeKind::kSelective, "selective"},
                                                     {RecomputeKind::kFull, "full"}}});
+constexpr EnumNames<Fp8Recipe, 2> kFp8Recipes("fp8 recipe",
+                                              {{{Fp8Recipe::kTensorwise, "tensorwise"},
+                                                {Fp8Recipe::kBlockwise, "blockwise"}}});
 }  // namespace
 
 std::string_view RecomputeName(RecomputeKind r) { return kRecomputes.Name(r); }
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s) { return kRecomputes.Parse(s); }
 std::vector<std::string_view> RecomputeNames() { return kRecomputes.Names(); }
+std::string_view Fp8RecipeName(Fp8Recipe r) { return kFp8Recipes.Name(r); }
+std::vector<std::string_view> Fp8RecipeNames() { return kFp8Recipes.Names(); }
 
 }  // namespace parasim

@@ -14,6 +14,16 @@ enum class OptimizerKind { kAdam, kSgd };
 enum class RecomputeKind { kNone, kSelective, kFull };
 enum class FinetuneKind { kNone, kLora, kQlora };
 enum class AttentionKind { kFlash, kStandard };
+// How `precision: fp8` scales its E4M3 tensors (docs/MODEL.md, "FP8 recipes"):
+// - tensorwise: one scale per tensor (Transformer Engine's delayed scaling, the amax from the
+//   previous steps), the cast fused with a transpose for the backward GEMMs;
+// - blockwise: DeepSeek-V3's fine-grained scaling (arXiv 2412.19437 Sec. 3.3.2): activations and
+//   gradients per 1x128 tile, weights per 128x128 block, one fp32 scale each; the MoE dispatch
+//   sends FP8 (Sec. 3.3.3).
+enum class Fp8Recipe { kTensorwise, kBlockwise };
+
+std::string_view Fp8RecipeName(Fp8Recipe r);
+std::vector<std::string_view> Fp8RecipeNames();  // tensorwise, blockwise
 
 std::string_view RecomputeName(RecomputeKind r);
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s);
@@ -24,7 +34,10 @@ struct Training {
   int64_t global_batch = 0;  // sequences per optimizer step
   int64_t micro_batch = 1;
   Dtype precision = Dtype::kBf16;
-  Dtype grad_dtype = Dtype::kBf16;  // defaults to precision (16-byte rule)
+  Dtype grad_dtype = Dtype::kBf16;                // defaults to precision (16-byte rule)
+  Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // with precision fp8
+  // Adam's two moments: fp32 (the 16-byte rule) or bf16 (DeepSeek-V3 Sec. 3.3.3).
+  Dtype moments = Dtype::kFp32;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   RecomputeKind recompute = RecomputeKind::kNone;
   // Fused (FlashAttention) kernels, as every training stack since 2023 runs them (FlashAttention

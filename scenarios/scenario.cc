@@ -187,10 +187,10 @@ Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs
 
 Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, "training",
-                      {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
-                       "grad_dtype", "recompute", "tokens", "finetune", "attention"}));
+      MapReader m, MapReader::Open(ctx, node, "training",
+                                   {"seq_len", "global_batch", "micro_batch", "precision",
+                                    "optimizer", "grad_dtype", "recompute", "tokens", "finetune",
+                                    "attention", "fp8_recipe", "moments"}));
   PARASIM_RETURN_IF_ERROR(m.Require("seq_len"));
   PARASIM_RETURN_IF_ERROR(m.Require("global_batch"));
   PARASIM_RETURN_IF_ERROR(m.Int("seq_len", &t->seq_len, 1, int64_t{1} << 32));
@@ -207,6 +207,18 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   if (m.Has("grad_dtype")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("grad_dtype", &s, {"fp32", "fp16", "bf16"}));
     t->grad_dtype = *ParseDtype(s);
+  }
+  if (m.Has("fp8_recipe")) {
+    if (t->precision != Dtype::kFp8) {
+      return m.Error("fp8_recipe",
+                     "applies to precision: fp8 (set precision: fp8, or leave fp8_recipe out)");
+    }
+    PARASIM_RETURN_IF_ERROR(m.Enum("fp8_recipe", &s, Fp8RecipeNames()));
+    t->fp8_recipe = s == "blockwise" ? Fp8Recipe::kBlockwise : Fp8Recipe::kTensorwise;
+  }
+  if (m.Has("moments")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("moments", &s, {"fp32", "bf16"}));
+    t->moments = *ParseDtype(s);
   }
   if (m.Has("optimizer")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("optimizer", &s, {"adam", "sgd"}));

@@ -1,6 +1,7 @@
 #include "strategies/layer_lowering.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "strategies/memory.h"
 #include "strategies/step_kernels.h"
@@ -36,11 +37,26 @@ OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
 
 }  // namespace
 
+double NodeLimitedShare(const MoeSpec& e, const GroupPlacement& g) {
+  // A token's top_k experts fall on N nodes of the EP group at random: E[distinct nodes] =
+  // N (1 - (1 - 1/N)^top_k). Limited to M nodes and sent once to each, the network carries
+  // min(M, that) copies of the token instead of top_k (the remote fraction, (N - 1)/N, is the
+  // same for both and stays in the all-to-all's price).
+  if (e.node_limit <= 0 || e.top_k <= 0) return 1.0;
+  const double nodes = std::ceil(static_cast<double>(g.size) / std::max<int64_t>(1, g.per_node));
+  if (nodes <= 1) return 1.0;
+  const double distinct = nodes * (1 - std::pow(1 - 1 / nodes, e.top_k));
+  return std::min(1.0, std::min<double>(e.node_limit, distinct) / e.top_k);
+}
+
 Duration LayerLowering::Comm(const CommSpec& c) const {
   if (c.kind == CommKind::kNone || c.bytes <= 0) return Duration::Zero();
   const GroupPlacement& g = ctx_.groups[static_cast<int>(c.group)];
   if (g.size <= 1) return Duration::Zero();
-  return ctx_.cost.CollectiveTime(ToCollective(c.kind), Bytes(c.bytes), g).time;
+  const double share = c.kind == CommKind::kAllToAll && c.group == GroupKind::kEp
+                           ? NodeLimitedShare(ctx_.model.moe, g)
+                           : 1.0;
+  return ctx_.cost.CollectiveTime(ToCollective(c.kind), Bytes(c.bytes), g, share).time;
 }
 
 OpTime LayerLowering::Time(const Op& op) {
@@ -50,12 +66,15 @@ OpTime LayerLowering::Time(const Op& op) {
   const bool fused = t.attention == AttentionKind::kFlash;
   OpTime ot;
   switch (op.kind) {
-    case OpKind::kGemm:
+    case OpKind::kGemm: {
+      // FP8 training runs the layers' Linears in FP8 and the rest (router, LM head) in bf16.
+      const CostModel& gemm_cost = op.fp8 || !cost16_ ? cm : *cost16_;
       for (const GemmCall& g : TrainingGemms(op, frozen)) {
-        const Duration t = cm.GemmTime(g.m, g.n, g.k, g.batch);
+        const Duration t = gemm_cost.GemmTime(g.m, g.n, g.k, g.batch);
         (g.pass == 'F' ? ot.fwd : ot.bwd) += t;
         if (g.pass == 'W') ot.wgrad += t;
       }
+      if (op.fp8) AddFp8Casts(op, &ot);
       if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
         // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
         Duration dq = cm.MemoryTime(Bytes(op.params * 2.5));
@@ -63,6 +82,7 @@ OpTime LayerLowering::Time(const Op& op) {
         ot.bwd += dq;
       }
       break;
+    }
     case OpKind::kAttention:
       ot.fwd = cm.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, fused);
       ot.bwd = cm.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, fused);
@@ -94,11 +114,40 @@ OpTime LayerLowering::Time(const Op& op) {
   return ot;
 }
 
+void LayerLowering::AddFp8Casts(const Op& op, OpTime* ot) const {
+  // The bf16 -> E4M3 casts around an FP8 GEMM, each a memory-bound kernel (read 2 bytes, write
+  // the FP8 bytes of an element). Measured on an H100 (tools/gpu_check/fp8_bench.py,
+  // hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/fp8-quantize.yaml): a 1x128 tile
+  // cast runs as fast as a per-tensor one, both at 0.94 of HBM bandwidth, so the recipes differ
+  // in the passes they make, not in their kernels' speed.
+  const CostModel& cm = ctx_.cost;
+  const double x = static_cast<double>(op.m) * op.k * op.batch;  // the GEMM's input
+  const double g = static_cast<double>(op.m) * op.n * op.batch;  // its output's gradient
+  auto cast = [&](double bytes) { return cm.MemoryTime(Bytes(bytes)) + cm.Launch(); };
+  if (ctx_.training.fp8_recipe == Fp8Recipe::kTensorwise) {
+    // Cast and transpose in one kernel (Transformer Engine's cast_transpose): the input for
+    // forward and weight gradient, then the output gradient for the input and weight gradients.
+    ot->fwd += cast(4 * x);
+    ot->bwd += cast(4 * g);
+  } else {
+    // DeepSeek-V3: the input cast per 1x128 tile for forward, the output gradient per 1x128 and
+    // per 128x1 for the two backward GEMMs, and the cached input re-cast per 128x1 for the
+    // weight gradient (its tiles run along the other dimension there).
+    const double e = Fp8ElementBytes(Fp8Recipe::kBlockwise);
+    ot->fwd += cast((2 + e) * x);
+    ot->bwd += cast((2 + 2 * e) * g);
+    const Duration w = cast(2 * e * x);
+    ot->bwd += w;
+    ot->wgrad += w;
+  }
+}
+
 void LayerLowering::Price(const Block& b, BlockTime* bt) {
   for (size_t i = 0; i < b.size(); ++i) bt->ops.push_back(Time(b.op(i)));
 }
 
 void LayerLowering::BuildTimes() {
+  if (ctx_.training.precision == Dtype::kFp8) cost16_.emplace(ctx_.cluster, Dtype::kBf16);
   graph_ = SharedModelGraph(ctx_.model, RankShape(ctx_.training, ctx_.layout));
   Price(graph_->embedding, &embedding_);
   Price(graph_->dense, &dense_);

@@ -5,6 +5,7 @@
 // chunk: one task per op (--ops) or one per unit with the exposed part of each collective kind.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "models/layer_graph.h"
@@ -12,6 +13,10 @@
 #include "strategies/topology.h"
 
 namespace parasim {
+
+// The share of an EP all-to-all's off-node bytes that crosses the network under node-limited
+// routing (MoeSpec::node_limit; 1 without a limit or within one node).
+double NodeLimitedShare(const MoeSpec& e, const GroupPlacement& g);
 
 class LayerLowering {
  public:
@@ -44,6 +49,7 @@ class LayerLowering {
   PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
   Duration Comm(const CommSpec& c) const;
   OpTime Time(const Op& op);
+  void AddFp8Casts(const Op& op, OpTime* ot) const;
   void Price(const Block& b, BlockTime* bt);
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
   void Segment(Chunk* ch) const;
@@ -53,6 +59,7 @@ class LayerLowering {
   LoweringContext& ctx_;
   RankTopology& topo_;
   std::shared_ptr<const ModelGraph> graph_;
+  std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
   BlockTime embedding_, dense_, moe_, head_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
 };

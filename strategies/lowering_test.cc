@@ -4,8 +4,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "strategies/dp_lowering.h"
 #include "strategies/layer_lowering.h"
+#include "strategies/memory.h"
+#include "strategies/step_kernels.h"
 #include "strategies/step_test_bench.h"
 #include "strategies/topology.h"
 
@@ -119,6 +123,106 @@ TEST_CASE("data parallel: ZeRO 3 gathers per layer and reduces every micro-batch
   CHECK(z1.dp.GathersAtStart());
   CHECK_FALSE(z1.dp.Reduces(0));  // after accumulation: the last micro-batch only
   CHECK(z1.dp.Reduces(z1.ctx.micro_batches - 1));
+}
+
+TEST_CASE(
+    "FP8 recipes: the layers' Linears run FP8 GEMMs with their casts; the rest stays 16-bit") {
+  Bench b(8);
+  b.Hardware("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g");
+  b.l.dp = 8;
+  b.t.global_batch = 8;
+  auto phases = [&](Phase ph) {
+    Planners pl(b, {});
+    return pl.layers.PhaseCompute(pl.layers.chunk(0, 0), ph);
+  };
+  const Duration f16 = phases(Phase::kF), b16 = phases(Phase::kB);
+  b.t.precision = Dtype::kFp8;
+  const auto graph = SharedModelGraph(b.model, RankShape(b.t, b.l));
+  const CostModel fp8(b.cluster, Dtype::kFp8), bf16(b.cluster, Dtype::kBf16);
+  int fp8_ops = 0;
+  for (size_t i = 0; i < graph->dense.size(); ++i) {
+    const Op& op = graph->dense.op(i);
+    CHECK(op.fp8 == (op.kind == OpKind::kGemm));
+    fp8_ops += op.fp8;
+  }
+  CHECK(fp8_ops == 4);                 // qkv, out, fc1 (gate and up), fc2
+  CHECK_FALSE(graph->head.op(1).fp8);  // lm_head
+  for (Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise}) {
+    CAPTURE(Fp8RecipeName(r));
+    b.t.fp8_recipe = r;
+    // Every layer's Linears move from the bf16 GEMM to the FP8 GEMM plus the recipe's casts
+    // (read 2 bytes, write the FP8 bytes per element); embedding, attention, the memory-bound
+    // ops and the LM head cost what they cost in bf16.
+    Duration want_f = f16, want_b = b16;
+    const double e = Fp8ElementBytes(r);
+    auto cast = [&](double bytes) { return fp8.MemoryTime(Bytes(bytes)) + fp8.Launch(); };
+    for (size_t i = 0; i < graph->dense.size(); ++i) {
+      const Op& op = graph->dense.op(i);
+      if (!op.fp8) continue;
+      const double x = static_cast<double>(op.m) * op.k, g = static_cast<double>(op.m) * op.n;
+      Duration df = r == Fp8Recipe::kTensorwise ? cast(4 * x) : cast((2 + e) * x);
+      Duration db =
+          r == Fp8Recipe::kTensorwise ? cast(4 * g) : cast((2 + 2 * e) * g) + cast(2 * e * x);
+      for (const GemmCall& c : TrainingGemms(op, false)) {
+        const Duration d =
+            fp8.GemmTime(c.m, c.n, c.k, c.batch) - bf16.GemmTime(c.m, c.n, c.k, c.batch);
+        (c.pass == 'F' ? df : db) += d;
+      }
+      want_f += df * static_cast<double>(b.model.layers);
+      want_b += db * static_cast<double>(b.model.layers);
+    }
+    CHECK(phases(Phase::kF).seconds() == doctest::Approx(want_f.seconds()).epsilon(1e-9));
+    CHECK(phases(Phase::kB).seconds() == doctest::Approx(want_b.seconds()).epsilon(1e-9));
+    CHECK(phases(Phase::kF) < f16 * 0.8);  // a 7B layer's GEMMs dominate: FP8 pays off
+  }
+}
+
+TEST_CASE("FP8 memory: Linear inputs cached as E4M3 (and scales); bf16 moments; fp32 gradients") {
+  Bench b(8);
+  b.l.dp = 8;
+  const auto g16 = SharedModelGraph(b.model, RankShape(b.t, b.l));
+  double gemm_saved = 0;
+  for (size_t i = 0; i < g16->dense.size(); ++i) {
+    if (g16->dense.op(i).kind != OpKind::kGemm) continue;
+    for (const SavedTensor& t : g16->dense.op(i).saved) gemm_saved += t.bytes;
+  }
+  REQUIRE(gemm_saved > 0);
+  const double a16 = ActivationBytes(g16->dense, RecomputeKind::kNone);
+  b.t.precision = Dtype::kFp8;
+  for (Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise}) {
+    b.t.fp8_recipe = r;
+    const auto g8 = SharedModelGraph(b.model, RankShape(b.t, b.l));
+    const double a8 = ActivationBytes(g8->dense, RecomputeKind::kNone);
+    CHECK(a8 == doctest::Approx(a16 - gemm_saved * (1 - Fp8ElementBytes(r) / 2)));
+    // Full recompute keeps only the layer's input, which is no Linear's: 16-bit either way.
+    CHECK(ActivationBytes(g8->dense, RecomputeKind::kFull) ==
+          doctest::Approx(ActivationBytes(g16->dense, RecomputeKind::kFull)));
+  }
+  CHECK(Fp8ElementBytes(Fp8Recipe::kBlockwise) == doctest::Approx(1 + 4.0 / 128));
+  // DeepSeek-V3's states: bf16 weights, fp32 gradients and master weights, bf16 moments.
+  b.t.grad_dtype = Dtype::kFp32;
+  b.t.moments = Dtype::kBf16;
+  const StateBytes s = StateBytesPerParam(b.t);
+  CHECK(s.weights == 2);
+  CHECK(s.grads == 4);
+  CHECK(s.optimizer == 8);  // master 4 + m 2 + v 2
+  b.t.moments = Dtype::kFp32;
+  CHECK(StateBytesPerParam(b.t).optimizer == 12);
+}
+
+TEST_CASE("node-limited routing: a token crosses the network once per node, to at most M nodes") {
+  MoeSpec e;
+  e.experts = 256;
+  e.top_k = 8;
+  GroupPlacement g{64, 8};               // EP64 over 8 nodes
+  CHECK(NodeLimitedShare(e, g) == 1.0);  // no limit: every routed copy on its own
+  e.node_limit = 4;                      // DeepSeek-V3: 4 of the 8 nodes, one copy each
+  CHECK(NodeLimitedShare(e, g) == doctest::Approx(0.5));
+  // Unlimited but sent once per node: the expected distinct nodes of 8 picks among 8.
+  e.node_limit = 8;
+  CHECK(NodeLimitedShare(e, g) == doctest::Approx(8 * (1 - std::pow(7.0 / 8, 8)) / 8));
+  e.node_limit = 4;
+  CHECK(NodeLimitedShare(e, GroupPlacement{8, 8}) == 1.0);  // one node: nothing crosses
 }
 
 }  // namespace

@@ -13,7 +13,9 @@ StateBytes StateBytesPerParam(const Training& t) {
   b.weights = t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
   b.grads = DtypeBytes(t.grad_dtype);
   const double master = mixed ? 4.0 : 0.0;
-  b.optimizer = master + (t.optimizer == OptimizerKind::kAdam ? 8.0 : 4.0);  // m, v (or momentum)
+  // Adam's m and v (or SGD's momentum), fp32 unless `moments: bf16`.
+  const double moment = t.moments == Dtype::kBf16 ? 2.0 : 4.0;
+  b.optimizer = master + (t.optimizer == OptimizerKind::kAdam ? 2 * moment : moment);
   return b;
 }
 
@@ -27,6 +29,7 @@ GraphShape RankShape(const Training& t, const Layout& l) {
   shape.ep = l.ep;
   shape.act_bytes = (t.precision == Dtype::kFp32 || t.precision == Dtype::kTf32) ? 4 : 2;
   shape.attention = t.attention;
+  if (t.precision == Dtype::kFp8) shape.fp8 = t.fp8_recipe;
   return shape;
 }
 

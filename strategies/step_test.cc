@@ -318,6 +318,29 @@ TEST_CASE("GB200 NVL72: TP and EP groups larger than a tray stay on NVLink insid
   }
 }
 
+TEST_CASE(
+    "node-limited routing halves the replayed EP all-to-all across nodes (DeepSeek-V3's M=4)") {
+  // A fine-grained MoE (top 8 of 64 experts) with EP32 over 4 H100 nodes: a token's 8 experts
+  // fall on about 3.6 distinct nodes, so sending it once to at most 2 of them carries 2/8 of
+  // the routed copies over the network.
+  Bench b(32, "mixtral-8x7b");
+  b.Hardware("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g");
+  b.model.moe.experts = 64;
+  b.model.moe.top_k = 8;
+  b.model.moe.expert_ffn_hidden = 1024;
+  b.model.layers = 4;
+  b.l.ep = 32;
+  b.l.dp = 32;
+  b.t.global_batch = 32;
+  const StepReport open = b.Run();
+  b.model.moe.node_limit = 2;
+  const StepReport limited = b.Run();
+  REQUIRE(open.exposed.ep > 0);
+  CHECK(limited.exposed.ep < 0.4 * open.exposed.ep);
+  CHECK(limited.exposed.ep > 0.1 * open.exposed.ep);
+  CHECK(limited.step_time_s < open.step_time_s);
+}
+
 TEST_CASE("MFU and tokens/s follow from the replayed step time and the layer graph's FLOPs") {
   Bench b(8, "gpt3-175b");
   b.t.global_batch = 8;

@@ -15,10 +15,11 @@ Shapes: (micro-batch, heads on one GPU, sequence, head dim) of the H100 weak-sca
 """
 import argparse
 import datetime
-import statistics
 import sys
 
 import torch
+
+from gpu_timing import timed
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [
@@ -30,24 +31,6 @@ SHAPES = [
     (1, 8, 8192, 128),  # Llama 3 70B at TP8, seq 8192
 ]
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
-
-
-def timed(fn, runs):
-    """Median and spread ((max - min) / median) of `runs` timings in seconds, CUDA events."""
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e-3)
-    med = statistics.median(times)
-    return med, (max(times) - min(times)) / med
 
 
 def main():

@@ -1,0 +1,41 @@
+"""CUDA-event timing shared by the gpu_check benchmarks."""
+import statistics
+import sys
+
+import torch
+
+
+def timed(fn, runs, batch=1):
+    """Median and spread ((max - min) / median) of `runs` timings of one call of `fn`, seconds.
+
+    With `batch` > 1 each timing is the mean of `batch` calls replayed from one CUDA graph
+    between two CUDA events: kernels of tens of microseconds launched from Python one by one
+    would time Python's launch instead. Where capture fails the calls are queued directly.
+    """
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    call = fn
+    if batch > 1:
+        try:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for _ in range(batch):
+                    fn()
+            call = graph.replay
+        except Exception as e:  # noqa: BLE001 - fall back to queued launches
+            print(f"no CUDA graph ({e}); timing queued launches", file=sys.stderr)
+            call = lambda: [fn() for _ in range(batch)]  # noqa: E731
+        call()
+        torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        call()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e-3 / batch)
+    med = statistics.median(times)
+    return med, (max(times) - min(times)) / med
