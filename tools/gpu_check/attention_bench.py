@@ -14,12 +14,11 @@ Shapes: (micro-batch, heads on one GPU, sequence, head dim) of the H100 weak-sca
 (tests/validation/regimes) and of Llama-style layers.
 """
 import argparse
-import datetime
 import sys
 
 import torch
 
-from gpu_timing import timed
+from gpu_timing import timed, write_measurements
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [
@@ -42,7 +41,6 @@ def main():
     if not torch.cuda.is_available():
         print("attention_bench: no CUDA GPU", file=sys.stderr)
         return 2
-    dev = torch.cuda.get_device_name(0)
     # Bring the clocks up from idle first: an idle GPU's first milliseconds run far slower.
     x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     for _ in range(300):
@@ -75,15 +73,9 @@ def main():
         rows.append(f"  - {{kind: flash, batch: {b * h}, seq: {s}, head_dim: {d}, causal: true, "
                     f"forward: {tf * 1e6:.6g}us, backward: {tb * 1e6:.6g}us, "
                     f"spread: {100 * max(sf, sfb):.3g}%}}")
-    with open(args.out + ".tmp", "w") as f:
-        f.write("# parasim measurements (hardware/measurements.h)\n")
-        f.write(f"# tools/gpu_check/attention_bench.py --backend {args.backend}: PyTorch "
-                f"{torch.__version__} scaled_dot_product_attention, causal, bf16\n")
-        f.write(f'device: "{dev}"\n')
-        f.write(f'date: "{datetime.date.today().isoformat()}"\n')
-        f.write("attention:\n" + "\n".join(rows) + "\n")
-    import os
-    os.replace(args.out + ".tmp", args.out)
+    write_measurements(args.out, f"tools/gpu_check/attention_bench.py --backend {args.backend}: "
+                       f"PyTorch {torch.__version__} scaled_dot_product_attention, causal, bf16",
+                       "attention", rows)
     return 0
 
 

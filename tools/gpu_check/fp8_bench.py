@@ -17,13 +17,11 @@ kernel reads plus writes) and prints the achieved GB/s:
     python3 tools/gpu_check/fp8_bench.py --out fp8-quantize.yaml
 """
 import argparse
-import datetime
-import os
 import sys
 
 import torch
 
-from gpu_timing import timed
+from gpu_timing import timed, write_measurements
 
 # Tensors a DeepSeek-V3 layer casts for one micro-batch of 4096 tokens (hidden 7168, MLA
 # output 128 x 128, expert intermediate 2048, tokens per expert 8192 at EP64), and a weight.
@@ -62,7 +60,6 @@ def main():
     if not torch.cuda.is_available():
         print("fp8_bench: no CUDA GPU", file=sys.stderr)
         return 2
-    dev = torch.cuda.get_device_name(0)
     compiled = {}
     for name, fn in (("tensorwise", cast_tensorwise), ("amax", amax), ("1x128", cast_1x128),
                      ("128x128", cast_128x128)):
@@ -99,14 +96,9 @@ def main():
         n = w.numel()
         t, s = timed(lambda: compiled["128x128"](w), args.runs, 20)
         row("fp8-cast-128x128", shape, 3 * n + 4 * n // (128 * 128), t, s)
-    with open(args.out + ".tmp", "w") as f:
-        f.write("# parasim measurements (hardware/measurements.h)\n")
-        f.write(f"# tools/gpu_check/fp8_bench.py: PyTorch {torch.__version__}, "
-                "torch.compile casts bf16 -> e4m3 (tensorwise, 1x128 tiles, 128x128 blocks)\n")
-        f.write(f'device: "{dev}"\n')
-        f.write(f'date: "{datetime.date.today().isoformat()}"\n')
-        f.write("memory:\n" + "\n".join(rows) + "\n")
-    os.replace(args.out + ".tmp", args.out)
+    write_measurements(args.out, f"tools/gpu_check/fp8_bench.py: PyTorch {torch.__version__}, "
+                       "torch.compile casts bf16 -> e4m3 (tensorwise, 1x128 tiles, 128x128 blocks)",
+                       "memory", rows)
     return 0
 
 

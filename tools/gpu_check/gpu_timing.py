@@ -39,3 +39,18 @@ def timed(fn, runs, batch=1):
         times.append(a.elapsed_time(b) * 1e-3 / batch)
     med = statistics.median(times)
     return med, (max(times) - min(times)) / med
+
+
+def write_measurements(path, how, family, rows):
+    """Writes a measurements file (hardware/measurements.h) of one family's `rows` for GPU 0,
+    through a temporary file renamed into place (no half-written file)."""
+    import datetime
+    import os
+
+    with open(path + ".tmp", "w") as f:
+        f.write("# parasim measurements (hardware/measurements.h)\n")
+        f.write(f"# {how}\n")
+        f.write(f'device: "{torch.cuda.get_device_name(0)}"\n')
+        f.write(f'date: "{datetime.date.today().isoformat()}"\n')
+        f.write(f"{family}:\n" + "\n".join(rows) + "\n")
+    os.replace(path + ".tmp", path)
