@@ -81,7 +81,7 @@ struct GraphShape {
   double act_bytes = 2;  // bytes per activation element (16-bit)
   AttentionKind attention = AttentionKind::kFlash;
   // FP8 training's recipe (precision: fp8); none for 16- and 32-bit training.
-  std::optional<Fp8Recipe> fp8;
+  std::optional<Fp8Recipe> fp8 = std::nullopt;
   int dropout = -1;  // -1: derived (GELU/LayerNorm models use dropout, SwiGLU models not)
   bool operator==(const GraphShape&) const = default;
 };
