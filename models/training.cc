@@ -18,6 +18,7 @@ std::string_view RecomputeName(RecomputeKind r) { return kRecomputes.Name(r); }
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s) { return kRecomputes.Parse(s); }
 std::vector<std::string_view> RecomputeNames() { return kRecomputes.Names(); }
 std::string_view Fp8RecipeName(Fp8Recipe r) { return kFp8Recipes.Name(r); }
+StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s) { return kFp8Recipes.Parse(s); }
 std::vector<std::string_view> Fp8RecipeNames() { return kFp8Recipes.Names(); }
 
 }  // namespace parasim

@@ -23,6 +23,7 @@ enum class AttentionKind { kFlash, kStandard };
 enum class Fp8Recipe { kTensorwise, kBlockwise };
 
 std::string_view Fp8RecipeName(Fp8Recipe r);
+StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s);
 std::vector<std::string_view> Fp8RecipeNames();  // tensorwise, blockwise
 
 std::string_view RecomputeName(RecomputeKind r);

@@ -214,7 +214,7 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
                      "applies to precision: fp8 (set precision: fp8, or leave fp8_recipe out)");
     }
     PARASIM_RETURN_IF_ERROR(m.Enum("fp8_recipe", &s, Fp8RecipeNames()));
-    t->fp8_recipe = s == "blockwise" ? Fp8Recipe::kBlockwise : Fp8Recipe::kTensorwise;
+    t->fp8_recipe = *ParseFp8Recipe(s);
   }
   if (m.Has("moments")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("moments", &s, {"fp32", "bf16"}));

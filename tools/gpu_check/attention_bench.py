@@ -18,7 +18,7 @@ import sys
 
 import torch
 
-from gpu_timing import timed, write_measurements
+from gpu_timing import require_gpu, timed, warm_up, write_measurements
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [
@@ -38,14 +38,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--runs", type=int, default=50)
     args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("attention_bench: no CUDA GPU", file=sys.stderr)
+    if not require_gpu("attention_bench"):
         return 2
-    # Bring the clocks up from idle first: an idle GPU's first milliseconds run far slower.
-    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    for _ in range(300):
-        x @ x
-    torch.cuda.synchronize()
+    warm_up()
     rows = []
     for b, h, s, d in SHAPES:
         q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16,

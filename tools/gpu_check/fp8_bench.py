@@ -21,7 +21,7 @@ import sys
 
 import torch
 
-from gpu_timing import timed, write_measurements
+from gpu_timing import require_gpu, timed, warm_up, write_measurements
 
 # Tensors a DeepSeek-V3 layer casts for one micro-batch of 4096 tokens (hidden 7168, MLA
 # output 128 x 128, expert intermediate 2048, tokens per expert 8192 at EP64), and a weight.
@@ -57,8 +57,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("fp8_bench: no CUDA GPU", file=sys.stderr)
+    if not require_gpu("fp8_bench"):
         return 2
     compiled = {}
     for name, fn in (("tensorwise", cast_tensorwise), ("amax", amax), ("1x128", cast_1x128),
@@ -68,10 +67,7 @@ def main():
         except Exception as e:  # no Triton: eager kernels (slower, several passes)
             print(f"torch.compile unavailable ({e}); timing eager {name}", file=sys.stderr)
             compiled[name] = fn
-    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    for _ in range(300):
-        x @ x
-    torch.cuda.synchronize()
+    warm_up()
     rows = []
 
     def row(kernel, shape, nbytes, t, spread):

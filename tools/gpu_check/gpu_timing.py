@@ -5,6 +5,22 @@ import sys
 import torch
 
 
+def require_gpu(tool):
+    """False (after saying why) where no CUDA GPU is usable."""
+    if torch.cuda.is_available():
+        return True
+    print(f"{tool}: no CUDA GPU", file=sys.stderr)
+    return False
+
+
+def warm_up():
+    """Brings the clocks up from idle: an idle GPU's first milliseconds run far slower."""
+    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    for _ in range(300):
+        x @ x
+    torch.cuda.synchronize()
+
+
 def timed(fn, runs, batch=1):
     """Median and spread ((max - min) / median) of `runs` timings of one call of `fn`, seconds.
 
