@@ -137,6 +137,7 @@ Op NormOver(const std::string& name, const ModelSpec& m, const Dims& d, double t
   Op op = Elementwise(name, 2 * x, 3 * x);
   op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * cols;
   op.saved.push_back({name + ".input", x, false});
+  op.deepseek_recompute = true;  // its output, a Linear's input, is rebuilt from its input
   return op;
 }
 
@@ -218,17 +219,18 @@ void AddMlaAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, 
   Vertex in = bb.Add(std::move(ln));
   if (ql > 0) {
     Op q_down = Gemm("q_down_proj", T, m.hidden, a.q_lora_rank, d.h * ql);
-    q_down.saved.push_back({"q_down_proj.input", d.T_out * d.h * d.a, false});
+    q_down.saved.push_back({"q_down_proj.input", d.T_out * d.h * d.a, false, 0});
     bb.Add(std::move(q_down));
     bb.Add(NormOver("q_norm", m, d, d.T, ql));
     Op q_up = Gemm("q_up_proj", T, a.q_lora_rank, static_cast<int64_t>(heads_local * qk),
                    ql * heads_local * qk);
-    q_up.saved.push_back({"q_up_proj.input", d.T * ql * d.a, false});
+    q_up.saved.push_back({"q_up_proj.input", d.T * ql * d.a, false, 0});
+    q_up.deepseek_recompute = true;
     bb.Add(std::move(q_up));
   } else {
     Op q =
         Gemm("q_proj", T, m.hidden, static_cast<int64_t>(heads_local * qk), d.h * heads_local * qk);
-    q.saved.push_back({"q_proj.input", d.T_out * d.h * d.a, false});
+    q.saved.push_back({"q_proj.input", d.T_out * d.h * d.a, false, 0});
     bb.Add(std::move(q));
   }
   // The KV latent reads the same normed input as the query path (saved once, above).
@@ -238,11 +240,21 @@ void AddMlaAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, 
   Op kv_up = Gemm("kv_up_proj", T, a.kv_lora_rank,
                   static_cast<int64_t>(heads_local * (a.qk_nope_head_dim + v)),
                   kvl * heads_local * (static_cast<double>(a.qk_nope_head_dim) + v));
-  kv_up.saved.push_back({"kv_up_proj.input", d.T * kvl * d.a, false});
+  kv_up.saved.push_back({"kv_up_proj.input", d.T * kvl * d.a, false, 0});
+  kv_up.deepseek_recompute = true;
   bb.Add(std::move(kv_up));
   const double rope_bytes = d.T * (heads_local * rope + rope) * d.a;
-  bb.Add(Elementwise("rope", 2 * rope_bytes, 2 * rope_bytes));
-  bb.Add(AttentionCore(s, d, heads_local, qk, v, heads_local * qk, heads_local * v));
+  Op rope_op = Elementwise("rope", 2 * rope_bytes, 2 * rope_bytes);
+  rope_op.deepseek_recompute = true;
+  bb.Add(std::move(rope_op));
+  // The up-projections' outputs (Q, K, V of the core) are rebuilt from the latents.
+  Op core = AttentionCore(s, d, heads_local, qk, v, heads_local * qk, heads_local * v);
+  for (SavedTensor& t : core.saved) {
+    if (t.name == "attention.q" || t.name == "attention.k" || t.name == "attention.v") {
+      t.deepseek = 0;
+    }
+  }
+  bb.Add(std::move(core));
   Op out =
       Gemm("out_proj", T, static_cast<int64_t>(heads_local * v), m.hidden, heads_local * v * d.h);
   out.saved.push_back({"out_proj.input", d.T * heads_local * v * d.a, false});
@@ -273,7 +285,7 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
                 d.h * (q_cols + 2 * kv_cols) + bias * (q_cols + 2 * kv_cols));
   // Input of the column-parallel GEMM: the norm output, replicated over TP unless SP keeps it
   // sharded (and re-gathers it in backward).
-  qkv.saved.push_back({"qkv_proj.input", d.T_out * d.h * d.a, false});
+  qkv.saved.push_back({"qkv_proj.input", d.T_out * d.h * d.a, false, 0});
   bb.Add(std::move(qkv));
 
   if (m.position == PositionKind::kRope) {
@@ -302,7 +314,7 @@ void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ff
   const bool glu = m.mlp == MlpKind::kSwiglu;
   Op fc1 = Gemm("fc1", T, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
                 d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f);
-  fc1.saved.push_back({"fc1.input", d.T_out * d.h * d.a, false});
+  fc1.saved.push_back({"fc1.input", d.T_out * d.h * d.a, false, 0});
   bb.Add(std::move(fc1));
   const double act = d.T * f * d.a;
   Op nl = Elementwise(glu ? "swiglu" : "gelu", (glu ? 3 : 2) * act, (glu ? 5 : 3) * act);
@@ -325,7 +337,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   EnterTp(&ln, d);
   Vertex in = bb.Add(std::move(ln));
   Op router = Gemm("router", T, m.hidden, e.experts, d.h * e.experts);
-  router.saved.push_back({"router.input", d.T_out * d.h * d.a, false});
+  router.saved.push_back({"router.input", d.T_out * d.h * d.a, false, 0});
   bb.Add(std::move(router));
   // Tokens this rank's experts process: top_k copies of each token, spread over the experts;
   // the busiest expert sets the pace (imbalance), capped by the capacity factor when set.
@@ -357,12 +369,15 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   const double act = rows * local_experts * f * d.a;
   Op nl =
       Elementwise(glu ? "expert_swiglu" : "expert_gelu", (glu ? 3 : 2) * act, (glu ? 5 : 3) * act);
-  nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false});
+  // DeepSeek-V3 keeps the SwiGLU input as its FP8 cast under FP8 training and reruns the op.
+  nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false,
+                      s.fp8 ? Fp8ElementBytes(*s.fp8) / d.a : 1.0});
+  nl.deepseek_recompute = true;
   bb.Add(std::move(nl));
   Op fc2 = Gemm("expert_fc2", rows, static_cast<int64_t>(f), m.hidden,
                 local_experts * (f * d.h + bias * d.h / t), local_experts);
   fc2.expert = true;
-  fc2.saved.push_back({"expert_fc2.input", act, false});
+  fc2.saved.push_back({"expert_fc2.input", act, false, 0});
   bb.Add(std::move(fc2));
   Op combine = Elementwise("combine_unpermute", 2 * dispatch_bytes, 2 * dispatch_bytes);
   if (s.ep > 1) {
@@ -373,7 +388,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   bb.Add(std::move(combine));
   for (int i = 0; i < e.shared_experts; ++i) {
     Op sh = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>(3 * f), 3 * d.h * f);
-    sh.saved.push_back({"shared_expert.input", d.T * d.h * d.a, false});
+    sh.saved.push_back({"shared_expert.input", d.T * d.h * d.a, false, 0});
     bb.Add(std::move(sh));
   }
   bb.Add(DropoutAdd("moe_residual", d), {bb.last(), in});
@@ -441,6 +456,20 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
 // 4 / 16384, left out).
 double Fp8ElementBytes(Fp8Recipe r) { return r == Fp8Recipe::kBlockwise ? 1.0 + 4.0 / 128 : 1.0; }
 
+bool Recomputes(const Op& op, RecomputeKind r) {
+  switch (r) {
+    case RecomputeKind::kNone:
+      return false;
+    case RecomputeKind::kSelective:
+      return op.in_attention_core;
+    case RecomputeKind::kFull:
+      return true;
+    case RecomputeKind::kDeepseek:
+      return op.deepseek_recompute;
+  }
+  return false;
+}
+
 double ActivationBytes(const Block& b, RecomputeKind recompute) {
   double total = 0;
   if (recompute == RecomputeKind::kFull) {
@@ -454,7 +483,7 @@ double ActivationBytes(const Block& b, RecomputeKind recompute) {
   for (size_t i = 0; i < b.size(); ++i) {
     for (const auto& t : b.op(i).saved) {
       if (recompute == RecomputeKind::kSelective && t.attention_core) continue;
-      total += t.bytes;
+      total += recompute == RecomputeKind::kDeepseek ? t.bytes * t.deepseek : t.bytes;
     }
   }
   return total;

@@ -40,6 +40,8 @@ struct SavedTensor {
   std::string name;
   double bytes = 0;
   bool attention_core = false;  // dropped (recomputed) by selective recompute
+  // The share of `bytes` kept under recompute: deepseek (0: rebuilt in backward).
+  double deepseek = 1.0;
 };
 
 struct Op {
@@ -55,9 +57,10 @@ struct Op {
   double params = 0;             // parameters held by this rank
   bool expert = false;           // parameters sharded by EP
   bool in_attention_core = false;
-  bool fp8 = false;   // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
-  CommSpec fwd_comm;  // collective after the op in forward
-  CommSpec bwd_comm;  // collective after the op's gradient in backward
+  bool deepseek_recompute = false;  // rerun in backward under recompute: deepseek
+  bool fp8 = false;                 // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
+  CommSpec fwd_comm;                // collective after the op in forward
+  CommSpec bwd_comm;                // collective after the op's gradient in backward
   std::vector<SavedTensor> saved;
 };
 
@@ -101,6 +104,9 @@ std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model, const
 
 // Bytes per element of an FP8 tensor under recipe `r` (E4M3 and its scales).
 double Fp8ElementBytes(Fp8Recipe r);
+// Whether recompute mode `r` reruns `op` of a transformer layer in backward: every op (full),
+// the attention core (selective), the norms, MLA up-projections and expert SwiGLU (deepseek).
+bool Recomputes(const Op& op, RecomputeKind r);
 // Bytes saved for backward by one block on this rank under a recompute mode.
 double ActivationBytes(const Block& b, RecomputeKind recompute);
 // Bytes a split backward's weight-gradient pass (W) still needs after the input-gradient pass:

@@ -130,6 +130,41 @@ TEST_CASE("MLA (DeepSeek-V3): the layer graph's parameters and core FLOPs follow
         doctest::Approx(down + (mla - down) / 8 + 3.0 * 7168 * 18432 / 8 + 2 * 7168));
 }
 
+TEST_CASE("recompute deepseek: norms, MLA up-projections and SwiGLU rebuilt; SwiGLU input in FP8") {
+  // DeepSeek-V3 secs. 3.2.3 and 3.3.2, on one MoE layer of 4096 tokens with EP64.
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("deepseek-v3");
+  const GraphShape shape{.micro_batch = 1, .seq_len = 4096, .ep = 64, .fp8 = Fp8Recipe::kBlockwise};
+  const ModelGraph g = BuildModelGraph(m, shape);
+  std::vector<std::string> rerun;
+  for (size_t i = 0; i < g.moe.size(); ++i) {
+    if (Recomputes(g.moe.op(i), RecomputeKind::kDeepseek)) rerun.push_back(g.moe.op(i).name);
+  }
+  CHECK(rerun == std::vector<std::string>{"attn_norm", "q_norm", "q_up_proj", "kv_norm",
+                                          "kv_up_proj", "rope", "moe_norm", "expert_swiglu"});
+  // What the rebuilt ops produce is not kept: the normed inputs of q_down (7168), q_up (1536),
+  // kv_up (512) and the shared expert (7168), cached as FP8 by their GEMMs, and the router's
+  // (7168, bf16); Q and K (128 x 192) and V (128 x 128); the SwiGLU output (8 x 2048 per
+  // routed token, FP8 for expert_fc2). The SwiGLU input (8 x 2 x 2048) is kept as FP8.
+  const double T = 4096, e = Fp8ElementBytes(Fp8Recipe::kBlockwise);
+  const double routed = T * 8 * m.moe.imbalance;  // token copies this rank's experts take
+  const double dropped = T * e * (7168 + 1536 + 512 + 7168) + T * 2 * 7168 +
+                         T * 2 * 128 * (192 + 192 + 128) + routed * 2048 * e;
+  const double swiglu_in = routed * 2 * 2048 * 2;
+  CHECK(ActivationBytes(g.moe, RecomputeKind::kDeepseek) ==
+        doctest::Approx(ActivationBytes(g.moe, RecomputeKind::kNone) - dropped -
+                        swiglu_in * (1 - e / 2)));
+  // Without FP8 the SwiGLU input stays 16-bit.
+  const ModelGraph g16 =
+      BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 4096, .ep = 64});
+  double kept16 = 0, none16 = ActivationBytes(g16.moe, RecomputeKind::kNone);
+  for (size_t i = 0; i < g16.moe.size(); ++i) {
+    for (const SavedTensor& t : g16.moe.op(i).saved) kept16 += t.bytes * t.deepseek;
+  }
+  CHECK(ActivationBytes(g16.moe, RecomputeKind::kDeepseek) == doctest::Approx(kept16));
+  CHECK(kept16 < 0.6 * none16);  // 1.01 of 1.87 GB
+}
+
 }  // namespace
 }  // namespace parasim
 

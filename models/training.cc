@@ -5,10 +5,11 @@
 namespace parasim {
 
 namespace {
-constexpr EnumNames<RecomputeKind, 3> kRecomputes("recompute mode",
+constexpr EnumNames<RecomputeKind, 4> kRecomputes("recompute mode",
                                                   {{{RecomputeKind::kNone, "none"},
                                                     {RecomputeKind::kSelective, "selective"},
-                                                    {RecomputeKind::kFull, "full"}}});
+                                                    {RecomputeKind::kFull, "full"},
+                                                    {RecomputeKind::kDeepseek, "deepseek"}}});
 constexpr EnumNames<Fp8Recipe, 2> kFp8Recipes("fp8 recipe",
                                               {{{Fp8Recipe::kTensorwise, "tensorwise"},
                                                 {Fp8Recipe::kBlockwise, "blockwise"}}});

@@ -11,7 +11,10 @@
 namespace parasim {
 
 enum class OptimizerKind { kAdam, kSgd };
-enum class RecomputeKind { kNone, kSelective, kFull };
+// kDeepseek: DeepSeek-V3's set (arXiv 2412.19437 secs. 3.2.3 and 3.3.2): every RMSNorm, the
+// MLA up-projections and the experts' SwiGLU rerun in backward, so their outputs are not kept,
+// and the SwiGLU inputs are kept as their FP8 casts under FP8 training.
+enum class RecomputeKind { kNone, kSelective, kFull, kDeepseek };
 enum class FinetuneKind { kNone, kLora, kQlora };
 enum class AttentionKind { kFlash, kStandard };
 // How `precision: fp8` scales its E4M3 tensors (docs/MODEL.md, "FP8 recipes"):

@@ -35,6 +35,18 @@ OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
   return {op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended};
 }
 
+// Adds op phase `o` to a phase sum: its compute, and its collective's exposed part when `comm`
+// (an overlappable one hides behind the op's own compute).
+template <class Sum>
+void AddOp(Sum* sum, const OpPhase& o, bool comm) {
+  sum->compute += o.compute;
+  sum->contended += o.compute * o.contended;
+  if (comm && o.comm > Duration::Zero()) {
+    sum->comm[static_cast<int>(o.group)] +=
+        o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
+  }
+}
+
 }  // namespace
 
 double NodeLimitedShare(const MoeSpec& e, const GroupPlacement& g) {
@@ -92,7 +104,7 @@ OpTime LayerLowering::Time(const Op& op) {
       ot.bwd = cm.MemoryTime(op.bwd_bytes) + cm.Launch();
       break;
   }
-  ot.attention_core = op.in_attention_core;
+  ot.recompute = Recomputes(op, t.recompute);
   ot.contended = op.kind == OpKind::kMemoryBound ? ctx_.cluster.gpu.contended_memory
                                                  : ctx_.cluster.gpu.contended_compute;
   ot.fwd_comm = Comm(op.fwd_comm);
@@ -193,7 +205,8 @@ void LayerLowering::Segment(Chunk* ch) const {
 void LayerLowering::BuildChunks() {
   const Layout& l = ctx_.layout;
   const ModelSpec& m = ctx_.model;
-  const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, ctx_.chunks);
+  const std::vector<std::vector<int>> per_chunk =
+      ChunkLayers(l, m.layers, ctx_.chunks, ctx_.schedule.v_shape());
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   // Each block's accounting once; pieces copy it.
@@ -215,7 +228,7 @@ void LayerLowering::BuildChunks() {
       ch.act += pc.act;
       ch.act_w += pc.act_w;
       if (ctx_.training.recompute != RecomputeKind::kNone && pc.layer) {
-        ch.act_full_max = std::max(ch.act_full_max, pc.act_full);
+        ch.act_full_max = std::max(ch.act_full_max, pc.act_full - pc.act);
       }
     }
     Segment(&ch);
@@ -231,10 +244,9 @@ void LayerLowering::Emit(int stage, const Chunk& ch, int first, int last, Phase 
 }
 
 bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
-  // Recompute reruns the layers' forward: every op (full), or only the attention core
-  // (selective).
+  // Recompute reruns the layers' ops its mode names (models/layer_graph.h Recomputes).
   if (ph != Phase::kR) return true;
-  return pc.layer && (ctx_.training.recompute != RecomputeKind::kSelective || op.attention_core);
+  return pc.layer && op.recompute;
 }
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
@@ -242,13 +254,7 @@ LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last,
   for (int i = first; i < last; ++i) {
     for (const OpTime& op : ch.pieces[i].time->ops) {
       if (!Runs(ch.pieces[i], op, ph)) continue;
-      const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
-      sum.compute += o.compute;
-      sum.contended += o.compute * o.contended;
-      if (o.comm > Duration::Zero()) {
-        sum.comm[static_cast<int>(o.group)] +=
-            o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
-      }
+      AddOp(&sum, PartsOf(op, ph, ctx_.schedule.splits_backward()), true);
     }
   }
   return sum;
@@ -259,9 +265,11 @@ Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {
 }
 
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
+  EmitSum(stage, Sum(ch, first, last, ph), PhaseCat(ph));
+}
+
+void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {
   // One task for the compute of the pieces, then the exposed part of each collective kind.
-  const TaskCat cat = PhaseCat(ph);
-  const PhaseSum sum = Sum(ch, first, last, ph);
   if (sum.compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
   for (Replica& r : topo_.stage(stage)) {
     topo_.Compute(r, sum.compute, cat, ctx_.Label(cat), sum.contended);
@@ -272,31 +280,89 @@ void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, 
   }
 }
 
+void LayerLowering::EmitOp(int stage, const OpTime& op, Phase ph, bool split, bool comm) {
+  const TaskCat cat = PhaseCat(ph);
+  const OpPhase o = PartsOf(op, ph, split);
+  const uint32_t label = ph == Phase::kF ? op.label_f : ph == Phase::kR ? op.label_r : op.label_b;
+  for (Replica& r : topo_.stage(stage)) {
+    topo_.Compute(r, o.compute, cat, label, o.compute * o.contended);
+  }
+  if (!comm || o.comm <= Duration::Zero()) return;
+  const int k = static_cast<int>(o.group);
+  if (o.overlap) {
+    topo_.Overlapped(stage, k, o.comm, CommCat(o.group), label);
+  } else {
+    topo_.Blocking(stage, k, o.comm, CommCat(o.group));
+  }
+}
+
 void LayerLowering::EmitOps(int stage, const Chunk& ch, int first, int last, Phase ph) {
   // Every op, and its collective, in execution order (backward runs the pieces in reverse).
-  const TaskCat cat = PhaseCat(ph);
   const bool backward = ph == Phase::kB || ph == Phase::kW;
+  const bool split = ctx_.schedule.splits_backward();
   const int step = backward ? -1 : 1;
   for (int pi = backward ? last - 1 : first; backward ? pi >= first : pi < last; pi += step) {
     const auto& ops = ch.pieces[pi].time->ops;
     const int n = static_cast<int>(ops.size());
     for (int oi = backward ? n - 1 : 0; backward ? oi >= 0 : oi < n; oi += step) {
-      const OpTime& op = ops[oi];
-      if (!Runs(ch.pieces[pi], op, ph)) continue;
-      const OpPhase o = PartsOf(op, ph, ctx_.schedule.splits_backward());
-      const uint32_t label = ph == Phase::kF ? op.label_f : backward ? op.label_b : op.label_r;
-      for (Replica& r : topo_.stage(stage)) {
-        topo_.Compute(r, o.compute, cat, label, o.compute * o.contended);
-      }
-      if (o.comm <= Duration::Zero()) continue;
-      const int k = static_cast<int>(o.group);
-      if (o.overlap) {
-        topo_.Overlapped(stage, k, o.comm, CommCat(o.group), label);
-      } else {
-        topo_.Blocking(stage, k, o.comm, CommCat(o.group));
+      if (Runs(ch.pieces[pi], ops[oi], ph)) EmitOp(stage, ops[oi], ph, split, true);
+    }
+  }
+}
+
+std::vector<LayerLowering::FbStep> LayerLowering::FbSteps(const Chunk& ch,
+                                                          std::initializer_list<Phase> phases,
+                                                          bool whole) const {
+  const bool split = ctx_.schedule.splits_backward() && !whole;
+  std::vector<FbStep> out(1);
+  const int np = static_cast<int>(ch.pieces.size());
+  for (Phase ph : phases) {
+    const bool backward = ph == Phase::kB || ph == Phase::kW;
+    const int step = backward ? -1 : 1;
+    for (int pi = backward ? np - 1 : 0; backward ? pi >= 0 : pi < np; pi += step) {
+      const auto& ops = ch.pieces[pi].time->ops;
+      const int n = static_cast<int>(ops.size());
+      for (int oi = backward ? n - 1 : 0; backward ? oi >= 0 : oi < n; oi += step) {
+        if (!Runs(ch.pieces[pi], ops[oi], ph)) continue;
+        out.back().ops.push_back({pi, oi, ph});
+        const OpPhase o = PartsOf(ops[oi], ph, split);
+        if (o.group == GroupKind::kEp && !o.overlap && o.comm > Duration::Zero()) {
+          out.back().ep = o.comm;
+          out.emplace_back();
+        }
       }
     }
   }
+  if (out.size() > 1 && out.back().ops.empty()) out.pop_back();
+  out.back().ep = Duration::Zero();  // a closing all-to-all blocks: the unit's end waits for it
+  return out;
+}
+
+void LayerLowering::EmitFbStep(int stage, const Chunk& ch, const FbStep& st, bool whole) {
+  const bool split = ctx_.schedule.splits_backward() && !whole;
+  const bool closes = st.ep > Duration::Zero();
+  if (ctx_.options.granularity == Granularity::kOp) {
+    for (size_t i = 0; i < st.ops.size(); ++i) {
+      const OpRef& r = st.ops[i];
+      EmitOp(stage, ch.pieces[r.piece].time->ops[r.op], r.ph, split,
+             !closes || i + 1 < st.ops.size());
+    }
+    return;
+  }
+  // Coarse: one compute task per phase run of the step, with its exposed collectives.
+  PhaseSum sum;
+  Phase ph = st.ops.empty() ? Phase::kF : st.ops.front().ph;
+  for (size_t i = 0; i < st.ops.size(); ++i) {
+    const OpRef& r = st.ops[i];
+    if (r.ph != ph) {
+      EmitSum(stage, sum, PhaseCat(ph));
+      sum = PhaseSum{};
+      ph = r.ph;
+    }
+    AddOp(&sum, PartsOf(ch.pieces[r.piece].time->ops[r.op], r.ph, split),
+          !closes || i + 1 < st.ops.size());
+  }
+  EmitSum(stage, sum, PhaseCat(ph));
 }
 
 }  // namespace parasim

@@ -5,6 +5,7 @@
 // chunk: one task per op (--ops) or one per unit with the exposed part of each collective kind.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -32,6 +33,24 @@ class LayerLowering {
 
   // Tasks of phase `ph` over pieces [first, last) of `ch` on every replica of `stage`.
   void Emit(int stage, const Chunk& ch, int first, int last, Phase ph);
+  // A unit's work cut after each of its EP all-to-alls, for an F&B pair (the two units'
+  // steps alternate on the compute stream, each all-to-all running beside the other's next
+  // step): the ops of a step, in execution order, and the all-to-all that ends it.
+  struct OpRef {
+    int piece, op;
+    Phase ph;
+  };
+  struct FbStep {
+    std::vector<OpRef> ops;
+    Duration ep;  // zero for the unit's last step when no all-to-all ends it
+  };
+  // The steps of phases `phases` of all of `ch`, in turn (recompute before backward); `whole`
+  // runs a split schedule's backward with its weight gradient.
+  std::vector<FbStep> FbSteps(const Chunk& ch, std::initializer_list<Phase> phases,
+                              bool whole) const;
+  // The tasks of one step but its closing all-to-all (the caller puts that on RankTopology's
+  // Async and makes the unit's next step wait for it).
+  void EmitFbStep(int stage, const Chunk& ch, const FbStep& st, bool whole);
   // The compute that Emit puts on a stage's compute stream for phase `ph` of all of `ch`, at
   // the kernels' uncontended durations.
   Duration PhaseCompute(const Chunk& ch, Phase ph) const;
@@ -47,6 +66,7 @@ class LayerLowering {
   // attention core when selective).
   bool Runs(const Piece& pc, const OpTime& op, Phase ph) const;
   PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
+  void EmitSum(int stage, const PhaseSum& sum, TaskCat cat);
   Duration Comm(const CommSpec& c) const;
   OpTime Time(const Op& op);
   void AddFp8Casts(const Op& op, OpTime* ot) const;
@@ -55,6 +75,8 @@ class LayerLowering {
   void Segment(Chunk* ch) const;
   void EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph);
   void EmitOps(int stage, const Chunk& ch, int first, int last, Phase ph);
+  // One op's compute task and its collective (`comm`: false leaves the collective out).
+  void EmitOp(int stage, const OpTime& op, Phase ph, bool split, bool comm);
 
   LoweringContext& ctx_;
   RankTopology& topo_;

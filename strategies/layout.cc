@@ -35,7 +35,7 @@ std::vector<int> StageLayers(const Layout& l, int layers) {
   return out;
 }
 
-std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunks) {
+std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunks, bool v_shape) {
   const std::vector<int> per_stage = StageLayers(l, layers);
   const int p = static_cast<int>(per_stage.size());
   const int v = std::max(1, chunks);
@@ -45,7 +45,7 @@ std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunk
     for (int c = 0; c < v; ++c) {
       // The first stage gives its extra layers to its last chunks, every other stage to its
       // first ones: short chunks sit beside the embedding and the LM head.
-      const bool extra = s == 0 && p > 1 ? c >= v - rem : c < rem;
+      const bool extra = s == 0 && p > 1 && !v_shape ? c >= v - rem : c < rem;
       out[s][c] = base + (extra ? 1 : 0);
     }
   }

@@ -64,7 +64,10 @@ std::vector<int> StageLayers(const Layout& l, int layers);
 // that holds only the embedding or only the LM head (Llama 3 405B, arXiv 2407.21783 sec. 3.3.2:
 // 126 layers on PP16 with one layer per chunk, the first chunk holding only the embedding and
 // the last only the output and loss). Empty chunks elsewhere are a layout error (plan.cc).
-std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunks);
+// In a V (`v_shape`) stage 0 holds both ends, the embedding in chunk 0 and the LM head in
+// chunk 1; its extra layer goes to chunk 0, beside the lighter end.
+std::vector<std::vector<int>> ChunkLayers(const Layout& l, int layers, int chunks,
+                                          bool v_shape = false);
 
 // PyTorch DDP's bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel default).
 inline constexpr Bytes kDdpBucket = Bytes::MiB(25);

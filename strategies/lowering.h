@@ -46,7 +46,7 @@ struct OpTime {
   TaskCat fwd_cat = TaskCat::kTp, bwd_cat = TaskCat::kTp;
   GroupKind fwd_group = GroupKind::kTp, bwd_group = GroupKind::kTp;
   bool fwd_overlap = false, bwd_overlap = false;
-  bool attention_core = false;
+  bool recompute = false;  // rerun before backward under the training's recompute mode
   // How much longer the op's kernels take beside a running collective (GpuSpec::contended_*).
   double contended = 1.0;
   uint32_t label_f = 0, label_b = 0, label_r = 0;
@@ -73,8 +73,8 @@ struct Chunk {
   std::vector<Piece> pieces;
   std::vector<std::pair<int, int>> segments;  // [first, last) piece ranges
   double act = 0;
-  double act_w = 0;  // of it, or rebuilt by recompute, what W needs after B (split backward)
-  double act_full_max = 0;
+  double act_w = 0;         // of it, or rebuilt by recompute, what W needs after B (split backward)
+  double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
 };
 
 class LoweringContext {

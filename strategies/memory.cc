@@ -56,18 +56,42 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const std::vector<double> in_flights = schedule.InFlights(shape);
   // The LM head follows the last virtual stage: the last stage's, or stage 0's in a V.
   const int head_stage = schedule.v_shape() ? 0 : l.pp - 1;
+  // A V's layers per virtual stage, and the first of each (model order).
+  std::vector<std::vector<Unit>> v_orders;
+  std::vector<int> v_layers, v_first;
+  if (schedule.v_shape()) {
+    const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, 2, true);
+    for (int g = 0, first = 0; g < 2 * l.pp; ++g) {
+      const ChunkPlace at = PlaceOf(schedule, l.pp, g);
+      v_layers.push_back(per_chunk[at.stage][at.chunk]);
+      v_first.push_back(first);
+      first += v_layers.back();
+    }
+  }
+  const Block& g_moe = m.is_moe() ? g.moe : g.dense;
   int first_layer = 0;
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st;
     st.layers = per_stage[s];
     double dense = 0, expert = 0, lora_params = 0, act_per_mb = 0, act_full_layer = 0;
-    for (int i = first_layer; i < first_layer + st.layers; ++i) {
+    // The stage's layers: a run in model order, or in a V one run per chunk.
+    std::vector<int> ids;
+    if (schedule.v_shape()) {
+      for (int c = 0; c < 2; ++c) {
+        const int vs = VirtualStageOf(schedule, l.pp, s, c);
+        for (int i = v_first[vs]; i < v_first[vs] + v_layers[vs]; ++i) ids.push_back(i);
+      }
+    } else {
+      for (int i = first_layer; i < first_layer + st.layers; ++i) ids.push_back(i);
+    }
+    for (int i : ids) {
       const Block& blk = m.IsMoeLayer(i) ? g.moe : g.dense;
       expert += BlockParams(blk, true);
       dense += BlockParams(blk) - BlockParams(blk, true);
       if (lora) lora_params += LoraParams(blk, t.lora_rank);
       act_per_mb += ActivationBytes(blk, t.recompute);
-      act_full_layer = std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone));
+      act_full_layer = std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone) -
+                                                    ActivationBytes(blk, t.recompute));
     }
     first_layer += st.layers;
     if (s == 0) dense += BlockParams(g.embedding);
@@ -102,7 +126,22 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     const double in_flight = in_flights[s];
     st.in_flight = in_flight;
     st.activations_bytes = act_per_mb * in_flight;
-    // Recompute rebuilds one layer's activations at a time during backward.
+    if (schedule.v_shape() && act_per_mb > 0) {
+      // A V's two chunks differ (stage 0 holds the embedding's and the LM head's): walk the
+      // stage's order with each chunk's bytes.
+      if (v_orders.empty()) v_orders = schedule.Orders(shape);
+      std::vector<double> chunk_bytes(2, 0.0);
+      for (int c = 0; c < 2; ++c) {
+        const int vs = VirtualStageOf(schedule, l.pp, s, c);
+        for (int i = v_first[vs]; i < v_first[vs] + v_layers[vs]; ++i) {
+          chunk_bytes[c] += ActivationBytes(m.IsMoeLayer(i) ? g_moe : g.dense, t.recompute);
+        }
+        if (vs == 2 * l.pp - 1) chunk_bytes[c] += ActivationBytes(g.head, RecomputeKind::kNone);
+      }
+      st.activations_bytes = PeakActivationBytes(v_orders[s], chunk_bytes, shape.w_hold);
+      st.in_flight = st.activations_bytes / act_per_mb;
+    }
+    // Recompute rebuilds what it dropped of one layer at a time during backward.
     if (t.recompute != RecomputeKind::kNone) st.activations_bytes += act_full_layer;
     // DDP keeps gradient buckets for communication; ZeRO-3 gathers one layer's parameters.
     // Two buckets in flight, as DDP keeps them (the layout's, or DDP's 25 MiB).

@@ -74,7 +74,7 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
       return at("stage_layers",
                 fmt::format("stage_layers sum to {} but the model has {} layers", sum, m.layers));
     }
-    if (schedule.v_shape()) {
+    if (schedule.equal_chunks()) {
       for (int s = 0; s < l.pp; ++s) {
         if (l.stage_layers[s] % 2 != 0) {
           return at("stage_layers",
@@ -87,7 +87,8 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
     if (v > 1) {
       // Uneven chunks are fine (ChunkLayers); only the embedding's and the LM head's chunks
       // may be left without layers.
-      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, v);
+      const std::vector<std::vector<int>> per_chunk =
+          ChunkLayers(l, m.layers, v, schedule.v_shape());
       for (int s = 0; s < l.pp; ++s) {
         for (int c = 0; c < v; ++c) {
           const int g = VirtualStageOf(schedule, l.pp, s, c);
@@ -104,12 +105,12 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
   } else if (m.layers < chunks) {
     return at("pp", fmt::format("{} layers cannot fill pp*virtual_stages = {}*{} = {} model chunks",
                                 m.layers, l.pp, v, chunks));
-  } else if (schedule.v_shape() && m.layers % chunks != 0) {
+  } else if (schedule.equal_chunks() && m.layers % chunks != 0) {
     return at("schedule",
               fmt::format("schedule {} needs an even number of layers per stage: {} layers do "
                           "not split into 2*pp = {} equal model chunks (or set stage_layers)",
                           schedule.name(), m.layers, chunks));
-  } else if (v > 1 && m.layers % chunks != 0) {
+  } else if (schedule.interleaves() && v > 1 && m.layers % chunks != 0) {
     return at("virtual_stages",
               fmt::format("{} layers do not split evenly into pp*virtual_stages = "
                           "{}*{} = {} chunks",

@@ -120,4 +120,17 @@ double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold) {
   return peak / std::max(1, chunks);
 }
 
+double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,
+                           double w_hold) {
+  double held = 0, peak = 0;
+  for (const Unit& u : order) {
+    const double a = chunk_bytes[u.chunk];
+    if (u.phase == Phase::kF) held += a;
+    if (u.phase == Phase::kB) held -= a * (1 - w_hold);
+    if (u.phase == Phase::kW) held -= a * w_hold;
+    peak = std::max(peak, held);
+  }
+  return peak;
+}
+
 }  // namespace parasim

@@ -31,6 +31,10 @@ struct Unit {
   Phase phase;
   int chunk;   // model chunk of the stage (virtual stage), 0 unless the schedule interleaves
   int64_t mb;  // micro-batch
+  // A kF that runs as one F&B unit with the kB after it (and that kB's kW when it follows):
+  // DualPipe's overlapped forward and backward of two micro-batches, each one's all-to-alls
+  // hidden behind the other's compute (DeepSeek-V3 technical report, sec. 3.2.1, Figure 4).
+  bool pair = false;
 };
 
 struct PipelineShape {
@@ -58,6 +62,11 @@ class PipelineSchedule {
   virtual bool v_shape() const { return false; }
   // Whether Order holds a kW unit for every (chunk, mb), after its kB.
   virtual bool splits_backward() const { return false; }
+  // Whether the two chunks of a V must hold equal layers (ZB-V's schedule assumes equal
+  // chunks; DualPipe-V splits a stage's layers as they go).
+  virtual bool equal_chunks() const { return false; }
+  // Whether Order pairs forwards with backwards (Unit::pair) to overlap their communication.
+  virtual bool pairs_forward_backward() const { return false; }
   // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once
   // (kW only when the schedule splits the backward).
   virtual std::vector<Unit> Order(const PipelineShape& shape, int stage) const = 0;
@@ -107,5 +116,10 @@ ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_sta
 // it but for w_hold of it when the backward is split, and the W frees that. Memory follows the
 // stage's own order, whatever the timing.
 double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold);
+// The same walk with each chunk's activations in bytes (`chunk_bytes[chunk]`): the peak bytes
+// a stage holds when its chunks differ (a V's stage 0 holds the embedding's chunk and the LM
+// head's, whose logits are held only between the head's forward and its backward).
+double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,
+                           double w_hold);
 
 }  // namespace parasim

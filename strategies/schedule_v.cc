@@ -59,6 +59,7 @@ class VSchedule : public PipelineSchedule {
 class ZbVSchedule : public VSchedule {
  public:
   std::string_view name() const override { return "zb-v"; }
+  bool equal_chunks() const override { return true; }
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
     return Orders(shape)[s];
   }
@@ -77,7 +78,8 @@ std::vector<Unit> DualPipeVOrder(int p, int64_t m, int s) {
   std::vector<Unit> o;
   int64_t next_f[2] = {0, 0}, next_b[2] = {0, 0};
   std::deque<Unit> pending_w;
-  auto f = [&](int c) { o.push_back({Phase::kF, c, next_f[c]++}); };
+  // `pair`: this forward and the backward after it run as one F&B unit.
+  auto f = [&](int c, bool pair = false) { o.push_back({Phase::kF, c, next_f[c]++, pair}); };
   // A backward split (zero bubble) defers its W; a whole one runs W right after B.
   auto b = [&](int c, bool split) {
     const int64_t j = next_b[c]++;
@@ -104,14 +106,16 @@ std::vector<Unit> DualPipeVOrder(int p, int64_t m, int s) {
     f(1);
   }
   for (int64_t i = 0; i < m - 2 * p + s + 1; ++i) {  // 4: the steady state, F&B pairs
-    f(0);
+    // The last stage runs its first pair's two halves apart: the backward is the turn of the
+    // V, which waits for that forward (DualPipe's middle ranks do the same).
+    f(0, i > 0 || s < p - 1);
     b(1, false);
-    f(1);
+    f(1, true);
     b(0, false);
   }
   for (int64_t i = 0; i < before; ++i) {  // 5: chunk 1's last backwards
     b(1, false);
-    f(1);
+    f(1, true);
     b(0, false);
   }
   bool split = false;  // 6: the second half's backwards split
@@ -133,6 +137,7 @@ class DualPipeVSchedule : public VSchedule {
  public:
   std::string_view name() const override { return "dualpipe-v"; }
   std::vector<std::string_view> aliases() const override { return {"dualpipev"}; }
+  bool pairs_forward_backward() const override { return true; }
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
     return DualPipeVOrder(shape.stages, shape.micro_batches, s);
   }

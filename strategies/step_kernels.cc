@@ -60,8 +60,7 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
       // Frozen weights need no weight gradient: backward is the input gradient only.
       const Flops bwd = frozen && op.kind == OpKind::kGemm ? Flops(op.bwd_flops / 2) : op.bwd_flops;
       *model_f += op.fwd_flops.flops() + bwd.flops();
-      if (training.recompute == RecomputeKind::kFull ||
-          (training.recompute == RecomputeKind::kSelective && op.in_attention_core)) {
+      if (Recomputes(op, training.recompute)) {
         *recompute_f += op.fwd_flops.flops();
       }
     }

@@ -102,6 +102,26 @@ Status StepLowering::EmitSchedule() {
                            : u.phase == Phase::kW ? b_done[idx] != 0
                                                   : (g == V - 1 ? f_done[idx] : b_done[idx + m]);
         if (!ready) break;
+        if (u.pair && pos[s] + 1 < order[s].size() && order[s][pos[s] + 1].phase == Phase::kB) {
+          // An F&B unit: the backward must be ready too.
+          const Unit& b = order[s][pos[s] + 1];
+          const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
+          const size_t bidx = Slot(gb, b.mb);
+          if (!(gb == V - 1 ? f_done[bidx] : b_done[bidx + m])) break;
+          const Unit* w = nullptr;
+          if (pos[s] + 2 < order[s].size()) {
+            const Unit& x = order[s][pos[s] + 2];
+            if (x.phase == Phase::kW && x.chunk == b.chunk && x.mb == b.mb) w = &x;
+          }
+          EmitPair(s, u, b, w);
+          f_done[idx] = 1;
+          b_done[bidx] = 1;
+          const size_t n = w != nullptr ? 3 : 2;
+          pos[s] += n;
+          remaining -= n;
+          progress = true;
+          continue;
+        }
         EmitUnit(s, u);
         if (u.phase != Phase::kW) (u.phase == Phase::kF ? f_done : b_done)[idx] = 1;
         ++pos[s];
@@ -125,6 +145,100 @@ void StepLowering::EmitUnit(int s, const Unit& u) {
     EmitWeightGradient(s, u);
   } else {
     EmitBackward(s, u);
+  }
+}
+
+void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) {
+  const bool split = ctx_.schedule.splits_backward();
+  const bool whole = w != nullptr;
+  const bool reduces = (whole || !split) && dp_.Reduces(b.mb);
+  if (topo_.stage(s).front().side_ep == kNone || dp_.GathersPerLayer() ||
+      (f.mb == 0 && dp_.GathersAtStart()) || reduces) {
+    EmitUnit(s, f);
+    EmitUnit(s, b);
+    if (w != nullptr) EmitUnit(s, *w);
+    return;
+  }
+  const int p = ctx_.layout.pp;
+  const int V = p * ctx_.chunks;
+  const int gf = VirtualStageOf(ctx_.schedule, p, s, f.chunk);
+  const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
+  const Chunk& cf = layers_.chunk(s, f.chunk);
+  const Chunk& cb = layers_.chunk(s, b.chunk);
+  const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  const std::vector<LayerLowering::FbStep> fs = layers_.FbSteps(cf, {Phase::kF}, false);
+  const std::vector<LayerLowering::FbStep> bs =
+      recompute ? layers_.FbSteps(cb, {Phase::kR, Phase::kB}, whole)
+                : layers_.FbSteps(cb, {Phase::kB}, whole);
+  auto& reps = topo_.stage(s);
+  const size_t n = reps.size();
+  // Per unit and replica: what its next step waits for, and its first task.
+  struct Side {
+    std::vector<std::vector<TaskId>> wait;
+    std::vector<TaskId> first;
+  } sf{std::vector<std::vector<TaskId>>(n), std::vector<TaskId>(n, kNone)},
+      sb{std::vector<std::vector<TaskId>>(n), std::vector<TaskId>(n, kNone)};
+  for (size_t i = 0; i < n; ++i) {
+    if (gf > 0 && fwd_in_[Slot(gf, f.mb)][i] != kNone) {
+      sf.wait[i].push_back(fwd_in_[Slot(gf, f.mb)][i]);
+    }
+    if (gb < V - 1 && bwd_in_[Slot(gb, b.mb)][i] != kNone) {
+      sb.wait[i].push_back(bwd_in_[Slot(gb, b.mb)][i]);
+    }
+  }
+  auto run = [&](const Chunk& ch, const LayerLowering::FbStep& st, Side& side, bool w_in) {
+    for (size_t i = 0; i < n; ++i) {
+      reps[i].first = kNone;
+      reps[i].pending.insert(reps[i].pending.end(), side.wait[i].begin(), side.wait[i].end());
+      side.wait[i].clear();
+    }
+    layers_.EmitFbStep(s, ch, st, w_in);
+    for (size_t i = 0; i < n; ++i) {
+      if (reps[i].first == kNone) {
+        side.wait[i].swap(reps[i].pending);  // an empty step: its waits carry on
+      } else if (side.first[i] == kNone) {
+        side.first[i] = reps[i].first;
+      }
+    }
+    if (st.ep > Duration::Zero()) {
+      const std::vector<TaskId> a2a =
+          topo_.Async(s, static_cast<int>(GroupKind::kEp), st.ep, CommCat(GroupKind::kEp));
+      for (size_t i = 0; i < n; ++i) side.wait[i].push_back(a2a[i]);
+    }
+  };
+  for (size_t i = 0, j = 0; i < fs.size() || j < bs.size();) {
+    // The backward first: its first step is short (the residual, the shared expert and the
+    // combine's gradient), so its all-to-all runs beside the forward's attention, and the
+    // forward's dispatch beside the backward's experts (DeepSeek-V3, Figure 4).
+    if (j < bs.size()) {
+      run(cb, bs[j], sb, whole);
+      if (++j == bs.size()) {
+        for (size_t r = 0; r < n; ++r) {
+          if (recompute && cb.act_full_max > 0) {
+            ctx_.program.AddMemory(sb.first[r], reps[r].rank, Bytes(cb.act_full_max),
+                                   sim::MemoryAt::kStart);
+            ctx_.program.AddMemory(reps[r].prev, reps[r].rank, Bytes(-cb.act_full_max),
+                                   sim::MemoryAt::kEnd);
+          }
+          const double release = split && !whole ? cb.act - cb.act_w : cb.act;
+          ctx_.program.AddMemory(reps[r].prev, reps[r].rank, Bytes(-release), sim::MemoryAt::kEnd);
+        }
+        if (gb > 0) {
+          Send(s, PlaceOf(ctx_.schedule, p, gb - 1).stage, Phase::kB, &bwd_in_[Slot(gb - 1, b.mb)]);
+        }
+      }
+    }
+    if (i < fs.size()) {
+      run(cf, fs[i], sf, false);
+      if (++i == fs.size()) {
+        for (size_t r = 0; r < n; ++r) {
+          ctx_.program.AddMemory(sf.first[r], reps[r].rank, Bytes(cf.act), sim::MemoryAt::kStart);
+        }
+        if (gf < V - 1) {
+          Send(s, PlaceOf(ctx_.schedule, p, gf + 1).stage, Phase::kF, &fwd_in_[Slot(gf + 1, f.mb)]);
+        }
+      }
+    }
   }
 }
 

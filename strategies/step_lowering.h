@@ -29,6 +29,11 @@ class StepLowering {
   void AllocateStates();
   Status EmitSchedule();
   void EmitUnit(int stage, const Unit& u);
+  // A forward and a backward as one F&B unit (Unit::pair), with the backward's W when
+  // `with_w`: their steps alternate on the compute stream and each one's EP all-to-alls run
+  // beside the other's compute. Falls back to the units one after another where the pair
+  // would meet a per-layer gather or a gradient reduction.
+  void EmitPair(int stage, const Unit& f, const Unit& b, const Unit* w);
   void EmitForward(int stage, const Unit& u);
   void EmitBackward(int stage, const Unit& u);
   // The weight gradient of a split backward (schedules with splits_backward()).

@@ -59,6 +59,9 @@ void RankTopology::AddReplica(int s, RankCoords rc) {
   r.send_bwd = p.AddStream(r.rank, "pp-send-bwd");
   r.dp_reduce = p.AddStream(r.rank, "dp-reduce", StreamRole::kCommunication);
   r.dp_gather = p.AddStream(r.rank, "dp-gather", StreamRole::kCommunication);
+  if (ctx_.schedule.pairs_forward_backward() && ctx_.layout.ep > 1) {
+    r.side_ep = p.AddStream(r.rank, "ep-overlap", StreamRole::kCommunication);
+  }
   r.nic_tx = p.AddLink(name + " nic-tx", nic);
   r.nic_rx = p.AddLink(name + " nic-rx", nic);
   r.nvl_tx = p.AddLink(name + " nvlink-tx", nvl);
@@ -138,6 +141,25 @@ void RankTopology::Overlapped(int stage, int kind, Duration d, TaskCat cat, uint
       r.pending.push_back(t);
     }
   }
+}
+
+std::vector<TaskId> RankTopology::Async(int stage, int kind, Duration d, TaskCat cat) {
+  sim::Program& p = ctx_.program;
+  auto& reps = replicas_[stage];
+  std::vector<TaskId> out(reps.size(), kNone);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    const std::vector<int>& g = group_of_[kind][i];
+    if (g.front() != static_cast<int>(i)) continue;
+    TaskId t =
+        p.AddCompute(reps[i].side_ep, ctx_.Key(d), static_cast<uint8_t>(cat), ctx_.Label(cat));
+    for (size_t k = 0; k < g.size(); ++k) {
+      Replica& r = reps[g[k]];
+      if (k > 0) p.AddStreamToTask(t, r.side_ep);
+      if (r.prev != kNone) p.AddDep(r.prev, t);
+      out[g[k]] = t;
+    }
+  }
+  return out;
 }
 
 uint32_t RankTopology::AddFlowCost(Duration time, Duration latency, bool inter) {

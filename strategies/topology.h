@@ -18,6 +18,8 @@ struct Replica {
   int64_t global = 0;
   sim::StreamId compute = 0, side_tp = 0, side_cp = 0, send_fwd = 0, send_bwd = 0, dp_reduce = 0,
                 dp_gather = 0;
+  // The EP all-to-alls of F&B pairs (schedules that pair forwards with backwards), else kNone.
+  sim::StreamId side_ep = sim::kNone;
   sim::LinkId nic_tx = 0, nic_rx = 0, nvl_tx = 0, nvl_rx = 0;
   sim::TaskId prev = sim::kNone;        // last task on the compute stream
   std::vector<sim::TaskId> pending;     // dependencies of the next compute-stream task
@@ -46,6 +48,10 @@ class RankTopology {
   // A collective beside the op just emitted: it waits for what that op waited for, and the
   // next compute-stream task waits for it.
   void Overlapped(int stage, int kind, Duration d, TaskCat cat, uint32_t label);
+  // A collective of group kind `kind` on the side_ep streams, after each member's last
+  // compute-stream task, that the compute stream does not wait for: the caller makes a later
+  // task wait for the returned task of each replica (one per replica of `stage`).
+  std::vector<sim::TaskId> Async(int stage, int kind, Duration d, TaskCat cat);
   // A flow over the members' NICs (inter) or NVLink ports that takes `time` alone on them.
   sim::TaskId Flow(const std::vector<Replica*>& members, sim::StreamId Replica::*stream,
                    Duration time, Duration latency, bool inter, TaskCat cat, uint32_t label);
