@@ -449,6 +449,19 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     bb.Add(std::move(loss));
     g.head = bb.Finish();
   }
+  if (m.mtp_depth > 0) {
+    // DeepSeek-V3 sec. 2.2: h' = M [RMSNorm(h); RMSNorm(Emb(t_{i+k}))], M of d x 2d.
+    BlockBuilder bb("mtp");
+    const double x = d.T_out * d.h * d.a;
+    bb.Add(Elementwise("mtp_embedding", 2 * x, 2 * x));
+    bb.Add(Norm("mtp_hidden_norm", m, d));
+    bb.Add(Norm("mtp_embedding_norm", m, d));
+    // Replicated over TP (DeepSeek-V3 trains without TP).
+    Op proj = Gemm("mtp_proj", static_cast<int64_t>(d.T), 2 * m.hidden, m.hidden, 2.0 * d.h * d.h);
+    proj.saved.push_back({"mtp_proj.input", 2 * d.T * d.h * d.a, false, 0});
+    bb.Add(std::move(proj));
+    g.mtp = bb.Finish();
+  }
   return g;
 }
 

@@ -94,6 +94,11 @@ struct ModelGraph {
   Block dense;  // one dense transformer layer
   Block moe;    // one MoE layer (empty for dense models)
   Block head;   // final norm, LM head, loss
+  // One multi-token-prediction module's own ops (ModelSpec::mtp_depth > 0): the next tokens'
+  // embedding lookup, the two norms and the projection; its layer is `moe` (or `dense`) and
+  // its head `head`, whose weights it shares.
+  Block mtp;
+  const Block& mtp_layer() const { return moe.size() > 0 ? moe : dense; }
 };
 
 ModelGraph BuildModelGraph(const ModelSpec& model, const GraphShape& shape);

@@ -53,10 +53,10 @@ ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
 
 StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                    ModelSpec m, bool catalog_entry) {
-  std::vector<std::string_view> keys = {"extends",         "layers",   "hidden",     "heads",
-                                        "kv_heads",        "head_dim", "ffn_hidden", "vocab",
-                                        "max_position",    "mlp",      "norm",       "position",
-                                        "tied_embeddings", "bias",     "moe",        "mla"};
+  std::vector<std::string_view> keys = {
+      "extends",         "layers", "hidden",       "heads", "kv_heads", "head_dim",
+      "ffn_hidden",      "vocab",  "max_position", "mlp",   "norm",     "position",
+      "tied_embeddings", "bias",   "moe",          "mla",   "mtp_depth"};
   if (catalog_entry) {
     keys.push_back("source");
     keys.push_back("params");
@@ -88,6 +88,7 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
                                 : (s == "rope" ? PositionKind::kRope : PositionKind::kAlibi);
   }
   PARASIM_RETURN_IF_ERROR(r.Bool("tied_embeddings", &m.tied_embeddings));
+  PARASIM_RETURN_IF_ERROR(r.Int("mtp_depth", &m.mtp_depth, 0, 16));
   if (r.Has("bias")) {
     bool b = false;
     PARASIM_RETURN_IF_ERROR(r.Bool("bias", &b));

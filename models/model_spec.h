@@ -68,6 +68,10 @@ struct ModelSpec {
   int bias = -1;  // -1: derived (GELU/LayerNorm models carry biases, SwiGLU/RMSNorm models none)
   MoeSpec moe;
   MlaSpec mla;
+  // Multi-token prediction (DeepSeek-V3 sec. 2.2): D sequential modules after the LM head,
+  // each a projection of [norm(h); norm(embedding of the next token)], one transformer layer
+  // (an MoE layer in an MoE model) and the shared LM head and loss. Not in `params`.
+  int mtp_depth = 0;
   double published_params = 0;         // catalog only: for tests
   double published_active_params = 0;  // catalog only
 

@@ -165,6 +165,7 @@ void LayerLowering::BuildTimes() {
   Price(graph_->dense, &dense_);
   if (ctx_.model.is_moe()) Price(graph_->moe, &moe_);
   Price(graph_->head, &head_);
+  Price(graph_->mtp, &mtp_);
 }
 
 Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) const {
@@ -214,6 +215,9 @@ void LayerLowering::BuildChunks() {
   const Piece dense = MakePiece(graph_->dense, dense_, false);
   const Piece moe = m.is_moe() ? MakePiece(graph_->moe, moe_, false) : Piece{};
   const Piece head = MakePiece(graph_->head, head_, true);
+  const Piece mtp = m.mtp_depth > 0 ? MakePiece(graph_->mtp, mtp_, false) : Piece{};
+  Piece mtp_head = head;  // the LM head's weights are shared: no parameters of its own
+  mtp_head.dense = mtp_head.expert = 0;
   // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers.
   int layer = 0;
   for (int g = 0; g < p * v; ++g) {
@@ -223,7 +227,15 @@ void LayerLowering::BuildChunks() {
     if (g == 0) ch.pieces.push_back(embedding);
     for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
     layer += n;
-    if (g == p * v - 1) ch.pieces.push_back(head);
+    if (g == p * v - 1) {
+      ch.pieces.push_back(head);
+      // Multi-token prediction after the head: its module, its layer, the shared head again.
+      for (int k = 0; k < m.mtp_depth; ++k) {
+        ch.pieces.push_back(mtp);
+        ch.pieces.push_back(m.is_moe() ? moe : dense);
+        ch.pieces.push_back(mtp_head);
+      }
+    }
     for (const Piece& pc : ch.pieces) {
       ch.act += pc.act;
       ch.act_w += pc.act_w;

@@ -82,7 +82,7 @@ class LayerLowering {
   RankTopology& topo_;
   std::shared_ptr<const ModelGraph> graph_;
   std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
-  BlockTime embedding_, dense_, moe_, head_;
+  BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
 };
 

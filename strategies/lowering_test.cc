@@ -106,6 +106,39 @@ TEST_CASE("layers: chunks hold every layer once, embedding first and head last")
   CHECK_FALSE(pl.layers.chunk(1, 1).pieces.back().layer);   // head
 }
 
+TEST_CASE("multi-token prediction: after the head, its module, one more layer and the head again") {
+  // DeepSeek-V3 sec. 2.2 with D = 1: M [norm(h); norm(emb)] (d x 2d), a transformer layer and
+  // the shared output head.
+  Bench b(2);
+  b.l.pp = 2;
+  b.t.global_batch = 4;
+  const SequenceFlops base = FlopsPerSequence(b.model, b.t);
+  const MemoryReport base_mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  b.model.mtp_depth = 1;
+  Planners pl(b, {});
+  const Chunk& last = pl.layers.chunk(1, 0);
+  const size_t n = last.pieces.size();
+  REQUIRE(n >= 4);
+  CHECK(last.pieces[n - 2].layer);
+  CHECK_FALSE(last.pieces[n - 1].layer);
+  CHECK(last.pieces[n - 1].dense == 0);  // the head's weights are shared
+  const double h = static_cast<double>(b.model.hidden);
+  CHECK(last.pieces[n - 3].dense == doctest::Approx(2 * h * h + 2 * h));  // projection, norms
+  // Its FLOPs: the projection (2 T 2h h forward, twice that backward), a layer and the head.
+  const auto g = SharedModelGraph(b.model, RankShape(b.t, b.l));
+  const double T = static_cast<double>(b.t.seq_len);
+  const SequenceFlops f = FlopsPerSequence(b.model, b.t);
+  CHECK(f.model - base.model ==
+        doctest::Approx(3 * 2 * T * 2 * h * h + ForwardFlops(g->dense) + BackwardFlops(g->dense) +
+                        ForwardFlops(g->head) + BackwardFlops(g->head)));
+  // The memory planner puts its parameters and activations on the head's stage.
+  const MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  CHECK(mem.stages[0].params == doctest::Approx(base_mem.stages[0].params));
+  CHECK(mem.stages[1].params ==
+        doctest::Approx(base_mem.stages[1].params + 2 * h * h + 2 * h + BlockParams(g->dense)));
+  CHECK(mem.stages[1].activations_bytes > base_mem.stages[1].activations_bytes);
+}
+
 TEST_CASE("data parallel: ZeRO 3 gathers per layer and reduces every micro-batch") {
   Bench b(8);
   b.l.dp = 8;

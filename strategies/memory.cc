@@ -69,6 +69,16 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     }
   }
   const Block& g_moe = m.is_moe() ? g.moe : g.dense;
+  // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
+  // weights are the LM head's).
+  const double depth = m.mtp_depth;
+  const Block& mtp_layer = g.mtp_layer();
+  const double mtp_act =
+      depth * (ActivationBytes(g.mtp, t.recompute) + ActivationBytes(mtp_layer, t.recompute) +
+               ActivationBytes(g.head, RecomputeKind::kNone));
+  const double mtp_expert = depth * BlockParams(mtp_layer, true);
+  const double mtp_dense =
+      depth * (BlockParams(g.mtp) + BlockParams(mtp_layer) - BlockParams(mtp_layer, true));
   int first_layer = 0;
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st;
@@ -101,7 +111,9 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       if (m.tied_embeddings && head_stage != 0) {
         dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
       }
-      act_per_mb += ActivationBytes(g.head, RecomputeKind::kNone);
+      act_per_mb += ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
+      dense += mtp_dense;
+      expert += mtp_expert;
     }
     st.params = dense + expert;
     if (lora) {
@@ -136,7 +148,9 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
         for (int i = v_first[vs]; i < v_first[vs] + v_layers[vs]; ++i) {
           chunk_bytes[c] += ActivationBytes(m.IsMoeLayer(i) ? g_moe : g.dense, t.recompute);
         }
-        if (vs == 2 * l.pp - 1) chunk_bytes[c] += ActivationBytes(g.head, RecomputeKind::kNone);
+        if (vs == 2 * l.pp - 1) {
+          chunk_bytes[c] += ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
+        }
       }
       st.activations_bytes = PeakActivationBytes(v_orders[s], chunk_bytes, shape.w_hold);
       st.in_flight = st.activations_bytes / act_per_mb;

@@ -69,6 +69,11 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
   double unused = 0;
   block(g.embedding, &f.model, &unused);
   block(g.head, &f.model, &unused);
+  for (int k = 0; k < model.mtp_depth; ++k) {  // multi-token prediction: module, layer, head
+    block(g.mtp, &f.model, &unused);
+    block(g.mtp_layer(), &f.model, &f.recompute);
+    block(g.head, &f.model, &unused);
+  }
   for (int i = 0; i < model.layers; ++i) {
     block(model.IsMoeLayer(i) ? g.moe : g.dense, &f.model, &f.recompute);
   }

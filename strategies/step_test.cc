@@ -353,9 +353,11 @@ TEST_CASE(
   b.t.seq_len = 4096;
   b.t.global_batch = 128;
   b.t.recompute = RecomputeKind::kDeepseek;
-  // Recompute FLOPs: the up-projections, 2 T (1536 x 128 x 192 + 512 x 128 x 256) a layer.
+  // Recompute FLOPs: the up-projections, 2 T (1536 x 128 x 192 + 512 x 128 x 256) a layer, in
+  // the 8 layers and the MTP module's.
   const SequenceFlops f = FlopsPerSequence(b.model, b.t);
-  CHECK(f.recompute == doctest::Approx(8 * 2.0 * 4096 * (1536.0 * 128 * 192 + 512.0 * 128 * 256)));
+  CHECK(b.model.mtp_depth == 1);
+  CHECK(f.recompute == doctest::Approx(9 * 2.0 * 4096 * (1536.0 * 128 * 192 + 512.0 * 128 * 256)));
   const StepReport ds = b.Run();
   const MemoryReport ds_mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
   b.t.recompute = RecomputeKind::kNone;

@@ -42,6 +42,15 @@ TEST_CASE("Megatron-LM SC21 Table 1: MAPE at most 5%, no case worse than 10%") {
   CheckTargets(Runfile("tests/validation/megatron-sc21-table1.yaml"));
 }
 
+TEST_CASE("DeepSeek-V3 on 2,048 H800: within 10% of the published 180K GPU-hours per trillion") {
+  // Issue #17's target, replayed with DualPipe-V's F&B overlap, FP8 and the recompute set.
+  auto r =
+      RunParasim("validate --json " + Runfile("tests/validation/regimes/deepseek-v3-h800.yaml"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(Field(r.out, "failed") == 0);
+  CHECK(Field(r.out, "max_abs_error") <= 0.10);
+}
+
 TEST_CASE("the copied validation files are identical to ../shared/validation when it exists") {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   REQUIRE(srcdir != nullptr);
@@ -63,9 +72,9 @@ TEST_CASE("the copied validation files are identical to ../shared/validation whe
 
 TEST_CASE("docs/MODEL.md holds the tables `parasim validate --markdown` prints now") {
   const std::string doc = Slurp(Runfile("docs/MODEL.md"));
-  for (const char* name :
-       {"megatron-sc21-table1", "korthikanti-2022-table5", "regimes/megatron-lm-h100-weak-scaling",
-        "regimes/torchtitan-a100-fsdp2", "regimes/llama3-405b-table4"}) {
+  for (const char* name : {"megatron-sc21-table1", "korthikanti-2022-table5",
+                           "regimes/megatron-lm-h100-weak-scaling", "regimes/torchtitan-a100-fsdp2",
+                           "regimes/llama3-405b-table4", "regimes/deepseek-v3-h800"}) {
     CAPTURE(name);
     auto r = RunParasim("validate --markdown --jobs 2 " +
                         Runfile(std::string("tests/validation/") + name + ".yaml"));
