@@ -18,7 +18,7 @@ bool DataParallelLowering::GathersAtStart() const {
 }
 
 bool DataParallelLowering::Reduces(int64_t mb) const {
-  return ctx_.dp_comm && (ctx_.layout.zero >= 2 || mb == ctx_.micro_batches - 1);
+  return ctx_.dp_comm && (ctx_.layout.zero >= 2 || mb == ctx_.chunk_micro_batches - 1);
 }
 
 DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double params) const {

@@ -218,16 +218,23 @@ void LayerLowering::BuildChunks() {
   const Piece mtp = m.mtp_depth > 0 ? MakePiece(graph_->mtp, mtp_, false) : Piece{};
   Piece mtp_head = head;  // the LM head's weights are shared: no parameters of its own
   mtp_head.dense = mtp_head.expert = 0;
-  // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers.
+  // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers of
+  // its route; two directions each run the whole model (model stage k = g % route).
+  const std::vector<int> per_stage = StageLayers(l, m.layers);
+  const int route = ctx_.route;
   int layer = 0;
   for (int g = 0; g < p * v; ++g) {
     const auto [s, c] = PlaceOf(ctx_.schedule, p, g);
     Chunk& ch = chunks_[s][c];
-    const int n = per_chunk[s][c];
-    if (g == 0) ch.pieces.push_back(embedding);
+    const int k = g % route;
+    const int n = ctx_.schedule.bidirectional() ? per_stage[k] : per_chunk[s][c];
+    if (k == 0) {
+      layer = 0;
+      ch.pieces.push_back(embedding);
+    }
     for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
     layer += n;
-    if (g == p * v - 1) {
+    if (k == route - 1) {
       ch.pieces.push_back(head);
       // Multi-token prediction after the head: its module, its layer, the shared head again.
       for (int k = 0; k < m.mtp_depth; ++k) {

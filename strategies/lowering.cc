@@ -53,6 +53,8 @@ LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const La
       schedule(ScheduleOf(l.schedule)) {
   micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
   chunks = ChunksOf(l);
+  route = RouteLength(schedule, l.pp, chunks);
+  chunk_micro_batches = ChunkMicroBatches(schedule, micro_batches);
   out.stages = l.pp;
   out.micro_batches = micro_batches;
   for (int k = 0; k < kNumGroups; ++k) {

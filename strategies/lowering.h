@@ -95,6 +95,10 @@ class LoweringContext {
   GroupPlacement groups[kNumGroups];  // shape of each group kind (placement is symmetric)
   int64_t micro_batches = 1;
   int chunks = 1;  // model chunks per stage
+  // Virtual stages on a micro-batch's route, and micro-batches per chunk (strategies/schedule.h
+  // RouteLength, ChunkMicroBatches: p and m/2 for DualPipe's two directions).
+  int route = 1;
+  int64_t chunk_micro_batches = 1;
   double grad_bytes = 2, weight_bytes = 2;
   bool dp_comm = false;  // gradients are synchronised across data-parallel ranks
   // Bytes per data-parallel collective call: the layout's bucket, else the framework's:

@@ -54,18 +54,28 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
   }
   const std::vector<double> in_flights = schedule.InFlights(shape);
-  // The LM head follows the last virtual stage: the last stage's, or stage 0's in a V.
-  const int head_stage = schedule.v_shape() ? 0 : l.pp - 1;
-  // A V's layers per virtual stage, and the first of each (model order).
-  std::vector<std::vector<Unit>> v_orders;
-  std::vector<int> v_layers, v_first;
-  if (schedule.v_shape()) {
+  // Two-chunk schedules (a V, or DualPipe's two directions): each virtual stage's layers, in
+  // model order, and whether it holds the embedding or the LM head (the first and the last of
+  // its route). Otherwise the stages hold runs of layers in order and the last one the head.
+  const bool two_chunks = schedule.v_shape() || schedule.bidirectional();
+  struct VirtualStage {
+    int first = 0, layers = 0;
+    bool embedding = false, head = false;
+  };
+  std::vector<VirtualStage> vstages;
+  std::vector<std::vector<Unit>> orders;
+  if (two_chunks) {
+    const int route = RouteLength(schedule, l.pp, 2);
     const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, 2, true);
+    std::vector<int> stage_first(1, 0);
+    for (int n : per_stage) stage_first.push_back(stage_first.back() + n);
     for (int g = 0, first = 0; g < 2 * l.pp; ++g) {
       const ChunkPlace at = PlaceOf(schedule, l.pp, g);
-      v_layers.push_back(per_chunk[at.stage][at.chunk]);
-      v_first.push_back(first);
-      first += v_layers.back();
+      const int k = g % route;
+      VirtualStage vs{first, per_chunk[at.stage][at.chunk], k == 0, k == route - 1};
+      if (schedule.bidirectional()) vs = {stage_first[k], per_stage[k], k == 0, k == route - 1};
+      first += vs.layers;
+      vstages.push_back(vs);
     }
   }
   const Block& g_moe = m.is_moe() ? g.moe : g.dense;
@@ -84,15 +94,18 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     StageMemory st;
     st.layers = per_stage[s];
     double dense = 0, expert = 0, lora_params = 0, act_per_mb = 0, act_full_layer = 0;
-    // The stage's layers: a run in model order, or in a V one run per chunk.
-    std::vector<int> ids;
-    if (schedule.v_shape()) {
-      for (int c = 0; c < 2; ++c) {
-        const int vs = VirtualStageOf(schedule, l.pp, s, c);
-        for (int i = v_first[vs]; i < v_first[vs] + v_layers[vs]; ++i) ids.push_back(i);
-      }
+    // The stage's chunks: their layers, and whether they hold the embedding or the head.
+    std::vector<VirtualStage> mine;
+    if (two_chunks) {
+      for (int c = 0; c < 2; ++c) mine.push_back(vstages[VirtualStageOf(schedule, l.pp, s, c)]);
     } else {
-      for (int i = first_layer; i < first_layer + st.layers; ++i) ids.push_back(i);
+      mine.push_back({first_layer, st.layers, s == 0, s == l.pp - 1});
+    }
+    std::vector<int> ids;
+    st.layers = 0;
+    for (const VirtualStage& vs : mine) {
+      for (int i = vs.first; i < vs.first + vs.layers; ++i) ids.push_back(i);
+      st.layers += vs.layers;
     }
     for (int i : ids) {
       const Block& blk = m.IsMoeLayer(i) ? g.moe : g.dense;
@@ -103,17 +116,20 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       act_full_layer = std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone) -
                                                     ActivationBytes(blk, t.recompute));
     }
-    first_layer += st.layers;
-    if (s == 0) dense += BlockParams(g.embedding);
-    if (s == head_stage) {
-      dense += BlockParams(g.head);
-      // A tied LM head on another stage than the embedding keeps its own copy of the table.
-      if (m.tied_embeddings && head_stage != 0) {
+    first_layer += per_stage[s];
+    const double head_act = ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
+    for (const VirtualStage& vs : mine) {
+      if (vs.embedding) dense += BlockParams(g.embedding);
+      if (!vs.head) continue;
+      dense += BlockParams(g.head) + mtp_dense;
+      expert += mtp_expert;
+      // A tied LM head away from its route's embedding (stage 0, or stage p-1 for DualPipe's
+      // upward copy) keeps its own copy of the table.
+      const bool apart = schedule.bidirectional() ? l.pp > 1 : s != 0;
+      if (m.tied_embeddings && apart) {
         dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
       }
-      act_per_mb += ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
-      dense += mtp_dense;
-      expert += mtp_expert;
+      act_per_mb += head_act;
     }
     st.params = dense + expert;
     if (lora) {
@@ -138,21 +154,19 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     const double in_flight = in_flights[s];
     st.in_flight = in_flight;
     st.activations_bytes = act_per_mb * in_flight;
-    if (schedule.v_shape() && act_per_mb > 0) {
-      // A V's two chunks differ (stage 0 holds the embedding's and the LM head's): walk the
-      // stage's order with each chunk's bytes.
-      if (v_orders.empty()) v_orders = schedule.Orders(shape);
+    if (two_chunks && act_per_mb > 0) {
+      // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
+      // the stage's order with each chunk's bytes.
+      if (orders.empty()) orders = schedule.Orders(shape);
       std::vector<double> chunk_bytes(2, 0.0);
       for (int c = 0; c < 2; ++c) {
-        const int vs = VirtualStageOf(schedule, l.pp, s, c);
-        for (int i = v_first[vs]; i < v_first[vs] + v_layers[vs]; ++i) {
+        const VirtualStage& vs = mine[c];
+        for (int i = vs.first; i < vs.first + vs.layers; ++i) {
           chunk_bytes[c] += ActivationBytes(m.IsMoeLayer(i) ? g_moe : g.dense, t.recompute);
         }
-        if (vs == 2 * l.pp - 1) {
-          chunk_bytes[c] += ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
-        }
+        if (vs.head) chunk_bytes[c] += head_act;
       }
-      st.activations_bytes = PeakActivationBytes(v_orders[s], chunk_bytes, shape.w_hold);
+      st.activations_bytes = PeakActivationBytes(orders[s], chunk_bytes, shape.w_hold);
       st.in_flight = st.activations_bytes / act_per_mb;
     }
     // Recompute rebuilds what it dropped of one layer at a time during backward.

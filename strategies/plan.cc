@@ -52,18 +52,18 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
                                 l.tp, m.kv()));
   }
   const PipelineSchedule& schedule = ScheduleOf(l.schedule);
-  if (l.virtual_stages > 1 && schedule.v_shape()) {
-    return at("virtual_stages",
-              fmt::format("schedule {} runs two model chunks per stage (a V); leave "
-                          "virtual_stages out (it is {})",
-                          schedule.name(), l.virtual_stages));
+  if (l.virtual_stages > 1 && (schedule.v_shape() || schedule.bidirectional())) {
+    return at("virtual_stages", fmt::format("schedule {} runs two model chunks per stage; leave "
+                                            "virtual_stages out (it is {})",
+                                            schedule.name(), l.virtual_stages));
   }
   if (l.virtual_stages > 1 && !schedule.interleaves()) {
     return at("virtual_stages",
               fmt::format("virtual_stages {} needs schedule interleaved-1f1b", l.virtual_stages));
   }
   const int v = ChunksOf(l);
-  const int chunks = l.pp * v;
+  // Model chunks the layers are split into: DualPipe's two copies each split into pp stages.
+  const int chunks = schedule.bidirectional() ? l.pp : l.pp * v;
   if (!l.stage_layers.empty()) {
     if (static_cast<int>(l.stage_layers.size()) != l.pp) {
       return at("stage_layers", fmt::format("stage_layers has {} entries but pp is {}",
@@ -84,7 +84,7 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
         }
       }
     }
-    if (v > 1) {
+    if (v > 1 && !schedule.bidirectional()) {
       // Uneven chunks are fine (ChunkLayers); only the embedding's and the LM head's chunks
       // may be left without layers.
       const std::vector<std::vector<int>> per_chunk =
@@ -103,8 +103,8 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
       }
     }
   } else if (m.layers < chunks) {
-    return at("pp", fmt::format("{} layers cannot fill pp*virtual_stages = {}*{} = {} model chunks",
-                                m.layers, l.pp, v, chunks));
+    return at("pp", fmt::format("{} layers cannot fill {} model chunks (pp {} x {} per stage)",
+                                m.layers, chunks, l.pp, chunks / l.pp));
   } else if (schedule.equal_chunks() && m.layers % chunks != 0) {
     return at("schedule",
               fmt::format("schedule {} needs an even number of layers per stage: {} layers do "

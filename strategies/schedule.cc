@@ -14,6 +14,7 @@ std::unique_ptr<PipelineSchedule> MakeZbH1Schedule();
 std::unique_ptr<PipelineSchedule> MakeZbH2Schedule();
 std::unique_ptr<PipelineSchedule> MakeZbVSchedule();
 std::unique_ptr<PipelineSchedule> MakeDualPipeVSchedule();
+std::unique_ptr<PipelineSchedule> MakeDualPipeSchedule();
 
 namespace {
 
@@ -27,6 +28,7 @@ std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
     v->push_back(MakeZbH2Schedule());         // zb-h2
     v->push_back(MakeZbVSchedule());          // zb-v
     v->push_back(MakeDualPipeVSchedule());    // dualpipe-v
+    v->push_back(MakeDualPipeSchedule());     // dualpipe
     return v;
   }();
   return *schedules;
@@ -95,17 +97,27 @@ ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule) {
 
 int ChunksOf(const Layout& layout) {
   const PipelineSchedule& s = ScheduleOf(layout.schedule);
-  if (s.v_shape()) return 2;
+  if (s.v_shape() || s.bidirectional()) return 2;
   return s.interleaves() ? std::max(1, layout.virtual_stages) : 1;
 }
 
+int RouteLength(const PipelineSchedule& schedule, int stages, int chunks) {
+  return schedule.bidirectional() ? stages : stages * chunks;
+}
+
+int64_t ChunkMicroBatches(const PipelineSchedule& schedule, int64_t micro_batches) {
+  return schedule.bidirectional() ? micro_batches / 2 : micro_batches;
+}
+
 int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk) {
-  if (schedule.v_shape() && chunk == 1) return 2 * stages - 1 - stage;
+  const bool mirrored = schedule.v_shape() || schedule.bidirectional();
+  if (mirrored && chunk == 1) return 2 * stages - 1 - stage;
   return chunk * stages + stage;
 }
 
 ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage) {
-  if (schedule.v_shape() && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
+  const bool mirrored = schedule.v_shape() || schedule.bidirectional();
+  if (mirrored && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
   return {virtual_stage % stages, virtual_stage / stages};
 }
 

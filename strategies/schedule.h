@@ -60,6 +60,12 @@ class PipelineSchedule {
   // the embedding and the LM head share stage 0, and the turn on the last stage is local.
   // Without a V, virtual stage g sits on stage g % p as its chunk g / p (round robin).
   virtual bool v_shape() const { return false; }
+  // Whether the schedule runs two copies of the model in opposite directions (DualPipe): chunk 0
+  // holds model stage s and runs half the micro-batches down the stages, chunk 1 holds model
+  // stage p-1-s of a second copy and runs the other half up them. Virtual stages are placed as
+  // in a V (chunk 1 of stage s is p + p-1-s), but each micro-batch's route is one direction's p
+  // of them (RouteLength), and every stage holds two stages' parameters.
+  virtual bool bidirectional() const { return false; }
   // Whether Order holds a kW unit for every (chunk, mb), after its kB.
   virtual bool splits_backward() const { return false; }
   // Whether the two chunks of a V must hold equal layers (ZB-V's schedule assumes equal
@@ -98,9 +104,15 @@ std::vector<ScheduleId> AllSchedules();
 // Adds a schedule (before any sweep starts: the registry is not locked); returns its id.
 ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule);
 
-// Model chunks per stage a layout runs: 2 for a V, virtual_stages when its schedule
-// interleaves, else 1.
+// Model chunks per stage a layout runs: 2 for a V or two directions, virtual_stages when its
+// schedule interleaves, else 1.
 int ChunksOf(const Layout& layout);
+// Virtual stages a micro-batch passes through: p * chunks, or p for a bidirectional schedule
+// (virtual stage g is then step g % p of its direction's route).
+int RouteLength(const PipelineSchedule& schedule, int stages, int chunks);
+// Micro-batches each chunk runs: m, or m / 2 per direction for a bidirectional schedule
+// (Order's units then number their micro-batches 0 .. m/2 - 1 per chunk).
+int64_t ChunkMicroBatches(const PipelineSchedule& schedule, int64_t micro_batches);
 
 // Where the schedule places model chunks: the virtual stage (position in model order) that
 // chunk `chunk` of stage `stage` holds, and back.

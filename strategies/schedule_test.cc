@@ -37,13 +37,13 @@ TEST_CASE("every registered schedule runs each unit once, forward before backwar
     CAPTURE(s.name());
     CHECK(*FindSchedule(s.name()) == id);
     for (auto [p, m] : {std::pair{1, 1}, {4, 8}, {4, 16}, {8, 8}}) {
-      const PipelineShape shape{p, s.interleaves() || s.v_shape() ? 2 : 1, m};
+      const PipelineShape shape{p, s.interleaves() || s.v_shape() || s.bidirectional() ? 2 : 1, m};
       if (!s.Constraint(shape).empty()) continue;
       for (int stage = 0; stage < p; ++stage) {
         std::map<std::tuple<int, int, int64_t>, int> seen;  // (phase, chunk, mb) -> position
         const auto order = s.Order(shape, stage);
         const int units = s.splits_backward() ? 3 : 2;
-        CHECK(order.size() == static_cast<size_t>(units * shape.chunks * m));
+        CHECK(order.size() == static_cast<size_t>(units * shape.chunks * ChunkMicroBatches(s, m)));
         for (size_t i = 0; i < order.size(); ++i) {
           seen[{static_cast<int>(order[i].phase), order[i].chunk, order[i].mb}] =
               static_cast<int>(i);
@@ -408,6 +408,55 @@ TEST_CASE("DualPipe-V: odd layers per stage; stage 0's plan holds the LM head's 
   }
   b.l.schedule = *FindSchedule("zb-v");
   CHECK(b.PlanError().find("even number of layers per stage") != std::string::npos);
+}
+
+TEST_CASE("DualPipe: two directions, 2x parameters, p+1 chunks of activations, (p-2)/(3m) bubble") {
+  // DeepSeek-V3 sec. 3.2.1 and the DualPipe repository's table: bubble (p/2-1)(F&B+B-3W),
+  // parameters 2x, activations PP+1 (of a stage's, per micro-batch).
+  const PipelineSchedule& dp = ScheduleOf(*FindSchedule("dualpipe"));
+  CHECK(dp.bidirectional());
+  for (auto [p, m] : {std::pair{4, 8}, {8, 20}, {16, 120}}) {
+    CAPTURE(p);
+    const PipelineShape shape{p, 2, m};
+    REQUIRE(dp.Constraint(shape).empty());
+    double peak = 0;
+    for (int s = 0; s < p; ++s) {
+      const std::vector<Unit> order = dp.Order(shape, s);
+      // Each direction's m/2 micro-batches; the two halves of the ranks mirror each other.
+      for (const Unit& u : order) CHECK(u.mb < m / 2);
+      const std::vector<Unit> mirror = dp.Order(shape, p - 1 - s);
+      REQUIRE(mirror.size() == order.size());
+      for (size_t i = 0; i < order.size(); ++i) CHECK(mirror[i].chunk == 1 - order[i].chunk);
+      peak = std::max(peak, PeakInFlight(order, 1, 0.0));
+    }
+    CHECK(peak == p + 1);
+    // With F = B = W = 1 per chunk, F&B = 3 and the full B = 2: (p/2-1)(3+2-3) over 3m.
+    CHECK(dp.IdealBubble(shape) == doctest::Approx((p / 2.0 - 1) * 2 / (3.0 * m)));
+  }
+  CHECK(dp.Constraint({6, 2, 11}).find("even number of micro-batches") != std::string::npos);
+  CHECK(dp.Constraint({5, 2, 20}).find("even pp") != std::string::npos);
+  CHECK(dp.Constraint({4, 2, 6}).find("at least 2*pp = 8") != std::string::npos);
+  // Replayed: each stage holds two stages' layers, both copies of the model; the bubble is a
+  // fraction of 1F1B's and the step is shorter.
+  Bench b = FourStages();
+  b.l.schedule = kSchedule1F1B;
+  const StepReport one = b.Run();
+  const MemoryReport one_mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  b.l.schedule = *FindSchedule("dualpipe");
+  REQUIRE(b.PlanError().empty());
+  const StepReport two = b.Run();
+  const MemoryReport two_mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  for (int s = 1; s < 3; ++s) {
+    CHECK(two_mem.stages[s].params == doctest::Approx(2 * one_mem.stages[s].params));
+  }
+  CHECK(two_mem.stages[0].params == doctest::Approx(two_mem.stages[3].params));
+  CHECK(two.bubble_fraction < 0.5 * one.bubble_fraction);
+  CHECK(two.step_time_s < one.step_time_s);
+  for (size_t s = 0; s < two.peak_memory_bytes.size(); ++s) {
+    CHECK(two.peak_memory_bytes[s] <= 1.02 * two_mem.stages[s].total());
+  }
+  b.t.global_batch = 18;  // 9 micro-batches
+  CHECK(b.PlanError().find("even number of micro-batches") != std::string::npos);
 }
 
 TEST_CASE("V schedules refuse virtual_stages, odd layers per stage and (DualPipe-V) m < 2p") {

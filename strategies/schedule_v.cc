@@ -23,6 +23,7 @@
 // m >= 2p micro-batches, and holds 2p+1 chunks' activations at its peak.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "strategies/schedule.h"
@@ -150,8 +151,57 @@ class DualPipeVSchedule : public VSchedule {
   }
 };
 
+// DualPipe (DeepSeek-V3 sec. 3.2.1; github.com/deepseek-ai/DualPipe dualpipe.py): two copies
+// of the model, one per direction, m/2 micro-batches each. Its eight-step program on rank s is
+// DualPipe-V's on p/2 stages and m/2 micro-batches for the rank's distance from the nearer end,
+// h = min(s, p-1-s), with the first half of the ranks taking phase 0 as the downward copy and
+// the second half as the upward one; the two middle ranks run their first pair apart, as the
+// V's last stage does. Bubble (p/2-1)(F&B+B-3W), two parameter copies, p+1 micro-batches of a
+// stage's activations at the peak (the repository's README table).
+class DualPipeSchedule : public PipelineSchedule {
+ public:
+  std::string_view name() const override { return "dualpipe"; }
+  bool bidirectional() const override { return true; }
+  bool splits_backward() const override { return true; }
+  bool pairs_forward_backward() const override { return true; }
+  std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
+    const int p = shape.stages, half = p / 2;
+    const int h = std::min(s, p - 1 - s);
+    std::vector<Unit> o = DualPipeVOrder(half, shape.micro_batches / 2, h);
+    if (s >= half) {
+      for (Unit& u : o) u.chunk = 1 - u.chunk;  // phase 0 is the upward copy here
+    }
+    return o;
+  }
+  double InFlight(const PipelineShape& shape, int s) const override {
+    return PeakInFlight(Order(shape, s), 2, shape.w_hold);
+  }
+  std::string IdealBubbleFormula(const PipelineShape&) const override {
+    return "(p/2-1)(F&B+B-3W)/(m(F+B+W)) per stage's two chunks, F=B=W per chunk: (p-2)/(3m)";
+  }
+  double IdealBubble(const PipelineShape& shape) const override {
+    return static_cast<double>(shape.stages - 2) / (3.0 * static_cast<double>(shape.micro_batches));
+  }
+  std::string Constraint(const PipelineShape& shape) const override {
+    if (shape.stages % 2 != 0) {
+      return fmt::format("dualpipe needs an even pp (two directions meet in the middle), got {}",
+                         shape.stages);
+    }
+    if (shape.micro_batches % 2 != 0 || shape.micro_batches < 2 * int64_t{shape.stages}) {
+      return fmt::format(
+          "dualpipe needs an even number of micro-batches, at least 2*pp = {} (half run each "
+          "way), got {}",
+          2 * shape.stages, shape.micro_batches);
+    }
+    return "";
+  }
+};
+
 }  // namespace
 
+std::unique_ptr<PipelineSchedule> MakeDualPipeSchedule() {
+  return std::make_unique<DualPipeSchedule>();
+}
 std::unique_ptr<PipelineSchedule> MakeZbVSchedule() { return std::make_unique<ZbVSchedule>(); }
 std::unique_ptr<PipelineSchedule> MakeDualPipeVSchedule() {
   return std::make_unique<DualPipeVSchedule>();

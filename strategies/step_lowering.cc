@@ -34,6 +34,16 @@ Duration StepLowering::LowerBound() {
   const bool split = ctx_.schedule.splits_backward();
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   Duration fill, drain, bound;
+  // DualPipe's upward copy reaches stage s after the forwards of the stages above it: its
+  // first unit waits for the nearer end only.
+  std::vector<Duration> fill_up(p + 1);
+  if (ctx_.schedule.bidirectional()) {
+    for (int s = p - 1; s >= 0; --s) {
+      fill_up[s] =
+          fill_up[s + 1] +
+          (s + 1 < p ? layers_.PhaseCompute(layers_.chunk(s + 1, 1), Phase::kF) : Duration::Zero());
+    }
+  }
   for (int s = 0; s < p; ++s) {
     Duration per_mb;
     for (const Chunk& ch : layers_.chunks(s)) {
@@ -41,8 +51,9 @@ Duration StepLowering::LowerBound() {
       if (split) per_mb += layers_.PhaseCompute(ch, Phase::kW);
       if (recompute) per_mb += layers_.PhaseCompute(ch, Phase::kR);
     }
-    const Duration stage = per_mb * static_cast<double>(ctx_.micro_batches);
-    bound = Max(bound, fill + stage + (split ? Duration::Zero() : drain));
+    const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
+    const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
+    bound = Max(bound, wait + stage + (split ? Duration::Zero() : drain));
     const Chunk& first = layers_.chunk(s, 0);
     fill += layers_.PhaseCompute(first, Phase::kF);
     drain += layers_.PhaseCompute(first, Phase::kB) +
@@ -74,6 +85,7 @@ Status StepLowering::EmitSchedule() {
   const int p = ctx_.layout.pp;
   const int V = p * ctx_.chunks;
   const int64_t m = ctx_.micro_batches;
+  const int route = ctx_.route;
   fwd_in_.assign(Slot(V, 0), {});
   bwd_in_.assign(Slot(V, 0), {});
   std::vector<char> f_done(Slot(V, 0), 0), b_done(f_done.size(), 0);
@@ -81,8 +93,8 @@ Status StepLowering::EmitSchedule() {
   size_t remaining = 0;
   for (const auto& units : order) remaining += units.size();
   // Every (chunk, micro-batch) runs F and B, and W when the backward is split.
-  const size_t units =
-      (ctx_.schedule.splits_backward() ? 3 : 2) * static_cast<size_t>(V) * static_cast<size_t>(m);
+  const size_t units = (ctx_.schedule.splits_backward() ? 3 : 2) * static_cast<size_t>(V) *
+                       static_cast<size_t>(ctx_.chunk_micro_batches);
   if (remaining != units) {
     return Internal(
         fmt::format("pipeline schedule {} ordered {} units of {} (pp {}, {} micro-batches)",
@@ -96,18 +108,19 @@ Status StepLowering::EmitSchedule() {
         const Unit& u = order[s][pos[s]];
         const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
         const size_t idx = Slot(g, u.mb);
-        // F after the previous chunk's F; B after the next chunk's B (the last chunk's B after
-        // its own F); W after its own B.
-        const bool ready = u.phase == Phase::kF   ? (g == 0 || f_done[idx - m])
-                           : u.phase == Phase::kW ? b_done[idx] != 0
-                                                  : (g == V - 1 ? f_done[idx] : b_done[idx + m]);
+        // F after the previous chunk's F; B after the next chunk's B (the route's last chunk's
+        // B after its own F); W after its own B.
+        const bool ready = u.phase == Phase::kF     ? (g % route == 0 || f_done[idx - m])
+                           : u.phase == Phase::kW   ? b_done[idx] != 0
+                           : g % route == route - 1 ? f_done[idx] != 0
+                                                    : b_done[idx + m] != 0;
         if (!ready) break;
         if (u.pair && pos[s] + 1 < order[s].size() && order[s][pos[s] + 1].phase == Phase::kB) {
           // An F&B unit: the backward must be ready too.
           const Unit& b = order[s][pos[s] + 1];
           const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
           const size_t bidx = Slot(gb, b.mb);
-          if (!(gb == V - 1 ? f_done[bidx] : b_done[bidx + m])) break;
+          if (!(gb % route == route - 1 ? f_done[bidx] : b_done[bidx + m])) break;
           const Unit* w = nullptr;
           if (pos[s] + 2 < order[s].size()) {
             const Unit& x = order[s][pos[s] + 2];
@@ -160,7 +173,7 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
     return;
   }
   const int p = ctx_.layout.pp;
-  const int V = p * ctx_.chunks;
+  const int route = ctx_.route;
   const int gf = VirtualStageOf(ctx_.schedule, p, s, f.chunk);
   const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
   const Chunk& cf = layers_.chunk(s, f.chunk);
@@ -179,10 +192,10 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
   } sf{std::vector<std::vector<TaskId>>(n), std::vector<TaskId>(n, kNone)},
       sb{std::vector<std::vector<TaskId>>(n), std::vector<TaskId>(n, kNone)};
   for (size_t i = 0; i < n; ++i) {
-    if (gf > 0 && fwd_in_[Slot(gf, f.mb)][i] != kNone) {
+    if (gf % route > 0 && fwd_in_[Slot(gf, f.mb)][i] != kNone) {
       sf.wait[i].push_back(fwd_in_[Slot(gf, f.mb)][i]);
     }
-    if (gb < V - 1 && bwd_in_[Slot(gb, b.mb)][i] != kNone) {
+    if (gb % route < route - 1 && bwd_in_[Slot(gb, b.mb)][i] != kNone) {
       sb.wait[i].push_back(bwd_in_[Slot(gb, b.mb)][i]);
     }
   }
@@ -223,7 +236,7 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
           const double release = split && !whole ? cb.act - cb.act_w : cb.act;
           ctx_.program.AddMemory(reps[r].prev, reps[r].rank, Bytes(-release), sim::MemoryAt::kEnd);
         }
-        if (gb > 0) {
+        if (gb % route > 0) {
           Send(s, PlaceOf(ctx_.schedule, p, gb - 1).stage, Phase::kB, &bwd_in_[Slot(gb - 1, b.mb)]);
         }
       }
@@ -234,7 +247,7 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
         for (size_t r = 0; r < n; ++r) {
           ctx_.program.AddMemory(sf.first[r], reps[r].rank, Bytes(cf.act), sim::MemoryAt::kStart);
         }
-        if (gf < V - 1) {
+        if (gf % route < route - 1) {
           Send(s, PlaceOf(ctx_.schedule, p, gf + 1).stage, Phase::kF, &fwd_in_[Slot(gf + 1, f.mb)]);
         }
       }
@@ -247,7 +260,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g > 0) topo_.WaitFor(s, fwd_in_[Slot(g, u.mb)]);
+  if (g % ctx_.route > 0) topo_.WaitFor(s, fwd_in_[Slot(g, u.mb)]);
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
   if (dp_.GathersPerLayer()) {
@@ -274,7 +287,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   for (Replica& r : reps) {
     ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act), sim::MemoryAt::kStart);
   }
-  if (g < p * ctx_.chunks - 1) {
+  if (g % ctx_.route < ctx_.route - 1) {
     Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, &fwd_in_[Slot(g + 1, u.mb)]);
   }
 }
@@ -285,7 +298,7 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g < p * ctx_.chunks - 1) topo_.WaitFor(s, bwd_in_[Slot(g, u.mb)]);
+  if (g % ctx_.route < ctx_.route - 1) topo_.WaitFor(s, bwd_in_[Slot(g, u.mb)]);
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   // With the backward split, the gradients are reduced and the activations freed after W.
   const bool split = ctx_.schedule.splits_backward();
@@ -314,7 +327,7 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
     const double release = split ? ch.act - ch.act_w : ch.act;
     ctx_.program.AddMemory(r.prev, r.rank, Bytes(-release), sim::MemoryAt::kEnd);
   }
-  if (g > 0)
+  if (g % ctx_.route > 0)
     Send(s, PlaceOf(ctx_.schedule, p, g - 1).stage, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
 }
 
