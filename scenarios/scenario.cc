@@ -290,9 +290,11 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   }
   if (m.Has("overlap")) {
     PARASIM_ASSIGN_OR_RETURN(
-        MapReader o, MapReader::Open(ctx, m.Node("overlap"), "parallelism.overlap", {"dp", "tp"}));
+        MapReader o,
+        MapReader::Open(ctx, m.Node("overlap"), "parallelism.overlap", {"dp", "tp", "ep"}));
     PARASIM_RETURN_IF_ERROR(o.Bool("dp", &l.overlap_dp));
     PARASIM_RETURN_IF_ERROR(o.Bool("tp", &l.overlap_tp));
+    PARASIM_RETURN_IF_ERROR(o.Bool("ep", &l.overlap_ep));
   }
   PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));
   if (m.Has("bucket") && l.bucket.bytes() < 1024) {

@@ -41,6 +41,10 @@ struct Layout {
   std::vector<int> stage_layers;  // empty = even split, remainder spread
   bool overlap_dp = true;
   bool overlap_tp = false;
+  // EP all-to-alls of one micro-batch beside another's compute (Megatron-Core's
+  // overlap_moe_expert_parallel_comm): a schedule without F&B pairs of its own pairs each
+  // steady-state forward with the backward after it; one stage runs F0, (F1, B0), ..., B(m-1).
+  bool overlap_ep = false;
   // Gradient (and ZeRO parameter) bucket; zero: the framework's own, which depends on the
   // layout (DataBucketBytes, strategies/lowering.h).
   Bytes bucket;

@@ -53,7 +53,11 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     const double layer_act = ActivationBytes(g.dense, t.recompute);
     shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
   }
-  const std::vector<double> in_flights = schedule.InFlights(shape);
+  std::vector<double> in_flights = schedule.InFlights(shape);
+  if (l.overlap_ep && l.pp == 1 && !schedule.pairs_forward_backward()) {
+    // One stage with overlap.ep runs the next forward before the backward: two in flight.
+    in_flights[0] = PeakInFlight(LayoutOrders(l, shape)[0], shape.chunks, shape.w_hold);
+  }
   // Two-chunk schedules (a V, or DualPipe's two directions): each virtual stage's layers, in
   // model order, and whether it holds the embedding or the LM head (the first and the last of
   // its route). Otherwise the stages hold runs of layers in order and the last one the head.

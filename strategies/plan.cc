@@ -52,6 +52,11 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
                                 l.tp, m.kv()));
   }
   const PipelineSchedule& schedule = ScheduleOf(l.schedule);
+  if (l.overlap_ep && (l.ep <= 1 || !m.is_moe())) {
+    return at("overlap",
+              "overlap.ep overlaps expert-parallel all-to-alls: it needs an MoE "
+              "model and ep > 1");
+  }
   if (l.virtual_stages > 1 && (schedule.v_shape() || schedule.bidirectional())) {
     return at("virtual_stages", fmt::format("schedule {} runs two model chunks per stage; leave "
                                             "virtual_stages out (it is {})",

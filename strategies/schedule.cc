@@ -95,6 +95,42 @@ ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule) {
   return static_cast<ScheduleId>(Registry().size() - 1);
 }
 
+bool PairsForwardBackward(const Layout& layout) {
+  return layout.overlap_ep || ScheduleOf(layout.schedule).pairs_forward_backward();
+}
+
+std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& shape) {
+  const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
+  std::vector<std::vector<Unit>> orders = schedule.Orders(shape);
+  if (!layout.overlap_ep || schedule.pairs_forward_backward()) return orders;
+  if (shape.stages == 1 && shape.chunks == 1 && !schedule.splits_backward()) {
+    // One stage: the forward of each micro-batch beside the backward of the one before
+    // (Megatron-Core's combined 1F1B), two micro-batches in flight.
+    std::vector<Unit> o;
+    const int64_t m = shape.micro_batches;
+    o.push_back({Phase::kF, 0, 0});
+    for (int64_t j = 1; j < m; ++j) {
+      o.push_back({Phase::kF, 0, j, true});
+      o.push_back({Phase::kB, 0, j - 1});
+    }
+    o.push_back({Phase::kB, 0, m - 1});
+    orders[0] = std::move(o);
+    return orders;
+  }
+  // Several stages: the steady state's forward and the backward after it, of another
+  // micro-batch or chunk (the forward does not wait for that backward, nor it for the forward).
+  for (std::vector<Unit>& o : orders) {
+    for (size_t i = 0; i + 1 < o.size(); ++i) {
+      const Unit& n = o[i + 1];
+      if (o[i].phase == Phase::kF && n.phase == Phase::kB &&
+          (n.mb != o[i].mb || n.chunk != o[i].chunk)) {
+        o[i].pair = true;
+      }
+    }
+  }
+  return orders;
+}
+
 int ChunksOf(const Layout& layout) {
   const PipelineSchedule& s = ScheduleOf(layout.schedule);
   if (s.v_shape() || s.bidirectional()) return 2;

@@ -104,6 +104,12 @@ std::vector<ScheduleId> AllSchedules();
 // Adds a schedule (before any sweep starts: the registry is not locked); returns its id.
 ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule);
 
+// The units a layout runs per stage: its schedule's orders, with overlap.ep's F&B pairs
+// (strategies/layout.h) where the schedule has none of its own.
+std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& shape);
+// Whether the layout runs F&B pairs: its schedule's own, or overlap.ep's.
+bool PairsForwardBackward(const Layout& layout);
+
 // Model chunks per stage a layout runs: 2 for a V or two directions, virtual_stages when its
 // schedule interleaves, else 1.
 int ChunksOf(const Layout& layout);

@@ -360,12 +360,8 @@ TEST_CASE("DualPipe-V's F&B pairs hide the EP all-to-all behind the other micro-
     CHECK(pairs == 2 * (m - 2 * p + s + 1) + (p - s - 1) - (s == p - 1 ? 1 : 0));
   }
   // A fine-grained MoE whose EP16 all-to-all crosses two H100 nodes, on four stages.
-  Bench b(64, "mixtral-8x7b");
-  b.Hardware("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g");
-  b.model.moe.experts = 64;
-  b.model.moe.top_k = 8;
-  b.model.moe.expert_ffn_hidden = 1024;
-  b.model.layers = 32;  // four layers per model chunk
+  Bench b(64);
+  b.FineGrainedMoe(32);  // four layers per model chunk
   b.l.pp = p;
   b.l.ep = 16;
   b.l.dp = 16;

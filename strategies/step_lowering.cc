@@ -89,7 +89,7 @@ Status StepLowering::EmitSchedule() {
   fwd_in_.assign(Slot(V, 0), {});
   bwd_in_.assign(Slot(V, 0), {});
   std::vector<char> f_done(Slot(V, 0), 0), b_done(f_done.size(), 0);
-  const std::vector<std::vector<Unit>> order = ctx_.schedule.Orders({p, ctx_.chunks, m});
+  const std::vector<std::vector<Unit>> order = LayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
   size_t remaining = 0;
   for (const auto& units : order) remaining += units.size();
   // Every (chunk, micro-batch) runs F and B, and W when the backward is split.

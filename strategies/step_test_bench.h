@@ -36,6 +36,16 @@ struct Bench {
     cluster.intra = *hw.FindFabric(intra);
     cluster.inter = *hw.FindFabric(inter);
   }
+  // A fine-grained MoE from Mixtral 8x7B's shape (top 8 of 64 experts of 1024), `layers`
+  // layers, on H100 nodes with 400 Gb/s InfiniBand: EP groups larger than 8 cross nodes.
+  void FineGrainedMoe(int layers) {
+    Hardware("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g");
+    model = *models.Find("mixtral-8x7b");
+    model.moe.experts = 64;
+    model.moe.top_k = 8;
+    model.moe.expert_ffn_hidden = 1024;
+    model.layers = layers;
+  }
   // A model whose stages are uniform: the embedding and LM head cost next to nothing.
   void UniformStages() {
     model.vocab = 128;

@@ -59,7 +59,7 @@ void RankTopology::AddReplica(int s, RankCoords rc) {
   r.send_bwd = p.AddStream(r.rank, "pp-send-bwd");
   r.dp_reduce = p.AddStream(r.rank, "dp-reduce", StreamRole::kCommunication);
   r.dp_gather = p.AddStream(r.rank, "dp-gather", StreamRole::kCommunication);
-  if (ctx_.schedule.pairs_forward_backward() && ctx_.layout.ep > 1) {
+  if (PairsForwardBackward(ctx_.layout) && ctx_.layout.ep > 1) {
     r.side_ep = p.AddStream(r.rank, "ep-overlap", StreamRole::kCommunication);
   }
   r.nic_tx = p.AddLink(name + " nic-tx", nic);
