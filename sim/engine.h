@@ -23,7 +23,7 @@ struct RunOptions {
   bool critical_path = true;
   // Per program rank, how much longer its compute-role streams' tasks take than their cost
   // (a straggling GPU: 1.05 = 5% slower); empty = every rank at 1. Communication is unchanged.
-  std::vector<double> rank_slowdown;
+  std::vector<double> rank_slowdown = {};
 };
 
 struct MemorySample {
