@@ -102,7 +102,8 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
         MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
                         {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers",
                          "every", "capacity_factor", "imbalance", "node_limit"}));
-    PARASIM_RETURN_IF_ERROR(e.Require("experts"));
+    // A model that extends an MoE model may change one key of its `moe`.
+    if (!m.is_moe()) PARASIM_RETURN_IF_ERROR(e.Require("experts"));
     PARASIM_RETURN_IF_ERROR(e.Int("experts", &m.moe.experts, 1, 1 << 16));
     PARASIM_RETURN_IF_ERROR(e.Int("top_k", &m.moe.top_k, 1, 1 << 16));
     PARASIM_RETURN_IF_ERROR(e.Int("expert_ffn_hidden", &m.moe.expert_ffn_hidden, 1, 1 << 26));

@@ -529,7 +529,16 @@ StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::s
                                 const Catalogs& cat) {
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(input));
   YamlContext ctx{input.name, {}};
-  for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(root, s, &ctx));
+  for (const auto& s : sets) {
+    // A key set under a catalog model id extends that model: `model: {extends: id, ...}`.
+    const YAML::Node model = static_cast<const YAML::Node&>(root)["model"];
+    if (s.rfind("model.", 0) == 0 && model.IsDefined() && model.IsScalar()) {
+      YAML::Node extended(YAML::NodeType::Map);
+      extended["extends"] = model.Scalar();
+      root["model"] = extended;
+    }
+    PARASIM_RETURN_IF_ERROR(ApplySet(root, s, &ctx));
+  }
   return ScenarioFromNode(root, ctx, cat);
 }
 

@@ -18,6 +18,11 @@ namespace {
 using testing::Runfile;
 using testing::RunParasim;
 
+// The step time of a `run --json` output.
+double StepTime(const std::string& json) {
+  return std::stod(json.substr(json.find("\"step_time_s\":") + 14));
+}
+
 std::vector<std::string> FilesIn(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(Runfile(dir))) {
@@ -76,9 +81,7 @@ TEST_CASE("a calibration profile replaces defaults and the report says which") {
   CHECK(cal.out.find("calibration") != std::string::npos);
   CHECK(cal.out.find("gemm_efficiency 0.7") != std::string::npos);
   CHECK(cal.out.find("nvlink4-h100 efficiency 0.4") != std::string::npos);
-  auto step = [](const std::string& json) {
-    return std::stod(json.substr(json.find("\"step_time_s\":") + 14));
-  };
+  const auto step = StepTime;
   // Slower GEMMs and NVLink: a longer step than with the catalog defaults.
   const double calibrated = step(RunParasim("run --json " + f).out);
   const double defaults = step(RunParasim("run --json " + f + " --set cluster.calibration=").out);
@@ -300,10 +303,7 @@ TEST_CASE("run --trace writes an op-level Chrome trace; --full and --ops agree w
   CHECK(text.find("\"traceEvents\"") != std::string::npos);
   CHECK(text.find("F qkv_proj") != std::string::npos);
   CHECK(text.find("dp-comm") != std::string::npos);
-  auto step = [](const std::string& json) {
-    auto at = json.find("\"step_time_s\":");
-    return std::stod(json.substr(at + 14));
-  };
+  const auto step = StepTime;
   const double base = step(r.out);
   CHECK(step(RunParasim("run --json --full " + f).out) == doctest::Approx(base).epsilon(0.001));
   CHECK(step(RunParasim("run --json --ops " + f).out) == doctest::Approx(base).epsilon(0.002));
@@ -343,6 +343,12 @@ TEST_CASE("--set overrides a key; a bad --set names the option") {
   auto mismatch = RunParasim("run " + f + " --set parallelism.tp=4");
   CHECK(mismatch.exit_code == 2);
   CHECK(mismatch.err.find("but the cluster has") != std::string::npos);
+  // A model key under a catalog id extends the catalog model.
+  const std::string moe = Runfile("scenarios/mixtral-8x7b-ep-32-h100.yaml");
+  auto base = RunParasim("run --json " + moe);
+  auto skewed = RunParasim("run --json " + moe + " --set model.moe.imbalance=1.5");
+  REQUIRE(skewed.exit_code == 0);
+  CHECK(StepTime(skewed.out) > StepTime(base.out));
 }
 
 TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both runs") {
