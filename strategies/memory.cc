@@ -82,7 +82,6 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       vstages.push_back(vs);
     }
   }
-  const Block& g_moe = m.is_moe() ? g.moe : g.dense;
   // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
   // weights are the LM head's).
   const double depth = m.mtp_depth;
@@ -105,36 +104,38 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     } else {
       mine.push_back({first_layer, st.layers, s == 0, s == l.pp - 1});
     }
-    std::vector<int> ids;
+    // Each chunk's parameters and activations per micro-batch.
+    std::vector<double> chunk_bytes;
     st.layers = 0;
     for (const VirtualStage& vs : mine) {
-      for (int i = vs.first; i < vs.first + vs.layers; ++i) ids.push_back(i);
+      double bytes = 0;
+      for (int i = vs.first; i < vs.first + vs.layers; ++i) {
+        const Block& blk = m.IsMoeLayer(i) ? g.moe : g.dense;
+        expert += BlockParams(blk, true);
+        dense += BlockParams(blk) - BlockParams(blk, true);
+        if (lora) lora_params += LoraParams(blk, t.lora_rank);
+        const double kept = ActivationBytes(blk, t.recompute);
+        bytes += kept;
+        act_full_layer =
+            std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone) - kept);
+      }
       st.layers += vs.layers;
-    }
-    for (int i : ids) {
-      const Block& blk = m.IsMoeLayer(i) ? g.moe : g.dense;
-      expert += BlockParams(blk, true);
-      dense += BlockParams(blk) - BlockParams(blk, true);
-      if (lora) lora_params += LoraParams(blk, t.lora_rank);
-      act_per_mb += ActivationBytes(blk, t.recompute);
-      act_full_layer = std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone) -
-                                                    ActivationBytes(blk, t.recompute));
+      if (vs.embedding) dense += BlockParams(g.embedding);
+      if (vs.head) {
+        dense += BlockParams(g.head) + mtp_dense;
+        expert += mtp_expert;
+        // A tied LM head away from its route's embedding (stage 0, or stage p-1 for
+        // DualPipe's upward copy) keeps its own copy of the table.
+        const bool apart = schedule.bidirectional() ? l.pp > 1 : s != 0;
+        if (m.tied_embeddings && apart) {
+          dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
+        }
+        bytes += ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
+      }
+      chunk_bytes.push_back(bytes);
+      act_per_mb += bytes;
     }
     first_layer += per_stage[s];
-    const double head_act = ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
-    for (const VirtualStage& vs : mine) {
-      if (vs.embedding) dense += BlockParams(g.embedding);
-      if (!vs.head) continue;
-      dense += BlockParams(g.head) + mtp_dense;
-      expert += mtp_expert;
-      // A tied LM head away from its route's embedding (stage 0, or stage p-1 for DualPipe's
-      // upward copy) keeps its own copy of the table.
-      const bool apart = schedule.bidirectional() ? l.pp > 1 : s != 0;
-      if (m.tied_embeddings && apart) {
-        dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
-      }
-      act_per_mb += head_act;
-    }
     st.params = dense + expert;
     if (lora) {
       // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
@@ -162,14 +163,6 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
       // the stage's order with each chunk's bytes.
       if (orders.empty()) orders = schedule.Orders(shape);
-      std::vector<double> chunk_bytes(2, 0.0);
-      for (int c = 0; c < 2; ++c) {
-        const VirtualStage& vs = mine[c];
-        for (int i = vs.first; i < vs.first + vs.layers; ++i) {
-          chunk_bytes[c] += ActivationBytes(m.IsMoeLayer(i) ? g_moe : g.dense, t.recompute);
-        }
-        if (vs.head) chunk_bytes[c] += head_act;
-      }
       st.activations_bytes = PeakActivationBytes(orders[s], chunk_bytes, shape.w_hold);
       st.in_flight = st.activations_bytes / act_per_mb;
     }

@@ -158,14 +158,9 @@ ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_sta
 }
 
 double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold) {
-  double held = 0, peak = 0;
-  for (const Unit& u : order) {
-    if (u.phase == Phase::kF) held += 1;
-    if (u.phase == Phase::kB) held -= 1 - w_hold;
-    if (u.phase == Phase::kW) held -= w_hold;
-    peak = std::max(peak, held);
-  }
-  return peak / std::max(1, chunks);
+  int most = 0;
+  for (const Unit& u : order) most = std::max(most, u.chunk + 1);
+  return PeakActivationBytes(order, std::vector<double>(most, 1.0), w_hold) / std::max(1, chunks);
 }
 
 double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,

@@ -100,6 +100,10 @@ Status StepLowering::EmitSchedule() {
         fmt::format("pipeline schedule {} ordered {} units of {} (pp {}, {} micro-batches)",
                     ctx_.schedule.name(), remaining, units, p, m));
   }
+  // A backward after the next chunk's backward, or at the end of its route after its forward.
+  auto b_ready = [&](int g, size_t idx) {
+    return (g % route == route - 1 ? f_done[idx] : b_done[idx + m]) != 0;
+  };
   std::vector<size_t> pos(p, 0);
   while (remaining > 0) {
     bool progress = false;
@@ -110,17 +114,16 @@ Status StepLowering::EmitSchedule() {
         const size_t idx = Slot(g, u.mb);
         // F after the previous chunk's F; B after the next chunk's B (the route's last chunk's
         // B after its own F); W after its own B.
-        const bool ready = u.phase == Phase::kF     ? (g % route == 0 || f_done[idx - m])
-                           : u.phase == Phase::kW   ? b_done[idx] != 0
-                           : g % route == route - 1 ? f_done[idx] != 0
-                                                    : b_done[idx + m] != 0;
+        const bool ready = u.phase == Phase::kF   ? (g % route == 0 || f_done[idx - m])
+                           : u.phase == Phase::kW ? b_done[idx] != 0
+                                                  : b_ready(g, idx);
         if (!ready) break;
         if (u.pair && pos[s] + 1 < order[s].size() && order[s][pos[s] + 1].phase == Phase::kB) {
           // An F&B unit: the backward must be ready too.
           const Unit& b = order[s][pos[s] + 1];
           const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
           const size_t bidx = Slot(gb, b.mb);
-          if (!(gb % route == route - 1 ? f_done[bidx] : b_done[bidx + m])) break;
+          if (!b_ready(gb, bidx)) break;
           const Unit* w = nullptr;
           if (pos[s] + 2 < order[s].size()) {
             const Unit& x = order[s][pos[s] + 2];
@@ -225,32 +228,11 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
     // forward's dispatch beside the backward's experts (DeepSeek-V3, Figure 4).
     if (j < bs.size()) {
       run(cb, bs[j], sb, whole);
-      if (++j == bs.size()) {
-        for (size_t r = 0; r < n; ++r) {
-          if (recompute && cb.act_full_max > 0) {
-            ctx_.program.AddMemory(sb.first[r], reps[r].rank, Bytes(cb.act_full_max),
-                                   sim::MemoryAt::kStart);
-            ctx_.program.AddMemory(reps[r].prev, reps[r].rank, Bytes(-cb.act_full_max),
-                                   sim::MemoryAt::kEnd);
-          }
-          const double release = split && !whole ? cb.act - cb.act_w : cb.act;
-          ctx_.program.AddMemory(reps[r].prev, reps[r].rank, Bytes(-release), sim::MemoryAt::kEnd);
-        }
-        if (gb % route > 0) {
-          Send(s, PlaceOf(ctx_.schedule, p, gb - 1).stage, Phase::kB, &bwd_in_[Slot(gb - 1, b.mb)]);
-        }
-      }
+      if (++j == bs.size()) EndBackward(s, b, sb.first, split && !whole);
     }
     if (i < fs.size()) {
       run(cf, fs[i], sf, false);
-      if (++i == fs.size()) {
-        for (size_t r = 0; r < n; ++r) {
-          ctx_.program.AddMemory(sf.first[r], reps[r].rank, Bytes(cf.act), sim::MemoryAt::kStart);
-        }
-        if (gf % route < route - 1) {
-          Send(s, PlaceOf(ctx_.schedule, p, gf + 1).stage, Phase::kF, &fwd_in_[Slot(gf + 1, f.mb)]);
-        }
-      }
+      if (++i == fs.size()) EndForward(s, f, sf.first);
     }
   }
 }
@@ -284,11 +266,46 @@ void StepLowering::EmitForward(int s, const Unit& u) {
     }
     layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kF);
   }
-  for (Replica& r : reps) {
-    ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act), sim::MemoryAt::kStart);
+  std::vector<TaskId> first;
+  for (const Replica& r : reps) first.push_back(r.first);
+  EndForward(s, u, first);
+}
+
+void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& first) {
+  // The chunk's activations are held from the forward's first task; the output goes on.
+  const int p = ctx_.layout.pp;
+  const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
+  const Chunk& ch = layers_.chunk(s, u.chunk);
+  auto& reps = topo_.stage(s);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    ctx_.program.AddMemory(first[i], reps[i].rank, Bytes(ch.act), sim::MemoryAt::kStart);
   }
   if (g % ctx_.route < ctx_.route - 1) {
     Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, &fwd_in_[Slot(g + 1, u.mb)]);
+  }
+}
+
+void StepLowering::EndBackward(int s, const Unit& u, const std::vector<TaskId>& first,
+                               bool keep_w) {
+  const int p = ctx_.layout.pp;
+  const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
+  const Chunk& ch = layers_.chunk(s, u.chunk);
+  auto& reps = topo_.stage(s);
+  const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    Replica& r = reps[i];
+    if (recompute && ch.act_full_max > 0) {
+      // Recompute rebuilds one layer's dropped activations at a time (Megatron recomputes per
+      // layer).
+      ctx_.program.AddMemory(first[i], r.rank, Bytes(ch.act_full_max), sim::MemoryAt::kStart);
+      ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act_full_max), sim::MemoryAt::kEnd);
+    }
+    // A split backward keeps what W needs (rebuilt by full recompute: then more than `act`).
+    const double release = keep_w ? ch.act - ch.act_w : ch.act;
+    ctx_.program.AddMemory(r.prev, r.rank, Bytes(-release), sim::MemoryAt::kEnd);
+  }
+  if (g % ctx_.route > 0) {
+    Send(s, PlaceOf(ctx_.schedule, p, g - 1).stage, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
   }
 }
 
@@ -317,18 +334,9 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
       if (reduce) dp_.Reduce(s, u.chunk, a, b);
     }
   }
-  for (Replica& r : reps) {
-    if (recompute && ch.act_full_max > 0) {
-      // Recompute rebuilds one layer's activations at a time (Megatron recomputes per layer).
-      ctx_.program.AddMemory(r.first, r.rank, Bytes(ch.act_full_max), sim::MemoryAt::kStart);
-      ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act_full_max), sim::MemoryAt::kEnd);
-    }
-    // A split backward keeps what W needs (rebuilt by full recompute: then more than `act`).
-    const double release = split ? ch.act - ch.act_w : ch.act;
-    ctx_.program.AddMemory(r.prev, r.rank, Bytes(-release), sim::MemoryAt::kEnd);
-  }
-  if (g % ctx_.route > 0)
-    Send(s, PlaceOf(ctx_.schedule, p, g - 1).stage, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
+  std::vector<TaskId> first;
+  for (const Replica& r : reps) first.push_back(r.first);
+  EndBackward(s, u, first, split);
 }
 
 void StepLowering::EmitWeightGradient(int s, const Unit& u) {

@@ -38,6 +38,11 @@ class StepLowering {
   void EmitBackward(int stage, const Unit& u);
   // The weight gradient of a split backward (schedules with splits_backward()).
   void EmitWeightGradient(int stage, const Unit& u);
+  // What ends a forward (its activations held from each replica's `first` task; its output
+  // sent on) and a backward (the recompute transient; its activations freed, but for what W
+  // needs when `keep_w`; its gradient sent back).
+  void EndForward(int stage, const Unit& u, const std::vector<sim::TaskId>& first);
+  void EndBackward(int stage, const Unit& u, const std::vector<sim::TaskId>& first, bool keep_w);
   // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
   void Send(int from, int to, Phase ph, std::vector<sim::TaskId>* into);
   // Index of (virtual stage g, micro-batch mb) in the transfer tables.
