@@ -340,16 +340,16 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   router.saved.push_back({"router.input", d.T_out * d.h * d.a, false, 0});
   bb.Add(std::move(router));
   // Tokens this rank's experts process: top_k copies of each token, spread over the experts;
-  // the busiest expert sets the pace (imbalance), capped by the capacity factor when set.
-  double load = e.imbalance;
-  if (e.capacity_factor > 0) load = std::min(load, e.capacity_factor);
+  // the busiest rank sets the pace of the expert GEMMs and of the all-to-alls, which finish
+  // when it has received (dispatch) and sent back (combine) its copies.
+  const double load = e.BusiestRankLoad(d.T, s.ep);
   const double routed = d.T * e.top_k;  // token copies leaving this rank
   const double per_expert = routed / e.experts * s.ep * load;
-  const double dispatch_bytes = routed * d.h * d.a;
+  const double dispatch_bytes = routed * d.h * d.a * load;
   // Blockwise FP8 dispatches the tokens, and sends the gradients back to the experts, as their
   // FP8 casts; the combine and the dispatch's gradient stay 16-bit (DeepSeek-V3 Sec. 3.3.3).
   const double fp8_bytes = s.fp8 == Fp8Recipe::kBlockwise
-                               ? routed * d.h * Fp8ElementBytes(Fp8Recipe::kBlockwise)
+                               ? routed * d.h * Fp8ElementBytes(Fp8Recipe::kBlockwise) * load
                                : dispatch_bytes;
   Op dispatch = Elementwise("dispatch_permute", 2 * dispatch_bytes, 2 * dispatch_bytes);
   if (s.ep > 1) {

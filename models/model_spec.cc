@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 extern const char kModelsYaml[];
 
 namespace parasim {
@@ -111,7 +113,17 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
     PARASIM_RETURN_IF_ERROR(e.Int("dense_layers", &m.moe.dense_layers, 0, 100000));
     PARASIM_RETURN_IF_ERROR(e.Int("every", &m.moe.every, 1, 1000));
     PARASIM_RETURN_IF_ERROR(e.Number("capacity_factor", &m.moe.capacity_factor, 0, 1000));
-    PARASIM_RETURN_IF_ERROR(e.Number("imbalance", &m.moe.imbalance, 1, 1000));
+    if (e.Has("imbalance") && e.Node("imbalance").IsMap()) {
+      PARASIM_ASSIGN_OR_RETURN(MapReader b, MapReader::Open(ctx, e.Node("imbalance"),
+                                                            e.Path("imbalance"), {"expert_cv"}));
+      m.moe.imbalance = 0;
+      PARASIM_RETURN_IF_ERROR(b.Number("expert_cv", &m.moe.expert_cv, 0, 10));
+    } else if (!e.Number("imbalance", &m.moe.imbalance, 1, 1000).ok()) {
+      return e.Error("imbalance",
+                     fmt::format("expected the busiest rank's load over the mean, a number from 1 "
+                                 "to 1000, or the routing distribution {{expert_cv: c}}, got '{}'",
+                                 YAML::Dump(e.Node("imbalance"))));
+    }
     PARASIM_RETURN_IF_ERROR(e.Int("node_limit", &m.moe.node_limit, 0, 1 << 16));
     if (m.moe.top_k == 0) m.moe.top_k = std::min(2, m.moe.experts);
     if (m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn();
@@ -195,6 +207,48 @@ std::vector<std::string_view> ModelCatalog::Ids() const {
   std::vector<std::string_view> out;
   for (const auto& m : models) out.push_back(m.id);
   return out;
+}
+
+double ExpectedMaxOfNormals(int n) {
+  if (n <= 1) return 0;
+  // E[max] = integral of x n phi(x) Phi(x)^(n-1) dx, by Simpson's rule on [-12, 12]: the
+  // integrand is smooth and below 1e-30 outside for any int n.
+  constexpr double kLo = -12, kHi = 12;
+  constexpr int kSteps = 4800;  // even; h = 0.005
+  const double h = (kHi - kLo) / kSteps;
+  const double inv_sqrt_2pi = 1 / std::sqrt(2 * M_PI);
+  double sum = 0;
+  for (int i = 0; i <= kSteps; ++i) {
+    const double x = kLo + i * h;
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const double f =
+        cdf > 0 ? x * n * inv_sqrt_2pi * std::exp(-0.5 * x * x + (n - 1) * std::log(cdf)) : 0.0;
+    sum += f * (i == 0 || i == kSteps ? 1 : (i % 2 ? 4 : 2));
+  }
+  return sum * h / 3;
+}
+
+double MoeSpec::BusiestRankLoad(double tokens_per_rank, int ep) const {
+  double load = imbalance;
+  if (load <= 0) {
+    load = 1;
+    const double E = experts, k = top_k, g = static_cast<double>(experts) / ep;
+    if (ep > 1 && experts > 1 && tokens_per_rank > 0) {
+      // A rank's token copies: each of the N tokens of the ep ranks sends its k distinct experts,
+      // X of them to this rank's g, hypergeometric (mean k g/E); the experts' popularity, spread
+      // by expert_cv, makes a rank's share the mean of g of the E experts' (drawn without
+      // replacement). Both sums are fixed, so the ranks' loads are exchangeable with
+      // correlation -1/(ep-1): E[max] = sd e_n sqrt(n/(n-1)) for n = ep normals.
+      const double q = g / E;
+      const double mean_x = k * q;
+      const double var_x = k * q * (1 - q) * (E - k) / (E - 1);
+      const double tokens = tokens_per_rank * ep;
+      const double rel_var =
+          var_x / (tokens * mean_x * mean_x) + expert_cv * expert_cv * (E - g) / (g * (E - 1));
+      load += ExpectedMaxOfNormals(ep) * std::sqrt(rel_var * ep / (ep - 1.0));
+    }
+  }
+  return capacity_factor > 0 ? std::min(load, capacity_factor) : load;
 }
 
 }  // namespace parasim

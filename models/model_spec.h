@@ -27,13 +27,26 @@ struct MoeSpec {
   int dense_layers = 0;        // leading layers with a dense MLP
   int every = 1;               // after those, every `every`-th layer is MoE (Llama 4: 2)
   double capacity_factor = 0;  // 0 = dropless
-  double imbalance = 1.0;      // busiest expert's load over the mean (1 = perfectly balanced)
+  // Load imbalance over the expert-parallel ranks: the busiest rank's token copies over the
+  // mean, which its expert GEMMs and all-to-alls pay. A fixed factor (`imbalance: 1.2`; 1 =
+  // perfectly balanced), or 0 for the routing distribution (`imbalance: {expert_cv: c}`, or
+  // the key absent): each token's top_k experts drawn at random, the experts' popularity
+  // spread by the coefficient of variation c (0 = a balanced router), and the replay pays
+  // the busiest rank's expected load (BusiestRankLoad).
+  double imbalance = 0;
+  double expert_cv = 0;
   // Node-limited routing: a token reaches experts on at most this many nodes, and crosses the
   // network once per node (DeepSeek-V3, arXiv 2412.19437 Sec. 3.2.2: 4). 0 = no limit, each
   // routed copy sent on its own.
   int node_limit = 0;
   bool operator==(const MoeSpec&) const = default;
+  // The busiest of `ep` ranks' expected load over the mean, for `tokens_per_rank` tokens routed
+  // from each rank (one micro-batch), capped by the capacity factor when set.
+  double BusiestRankLoad(double tokens_per_rank, int ep) const;
 };
+
+// E[max of n independent standard normals] (0 for n = 1), by quadrature.
+double ExpectedMaxOfNormals(int n);
 
 // Multi-head latent attention (DeepSeek-V2/V3): queries through a low-rank bottleneck
 // (q_lora_rank; 0 = a plain projection), keys and values from one compressed latent

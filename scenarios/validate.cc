@@ -8,6 +8,7 @@
 #include "scenarios/scenario.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
+#include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 
 namespace parasim {
@@ -41,7 +42,7 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     for (auto k : {"name", "scenario", "measured"}) PARASIM_RETURN_IF_ERROR(c.Require(k));
     PARASIM_RETURN_IF_ERROR(c.String("name", &vc.name));
     PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, c.Node("measured"), at + ".measured",
-                                                          {"step_time", "note"}));
+                                                          {"step_time", "note", "basis"}));
     PARASIM_RETURN_IF_ERROR(m.Require("step_time"));
     Duration measured;
     PARASIM_RETURN_IF_ERROR(m.Time("step_time", &measured));
@@ -49,6 +50,9 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       return m.Error("step_time", "a measured step time must be positive");
     }
     PARASIM_RETURN_IF_ERROR(m.String("note", &vc.note));
+    std::string basis = "step";
+    PARASIM_RETURN_IF_ERROR(m.Enum("basis", &basis, {"step", "wall_clock"}));
+    vc.wall_clock = basis == "wall_clock";
     vc.measured_s = measured.seconds();
     // The case's scenario over a fresh copy of the defaults (DeepMerge shares nodes).
     YAML::Node merged = DeepMerge(YAML::Clone(defaults), c.Node("scenario"));
@@ -56,6 +60,12 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
     PARASIM_ASSIGN_OR_RETURN(Scenario s, ScenarioFromNode(merged, case_ctx, cat));
     if (s.name.empty()) s.name = vc.name;
+    if (vc.wall_clock && !GoodputModelled(s)) {
+      return m.Error("basis",
+                     "basis: wall_clock compares the step time through failures and checkpoints "
+                     "(the goodput model): the case needs training.tokens, the tokens the "
+                     "published time covers, and no `reliability: none`");
+    }
     file.cases.push_back({std::move(vc), std::move(s)});
   }
   return file;
@@ -111,6 +121,11 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
       vc->failure = "no layout fits: " + OverMemory(r.peak_memory_bytes, r.capacity_bytes);
       return Status::Ok();
     }
+  }
+  if (vc->wall_clock) {
+    // The closed form at the failure-free step, as the sweep's time_to_train objective takes it.
+    vc->goodput = GoodputFactor(s, vc->predicted_s);
+    vc->predicted_s /= vc->goodput;
   }
   vc->error = vc->predicted_s / vc->measured_s - 1;
   return Status::Ok();

@@ -29,6 +29,11 @@ struct ValidationCase {
   std::string note;    // the measurement's note
   bool ok = true;      // false: no prediction (nothing fits); `failure` says why
   std::string failure;
+  // measured.basis: `step` (a steady-state step) or `wall_clock` (a published average over a
+  // whole run, failures, restarts and checkpoints included, such as GPU-hours per token): then
+  // the prediction compared is the step time over the goodput of the case's training.tokens.
+  bool wall_clock = false;
+  double goodput = 1;  // the goodput applied (wall_clock), else 1
 };
 
 struct ValidationReport {

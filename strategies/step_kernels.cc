@@ -22,7 +22,10 @@ StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, cons
   StepKernels out;
   out.dtype = training.precision;
   const GraphShape shape = RankShape(training, layout);
-  const auto graph = SharedModelGraph(model, shape);
+  // Model FLOPs count each routed token once: the busiest expert rank's excess is time, not work.
+  ModelSpec balanced = model;
+  if (balanced.moe.imbalance > 1) balanced.moe.imbalance = 1;
+  const auto graph = SharedModelGraph(balanced, shape);
   const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
@@ -51,7 +54,10 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
   shape.micro_batch = 1;
   shape.seq_len = training.seq_len;
   shape.attention = training.attention;
-  const auto graph = SharedModelGraph(model, shape);
+  // Model FLOPs count each routed token once: the busiest expert rank's excess is time, not work.
+  ModelSpec balanced = model;
+  if (balanced.moe.imbalance > 1) balanced.moe.imbalance = 1;
+  const auto graph = SharedModelGraph(balanced, shape);
   const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   auto block = [&](const Block& b, double* model_f, double* recompute_f) {

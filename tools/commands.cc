@@ -498,6 +498,16 @@ Status ScaleCommand(const CommonOptions& opt) {
   return Status::Ok();
 }
 
+namespace {
+
+// A wall-clock case's prediction is the step over the goodput: say so beside its layout.
+std::string ThroughGoodput(const ValidationCase& c) {
+  return c.wall_clock ? fmt::format(" (wall clock: step / goodput {:.1f}%)", 100 * c.goodput)
+                      : std::string();
+}
+
+}  // namespace
+
 Status ValidateCommand(const CommonOptions& opt) {
   SweepOptions so = SweepOptionsOf(opt);
   PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(InputOf(opt), opt.sets, so));
@@ -510,6 +520,7 @@ Status ValidateCommand(const CommonOptions& opt) {
       o.Set("measured_s", c.measured_s);
       if (c.ok) {
         o.Set("predicted_s", c.predicted_s).Set("error", c.error).Set("layout", c.layout);
+        if (c.wall_clock) o.Set("basis", std::string("wall_clock")).Set("goodput", c.goodput);
       } else {
         o.Set("predicted_s", Json()).Set("error", Json());
       }
@@ -532,8 +543,8 @@ Status ValidateCommand(const CommonOptions& opt) {
         fmt::print("| {} | failed | {:.3f} s | | {} |\n", c.name, c.measured_s, c.failure);
         continue;
       }
-      fmt::print("| {} | {:.3f} s | {:.3f} s | {:+.1f}% | {} |\n", c.name, c.predicted_s,
-                 c.measured_s, 100 * c.error, c.layout);
+      fmt::print("| {} | {:.3f} s | {:.3f} s | {:+.1f}% | {}{} |\n", c.name, c.predicted_s,
+                 c.measured_s, 100 * c.error, c.layout, ThroughGoodput(c));
     }
     fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}.\n", 100 * r.mape,
                100 * r.max_abs_error, r.cases.size() - r.failed, failed);
@@ -548,8 +559,8 @@ Status ValidateCommand(const CommonOptions& opt) {
                  c.failure);
       continue;
     }
-    fmt::print("{:<24} {:>12} {:>12} {:>+7.1f}%  {}\n", c.name, Seconds(c.predicted_s),
-               Seconds(c.measured_s), 100 * c.error, c.layout);
+    fmt::print("{:<24} {:>12} {:>12} {:>+7.1f}%  {}{}\n", c.name, Seconds(c.predicted_s),
+               Seconds(c.measured_s), 100 * c.error, c.layout, ThroughGoodput(c));
   }
   fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}\n", 100 * r.mape,
              100 * r.max_abs_error, r.cases.size() - r.failed, failed);
