@@ -229,11 +229,12 @@ double ExpectedMaxOfNormals(int n) {
 }
 
 double MoeSpec::BusiestRankLoad(double tokens_per_rank, int ep) const {
-  double load = imbalance;
+  // One rank holds every expert: no rank waits for another (a fixed factor included).
+  double load = ep > 1 ? imbalance : 1;
   if (load <= 0) {
     load = 1;
     const double E = experts, k = top_k, g = static_cast<double>(experts) / ep;
-    if (ep > 1 && experts > 1 && tokens_per_rank > 0) {
+    if (experts > 1 && tokens_per_rank > 0) {
       // A rank's token copies: each of the N tokens of the ep ranks sends its k distinct experts,
       // X of them to this rank's g, hypergeometric (mean k g/E); the experts' popularity, spread
       // by expert_cv, makes a rank's share the mean of g of the E experts' (drawn without

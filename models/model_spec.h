@@ -41,7 +41,8 @@ struct MoeSpec {
   int node_limit = 0;
   bool operator==(const MoeSpec&) const = default;
   // The busiest of `ep` ranks' expected load over the mean, for `tokens_per_rank` tokens routed
-  // from each rank (one micro-batch), capped by the capacity factor when set.
+  // from each rank (one micro-batch), capped by the capacity factor when set; 1 for ep = 1, so
+  // graphs built for one rank (the model FLOP counts) count each routed token once.
   double BusiestRankLoad(double tokens_per_rank, int ep) const;
 };
 

@@ -140,6 +140,7 @@ TEST_CASE("MoE imbalance: the busiest rank's expected load from the routing dist
   MoeSpec fixed = e;
   fixed.imbalance = 1.5;
   CHECK(fixed.BusiestRankLoad(64, 8) == 1.5);
+  CHECK(fixed.BusiestRankLoad(64, 1) == 1);  // one rank: nothing to wait for
   fixed.capacity_factor = 1.25;
   CHECK(fixed.BusiestRankLoad(64, 8) == 1.25);
 }

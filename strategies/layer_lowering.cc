@@ -237,7 +237,7 @@ void LayerLowering::BuildChunks() {
     if (k == route - 1) {
       ch.pieces.push_back(head);
       // Multi-token prediction after the head: its module, its layer, the shared head again.
-      for (int k = 0; k < m.mtp_depth; ++k) {
+      for (int d = 0; d < m.mtp_depth; ++d) {
         ch.pieces.push_back(mtp);
         ch.pieces.push_back(m.is_moe() ? moe : dense);
         ch.pieces.push_back(mtp_head);

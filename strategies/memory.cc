@@ -61,7 +61,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   // Two-chunk schedules (a V, or DualPipe's two directions): each virtual stage's layers, in
   // model order, and whether it holds the embedding or the LM head (the first and the last of
   // its route). Otherwise the stages hold runs of layers in order and the last one the head.
-  const bool two_chunks = schedule.v_shape() || schedule.bidirectional();
+  const bool two_chunks = schedule.mirrored();
   struct VirtualStage {
     int first = 0, layers = 0;
     bool embedding = false, head = false;
@@ -69,17 +69,23 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   std::vector<VirtualStage> vstages;
   std::vector<std::vector<Unit>> orders;
   if (two_chunks) {
+    // The layers of each step of a route (a V's chunks in model order, or one copy's stages)
+    // and the first of each.
     const int route = RouteLength(schedule, l.pp, 2);
-    const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, 2, true);
-    std::vector<int> stage_first(1, 0);
-    for (int n : per_stage) stage_first.push_back(stage_first.back() + n);
-    for (int g = 0, first = 0; g < 2 * l.pp; ++g) {
-      const ChunkPlace at = PlaceOf(schedule, l.pp, g);
+    std::vector<int> layers = per_stage;
+    if (!schedule.bidirectional()) {
+      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, 2, true);
+      layers.clear();
+      for (int k = 0; k < route; ++k) {
+        const ChunkPlace at = PlaceOf(schedule, l.pp, k);
+        layers.push_back(per_chunk[at.stage][at.chunk]);
+      }
+    }
+    std::vector<int> first(1, 0);
+    for (int n : layers) first.push_back(first.back() + n);
+    for (int g = 0; g < 2 * l.pp; ++g) {
       const int k = g % route;
-      VirtualStage vs{first, per_chunk[at.stage][at.chunk], k == 0, k == route - 1};
-      if (schedule.bidirectional()) vs = {stage_first[k], per_stage[k], k == 0, k == route - 1};
-      first += vs.layers;
-      vstages.push_back(vs);
+      vstages.push_back({first[k], layers[k], k == 0, k == route - 1});
     }
   }
   // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's

@@ -57,7 +57,7 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
               "overlap.ep overlaps expert-parallel all-to-alls: it needs an MoE "
               "model and ep > 1");
   }
-  if (l.virtual_stages > 1 && (schedule.v_shape() || schedule.bidirectional())) {
+  if (l.virtual_stages > 1 && schedule.mirrored()) {
     return at("virtual_stages", fmt::format("schedule {} runs two model chunks per stage; leave "
                                             "virtual_stages out (it is {})",
                                             schedule.name(), l.virtual_stages));

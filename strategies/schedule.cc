@@ -133,7 +133,7 @@ std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const Pipeline
 
 int ChunksOf(const Layout& layout) {
   const PipelineSchedule& s = ScheduleOf(layout.schedule);
-  if (s.v_shape() || s.bidirectional()) return 2;
+  if (s.mirrored()) return 2;
   return s.interleaves() ? std::max(1, layout.virtual_stages) : 1;
 }
 
@@ -146,14 +146,12 @@ int64_t ChunkMicroBatches(const PipelineSchedule& schedule, int64_t micro_batche
 }
 
 int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk) {
-  const bool mirrored = schedule.v_shape() || schedule.bidirectional();
-  if (mirrored && chunk == 1) return 2 * stages - 1 - stage;
+  if (schedule.mirrored() && chunk == 1) return 2 * stages - 1 - stage;
   return chunk * stages + stage;
 }
 
 ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage) {
-  const bool mirrored = schedule.v_shape() || schedule.bidirectional();
-  if (mirrored && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
+  if (schedule.mirrored() && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
   return {virtual_stage % stages, virtual_stage / stages};
 }
 

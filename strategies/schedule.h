@@ -66,6 +66,9 @@ class PipelineSchedule {
   // in a V (chunk 1 of stage s is p + p-1-s), but each micro-batch's route is one direction's p
   // of them (RouteLength), and every stage holds two stages' parameters.
   virtual bool bidirectional() const { return false; }
+  // Two chunks per stage placed as in a V (v_shape or bidirectional): chunk 1 of stage s is
+  // virtual stage 2p-1-s.
+  bool mirrored() const { return v_shape() || bidirectional(); }
   // Whether Order holds a kW unit for every (chunk, mb), after its kB.
   virtual bool splits_backward() const { return false; }
   // Whether the two chunks of a V must hold equal layers (ZB-V's schedule assumes equal

@@ -37,7 +37,7 @@ TEST_CASE("every registered schedule runs each unit once, forward before backwar
     CAPTURE(s.name());
     CHECK(*FindSchedule(s.name()) == id);
     for (auto [p, m] : {std::pair{1, 1}, {4, 8}, {4, 16}, {8, 8}}) {
-      const PipelineShape shape{p, s.interleaves() || s.v_shape() || s.bidirectional() ? 2 : 1, m};
+      const PipelineShape shape{p, s.interleaves() || s.mirrored() ? 2 : 1, m};
       if (!s.Constraint(shape).empty()) continue;
       for (int stage = 0; stage < p; ++stage) {
         std::map<std::tuple<int, int, int64_t>, int> seen;  // (phase, chunk, mb) -> position

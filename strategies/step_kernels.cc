@@ -22,10 +22,7 @@ StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, cons
   StepKernels out;
   out.dtype = training.precision;
   const GraphShape shape = RankShape(training, layout);
-  // Model FLOPs count each routed token once: the busiest expert rank's excess is time, not work.
-  ModelSpec balanced = model;
-  if (balanced.moe.imbalance > 1) balanced.moe.imbalance = 1;
-  const auto graph = SharedModelGraph(balanced, shape);
+  const auto graph = SharedModelGraph(model, shape);
   const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
@@ -54,10 +51,7 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
   shape.micro_batch = 1;
   shape.seq_len = training.seq_len;
   shape.attention = training.attention;
-  // Model FLOPs count each routed token once: the busiest expert rank's excess is time, not work.
-  ModelSpec balanced = model;
-  if (balanced.moe.imbalance > 1) balanced.moe.imbalance = 1;
-  const auto graph = SharedModelGraph(balanced, shape);
+  const auto graph = SharedModelGraph(model, shape);
   const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   auto block = [&](const Block& b, double* model_f, double* recompute_f) {
