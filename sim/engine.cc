@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <queue>
 
 #include "sim/flow_network.h"
@@ -347,6 +348,88 @@ StatusOr<Timeline> Replay::Run() {
 double Timeline::LinkUtilisation(const Program& p, LinkId l) const {
   double cap = p.link_capacity(l) * makespan.seconds();
   return cap > 0 ? link_bytes[l] / cap : 0.0;
+}
+
+StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
+  p.Finalize();
+  const size_t n = p.num_tasks();
+  // Each stream's tasks in task order (Replay::BuildQueues): the next one on each stream
+  // waits for the one before it.
+  const auto& extra = p.extra_streams();
+  std::vector<TaskId> last(p.num_streams(), kNone);
+  std::vector<TaskId> next(n, kNone);                 // on the task's own stream
+  std::vector<std::pair<TaskId, TaskId>> next_extra;  // (task, next on one of its extra streams)
+  std::vector<uint32_t> waits(n, 0);
+  auto follow = [&](TaskId t, StreamId st) {
+    const TaskId before = last[st];
+    last[st] = t;
+    if (before == kNone) return;
+    ++waits[t];
+    if (p.stream(before) == st) {
+      next[before] = t;
+    } else {
+      next_extra.emplace_back(before, t);
+    }
+  };
+  size_t e = 0;
+  for (TaskId t = 0; t < n; ++t) {
+    follow(t, p.stream(t));
+    for (; e < extra.size() && extra[e].first == t; ++e) follow(t, extra[e].second);
+    for (TaskId s : p.successors(t)) ++waits[s];
+  }
+  std::sort(next_extra.begin(), next_extra.end());
+  // Shortest durations, in picoseconds, and each link's bytes.
+  std::vector<int64_t> ready(n, 0);
+  std::vector<double> link_bytes(p.num_links(), 0.0);
+  const std::vector<double>& capacity = p.link_capacities();
+  std::vector<TaskId> order;
+  order.reserve(n);
+  for (TaskId t = 0; t < n; ++t) {
+    if (waits[t] == 0) order.push_back(t);
+  }
+  int64_t makespan = 0;
+  auto release = [&](TaskId s, int64_t end) {
+    ready[s] = std::max(ready[s], end);
+    if (--waits[s] == 0) order.push_back(s);
+  };
+  for (size_t k = 0; k < order.size(); ++k) {
+    const TaskId t = order[k];
+    int64_t d = 0;
+    if (p.kind(t) == TaskKind::kCompute) {
+      d = costs.ComputeDuration(p.cost_key(t)).picoseconds();
+    } else {
+      const FlowCost f = costs.Flow(p.cost_key(t));
+      double slowest = std::numeric_limits<double>::infinity();
+      for (LinkId l : p.route_links(p.route(t))) {
+        slowest = std::min(slowest, capacity[l]);
+        link_bytes[l] += f.bytes.bytes();
+      }
+      // Rounded down: the engine's own rounding of a completion is to the nearest picosecond.
+      const double move = std::isfinite(slowest) && slowest > 0 ? f.bytes.bytes() / slowest : 0.0;
+      d = f.latency.picoseconds() +
+          std::max<int64_t>(0, static_cast<int64_t>(std::floor(move * 1e12)) - 1);
+    }
+    const int64_t end = ready[t] + d;
+    makespan = std::max(makespan, end);
+    if (next[t] != kNone) release(next[t], end);
+    for (auto it =
+             std::lower_bound(next_extra.begin(), next_extra.end(), std::make_pair(t, TaskId{0}));
+         it != next_extra.end() && it->first == t; ++it) {
+      release(it->second, end);
+    }
+    for (TaskId s : p.successors(t)) release(s, end);
+  }
+  if (order.size() != n) {
+    return Internal(fmt::format("MakespanLowerBound: {} of {} tasks are on a dependency cycle",
+                                n - order.size(), n));
+  }
+  double link_s = 0;
+  for (size_t l = 0; l < link_bytes.size(); ++l) {
+    if (capacity[l] > 0) link_s = std::max(link_s, link_bytes[l] / capacity[l]);
+  }
+  // The same floor as a flow's: a whole picosecond below, against the engine's rounding.
+  const int64_t link_ps = std::max<int64_t>(0, static_cast<int64_t>(std::floor(link_s * 1e12)) - 1);
+  return Duration::Picoseconds(std::max(makespan, link_ps));
 }
 
 StatusOr<Timeline> Engine::Run(Program& p, const CostProvider& costs, RunOptions options) {

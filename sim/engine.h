@@ -55,4 +55,13 @@ class Engine {
   StatusOr<Timeline> Run(Program& program, const CostProvider& costs, RunOptions options = {});
 };
 
+// A lower bound on Run's makespan with default options, without replaying the events: every
+// task at its shortest (a compute task at its cost, never slowed by a collective beside it; a
+// flow at its latency plus its bytes at its route's slowest link, as if alone), started once
+// its dependencies and the earlier tasks of each of its streams are done (Run's rule); and no
+// link moves more than its capacity, so the step lasts at least each link's bytes over its
+// capacity. One pass over the tasks and dependencies in topological order. Finalizes the
+// program; an error for a dependency cycle.
+StatusOr<Duration> MakespanLowerBound(Program& program, const CostProvider& costs);
+
 }  // namespace parasim::sim

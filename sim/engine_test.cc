@@ -236,6 +236,72 @@ TEST_CASE("a task on several streams waits for all of them (collectives in --ful
   CHECK(tl.makespan == Ms(9));
 }
 
+TEST_CASE("makespan lower bound: the replay without contention, or a link's bytes") {
+  // Without shared links or collectives beside compute, the bound is the replay itself: the
+  // chain, the fan-in, the stream order and the extra stream all hold.
+  Fixture f;
+  uint32_t r1 = f.p.AddRank("r1");
+  StreamId other = f.p.AddStream(r1, "comm");
+  TaskId a = f.Compute(f.s0, 1);
+  TaskId b = f.Compute(f.s0, 2);
+  TaskId c = f.Compute(f.s1, 5);
+  TaskId d = f.Compute(f.s0, 1);
+  f.p.AddDep(a, b);
+  f.p.AddDep(c, d);
+  f.Compute(other, 7);
+  TaskId coll = f.Compute(f.s1, 2);
+  f.p.AddStreamToTask(coll, other);
+  auto bound = MakespanLowerBound(f.p, f.cost);
+  REQUIRE(bound.ok());
+  CHECK(*bound == Ms(9));  // coll waits for 7 ms on `other` and for c on s1: 7 + 2
+  CHECK(*bound == f.Run().makespan);
+
+  // Two 1 GB flows on one 10 GB/s link: alone each takes 100 ms, but the link moves 2 GB,
+  // 200 ms, which is the replay's makespan.
+  Fixture g;
+  LinkId link = g.p.AddLink("nic", Bandwidth::GBps(10));
+  RouteId r = g.p.AddRoute({link});
+  StreamId s2 = g.p.AddStream(g.rank, "comm2");
+  uint32_t k = g.cost.AddFlow({Duration::Microseconds(10), Bytes::GB(1)});
+  TaskId x = g.p.AddFlow(g.s1, k, 1, g.p.Intern("x"), r);
+  g.p.AddFlow(s2, k, 1, g.p.Intern("y"), r);
+  TaskId after = g.Compute(g.s0, 50);
+  g.p.AddDep(x, after);
+  auto shared = MakespanLowerBound(g.p, g.cost);
+  REQUIRE(shared.ok());
+  // The path: 10 us latency + 100 ms alone + 50 ms = 150.01 ms; the link: 200 ms.
+  CHECK(shared->milliseconds() == doctest::Approx(200).epsilon(1e-9));
+  const Timeline tl = g.Run();
+  CHECK(*shared <= tl.makespan);
+  CHECK(tl.makespan.milliseconds() == doctest::Approx(250.01).epsilon(1e-9));
+
+  // A compute task slowed by a collective beside it: the bound takes it at its cost.
+  Program p;
+  TableCost cost;
+  uint32_t r0 = p.AddRank("r0");
+  StreamId compute = p.AddStream(r0, "compute", StreamRole::kCompute);
+  StreamId comm = p.AddStream(r0, "comm", StreamRole::kCommunication);
+  p.AddCompute(compute, cost.AddCompute(Ms(10), 1.5), 0, p.Intern("gemm"));
+  p.AddCompute(comm, cost.AddCompute(Ms(10)), 0, p.Intern("nccl"));
+  auto slowed = MakespanLowerBound(p, cost);
+  REQUIRE(slowed.ok());
+  CHECK(*slowed == Ms(10));
+  Engine e;
+  auto replayed = e.Run(p, cost);
+  REQUIRE(replayed.ok());
+  // 10 ms at 1/1.5 of its rate does 6.67 ms of it; the rest alone: 13.33 ms.
+  CHECK(replayed->makespan.milliseconds() == doctest::Approx(40.0 / 3).epsilon(1e-6));
+
+  // A dependency against the stream order is a cycle for the bound as for the replay.
+  Fixture h;
+  TaskId first = h.Compute(h.s0, 1);
+  TaskId second = h.Compute(h.s0, 1);
+  h.p.AddDep(second, first);
+  auto cycle = MakespanLowerBound(h.p, h.cost);
+  REQUIRE_FALSE(cycle.ok());
+  CHECK(cycle.status().message().find("cycle") != std::string::npos);
+}
+
 TEST_CASE("chrome trace has one event per task and process names") {
   Fixture f;
   f.Compute(f.s0, 1, "fwd");

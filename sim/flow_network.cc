@@ -7,7 +7,11 @@
 namespace parasim::sim {
 
 FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes)
-    : p_(p), link_bytes_(link_bytes), slot_(p.num_tasks(), -1), link_marked_(p.num_links(), 0) {}
+    : p_(p),
+      link_bytes_(link_bytes),
+      slot_(p.num_tasks(), -1),
+      link_marked_(p.num_links(), 0),
+      link_flows_(p.num_links()) {}
 
 std::span<const uint32_t> FlowNetwork::LinksOf(const Active& f) const {
   return p_.route_links(p_.route(f.task));
@@ -23,24 +27,23 @@ void FlowNetwork::Mark(std::span<const uint32_t> links) {
 }
 
 void FlowNetwork::FindComponent(RouteId route) {
-  // The active flows connected to `route` through shared links, in order of discovery.
+  // The active flows connected to `route` through shared links: a breadth-first search over
+  // links, each marked link's flows marking theirs. The component is solved in the order of
+  // the flows' slots, whatever the order of discovery.
   component_.clear();
   marked_links_.clear();
   Mark(p_.route_links(route));
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (uint32_t i = 0; i < active_.size(); ++i) {
-      if (active_[i].in_component) continue;
-      bool touches = false;
-      for (LinkId l : LinksOf(active_[i])) touches |= link_marked_[l] != 0;
-      if (!touches) continue;
-      active_[i].in_component = true;
-      component_.push_back(i);
-      grew = true;
-      Mark(LinksOf(active_[i]));
+  for (size_t k = 0; k < marked_links_.size(); ++k) {
+    for (TaskId t : link_flows_[marked_links_[k]]) {
+      Active& f = active_[slot_[t]];
+      if (f.in_component) continue;
+      f.in_component = true;
+      component_.push_back(static_cast<uint32_t>(slot_[t]));
+      Mark(LinksOf(f));
     }
   }
   for (LinkId l : marked_links_) link_marked_[l] = 0;
+  std::sort(component_.begin(), component_.end());
 }
 
 void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
@@ -74,6 +77,7 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
 void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   slot_[t] = static_cast<int32_t>(active_.size());
   active_.push_back(Active{t, bytes, 0.0, -1, now, false});
+  for (LinkId l : p_.route_links(p_.route(t))) link_flows_[l].push_back(t);
   Reshare(p_.route(t), now, due);
 }
 
@@ -83,7 +87,12 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   Active& f = active_[i];
   const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
   const double moved = std::min(f.remaining, f.rate * dt);
-  for (LinkId l : LinksOf(f)) (*link_bytes_)[l] += moved;
+  for (LinkId l : LinksOf(f)) {
+    (*link_bytes_)[l] += moved;
+    std::vector<TaskId>& on = link_flows_[l];
+    *std::find(on.begin(), on.end(), t) = on.back();
+    on.pop_back();
+  }
   slot_[active_.back().task] = i;
   slot_[t] = -1;
   active_[i] = active_.back();
@@ -92,6 +101,10 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   return true;
 }
 
-size_t FlowNetwork::state_bytes() const { return slot_.capacity() * sizeof(int32_t); }
+size_t FlowNetwork::state_bytes() const {
+  size_t bytes = slot_.capacity() * sizeof(int32_t);
+  for (const auto& on : link_flows_) bytes += sizeof(on) + on.capacity() * sizeof(TaskId);
+  return bytes;
+}
 
 }  // namespace parasim::sim

@@ -56,8 +56,10 @@ class FlowNetwork {
   std::vector<std::span<const uint32_t>> flow_links_;
   std::vector<double> rates_;
   std::vector<char> link_marked_;
+  // Per link: the tasks of the active flows that cross it.
+  std::vector<std::vector<TaskId>> link_flows_;
   std::vector<uint32_t> component_;
-  std::vector<uint32_t> marked_links_;
+  std::vector<uint32_t> marked_links_;  // the component's links, in order of discovery
 };
 
 }  // namespace parasim::sim

@@ -210,6 +210,7 @@ void LayerLowering::BuildChunks() {
       ChunkLayers(l, m.layers, ctx_.chunks, ctx_.schedule.v_shape());
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
+  sums_.clear();  // keyed by the chunks' addresses
   // Each block's accounting once; pieces copy it.
   const Piece embedding = MakePiece(graph_->embedding, embedding_, false);
   const Piece dense = MakePiece(graph_->dense, dense_, false);
@@ -269,6 +270,14 @@ bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
 }
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
+  const SumKey key{&ch, first, last, ph};
+  auto it = sums_.find(key);
+  if (it == sums_.end()) it = sums_.emplace(key, SumOnce(ch, first, last, ph)).first;
+  return it->second;
+}
+
+LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int last,
+                                               Phase ph) const {
   PhaseSum sum;
   for (int i = first; i < last; ++i) {
     for (const OpTime& op : ch.pieces[i].time->ops) {

@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "models/layer_graph.h"
@@ -65,7 +66,9 @@ class LayerLowering {
   // Whether phase `ph` runs `op` of piece `pc` (recompute reruns only layers' ops, and only the
   // attention core when selective).
   bool Runs(const Piece& pc, const OpTime& op, Phase ph) const;
+  // Memoised: each micro-batch asks for the same ranges of the same chunks.
   PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
+  PhaseSum SumOnce(const Chunk& ch, int first, int last, Phase ph) const;
   void EmitSum(int stage, const PhaseSum& sum, TaskCat cat);
   Duration Comm(const CommSpec& c) const;
   OpTime Time(const Op& op);
@@ -84,6 +87,20 @@ class LayerLowering {
   std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
+  struct SumKey {
+    const Chunk* chunk;
+    int first, last;
+    Phase ph;
+    bool operator==(const SumKey&) const = default;
+  };
+  struct SumKeyHash {
+    size_t operator()(const SumKey& k) const {
+      size_t h = std::hash<const void*>()(k.chunk);
+      for (size_t v : {size_t(k.first), size_t(k.last), size_t(k.ph)}) h = h * 1000003u ^ v;
+      return h;
+    }
+  };
+  mutable std::unordered_map<SumKey, PhaseSum, SumKeyHash> sums_;
 };
 
 }  // namespace parasim

@@ -26,13 +26,44 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
   return out;
 }
 
-StatusOr<double> StepTimeLowerBound(const ModelSpec& model, const Training& training,
-                                    const Layout& layout, const ClusterSpec& cluster) {
+StatusOr<StepBounds> StepLowerBounds(const ModelSpec& model, const Training& training,
+                                     const Layout& layout, const ClusterSpec& cluster,
+                                     const std::vector<double>& held_bytes) {
+  if (held_bytes.size() != static_cast<size_t>(layout.pp)) {
+    return Internal(fmt::format("StepLowerBounds: {} stages' held bytes for pp {}",
+                                held_bytes.size(), layout.pp));
+  }
   LoweredStep out;
   const StepOptions options;  // the context keeps a reference: it must outlive it
   LoweringContext ctx(model, training, layout, cluster, options, &out);
   StepLowering lowering(ctx);
-  return lowering.LowerBound().seconds();
+  StepBounds b;
+  b.step_s = lowering.LowerBound().seconds();
+  const std::vector<double> act = lowering.ActivationLowerBounds();
+  for (size_t s = 0; s < held_bytes.size(); ++s) {
+    b.peak_bytes = std::max(b.peak_bytes, held_bytes[s] + act[s]);
+  }
+  return b;
+}
+
+StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,
+                                const Layout& layout, const ClusterSpec& cluster,
+                                const StepOptions& options, LoweredStep* lowered,
+                                sim::Timeline* timeline) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  sim::Engine engine;
+  sim::RunOptions ro;
+  ro.record_memory = options.record_memory;
+  ro.critical_path = options.critical_path;
+  PARASIM_ASSIGN_OR_RETURN(sim::Timeline tl, engine.Run(low.program, low.costs, ro));
+  const auto t1 = Clock::now();
+  StepReport r = Summarize(low, tl, model, training, layout, cluster, options);
+  r.warnings = StepWarnings(r, model, training, layout, cluster);
+  r.replay_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  if (lowered) *lowered = std::move(low);
+  if (timeline) *timeline = std::move(tl);
+  return r;
 }
 
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,
@@ -43,18 +74,10 @@ StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& traini
   const auto t0 = Clock::now();
   PARASIM_ASSIGN_OR_RETURN(LoweredStep low, LowerStep(model, training, layout, cluster, options));
   const auto t1 = Clock::now();
-  sim::Engine engine;
-  sim::RunOptions ro;
-  ro.record_memory = options.record_memory;
-  ro.critical_path = options.critical_path;
-  PARASIM_ASSIGN_OR_RETURN(sim::Timeline tl, engine.Run(low.program, low.costs, ro));
-  const auto t2 = Clock::now();
-  StepReport r = Summarize(low, tl, model, training, layout, cluster, options);
-  r.warnings = StepWarnings(r, model, training, layout, cluster);
+  PARASIM_ASSIGN_OR_RETURN(StepReport r, ReplayStep(std::move(low), model, training, layout,
+                                                    cluster, options, lowered, timeline));
   r.lower_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  r.replay_ms = std::chrono::duration<double, std::milli>(t2 - t0).count();
-  if (lowered) *lowered = std::move(low);
-  if (timeline) *timeline = std::move(tl);
+  r.replay_ms += r.lower_ms;
   return r;
 }
 

@@ -31,11 +31,29 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
                                 const Layout& layout, const ClusterSpec& cluster,
                                 const StepOptions& options);
 
-// A lower bound on SimulateStep's step time from the ops' priced durations alone (no tasks,
-// no replay): the busiest stage's compute with its pipeline fill and drain. The sweep skips
-// the replay of layouts whose bound cannot enter its ranking.
-StatusOr<double> StepTimeLowerBound(const ModelSpec& model, const Training& training,
-                                    const Layout& layout, const ClusterSpec& cluster);
+// Lower bounds on what SimulateStep reports, from the ops' priced durations and the
+// schedule's orders alone (no tasks, no replay). The sweep skips the replay of layouts whose
+// bounds cannot enter its ranking or its Pareto front.
+struct StepBounds {
+  // The busiest stage's compute with its pipeline fill and drain.
+  double step_s = 0;
+  // The fullest stage's states and buffers (`held_bytes`) plus the most activations its order
+  // holds at once, freeing all of a micro-batch's at its B (the replay keeps W's share until
+  // W, and adds recompute's transient).
+  double peak_bytes = 0;
+};
+// `held_bytes[s]`: stage s's states and buffers (EstimateMemory's StageMemory::held_bytes,
+// which the replay allocates at the step start).
+StatusOr<StepBounds> StepLowerBounds(const ModelSpec& model, const Training& training,
+                                     const Layout& layout, const ClusterSpec& cluster,
+                                     const std::vector<double>& held_bytes);
+
+// Replays and summarises a step LowerStep lowered (for the same arguments); `replay_ms` is
+// the replay's alone.
+StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,
+                                const Layout& layout, const ClusterSpec& cluster,
+                                const StepOptions& options, LoweredStep* lowered = nullptr,
+                                sim::Timeline* timeline = nullptr);
 
 // Lowers, replays and summarises. `lowered` and `timeline`, when given, receive the program
 // and its timeline (for traces).

@@ -62,6 +62,23 @@ Duration StepLowering::LowerBound() {
   return bound;
 }
 
+std::vector<double> StepLowering::ActivationLowerBounds() const {
+  // EndForward holds a chunk's `act` from the forward's first task and EndBackward frees it
+  // at the backward's end (less W's share, freed later, and with recompute's transient on
+  // top), each rank running its stage's order on one compute stream: the walk with nothing
+  // held for W is never above the replay.
+  const int p = ctx_.layout.pp;
+  const std::vector<std::vector<Unit>> order =
+      LayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
+  std::vector<double> out(p, 0.0);
+  for (int s = 0; s < p; ++s) {
+    std::vector<double> bytes;
+    for (const Chunk& ch : layers_.chunks(s)) bytes.push_back(ch.act);
+    out[s] = PeakActivationBytes(order[s], bytes, 0.0);
+  }
+  return out;
+}
+
 void StepLowering::AllocateStates() {
   // States and buffers held all step (the memory planner's accounting), from the start.
   MemoryReport mem = EstimateMemory(ctx_.model, ctx_.training, ctx_.layout, ctx_.cluster);

@@ -24,6 +24,10 @@ class StepLowering {
   Status Run();
   // A lower bound on the replayed step (no tasks are emitted; see StepTimeLowerBound).
   Duration LowerBound();
+  // Per stage, a lower bound on the replayed activations at the stage's peak: its order walked
+  // with each chunk's activations held from F to B (call after LowerBound, which builds the
+  // chunks).
+  std::vector<double> ActivationLowerBounds() const;
 
  private:
   void AllocateStates();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -195,13 +196,15 @@ std::vector<SweepEntry> Enumerate(const Scenario& base, const SweepSpec& spec, c
 }
 
 // The memory planner's verdict on one layout, and for one that fits the lower bounds of its
-// replay: the peak memory (its states, held from the start) and, when `bound` (pruning), the
-// step (StepTimeLowerBound).
+// replay: the peak memory (its states, held from the start, and when `bound` the activations
+// its schedule's order must hold) and, when `bound` (pruning), the step (StepLowerBounds).
 Status Screen(const Scenario& base, bool bound, SweepEntry* e) {
   MemoryReport mem = EstimateMemory(base.model, e->training, e->layout, base.cluster);
   double worst = 0;
+  std::vector<double> held;
   for (const auto& st : mem.stages) {
     worst = std::max(worst, st.total());
+    held.push_back(st.held_bytes());
     e->min_peak_bytes = std::max(e->min_peak_bytes, st.held_bytes());
   }
   e->peak_memory_bytes = worst;
@@ -211,8 +214,10 @@ Status Screen(const Scenario& base, bool bound, SweepEntry* e) {
     return Status::Ok();
   }
   if (bound) {
-    PARASIM_ASSIGN_OR_RETURN(e->bound_s,
-                             StepTimeLowerBound(base.model, e->training, e->layout, base.cluster));
+    PARASIM_ASSIGN_OR_RETURN(
+        StepBounds b, StepLowerBounds(base.model, e->training, e->layout, base.cluster, held));
+    e->bound_s = b.step_s;
+    e->min_peak_bytes = b.peak_bytes;
   }
   return Status::Ok();
 }
@@ -229,12 +234,22 @@ void FillGoodput(const Scenario& base, SweepEntry* e) {
   }
 }
 
-// Replay one layout that fits the memory planner.
-Status Replay(const Scenario& base, SweepEntry* e) {
+// Replay one layout that fits the memory planner. With `prune`, its lowered program is bounded
+// first (sim::MakespanLowerBound: the replay without contention, and each link's bytes at its
+// capacity), and a layout whose tighter bound `prune` refuses is not replayed: then false.
+StatusOr<bool> Replay(const Scenario& base, const std::function<bool(const SweepEntry&)>& prune,
+                      SweepEntry* e) {
   StepOptions so;
   so.critical_path = false;
-  PARASIM_ASSIGN_OR_RETURN(StepReport r,
-                           SimulateStep(base.model, e->training, e->layout, base.cluster, so));
+  PARASIM_ASSIGN_OR_RETURN(LoweredStep low,
+                           LowerStep(base.model, e->training, e->layout, base.cluster, so));
+  if (prune) {
+    PARASIM_ASSIGN_OR_RETURN(Duration bound, sim::MakespanLowerBound(low.program, low.costs));
+    e->bound_s = std::max(e->bound_s, bound.seconds());
+    if (prune(*e)) return false;
+  }
+  PARASIM_ASSIGN_OR_RETURN(StepReport r, ReplayStep(std::move(low), base.model, e->training,
+                                                    e->layout, base.cluster, so));
   SweepEntry filled = EntryOf(e->layout, e->training, r);
   filled.key = std::move(e->key);
   filled.bound_s = e->bound_s;
@@ -245,7 +260,7 @@ Status Replay(const Scenario& base, SweepEntry* e) {
                             Bytes(e->peak_memory_bytes).gib(), Bytes(r.capacity_bytes).gib());
   }
   FillGoodput(base, e);
-  return Status::Ok();
+  return true;
 }
 
 // Earlier results (--resume): every whole line of the CSV, by layout key. Pruned layouts are
@@ -401,20 +416,28 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
     if (pa != pb) return pa > pb;
     return (*entries)[a].key < (*entries)[b].key;
   });
+  std::vector<char> replayed(entries->size(), 0);
   constexpr size_t kBatch = 16;  // replays decided together; fixed, whatever opt.jobs
   for (size_t at = 0; at < order.size(); at += kBatch) {
     std::vector<size_t> replay;
+    auto prune = [&](SweepEntry* e) {
+      e->pruned = true;
+      e->reason = fmt::format("{} its step is at least {:.6g} s", kPrunedNote, e->bound_s);
+      write(*e);
+      progress();
+    };
     for (size_t k = at; k < std::min(order.size(), at + kBatch); ++k) {
       SweepEntry& e = (*entries)[order[k]];
       if (!opt.exhaustive && state.CannotEnter(e)) {
-        e.pruned = true;
-        e.reason = fmt::format("{} its step is at least {:.6g} s", kPrunedNote, e.bound_s);
-        write(e);
-        progress();
+        prune(&e);
       } else {
         replay.push_back(order[k]);
       }
     }
+    // Within a batch the state is fixed: the tighter bound of each lowered program is checked
+    // against it as the first was.
+    std::function<bool(const SweepEntry&)> refuse;
+    if (!opt.exhaustive) refuse = [&](const SweepEntry& e) { return state.CannotEnter(e); };
     PARASIM_RETURN_IF_ERROR(ParallelFor(replay, opt.jobs, [&](size_t i) -> Status {
       SweepEntry& e = (*entries)[i];
       if (cached[i]) {
@@ -427,14 +450,23 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
         r.replayed = true;
         e = std::move(r);
         FillGoodput(base, &e);
+        replayed[i] = 1;
+        progress();
       } else {
-        PARASIM_RETURN_IF_ERROR(Replay(base, &e));
-        write(e);
+        PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(base, refuse, &e));
+        if (ran) {
+          replayed[i] = 1;
+          write(e);
+          progress();
+        } else {
+          prune(&e);
+        }
       }
-      progress();
       return Status::Ok();
     }));
-    for (size_t i : replay) state.Add((*entries)[i]);
+    for (size_t i : replay) {
+      if (replayed[i]) state.Add((*entries)[i]);
+    }
   }
   return resumed.load();
 }

@@ -52,7 +52,7 @@ struct SweepEntry {
   double compute_s = 0;          // the busiest stage's compute
   bool replayed = false;         // replayed in the engine (else rejected by the memory planner)
   bool pruned = false;  // fits the planner, but its bounds cannot enter the ranking: not replayed
-  double bound_s = 0;   // lower bound on the replayed step (StepTimeLowerBound); 0 = none
+  double bound_s = 0;   // lower bound on the replayed step (StepLowerBounds); 0 = none
   double min_peak_bytes = 0;  // lower bound on the replayed peak: the busiest stage's states
   // Fraction of the failure-free throughput kept through failures, checkpoints and stragglers
   // (GoodputFactor), for the time_to_train and cost objectives; 1 otherwise.

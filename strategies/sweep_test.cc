@@ -5,13 +5,16 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "sim/engine.h"
 #include "strategies/memory.h"
 #include "strategies/schedule.h"
+#include "strategies/step.h"
 #include "strategies/sweep_keys.h"
 #include "tests/load_scenario.h"
 
@@ -176,14 +179,32 @@ TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exh
       // The bounds hold for every layout that fits: the step and the peak are never below them.
       for (const SweepEntry& e : all->ranked) {
         CAPTURE(e.key);
-        auto bound = StepTimeLowerBound(s.model, e.training, e.layout, s.cluster);
+        std::vector<double> held;
+        for (const StageMemory& st :
+             EstimateMemory(s.model, e.training, e.layout, s.cluster).stages) {
+          held.push_back(st.held_bytes());
+        }
+        auto bound = StepLowerBounds(s.model, e.training, e.layout, s.cluster, held);
         REQUIRE(bound.ok());
-        CHECK(*bound > 0);
-        CHECK(*bound <= e.step_time_s);
+        CHECK(bound->step_s > 0);
+        CHECK(bound->step_s <= e.step_time_s);
         CHECK(e.min_peak_bytes > 0);
         CHECK(e.min_peak_bytes <= e.peak_memory_bytes);
+        CHECK(bound->peak_bytes > *std::max_element(held.begin(), held.end()));
+        CHECK(bound->peak_bytes <= e.peak_memory_bytes);
+        if (objective == Objective::kThroughput) {
+          // The lowered program's bound (the replay without contention, each link's bytes).
+          auto low = LowerStep(s.model, e.training, e.layout, s.cluster, StepOptions{});
+          REQUIRE(low.ok());
+          auto program = sim::MakespanLowerBound(low->program, low->costs);
+          REQUIRE(program.ok());
+          CHECK(program->seconds() <= e.step_time_s);
+        }
       }
-      for (const SweepEntry& e : pruned->ranked) CHECK(e.bound_s <= e.step_time_s);
+      for (const SweepEntry& e : pruned->ranked) {
+        CHECK(e.bound_s <= e.step_time_s);
+        CHECK(e.min_peak_bytes <= e.peak_memory_bytes);
+      }
     }
   }
 }
