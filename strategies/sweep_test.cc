@@ -216,6 +216,10 @@ TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   auto r = RunSweep(s, o);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("--max-layouts") != std::string::npos);
+  // The benchmark question (README, Benchmarks) loads and spans its 1,290,240 grid points.
+  auto bench = RunSweep(Load("scenarios/bench/llama3-405b-16k-h100-question.yaml"), o);
+  REQUIRE_FALSE(bench.ok());
+  CHECK(bench.status().message().find("1.29e+06 layouts") != std::string::npos);
 }
 
 }  // namespace
