@@ -23,6 +23,27 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+// Each stream's tasks in the order the stream runs them, task order (a task on extra streams
+// queues on each): stream s's are (*queue)[(*offset)[s] .. (*offset)[s + 1]). The replay and
+// MakespanLowerBound share this rule.
+void BuildStreamQueues(const Program& p, std::vector<uint32_t>* offset,
+                       std::vector<TaskId>* queue) {
+  const auto& extra = p.extra_streams();
+  const size_t ns = p.num_streams();
+  const size_t n = p.num_tasks();
+  offset->assign(ns + 1, 0);
+  for (TaskId t = 0; t < n; ++t) ++(*offset)[p.stream(t) + 1];
+  for (const auto& [t, st] : extra) ++(*offset)[st + 1];
+  for (size_t st = 0; st < ns; ++st) (*offset)[st + 1] += (*offset)[st];
+  queue->assign((*offset)[ns], 0);
+  std::vector<uint32_t> fill(offset->begin(), offset->end() - 1);
+  size_t e = 0;
+  for (TaskId t = 0; t < n; ++t) {
+    (*queue)[fill[p.stream(t)]++] = t;
+    for (; e < extra.size() && extra[e].first == t; ++e) (*queue)[fill[extra[e].second]++] = t;
+  }
+}
+
 // One replay of a finalized program: the step loop over (time, sequence) events, the stream
 // queues and dependency counts that decide when a task starts, the cost keys' durations asked
 // once each, and the flow network and memory tracker it drives.
@@ -146,24 +167,9 @@ void Replay::Contend(uint32_t rank, int delta) {
 }
 
 void Replay::BuildQueues() {
-  const auto& extra = p_.extra_streams();
-  const size_t ns = p_.num_streams();
-  q_offset_.assign(ns + 1, 0);
-  for (TaskId t = 0; t < n_; ++t) ++q_offset_[p_.stream(t) + 1];
-  for (const auto& [t, s] : extra) ++q_offset_[s + 1];
-  for (size_t s = 0; s < ns; ++s) q_offset_[s + 1] += q_offset_[s];
-  queue_.assign(q_offset_[ns], 0);
-  std::vector<uint32_t> fill(q_offset_.begin(), q_offset_.end() - 1);
-  size_t e = 0;
-  for (TaskId t = 0; t < n_; ++t) {
-    queue_[fill[p_.stream(t)]++] = t;
-    while (e < extra.size() && extra[e].first == t) {
-      queue_[fill[extra[e].second]++] = t;
-      ++e;
-    }
-  }
+  BuildStreamQueues(p_, &q_offset_, &queue_);
   head_.assign(q_offset_.begin(), q_offset_.end() - 1);
-  stream_last_.assign(ns, kNone);
+  stream_last_.assign(p_.num_streams(), kNone);
 }
 
 void Replay::Start(TaskId t) {
@@ -353,31 +359,27 @@ double Timeline::LinkUtilisation(const Program& p, LinkId l) const {
 StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
   p.Finalize();
   const size_t n = p.num_tasks();
-  // Each stream's tasks in task order (Replay::BuildQueues): the next one on each stream
-  // waits for the one before it.
-  const auto& extra = p.extra_streams();
-  std::vector<TaskId> last(p.num_streams(), kNone);
-  std::vector<TaskId> next(n, kNone);                 // on the task's own stream
-  std::vector<std::pair<TaskId, TaskId>> next_extra;  // (task, next on one of its extra streams)
-  std::vector<uint32_t> waits(n, 0);
-  auto follow = [&](TaskId t, StreamId st) {
-    const TaskId before = last[st];
-    last[st] = t;
-    if (before == kNone) return;
-    ++waits[t];
-    if (p.stream(before) == st) {
-      next[before] = t;
-    } else {
-      next_extra.emplace_back(before, t);
+  // The next task on each of a task's streams waits for it, as in the replay's queues: those
+  // pairs as rows by task, beside the dependencies.
+  std::vector<uint32_t> offset;
+  std::vector<TaskId> queue;
+  BuildStreamQueues(p, &offset, &queue);
+  std::vector<uint32_t> waits(n, 0), next_offset(n + 1, 0);
+  for (size_t st = 0; st + 1 < offset.size(); ++st) {
+    for (uint32_t k = offset[st]; k + 1 < offset[st + 1]; ++k) ++next_offset[queue[k] + 1];
+  }
+  for (size_t t = 0; t < n; ++t) next_offset[t + 1] += next_offset[t];
+  std::vector<TaskId> next(next_offset[n]);
+  std::vector<uint32_t> fill(next_offset.begin(), next_offset.end() - 1);
+  for (size_t st = 0; st + 1 < offset.size(); ++st) {
+    for (uint32_t k = offset[st]; k + 1 < offset[st + 1]; ++k) {
+      next[fill[queue[k]]++] = queue[k + 1];
+      ++waits[queue[k + 1]];
     }
-  };
-  size_t e = 0;
+  }
   for (TaskId t = 0; t < n; ++t) {
-    follow(t, p.stream(t));
-    for (; e < extra.size() && extra[e].first == t; ++e) follow(t, extra[e].second);
     for (TaskId s : p.successors(t)) ++waits[s];
   }
-  std::sort(next_extra.begin(), next_extra.end());
   // Shortest durations, in picoseconds, and each link's bytes.
   std::vector<int64_t> ready(n, 0);
   std::vector<double> link_bytes(p.num_links(), 0.0);
@@ -411,12 +413,7 @@ StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
     }
     const int64_t end = ready[t] + d;
     makespan = std::max(makespan, end);
-    if (next[t] != kNone) release(next[t], end);
-    for (auto it =
-             std::lower_bound(next_extra.begin(), next_extra.end(), std::make_pair(t, TaskId{0}));
-         it != next_extra.end() && it->first == t; ++it) {
-      release(it->second, end);
-    }
+    for (uint32_t k = next_offset[t]; k < next_offset[t + 1]; ++k) release(next[k], end);
     for (TaskId s : p.successors(t)) release(s, end);
   }
   if (order.size() != n) {

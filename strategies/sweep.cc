@@ -416,16 +416,19 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
     if (pa != pb) return pa > pb;
     return (*entries)[a].key < (*entries)[b].key;
   });
-  std::vector<char> replayed(entries->size(), 0);
+  auto prune = [&](SweepEntry* e) {
+    e->pruned = true;
+    e->reason = fmt::format("{} its step is at least {:.6g} s", kPrunedNote, e->bound_s);
+    write(*e);
+    progress();
+  };
+  // A lowered layout's tighter bound is checked against the state as the batch found it (the
+  // state changes only between batches).
+  std::function<bool(const SweepEntry&)> refuse;
+  if (!opt.exhaustive) refuse = [&](const SweepEntry& e) { return state.CannotEnter(e); };
   constexpr size_t kBatch = 16;  // replays decided together; fixed, whatever opt.jobs
   for (size_t at = 0; at < order.size(); at += kBatch) {
     std::vector<size_t> replay;
-    auto prune = [&](SweepEntry* e) {
-      e->pruned = true;
-      e->reason = fmt::format("{} its step is at least {:.6g} s", kPrunedNote, e->bound_s);
-      write(*e);
-      progress();
-    };
     for (size_t k = at; k < std::min(order.size(), at + kBatch); ++k) {
       SweepEntry& e = (*entries)[order[k]];
       if (!opt.exhaustive && state.CannotEnter(e)) {
@@ -434,10 +437,6 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
         replay.push_back(order[k]);
       }
     }
-    // Within a batch the state is fixed: the tighter bound of each lowered program is checked
-    // against it as the first was.
-    std::function<bool(const SweepEntry&)> refuse;
-    if (!opt.exhaustive) refuse = [&](const SweepEntry& e) { return state.CannotEnter(e); };
     PARASIM_RETURN_IF_ERROR(ParallelFor(replay, opt.jobs, [&](size_t i) -> Status {
       SweepEntry& e = (*entries)[i];
       if (cached[i]) {
@@ -450,23 +449,18 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
         r.replayed = true;
         e = std::move(r);
         FillGoodput(base, &e);
-        replayed[i] = 1;
-        progress();
       } else {
         PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(base, refuse, &e));
-        if (ran) {
-          replayed[i] = 1;
-          write(e);
-          progress();
-        } else {
+        if (!ran) {
           prune(&e);
+          return Status::Ok();
         }
+        write(e);
       }
+      progress();
       return Status::Ok();
     }));
-    for (size_t i : replay) {
-      if (replayed[i]) state.Add((*entries)[i]);
-    }
+    for (size_t i : replay) state.Add((*entries)[i]);  // a pruned one does not fit: skipped
   }
   return resumed.load();
 }

@@ -52,8 +52,12 @@ struct SweepEntry {
   double compute_s = 0;          // the busiest stage's compute
   bool replayed = false;         // replayed in the engine (else rejected by the memory planner)
   bool pruned = false;  // fits the planner, but its bounds cannot enter the ranking: not replayed
-  double bound_s = 0;   // lower bound on the replayed step (StepLowerBounds); 0 = none
-  double min_peak_bytes = 0;  // lower bound on the replayed peak: the busiest stage's states
+  // Lower bound on the replayed step (StepLowerBounds, raised by sim::MakespanLowerBound once
+  // lowered); 0 = none.
+  double bound_s = 0;
+  // Lower bound on the replayed peak: a stage's states, plus (when pruning) the activations
+  // its schedule's order holds at once.
+  double min_peak_bytes = 0;
   // Fraction of the failure-free throughput kept through failures, checkpoints and stragglers
   // (GoodputFactor), for the time_to_train and cost objectives; 1 otherwise.
   double goodput = 1;
