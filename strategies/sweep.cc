@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
+#include "strategies/processes.h"
 #include "strategies/schedule.h"
 #include "strategies/sweep_keys.h"
 
@@ -263,11 +265,11 @@ StatusOr<bool> Replay(const Scenario& base, const std::function<bool(const Sweep
   return true;
 }
 
-// Earlier results (--resume): every whole line of the CSV, by layout key. Pruned layouts are
-// decided again (the decision depends on what else was replayed).
-std::unordered_map<std::string, SweepEntry> ReadResume(const std::string& path) {
+// Earlier results (--resume): every whole line of the CSV's text, by layout key. Pruned layouts
+// are decided again (the decision depends on what else was replayed).
+std::unordered_map<std::string, SweepEntry> ParseResume(const std::string& text) {
   std::unordered_map<std::string, SweepEntry> done;
-  std::ifstream in(path);
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     if (in.eof()) break;  // a last line without its newline was torn by a kill
@@ -297,6 +299,175 @@ Status ParallelFor(const std::vector<size_t>& items, int jobs,
   work();
   for (auto& th : pool) th.join();
   return first_error;
+}
+
+// What one process found in a phase, as bytes for Processes::AllGather: its status, then per
+// layout its index and the fields that screening or replay fill in (the key, layout and
+// training are the same on every process: Enumerate is deterministic).
+class Packer {
+ public:
+  void U64(uint64_t v) { Raw(&v, sizeof v); }
+  void F64(double v) { Raw(&v, sizeof v); }
+  void Str(const std::string& v) {
+    U64(v.size());
+    bytes_ += v;
+  }
+  std::string& bytes() { return bytes_; }
+
+ private:
+  void Raw(const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); }
+  std::string bytes_;
+};
+
+class Unpacker {
+ public:
+  explicit Unpacker(const std::string& b) : b_(b) {}
+  bool done() const { return at_ >= b_.size(); }
+  bool ok() const { return ok_; }
+  uint64_t U64() { return Raw<uint64_t>(); }
+  double F64() { return Raw<double>(); }
+  std::string Str() {
+    const uint64_t n = U64();
+    if (!ok_ || n > b_.size() - at_) {
+      ok_ = false;
+      return "";
+    }
+    std::string v = b_.substr(at_, n);
+    at_ += n;
+    return v;
+  }
+
+ private:
+  template <typename T>
+  T Raw() {
+    T v{};
+    if (b_.size() - at_ < sizeof v) {
+      ok_ = false;
+      at_ = b_.size();
+      return v;
+    }
+    std::memcpy(&v, b_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  const std::string& b_;
+  size_t at_ = 0;
+  bool ok_ = true;
+};
+
+void PackStatus(const Status& st, Packer* p) {
+  p->U64(static_cast<uint64_t>(st.code()));
+  p->Str(st.message());
+}
+
+Status UnpackStatus(Unpacker* u) {
+  const auto code = static_cast<StatusCode>(u->U64());
+  std::string message = u->Str();
+  if (!u->ok()) return Internal("sweep: a process's results arrived torn");
+  return code == StatusCode::kOk ? Status::Ok() : Status(code, std::move(message));
+}
+
+void PackEntry(size_t i, const SweepEntry& e, Packer* p) {
+  p->U64(i);
+  p->U64((e.fits ? 1 : 0) | (e.replayed ? 2 : 0) | (e.pruned ? 4 : 0));
+  for (double v : {e.step_time_s, e.tokens_per_s, e.mfu, e.bubble, e.exposed.tp, e.exposed.cp,
+                   e.exposed.ep, e.exposed.pp, e.exposed.dp, e.peak_memory_bytes, e.compute_s,
+                   e.bound_s, e.min_peak_bytes, e.goodput}) {
+    p->F64(v);
+  }
+  p->Str(e.reason);
+}
+
+// Reads one entry packed by PackEntry into its place; its index, or an error.
+StatusOr<size_t> UnpackEntry(Unpacker* u, std::vector<SweepEntry>* entries) {
+  const uint64_t i = u->U64();
+  const uint64_t flags = u->U64();
+  std::array<double, 14> v{};
+  for (double& x : v) x = u->F64();
+  std::string reason = u->Str();
+  if (!u->ok() || i >= entries->size()) {
+    return Internal("sweep: a process's results arrived torn");
+  }
+  SweepEntry& e = (*entries)[i];
+  e.fits = (flags & 1) != 0;
+  e.replayed = (flags & 2) != 0;
+  e.pruned = (flags & 4) != 0;
+  e.step_time_s = v[0];
+  e.tokens_per_s = v[1];
+  e.mfu = v[2];
+  e.bubble = v[3];
+  e.exposed.tp = v[4];
+  e.exposed.cp = v[5];
+  e.exposed.ep = v[6];
+  e.exposed.pp = v[7];
+  e.exposed.dp = v[8];
+  e.peak_memory_bytes = v[9];
+  e.compute_s = v[10];
+  e.bound_s = v[11];
+  e.min_peak_bytes = v[12];
+  e.goodput = v[13];
+  e.reason = std::move(reason);
+  return static_cast<size_t>(i);
+}
+
+bool Primary(const SweepOptions& opt) {
+  return opt.processes == nullptr || opt.processes->rank() == 0;
+}
+
+// Runs fn(i) for every i in `items` on opt.jobs threads. With several processes, each runs the
+// items at its rank modulo their number, then all exchange the entries they evaluated:
+// `arrived(i)` runs for each entry that another process evaluated, once it is in place. Every
+// process returns the first error by rank (so all of them stop together).
+Status Spread(const std::vector<size_t>& items, const SweepOptions& opt,
+              std::vector<SweepEntry>* entries, const std::function<Status(size_t)>& fn,
+              const std::function<void(size_t)>& arrived) {
+  const Processes* procs = opt.processes;
+  if (procs == nullptr || procs->size() == 1) return ParallelFor(items, opt.jobs, fn);
+  std::vector<size_t> mine;
+  for (size_t k = static_cast<size_t>(procs->rank()); k < items.size();
+       k += static_cast<size_t>(procs->size())) {
+    mine.push_back(items[k]);
+  }
+  const Status st = ParallelFor(mine, opt.jobs, fn);
+  Packer p;
+  PackStatus(st, &p);
+  if (st.ok()) {
+    for (size_t i : mine) PackEntry(i, (*entries)[i], &p);
+  }
+  PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> all, procs->AllGather(p.bytes()));
+  for (const std::string& b : all) {
+    Unpacker u(b);
+    PARASIM_RETURN_IF_ERROR(UnpackStatus(&u));
+  }
+  for (int r = 0; r < procs->size(); ++r) {
+    if (r == procs->rank()) continue;
+    Unpacker u(all[r]);
+    (void)UnpackStatus(&u);
+    while (!u.done()) {
+      PARASIM_ASSIGN_OR_RETURN(size_t i, UnpackEntry(&u, entries));
+      arrived(i);
+    }
+  }
+  return Status::Ok();
+}
+
+// Rank 0's text of the results file to resume from, and whether it could open the file for
+// writing, handed to every process.
+StatusOr<std::string> ShareFromPrimary(const SweepOptions& opt, const Status& st,
+                                       const std::string& text) {
+  if (opt.processes == nullptr || opt.processes->size() == 1) {
+    if (!st.ok()) return st;
+    return text;
+  }
+  Packer p;
+  PackStatus(st, &p);
+  p.Str(text);
+  PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> all, opt.processes->AllGather(p.bytes()));
+  Unpacker u(all[0]);
+  PARASIM_RETURN_IF_ERROR(UnpackStatus(&u));
+  std::string shared = u.Str();
+  if (!u.ok()) return Internal("sweep: rank 0's results file arrived torn");
+  return shared;
 }
 
 // The replayed layouts that fit, as far as pruning needs them: whether a layout whose replay
@@ -339,27 +510,36 @@ class PruneState {
   std::vector<Point> feasible_;
 };
 
-// Evaluate every layout on `opt.jobs` threads, appending each result to the CSV as it arrives:
-// the memory planner and the bounds for all, then the replays, most promising bound first, in
-// fixed batches (so the outcome does not depend on the thread count). A layout whose bounds
-// cannot enter the first `top` or the Pareto front among those already replayed is pruned
-// (unless opt.exhaustive). Returns how many were taken from an earlier run.
+// Evaluate every layout on `opt.jobs` threads (and over opt.processes), appending each result
+// to the CSV as it arrives: the memory planner and the bounds for all, then the replays, most
+// promising bound first, in fixed batches (so the outcome does not depend on the thread or
+// process count). A layout whose bounds cannot enter the first `top` or the Pareto front among
+// those already replayed is pruned (unless opt.exhaustive). Returns how many were taken from an
+// earlier run.
 StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const SweepOptions& opt,
                            std::vector<SweepEntry>* entries) {
-  std::unordered_map<std::string, SweepEntry> done;
-  if (opt.resume && !opt.out_csv.empty()) done = ReadResume(opt.out_csv);
+  // Rank 0 alone reads and writes the results file; the text it resumes from goes to all.
+  const bool primary = Primary(opt);
   std::ofstream csv;
   std::mutex mu;  // guards csv
-  if (!opt.out_csv.empty()) {
+  std::string earlier;
+  Status opened;
+  if (primary && !opt.out_csv.empty()) {
+    if (opt.resume) {
+      std::ifstream in(opt.out_csv);
+      earlier.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
     csv.open(opt.out_csv, opt.resume ? std::ios::app : std::ios::trunc);
     if (!csv) {
-      return InvalidArgument(
-          fmt::format("{}:1:1: error: cannot write the results file", opt.out_csv));
+      opened =
+          InvalidArgument(fmt::format("{}:1:1: error: cannot write the results file", opt.out_csv));
     }
-    if (!opt.resume || done.empty()) {
-      csv << kCsvHeader;
-      csv.flush();
-    }
+  }
+  PARASIM_ASSIGN_OR_RETURN(earlier, ShareFromPrimary(opt, opened, earlier));
+  const std::unordered_map<std::string, SweepEntry> done = ParseResume(earlier);
+  if (csv.is_open() && (!opt.resume || done.empty())) {
+    csv << kCsvHeader;
+    csv.flush();
   }
   auto write = [&](const SweepEntry& e) {
     if (!csv.is_open()) return;
@@ -377,35 +557,45 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   // Layouts taken from an earlier run keep their results, but are screened and ordered again
   // with the others, so that every pruning decision is the one the uninterrupted run made.
-  std::atomic<int64_t> resumed{0};
-  std::vector<char> cached(entries->size(), 0), candidate(entries->size(), 0);
-  PARASIM_RETURN_IF_ERROR(ParallelFor(all, opt.jobs, [&](size_t i) -> Status {
-    SweepEntry& e = (*entries)[i];
-    auto it = done.find(e.key);
-    if (it != done.end()) {
-      ++resumed;
-      cached[i] = 1;
-      if (!it->second.fits && it->second.reason.rfind("replay", 0) != 0) {
-        e.reason = it->second.reason;  // rejected by the memory planner before
-        e.peak_memory_bytes = it->second.peak_memory_bytes;
-        progress();
+  int64_t resumed = 0;
+  std::vector<char> cached(entries->size(), 0);
+  for (size_t i : all) {
+    cached[i] = done.count((*entries)[i].key) > 0 ? 1 : 0;
+    resumed += cached[i];
+  }
+  // Screening leaves a reason on a layout it rejects (or one rejected before), none on a
+  // candidate for replay.
+  auto screened = [&](size_t i) {
+    if ((*entries)[i].reason.empty()) return;
+    if (!cached[i]) write((*entries)[i]);
+    progress();
+  };
+  PARASIM_RETURN_IF_ERROR(Spread(
+      all, opt, entries,
+      [&](size_t i) -> Status {
+        SweepEntry& e = (*entries)[i];
+        if (cached[i]) {
+          const SweepEntry& c = done.at(e.key);
+          if (!c.fits && c.reason.rfind("replay", 0) != 0) {
+            e.reason = c.reason;  // rejected by the memory planner before
+            e.peak_memory_bytes = c.peak_memory_bytes;
+            progress();
+            return Status::Ok();
+          }
+        }
+        PARASIM_RETURN_IF_ERROR(Screen(base, !opt.exhaustive, &e));
+        if (!e.reason.empty()) {
+          if (!cached[i]) write(e);
+          progress();
+        }
         return Status::Ok();
-      }
-    }
-    PARASIM_RETURN_IF_ERROR(Screen(base, !opt.exhaustive, &e));
-    if (!e.reason.empty()) {
-      if (!cached[i]) write(e);
-      progress();
-    } else {
-      candidate[i] = 1;
-    }
-    return Status::Ok();
-  }));
+      },
+      screened));
   // The replays, most promising first.
   PruneState state(spec);
   std::vector<size_t> order;
   for (size_t i : all) {
-    if (candidate[i]) order.push_back(i);
+    if ((*entries)[i].reason.empty()) order.push_back(i);
   }
   auto promise = [&](size_t i) {
     const SweepEntry& e = (*entries)[i];
@@ -422,14 +612,19 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
     write(*e);
     progress();
   };
+  // What another process replayed (or pruned once lowered), as this one would have recorded it.
+  auto replayed = [&](size_t i) {
+    if ((*entries)[i].pruned || !cached[i]) write((*entries)[i]);
+    progress();
+  };
   // A lowered layout's tighter bound is checked against the state as the batch found it (the
   // state changes only between batches).
   std::function<bool(const SweepEntry&)> refuse;
   if (!opt.exhaustive) refuse = [&](const SweepEntry& e) { return state.CannotEnter(e); };
-  constexpr size_t kBatch = 16;  // replays decided together; fixed, whatever opt.jobs
-  for (size_t at = 0; at < order.size(); at += kBatch) {
+  const size_t batch = static_cast<size_t>(std::max(1, opt.batch));  // whatever opt.jobs
+  for (size_t at = 0; at < order.size(); at += batch) {
     std::vector<size_t> replay;
-    for (size_t k = at; k < std::min(order.size(), at + kBatch); ++k) {
+    for (size_t k = at; k < std::min(order.size(), at + batch); ++k) {
       SweepEntry& e = (*entries)[order[k]];
       if (!opt.exhaustive && state.CannotEnter(e)) {
         prune(&e);
@@ -437,32 +632,34 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
         replay.push_back(order[k]);
       }
     }
-    PARASIM_RETURN_IF_ERROR(ParallelFor(replay, opt.jobs, [&](size_t i) -> Status {
-      SweepEntry& e = (*entries)[i];
-      if (cached[i]) {
-        const SweepEntry& c = done.at(e.key);
-        SweepEntry r = c;
-        r.layout = e.layout;
-        r.training = e.training;
-        r.bound_s = e.bound_s;
-        r.min_peak_bytes = e.min_peak_bytes;
-        r.replayed = true;
-        e = std::move(r);
-        FillGoodput(base, &e);
-      } else {
-        PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(base, refuse, &e));
-        if (!ran) {
-          prune(&e);
+    PARASIM_RETURN_IF_ERROR(Spread(
+        replay, opt, entries,
+        [&](size_t i) -> Status {
+          SweepEntry& e = (*entries)[i];
+          if (cached[i]) {
+            SweepEntry r = done.at(e.key);
+            r.layout = e.layout;
+            r.training = e.training;
+            r.bound_s = e.bound_s;
+            r.min_peak_bytes = e.min_peak_bytes;
+            r.replayed = true;
+            e = std::move(r);
+            FillGoodput(base, &e);
+          } else {
+            PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(base, refuse, &e));
+            if (!ran) {
+              prune(&e);
+              return Status::Ok();
+            }
+            write(e);
+          }
+          progress();
           return Status::Ok();
-        }
-        write(e);
-      }
-      progress();
-      return Status::Ok();
-    }));
+        },
+        replayed));
     for (size_t i : replay) state.Add((*entries)[i]);  // a pruned one does not fit: skipped
   }
-  return resumed.load();
+  return resumed;
 }
 
 // Rank: the layouts that fit, best first by the objective, and the Pareto front of
@@ -537,6 +734,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
     (e.replayed ? out.replayed : e.pruned ? out.pruned : out.memory_rejected) += 1;
   }
   Rank(spec, entries, &out);
+  if (!Primary(opt)) return out;  // rank 0 reports and writes
   // Full reports of the leaders, replayed again (deterministic, so a resumed sweep prints the
   // same).
   const size_t top =

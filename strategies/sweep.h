@@ -19,6 +19,7 @@
 
 #include "sim/status.h"
 #include "strategies/plan.h"
+#include "strategies/processes.h"
 #include "strategies/step.h"
 
 namespace parasim {
@@ -31,8 +32,17 @@ struct SweepOptions {
   // Replay every layout that fits the memory planner, instead of skipping those whose lower
   // bounds (step time and peak memory) cannot enter the top or the Pareto front.
   bool exhaustive = false;
+  // Replays decided together (each batch against the pruning state the earlier ones left): the
+  // most workers (threads times processes) that replay at once. Part of the outcome, like the
+  // grid: the counts of pruned and replayed layouts depend on it, the ranking and the Pareto
+  // front do not.
+  int batch = 16;
   // Called from worker threads with (done, total) after each layout; may be empty.
   std::function<void(int64_t, int64_t)> progress;
+  // The processes the sweep is spread over (mpirun; strategies/processes.h), null = this one.
+  // Each process runs RunSweep; the outcome is the same as one process's, and rank 0's alone
+  // carries the leaders' reports and writes out_csv.
+  const Processes* processes = nullptr;
 };
 
 // One layout's outcome, as ranked and as written to the CSV.

@@ -17,11 +17,15 @@ std::string Runfile(const std::string& workspace_path) {
 }
 
 CliResult RunParasim(const std::string& args) {
+  return RunShell(Runfile("tools/parasim") + " " + args);
+}
+
+CliResult RunShell(const std::string& command) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string dir = tmp ? tmp : "/tmp";
   static int counter = 0;
   std::string base = dir + "/cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-  std::string cmd = Runfile("tools/parasim") + " " + args + " >" + base + ".out 2>" + base + ".err";
+  std::string cmd = "(" + command + ") >" + base + ".out 2>" + base + ".err";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -36,6 +40,26 @@ CliResult RunParasim(const std::string& args) {
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string WithoutTimings(const std::string& json) {
+  std::string out, line;
+  std::istringstream in(json);
+  while (std::getline(in, line)) {
+    if (line.find("\"elapsed_s\"") != std::string::npos ||
+        line.find("_per_second\"") != std::string::npos) {
+      continue;
+    }
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace parasim::testing

@@ -18,4 +18,13 @@ std::string Runfile(const std::string& workspace_path);
 // Runs `parasim ARGS` (ARGS is a shell-quoted string).
 CliResult RunParasim(const std::string& args);
 
+// Runs a shell command line, capturing its exit code, stdout and stderr.
+CliResult RunShell(const std::string& command);
+
+// A file's bytes ("" when it cannot be read).
+std::string Slurp(const std::string& path);
+
+// A `sweep --json` output without its wall-clock keys (elapsed_s and the rates).
+std::string WithoutTimings(const std::string& json);
+
 }  // namespace parasim::testing

@@ -19,11 +19,7 @@ namespace {
 
 using testing::Runfile;
 using testing::RunParasim;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using testing::Slurp;
 
 // Checks that elements nest and close (XML rules; HTML void elements allowed when `html`), that
 // attribute values are quoted and that '&' starts an entity. Returns "" or the first problem.

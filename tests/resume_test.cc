@@ -20,11 +20,8 @@ namespace {
 
 using testing::Runfile;
 using testing::RunParasim;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using testing::Slurp;
+using testing::WithoutTimings;
 
 size_t Lines(const std::string& path) {
   const std::string t = Slurp(path);
@@ -62,20 +59,6 @@ TEST_CASE("sweep --resume after kill -9 gives the results of an uninterrupted ru
   REQUIRE(resumed.exit_code == 0);
   CHECK(Slurp(csv) == Slurp(dir + "/whole.csv"));
   CHECK(resumed.out == whole.out);  // the same ranking, Pareto front and advice
-}
-
-// The sweep JSON without its wall-clock keys (elapsed_s and the rates).
-std::string WithoutTimings(const std::string& json) {
-  std::string out, line;
-  std::istringstream in(json);
-  while (std::getline(in, line)) {
-    if (line.find("\"elapsed_s\"") != std::string::npos ||
-        line.find("_per_second\"") != std::string::npos) {
-      continue;
-    }
-    out += line + "\n";
-  }
-  return out;
 }
 
 TEST_CASE("sweep JSON is the same with --jobs 1 and --jobs 2 but for its wall-clock keys") {

@@ -46,6 +46,7 @@ SweepOptions SweepOptionsOf(const CommonOptions& opt) {
   so.jobs =
       opt.jobs > 0 ? opt.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   so.max_layouts = opt.max_layouts;
+  so.processes = opt.processes;
   return so;
 }
 
@@ -258,10 +259,12 @@ Status SweepCommand(const CommonOptions& opt) {
   so.out_csv = opt.out;
   so.resume = opt.resume;
   so.exhaustive = opt.exhaustive;
+  so.batch = opt.batch;
+  const bool primary = opt.processes == nullptr || opt.processes->rank() == 0;
   const bool tty = isatty(fileno(stderr)) != 0;
   std::mutex mu;
   const auto start = std::chrono::steady_clock::now();
-  if (tty) {
+  if (tty && primary) {
     so.progress = [&](int64_t done, int64_t total) {
       if (done % 64 != 0 && done != total) return;
       std::lock_guard<std::mutex> lock(mu);
@@ -276,6 +279,7 @@ Status SweepCommand(const CommonOptions& opt) {
     };
   }
   PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, so));
+  if (!primary) return Status::Ok();  // rank 0 prints
   fmt::print(stderr,
              "grid_points: {}\nvalid_layouts: {}\nmemory_rejected: {}\npruned: {}\nreplayed: {}\n"
              "elapsed_s: {:.3f}\nvalid_layouts_per_second: {:.0f}\nreplays_per_second: {:.0f}\n",

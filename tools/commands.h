@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/status.h"
+#include "strategies/processes.h"
 
 namespace parasim {
 
@@ -36,6 +37,9 @@ struct CommonOptions {
   std::string out;
   bool resume = false;
   bool exhaustive = false;  // sweep: replay every layout that fits
+  int batch = 16;           // sweep: replays decided together
+  // sweep: the MPI ranks it is spread over (tools/mpi_processes.h), null = this process alone
+  const Processes* processes = nullptr;
   int64_t max_layouts = 10'000'000;
   std::vector<int64_t> gpus;  // scale: GPU counts
   bool weak = false;          // scale: fixed per-GPU batch

@@ -12,13 +12,25 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tools/commands.h"
+#include "tools/mpi_processes.h"
 
 int main(int argc, char** argv) {
   using parasim::CommonOptions;
+  // Under mpirun every rank runs this program; `sweep` spreads its layouts over them and rank 0
+  // prints (README "Sweeps over many machines").
+  auto started = parasim::StartMpi(&argc, &argv);
+  if (!started.ok()) {
+    fmt::print(stderr, "{}\n", started.status().message());
+    return started.status().exit_code();
+  }
+  std::unique_ptr<parasim::MpiProcesses> mpi = std::move(started).value();
+  const bool primary = mpi == nullptr || mpi->rank() == 0;
+  if (!primary && std::freopen("/dev/null", "w", stdout) == nullptr) return 1;
   // Under `bazel run` the working directory is the runfiles tree; resolve the user's relative
   // paths from where they typed the command.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -61,6 +73,12 @@ int main(int argc, char** argv) {
   sweep->add_flag("--exhaustive", opt.exhaustive,
                   "replay every layout that fits, also those whose lower bounds cannot enter "
                   "the top or the Pareto front (same ranking, slower)");
+  sweep
+      ->add_option("--batch", opt.batch,
+                   "replays decided together, at most the workers that replay at once "
+                   "(threads x MPI ranks; default 16); changes the pruned and replayed counts, "
+                   "not the ranking or the Pareto front")
+      ->check(CLI::Range(1, 1 << 20));
   sweep->add_option("--max-layouts", opt.max_layouts, "refuse sweeps larger than this")
       ->check(CLI::PositiveNumber);
   auto* scale = app.add_subcommand(
@@ -137,9 +155,20 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (!primary) return e.get_exit_code() == 0 ? 0 : 2;  // rank 0 prints
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  if (mpi != nullptr && mpi->size() > 1 && !sweep->parsed()) {
+    if (primary) {
+      fmt::print(stderr,
+                 "parasim: only `sweep` runs under mpirun ({} processes); run `{}` as one "
+                 "process\n",
+                 mpi->size(), app.get_subcommands().front()->get_name());
+    }
+    return 2;
+  }
+  opt.processes = mpi.get();
   try {
     parasim::Status st;
     if (run->parsed()) st = parasim::RunCommand(opt);
@@ -157,12 +186,15 @@ int main(int argc, char** argv) {
       st = counts.ok() ? (opt.gpus = *counts, parasim::ScaleCommand(opt)) : counts.status();
     }
     if (!st.ok()) {
-      fmt::print(stderr, "{}\n", st.message());
+      // Every rank of a sweep returns the same error (strategies/processes.h); rank 0 says it.
+      if (primary) fmt::print(stderr, "{}\n", st.message());
       return st.exit_code();
     }
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "parasim: internal error: {}\n", e.what());
+    // The other ranks may wait on this one in a collective: end them all.
+    if (mpi != nullptr && mpi->size() > 1) mpi->Abort(1);
     return 1;
   }
 }
