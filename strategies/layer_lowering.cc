@@ -292,6 +292,15 @@ Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {
   return Sum(ch, 0, static_cast<int>(ch.pieces.size()), ph).compute;
 }
 
+Duration LayerLowering::PhaseSerial(const Chunk& ch, Phase ph, bool ep) const {
+  const PhaseSum sum = Sum(ch, 0, static_cast<int>(ch.pieces.size()), ph);
+  Duration d = sum.compute;
+  if (d <= Duration::Zero()) return d;  // EmitSum emits nothing, collectives included
+  d += sum.comm[static_cast<int>(GroupKind::kTp)] + sum.comm[static_cast<int>(GroupKind::kCp)];
+  if (ep) d += sum.comm[static_cast<int>(GroupKind::kEp)];
+  return d;
+}
+
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
   EmitSum(stage, Sum(ch, first, last, ph), PhaseCat(ph));
 }

@@ -55,6 +55,11 @@ class LayerLowering {
   // The compute that Emit puts on a stage's compute stream for phase `ph` of all of `ch`, at
   // the kernels' uncontended durations.
   Duration PhaseCompute(const Chunk& ch, Phase ph) const;
+  // How long phase `ph` of all of `ch` holds a stage's compute stream as Emit lowers it: its
+  // compute and the exposed parts of its TP and CP collectives, which Emit puts on that stream
+  // (RankTopology::Blocking), and of its EP all-to-alls when `ep` (F&B pairs run those beside
+  // the other unit instead).
+  Duration PhaseSerial(const Chunk& ch, Phase ph, bool ep) const;
 
  private:
   // What phase `ph` of pieces [first, last) puts on the compute stream (uncontended, and

@@ -23,9 +23,11 @@ Status StepLowering::Run() {
 
 Duration StepLowering::LowerBound() {
   // Each stage's compute stream runs its units one after another, so the step lasts at least
-  // a stage's compute, plus the forwards of one micro-batch on the stages before it (its
-  // first unit waits for them) and, when the backward is not split, the backwards of one
-  // micro-batch on those stages after its last unit (which is a backward). Communication,
+  // a stage's units, plus the forwards of one micro-batch on the stages before it (its first
+  // unit waits for them) and, when the backward is not split, the backwards of one
+  // micro-batch on those stages after its last unit (which is a backward). A unit holds the
+  // stream for its compute and its blocking collectives (LayerLowering::PhaseSerial: TP and
+  // CP, and EP unless F&B pairs overlap those). Data-parallel and pipeline transfers,
   // contention and every other wait only add to this, so a layout whose bound already loses
   // cannot win once replayed.
   layers_.BuildTimes();
@@ -33,31 +35,31 @@ Duration StepLowering::LowerBound() {
   const int p = ctx_.layout.pp;
   const bool split = ctx_.schedule.splits_backward();
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  const bool ep = !PairsForwardBackward(ctx_.layout);
+  auto serial = [&](const Chunk& ch, Phase ph) { return layers_.PhaseSerial(ch, ph, ep); };
   Duration fill, drain, bound;
   // DualPipe's upward copy reaches stage s after the forwards of the stages above it: its
   // first unit waits for the nearer end only.
   std::vector<Duration> fill_up(p + 1);
   if (ctx_.schedule.bidirectional()) {
     for (int s = p - 1; s >= 0; --s) {
-      fill_up[s] =
-          fill_up[s + 1] +
-          (s + 1 < p ? layers_.PhaseCompute(layers_.chunk(s + 1, 1), Phase::kF) : Duration::Zero());
+      fill_up[s] = fill_up[s + 1] +
+                   (s + 1 < p ? serial(layers_.chunk(s + 1, 1), Phase::kF) : Duration::Zero());
     }
   }
   for (int s = 0; s < p; ++s) {
     Duration per_mb;
     for (const Chunk& ch : layers_.chunks(s)) {
-      per_mb += layers_.PhaseCompute(ch, Phase::kF) + layers_.PhaseCompute(ch, Phase::kB);
-      if (split) per_mb += layers_.PhaseCompute(ch, Phase::kW);
-      if (recompute) per_mb += layers_.PhaseCompute(ch, Phase::kR);
+      per_mb += serial(ch, Phase::kF) + serial(ch, Phase::kB);
+      if (split) per_mb += serial(ch, Phase::kW);
+      if (recompute) per_mb += serial(ch, Phase::kR);
     }
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
     const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
     bound = Max(bound, wait + stage + (split ? Duration::Zero() : drain));
     const Chunk& first = layers_.chunk(s, 0);
-    fill += layers_.PhaseCompute(first, Phase::kF);
-    drain += layers_.PhaseCompute(first, Phase::kB) +
-             (recompute ? layers_.PhaseCompute(first, Phase::kR) : Duration::Zero());
+    fill += serial(first, Phase::kF);
+    drain += serial(first, Phase::kB) + (recompute ? serial(first, Phase::kR) : Duration::Zero());
   }
   return bound;
 }
