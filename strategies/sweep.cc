@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/io.h"
 #include "strategies/goodput.h"
@@ -367,14 +368,29 @@ Status UnpackStatus(Unpacker* u) {
   return code == StatusCode::kOk ? Status::Ok() : Status(code, std::move(message));
 }
 
+// The numeric fields that screening or replay fill in, in the order they travel.
+template <typename E>
+auto Numbers(E& e) {
+  return std::array{&e.step_time_s,
+                    &e.tokens_per_s,
+                    &e.mfu,
+                    &e.bubble,
+                    &e.exposed.tp,
+                    &e.exposed.cp,
+                    &e.exposed.ep,
+                    &e.exposed.pp,
+                    &e.exposed.dp,
+                    &e.peak_memory_bytes,
+                    &e.compute_s,
+                    &e.bound_s,
+                    &e.min_peak_bytes,
+                    &e.goodput};
+}
+
 void PackEntry(size_t i, const SweepEntry& e, Packer* p) {
   p->U64(i);
   p->U64((e.fits ? 1 : 0) | (e.replayed ? 2 : 0) | (e.pruned ? 4 : 0));
-  for (double v : {e.step_time_s, e.tokens_per_s, e.mfu, e.bubble, e.exposed.tp, e.exposed.cp,
-                   e.exposed.ep, e.exposed.pp, e.exposed.dp, e.peak_memory_bytes, e.compute_s,
-                   e.bound_s, e.min_peak_bytes, e.goodput}) {
-    p->F64(v);
-  }
+  for (const double* v : Numbers(e)) p->F64(*v);
   p->Str(e.reason);
 }
 
@@ -382,9 +398,9 @@ void PackEntry(size_t i, const SweepEntry& e, Packer* p) {
 StatusOr<size_t> UnpackEntry(Unpacker* u, std::vector<SweepEntry>* entries) {
   const uint64_t i = u->U64();
   const uint64_t flags = u->U64();
-  std::array<double, 14> v{};
-  for (double& x : v) x = u->F64();
-  std::string reason = u->Str();
+  SweepEntry got;
+  for (double* v : Numbers(got)) *v = u->F64();
+  got.reason = u->Str();
   if (!u->ok() || i >= entries->size()) {
     return Internal("sweep: a process's results arrived torn");
   }
@@ -392,21 +408,10 @@ StatusOr<size_t> UnpackEntry(Unpacker* u, std::vector<SweepEntry>* entries) {
   e.fits = (flags & 1) != 0;
   e.replayed = (flags & 2) != 0;
   e.pruned = (flags & 4) != 0;
-  e.step_time_s = v[0];
-  e.tokens_per_s = v[1];
-  e.mfu = v[2];
-  e.bubble = v[3];
-  e.exposed.tp = v[4];
-  e.exposed.cp = v[5];
-  e.exposed.ep = v[6];
-  e.exposed.pp = v[7];
-  e.exposed.dp = v[8];
-  e.peak_memory_bytes = v[9];
-  e.compute_s = v[10];
-  e.bound_s = v[11];
-  e.min_peak_bytes = v[12];
-  e.goodput = v[13];
-  e.reason = std::move(reason);
+  const auto from = Numbers(std::as_const(got));
+  const auto to = Numbers(e);
+  for (size_t k = 0; k < to.size(); ++k) *to[k] = *from[k];
+  e.reason = std::move(got.reason);
   return static_cast<size_t>(i);
 }
 
@@ -435,16 +440,15 @@ Status Spread(const std::vector<size_t>& items, const SweepOptions& opt,
     for (size_t i : mine) PackEntry(i, (*entries)[i], &p);
   }
   PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> all, procs->AllGather(p.bytes()));
+  std::vector<Unpacker> from;  // each past its status
+  from.reserve(all.size());
   for (const std::string& b : all) {
-    Unpacker u(b);
-    PARASIM_RETURN_IF_ERROR(UnpackStatus(&u));
+    PARASIM_RETURN_IF_ERROR(UnpackStatus(&from.emplace_back(b)));
   }
   for (int r = 0; r < procs->size(); ++r) {
     if (r == procs->rank()) continue;
-    Unpacker u(all[r]);
-    (void)UnpackStatus(&u);
-    while (!u.done()) {
-      PARASIM_ASSIGN_OR_RETURN(size_t i, UnpackEntry(&u, entries));
+    while (!from[r].done()) {
+      PARASIM_ASSIGN_OR_RETURN(size_t i, UnpackEntry(&from[r], entries));
       arrived(i);
     }
   }
@@ -564,7 +568,7 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
     resumed += cached[i];
   }
   // Screening leaves a reason on a layout it rejects (or one rejected before), none on a
-  // candidate for replay.
+  // candidate for replay. `screened` records one screened here or by another process.
   auto screened = [&](size_t i) {
     if ((*entries)[i].reason.empty()) return;
     if (!cached[i]) write((*entries)[i]);
@@ -574,20 +578,14 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
       all, opt, entries,
       [&](size_t i) -> Status {
         SweepEntry& e = (*entries)[i];
-        if (cached[i]) {
-          const SweepEntry& c = done.at(e.key);
-          if (!c.fits && c.reason.rfind("replay", 0) != 0) {
-            e.reason = c.reason;  // rejected by the memory planner before
-            e.peak_memory_bytes = c.peak_memory_bytes;
-            progress();
-            return Status::Ok();
-          }
+        const SweepEntry* c = cached[i] ? &done.at(e.key) : nullptr;
+        if (c != nullptr && !c->fits && c->reason.rfind("replay", 0) != 0) {
+          e.reason = c->reason;  // rejected by the memory planner before
+          e.peak_memory_bytes = c->peak_memory_bytes;
+        } else {
+          PARASIM_RETURN_IF_ERROR(Screen(base, !opt.exhaustive, &e));
         }
-        PARASIM_RETURN_IF_ERROR(Screen(base, !opt.exhaustive, &e));
-        if (!e.reason.empty()) {
-          if (!cached[i]) write(e);
-          progress();
-        }
+        screened(i);
         return Status::Ok();
       },
       screened));
@@ -609,10 +607,9 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
   auto prune = [&](SweepEntry* e) {
     e->pruned = true;
     e->reason = fmt::format("{} its step is at least {:.6g} s", kPrunedNote, e->bound_s);
-    write(*e);
-    progress();
   };
-  // What another process replayed (or pruned once lowered), as this one would have recorded it.
+  // Records a layout replayed (or pruned) here or by another process; one taken from the
+  // earlier run is already in the file.
   auto replayed = [&](size_t i) {
     if ((*entries)[i].pruned || !cached[i]) write((*entries)[i]);
     progress();
@@ -628,6 +625,7 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
       SweepEntry& e = (*entries)[order[k]];
       if (!opt.exhaustive && state.CannotEnter(e)) {
         prune(&e);
+        replayed(order[k]);
       } else {
         replay.push_back(order[k]);
       }
@@ -647,13 +645,9 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
             FillGoodput(base, &e);
           } else {
             PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(base, refuse, &e));
-            if (!ran) {
-              prune(&e);
-              return Status::Ok();
-            }
-            write(e);
+            if (!ran) prune(&e);
           }
-          progress();
+          replayed(i);
           return Status::Ok();
         },
         replayed));
