@@ -118,6 +118,28 @@ Status ReadCalibration(const MapReader& m, ClusterSpec* c, const std::string& sc
   return Status::Ok();
 }
 
+// The price of one GPU-hour: one number, or a mapping from GPU id to price (a co-design sweep
+// over `gpu` prices each type; the cluster's own GPU must be among them).
+Status ReadGpuHourCost(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
+                       ClusterSpec* c) {
+  if (!m.Has("gpu_hour_cost") || !m.Node("gpu_hour_cost").IsMap()) {
+    return m.Number("gpu_hour_cost", &c->gpu_hour_cost, 0, 1e6);
+  }
+  std::vector<std::string_view> ids = cat.hardware.GpuIds();
+  ids.push_back(c->gpu.id);
+  PARASIM_ASSIGN_OR_RETURN(MapReader prices, MapReader::Open(ctx, m.Node("gpu_hour_cost"),
+                                                             m.Path("gpu_hour_cost"), ids));
+  if (!prices.Has(c->gpu.id)) {
+    std::vector<std::string> priced;
+    for (const auto& kv : prices.node()) priced.push_back(kv.first.Scalar());
+    return m.Error("gpu_hour_cost",
+                   fmt::format("no price for gpu '{}' (priced: {}); add '{}: PRICE' per GPU-hour, "
+                               "or give one price for every GPU",
+                               c->gpu.id, fmt::join(priced, ", "), c->gpu.id));
+  }
+  return prices.Number(c->gpu.id, &c->gpu_hour_cost, 0, 1e6);
+}
+
 Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
                     ClusterSpec* c, const std::string& scenario_dir) {
   PARASIM_ASSIGN_OR_RETURN(
@@ -140,7 +162,7 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
   }
   PARASIM_RETURN_IF_ERROR(m.Number("oversubscription", &c->oversubscription, 1.0, 1000.0));
   PARASIM_RETURN_IF_ERROR(m.Int("pod_gpus", &c->pod_gpus, 1, kMaxGpus));
-  PARASIM_RETURN_IF_ERROR(m.Number("gpu_hour_cost", &c->gpu_hour_cost, 0, 1e6));
+  PARASIM_RETURN_IF_ERROR(ReadGpuHourCost(ctx, m, cat, c));
   if (c->nodes * c->gpus_per_node > kMaxGpus) {
     return m.Error("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", c->nodes,
                                         c->gpus_per_node, kMaxGpus));
@@ -322,8 +344,42 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   return Status::Ok();
 }
 
-Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw) {
+// Cluster and model keys a sweep block may list to compare clusters and models (hardware
+// co-design), each with the block of the scenario it replaces a key of ("" = the model itself,
+// or for `cluster` a list of cluster fragments merged over the scenario's cluster).
+const std::vector<std::pair<std::string_view, std::string_view>>& HardwareSweepKeys() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kKeys = {
+      {"gpu", "cluster"},
+      {"nodes", "cluster"},
+      {"gpus_per_node", "cluster"},
+      {"nvlink_domain", "cluster"},
+      {"intra_node", "cluster"},
+      {"inter_node", "cluster"},
+      {"nics_per_node", "cluster"},
+      {"oversubscription", "cluster"},
+      {"pod_gpus", "cluster"},
+      {"cluster", ""},
+      {"model", ""},
+      {"layers", "model"},
+      {"hidden", "model"},
+      {"ffn_hidden", "model"},
+      {"heads", "model"},
+      {"kv_heads", "model"},
+      {"vocab", "model"}};
+  return kKeys;
+}
+
+// A hardware key of a sweep block and its values (a list, or one value), as written.
+struct HardwareAxis {
+  std::string key;
+  std::string_view block;
+  std::vector<YAML::Node> values;
+};
+
+Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw,
+                  std::vector<HardwareAxis>* hardware) {
   std::vector<std::string_view> keys(SweepableKeys().begin(), SweepableKeys().end());
+  for (const auto& [key, block] : HardwareSweepKeys()) keys.push_back(key);
   keys.push_back("objective");
   keys.push_back("top");
   PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, "sweep", keys));
@@ -344,6 +400,26 @@ Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw)
     SweepAxis axis;
     const YAML::Node& v = kv.second;
     std::string path = "sweep." + key;
+    const auto hw = std::find_if(HardwareSweepKeys().begin(), HardwareSweepKeys().end(),
+                                 [&](const auto& h) { return h.first == key; });
+    if (hw != HardwareSweepKeys().end()) {
+      if (v.IsScalar() && v.Scalar() == "auto") {
+        return ctx.ErrorAt(v, path,
+                           fmt::format("{} cannot be auto; list the values to compare, e.g. {}",
+                                       key, key == "gpu" ? "[h100-sxm5-80gb, b200]" : "[64, 128]"));
+      }
+      if (v.IsSequence() && v.size() == 0) {
+        return ctx.ErrorAt(v, path, "an empty list sweeps nothing; list the values to compare");
+      }
+      HardwareAxis a{key, hw->second, {}};
+      if (v.IsSequence()) {
+        for (size_t i = 0; i < v.size(); ++i) a.values.push_back(v[i]);
+      } else {
+        a.values.push_back(v);
+      }
+      hardware->push_back(std::move(a));
+      continue;
+    }
     if (key == "global_batch" && v.IsMap()) {
       PARASIM_ASSIGN_OR_RETURN(MapReader gb, MapReader::Open(ctx, v, path, {"max"}));
       PARASIM_RETURN_IF_ERROR(gb.Require("max"));
@@ -378,6 +454,102 @@ Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw)
       }
     }
     sw->axes.emplace_back(key, axis);
+  }
+  return Status::Ok();
+}
+
+// `root` with a catalog model id turned into `model: {extends: id}`, so that a key set under
+// it (`--set model.layers=80`, a swept model key) extends that model.
+YAML::Node ExtendingModel(const YAML::Node& root) {
+  const YAML::Node model = root["model"];
+  if (!model.IsDefined() || !model.IsScalar()) return root;
+  YAML::Node extended(YAML::NodeType::Map);
+  extended["extends"] = model.Scalar();
+  return WithNodeAt(root, {"model"}, extended);
+}
+
+// How a sweep value reads in a label: its text; for a mapping its scalar keys ("gpu=b200
+// intra_node=nvlink5"), else its place in the list.
+std::string ValueLabel(const std::string& key, const YAML::Node& v, size_t i) {
+  if (v.IsScalar()) return fmt::format("{}={}", key, v.Scalar());
+  std::vector<std::string> parts;
+  for (const auto& kv : v) {
+    if (v.IsMap() && kv.second.IsScalar()) {
+      parts.push_back(fmt::format("{}={}", kv.first.Scalar(), kv.second.Scalar()));
+    }
+  }
+  if (parts.empty()) return fmt::format("{}=inline#{}", key, i + 1);
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+// Every combination of the hardware keys' values applied to the scenario's cluster and model,
+// parsed as the scenario's own would be (errors at the swept value, naming the combination).
+Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const Catalogs& cat,
+                          const std::string& dir, const std::vector<HardwareAxis>& axes,
+                          SweepSpec* sw) {
+  if (axes.empty()) return Status::Ok();
+  size_t combos = 1;
+  for (const HardwareAxis& a : axes) combos *= a.values.size();
+  if (combos > 4096) {
+    return InvalidArgument(fmt::format(
+        "{}: error: sweep: the cluster and model keys span {} combinations, more than 4096; "
+        "list fewer values",
+        sw->where, combos));
+  }
+  std::vector<size_t> idx(axes.size(), 0);
+  for (size_t n = 0; n < combos; ++n) {
+    YAML::Node r = root;
+    std::vector<std::string> label;
+    // Whole blocks first (the model, cluster fragments), so that single keys refine them.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t a = 0; a < axes.size(); ++a) {
+        const HardwareAxis& ax = axes[a];
+        if (ax.block.empty() != (pass == 0)) continue;
+        const YAML::Node& v = ax.values[idx[a]];
+        if (ax.key == "cluster") {
+          if (!v.IsMap()) {
+            return ctx.ErrorAt(v, "sweep.cluster",
+                               "expected a list of cluster mappings, e.g. [{gpu: h100-sxm5-80gb, "
+                               "intra_node: nvlink4-h100}, {gpu: b200, intra_node: nvlink5}]");
+          }
+          r = WithNodeAt(r, {"cluster"},
+                         DeepMerge(static_cast<const YAML::Node&>(r)["cluster"], v));
+        } else if (ax.key == "model") {
+          r = WithNodeAt(r, {"model"}, v);
+        } else {
+          if (ax.block == "model") r = ExtendingModel(r);
+          r = WithNodeAt(r, {std::string(ax.block), ax.key}, v);
+        }
+      }
+    }
+    for (size_t a = 0; a < axes.size(); ++a) {
+      label.push_back(ValueLabel(axes[a].key, axes[a].values[idx[a]], idx[a]));
+    }
+    SweepHardware h;
+    h.label = fmt::format("{}", fmt::join(label, " "));
+    const YAML::Node& cr = r;
+    Status st = ParseCluster(ctx, cr["cluster"], cat, &h.cluster, dir);
+    if (st.ok()) st = ParseModel(ctx, cr["model"], cat, &h.model);
+    if (!st.ok()) {
+      return Status(st.code(),
+                    fmt::format("{} (in the sweep's combination {})", st.message(), h.label));
+    }
+    sw->hardware.push_back(std::move(h));
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (++idx[a] < axes[a].values.size()) break;
+      idx[a] = 0;
+    }
+  }
+  if (sw->objective == Objective::kCost) {
+    for (const SweepHardware& h : sw->hardware) {
+      if (h.cluster.gpu_hour_cost <= 0) {
+        return InvalidArgument(fmt::format(
+            "{}: error: sweep: objective cost compares clusters by price, but {} has none; give "
+            "cluster.gpu_hour_cost, one price per GPU-hour or one per GPU type (e.g. "
+            "{{h100-sxm5-80gb: 2.5, b200: 4.0}})",
+            sw->where, h.label));
+      }
+    }
   }
   return Status::Ok();
 }
@@ -501,7 +673,9 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   }
   if (top.Has("sweep")) {
     SweepSpec sw;
-    PARASIM_RETURN_IF_ERROR(ParseSweep(ctx, top.Node("sweep"), &sw));
+    std::vector<HardwareAxis> hardware;
+    PARASIM_RETURN_IF_ERROR(ParseSweep(ctx, top.Node("sweep"), &sw, &hardware));
+    PARASIM_RETURN_IF_ERROR(BuildSweepHardware(root, ctx, cat, dir, hardware, &sw));
     s.sweep = sw;
   }
   if (top.Has("reliability")) {
@@ -530,13 +704,7 @@ StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::s
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(input));
   YamlContext ctx{input.name, {}};
   for (const auto& s : sets) {
-    // A key set under a catalog model id extends that model: `model: {extends: id, ...}`.
-    const YAML::Node model = static_cast<const YAML::Node&>(root)["model"];
-    if (s.rfind("model.", 0) == 0 && model.IsDefined() && model.IsScalar()) {
-      YAML::Node extended(YAML::NodeType::Map);
-      extended["extends"] = model.Scalar();
-      root["model"] = extended;
-    }
+    if (s.rfind("model.", 0) == 0) root = ExtendingModel(root);
     PARASIM_RETURN_IF_ERROR(ApplySet(root, s, &ctx));
   }
   return ScenarioFromNode(root, ctx, cat);

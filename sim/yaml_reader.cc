@@ -335,6 +335,29 @@ YAML::Node DeepMerge(const YAML::Node& base, const YAML::Node& over) {
   return out;
 }
 
+YAML::Node WithNodeAt(const YAML::Node& root, const std::vector<std::string>& path,
+                      const YAML::Node& value) {
+  std::function<YAML::Node(const YAML::Node&, size_t)> set = [&](const YAML::Node& cur,
+                                                                 size_t i) -> YAML::Node {
+    if (i == path.size()) return value;
+    YAML::Node out(YAML::NodeType::Map);
+    bool found = false;
+    if (cur.IsDefined() && cur.IsMap()) {
+      for (const auto& kv : cur) {
+        if (kv.first.Scalar() == path[i]) {
+          out.force_insert(kv.first, set(kv.second, i + 1));
+          found = true;
+        } else {
+          out.force_insert(kv.first, kv.second);
+        }
+      }
+    }
+    if (!found) out.force_insert(path[i], set(YAML::Node(), i + 1));
+    return out;
+  };
+  return set(root, 0);
+}
+
 Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx) {
   std::string origin = fmt::format("--set {}", assignment);
   size_t eq = assignment.find('=');
@@ -361,26 +384,7 @@ Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx)
     }
     parts.push_back(p);
   }
-  // Walk down, rebuilding maps so that shared nodes (e.g. validation defaults) stay untouched.
-  std::function<YAML::Node(const YAML::Node&, size_t)> set = [&](const YAML::Node& cur,
-                                                                 size_t i) -> YAML::Node {
-    if (i == parts.size()) return v;
-    YAML::Node out(YAML::NodeType::Map);
-    bool found = false;
-    if (cur.IsDefined() && cur.IsMap()) {
-      for (const auto& kv : cur) {
-        if (kv.first.Scalar() == parts[i]) {
-          out.force_insert(kv.first, set(kv.second, i + 1));
-          found = true;
-        } else {
-          out.force_insert(kv.first, kv.second);
-        }
-      }
-    }
-    if (!found) out.force_insert(parts[i], set(YAML::Node(), i + 1));
-    return out;
-  };
-  root = set(root, 0);
+  root = WithNodeAt(root, parts, v);
   ctx->overrides[path] = origin;
   return Status::Ok();
 }

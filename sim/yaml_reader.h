@@ -108,6 +108,11 @@ StatusOr<std::string> ReadScalar(const YamlContext& ctx, const YAML::Node& n,
 // not copied, so their marks (line, column) survive.
 YAML::Node DeepMerge(const YAML::Node& base, const YAML::Node& over);
 
+// `root` with `value` at the key path `path` (maps along it rebuilt, so nodes shared with
+// `root` stay untouched; missing maps created). `value` is shared, so its mark survives.
+YAML::Node WithNodeAt(const YAML::Node& root, const std::vector<std::string>& path,
+                      const YAML::Node& value);
+
 // Applies "a.b.c=value" to `root` (value parsed as YAML), recording the origin in ctx.
 Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx);
 

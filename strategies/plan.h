@@ -33,8 +33,19 @@ struct SweepAxis {
 
 enum class Objective { kThroughput, kTimeToTrain, kCost, kMemory };
 
+// One cluster and model that a co-design sweep compares: the scenario with one value of each
+// cluster or model key the sweep block lists applied ("gpu=b200 nodes=64").
+struct SweepHardware {
+  std::string label;  // "key=value" per listed key, in file order
+  ClusterSpec cluster;
+  ModelSpec model;
+};
+
 struct SweepSpec {
   std::vector<std::pair<std::string, SweepAxis>> axes;  // key -> values, in file order
+  // Hardware co-design: every combination of the listed cluster and model keys, each swept over
+  // the layout axes; empty when the block lists none (the scenario's cluster and model).
+  std::vector<SweepHardware> hardware;
   int64_t global_batch_max = 0;  // {max: N}: per layout the largest multiple of dp*mb <= N
   Objective objective = Objective::kThroughput;
   int top = 10;

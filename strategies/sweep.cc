@@ -100,11 +100,46 @@ bool ParseCsv(const std::string& line, SweepEntry* e) {
   return true;
 }
 
-// The throughput an objective ranks by: time to train and cost (one cluster, one price) rank
-// by the throughput kept through failures and checkpoints, the others by tokens per second.
+// The throughput an objective ranks by: time to train ranks by the throughput kept through
+// failures and checkpoints, cost by that throughput per unit of the cluster's cost (tokens
+// per dollar, or per GPU-hour), the others by tokens per second.
 double RankedThroughput(const SweepEntry& e, Objective o) {
-  const bool kept = o == Objective::kTimeToTrain || o == Objective::kCost;
-  return kept ? e.tokens_per_s * e.goodput : e.tokens_per_s;
+  if (o == Objective::kCost) return e.tokens_per_s * e.goodput / e.cost_per_s;
+  return o == Objective::kTimeToTrain ? e.tokens_per_s * e.goodput : e.tokens_per_s;
+}
+
+// The best throughput a layout can reach: its tokens per step over its bound (goodput, at
+// most 1, only lowers it).
+double BestTokensPerS(const SweepEntry& e) {
+  const double tokens = static_cast<double>(e.training.global_batch) * e.training.seq_len;
+  return e.bound_s > 0 ? tokens / e.bound_s : std::numeric_limits<double>::infinity();
+}
+
+// What an objective ranks by, higher first (memory: the peak, negated), and the most a layout
+// can reach by its bounds.
+double RankedValue(const SweepEntry& e, Objective o) {
+  return o == Objective::kMemory ? -e.peak_memory_bytes : RankedThroughput(e, o);
+}
+double RankedBound(const SweepEntry& e, Objective o) {
+  if (o == Objective::kMemory) return -e.min_peak_bytes;
+  const double best = BestTokensPerS(e);
+  return o == Objective::kCost ? best / e.cost_per_s : best;
+}
+
+// A layout on the Pareto front's axes: throughput (higher is better) against peak memory, or
+// in a co-design sweep the throughput kept through failures against the cost per token (lower
+// is better); and the best a layout can reach on both by its bounds.
+struct FrontPoint {
+  double tokens;
+  double other;
+};
+FrontPoint FrontOf(const SweepEntry& e, bool codesign) {
+  return codesign ? FrontPoint{e.tokens_per_s * e.goodput, CostPerToken(e)}
+                  : FrontPoint{e.tokens_per_s, e.peak_memory_bytes};
+}
+FrontPoint FrontBound(const SweepEntry& e, bool codesign) {
+  const double best = BestTokensPerS(e);
+  return {best, codesign ? e.cost_per_s / best : e.min_peak_bytes};
 }
 
 bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
@@ -118,7 +153,9 @@ bool Better(const SweepEntry& a, const SweepEntry& b, Objective o) {
 }
 
 // Enumerate, part 1: the axes with typed values, and the grid's size against --max-layouts.
-StatusOr<Grid> BuildGrid(const Scenario& base, const SweepSpec& spec, const SweepOptions& opt) {
+// `before`: the points of the grids of the clusters enumerated before this one (co-design).
+StatusOr<Grid> BuildGrid(const Scenario& base, const SweepSpec& spec, const SweepOptions& opt,
+                         int64_t before) {
   Grid g;
   g.dp_auto = base.dp_auto;
   for (const auto& [name, axis] : spec.axes) {
@@ -141,11 +178,12 @@ StatusOr<Grid> BuildGrid(const Scenario& base, const SweepSpec& spec, const Swee
   }
   double points = 1;
   for (const Axis& a : g.axes) points *= static_cast<double>(a.values.size());
-  if (points > static_cast<double>(opt.max_layouts)) {
+  if (points + static_cast<double>(before) > static_cast<double>(opt.max_layouts)) {
     return InvalidArgument(fmt::format(
         "{}: error: sweep: the sweep block spans {:.3g} layouts, more than --max-layouts {}; "
         "narrow an axis (lists instead of auto) or raise --max-layouts",
-        spec.where.empty() ? base.file + ":1:1" : spec.where, points, opt.max_layouts));
+        spec.where.empty() ? base.file + ":1:1" : spec.where, points + static_cast<double>(before),
+        opt.max_layouts));
   }
   g.points = static_cast<int64_t>(points);
   return g;
@@ -153,8 +191,8 @@ StatusOr<Grid> BuildGrid(const Scenario& base, const SweepSpec& spec, const Swee
 
 // Enumerate, part 2: every grid point with dp and the global batch derived, folded onto its
 // canonical form, checked, and kept once.
-std::vector<SweepEntry> Enumerate(const Scenario& base, const SweepSpec& spec, const Grid& g) {
-  std::vector<SweepEntry> entries;
+void Enumerate(const Scenario& base, const SweepSpec& spec, const Grid& g, size_t hardware,
+               double cost_per_s, std::vector<SweepEntry>* entries) {
   std::vector<size_t> idx(g.axes.size(), 0);
   Scenario probe = base;  // CheckLayout reads the layout and training in place
   for (int64_t n = 0; n < g.points; ++n) {
@@ -186,16 +224,11 @@ std::vector<SweepEntry> Enumerate(const Scenario& base, const SweepSpec& spec, c
     probe.training = e.training;
     if (CheckLayout(probe)) continue;
     e.key = FormatLayout(l, e.training, LayoutStyle::kKey);
-    entries.push_back(std::move(e));
+    if (!spec.hardware.empty()) e.key = spec.hardware[hardware].label + " | " + e.key;
+    e.hardware = hardware;
+    e.cost_per_s = cost_per_s;
+    entries->push_back(std::move(e));
   }
-  // The same layout can arise twice (e.g. a listed value equal to the derived one).
-  std::sort(entries.begin(), entries.end(),
-            [](const SweepEntry& a, const SweepEntry& b) { return a.key < b.key; });
-  entries.erase(
-      std::unique(entries.begin(), entries.end(),
-                  [](const SweepEntry& a, const SweepEntry& b) { return a.key == b.key; }),
-      entries.end());
-  return entries;
 }
 
 // The memory planner's verdict on one layout, and for one that fits the lower bounds of its
@@ -257,6 +290,8 @@ StatusOr<bool> Replay(const Scenario& base, const std::function<bool(const Sweep
   filled.key = std::move(e->key);
   filled.bound_s = e->bound_s;
   filled.min_peak_bytes = e->min_peak_bytes;
+  filled.hardware = e->hardware;
+  filled.cost_per_s = e->cost_per_s;
   *e = std::move(filled);
   if (!e->fits) {
     e->reason = fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
@@ -479,38 +514,41 @@ StatusOr<std::string> ShareFromPrimary(const SweepOptions& opt, const Status& st
 // objective, or the Pareto front of throughput against memory.
 class PruneState {
  public:
-  PruneState(const SweepSpec& spec) : objective_(spec.objective), top_(std::max(1, spec.top)) {}
+  PruneState(const SweepSpec& spec)
+      : objective_(spec.objective),
+        top_(std::max(1, spec.top)),
+        codesign_(!spec.hardware.empty()),
+        best_on_(spec.hardware.size(), -std::numeric_limits<double>::infinity()) {}
 
   void Add(const SweepEntry& e) {
-    if (e.fits) {
-      feasible_.push_back({RankedThroughput(e, objective_), e.tokens_per_s, e.peak_memory_bytes});
-    }
+    if (!e.fits) return;
+    feasible_.push_back({RankedValue(e, objective_), FrontOf(e, codesign_)});
+    if (codesign_) best_on_[e.hardware] = std::max(best_on_[e.hardware], feasible_.back().value);
   }
-  // The best throughput a layout can reach: its tokens per step over its bound (goodput, at
-  // most 1, only lowers it).
-  static double BestTokensPerS(const SweepEntry& e) {
-    const double tokens = static_cast<double>(e.training.global_batch) * e.training.seq_len;
-    return e.bound_s > 0 ? tokens / e.bound_s : std::numeric_limits<double>::infinity();
-  }
+  // A co-design sweep also keeps every cluster's best layout: one is pruned only when a
+  // replayed layout on its own cluster already beats its bound.
   bool CannotEnter(const SweepEntry& e) const {
-    const double best_tokens = BestTokensPerS(e);
+    const double best = RankedBound(e, objective_);
+    if (codesign_ && !(best_on_[e.hardware] > best)) return false;
+    const FrontPoint front = FrontBound(e, codesign_);
     int ahead = 0;
     bool dominated = false;
     for (const Point& y : feasible_) {
-      const bool better =
-          objective_ == Objective::kMemory ? y.peak < e.min_peak_bytes : y.value > best_tokens;
-      ahead += better ? 1 : 0;
-      dominated = dominated || (y.tokens > best_tokens && y.peak <= e.min_peak_bytes);
+      ahead += y.value > best ? 1 : 0;
+      dominated = dominated || (y.front.tokens > front.tokens && y.front.other <= front.other);
     }
     return ahead >= top_ && dominated;
   }
 
  private:
   struct Point {
-    double value, tokens, peak;
+    double value;
+    FrontPoint front;
   };
   Objective objective_;
   int top_;
+  bool codesign_;
+  std::vector<double> best_on_;  // per cluster of a co-design sweep: its best ranked value
   std::vector<Point> feasible_;
 };
 
@@ -520,8 +558,8 @@ class PruneState {
 // process count). A layout whose bounds cannot enter the first `top` or the Pareto front among
 // those already replayed is pruned (unless opt.exhaustive). Returns how many were taken from an
 // earlier run.
-StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const SweepOptions& opt,
-                           std::vector<SweepEntry>* entries) {
+StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpec& spec,
+                           const SweepOptions& opt, std::vector<SweepEntry>* entries) {
   // Rank 0 alone reads and writes the results file; the text it resumes from goes to all.
   const bool primary = Primary(opt);
   std::ofstream csv;
@@ -583,7 +621,7 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
           e.reason = c->reason;  // rejected by the memory planner before
           e.peak_memory_bytes = c->peak_memory_bytes;
         } else {
-          PARASIM_RETURN_IF_ERROR(Screen(base, !opt.exhaustive, &e));
+          PARASIM_RETURN_IF_ERROR(Screen(hardware[e.hardware], !opt.exhaustive, &e));
         }
         screened(i);
         return Status::Ok();
@@ -595,10 +633,7 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
   for (size_t i : all) {
     if ((*entries)[i].reason.empty()) order.push_back(i);
   }
-  auto promise = [&](size_t i) {
-    const SweepEntry& e = (*entries)[i];
-    return spec.objective == Objective::kMemory ? -e.min_peak_bytes : PruneState::BestTokensPerS(e);
-  };
+  auto promise = [&](size_t i) { return RankedBound((*entries)[i], spec.objective); };
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const double pa = promise(a), pb = promise(b);
     if (pa != pb) return pa > pb;
@@ -640,11 +675,13 @@ StatusOr<int64_t> Evaluate(const Scenario& base, const SweepSpec& spec, const Sw
             r.training = e.training;
             r.bound_s = e.bound_s;
             r.min_peak_bytes = e.min_peak_bytes;
+            r.hardware = e.hardware;
+            r.cost_per_s = e.cost_per_s;
             r.replayed = true;
             e = std::move(r);
-            FillGoodput(base, &e);
+            FillGoodput(hardware[e.hardware], &e);
           } else {
-            PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(base, refuse, &e));
+            PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(hardware[e.hardware], refuse, &e));
             if (!ran) prune(&e);
           }
           replayed(i);
@@ -673,20 +710,20 @@ void Rank(const SweepSpec& spec, const std::vector<SweepEntry>& entries, SweepOu
             [&](const SweepEntry& a, const SweepEntry& b) { return Better(a, b, spec.objective); });
   std::vector<size_t> order(out->ranked.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const bool codesign = !spec.hardware.empty();
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const auto& x = out->ranked[a];
-    const auto& y = out->ranked[b];
-    if (x.tokens_per_s != y.tokens_per_s) return x.tokens_per_s > y.tokens_per_s;
-    if (x.peak_memory_bytes != y.peak_memory_bytes) {
-      return x.peak_memory_bytes < y.peak_memory_bytes;
-    }
+    const FrontPoint x = FrontOf(out->ranked[a], codesign);
+    const FrontPoint y = FrontOf(out->ranked[b], codesign);
+    if (x.tokens != y.tokens) return x.tokens > y.tokens;
+    if (x.other != y.other) return x.other < y.other;
     return a < b;  // exact ties: the first in the ranking (by key) stands for them
   });
-  double best_mem = std::numeric_limits<double>::infinity();
+  double best_other = std::numeric_limits<double>::infinity();
   for (size_t i : order) {
-    if (out->ranked[i].peak_memory_bytes < best_mem) {
+    const double other = FrontOf(out->ranked[i], codesign).other;
+    if (other < best_other) {
       out->pareto.push_back(i);
-      best_mem = out->ranked[i].peak_memory_bytes;
+      best_other = other;
     }
   }
 }
@@ -702,10 +739,39 @@ Status WriteCsv(const std::string& path, const SweepOutcome& out,
   return WriteFileAtomic(path, text);
 }
 
+// The scenarios a sweep replays on: the base, or for a co-design sweep one per cluster and
+// model it compares.
+std::vector<Scenario> SweepHardwareScenarios(const Scenario& base) {
+  if (!base.sweep || base.sweep->hardware.empty()) return {base};
+  std::vector<Scenario> out;
+  for (const SweepHardware& h : base.sweep->hardware) {
+    Scenario s = base;
+    s.cluster = h.cluster;
+    s.model = h.model;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
+
+bool SweepPriced(const Scenario& base) {
+  if (!base.sweep || base.sweep->hardware.empty()) return base.cluster.gpu_hour_cost > 0;
+  return std::all_of(base.sweep->hardware.begin(), base.sweep->hardware.end(),
+                     [](const SweepHardware& h) { return h.cluster.gpu_hour_cost > 0; });
+}
+
+double CostPerToken(const SweepEntry& e) {
+  const double kept = e.tokens_per_s * e.goodput;
+  return kept > 0 ? e.cost_per_s / kept : std::numeric_limits<double>::infinity();
+}
 
 Scenario WithLayout(const Scenario& base, const SweepEntry& e) {
   Scenario s = base;
+  if (base.sweep && e.hardware < base.sweep->hardware.size()) {
+    s.cluster = base.sweep->hardware[e.hardware].cluster;
+    s.model = base.sweep->hardware[e.hardware].model;
+  }
   s.layout = e.layout;
   s.training = e.training;
   s.dp_auto = false;
@@ -719,11 +785,27 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   SweepOutcome out;
   out.base_global_batch = base.training.global_batch;
   const SweepSpec spec = base.sweep ? *base.sweep : SweepSpec{};
-  PARASIM_ASSIGN_OR_RETURN(Grid grid, BuildGrid(base, spec, opt));
-  out.grid_points = grid.points;
-  std::vector<SweepEntry> entries = Enumerate(base, spec, grid);
+  const std::vector<Scenario> hardware = SweepHardwareScenarios(base);
+  const bool priced = SweepPriced(base);
+  std::vector<SweepEntry> entries;
+  for (size_t h = 0; h < hardware.size(); ++h) {
+    const Scenario& v = hardware[h];
+    // --max-layouts bounds the grids of all the clusters together.
+    PARASIM_ASSIGN_OR_RETURN(Grid grid, BuildGrid(v, spec, opt, out.grid_points));
+    out.grid_points += grid.points;
+    const double cost_per_s =
+        static_cast<double>(v.cluster.gpus()) * (priced ? v.cluster.gpu_hour_cost : 1.0) / 3600;
+    Enumerate(v, spec, grid, h, cost_per_s, &entries);
+  }
+  // The same layout can arise twice (e.g. a listed value equal to the derived one).
+  std::sort(entries.begin(), entries.end(),
+            [](const SweepEntry& a, const SweepEntry& b) { return a.key < b.key; });
+  entries.erase(
+      std::unique(entries.begin(), entries.end(),
+                  [](const SweepEntry& a, const SweepEntry& b) { return a.key == b.key; }),
+      entries.end());
   out.valid_layouts = static_cast<int64_t>(entries.size());
-  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(base, spec, opt, &entries));
+  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(hardware, spec, opt, &entries));
   for (const SweepEntry& e : entries) {
     (e.replayed ? out.replayed : e.pruned ? out.pruned : out.memory_rejected) += 1;
   }
@@ -734,9 +816,10 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   const size_t top =
       std::min<size_t>(out.ranked.size(), static_cast<size_t>(std::max(1, spec.top)));
   for (size_t i = 0; i < top; ++i) {
-    PARASIM_ASSIGN_OR_RETURN(StepReport r,
-                             SimulateStep(base.model, out.ranked[i].training, out.ranked[i].layout,
-                                          base.cluster, StepOptions{}));
+    const Scenario& v = hardware[out.ranked[i].hardware];
+    PARASIM_ASSIGN_OR_RETURN(
+        StepReport r, SimulateStep(v.model, out.ranked[i].training, out.ranked[i].layout, v.cluster,
+                                   StepOptions{}));
     out.top_reports.push_back(std::move(r));
   }
   if (!opt.out_csv.empty()) PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out, entries));

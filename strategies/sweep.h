@@ -71,6 +71,11 @@ struct SweepEntry {
   // Fraction of the failure-free throughput kept through failures, checkpoints and stragglers
   // (GoodputFactor), for the time_to_train and cost objectives; 1 otherwise.
   double goodput = 1;
+  // Co-design sweeps: the cluster and model it runs on (an index into the sweep's hardware; 0
+  // otherwise), and what that cluster costs per second: GPUs x price per GPU-hour / 3600, or
+  // GPU-hours per second when not every cluster of the sweep is priced.
+  size_t hardware = 0;
+  double cost_per_s = 0;
 };
 
 struct SweepOutcome {
@@ -91,15 +96,23 @@ struct SweepOutcome {
   double replays_per_second = 0;
   std::vector<SweepEntry> ranked;  // feasible, best first
   SweepEntry leanest;  // when nothing fits: the valid layout closest to fitting (its reason)
-  std::vector<size_t> pareto;           // indices into ranked: throughput vs memory headroom
+  // Indices into ranked, fastest first: throughput vs peak memory, or (co-design sweeps)
+  // throughput vs cost per token. No other layout is both faster and lower on the other axis.
+  std::vector<size_t> pareto;
   std::vector<StepReport> top_reports;  // full reports of the first `top` ranked layouts
   int64_t base_global_batch = 0;
 };
 
 StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& options);
 
-// The base scenario with an entry's layout and training applied.
+// The base scenario with an entry's layout and training (and a co-design sweep's cluster and
+// model) applied.
 Scenario WithLayout(const Scenario& base, const SweepEntry& e);
+// Whether every cluster a co-design sweep compares has a price (cost_per_s is then money).
+bool SweepPriced(const Scenario& base);
+// What one token costs on an entry's layout: money (or GPU-hours, unpriced) per token, through
+// failures when the sweep models goodput.
+double CostPerToken(const SweepEntry& e);
 
 // The largest non-compute share of a step, in words ("exposed TP communication (12%)").
 std::string Bottleneck(const StepReport& r);

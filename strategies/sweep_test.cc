@@ -209,6 +209,99 @@ TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exh
   }
 }
 
+// The best ranked layout of each cluster of a co-design sweep, by key ("" when none fits).
+std::vector<std::string> BestPerCluster(const SweepOutcome& r, size_t clusters) {
+  std::vector<std::string> best(clusters);
+  for (const SweepEntry& e : r.ranked) {
+    if (best[e.hardware].empty()) best[e.hardware] = e.key;
+  }
+  return best;
+}
+
+TEST_CASE("co-design: clusters and models swept with the layouts, ranked by cost, pruned exactly") {
+  Scenario s = Load("scenarios/llama3-70b-cluster-codesign.yaml");
+  REQUIRE(s.sweep->hardware.size() == 6);  // 3 GPU types x 2 sizes
+  for (Objective objective : {Objective::kCost, Objective::kTimeToTrain, Objective::kMemory}) {
+    CAPTURE(static_cast<int>(objective));
+    s.sweep->objective = objective;
+    SweepOptions o;
+    o.jobs = 2;
+    o.exhaustive = true;
+    auto all = RunSweep(s, o);
+    REQUIRE_MESSAGE(all.ok(), all.status().message());
+    o.exhaustive = false;
+    auto pruned = RunSweep(s, o);
+    REQUIRE(pruned.ok());
+    CHECK(pruned->pruned > 0);
+    CheckSameAnswer(*pruned, *all, s.sweep->top);
+    // Every cluster's best layout is found too, though most are far from the top.
+    CHECK(BestPerCluster(*pruned, 6) == BestPerCluster(*all, 6));
+    for (const std::string& best : BestPerCluster(*all, 6)) CHECK(!best.empty());
+    for (const SweepEntry& e : all->ranked) {
+      CAPTURE(e.key);
+      const SweepHardware& h = s.sweep->hardware[e.hardware];
+      // Each layout spans its own cluster, is named by it, and is priced by its GPU type.
+      CHECK(e.layout.gpus() == h.cluster.gpus());
+      CHECK(e.key.rfind(h.label + " | ", 0) == 0);
+      CHECK(WithLayout(s, e).cluster.gpu.id == h.cluster.gpu.id);
+      CHECK(e.cost_per_s == doctest::Approx(h.cluster.gpus() * h.cluster.gpu_hour_cost / 3600));
+    }
+    if (objective == Objective::kCost) {
+      for (size_t i = 1; i < all->ranked.size(); ++i) {
+        CHECK(CostPerToken(all->ranked[i - 1]) <= CostPerToken(all->ranked[i]));
+      }
+    }
+    // The front: each point faster than the next and dearer per token.
+    for (size_t k = 1; k < all->pareto.size(); ++k) {
+      const SweepEntry& a = all->ranked[all->pareto[k - 1]];
+      const SweepEntry& b = all->ranked[all->pareto[k]];
+      CHECK(a.tokens_per_s > b.tokens_per_s);
+      CHECK(CostPerToken(a) > CostPerToken(b));
+    }
+  }
+  // Priced by GPU type: 512 B200 cost 512 x 3.75 per hour.
+  const auto& last = s.sweep->hardware.back();
+  CHECK(last.cluster.gpu.id == "b200");
+  CHECK(last.cluster.gpus() * last.cluster.gpu_hour_cost == doctest::Approx(512 * 3.75));
+}
+
+TEST_CASE("co-design: a swept model key extends the scenario's catalog model") {
+  static const Catalogs cat = *LoadCatalogs();
+  auto m = LoadScenario("scenarios/llama3-70b-cluster-codesign.yaml",
+                        {"sweep.layers=[80, 40]", "sweep.nodes=32"}, cat);
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  const auto& hw = m->sweep->hardware;
+  REQUIRE(hw.size() == 6);  // 3 GPU types x 2 depths, on 32 nodes
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(*m, o);
+  REQUIRE(r.ok());
+  const std::vector<std::string> best = BestPerCluster(*r, hw.size());
+  for (size_t h = 0; h < hw.size(); ++h) {
+    CAPTURE(hw[h].label);
+    CHECK(hw[h].cluster.gpus() == 256);
+    const bool shallow = hw[h].label.find("layers=40") != std::string::npos;
+    CHECK(hw[h].model.layers == (shallow ? 40 : 80));
+    CHECK(hw[h].model.hidden == 8192);  // the rest of Llama 3 70B
+    REQUIRE(!best[h].empty());
+  }
+  // Half the layers on the same cluster: a faster best layout.
+  auto tokens = [&](const std::string& key) {
+    for (const SweepEntry& e : r->ranked) {
+      if (e.key == key) return e.tokens_per_s;
+    }
+    return 0.0;
+  };
+  for (size_t h = 0; h < hw.size(); ++h) {
+    for (size_t g = 0; g < hw.size(); ++g) {
+      if (hw[g].cluster.gpu.id == hw[h].cluster.gpu.id && hw[h].model.layers == 80 &&
+          hw[g].model.layers == 40) {
+        CHECK(tokens(best[g]) > 1.5 * tokens(best[h]));
+      }
+    }
+  }
+}
+
 TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
   SweepOptions o;

@@ -17,6 +17,7 @@ namespace {
 
 using testing::Runfile;
 using testing::RunParasim;
+using testing::Slurp;
 
 // The step time of a `run --json` output.
 double StepTime(const std::string& json) {
@@ -115,6 +116,38 @@ TEST_CASE("sweep prints the ranking and its speed; --json has the keys scripts r
   auto big = RunParasim("sweep --max-layouts 100 " + f);
   CHECK(big.exit_code == 2);
   CHECK(big.err.find("--max-layouts") != std::string::npos);
+}
+
+TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the report") {
+  const std::string f = Runfile("scenarios/llama3-70b-cluster-codesign.yaml");
+  auto r = RunParasim("sweep --jobs 2 " + f);
+  REQUIRE(r.exit_code == 0);
+  for (const char* text :
+       {"(6 clusters)", "Best layout on each cluster:", "gpu=h200-sxm-141gb nodes=64",
+        "gpu=b200 intra_node=nvlink5 nodes=32: TP", "per million tokens", "days to train",
+        "Pareto front (throughput vs cost per token)", "another cluster ("}) {
+    CAPTURE(text);
+    CHECK(r.out.find(text) != std::string::npos);
+  }
+  CHECK(r.out.find("no layout of the sweep fits") == std::string::npos);
+  auto j = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(j.exit_code == 0);
+  for (const char* key : {"\"clusters\"", "\"hardware\"", "\"cost_per_million_tokens\"",
+                          "\"time_to_train_s\"", "\"cost\""}) {
+    CAPTURE(key);
+    CHECK(j.out.find(key) != std::string::npos);
+  }
+  // The report plots every cluster's layouts by cost per token, from the scenario or the JSON.
+  const std::string html = std::string(std::getenv("TEST_TMPDIR")) + "/codesign.html";
+  REQUIRE(RunParasim("report --out " + html + " " + f).exit_code == 0);
+  CHECK(Slurp(html).find("Throughput vs cost per token, every cluster") != std::string::npos);
+  const std::string json = std::string(std::getenv("TEST_TMPDIR")) + "/codesign.json";
+  {
+    std::ofstream out(json);
+    out << j.out;
+  }
+  REQUIRE(RunParasim("report --from " + json + " --out " + html).exit_code == 0);
+  CHECK(Slurp(html).find("cost per million tokens") != std::string::npos);
 }
 
 TEST_CASE("scale and advice work on every example scenario") {

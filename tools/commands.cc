@@ -286,6 +286,29 @@ Status SweepCommand(const CommonOptions& opt) {
              r.grid_points, r.valid_layouts, r.memory_rejected, r.pruned, r.replayed, r.elapsed_s,
              r.valid_layouts_per_second, r.replays_per_second);
   const size_t top = r.top_reports.size();
+  // A co-design sweep names each layout's cluster and model and prices its tokens.
+  const bool codesign = s.sweep && !s.sweep->hardware.empty();
+  const bool priced = SweepPriced(s);
+  auto named = [&](const SweepEntry& e) {
+    const std::string layout = FormatLayout(e.layout, e.training, LayoutStyle::kShort);
+    return codesign ? s.sweep->hardware[e.hardware].label + ": " + layout : layout;
+  };
+  // A co-design sweep's answer per cluster: its best layout (ranked is best first), or none.
+  std::vector<const SweepEntry*> best_on(codesign ? s.sweep->hardware.size() : 0, nullptr);
+  for (const SweepEntry& e : r.ranked) {
+    if (codesign && best_on[e.hardware] == nullptr) best_on[e.hardware] = &e;
+  }
+  auto train_s = [&](const SweepEntry& e) {
+    return s.training.tokens / (e.tokens_per_s * e.goodput);
+  };
+  // "1.20M tokens/s, costs 0.445 per million tokens, 9.7 days to train"
+  auto priced_text = [&](const SweepEntry& e) {
+    return fmt::format(
+        "{:>9} tokens/s, {} per million tokens{}", Human(e.tokens_per_s * e.goodput),
+        priced ? fmt::format("costs {:.4g}", 1e6 * CostPerToken(e))
+               : fmt::format("{:.4g} GPU-hours", 1e6 * CostPerToken(e)),
+        s.training.tokens > 0 ? fmt::format(", {} to train", Seconds(train_s(e))) : "");
+  };
   if (opt.json) {
     Json j = Json::Object();
     j.Set("scenario", s.name).Set("grid_points", r.grid_points);
@@ -303,52 +326,106 @@ Status SweepCommand(const CommonOptions& opt) {
         }
       }
       o.Set("rank", static_cast<int64_t>(i + 1)).Set("bottleneck", Bottleneck(r.top_reports[i]));
+      if (codesign) {
+        o.Set("hardware", s.sweep->hardware[r.ranked[i].hardware].label);
+        o.Set(priced ? "cost_per_million_tokens" : "gpu_hours_per_million_tokens",
+              1e6 * CostPerToken(r.ranked[i]));
+      }
       res.Push(o);
     }
     j.Set("results", res);
     Json pareto = Json::Array();
-    for (size_t i : r.pareto)
-      pareto.Push(FormatLayout(r.ranked[i].layout, r.ranked[i].training, LayoutStyle::kShort));
+    for (size_t i : r.pareto) pareto.Push(named(r.ranked[i]));
     j.Set("pareto", pareto);
+    if (codesign) {
+      Json clusters = Json::Array();
+      for (size_t h = 0; h < best_on.size(); ++h) {
+        Json c = Json::Object();
+        c.Set("hardware", s.sweep->hardware[h].label);
+        c.Set("gpus", s.sweep->hardware[h].cluster.gpus());
+        c.Set("fits", best_on[h] != nullptr);
+        if (const SweepEntry* e = best_on[h]) {
+          c.Set("layout", FormatLayout(e->layout, e->training, LayoutStyle::kShort));
+          c.Set("tokens_per_s", e->tokens_per_s * e->goodput);
+          c.Set(priced ? "cost_per_million_tokens" : "gpu_hours_per_million_tokens",
+                1e6 * CostPerToken(*e));
+          if (s.training.tokens > 0) c.Set("time_to_train_s", train_s(*e));
+        }
+        clusters.Push(c);
+      }
+      j.Set("clusters", clusters);
+    }
     EmitJson(opt, j);
     return Status::Ok();
   }
+  const std::string over = codesign ? fmt::format("{} clusters", s.sweep->hardware.size())
+                                    : fmt::format("{} x {}", s.cluster.gpus(), s.cluster.gpu.id);
   fmt::print(
-      "{}: {} grid points ({} x {}): {} valid layouts, {} over memory by the planner, {} "
+      "{}: {} grid points ({}): {} valid layouts, {} over memory by the planner, {} "
       "replayed, {} fit\n\n",
-      s.name.empty() ? s.file : s.name, r.grid_points, s.cluster.gpus(), s.cluster.gpu.id,
-      r.valid_layouts, r.memory_rejected, r.replayed, r.feasible);
+      s.name.empty() ? s.file : s.name, r.grid_points, over, r.valid_layouts, r.memory_rejected,
+      r.replayed, r.feasible);
   if (r.ranked.empty()) {
     fmt::print("No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n");
     return Status::Ok();
   }
-  const double cap = s.cluster.gpu.memory.gib();
-  fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>6} {:>7} {:>13} {:>12}  {}\n", "#", "layout", "step",
-             "tokens/s", "MFU", "bubble", "exposed comm", "peak memory", "bottleneck");
+  auto cap = [&](const SweepEntry& e) { return WithLayout(s, e).cluster.gpu.memory.gib(); };
+  size_t width = 40;
+  for (size_t i = 0; i < top; ++i) width = std::max(width, named(r.ranked[i]).size());
+  fmt::print("{:>3}  {:<{}} {:>10} {:>9} {:>6} {:>7} {:>13} {:>12}  {}\n", "#", "layout", width,
+             "step", "tokens/s", "MFU", "bubble", "exposed comm", "peak memory", "bottleneck");
   for (size_t i = 0; i < top; ++i) {
     const StepReport& rep = r.top_reports[i];
     const SweepEntry& e = r.ranked[i];
     const double peak =
         Bytes(*std::max_element(rep.peak_memory_bytes.begin(), rep.peak_memory_bytes.end())).gib();
-    fmt::print("{:>3}  {:<40} {:>10} {:>9} {:>5.1f}% {:>6.1f}% {:>13} {:>12}  {}\n", i + 1,
-               FormatLayout(e.layout, e.training, LayoutStyle::kShort), Seconds(rep.step_time_s),
-               Human(rep.tokens_per_s), 100 * rep.mfu, 100 * rep.bubble_fraction,
+    fmt::print("{:>3}  {:<{}} {:>10} {:>9} {:>5.1f}% {:>6.1f}% {:>13} {:>12}  {}\n", i + 1,
+               named(e), width, Seconds(rep.step_time_s), Human(rep.tokens_per_s), 100 * rep.mfu,
+               100 * rep.bubble_fraction,
                fmt::format("{} {:.0f}%", Seconds(rep.exposed.total()),
                            100 * rep.exposed.total() / rep.step_time_s),
-               fmt::format("{:.1f}/{:.0f} GiB", peak, cap), Bottleneck(rep));
+               fmt::format("{:.1f}/{:.0f} GiB", peak, cap(e)), Bottleneck(rep));
   }
-  fmt::print("\nPareto front (throughput vs memory headroom), fastest first:\n");
+  if (codesign) {
+    fmt::print("\nBest layout on each cluster:\n");
+    for (size_t h = 0; h < best_on.size(); ++h) {
+      const SweepEntry* e = best_on[h];
+      const std::string& label = s.sweep->hardware[h].label;
+      if (e == nullptr) {
+        fmt::print("  {:<{}} no layout of the sweep fits\n", label, width / 2);
+        continue;
+      }
+      fmt::print("  {:<{}} {:<28} {}\n", label, width / 2,
+                 FormatLayout(e->layout, e->training, LayoutStyle::kShort), priced_text(*e));
+    }
+    fmt::print("\nPareto front (throughput vs cost per token), fastest first:\n");
+  } else {
+    fmt::print("\nPareto front (throughput vs memory headroom), fastest first:\n");
+  }
   for (size_t k = 0; k < r.pareto.size() && k < 10; ++k) {
     const size_t i = r.pareto[k];
     const SweepEntry& e = r.ranked[i];
-    fmt::print("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1,
-               FormatLayout(e.layout, e.training, LayoutStyle::kShort), Human(e.tokens_per_s),
-               cap - Bytes(e.peak_memory_bytes).gib());
+    if (!codesign) {
+      fmt::print("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1, named(e),
+                 Human(e.tokens_per_s), cap(e) - Bytes(e.peak_memory_bytes).gib());
+      continue;
+    }
+    fmt::print("  #{:<5} {:<{}} {}\n", i + 1, named(e), width, priced_text(e));
   }
   if (top > 1) {
     fmt::print("\nWhy the runners-up lose to #1:\n");
+    const SweepEntry& first = r.ranked[0];
     for (size_t i = 1; i < top; ++i) {
-      fmt::print("  #{:<3} {}\n", i + 1, WhyBehind(r.ranked[i], r.ranked[0]));
+      const SweepEntry& e = r.ranked[i];
+      if (codesign && e.hardware != first.hardware) {
+        // Another cluster: the step's parts do not compare, its price and speed do.
+        fmt::print("  #{:<3} another cluster ({}): {:+.1f}% cost per token, {:+.1f}% throughput\n",
+                   i + 1, s.sweep->hardware[e.hardware].label,
+                   100 * (CostPerToken(e) / CostPerToken(first) - 1),
+                   100 * (e.tokens_per_s * e.goodput / (first.tokens_per_s * first.goodput) - 1));
+        continue;
+      }
+      fmt::print("  #{:<3} {}\n", i + 1, WhyBehind(e, first));
     }
   }
   const SweepEntry& best = r.ranked[0];

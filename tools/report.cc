@@ -362,22 +362,37 @@ std::string StackedBars(const std::string& title, const std::vector<std::string>
 
 namespace {
 
-// One layout on the throughput vs memory scatter.
+// One layout on a throughput scatter: its x (peak memory in GiB, or cost per million tokens).
 struct ScatterPoint {
-  double memory_bytes;
+  double x;
   double tokens_per_s;
   bool front;         // on the Pareto front: drawn larger, in red
   std::string title;  // hover text
 };
 
-// Throughput vs peak memory per GPU, both axes ticked and labelled from 0.
+// The scatter's x axis: what it shows, the least span drawn (the memory capacity), and a tick.
+struct ScatterAxis {
+  std::string label;
+  double min_span;
+  std::function<std::string(double)> tick;
+};
+ScatterAxis MemoryAxis(double capacity_bytes) {
+  return {"peak memory per GPU", Bytes(capacity_bytes).gib(),
+          [](double v) { return fmt::format("{:g} GiB", v); }};
+}
+ScatterAxis CostAxis(bool priced) {
+  return {priced ? "cost per million tokens" : "GPU-hours per million tokens", 0,
+          [](double v) { return fmt::format("{:g}", v); }};
+}
+
+// Throughput against x, both axes ticked and labelled from 0.
 std::string ScatterSvg(const std::string& title, const std::vector<ScatterPoint>& pts,
-                       double min_memory_span, int width) {
+                       const ScatterAxis& axis, int width) {
   const int height = 420, left = 90, top = 30, pw = width - left - 30, ph = height - top - 60;
-  double max_t = 1, max_m = std::max(1.0, min_memory_span);
+  double max_t = 1, max_m = axis.min_span > 0 ? axis.min_span : 1e-9;
   for (const ScatterPoint& p : pts) {
     max_t = std::max(max_t, p.tokens_per_s);
-    max_m = std::max(max_m, p.memory_bytes);
+    max_m = std::max(max_m, p.x);
   }
   max_t = std::ceil(max_t / TickStep(max_t)) * TickStep(max_t);  // end on a tick
   std::string svg = fmt::format(
@@ -393,21 +408,19 @@ std::string ScatterSvg(const std::string& title, const std::vector<ScatterPoint>
         "y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
         left, Num(y), left + pw, Num(y), left - 6, Num(y + 4), AxisCount(t));
   }
-  const double gib = Bytes(max_m).gib();
-  svg +=
-      XTicks(gib, left, pw, top + ph, [](double v, double) { return fmt::format("{:g} GiB", v); });
+  svg += XTicks(max_m, left, pw, top + ph, [&](double v, double) { return axis.tick(v); });
   for (const ScatterPoint& p : pts) {
     svg += fmt::format(
         "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.7\"><title>{}</title>"
         "</circle>\n",
-        Num(left + p.memory_bytes / max_m * pw), Num(top + ph - p.tokens_per_s / max_t * ph),
-        p.front ? 5 : 3, p.front ? "#e15759" : "#4e79a7", XmlEscape(p.title));
+        Num(left + p.x / max_m * pw), Num(top + ph - p.tokens_per_s / max_t * ph), p.front ? 5 : 3,
+        p.front ? "#e15759" : "#4e79a7", XmlEscape(p.title));
   }
   svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">peak memory per "
-      "GPU</text>\n<text x=\"16\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 16 {})\" "
+      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n<text "
+      "x=\"16\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 16 {})\" "
       "text-anchor=\"middle\">tokens/s</text>\n</svg>\n",
-      left + pw / 2, height - 8, top + ph / 2, top + ph / 2);
+      left + pw / 2, height - 8, XmlEscape(axis.label), top + ph / 2, top + ph / 2);
   return svg;
 }
 
@@ -583,15 +596,29 @@ std::string ReportHtml(const ReportInput& in) {
                      sw.replayed, sw.feasible);
     std::vector<bool> front(sw.ranked.size(), false);
     for (size_t i : sw.pareto) front[i] = true;
+    // A co-design sweep plots what each cluster's layouts cost per token; others their memory.
+    const Scenario& base = *in.scenario;
+    const bool codesign = base.sweep && !base.sweep->hardware.empty();
+    const bool priced = SweepPriced(base);
     std::vector<ScatterPoint> pts;
     for (size_t i = 0; i < sw.ranked.size(); ++i) {
       const auto& e = sw.ranked[i];
-      pts.push_back({e.peak_memory_bytes, e.tokens_per_s, front[i],
-                     fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, e.key, e.tokens_per_s,
-                                 FormatBytes(Bytes(e.peak_memory_bytes)))});
+      const double x = codesign ? 1e6 * CostPerToken(e) : Bytes(e.peak_memory_bytes).gib();
+      pts.push_back(
+          {x, codesign ? e.tokens_per_s * e.goodput : e.tokens_per_s, front[i],
+           codesign ? fmt::format("#{} {}: {:.0f} tokens/s, {:.4g} {}", i + 1, e.key,
+                                  e.tokens_per_s * e.goodput, x,
+                                  priced ? "per million tokens" : "GPU-hours per million tokens")
+                    : fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, e.key, e.tokens_per_s,
+                                  FormatBytes(Bytes(e.peak_memory_bytes)))});
     }
-    h += ScatterSvg("Throughput vs peak memory per GPU (red: Pareto front)", pts, r.capacity_bytes,
-                    1200);
+    if (codesign) {
+      h += ScatterSvg("Throughput vs cost per token, every cluster (red: Pareto front)", pts,
+                      CostAxis(priced), 1200);
+    } else {
+      h += ScatterSvg("Throughput vs peak memory per GPU (red: Pareto front)", pts,
+                      MemoryAxis(r.capacity_bytes), 1200);
+    }
     h += "<table>\n<tr><th>#</th><th class=\"l\">layout</th><th>step</th><th>tokens/s</th><th>"
          "MFU</th><th>bubble</th><th>peak memory</th></tr>\n";
     for (size_t i = 0; i < sw.ranked.size() && i < 10; ++i) {
@@ -737,18 +764,31 @@ std::string SweepHtml(const YAML::Node& root) {
       XmlEscape(root["scenario"].as<std::string>("")), D(root, "grid_points"),
       D(root, "valid_layouts"), D(root, "replayed"), D(root, "feasible"), D(root, "elapsed_s"));
   const YAML::Node res = root["results"];
+  // A co-design sweep's results carry their cluster and cost per token.
+  const bool codesign = root["clusters"].IsDefined();
+  const bool priced = codesign && res.size() > 0 && res[0]["cost_per_million_tokens"].IsDefined();
+  const char* cost_key = priced ? "cost_per_million_tokens" : "gpu_hours_per_million_tokens";
   double capacity = 1;
   std::vector<ScatterPoint> pts;
   for (const auto& r : res) {
     double peak = 0;
     for (const auto& b : r["peak_memory_bytes"]) peak = std::max(peak, b.as<double>());
     capacity = std::max(capacity, D(r, "memory_capacity_bytes"));
-    pts.push_back(
-        {peak, D(r, "tokens_per_s"), false,
-         fmt::format("#{} {}: {:.0f} tokens/s, {}", r["rank"].as<int>(0), LayoutOf(r["layout"]),
-                     D(r, "tokens_per_s"), FormatBytes(Bytes(peak)))});
+    const std::string what =
+        codesign ? fmt::format("{}: {}", r["hardware"].as<std::string>(""), LayoutOf(r["layout"]))
+                 : LayoutOf(r["layout"]);
+    pts.push_back({codesign ? D(r, cost_key) : Bytes(peak).gib(), D(r, "tokens_per_s"), false,
+                   fmt::format("#{} {}: {:.0f} tokens/s, {}", r["rank"].as<int>(0), what,
+                               D(r, "tokens_per_s"),
+                               codesign ? fmt::format("{:.4g} {}", D(r, cost_key), cost_key)
+                                        : FormatBytes(Bytes(peak)))});
   }
-  h += ScatterSvg("Throughput vs peak memory of the top layouts", pts, capacity, 1000);
+  if (codesign) {
+    h += ScatterSvg("Throughput vs cost per token of the top layouts", pts, CostAxis(priced), 1000);
+  } else {
+    h +=
+        ScatterSvg("Throughput vs peak memory of the top layouts", pts, MemoryAxis(capacity), 1000);
+  }
   h += "<table>\n<tr><th>#</th><th class=\"l\">layout</th><th>step (s)</th><th>tokens/s</th>"
        "<th>MFU</th><th>bubble</th><th class=\"l\">bottleneck</th></tr>\n";
   for (const auto& r : res) {
