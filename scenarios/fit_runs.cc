@@ -1,6 +1,7 @@
 #include "scenarios/fit_runs.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -164,14 +165,23 @@ Status LoadProblem(const std::string& path, const std::vector<std::string>& sets
   return Status::Ok();
 }
 
-void AddParams(Problem* p, RunsFit* out) {
+void AddParams(Problem* p, const std::vector<std::string>& only, RunsFit* out) {
   const ClusterSpec& c = p->cases.front().cluster;
-  p->knobs = {Knob::kSustained, Knob::kLaunch};
-  p->params = {{"sustained_factor", 0.5, 1.0, c.gpu.sustained_factor, 0, ""},
-               {"launch_overhead", 1.0, 40.0, c.gpu.launch_overhead.microseconds(), 0, "us"}};
+  auto wanted = [&](const char* name) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
+  if (wanted("sustained_factor")) {
+    p->knobs.push_back(Knob::kSustained);
+    p->params.push_back({"sustained_factor", 0.5, 1.0, c.gpu.sustained_factor, 0, ""});
+  }
+  if (wanted("launch_overhead")) {
+    p->knobs.push_back(Knob::kLaunch);
+    p->params.push_back(
+        {"launch_overhead", 1.0, 40.0, c.gpu.launch_overhead.microseconds(), 0, "us"});
+  }
   bool inter = false;
   for (const Scenario& s : p->cases) inter = inter || s.cluster.nodes > 1;
-  if (inter) {
+  if (inter && wanted("efficiency")) {
     p->knobs.push_back(Knob::kInterEfficiency);
     p->params.push_back({c.inter.id + ".efficiency", 0.5, 1.0, c.inter.efficiency, 0, ""});
   }
@@ -198,8 +208,24 @@ CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& p
 
 }  // namespace
 
+const std::vector<std::string>& RunsParamNames() {
+  static const std::vector<std::string> kNames = {"sustained_factor", "launch_overhead",
+                                                  "efficiency"};
+  return kNames;
+}
+
 StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
-                          const std::vector<std::string>& sets, const SweepOptions& options) {
+                          const std::vector<std::string>& sets, const SweepOptions& options,
+                          const std::vector<std::string>& only) {
+  for (const std::string& name : only) {
+    if (std::find(RunsParamNames().begin(), RunsParamNames().end(), name) ==
+        RunsParamNames().end()) {
+      return InvalidArgument(
+          fmt::format("--params={}:1:1: error: '{}' is not a parameter fit "
+                      "--runs fits; expected some of {}",
+                      fmt::join(only, ","), name, fmt::join(RunsParamNames(), ", ")));
+    }
+  }
   RunsFit out;
   Problem p;
   for (const std::string& path : paths) {
@@ -209,7 +235,13 @@ StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
     return InvalidArgument(fmt::format(
         "{}:1:1: error: fit --runs needs at least 2 cases that fit in memory", paths.front()));
   }
-  AddParams(&p, &out);
+  AddParams(&p, only, &out);
+  if (p.params.empty()) {
+    return InvalidArgument(fmt::format(
+        "--params={}:1:1: error: none of these parameters applies to the cases (efficiency "
+        "needs a case across nodes)",
+        fmt::join(only, ",")));
+  }
   const Eigen::Index k = static_cast<Eigen::Index>(p.params.size());
   Eigen::VectorXd x0(k);
   for (Eigen::Index j = 0; j < k; ++j) {

@@ -43,8 +43,13 @@ struct RunsFit {
   CalibrationProfile profile;
 };
 
-// One or more files, fitted together (one parameter set; every case on one GPU).
+// The parameters FitRuns can fit, by name ("efficiency" is the inter-node fabric's).
+const std::vector<std::string>& RunsParamNames();
+
+// One or more files, fitted together (one parameter set; every case on one GPU). `only` names
+// the parameters to fit (RunsParamNames; empty = all); the others keep the cluster's values.
 StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
-                          const std::vector<std::string>& sets, const SweepOptions& options);
+                          const std::vector<std::string>& sets, const SweepOptions& options,
+                          const std::vector<std::string>& only = {});
 
 }  // namespace parasim

@@ -230,6 +230,14 @@ TEST_CASE("fit --runs: measured step times into a profile, with leave-one-out er
   }
   std::ifstream in(prof);
   CHECK(in.good());
+  // --params fits only the parameters named; the others keep their values.
+  auto one = RunParasim("fit --runs " + runs + " --params launch_overhead");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out.find("launch_overhead") != std::string::npos);
+  CHECK(one.out.find("sustained_factor") == std::string::npos);
+  auto bad = RunParasim("fit --runs " + runs + " --params sustained,launch_overhead");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("'sustained' is not a parameter fit --runs fits") != std::string::npos);
   // Both kinds of input at once, or none, is refused with the reason.
   CHECK(RunParasim("fit x.log --runs y.yaml").exit_code == 2);
   CHECK(RunParasim("fit").exit_code == 2);

@@ -3,11 +3,16 @@
 // to the project's shared one when ../shared exists, and docs/MODEL.md shows the current table.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/cli_runner.h"
 
@@ -87,6 +92,54 @@ TEST_CASE("docs/MODEL.md holds the tables `parasim validate --markdown` prints n
     CHECK_MESSAGE(doc.find(r.out) != std::string::npos,
                   "docs/MODEL.md is stale: run tools/regen_model_doc.sh");
   }
+}
+
+// The files a subset of tests/validation/subsets.yaml lists ("training" or "held_out").
+std::vector<std::string> Subset(const std::string& text, const std::string& name) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != ' ' && line[0] != '#') inside = line == name + ":";
+    if (inside && line.rfind("  - ", 0) == 0) out.push_back(line.substr(4));
+  }
+  return out;
+}
+
+TEST_CASE("declared subsets: each validation file once; the default is the training subset's fit") {
+  const std::string text = Slurp(Runfile("tests/validation/subsets.yaml"));
+  const std::vector<std::string> training = Subset(text, "training");
+  const std::vector<std::string> held_out = Subset(text, "held_out");
+  REQUIRE(!training.empty());
+  REQUIRE(!held_out.empty());
+  std::set<std::string> listed;
+  for (const auto* subset : {&training, &held_out}) {
+    for (const std::string& f : *subset) {
+      CAPTURE(f);
+      CHECK(listed.insert(f).second);  // in one subset, once
+    }
+  }
+  const std::filesystem::path dir = Runfile("tests/validation");
+  std::set<std::string> present;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().string().substr(dir.string().size() + 1);
+    if (e.path().extension() == ".yaml" && name != "subsets.yaml") present.insert(name);
+  }
+  CHECK(listed == present);
+  // The sustained factor fitted on the training subset alone is the default (its start).
+  std::string runs;
+  for (const std::string& f : training) runs += " --runs " + Runfile("tests/validation/" + f);
+  auto r = RunParasim("fit --json --jobs 2 --params sustained_factor" + runs);
+  REQUIRE(r.exit_code == 0);
+  CAPTURE(r.out);
+  const size_t at = r.out.find("\"name\": \"sustained_factor\"");
+  REQUIRE(at != std::string::npos);
+  auto number = [&](const char* key) {
+    const size_t k = r.out.find(std::string("\"") + key + "\": ", at);
+    REQUIRE(k != std::string::npos);
+    return std::stod(r.out.substr(k + std::strlen(key) + 4));
+  };
+  CHECK(std::abs(number("fitted") - number("start")) <= 0.001);
 }
 
 TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {

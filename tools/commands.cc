@@ -652,7 +652,7 @@ namespace {
 
 Status FitRunsCommand(const CommonOptions& opt) {
   SweepOptions so = SweepOptionsOf(opt);
-  PARASIM_ASSIGN_OR_RETURN(RunsFit f, FitRuns(opt.runs, opt.sets, so));
+  PARASIM_ASSIGN_OR_RETURN(RunsFit f, FitRuns(opt.runs, opt.sets, so, opt.params));
   const std::string text = FormatCalibrationProfile(f.profile);
   if (!opt.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(opt.out, text));
   if (opt.json) {

@@ -48,8 +48,9 @@ struct CommonOptions {
   std::vector<std::string> inputs;  // measurement files and nccl-tests logs
   std::string gpu, intra, inter;
   std::string op;  // fit: the collective of nccl-tests logs that do not name their program
-  std::vector<std::string> runs;  // fit --runs: validation-format files of measured step times
-  std::string scenario;           // calibrate: add this scenario's GEMM shapes
+  std::vector<std::string> runs;    // fit --runs: validation-format files of measured step times
+  std::vector<std::string> params;  // fit --runs --params: the parameters to fit (default all)
+  std::string scenario;             // calibrate: add this scenario's GEMM shapes
   bool quick = false;
   std::string only;  // calibrate: parts to run (comma-separated), all when empty
 };

@@ -102,6 +102,10 @@ int main(int argc, char** argv) {
                   "fit sustained factor, launch overhead and inter-node efficiency to the step "
                   "times of this validation-format file (measured jobs); repeat to fit several "
                   "together");
+  fit->add_option("--params", opt.params,
+                  "with --runs: fit only these (sustained_factor, launch_overhead, efficiency); "
+                  "the others keep the scenario's values")
+      ->delimiter(',');
   fit->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
   fit->add_option("--gpu", opt.gpu, "catalog id of the GPU measured (default: from the files)");
   fit->add_option("--op", opt.op,
