@@ -22,9 +22,17 @@ class MemoryTracker {
   size_t state_bytes() const;
 
  private:
+  // Where a task's events start in events_ (sorted by task), in O(1) and about a byte per task:
+  // the first event of each block of kBlock tasks, and per task the offset of its first event
+  // from its block's (kNone: no events; kFar: past 253, found by a search within the block).
+  static constexpr uint32_t kBlock = 64;
+  static constexpr uint8_t kNone = 255, kFar = 254;
+  size_t First(TaskId t) const;
+
   const std::vector<MemoryEvent>& events_;
-  std::vector<double> current_;      // per rank, bytes
-  std::vector<uint8_t> has_memory_;  // per task
+  std::vector<double> current_;  // per rank, bytes
+  std::vector<uint32_t> block_;  // per block of kBlock tasks, and one past the last
+  std::vector<uint8_t> offset_;  // per task
   bool record_;
   Timeline* tl_;
 };

@@ -94,6 +94,14 @@ void Program::AddDep(TaskId before, TaskId after) {
   edges_.emplace_back(before, after);
 }
 
+void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
+  for (auto* v : {&kind_, &category_}) v->reserve(tasks);
+  stream_.reserve(tasks);
+  for (auto* v : {&cost_key_, &label_, &aux_}) v->reserve(tasks);
+  edges_.reserve(edges);
+  memory_.reserve(memory_events);
+}
+
 void Program::AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at) {
   memory_.push_back(MemoryEvent{t, rank, delta.bytes(), at});
   finalized_ = false;

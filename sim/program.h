@@ -101,6 +101,10 @@ class Program {
   void AddStreamToTask(TaskId t, StreamId stream);
   void AddDep(TaskId before, TaskId after);
   void AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at);
+  // Room for this many tasks, dependencies and memory events, so that a builder that knows
+  // about how large its program will be (a sweep lowering one layout after another) does not
+  // grow the vectors step by step. Changes nothing else.
+  void Reserve(size_t tasks, size_t edges, size_t memory_events);
   // Freezes the dependency lists into compressed rows (called by the engine when needed).
   void Finalize();
   bool finalized() const { return finalized_; }

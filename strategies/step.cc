@@ -20,9 +20,14 @@ StatusOr<LoweredStep> LowerStep(const ModelSpec& model, const Training& training
         layout.gpus(), kMaxFullRanks));
   }
   LoweredStep out;
+  // A thread lowers layouts one after another (a sweep): the last one's size is a fair guess
+  // at this one's, and reserving it spares growing the program's vectors step by step.
+  thread_local struct { size_t tasks = 0, edges = 0, memory = 0; } last;
+  out.program.Reserve(last.tasks, last.edges, last.memory);
   LoweringContext ctx(model, training, layout, cluster, options, &out);
   StepLowering lowering(ctx);
   PARASIM_RETURN_IF_ERROR(lowering.Run());
+  last = {out.program.num_tasks(), out.program.num_edges(), out.program.memory_events().size()};
   return out;
 }
 
