@@ -55,29 +55,54 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
   return w;
 }
 
-std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int first, int last,
-                                               bool gather, const std::vector<TaskId>& after) {
-  auto& reps = topo_.stage(stage);
-  std::vector<TaskId> out(reps.size(), kNone);
+DataParallelLowering::Timed DataParallelLowering::TimeOf(const Chunk& ch, int first, int last,
+                                                         bool gather) const {
   double dense = 0, expert = 0;
   for (int i = first; i < last; ++i) {
     dense += ch.pieces[i].dense;
     expert += ch.pieces[i].expert;
   }
-  const WireCost w = CostOf(gather, dense + expert);
-  Duration time, lat;
-  bool inter = false;
+  Timed t{CostOf(gather, dense + expert), Duration(), Duration(), false};
   auto timed = [&](double params, const GroupPlacement& g) {
     if (params <= 0 || g.size <= 1) return;
-    const double bytes = params * w.per_elem * w.gather_factor;
+    const double bytes = params * t.wire.per_elem * t.wire.gather_factor;
     const double buckets = std::max(1.0, std::ceil(bytes / ctx_.bucket_bytes));
-    CollectiveCost cc = ctx_.cost.CollectiveTime(w.coll, Bytes(bytes / buckets), g);
-    time += cc.time * buckets;
-    lat += cc.latency * buckets;
-    inter = inter || cc.inter_node;
+    CollectiveCost cc = ctx_.cost.CollectiveTime(t.wire.coll, Bytes(bytes / buckets), g);
+    t.time += cc.time * buckets;
+    t.latency += cc.latency * buckets;
+    t.inter = t.inter || cc.inter_node;
   };
   timed(dense, ctx_.groups[static_cast<int>(GroupKind::kDp)]);
   timed(expert, ctx_.groups[kGroupEdp]);
+  return t;
+}
+
+Duration DataParallelLowering::StreamBound(int stage) const {
+  if (!ctx_.dp_comm) return Duration::Zero();
+  // How often each segment is gathered and reduced per step (StepLowering's Emit* calls):
+  // ZeRO 3 gathers before every forward and backward unit, ZeRO 1/2 once at the start; ZeRO
+  // 2/3 reduce after every backward, ZeRO 0/1 after the last micro-batch's.
+  const double units = static_cast<double>(ctx_.chunk_micro_batches);
+  const double gathers = GathersPerLayer() ? 2 * units : GathersAtStart() ? 1 : 0;
+  const double reduces = ctx_.layout.zero >= 2 ? units : 1;
+  Duration gather, reduce;
+  for (const Chunk& ch : layers_.chunks(stage)) {
+    for (auto [a, b] : ch.segments) {
+      if (gathers > 0) gather += TimeOf(ch, a, b, true).time * gathers;
+      reduce += TimeOf(ch, a, b, false).time * reduces;
+    }
+  }
+  return Max(gather, reduce);
+}
+
+std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int first, int last,
+                                               bool gather, const std::vector<TaskId>& after) {
+  auto& reps = topo_.stage(stage);
+  std::vector<TaskId> out(reps.size(), kNone);
+  const Timed t = TimeOf(ch, first, last, gather);
+  const WireCost& w = t.wire;
+  const Duration time = t.time, lat = t.latency;
+  const bool inter = t.inter;
   if (time <= Duration::Zero()) return out;
   StreamId Replica::*stream = gather ? &Replica::dp_gather : &Replica::dp_reduce;
   const int kind = static_cast<int>(GroupKind::kDp);

@@ -39,6 +39,11 @@ class DataParallelLowering {
   // Reductions that waited for the pipeline flush, then each stage's optimizer step.
   void Finish();
 
+  // A lower bound on stage `stage`'s step from its data-parallel streams: the gathers the step
+  // issues run one after another on the gather stream, the reductions on the reduce stream,
+  // each at least as long as alone on the fabric (StepLowering::LowerBound's first tier).
+  Duration StreamBound(int stage) const;
+
  private:
   struct WireCost {
     Collective coll;
@@ -47,6 +52,14 @@ class DataParallelLowering {
     Duration compress;     // compress/decompress pass before the collective
   };
   WireCost CostOf(bool gather, double params) const;
+  // The collective over pieces [first, last) of `ch` (dense over DP, experts over expert-DP),
+  // bucket by bucket: its time alone on the fabric, the latency part, whether it crosses nodes.
+  struct Timed {
+    WireCost wire;
+    Duration time, latency;
+    bool inter = false;
+  };
+  Timed TimeOf(const Chunk& ch, int first, int last, bool gather) const;
   std::vector<sim::TaskId> Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                 const std::vector<sim::TaskId>& after);
   std::vector<sim::TaskId> ReduceNow(int stage, const Chunk& ch, int first, int last);

@@ -27,9 +27,10 @@ Duration StepLowering::LowerBound() {
   // unit waits for them) and, when the backward is not split, the backwards of one
   // micro-batch on those stages after its last unit (which is a backward). A unit holds the
   // stream for its compute and its blocking collectives (LayerLowering::PhaseSerial: TP and
-  // CP, and EP unless F&B pairs overlap those). Data-parallel and pipeline transfers,
-  // contention and every other wait only add to this, so a layout whose bound already loses
-  // cannot win once replayed.
+  // CP, and EP unless F&B pairs overlap those). Pipeline transfers, contention and every
+  // other wait only add to this, so a layout whose bound already loses cannot win once
+  // replayed. The step also lasts at least each data-parallel stream's collectives, one after
+  // another (DataParallelLowering::StreamBound).
   layers_.BuildTimes();
   layers_.BuildChunks();
   const int p = ctx_.layout.pp;
@@ -57,6 +58,10 @@ Duration StepLowering::LowerBound() {
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
     const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
     bound = Max(bound, wait + stage + (split ? Duration::Zero() : drain));
+    // The stage's data-parallel streams run their collectives one after another, each at
+    // least its time alone (a flow's bytes are derived from that time: the rounding to whole
+    // bytes is why a part in a million is left out).
+    bound = Max(bound, dp_.StreamBound(s) * (1 - 1e-6));
     const Chunk& first = layers_.chunk(s, 0);
     fill += serial(first, Phase::kF);
     drain += serial(first, Phase::kB) + (recompute ? serial(first, Phase::kR) : Duration::Zero());

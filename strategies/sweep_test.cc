@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "sim/engine.h"
 #include "strategies/memory.h"
@@ -152,6 +154,28 @@ void CheckSameAnswer(const SweepOutcome& pruned, const SweepOutcome& all, int to
   }
 }
 
+// The sweep replayed exhaustively and pruned (2 threads), checked to give the same answer.
+std::pair<std::optional<SweepOutcome>, std::optional<SweepOutcome>> BothWays(const Scenario& s) {
+  SweepOptions o;
+  o.jobs = 2;
+  o.exhaustive = true;
+  auto all = RunSweep(s, o);
+  REQUIRE_MESSAGE(all.ok(), all.status().message());
+  o.exhaustive = false;
+  auto pruned = RunSweep(s, o);
+  REQUIRE(pruned.ok());
+  CheckSameAnswer(*pruned, *all, s.sweep->top);
+  return {*std::move(all), *std::move(pruned)};
+}
+
+// A replayed layout's first-tier bounds (StepLowerBounds), from its stages' held bytes.
+StatusOr<StepBounds> BoundsOf(const Scenario& s, const SweepEntry& e, std::vector<double>* held) {
+  for (const StageMemory& st : EstimateMemory(s.model, e.training, e.layout, s.cluster).stages) {
+    held->push_back(st.held_bytes());
+  }
+  return StepLowerBounds(s.model, e.training, e.layout, s.cluster, *held);
+}
+
 TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exhaustive sweep") {
   // Every schedule (1F1B, GPipe, interleaved, ZB-H1/H2), ZeRO, recompute and micro-batch, for
   // the throughput and memory objectives, against replaying every layout that fits.
@@ -180,11 +204,7 @@ TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exh
       for (const SweepEntry& e : all->ranked) {
         CAPTURE(e.key);
         std::vector<double> held;
-        for (const StageMemory& st :
-             EstimateMemory(s.model, e.training, e.layout, s.cluster).stages) {
-          held.push_back(st.held_bytes());
-        }
-        auto bound = StepLowerBounds(s.model, e.training, e.layout, s.cluster, held);
+        auto bound = BoundsOf(s, e, &held);
         REQUIRE(bound.ok());
         CHECK(bound->step_s > 0);
         CHECK(bound->step_s <= e.step_time_s);
@@ -224,16 +244,8 @@ TEST_CASE("co-design: clusters and models swept with the layouts, ranked by cost
   for (Objective objective : {Objective::kCost, Objective::kTimeToTrain, Objective::kMemory}) {
     CAPTURE(static_cast<int>(objective));
     s.sweep->objective = objective;
-    SweepOptions o;
-    o.jobs = 2;
-    o.exhaustive = true;
-    auto all = RunSweep(s, o);
-    REQUIRE_MESSAGE(all.ok(), all.status().message());
-    o.exhaustive = false;
-    auto pruned = RunSweep(s, o);
-    REQUIRE(pruned.ok());
+    auto [all, pruned] = BothWays(s);
     CHECK(pruned->pruned > 0);
-    CheckSameAnswer(*pruned, *all, s.sweep->top);
     // Every cluster's best layout is found too, though most are far from the top.
     CHECK(BestPerCluster(*pruned, 6) == BestPerCluster(*all, 6));
     for (const std::string& best : BestPerCluster(*all, 6)) CHECK(!best.empty());
@@ -299,6 +311,40 @@ TEST_CASE("co-design: a swept model key extends the scenario's catalog model") {
         CHECK(tokens(best[g]) > 1.5 * tokens(best[h]));
       }
     }
+  }
+}
+
+TEST_CASE("sharded data parallelism: every bound holds and pruning keeps the exhaustive answer") {
+  // ZeRO 0-3 (gathers per layer, reductions per micro-batch), dense and with experts sharded
+  // over expert-data-parallel ranks, under every kind of schedule: the first tier's
+  // data-parallel stream bound is never above the replay.
+  auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
+  for (const char* file :
+       {"scenarios/llama3-70b-64-h100.yaml", "scenarios/mixtral-8x7b-ep-32-h100.yaml"}) {
+    CAPTURE(file);
+    Scenario s = Load(file);
+    SweepSpec sw;
+    sw.axes = {{"tp", axis({"2", "8"})},
+               {"pp", axis({"1", "2", "4"})},
+               {"dp", SweepAxis{true, {}}},
+               {"zero", axis({"0", "1", "2", "3"})},
+               {"micro_batch", axis({"1", "2"})},
+               {"schedule", axis({"1f1b", "interleaved-1f1b", "zb-h1", "dualpipe"})},
+               {"virtual_stages", axis({"2"})}};
+    sw.global_batch_max = 64;
+    s.sweep = sw;
+    s.dp_auto = true;
+    auto [all, pruned] = BothWays(s);
+    int sharded = 0;
+    for (const SweepEntry& e : all->ranked) {
+      CAPTURE(e.key);
+      std::vector<double> held;
+      auto bound = BoundsOf(s, e, &held);
+      REQUIRE(bound.ok());
+      CHECK(bound->step_s <= e.step_time_s);
+      sharded += e.layout.zero >= 2 ? 1 : 0;
+    }
+    CHECK(sharded > 10);
   }
 }
 
