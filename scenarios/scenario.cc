@@ -417,6 +417,13 @@ Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw,
       } else {
         a.values.push_back(v);
       }
+      for (const YAML::Node& x : a.values) {
+        if (key == "cluster" && !x.IsMap()) {
+          return ctx.ErrorAt(x, path,
+                             "expected a list of cluster mappings, e.g. [{gpu: h100-sxm5-80gb, "
+                             "intra_node: nvlink4-h100}, {gpu: b200, intra_node: nvlink5}]");
+        }
+      }
       hardware->push_back(std::move(a));
       continue;
     }
@@ -473,9 +480,11 @@ YAML::Node ExtendingModel(const YAML::Node& root) {
 std::string ValueLabel(const std::string& key, const YAML::Node& v, size_t i) {
   if (v.IsScalar()) return fmt::format("{}={}", key, v.Scalar());
   std::vector<std::string> parts;
-  for (const auto& kv : v) {
-    if (v.IsMap() && kv.second.IsScalar()) {
-      parts.push_back(fmt::format("{}={}", kv.first.Scalar(), kv.second.Scalar()));
+  if (v.IsMap()) {
+    for (const auto& kv : v) {
+      if (kv.second.IsScalar()) {
+        parts.push_back(fmt::format("{}={}", kv.first.Scalar(), kv.second.Scalar()));
+      }
     }
   }
   if (parts.empty()) return fmt::format("{}=inline#{}", key, i + 1);
@@ -507,11 +516,6 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
         if (ax.block.empty() != (pass == 0)) continue;
         const YAML::Node& v = ax.values[idx[a]];
         if (ax.key == "cluster") {
-          if (!v.IsMap()) {
-            return ctx.ErrorAt(v, "sweep.cluster",
-                               "expected a list of cluster mappings, e.g. [{gpu: h100-sxm5-80gb, "
-                               "intra_node: nvlink4-h100}, {gpu: b200, intra_node: nvlink5}]");
-          }
           r = WithNodeAt(r, {"cluster"},
                          DeepMerge(static_cast<const YAML::Node&>(r)["cluster"], v));
         } else if (ax.key == "model") {

@@ -95,9 +95,12 @@ void Program::AddDep(TaskId before, TaskId after) {
 }
 
 void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
-  for (auto* v : {&kind_, &category_}) v->reserve(tasks);
+  kind_.reserve(tasks);
+  category_.reserve(tasks);
   stream_.reserve(tasks);
-  for (auto* v : {&cost_key_, &label_, &aux_}) v->reserve(tasks);
+  cost_key_.reserve(tasks);
+  label_.reserve(tasks);
+  aux_.reserve(tasks);
   edges_.reserve(edges);
   memory_.reserve(memory_events);
 }

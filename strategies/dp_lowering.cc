@@ -100,10 +100,7 @@ std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int f
   auto& reps = topo_.stage(stage);
   std::vector<TaskId> out(reps.size(), kNone);
   const Timed t = TimeOf(ch, first, last, gather);
-  const WireCost& w = t.wire;
-  const Duration time = t.time, lat = t.latency;
-  const bool inter = t.inter;
-  if (time <= Duration::Zero()) return out;
+  if (t.time <= Duration::Zero()) return out;
   StreamId Replica::*stream = gather ? &Replica::dp_gather : &Replica::dp_reduce;
   const int kind = static_cast<int>(GroupKind::kDp);
   for (size_t i = 0; i < reps.size(); ++i) {
@@ -112,15 +109,15 @@ std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int f
     std::vector<Replica*> members;
     for (int k : g) members.push_back(&reps[k]);
     std::vector<TaskId> heads;
-    if (w.compress > Duration::Zero()) {
+    if (t.wire.compress > Duration::Zero()) {
       for (Replica* r : members) {
-        heads.push_back(ctx_.program.AddCompute(r->dp_reduce, ctx_.Key(w.compress),
+        heads.push_back(ctx_.program.AddCompute(r->dp_reduce, ctx_.Key(t.wire.compress),
                                                 static_cast<uint8_t>(TaskCat::kCompress),
                                                 ctx_.Label(TaskCat::kCompress)));
       }
     }
-    TaskId f =
-        topo_.Flow(members, stream, time, lat, inter, TaskCat::kDp, ctx_.Label(TaskCat::kDp));
+    TaskId f = topo_.Flow(members, stream, t.time, t.latency, t.inter, TaskCat::kDp,
+                          ctx_.Label(TaskCat::kDp));
     for (size_t k = 0; k < g.size(); ++k) {
       const TaskId a = after.empty() ? kNone : after[g[k]];
       if (!heads.empty()) {

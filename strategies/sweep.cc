@@ -104,8 +104,8 @@ bool ParseCsv(const std::string& line, SweepEntry* e) {
 // failures and checkpoints, cost by that throughput per unit of the cluster's cost (tokens
 // per dollar, or per GPU-hour), the others by tokens per second.
 double RankedThroughput(const SweepEntry& e, Objective o) {
-  if (o == Objective::kCost) return e.tokens_per_s * e.goodput / e.cost_per_s;
-  return o == Objective::kTimeToTrain ? e.tokens_per_s * e.goodput : e.tokens_per_s;
+  if (o == Objective::kCost) return KeptTokensPerS(e) / e.cost_per_s;
+  return o == Objective::kTimeToTrain ? KeptTokensPerS(e) : e.tokens_per_s;
 }
 
 // The best throughput a layout can reach: its tokens per step over its bound (goodput, at
@@ -134,7 +134,7 @@ struct FrontPoint {
   double other;
 };
 FrontPoint FrontOf(const SweepEntry& e, bool codesign) {
-  return codesign ? FrontPoint{e.tokens_per_s * e.goodput, CostPerToken(e)}
+  return codesign ? FrontPoint{KeptTokensPerS(e), CostPerToken(e)}
                   : FrontPoint{e.tokens_per_s, e.peak_memory_bytes};
 }
 FrontPoint FrontBound(const SweepEntry& e, bool codesign) {
@@ -270,6 +270,20 @@ void FillGoodput(const Scenario& base, SweepEntry* e) {
   }
 }
 
+// A replay's result `r` for the enumerated and screened `e`: what enumeration and screening
+// found (key, layout, training, bounds, cluster) stays with it.
+SweepEntry Replayed(SweepEntry r, SweepEntry e) {
+  r.key = std::move(e.key);
+  r.layout = e.layout;
+  r.training = e.training;
+  r.bound_s = e.bound_s;
+  r.min_peak_bytes = e.min_peak_bytes;
+  r.hardware = e.hardware;
+  r.cost_per_s = e.cost_per_s;
+  r.replayed = true;
+  return r;
+}
+
 // Replay one layout that fits the memory planner. With `prune`, its lowered program is bounded
 // first (sim::MakespanLowerBound: the replay without contention, and each link's bytes at its
 // capacity), and a layout whose tighter bound `prune` refuses is not replayed: then false.
@@ -286,13 +300,8 @@ StatusOr<bool> Replay(const Scenario& base, const std::function<bool(const Sweep
   }
   PARASIM_ASSIGN_OR_RETURN(StepReport r, ReplayStep(std::move(low), base.model, e->training,
                                                     e->layout, base.cluster, so));
-  SweepEntry filled = EntryOf(e->layout, e->training, r);
-  filled.key = std::move(e->key);
-  filled.bound_s = e->bound_s;
-  filled.min_peak_bytes = e->min_peak_bytes;
-  filled.hardware = e->hardware;
-  filled.cost_per_s = e->cost_per_s;
-  *e = std::move(filled);
+  SweepEntry filled = EntryOf(e->layout, e->training, r);  // before *e moves into Replayed
+  *e = Replayed(std::move(filled), std::move(*e));
   if (!e->fits) {
     e->reason = fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
                             Bytes(e->peak_memory_bytes).gib(), Bytes(r.capacity_bytes).gib());
@@ -670,15 +679,8 @@ StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpe
         [&](size_t i) -> Status {
           SweepEntry& e = (*entries)[i];
           if (cached[i]) {
-            SweepEntry r = done.at(e.key);
-            r.layout = e.layout;
-            r.training = e.training;
-            r.bound_s = e.bound_s;
-            r.min_peak_bytes = e.min_peak_bytes;
-            r.hardware = e.hardware;
-            r.cost_per_s = e.cost_per_s;
-            r.replayed = true;
-            e = std::move(r);
+            SweepEntry earlier = done.at(e.key);  // before e moves into Replayed
+            e = Replayed(std::move(earlier), std::move(e));
             FillGoodput(hardware[e.hardware], &e);
           } else {
             PARASIM_ASSIGN_OR_RETURN(bool ran, Replay(hardware[e.hardware], refuse, &e));
@@ -762,8 +764,13 @@ bool SweepPriced(const Scenario& base) {
 }
 
 double CostPerToken(const SweepEntry& e) {
-  const double kept = e.tokens_per_s * e.goodput;
+  const double kept = KeptTokensPerS(e);
   return kept > 0 ? e.cost_per_s / kept : std::numeric_limits<double>::infinity();
+}
+
+const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e) {
+  const bool codesign = base.sweep && e.hardware < base.sweep->hardware.size();
+  return codesign ? base.sweep->hardware[e.hardware].cluster : base.cluster;
 }
 
 Scenario WithLayout(const Scenario& base, const SweepEntry& e) {

@@ -108,6 +108,10 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& option
 // The base scenario with an entry's layout and training (and a co-design sweep's cluster and
 // model) applied.
 Scenario WithLayout(const Scenario& base, const SweepEntry& e);
+// The cluster an entry runs on: a co-design sweep's, else the base scenario's.
+const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e);
+// The throughput an entry keeps through failures, checkpoints and stragglers.
+inline double KeptTokensPerS(const SweepEntry& e) { return e.tokens_per_s * e.goodput; }
 // Whether every cluster a co-design sweep compares has a price (cost_per_s is then money).
 bool SweepPriced(const Scenario& base);
 // What one token costs on an entry's layout: money (or GPU-hours, unpriced) per token, through

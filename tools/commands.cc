@@ -298,13 +298,11 @@ Status SweepCommand(const CommonOptions& opt) {
   for (const SweepEntry& e : r.ranked) {
     if (codesign && best_on[e.hardware] == nullptr) best_on[e.hardware] = &e;
   }
-  auto train_s = [&](const SweepEntry& e) {
-    return s.training.tokens / (e.tokens_per_s * e.goodput);
-  };
+  auto train_s = [&](const SweepEntry& e) { return s.training.tokens / KeptTokensPerS(e); };
   // "1.20M tokens/s, costs 0.445 per million tokens, 9.7 days to train"
   auto priced_text = [&](const SweepEntry& e) {
     return fmt::format(
-        "{:>9} tokens/s, {} per million tokens{}", Human(e.tokens_per_s * e.goodput),
+        "{:>9} tokens/s, {} per million tokens{}", Human(KeptTokensPerS(e)),
         priced ? fmt::format("costs {:.4g}", 1e6 * CostPerToken(e))
                : fmt::format("{:.4g} GPU-hours", 1e6 * CostPerToken(e)),
         s.training.tokens > 0 ? fmt::format(", {} to train", Seconds(train_s(e))) : "");
@@ -346,7 +344,7 @@ Status SweepCommand(const CommonOptions& opt) {
         c.Set("fits", best_on[h] != nullptr);
         if (const SweepEntry* e = best_on[h]) {
           c.Set("layout", FormatLayout(e->layout, e->training, LayoutStyle::kShort));
-          c.Set("tokens_per_s", e->tokens_per_s * e->goodput);
+          c.Set("tokens_per_s", KeptTokensPerS(*e));
           c.Set(priced ? "cost_per_million_tokens" : "gpu_hours_per_million_tokens",
                 1e6 * CostPerToken(*e));
           if (s.training.tokens > 0) c.Set("time_to_train_s", train_s(*e));
@@ -369,7 +367,7 @@ Status SweepCommand(const CommonOptions& opt) {
     fmt::print("No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n");
     return Status::Ok();
   }
-  auto cap = [&](const SweepEntry& e) { return WithLayout(s, e).cluster.gpu.memory.gib(); };
+  auto cap = [&](const SweepEntry& e) { return ClusterOf(s, e).gpu.memory.gib(); };
   size_t width = 40;
   for (size_t i = 0; i < top; ++i) width = std::max(width, named(r.ranked[i]).size());
   fmt::print("{:>3}  {:<{}} {:>10} {:>9} {:>6} {:>7} {:>13} {:>12}  {}\n", "#", "layout", width,
@@ -422,7 +420,7 @@ Status SweepCommand(const CommonOptions& opt) {
         fmt::print("  #{:<3} another cluster ({}): {:+.1f}% cost per token, {:+.1f}% throughput\n",
                    i + 1, s.sweep->hardware[e.hardware].label,
                    100 * (CostPerToken(e) / CostPerToken(first) - 1),
-                   100 * (e.tokens_per_s * e.goodput / (first.tokens_per_s * first.goodput) - 1));
+                   100 * (KeptTokensPerS(e) / KeptTokensPerS(first) - 1));
         continue;
       }
       fmt::print("  #{:<3} {}\n", i + 1, WhyBehind(e, first));

@@ -605,12 +605,12 @@ std::string ReportHtml(const ReportInput& in) {
       const auto& e = sw.ranked[i];
       const double x = codesign ? 1e6 * CostPerToken(e) : Bytes(e.peak_memory_bytes).gib();
       pts.push_back(
-          {x, codesign ? e.tokens_per_s * e.goodput : e.tokens_per_s, front[i],
-           codesign ? fmt::format("#{} {}: {:.0f} tokens/s, {:.4g} {}", i + 1, e.key,
-                                  e.tokens_per_s * e.goodput, x,
-                                  priced ? "per million tokens" : "GPU-hours per million tokens")
-                    : fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, e.key, e.tokens_per_s,
-                                  FormatBytes(Bytes(e.peak_memory_bytes)))});
+          {x, codesign ? KeptTokensPerS(e) : e.tokens_per_s, front[i],
+           codesign
+               ? fmt::format("#{} {}: {:.0f} tokens/s, {:.4g} {}", i + 1, e.key, KeptTokensPerS(e),
+                             x, priced ? "per million tokens" : "GPU-hours per million tokens")
+               : fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, e.key, e.tokens_per_s,
+                             FormatBytes(Bytes(e.peak_memory_bytes)))});
     }
     if (codesign) {
       h += ScatterSvg("Throughput vs cost per token, every cluster (red: Pareto front)", pts,
