@@ -105,16 +105,19 @@ void MarkFp8(Block* b, const GraphShape& s, const Dims& d) {
   }
 }
 
-// The collective that enters a TP region (Megatron's "f"; with SP an all-gather).
-void EnterTp(Op* op, const Dims& d) {
+// The collective that enters a TP region (Megatron's "f"; with SP an all-gather) after `op`.
+// Its backward collective (all-reduce, or reduce-scatter with SP) reduces the input gradient of
+// the column-parallel Linear that follows: on `linear` when given, run beside its weight
+// gradient (CommSpec::beside_wgrad), else on `op`, blocking.
+void EnterTp(Op* op, const Dims& d, Op* linear = nullptr) {
   if (d.t <= 1) return;
   const double D = d.T * d.h * d.a;
-  if (d.sp) {
-    op->fwd_comm = {CommKind::kAllGather, GroupKind::kTp, D, false};
-    op->bwd_comm = {CommKind::kReduceScatter, GroupKind::kTp, D, false};
-  } else {
-    op->bwd_comm = {CommKind::kAllReduce, GroupKind::kTp, D, false};
-  }
+  if (d.sp) op->fwd_comm = {CommKind::kAllGather, GroupKind::kTp, D, false};
+  Op* back = linear != nullptr ? linear : op;
+  back->bwd_comm = {d.sp ? CommKind::kReduceScatter : CommKind::kAllReduce, GroupKind::kTp, D,
+                    false};
+  back->bwd_comm.beside_wgrad = linear != nullptr;
+  back->bwd_comm.regather = linear != nullptr && d.sp;
 }
 
 // The collective that leaves a TP region (Megatron's "g"; with SP a reduce-scatter).
@@ -278,11 +281,11 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
   const int64_t T = static_cast<int64_t>(d.T);
 
   Op ln = Norm("attn_norm", m, d);
-  EnterTp(&ln, d);
-  Vertex in = bb.Add(std::move(ln));
-
   Op qkv = Gemm("qkv_proj", T, m.hidden, static_cast<int64_t>(q_cols + 2 * kv_cols),
                 d.h * (q_cols + 2 * kv_cols) + bias * (q_cols + 2 * kv_cols));
+  EnterTp(&ln, d, &qkv);
+  Vertex in = bb.Add(std::move(ln));
+
   // Input of the column-parallel GEMM: the norm output, replicated over TP unless SP keeps it
   // sharded (and re-gathers it in backward).
   qkv.saved.push_back({"qkv_proj.input", d.T_out * d.h * d.a, false, 0});
@@ -309,11 +312,11 @@ void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ff
   const double bias = m.has_bias() ? 1 : 0;
   const int64_t T = static_cast<int64_t>(d.T);
   Op ln = Norm("mlp_norm", m, d);
-  EnterTp(&ln, d);
-  Vertex in = bb.Add(std::move(ln));
   const bool glu = m.mlp == MlpKind::kSwiglu;
   Op fc1 = Gemm("fc1", T, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
                 d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f);
+  EnterTp(&ln, d, &fc1);
+  Vertex in = bb.Add(std::move(ln));
   fc1.saved.push_back({"fc1.input", d.T_out * d.h * d.a, false, 0});
   bb.Add(std::move(fc1));
   const double act = d.T * f * d.a;
@@ -434,12 +437,12 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
   {
     BlockBuilder bb("head");
     Op ln = Norm("final_norm", m, d);
-    EnterTp(&ln, d);
-    bb.Add(std::move(ln));
     const int64_t T = static_cast<int64_t>(d.T);
     const double v_local = static_cast<double>(m.vocab) / s.tp;
     Op head = Gemm("lm_head", T, m.hidden, static_cast<int64_t>(v_local),
                    m.tied_embeddings ? 0.0 : v_local * d.h);
+    EnterTp(&ln, d, &head);
+    bb.Add(std::move(ln));
     head.saved.push_back({"lm_head.input", d.T_out * d.h * d.a, false});
     bb.Add(std::move(head));
     // Vocab-parallel cross-entropy on fp32 logits (Megatron keeps them for backward).

@@ -34,6 +34,13 @@ struct CommSpec {
   GroupKind group = GroupKind::kTp;
   double bytes = 0;           // the collective's full buffer size D (NCCL "size")
   bool overlappable = false;  // may run concurrently with the op's own compute (ring attention)
+  // Backward only, on a column-parallel Linear: launched once the op's input gradient is
+  // computed and run beside its weight gradient; with `regather` (SP keeps the Linear's input
+  // sharded) an all-gather of the same buffer first runs beside the input gradient. Megatron-LM
+  // does both by default: megatron/core/tensor_parallel/layers.py,
+  // LinearWithGradAccumulationAndAsyncCommunication.backward.
+  bool beside_wgrad = false;
+  bool regather = false;
 };
 
 struct SavedTensor {

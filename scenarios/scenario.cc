@@ -315,7 +315,20 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
         MapReader o,
         MapReader::Open(ctx, m.Node("overlap"), "parallelism.overlap", {"dp", "tp", "ep"}));
     PARASIM_RETURN_IF_ERROR(o.Bool("dp", &l.overlap_dp));
-    PARASIM_RETURN_IF_ERROR(o.Bool("tp", &l.overlap_tp));
+    if (o.Has("tp")) {
+      // true / false as for dp, or `backward`: only what Megatron-LM overlaps by default.
+      std::string tp;
+      PARASIM_RETURN_IF_ERROR(o.String("tp", &tp));
+      if (tp == "backward") {
+        l.overlap_tp = Layout::TpOverlap::kBackward;
+      } else {
+        bool all = false;
+        if (!o.Bool("tp", &all).ok()) {
+          return o.Error("tp", fmt::format("expected true, false or backward, got '{}'", tp));
+        }
+        l.overlap_tp = all ? Layout::TpOverlap::kAll : Layout::TpOverlap::kNone;
+      }
+    }
     PARASIM_RETURN_IF_ERROR(o.Bool("ep", &l.overlap_ep));
   }
   PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));

@@ -16,34 +16,63 @@ TaskCat PhaseCat(Phase ph) {
                                               : TaskCat::kRecompute;
 }
 
-// An op's compute and collective in one phase (recompute replays the forward).
+// An op's compute and collective in one phase (recompute replays the forward). The compute
+// runs as a head and a tail of `hide`: `pre` runs beside the head, and the collective beside
+// the tail when `overlap` (an overlappable one hides behind all of the op's compute), else after
+// it.
 struct OpPhase {
   Duration compute, comm;
   bool overlap;
   GroupKind group;
   double contended = 1.0;
+  Duration hide, pre;
 };
 
-// With the backward split (`split`), B is the backward less its weight gradient and W the
-// weight gradient alone, which has no collective of its own.
-OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
-  if (ph == Phase::kW) return {op.wgrad, Duration::Zero(), false, op.bwd_group, op.contended};
-  if (ph == Phase::kB) {
-    return {split ? op.bwd - op.wgrad : op.bwd, op.bwd_comm, op.bwd_overlap, op.bwd_group,
-            op.contended};
-  }
-  return {op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended};
+OpPhase Phased(Duration compute, Duration comm, bool overlap, GroupKind group, double contended) {
+  return {compute, comm, overlap, group, contended, overlap ? compute : Duration::Zero(), {}};
 }
 
-// Adds op phase `o` to a phase sum: its compute, and its collective's exposed part when `comm`
-// (an overlappable one hides behind the op's own compute).
+// With the backward split (`split`), B is the backward less its weight gradient and W the
+// weight gradient alone, which has no collective of its own. A collective beside the weight
+// gradient waits for B's end when W is split off.
+OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
+  if (ph == Phase::kW) {
+    return Phased(op.wgrad, Duration::Zero(), false, op.bwd_group, op.contended);
+  }
+  if (ph == Phase::kB) {
+    OpPhase o = Phased(split ? op.bwd - op.wgrad : op.bwd, op.bwd_comm, op.bwd_overlap,
+                       op.bwd_group, op.contended);
+    if (op.bwd_beside_wgrad) {
+      o.overlap = !split;
+      o.hide = split ? Duration::Zero() : op.wgrad;
+      o.pre = op.bwd_regather;
+    }
+    return o;
+  }
+  return Phased(op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended);
+}
+
+// How much longer than `work` alone a collective of `comm` beside it lasts, the work running
+// `slow` times slower while the collective runs (GpuSpec::contended_*, as the replay runs them
+// op by op): max(comm, work + comm (1 - 1/slow)) - work.
+Duration Beside(Duration comm, Duration work, double slow) {
+  if (comm <= Duration::Zero()) return Duration::Zero();
+  return comm >= work * slow ? comm - work : comm * (1 - 1 / slow);
+}
+
+// The part of `o`'s collectives that the op's compute does not hide.
+Duration Exposed(const OpPhase& o) {
+  return Beside(o.pre, o.compute - o.hide, o.contended) +
+         (o.overlap ? Beside(o.comm, o.hide, o.contended) : o.comm);
+}
+
+// Adds op phase `o` to a phase sum: its compute, and its collectives' exposed part when `comm`.
 template <class Sum>
 void AddOp(Sum* sum, const OpPhase& o, bool comm) {
   sum->compute += o.compute;
   sum->contended += o.compute * o.contended;
-  if (comm && o.comm > Duration::Zero()) {
-    sum->comm[static_cast<int>(o.group)] +=
-        o.overlap ? Max(Duration(), o.comm - o.compute) : o.comm;
+  if (comm && (o.comm > Duration::Zero() || o.pre > Duration::Zero())) {
+    sum->comm[static_cast<int>(o.group)] += Exposed(o);
   }
 }
 
@@ -114,10 +143,24 @@ OpTime LayerLowering::Time(const Op& op) {
   ot.fwd_cat = CommCat(op.fwd_comm.group);
   ot.bwd_cat = CommCat(op.bwd_comm.group);
   auto overlap = [&](const CommSpec& c) {
-    return c.overlappable || (c.group == GroupKind::kTp && ctx_.layout.overlap_tp);
+    return c.overlappable ||
+           (c.group == GroupKind::kTp && ctx_.layout.overlap_tp == Layout::TpOverlap::kAll);
   };
   ot.fwd_overlap = overlap(op.fwd_comm);
   ot.bwd_overlap = overlap(op.bwd_comm);
+  const bool beside_wgrad =
+      op.bwd_comm.beside_wgrad && ctx_.layout.overlap_tp != Layout::TpOverlap::kNone;
+  if (op.bwd_comm.regather && beside_wgrad) {
+    CommSpec ag = op.bwd_comm;
+    ag.kind = CommKind::kAllGather;
+    ot.bwd_regather = Comm(ag);
+  }
+  if (ot.bwd_overlap) {
+    ot.bwd_comm += ot.bwd_regather;  // both hide behind the whole backward
+    ot.bwd_regather = Duration::Zero();
+  } else {
+    ot.bwd_beside_wgrad = beside_wgrad;
+  }
   if (ctx_.options.granularity == Granularity::kOp) {
     ot.label_f = ctx_.program.Intern("F " + op.name);
     ot.label_b = ctx_.program.Intern("B " + op.name);
@@ -321,11 +364,24 @@ void LayerLowering::EmitOp(int stage, const OpTime& op, Phase ph, bool split, bo
   const TaskCat cat = PhaseCat(ph);
   const OpPhase o = PartsOf(op, ph, split);
   const uint32_t label = ph == Phase::kF ? op.label_f : ph == Phase::kR ? op.label_r : op.label_b;
-  for (Replica& r : topo_.stage(stage)) {
-    topo_.Compute(r, o.compute, cat, label, o.compute * o.contended);
+  const int k = static_cast<int>(o.group);
+  if (o.pre > Duration::Zero() || (o.overlap && o.hide < o.compute)) {
+    // The head of the compute (with `pre` beside it), then the tail that hides the collective.
+    const Duration head = o.compute - o.hide;
+    for (Replica& r : topo_.stage(stage)) topo_.Compute(r, head, cat, label, head * o.contended);
+    if (comm && o.pre > Duration::Zero())
+      topo_.Overlapped(stage, k, o.pre, CommCat(o.group), label);
+    if (o.hide > Duration::Zero()) {
+      for (Replica& r : topo_.stage(stage)) {
+        topo_.Compute(r, o.hide, cat, label, o.hide * o.contended);
+      }
+    }
+  } else {
+    for (Replica& r : topo_.stage(stage)) {
+      topo_.Compute(r, o.compute, cat, label, o.compute * o.contended);
+    }
   }
   if (!comm || o.comm <= Duration::Zero()) return;
-  const int k = static_cast<int>(o.group);
   if (o.overlap) {
     topo_.Overlapped(stage, k, o.comm, CommCat(o.group), label);
   } else {

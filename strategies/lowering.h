@@ -46,6 +46,10 @@ struct OpTime {
   TaskCat fwd_cat = TaskCat::kTp, bwd_cat = TaskCat::kTp;
   GroupKind fwd_group = GroupKind::kTp, bwd_group = GroupKind::kTp;
   bool fwd_overlap = false, bwd_overlap = false;
+  // A column-parallel Linear's backward collective beside its weight gradient, and the
+  // all-gather of its SP-sharded input beside its input gradient (CommSpec::beside_wgrad).
+  bool bwd_beside_wgrad = false;
+  Duration bwd_regather;
   bool recompute = false;  // rerun before backward under the training's recompute mode
   // How much longer the op's kernels take beside a running collective (GpuSpec::contended_*).
   double contended = 1.0;

@@ -504,14 +504,16 @@ TEST_CASE(
   for (int pp : {2, 3, 4}) {
     for (int v : {1, 2, 3}) {
       for (int zero : {0, 1, 2, 3}) {
-        for (bool overlap : {false, true}) {
+        for (Layout::TpOverlap tp :
+             {Layout::TpOverlap::kNone, Layout::TpOverlap::kBackward, Layout::TpOverlap::kAll}) {
+          const bool overlap = tp != Layout::TpOverlap::kNone;
           Bench b(pp * 2);
           b.model = *b.models.Find("gpt3-1.3b");  // 24 layers: divisible by 2, 3, 4 x v
           b.l.pp = pp;
           b.l.dp = 2;
           b.l.zero = zero;
           b.l.overlap_dp = overlap;
-          b.l.overlap_tp = overlap;
+          b.l.overlap_tp = tp;
           b.l.schedule = v > 1 ? kScheduleInterleaved : kSchedule1F1B;
           b.l.virtual_stages = v;
           b.t.global_batch = 2 * 2 * pp;  // 2p micro-batches
@@ -533,7 +535,7 @@ TEST_CASE(
       }
     }
   }
-  CHECK(runs == 144);
+  CHECK(runs == 216);
 }
 
 TEST_CASE("calibrate --scenario: the step's GEMM shapes are the ones the cost model looks up") {
@@ -579,9 +581,9 @@ TEST_CASE("calibrate --scenario: the step's GEMM shapes are the ones the cost mo
 
 TEST_CASE("Korthikanti 22B per layer (Table 4): recompute and sequence-parallel ratios") {
   // One transformer layer of the 22B model on TP8 (A100, fp16, materialised attention, sequence
-  // 2048, four micro-batches of 1), as the step's replay times it: the difference between 3 and 1
-  // layers, over 2. Korthikanti et al. 2022 Table 4 (KNOWLEDGE.md), ms fwd+bwd per layer:
-  // baseline 19.6, sequence parallel 19.0, full recompute 27.2, selective 20.9, selective +
+  // 2048, one micro-batch of 4 as in Table 3), as the step's replay times it: the difference
+  // between 3 and 1 layers, over 2. Korthikanti et al. 2022 Table 4 (KNOWLEDGE.md), ms fwd+bwd per
+  // layer: baseline 19.6, sequence parallel 19.0, full recompute 27.2, selective 20.9, selective +
   // SP 20.3.
   Bench b(8, "gpt3-175b");
   b.model.layers = 1;
@@ -593,6 +595,7 @@ TEST_CASE("Korthikanti 22B per layer (Table 4): recompute and sequence-parallel 
   b.t.grad_dtype = Dtype::kFp32;
   b.t.attention = AttentionKind::kStandard;
   b.t.global_batch = 4;
+  b.t.micro_batch = 4;
   b.l.tp = 8;
   auto per_layer = [&](RecomputeKind rc, bool sp) {
     b.t.recompute = rc;
@@ -618,10 +621,13 @@ TEST_CASE("Korthikanti 22B per layer (Table 4): recompute and sequence-parallel 
   // norms and dropouts: 19.0 / 19.6 = 0.969, and 20.3 / 19.6 = 1.036 with selective recompute.
   CHECK(sp / base == doctest::Approx(19.0 / 19.6).epsilon(0.03));
   CHECK(sel_sp / base == doctest::Approx(20.3 / 19.6).epsilon(0.05));
-  // Absolute: the replay's layer is 21-27% slower than Table 4 with the sustained factor fitted
-  // at scale (docs/MODEL.md, "Where predictions are weak"); kernels at their rate alone would
-  // put it within 5%.
-  CHECK(base * kDefaultSustainedFactor == doctest::Approx(19.6e-3).epsilon(0.06));
+  // Full recompute adds about one forward to the backward: 7.6 ms measured (19.5 - 11.9).
+  CHECK((full - base) / base == doctest::Approx(7.6 / 19.6).epsilon(0.05));
+  // Absolute: the replay's layer is about 10% slower than Table 4, with the sustained factor
+  // fitted to SC21 Table 1, whose Megatron-LM predates Table 4's by a year (docs/MODEL.md,
+  // "Where predictions are weak").
+  CHECK(base == doctest::Approx(19.6e-3).epsilon(0.12));
+  CHECK(base > 19.6e-3);
 }
 
 TEST_CASE("uneven interleaving as Llama 3 405B ran it: an embedding-only and a head-only chunk") {
