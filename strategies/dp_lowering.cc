@@ -85,14 +85,24 @@ Duration DataParallelLowering::StreamBound(int stage) const {
   const double units = static_cast<double>(ctx_.chunk_micro_batches);
   const double gathers = GathersPerLayer() ? 2 * units : GathersAtStart() ? 1 : 0;
   const double reduces = ctx_.layout.zero >= 2 ? units : 1;
-  Duration gather, reduce;
+  // Each stream runs its collectives one after another; and both streams' flows cross the
+  // same links (the group's NICs, or NVLink inside a node), each flow's bytes taking its time
+  // less its latency at the link's rate (RankTopology::AddFlowCost), so the links are busy for
+  // the sum of those.
+  Duration gather, reduce, wire;
   for (const Chunk& ch : layers_.chunks(stage)) {
     for (auto [a, b] : ch.segments) {
-      if (gathers > 0) gather += TimeOf(ch, a, b, true).time * gathers;
-      reduce += TimeOf(ch, a, b, false).time * reduces;
+      if (gathers > 0) {
+        const Timed g = TimeOf(ch, a, b, true);
+        gather += g.time * gathers;
+        wire += (g.time - g.latency) * gathers;
+      }
+      const Timed r = TimeOf(ch, a, b, false);
+      reduce += r.time * reduces;
+      wire += (r.time - r.latency) * reduces;
     }
   }
-  return Max(gather, reduce);
+  return Max(Max(gather, reduce), wire);
 }
 
 std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int first, int last,
