@@ -163,12 +163,19 @@ double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold) {
 
 double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,
                            double w_hold) {
+  std::vector<double> w(chunk_bytes.size());
+  for (size_t c = 0; c < w.size(); ++c) w[c] = chunk_bytes[c] * w_hold;
+  return PeakActivationBytes(order, chunk_bytes, w);
+}
+
+double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,
+                           const std::vector<double>& chunk_w_bytes) {
   double held = 0, peak = 0;
   for (const Unit& u : order) {
-    const double a = chunk_bytes[u.chunk];
+    const double a = chunk_bytes[u.chunk], w = chunk_w_bytes[u.chunk];
     if (u.phase == Phase::kF) held += a;
-    if (u.phase == Phase::kB) held -= a * (1 - w_hold);
-    if (u.phase == Phase::kW) held -= a * w_hold;
+    if (u.phase == Phase::kB) held -= a - w;
+    if (u.phase == Phase::kW) held -= w;
     peak = std::max(peak, held);
   }
   return peak;

@@ -142,5 +142,9 @@ double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold);
 // head's, whose logits are held only between the head's forward and its backward).
 double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,
                            double w_hold);
+// The same walk with the bytes each chunk's B keeps for its W given (`chunk_w_bytes[chunk]`,
+// more than the chunk's activations when full recompute rebuilds W's inputs).
+double PeakActivationBytes(const std::vector<Unit>& order, const std::vector<double>& chunk_bytes,
+                           const std::vector<double>& chunk_w_bytes);
 
 }  // namespace parasim

@@ -71,17 +71,22 @@ Duration StepLowering::LowerBound() {
 
 std::vector<double> StepLowering::ActivationLowerBounds() const {
   // EndForward holds a chunk's `act` from the forward's first task and EndBackward frees it
-  // at the backward's end (less W's share, freed later, and with recompute's transient on
-  // top), each rank running its stage's order on one compute stream: the walk with nothing
-  // held for W is never above the replay.
+  // at the backward's end, less what a split backward keeps for W (`act_w`, freed at W's
+  // end), with recompute's transient on top; each rank runs its stage's order on one compute
+  // stream, so the walk in that order, held at each unit's boundary, is never above the
+  // replay.
   const int p = ctx_.layout.pp;
+  const bool split = ctx_.schedule.splits_backward();
   const std::vector<std::vector<Unit>> order =
       LayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
   std::vector<double> out(p, 0.0);
   for (int s = 0; s < p; ++s) {
-    std::vector<double> bytes;
-    for (const Chunk& ch : layers_.chunks(s)) bytes.push_back(ch.act);
-    out[s] = PeakActivationBytes(order[s], bytes, 0.0);
+    std::vector<double> bytes, w;
+    for (const Chunk& ch : layers_.chunks(s)) {
+      bytes.push_back(ch.act);
+      w.push_back(split ? ch.act_w : 0.0);
+    }
+    out[s] = PeakActivationBytes(order[s], bytes, w);
   }
   return out;
 }
