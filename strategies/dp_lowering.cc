@@ -189,19 +189,23 @@ void DataParallelLowering::Finish() {
   OptimizerStep();
 }
 
-void DataParallelLowering::OptimizerStep() {
+Duration DataParallelLowering::OptimizerTime(int stage) const {
   // A memory-bound pass over this rank's shard of the states.
   const Layout& l = ctx_.layout;
   const StateBytes rule = StateBytesPerParam(ctx_.training);
   const double per_param = 2 * rule.optimizer + rule.grads + rule.weights;  // states read+written
   const double shard_dense = l.zero >= 1 ? static_cast<double>(l.dp) * l.cp : 1.0;
   const double shard_expert = l.zero >= 1 ? std::max(1.0, shard_dense / l.ep) : 1.0;
-  for (int s = 0; s < l.pp; ++s) {
-    double local = 0;
-    for (const Chunk& ch : layers_.chunks(s)) {
-      for (const Piece& pc : ch.pieces) local += pc.dense / shard_dense + pc.expert / shard_expert;
-    }
-    const Duration step = ctx_.cost.MemoryTime(Bytes(local * per_param)) + ctx_.cost.Launch();
+  double local = 0;
+  for (const Chunk& ch : layers_.chunks(stage)) {
+    for (const Piece& pc : ch.pieces) local += pc.dense / shard_dense + pc.expert / shard_expert;
+  }
+  return ctx_.cost.MemoryTime(Bytes(local * per_param)) + ctx_.cost.Launch();
+}
+
+void DataParallelLowering::OptimizerStep() {
+  for (int s = 0; s < ctx_.layout.pp; ++s) {
+    const Duration step = OptimizerTime(s);
     for (Replica& r : topo_.stage(s)) {
       for (TaskId f : r.reduces) r.pending.push_back(f);
       topo_.Compute(r, step, TaskCat::kOptimizer, ctx_.Label(TaskCat::kOptimizer),

@@ -43,6 +43,9 @@ class DataParallelLowering {
   // issues run one after another on the gather stream, the reductions on the reduce stream,
   // each at least as long as alone on the fabric (StepLowering::LowerBound's first tier).
   Duration StreamBound(int stage) const;
+  // The optimizer's pass over stage `stage`'s shard of the states: the last task of each of its
+  // ranks' compute streams, after every gradient reduction (and so after every collective).
+  Duration OptimizerTime(int stage) const;
 
  private:
   struct WireCost {

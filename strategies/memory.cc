@@ -56,7 +56,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   std::vector<double> in_flights = schedule.InFlights(shape);
   if (l.overlap_ep && l.pp == 1 && !schedule.pairs_forward_backward()) {
     // One stage with overlap.ep runs the next forward before the backward: two in flight.
-    in_flights[0] = PeakInFlight(LayoutOrders(l, shape)[0], shape.chunks, shape.w_hold);
+    in_flights[0] = PeakInFlight((*SharedLayoutOrders(l, shape))[0], shape.chunks, shape.w_hold);
   }
   // Two-chunk schedules (a V, or DualPipe's two directions): each virtual stage's layers, in
   // model order, and whether it holds the embedding or the LM head (the first and the last of
@@ -67,7 +67,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     bool embedding = false, head = false;
   };
   std::vector<VirtualStage> vstages;
-  std::vector<std::vector<Unit>> orders;
+  // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
+  std::shared_ptr<const std::vector<std::vector<Unit>>> orders;
   if (two_chunks) {
     // The layers of each step of a route (a V's chunks in model order, or one copy's stages)
     // and the first of each.
@@ -168,8 +169,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     if (two_chunks && act_per_mb > 0) {
       // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
       // the stage's order with each chunk's bytes.
-      if (orders.empty()) orders = schedule.Orders(shape);
-      st.activations_bytes = PeakActivationBytes(orders[s], chunk_bytes, shape.w_hold);
+      if (!orders) orders = SharedLayoutOrders(l, shape);
+      st.activations_bytes = PeakActivationBytes((*orders)[s], chunk_bytes, shape.w_hold);
       st.in_flight = st.activations_bytes / act_per_mb;
     }
     // Recompute rebuilds what it dropped of one layer at a time during backward.

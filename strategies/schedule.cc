@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 namespace parasim {
 
@@ -128,6 +131,34 @@ std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const Pipeline
       }
     }
   }
+  return orders;
+}
+
+std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
+    const Layout& layout, const PipelineShape& shape) {
+  using Key = std::tuple<int, bool, int, int, int64_t>;
+  using Orders = std::vector<std::vector<Unit>>;
+  // At most this many units are kept (16 bytes each): the cache starts over past it.
+  constexpr size_t kMaxUnits = size_t{4} << 20;
+  static std::mutex mu;
+  static std::map<Key, std::shared_ptr<const Orders>> cache;
+  static size_t units = 0;
+  const Key key{static_cast<int>(layout.schedule), layout.overlap_ep, shape.stages, shape.chunks,
+                shape.micro_batches};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto orders = std::make_shared<const Orders>(LayoutOrders(layout, shape));
+  size_t n = 0;
+  for (const auto& o : *orders) n += o.size();
+  std::lock_guard<std::mutex> lock(mu);
+  if (units + n > kMaxUnits) {
+    cache.clear();
+    units = 0;
+  }
+  if (cache.emplace(key, orders).second) units += n;
   return orders;
 }
 

@@ -110,6 +110,10 @@ ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule);
 // The units a layout runs per stage: its schedule's orders, with overlap.ep's F&B pairs
 // (strategies/layout.h) where the schedule has none of its own.
 std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& shape);
+// The same orders, built once per (schedule, overlap.ep, stages, chunks, micro-batches) and
+// shared across layouts and threads: a sweep's layouts take a few hundred such shapes.
+std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
+    const Layout& layout, const PipelineShape& shape);
 // Whether the layout runs F&B pairs: its schedule's own, or overlap.ep's.
 bool PairsForwardBackward(const Layout& layout);
 

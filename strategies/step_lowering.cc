@@ -30,7 +30,7 @@ Duration StepLowering::LowerBound() {
   // CP, and EP unless F&B pairs overlap those). Pipeline transfers, contention and every
   // other wait only add to this, so a layout whose bound already loses cannot win once
   // replayed. The step also lasts at least each data-parallel stream's collectives, one after
-  // another (DataParallelLowering::StreamBound).
+  // another (DataParallelLowering::StreamBound); the optimizer's pass follows both.
   layers_.BuildTimes();
   layers_.BuildChunks();
   const int p = ctx_.layout.pp;
@@ -57,11 +57,13 @@ Duration StepLowering::LowerBound() {
     }
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
     const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
-    bound = Max(bound, wait + stage + (split ? Duration::Zero() : drain));
+    // The optimizer's pass ends each rank's compute stream, after every collective.
+    const Duration opt = dp_.OptimizerTime(s);
+    bound = Max(bound, wait + stage + (split ? Duration::Zero() : drain) + opt);
     // The stage's data-parallel streams run their collectives one after another, each at
     // least its time alone (a flow's bytes are derived from that time: the rounding to whole
     // bytes is why a part in a million is left out).
-    bound = Max(bound, dp_.StreamBound(s) * (1 - 1e-6));
+    bound = Max(bound, dp_.StreamBound(s) * (1 - 1e-6) + opt);
     const Chunk& first = layers_.chunk(s, 0);
     fill += serial(first, Phase::kF);
     drain += serial(first, Phase::kB) + (recompute ? serial(first, Phase::kR) : Duration::Zero());
@@ -77,8 +79,8 @@ std::vector<double> StepLowering::ActivationLowerBounds() const {
   // replay.
   const int p = ctx_.layout.pp;
   const bool split = ctx_.schedule.splits_backward();
-  const std::vector<std::vector<Unit>> order =
-      LayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
+  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
+  const std::vector<std::vector<Unit>>& order = *orders;
   std::vector<double> out(p, 0.0);
   for (int s = 0; s < p; ++s) {
     std::vector<double> bytes, w;
@@ -118,7 +120,8 @@ Status StepLowering::EmitSchedule() {
   fwd_in_.assign(Slot(V, 0), {});
   bwd_in_.assign(Slot(V, 0), {});
   std::vector<char> f_done(Slot(V, 0), 0), b_done(f_done.size(), 0);
-  const std::vector<std::vector<Unit>> order = LayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
+  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
+  const std::vector<std::vector<Unit>>& order = *orders;
   size_t remaining = 0;
   for (const auto& units : order) remaining += units.size();
   // Every (chunk, micro-batch) runs F and B, and W when the backward is split.
