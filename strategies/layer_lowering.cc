@@ -335,8 +335,19 @@ Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {
   return Sum(ch, 0, static_cast<int>(ch.pieces.size()), ph).compute;
 }
 
+Duration LayerLowering::WholeBackwardSerial(const Chunk& ch, bool ep) const {
+  PhaseSum sum;
+  for (const Piece& pc : ch.pieces) {
+    for (const OpTime& op : pc.time->ops) AddOp(&sum, PartsOf(op, Phase::kB, false), true);
+  }
+  return Serial(sum, ep);
+}
+
 Duration LayerLowering::PhaseSerial(const Chunk& ch, Phase ph, bool ep) const {
-  const PhaseSum sum = Sum(ch, 0, static_cast<int>(ch.pieces.size()), ph);
+  return Serial(Sum(ch, 0, static_cast<int>(ch.pieces.size()), ph), ep);
+}
+
+Duration LayerLowering::Serial(const PhaseSum& sum, bool ep) {
   Duration d = sum.compute;
   if (d <= Duration::Zero()) return d;  // EmitSum emits nothing, collectives included
   d += sum.comm[static_cast<int>(GroupKind::kTp)] + sum.comm[static_cast<int>(GroupKind::kCp)];

@@ -60,6 +60,9 @@ class LayerLowering {
   // (RankTopology::Blocking), and of its EP all-to-alls when `ep` (F&B pairs run those beside
   // the other unit instead).
   Duration PhaseSerial(const Chunk& ch, Phase ph, bool ep) const;
+  // PhaseSerial of the whole backward (B with its W), as an F&B unit that takes its W along
+  // runs it even when the schedule splits the backward.
+  Duration WholeBackwardSerial(const Chunk& ch, bool ep) const;
 
  private:
   // What phase `ph` of pieces [first, last) puts on the compute stream (uncontended, and
@@ -74,6 +77,7 @@ class LayerLowering {
   // Memoised: each micro-batch asks for the same ranges of the same chunks.
   PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
   PhaseSum SumOnce(const Chunk& ch, int first, int last, Phase ph) const;
+  static Duration Serial(const PhaseSum& sum, bool ep);
   void EmitSum(int stage, const PhaseSum& sum, TaskCat cat);
   Duration Comm(const CommSpec& c) const;
   OpTime Time(const Op& op);

@@ -51,6 +51,16 @@ StatusOr<StepBounds> StepLowerBounds(const ModelSpec& model, const Training& tra
   return b;
 }
 
+StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& training,
+                                   const Layout& layout, const ClusterSpec& cluster) {
+  LoweredStep out;
+  const StepOptions options;  // the context keeps a reference: it must outlive it
+  LoweringContext ctx(model, training, layout, cluster, options, &out);
+  StepLowering lowering(ctx);
+  const Duration first = lowering.LowerBound();
+  return Max(first, lowering.ScheduleBound()).seconds();
+}
+
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,
                                 const Layout& layout, const ClusterSpec& cluster,
                                 const StepOptions& options, LoweredStep* lowered,

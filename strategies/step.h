@@ -38,8 +38,8 @@ struct StepBounds {
   // The busiest stage's compute with its pipeline fill and drain.
   double step_s = 0;
   // The fullest stage's states and buffers (`held_bytes`) plus the most activations its order
-  // holds at once, freeing all of a micro-batch's at its B (the replay keeps W's share until
-  // W, and adds recompute's transient).
+  // holds at once, a split backward keeping W's share until W (the replay adds recompute's
+  // transient).
   double peak_bytes = 0;
 };
 // `held_bytes[s]`: stage s's states and buffers (EstimateMemory's StageMemory::held_bytes,
@@ -47,6 +47,11 @@ struct StepBounds {
 StatusOr<StepBounds> StepLowerBounds(const ModelSpec& model, const Training& training,
                                      const Layout& layout, const ClusterSpec& cluster,
                                      const std::vector<double>& held_bytes);
+// A tighter lower bound on the replayed step than StepLowerBounds' (StepLowering::
+// ScheduleBound, at least that one), at a cost linear in the step's units: for the layouts
+// the first bound cannot rule out, before they are lowered.
+StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& training,
+                                   const Layout& layout, const ClusterSpec& cluster);
 
 // Replays and summarises a step LowerStep lowered (for the same arguments); `replay_ms` is
 // the replay's alone.

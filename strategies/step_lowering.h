@@ -28,6 +28,11 @@ class StepLowering {
   // with each chunk's activations held from F to B (call after LowerBound, which builds the
   // chunks).
   std::vector<double> ActivationLowerBounds() const;
+  // A tighter lower bound (call after LowerBound): the stages' orders replayed unit by unit,
+  // each unit at its LowerBound duration on its stage's compute stream and after the unit it
+  // receives from, without transfers, data-parallel waits or contention; then the optimizer.
+  // The cost is linear in the step's units.
+  Duration ScheduleBound() const;
 
  private:
   void AllocateStates();

@@ -334,6 +334,13 @@ StatusOr<bool> Replay(const Scenario& base, const std::function<bool(const Sweep
                       SweepEntry* e) {
   StepOptions so;
   so.critical_path = false;
+  if (prune) {
+    // The schedule replayed unit by unit first: cheaper than lowering the layout.
+    PARASIM_ASSIGN_OR_RETURN(double s,
+                             StepScheduleBound(base.model, e->training, e->layout, base.cluster));
+    e->bound_s = std::max(e->bound_s, s);
+    if (prune(*e)) return false;
+  }
   PARASIM_ASSIGN_OR_RETURN(LoweredStep low,
                            LowerStep(base.model, e->training, e->layout, base.cluster, so));
   if (prune) {

@@ -213,6 +213,11 @@ TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exh
         CHECK(bound->peak_bytes > *std::max_element(held.begin(), held.end()));
         CHECK(bound->peak_bytes <= e.peak_memory_bytes);
         if (objective == Objective::kThroughput) {
+          // The schedule replayed unit by unit, before lowering.
+          auto schedule = StepScheduleBound(s.model, e.training, e.layout, s.cluster);
+          REQUIRE(schedule.ok());
+          CHECK(*schedule >= bound->step_s);
+          CHECK(*schedule <= e.step_time_s);
           // The lowered program's bound (the replay without contention, each link's bytes).
           auto low = LowerStep(s.model, e.training, e.layout, s.cluster, StepOptions{});
           REQUIRE(low.ok());
@@ -342,6 +347,9 @@ TEST_CASE("sharded data parallelism: every bound holds and pruning keeps the exh
       auto bound = BoundsOf(s, e, &held);
       REQUIRE(bound.ok());
       CHECK(bound->step_s <= e.step_time_s);
+      auto schedule = StepScheduleBound(s.model, e.training, e.layout, s.cluster);
+      REQUIRE(schedule.ok());
+      CHECK(*schedule <= e.step_time_s);
       sharded += e.layout.zero >= 2 ? 1 : 0;
     }
     CHECK(sharded > 10);
