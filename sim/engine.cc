@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <queue>
 
 #include "sim/flow_network.h"
 #include "sim/memory_tracker.h"
@@ -15,12 +14,63 @@ namespace {
 
 enum class EventType : uint8_t { kComplete, kFlowBegin, kFlowDone };
 
+// An event is 16 bytes: its time in picoseconds, then its sequence number (32 bits), task (30)
+// and type (2) packed so that comparing (time, packed) orders events by (time, sequence), the
+// rule that makes a replay deterministic. Program sizes and event counts are checked against
+// these widths (Replay::Run).
+inline constexpr uint32_t kMaxTasks = 1u << 30;
 struct Event {
   int64_t time;
-  uint64_t seq;
-  TaskId task;
-  EventType type;
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  uint64_t packed;  // sequence << 32 | task << 2 | type
+  uint32_t seq() const { return static_cast<uint32_t>(packed >> 32); }
+  TaskId task() const { return static_cast<TaskId>(packed >> 2) & (kMaxTasks - 1); }
+  EventType type() const { return static_cast<EventType>(packed & 3); }
+  bool operator<(const Event& o) const {
+    return time != o.time ? time < o.time : packed < o.packed;
+  }
+};
+
+// A 4-ary min-heap of events: half the depth of a binary heap, and a node's children share a
+// cache line. The replay's hottest structure (each event is pushed and popped once).
+class EventQueue {
+ public:
+  bool empty() const { return heap_.empty(); }
+  const Event& top() const { return heap_.front(); }
+  void push(Event e) {
+    size_t i = heap_.size();
+    heap_.push_back(e);
+    while (i > 0) {
+      const size_t parent = (i - 1) / 4;
+      if (!(e < heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  void pop() {
+    const Event last = heap_.back();
+    heap_.pop_back();
+    const size_t n = heap_.size();
+    if (n == 0) return;
+    size_t i = 0;
+    for (;;) {
+      const size_t first = 4 * i + 1;
+      if (first >= n) break;
+      size_t best = first;
+      const size_t end = std::min(first + 4, n);
+      for (size_t c = first + 1; c < end; ++c) {
+        if (heap_[c] < heap_[best]) best = c;
+      }
+      if (!(heap_[best] < last)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = last;
+  }
+  size_t capacity_bytes() const { return heap_.capacity() * sizeof(Event); }
+
+ private:
+  std::vector<Event> heap_;
 };
 
 // Each stream's tasks in the order the stream runs them, task order (a task on extra streams
@@ -62,6 +112,12 @@ class Replay {
   void Complete(TaskId t);
   void Handle(const Event& e);
   void Schedule(const FlowNetwork::Due& due);
+  void Push(int64_t time, TaskId t, EventType type) {
+    PushNumbered(time, static_cast<uint32_t>(seq_++), t, type);
+  }
+  void PushNumbered(int64_t time, uint32_t seq, TaskId t, EventType type) {
+    events_.push(Event{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)});
+  }
   void Contend(uint32_t rank, int delta);
   Status Deadlock() const;
   void Finish();
@@ -80,18 +136,22 @@ class Replay {
   // compute-role streams (compressed rows), and what runs on each such stream.
   struct Running {
     TaskId task = kNone;
-    uint64_t seq = 0;   // of its one live completion event (earlier ones are stale)
-    int64_t since = 0;  // when `left` was counted
-    double left = 0;    // work left, picoseconds at its rate alone
-    double factor = 1;  // how much slower it runs now
+    uint32_t seq = 0;         // of its current completion (earlier ones are stale)
+    int64_t since = 0;        // when `left` was counted
+    double left = 0;          // work left, picoseconds at its rate alone
+    double factor = 1;        // how much slower it runs now
+    int64_t due = 0;          // its current completion
+    int64_t queued_at = 0;    // the earliest completion event queued for it (FlowNetwork::Queue)
+    uint32_t queued_seq = 0;  // and that event's sequence number
   };
   std::vector<uint32_t> comm_running_;
   std::vector<uint32_t> compute_offset_;
   std::vector<StreamId> compute_streams_;
   std::vector<Running> running_;  // per stream
   // Remaining dependencies; streams a task needs and the heads it holds.
-  std::vector<uint32_t> deps_;
-  std::vector<uint8_t> streams_needed_, heads_held_;
+  // What each task still waits for: its dependencies not done, plus the streams it needs
+  // (its own and any extra ones) whose head it is not yet.
+  std::vector<uint32_t> waiting_;
   // Stream queues in issue order (compressed rows) and each stream's head.
   std::vector<uint32_t> q_offset_, head_;
   std::vector<TaskId> queue_, stream_last_;
@@ -99,7 +159,7 @@ class Replay {
   // events come in time order, so the last release is the one that set the start time.
   std::vector<TaskId> enabler_;
   std::vector<TaskId> ready_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  EventQueue events_;
   uint64_t seq_ = 0;
   size_t done_ = 0;
   int64_t now_ = 0;
@@ -121,13 +181,11 @@ Replay::Replay(const Program& p, const CostProvider& costs, RunOptions options)
   tl_.peak_time.assign(p.num_ranks(), Duration::Zero());
   tl_.busy.assign(p.num_streams(), Duration::Zero());
   tl_.link_bytes.assign(p.num_links(), 0.0);
-  deps_.assign(n_, 0);
+  waiting_.assign(n_, 1);
   for (TaskId t = 0; t < n_; ++t) {
-    for (TaskId s : p.successors(t)) ++deps_[s];
+    for (TaskId s : p.successors(t)) ++waiting_[s];
   }
-  streams_needed_.assign(n_, 1);
-  heads_held_.assign(n_, 0);
-  for (const auto& [t, s] : p.extra_streams()) ++streams_needed_[t];
+  for (const auto& [t, s] : p.extra_streams()) ++waiting_[t];
   BuildQueues();
   enabler_.assign(options.critical_path ? n_ : 0, kNone);
   const size_t ns = p.num_streams(), nr = p.num_ranks();
@@ -160,9 +218,15 @@ void Replay::Contend(uint32_t rank, int delta) {
     r.left -= static_cast<double>(now_ - r.since) / r.factor;
     r.since = now_;
     r.factor = comm_running_[rank] > 0 ? slow : 1.0;
-    r.seq = seq_;
-    events_.push(Event{now_ + std::llround(std::max(r.left, 0.0) * r.factor), seq_++, r.task,
-                       EventType::kComplete});
+    // Numbered as if queued; queued only when it comes earlier than the event queued already
+    // (which otherwise re-queues it when it fires, as flows do).
+    r.seq = static_cast<uint32_t>(seq_++);
+    r.due = now_ + RoundHalfAway(std::max(r.left, 0.0) * r.factor);
+    if (r.due < r.queued_at) {
+      r.queued_at = r.due;
+      r.queued_seq = r.seq;
+      PushNumbered(r.due, r.seq, r.task, EventType::kComplete);
+    }
   }
 }
 
@@ -199,23 +263,24 @@ void Replay::Start(TaskId t) {
     if (role == StreamRole::kCompute) {
       const uint32_t rank = p_.stream_rank(st);
       if (rank < options_.rank_slowdown.size()) {
-        d = std::llround(static_cast<double>(d) * options_.rank_slowdown[rank]);
+        d = RoundHalfAway(static_cast<double>(d) * options_.rank_slowdown[rank]);
       }
       const double factor = comm_running_[rank] > 0 ? key_slowdown_[key] : 1.0;
-      running_[st] = {t, seq_, now_, static_cast<double>(d), factor};
-      d = std::llround(static_cast<double>(d) * factor);
+      running_[st] = {t, static_cast<uint32_t>(seq_), now_, static_cast<double>(d), factor};
+      if (factor != 1.0) d = RoundHalfAway(static_cast<double>(d) * factor);
+      running_[st].due = running_[st].queued_at = now_ + d;
+      running_[st].queued_seq = running_[st].seq;
     }
-    events_.push(Event{now_ + d, seq_++, t, EventType::kComplete});
+    Push(now_ + d, t, EventType::kComplete);
   } else {
-    events_.push(
-        Event{now_ + key_flow_[key].latency.picoseconds(), seq_++, t, EventType::kFlowBegin});
+    Push(now_ + key_flow_[key].latency.picoseconds(), t, EventType::kFlowBegin);
   }
   if (role == StreamRole::kCommunication) Contend(p_.stream_rank(st), +1);
 }
 
 // A task starts when its dependencies are done and it heads every stream it needs.
 void Replay::TryStart(TaskId t, TaskId trigger) {
-  if (deps_[t] == 0 && heads_held_[t] == streams_needed_[t]) {
+  if (waiting_[t] == 0) {
     ready_.push_back(t);
     if (options_.critical_path) enabler_[t] = trigger;
   }
@@ -224,14 +289,14 @@ void Replay::TryStart(TaskId t, TaskId trigger) {
 void Replay::TakeHead(StreamId s) {
   if (head_[s] < q_offset_[s + 1]) {
     TaskId h = queue_[head_[s]];
-    ++heads_held_[h];
+    --waiting_[h];
     TryStart(h, stream_last_[s]);
   }
 }
 
 void Replay::DrainReady() {
   // Start in task order for determinism.
-  std::sort(ready_.begin(), ready_.end());
+  if (ready_.size() > 1) std::sort(ready_.begin(), ready_.end());
   for (TaskId t : ready_) Start(t);
   ready_.clear();
 }
@@ -250,47 +315,68 @@ void Replay::Complete(TaskId t) {
   memory_.Apply(t, MemoryAt::kEnd, now_);
   ++done_;
   for (TaskId s : p_.successors(t)) {
-    --deps_[s];
+    --waiting_[s];
     TryStart(s, t);
   }
   ReleaseStream(st, t);
   if (p_.stream_role(st) == StreamRole::kCommunication) Contend(p_.stream_rank(st), -1);
-  if (streams_needed_[t] > 1) {
-    const auto& extra = p_.extra_streams();
+  const auto& extra = p_.extra_streams();
+  if (!extra.empty()) {
     auto it = std::lower_bound(extra.begin(), extra.end(), std::make_pair(t, StreamId{0}));
     for (; it != extra.end() && it->first == t; ++it) ReleaseStream(it->second, t);
   }
 }
 
 void Replay::Schedule(const FlowNetwork::Due& due) {
-  for (const auto& [at, task] : due) events_.push(Event{at, seq_++, task, EventType::kFlowDone});
+  for (const auto& [at, task] : due) {
+    const uint32_t seq = static_cast<uint32_t>(seq_++);
+    if (flows_.Queue(task, at, seq)) PushNumbered(at, seq, task, EventType::kFlowDone);
+  }
 }
 
 void Replay::Handle(const Event& e) {
-  switch (e.type) {
+  switch (e.type()) {
     case EventType::kComplete: {
-      const StreamId st = p_.stream(e.task);
-      // Superseded by a rate change (Contend).
-      if (p_.stream_role(st) == StreamRole::kCompute && e.seq != running_[st].seq) break;
-      Complete(e.task);
+      const StreamId st = p_.stream(e.task());
+      if (p_.stream_role(st) == StreamRole::kCompute && e.seq() != running_[st].seq) {
+        // Superseded by a rate change (Contend); if it was the earliest event queued for the
+        // task, its completion moved later and is queued now.
+        Running& r = running_[st];
+        if (r.task == e.task() && r.queued_seq == e.seq()) {
+          r.queued_at = r.due;
+          r.queued_seq = r.seq;
+          PushNumbered(r.due, r.seq, r.task, EventType::kComplete);
+        }
+        break;
+      }
+      Complete(e.task());
       break;
     }
     case EventType::kFlowBegin: {
-      const FlowCost& fc = key_flow_[p_.cost_key(e.task)];
-      if (fc.bytes.bytes() <= 0 || p_.route_links(p_.route(e.task)).empty()) {
-        Complete(e.task);
+      const FlowCost& fc = key_flow_[p_.cost_key(e.task())];
+      if (fc.bytes.bytes() <= 0 || p_.route_links(p_.route(e.task())).empty()) {
+        Complete(e.task());
         break;
       }
       due_.clear();
-      flows_.Begin(e.task, fc.bytes.bytes(), now_, &due_);
+      flows_.Begin(e.task(), fc.bytes.bytes(), now_, &due_);
       Schedule(due_);
       break;
     }
     case EventType::kFlowDone:
       due_.clear();
-      if (!flows_.Finish(e.task, e.time, now_, &due_)) break;  // superseded by a re-share
+      if (!flows_.Finish(e.task(), e.time, now_, &due_)) {
+        // Superseded by a re-share: if this was the flow's earliest queued event, its
+        // completion moved later and is queued now.
+        int64_t at = 0;
+        uint32_t seq = 0;
+        if (flows_.Requeue(e.task(), e.seq(), &at, &seq)) {
+          PushNumbered(at, seq, e.task(), EventType::kFlowDone);
+        }
+        break;
+      }
       Schedule(due_);
-      Complete(e.task);
+      Complete(e.task());
       break;
   }
 }
@@ -298,8 +384,17 @@ void Replay::Handle(const Event& e) {
 Status Replay::Deadlock() const {
   Status cyc = p_.Validate();
   if (!cyc.ok()) return cyc;
+  // A task whose dependencies are all done but which does not head each of its streams.
+  const auto& extra = p_.extra_streams();
+  auto heads = [&](StreamId s, TaskId t) {
+    return head_[s] < q_offset_[s + 1] && queue_[head_[s]] == t ? 1u : 0u;
+  };
   for (TaskId t = 0; t < n_; ++t) {
-    if (tl_.end[t] == Duration::Zero() && deps_[t] == 0 && heads_held_[t] < streams_needed_[t]) {
+    if (tl_.end[t] != Duration::Zero()) continue;
+    uint32_t needed = 1, held = heads(p_.stream(t), t);
+    auto it = std::lower_bound(extra.begin(), extra.end(), std::make_pair(t, StreamId{0}));
+    for (; it != extra.end() && it->first == t; ++it, ++needed) held += heads(it->second, t);
+    if (waiting_[t] == needed - held && held < needed) {
       return InvalidArgument(fmt::format(
           "deadlock: task {} ('{}' on {}/{}) is ready but waits behind another task in its "
           "stream order; {} of {} tasks finished",
@@ -324,15 +419,18 @@ void Replay::Finish() {
     std::reverse(tl_.critical_path.begin(), tl_.critical_path.end());
   }
   auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  tl_.state_bytes = cap(deps_) + cap(streams_needed_) + cap(heads_held_) + cap(q_offset_) +
-                    cap(queue_) + cap(head_) + cap(stream_last_) + cap(enabler_) + cap(tl_.start) +
-                    cap(tl_.end) + cap(key_duration_) + cap(key_flow_) + cap(key_known_) +
-                    cap(key_slowdown_) + cap(comm_running_) + cap(compute_offset_) +
-                    cap(compute_streams_) + cap(running_) + memory_.state_bytes() +
-                    flows_.state_bytes();
+  tl_.state_bytes = cap(waiting_) + cap(q_offset_) + cap(queue_) + cap(head_) + cap(stream_last_) +
+                    cap(enabler_) + cap(tl_.start) + cap(tl_.end) + cap(key_duration_) +
+                    cap(key_flow_) + cap(key_known_) + cap(key_slowdown_) + cap(comm_running_) +
+                    cap(compute_offset_) + cap(compute_streams_) + cap(running_) +
+                    memory_.state_bytes() + flows_.state_bytes() + events_.capacity_bytes();
 }
 
 StatusOr<Timeline> Replay::Run() {
+  if (n_ >= kMaxTasks) {
+    return InvalidArgument(
+        fmt::format("the program has {} tasks; the engine replays at most {}", n_, kMaxTasks - 1));
+  }
   for (StreamId s = 0; s < p_.num_streams(); ++s) TakeHead(s);
   DrainReady();
   while (!events_.empty()) {
@@ -340,6 +438,10 @@ StatusOr<Timeline> Replay::Run() {
     events_.pop();
     now_ = e.time;
     ++tl_.events;
+    if (seq_ >> 32) {
+      return Internal(
+          fmt::format("the replay passed {} events, more than the engine numbers", seq_));
+    }
     Handle(e);
     // Tasks released by this event start now, in task order.
     DrainReady();

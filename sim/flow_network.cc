@@ -61,23 +61,45 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     flow_links_.push_back(LinksOf(f));
   }
   if (component_.empty()) return;
-  solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
-  for (size_t k = 0; k < component_.size(); ++k) {
-    Active& f = active_[component_[k]];
-    f.rate = rates_[k];
-    double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
-    int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
-                             : now + Duration::Seconds(secs).picoseconds();
-    if (at == f.done_at) continue;  // unchanged: the pending completion stays valid
-    f.done_at = at;
-    due->push_back({at, f.task});
+  if (component_.size() == 1) {
+    // Alone on its links: its slowest link's capacity, the solver's answer for one flow.
+    double slowest = std::numeric_limits<double>::infinity();
+    for (LinkId l : flow_links_[0]) slowest = std::min(slowest, p_.link_capacity(l));
+    SetRate(active_[component_[0]], slowest, now, due);
+    return;
   }
+  solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
+  for (size_t k = 0; k < component_.size(); ++k)
+    SetRate(active_[component_[k]], rates_[k], now, due);
+}
+
+void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
+  f.rate = rate;
+  double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
+  int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
+                           : now + Duration::Seconds(secs).picoseconds();
+  if (at == f.done_at) return;  // unchanged: the pending completion stays valid
+  f.done_at = at;
+  due->push_back({at, f.task});
 }
 
 void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   slot_[t] = static_cast<int32_t>(active_.size());
-  active_.push_back(Active{t, bytes, 0.0, -1, now, false});
-  for (LinkId l : p_.route_links(p_.route(t))) link_flows_[l].push_back(t);
+  active_.push_back(
+      Active{t, bytes, 0.0, -1, now, std::numeric_limits<int64_t>::max(), 0, 0, false});
+  bool alone = true;
+  double slowest = std::numeric_limits<double>::infinity();
+  for (LinkId l : p_.route_links(p_.route(t))) {
+    link_flows_[l].push_back(t);
+    alone &= link_flows_[l].size() == 1;
+    slowest = std::min(slowest, p_.link_capacity(l));
+  }
+  // A flow alone on its links is its own component, and max-min gives it its slowest link's
+  // capacity (MaxMinSolver returns the same value); no other rate changes.
+  if (alone) {
+    SetRate(active_.back(), slowest, now, due);
+    return;
+  }
   Reshare(p_.route(t), now, due);
 }
 
@@ -97,7 +119,33 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   slot_[t] = -1;
   active_[i] = active_.back();
   active_.pop_back();
-  Reshare(p_.route(t), now, due);
+  // The flows left on its links, if any, share what it frees.
+  for (LinkId l : p_.route_links(p_.route(t))) {
+    if (!link_flows_[l].empty()) {
+      Reshare(p_.route(t), now, due);
+      break;
+    }
+  }
+  return true;
+}
+
+bool FlowNetwork::Queue(TaskId t, int64_t at, uint32_t seq) {
+  Active& f = active_[slot_[t]];
+  f.seq = seq;
+  if (at >= f.queued_at) return false;  // an earlier event is queued: it re-queues this one
+  f.queued_at = at;
+  f.queued_seq = seq;
+  return true;
+}
+
+bool FlowNetwork::Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq) {
+  const int32_t i = slot_[t];
+  if (i < 0 || active_[i].queued_seq != fired_seq) return false;  // finished, or stale
+  Active& f = active_[i];
+  f.queued_at = f.done_at;
+  f.queued_seq = f.seq;
+  *due_at = f.done_at;
+  *seq = f.seq;
   return true;
 }
 

@@ -18,8 +18,12 @@ void MaxMinSolver::Solve(const std::vector<std::span<const uint32_t>>& flow_link
   const double kInf = std::numeric_limits<double>::infinity();
   std::vector<double>& rate = *rate_out;
   rate.assign(nf, kInf);
-  remaining_.assign(capacity.begin(), capacity.end());
-  unfrozen_on_link_.assign(capacity.size(), 0);
+  // Only the links the flows cross are touched: a replay solves one small component at a time
+  // on a network of many links. unfrozen_on_link_ is all zeros between calls.
+  if (unfrozen_on_link_.size() < capacity.size()) {
+    unfrozen_on_link_.resize(capacity.size(), 0);
+    remaining_.resize(capacity.size(), 0.0);
+  }
   frozen_.assign(nf, 0);
   touched_.clear();
   size_t left = 0;
@@ -30,7 +34,10 @@ void MaxMinSolver::Solve(const std::vector<std::span<const uint32_t>>& flow_link
     }
     ++left;
     for (uint32_t l : flow_links[f]) {
-      if (unfrozen_on_link_[l]++ == 0) touched_.push_back(l);
+      if (unfrozen_on_link_[l]++ == 0) {
+        touched_.push_back(l);
+        remaining_[l] = capacity[l];
+      }
     }
   }
   while (left > 0) {
@@ -63,6 +70,7 @@ void MaxMinSolver::Solve(const std::vector<std::span<const uint32_t>>& flow_link
       }
     }
   }
+  for (uint32_t l : touched_) unfrozen_on_link_[l] = 0;
 }
 
 }  // namespace parasim::sim

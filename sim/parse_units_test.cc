@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 namespace parasim {
 namespace {
 
@@ -58,6 +60,13 @@ TEST_CASE("durations are integer picoseconds and saturate") {
   CHECK((Duration::Infinite() + a).is_infinite());
   CHECK(TransferTime(Bytes::GB(10), Bandwidth::GBps(50)).seconds() == doctest::Approx(0.2));
   CHECK(ComputeTime(Flops(989.4e12), FlopRate::TFLOPs(989.4)).seconds() == doctest::Approx(1.0));
+}
+
+TEST_CASE("RoundHalfAway rounds as std::llround does, halves away from zero") {
+  for (double x : {0.0, 0.4999999999999999, 0.5, 1.5, 2.5, -0.5, -1.5, -2.4999999, 1e15 + 0.5,
+                   4503599627370497.0, 9.0e18, -9.0e18, 123456789.987654321}) {
+    CHECK(RoundHalfAway(x) == std::llround(x));
+  }
 }
 
 }  // namespace

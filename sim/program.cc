@@ -121,9 +121,13 @@ void Program::Finalize() {
   for (const auto& [a, b] : edges_) succ_[fill[a]++] = b;
   edges_.clear();
   edges_.shrink_to_fit();
-  std::stable_sort(memory_.begin(), memory_.end(),
-                   [](const MemoryEvent& x, const MemoryEvent& y) { return x.task < y.task; });
-  std::sort(extra_streams_.begin(), extra_streams_.end());
+  auto by_task = [](const MemoryEvent& x, const MemoryEvent& y) { return x.task < y.task; };
+  if (!std::is_sorted(memory_.begin(), memory_.end(), by_task)) {
+    std::stable_sort(memory_.begin(), memory_.end(), by_task);
+  }
+  if (!std::is_sorted(extra_streams_.begin(), extra_streams_.end())) {
+    std::sort(extra_streams_.begin(), extra_streams_.end());
+  }
   finalized_ = true;
 }
 

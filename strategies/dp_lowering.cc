@@ -57,6 +57,14 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
 
 DataParallelLowering::Timed DataParallelLowering::TimeOf(const Chunk& ch, int first, int last,
                                                          bool gather) const {
+  const ChunkRangeKey key{&ch, first, last, gather ? 1 : 0};
+  auto it = timed_.find(key);
+  if (it == timed_.end()) it = timed_.emplace(key, TimeOnce(ch, first, last, gather)).first;
+  return it->second;
+}
+
+DataParallelLowering::Timed DataParallelLowering::TimeOnce(const Chunk& ch, int first, int last,
+                                                           bool gather) const {
   double dense = 0, expert = 0;
   for (int i = first; i < last; ++i) {
     dense += ch.pieces[i].dense;

@@ -5,6 +5,7 @@
 // overlap backward, and the optimizer step over this rank's shard of the states.
 #pragma once
 
+#include <unordered_map>
 #include <vector>
 
 #include "strategies/layer_lowering.h"
@@ -62,7 +63,9 @@ class DataParallelLowering {
     Duration time, latency;
     bool inter = false;
   };
+  // Memoised: every micro-batch reduces (ZeRO 2/3) or gathers (ZeRO 3) the same segments.
   Timed TimeOf(const Chunk& ch, int first, int last, bool gather) const;
+  Timed TimeOnce(const Chunk& ch, int first, int last, bool gather) const;
   std::vector<sim::TaskId> Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                 const std::vector<sim::TaskId>& after);
   std::vector<sim::TaskId> ReduceNow(int stage, const Chunk& ch, int first, int last);
@@ -77,6 +80,7 @@ class DataParallelLowering {
   // [stage][chunk][segment][replica]
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
+  mutable std::unordered_map<ChunkRangeKey, Timed, ChunkRangeKeyHash> timed_;
 };
 
 }  // namespace parasim

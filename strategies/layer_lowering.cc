@@ -313,7 +313,7 @@ bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
 }
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
-  const SumKey key{&ch, first, last, ph};
+  const ChunkRangeKey key{&ch, first, last, static_cast<int>(ph)};
   auto it = sums_.find(key);
   if (it == sums_.end()) it = sums_.emplace(key, SumOnce(ch, first, last, ph)).first;
   return it->second;

@@ -96,20 +96,7 @@ class LayerLowering {
   std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
-  struct SumKey {
-    const Chunk* chunk;
-    int first, last;
-    Phase ph;
-    bool operator==(const SumKey&) const = default;
-  };
-  struct SumKeyHash {
-    size_t operator()(const SumKey& k) const {
-      size_t h = std::hash<const void*>()(k.chunk);
-      for (size_t v : {size_t(k.first), size_t(k.last), size_t(k.ph)}) h = h * 1000003u ^ v;
-      return h;
-    }
-  };
-  mutable std::unordered_map<SumKey, PhaseSum, SumKeyHash> sums_;
+  mutable std::unordered_map<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
 };
 
 }  // namespace parasim

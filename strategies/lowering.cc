@@ -1,6 +1,7 @@
 #include "strategies/lowering.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "strategies/memory.h"
@@ -83,6 +84,13 @@ uint32_t LoweringContext::Key(Duration d, Duration contended) {
     it->second =
         out.costs.AddCompute(d, d > Duration::Zero() ? contended.seconds() / d.seconds() : 1.0);
   }
+  return it->second;
+}
+
+uint32_t LoweringContext::FlowKey(Duration latency, Bytes bytes) {
+  auto [it, inserted] =
+      flow_keys_.try_emplace({latency.picoseconds(), std::bit_cast<int64_t>(bytes.bytes())}, 0);
+  if (inserted) it->second = out.costs.AddFlow({latency, bytes});
   return it->second;
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -81,6 +82,22 @@ struct Chunk {
   double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
 };
 
+// Pieces [first, last) of a chunk and what is asked of them (a phase, gather or reduce): the
+// key of the lowerings' memo tables, since every micro-batch asks for the same ranges.
+struct ChunkRangeKey {
+  const Chunk* chunk;
+  int first, last;
+  int what;
+  bool operator==(const ChunkRangeKey&) const = default;
+};
+struct ChunkRangeKeyHash {
+  size_t operator()(const ChunkRangeKey& k) const {
+    size_t h = std::hash<const void*>()(k.chunk);
+    for (size_t v : {size_t(k.first), size_t(k.last), size_t(k.what)}) h = h * 1000003u ^ v;
+    return h;
+  }
+};
+
 class LoweringContext {
  public:
   LoweringContext(const ModelSpec& m, const Training& t, const Layout& l, const ClusterSpec& c,
@@ -117,6 +134,8 @@ class LoweringContext {
   // The cost-table key of a compute duration and its duration beside a running collective
   // (one entry per distinct pair; `contended` zero = not slowed).
   uint32_t Key(Duration d, Duration contended = Duration::Zero());
+  // The cost-table key of a flow (one entry per distinct latency and bytes).
+  uint32_t FlowKey(Duration latency, Bytes bytes);
   // The label of a category's tasks (after InternCategoryLabels).
   uint32_t Label(TaskCat c) const { return cat_label_[static_cast<int>(c)]; }
   void InternCategoryLabels();
@@ -130,6 +149,8 @@ class LoweringContext {
     }
   };
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> compute_keys_;
+  // (latency in picoseconds, the bytes' bit pattern) -> key.
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> flow_keys_;
   uint32_t cat_label_[kNumTaskCats] = {};
 };
 

@@ -61,15 +61,27 @@ StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
           {tl.start[t].picoseconds(), tl.end[t].picoseconds()});
     }
   }
+  for (auto& stage : st.iv) {
+    for (Intervals& x : stage) Merge(&x);
+  }
   return st;
 }
 
+// The union of some categories' intervals, each list already merged (Collect): sorted runs
+// merged pairwise, then overlaps joined.
 Intervals Union(const std::array<Intervals, kNumTaskCats>& iv,
                 std::initializer_list<TaskCat> cats) {
-  Intervals out;
+  Intervals out, both;
   for (TaskCat c : cats) {
     const Intervals& x = iv[static_cast<int>(c)];
-    out.insert(out.end(), x.begin(), x.end());
+    if (x.empty()) continue;
+    if (out.empty()) {
+      out = x;
+      continue;
+    }
+    both.resize(out.size() + x.size());
+    std::merge(out.begin(), out.end(), x.begin(), x.end(), both.begin());
+    std::swap(out, both);
   }
   Merge(&out);
   return out;
@@ -110,10 +122,13 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
 // transfers and parameter gathers (reported as exposed communication instead), over its work.
 double Bubble(const StageTimes& st, int s, double work) {
   const int64_t span = *std::max_element(st.last_backward.begin(), st.last_backward.end());
-  Intervals compute_like;
+  Intervals compute_like, both;
   for (int c = 0; c < kNumTaskCats; ++c) {
     if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp)) continue;
-    compute_like.insert(compute_like.end(), st.iv[s][c].begin(), st.iv[s][c].end());
+    const Intervals& x = st.iv[s][c];
+    both.resize(compute_like.size() + x.size());
+    std::merge(compute_like.begin(), compute_like.end(), x.begin(), x.end(), both.begin());
+    std::swap(compute_like, both);
   }
   Merge(&compute_like);
   const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp});
@@ -184,17 +199,19 @@ std::string CriticalPathSentence(const LoweredStep& low, const sim::Timeline& tl
 }  // namespace
 
 void Merge(Intervals* v) {
-  std::sort(v->begin(), v->end());
-  Intervals out;
-  for (auto [a, b] : *v) {
+  // A stream's tasks come in time order, so a category's intervals usually are sorted already.
+  if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+  size_t n = 0;  // merged in place: (*v)[0, n) is the union so far
+  for (size_t i = 0; i < v->size(); ++i) {
+    const auto [a, b] = (*v)[i];
     if (b <= a) continue;
-    if (!out.empty() && a <= out.back().second) {
-      out.back().second = std::max(out.back().second, b);
+    if (n > 0 && a <= (*v)[n - 1].second) {
+      (*v)[n - 1].second = std::max((*v)[n - 1].second, b);
     } else {
-      out.push_back({a, b});
+      (*v)[n++] = {a, b};
     }
   }
-  *v = std::move(out);
+  v->resize(n);
 }
 
 int64_t Uncovered(const Intervals& a, const Intervals& b, int64_t window) {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -166,7 +167,15 @@ uint32_t RankTopology::AddFlowCost(Duration time, Duration latency, bool inter) 
   // The flow moves the bytes that take the cost model's time at the link's rate when alone;
   // flows sharing a link (pipeline sends beside gradient buckets) slow each other down.
   const Bandwidth cap = inter ? ctx_.cost.NicShare() : ctx_.cost.IntraBandwidth();
-  return ctx_.out.costs.AddFlow({latency, TransferBytes(time - latency, cap)});
+  return ctx_.FlowKey(latency, TransferBytes(time - latency, cap));
+}
+
+sim::RouteId RankTopology::Route(std::span<const LinkId> links) {
+  // Each micro-batch's transfers and buckets cross the same links: one route per link pair.
+  if (links.size() != 2) return ctx_.program.AddRoute(links);
+  auto [it, inserted] = routes_.try_emplace(uint64_t{links[0]} << 32 | links[1], 0);
+  if (inserted) it->second = ctx_.program.AddRoute(links);
+  return it->second;
 }
 
 TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica::*stream,
@@ -180,7 +189,7 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
     links.push_back(inter ? r->nic_tx : r->nvl_tx);
     links.push_back(inter ? r->nic_rx : r->nvl_rx);
   }
-  sim::RouteId route = p.AddRoute(std::span<const LinkId>(links));
+  sim::RouteId route = Route(links);
   TaskId t = p.AddFlow(members[0]->*stream, key, static_cast<uint8_t>(cat), label, route);
   for (size_t k = 1; k < members.size(); ++k) p.AddStreamToTask(t, members[k]->*stream);
   return t;
@@ -188,11 +197,17 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
 
 TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId stream) {
   const bool inter = ctx_.placement.Node(src.global) != ctx_.placement.Node(dst.global);
-  CollectiveCost cc =
-      ctx_.cost.CollectiveTime(Collective::kSendRecv, bytes, {2, inter ? 1 : 2, false});
-  const uint32_t key = AddFlowCost(cc.time, cc.latency, inter);
-  sim::RouteId route =
-      ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
+  // Priced once per size and kind of hop: every micro-batch sends the same activations.
+  auto [it, inserted] =
+      transfer_keys_.try_emplace({std::bit_cast<int64_t>(bytes.bytes()), inter ? 1 : 0}, 0);
+  if (inserted) {
+    CollectiveCost cc =
+        ctx_.cost.CollectiveTime(Collective::kSendRecv, bytes, {2, inter ? 1 : 2, false});
+    it->second = AddFlowCost(cc.time, cc.latency, inter);
+  }
+  const uint32_t key = it->second;
+  const LinkId links[2] = {inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx};
+  sim::RouteId route = Route(links);
   return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),
                               ctx_.Label(TaskCat::kPp), route);
 }

@@ -332,6 +332,15 @@ TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on
   CHECK(r.out.find("replay_ms") == std::string::npos);  // stdout holds only the JSON
   // The figure itself is reported by the benchmark, not asserted here (timed tests are flaky).
   CHECK(std::stod(r.err.substr(at + 11)) > 0);
+
+  // The benchmark form: the same step replayed N times in one process, median and fastest.
+  auto rep =
+      RunParasim("run --timing --repeat 3 --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
+  REQUIRE(rep.exit_code == 0);
+  CHECK(rep.out == r.out);  // the prediction does not depend on how often it is replayed
+  CHECK(rep.err.find("repeat: 3 replays; replay_ms median ") != std::string::npos);
+  CHECK(RunParasim("run --timing --repeat 0 " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"))
+            .exit_code == 2);
 }
 
 TEST_CASE("run --trace writes an op-level Chrome trace; --full and --ops agree with the default") {

@@ -862,6 +862,35 @@ Status CalibrateCommand(const CommonOptions& opt, const std::string& self) {
   return st;
 }
 
+// The replay-speed benchmark (run --timing --repeat N): the same step lowered and replayed N
+// times in one process, as a sweep does one layout after another. The first is cold (page
+// faults, caches); the median and the fastest are what a replay costs once warm.
+static Status RepeatReplays(const Scenario& s, const StepOptions& so, const StepReport& first,
+                            int repeat) {
+  std::vector<double> total{first.replay_ms}, lower{first.lower_ms},
+      engine{first.replay_ms - first.lower_ms};
+  for (int i = 1; i < repeat; ++i) {
+    PARASIM_ASSIGN_OR_RETURN(StepReport r,
+                             SimulateStep(s.model, s.training, s.layout, s.cluster, so));
+    if (r.step_time_s != first.step_time_s) {
+      return Internal("run --repeat: a replay of the same step gave a different step time");
+    }
+    total.push_back(r.replay_ms);
+    lower.push_back(r.lower_ms);
+    engine.push_back(r.replay_ms - r.lower_ms);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  auto least = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+  fmt::print(stderr,
+             "repeat: {} replays; replay_ms median {:.3f} fastest {:.3f} (lowering median {:.3f}, "
+             "engine and summary median {:.3f})\n",
+             repeat, median(total), least(total), median(lower), median(engine));
+  return Status::Ok();
+}
+
 Status RunCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
@@ -893,6 +922,7 @@ Status RunCommand(const CommonOptions& opt) {
     fmt::print(stderr, "replay_ms: {:.3f}\n", r.replay_ms);
     fmt::print(stderr, "tasks: {} events: {} (lowering {:.3f} ms)\n", r.tasks, r.events,
                r.lower_ms);
+    if (opt.repeat > 1) PARASIM_RETURN_IF_ERROR(RepeatReplays(s, so, r, opt.repeat));
   }
   if (!opt.trace.empty()) {
     // The trace is always op-level: one span per op, collective and transfer.

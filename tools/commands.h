@@ -20,6 +20,7 @@ struct CommonOptions {
   std::vector<std::string> sets;
   bool json = false;
   bool timing = false;
+  int repeat = 1;  // run --timing: replays measured (the first, then the median and fastest)
   bool full = false;
   bool ops = false;  // replay at op granularity
   std::string trace;
