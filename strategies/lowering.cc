@@ -79,11 +79,21 @@ LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const La
 
 uint32_t LoweringContext::Key(Duration d, Duration contended) {
   if (contended < d) contended = d;
+  // Every micro-batch asks for the same few durations: a direct-mapped cache in front of the
+  // table answers most of them without hashing into it.
+  const uint64_t mix = (static_cast<uint64_t>(d.picoseconds()) * 0x9E3779B97F4A7C15ull) ^
+                       static_cast<uint64_t>(contended.picoseconds());
+  RecentKey& recent = recent_keys_[(mix >> 32) % kRecentKeys];
+  if (recent.key != sim::kNone && recent.d == d.picoseconds() &&
+      recent.contended == contended.picoseconds()) {
+    return recent.key;
+  }
   auto [it, inserted] = compute_keys_.try_emplace({d.picoseconds(), contended.picoseconds()}, 0);
   if (inserted) {
     it->second =
         out.costs.AddCompute(d, d > Duration::Zero() ? contended.seconds() / d.seconds() : 1.0);
   }
+  recent = {d.picoseconds(), contended.picoseconds(), it->second};
   return it->second;
 }
 

@@ -149,6 +149,12 @@ class LoweringContext {
     }
   };
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> compute_keys_;
+  struct RecentKey {
+    int64_t d = 0, contended = 0;
+    uint32_t key = sim::kNone;
+  };
+  static constexpr size_t kRecentKeys = 64;
+  RecentKey recent_keys_[kRecentKeys];
   // (latency in picoseconds, the bytes' bit pattern) -> key.
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> flow_keys_;
   uint32_t cat_label_[kNumTaskCats] = {};

@@ -244,8 +244,9 @@ Status StepLowering::EmitSchedule() {
   const int V = p * ctx_.chunks;
   const int64_t m = ctx_.micro_batches;
   const int route = ctx_.route;
-  fwd_in_.assign(Slot(V, 0), {});
-  bwd_in_.assign(Slot(V, 0), {});
+  replicas_ = topo_.stage(0).size();
+  fwd_in_.assign(Slot(V, 0) * replicas_, kNone);
+  bwd_in_.assign(Slot(V, 0) * replicas_, kNone);
   UnitsDone done{route, m, std::vector<char>(Slot(V, 0), 0), std::vector<char>(Slot(V, 0), 0)};
   const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
   const std::vector<std::vector<Unit>>& order = *orders;
@@ -332,11 +333,11 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
   } sf{std::vector<std::vector<TaskId>>(n), std::vector<TaskId>(n, kNone)},
       sb{std::vector<std::vector<TaskId>>(n), std::vector<TaskId>(n, kNone)};
   for (size_t i = 0; i < n; ++i) {
-    if (gf % route > 0 && fwd_in_[Slot(gf, f.mb)][i] != kNone) {
-      sf.wait[i].push_back(fwd_in_[Slot(gf, f.mb)][i]);
+    if (gf % route > 0 && FwdIn(Slot(gf, f.mb))[i] != kNone) {
+      sf.wait[i].push_back(FwdIn(Slot(gf, f.mb))[i]);
     }
-    if (gb % route < route - 1 && bwd_in_[Slot(gb, b.mb)][i] != kNone) {
-      sb.wait[i].push_back(bwd_in_[Slot(gb, b.mb)][i]);
+    if (gb % route < route - 1 && BwdIn(Slot(gb, b.mb))[i] != kNone) {
+      sb.wait[i].push_back(BwdIn(Slot(gb, b.mb))[i]);
     }
   }
   auto run = [&](const Chunk& ch, const LayerLowering::FbStep& st, Side& side, bool w_in) {
@@ -379,7 +380,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g % ctx_.route > 0) topo_.WaitFor(s, fwd_in_[Slot(g, u.mb)]);
+  if (g % ctx_.route > 0) topo_.WaitFor(s, FwdIn(Slot(g, u.mb)));
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
   if (dp_.GathersPerLayer()) {
@@ -403,9 +404,9 @@ void StepLowering::EmitForward(int s, const Unit& u) {
     }
     layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kF);
   }
-  std::vector<TaskId> first;
-  for (const Replica& r : reps) first.push_back(r.first);
-  EndForward(s, u, first);
+  firsts_.clear();
+  for (const Replica& r : reps) firsts_.push_back(r.first);
+  EndForward(s, u, firsts_);
 }
 
 void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& first) {
@@ -418,7 +419,7 @@ void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& f
     ctx_.program.AddMemory(first[i], reps[i].rank, Bytes(ch.act), sim::MemoryAt::kStart);
   }
   if (g % ctx_.route < ctx_.route - 1) {
-    Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, &fwd_in_[Slot(g + 1, u.mb)]);
+    Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, FwdIn(Slot(g + 1, u.mb)));
   }
 }
 
@@ -442,7 +443,7 @@ void StepLowering::EndBackward(int s, const Unit& u, const std::vector<TaskId>& 
     ctx_.program.AddMemory(r.prev, r.rank, Bytes(-release), sim::MemoryAt::kEnd);
   }
   if (g % ctx_.route > 0) {
-    Send(s, PlaceOf(ctx_.schedule, p, g - 1).stage, Phase::kB, &bwd_in_[Slot(g - 1, u.mb)]);
+    Send(s, PlaceOf(ctx_.schedule, p, g - 1).stage, Phase::kB, BwdIn(Slot(g - 1, u.mb)));
   }
 }
 
@@ -452,7 +453,7 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g % ctx_.route < ctx_.route - 1) topo_.WaitFor(s, bwd_in_[Slot(g, u.mb)]);
+  if (g % ctx_.route < ctx_.route - 1) topo_.WaitFor(s, BwdIn(Slot(g, u.mb)));
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   // With the backward split, the gradients are reduced and the activations freed after W.
   const bool split = ctx_.schedule.splits_backward();
@@ -471,9 +472,9 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
       if (reduce) dp_.Reduce(s, u.chunk, a, b);
     }
   }
-  std::vector<TaskId> first;
-  for (const Replica& r : reps) first.push_back(r.first);
-  EndBackward(s, u, first, split);
+  firsts_.clear();
+  for (const Replica& r : reps) firsts_.push_back(r.first);
+  EndBackward(s, u, firsts_, split);
 }
 
 void StepLowering::EmitWeightGradient(int s, const Unit& u) {
@@ -494,7 +495,7 @@ void StepLowering::EmitWeightGradient(int s, const Unit& u) {
   }
 }
 
-void StepLowering::Send(int from, int to, Phase ph, std::vector<TaskId>* into) {
+void StepLowering::Send(int from, int to, Phase ph, std::span<TaskId> into) {
   // b s h / cp elements, split over the TP ranks (SC21's scatter/gather; with SP they are
   // sharded already); fp8 training sends bf16 activations.
   const Training& t = ctx_.training;
@@ -503,17 +504,16 @@ void StepLowering::Send(int from, int to, Phase ph, std::vector<TaskId>* into) {
                     DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
   auto& src = topo_.stage(from);
   auto& dst = topo_.stage(to);
-  into->assign(src.size(), kNone);
   if (from == to) {
     // A V turns on its last stage: the next chunk runs where this one did, after it.
-    for (size_t i = 0; i < src.size(); ++i) (*into)[i] = src[i].prev;
+    for (size_t i = 0; i < src.size(); ++i) into[i] = src[i].prev;
     return;
   }
   for (size_t i = 0; i < src.size(); ++i) {
     TaskId f =
         topo_.Transfer(src[i], dst[i], bytes, ph == Phase::kF ? src[i].send_fwd : src[i].send_bwd);
     ctx_.program.AddDep(src[i].prev, f);
-    (*into)[i] = f;
+    into[i] = f;
     ctx_.out.pp_flows.push_back(f);
     ctx_.out.pp_receiver.push_back(dst[i].rank);
   }

@@ -6,6 +6,7 @@
 // flows; the step ends with the deferred reductions and the optimizer step.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "sim/status.h"
@@ -53,7 +54,7 @@ class StepLowering {
   void EndForward(int stage, const Unit& u, const std::vector<sim::TaskId>& first);
   void EndBackward(int stage, const Unit& u, const std::vector<sim::TaskId>& first, bool keep_w);
   // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
-  void Send(int from, int to, Phase ph, std::vector<sim::TaskId>* into);
+  void Send(int from, int to, Phase ph, std::span<sim::TaskId> into);
   // Index of (virtual stage g, micro-batch mb) in the transfer tables.
   size_t Slot(int g, int64_t mb) const { return static_cast<size_t>(g) * ctx_.micro_batches + mb; }
 
@@ -61,8 +62,17 @@ class StepLowering {
   RankTopology topo_;
   LayerLowering layers_;
   DataParallelLowering dp_;
-  // Pipeline transfers into each unit: [Slot(virtual stage, mb)][replica].
-  std::vector<std::vector<sim::TaskId>> fwd_in_, bwd_in_;
+  // Pipeline transfers into each unit, by Slot(virtual stage, mb) then replica (every stage
+  // has `replicas_` of them), kNone where none.
+  std::vector<sim::TaskId> fwd_in_, bwd_in_;
+  size_t replicas_ = 1;
+  std::vector<sim::TaskId> firsts_;  // scratch: each replica's first task of a unit
+  std::span<sim::TaskId> FwdIn(size_t slot) {
+    return {fwd_in_.data() + slot * replicas_, replicas_};
+  }
+  std::span<sim::TaskId> BwdIn(size_t slot) {
+    return {bwd_in_.data() + slot * replicas_, replicas_};
+  }
 };
 
 }  // namespace parasim

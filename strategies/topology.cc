@@ -183,8 +183,8 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
                           uint32_t label) {
   sim::Program& p = ctx_.program;
   const uint32_t key = AddFlowCost(time, latency, inter);
-  std::vector<LinkId> links;
-  links.reserve(2 * members.size());
+  std::vector<LinkId>& links = links_;
+  links.clear();
   for (Replica* r : members) {
     links.push_back(inter ? r->nic_tx : r->nvl_tx);
     links.push_back(inter ? r->nic_rx : r->nvl_rx);
@@ -212,7 +212,7 @@ TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId 
                               ctx_.Label(TaskCat::kPp), route);
 }
 
-void RankTopology::WaitFor(int stage, const std::vector<TaskId>& tasks) {
+void RankTopology::WaitFor(int stage, std::span<const TaskId> tasks) {
   auto& reps = replicas_[stage];
   for (size_t i = 0; i < reps.size() && i < tasks.size(); ++i) {
     if (tasks[i] != kNone) reps[i].pending.push_back(tasks[i]);

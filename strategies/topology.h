@@ -61,7 +61,7 @@ class RankTopology {
   // One point-to-point flow from `src` to `dst` of `bytes`, on the sender's `stream`.
   sim::TaskId Transfer(Replica& src, Replica& dst, Bytes bytes, sim::StreamId stream);
   // Makes each replica's next compute task of `stage` wait for its entry of `tasks`.
-  void WaitFor(int stage, const std::vector<sim::TaskId>& tasks);
+  void WaitFor(int stage, std::span<const sim::TaskId> tasks);
 
  private:
   void AddReplica(int stage, RankCoords rc);
@@ -78,6 +78,7 @@ class RankTopology {
     }
   };
   std::unordered_map<uint64_t, sim::RouteId> routes_;  // (link, link) -> route
+  std::vector<sim::LinkId> links_;                     // scratch: a flow's route
   std::unordered_map<std::pair<int64_t, int>, uint32_t, PairHash> transfer_keys_;  // (bytes, inter)
 };
 
