@@ -53,7 +53,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     const double layer_act = ActivationBytes(g.dense, t.recompute);
     shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
   }
-  std::vector<double> in_flights = schedule.InFlights(shape);
+  std::vector<double> in_flights = *SharedInFlights(l, shape);
   if (l.overlap_ep && l.pp == 1 && !schedule.pairs_forward_backward()) {
     // One stage with overlap.ep runs the next forward before the backward: two in flight.
     in_flights[0] = PeakInFlight((*SharedLayoutOrders(l, shape))[0], shape.chunks, shape.w_hold);

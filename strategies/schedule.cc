@@ -162,6 +162,28 @@ std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
   return orders;
 }
 
+std::shared_ptr<const std::vector<double>> SharedInFlights(const Layout& layout,
+                                                           const PipelineShape& shape) {
+  using Key = std::tuple<int, int, int, int64_t, double>;
+  // At most this many shapes are kept: the cache starts over past it.
+  constexpr size_t kMaxShapes = 4096;
+  static std::mutex mu;
+  static std::map<Key, std::shared_ptr<const std::vector<double>>> cache;
+  const Key key{static_cast<int>(layout.schedule), shape.stages, shape.chunks, shape.micro_batches,
+                shape.w_hold};
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto in_flights =
+      std::make_shared<const std::vector<double>>(ScheduleOf(layout.schedule).InFlights(shape));
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxShapes) cache.clear();
+  cache.emplace(key, in_flights);
+  return in_flights;
+}
+
 int ChunksOf(const Layout& layout) {
   const PipelineSchedule& s = ScheduleOf(layout.schedule);
   if (s.mirrored()) return 2;

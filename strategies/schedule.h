@@ -114,6 +114,11 @@ std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const Pipeline
 // shared across layouts and threads: a sweep's layouts take a few hundred such shapes.
 std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
     const Layout& layout, const PipelineShape& shape);
+// The schedule's activations in flight per stage (InFlights) for `layout.schedule`, computed
+// once per (schedule, stages, chunks, micro-batches, w_hold) and shared like SharedLayoutOrders:
+// zero-bubble and DualPipe schedules walk every stage's order to find them.
+std::shared_ptr<const std::vector<double>> SharedInFlights(const Layout& layout,
+                                                           const PipelineShape& shape);
 // Whether the layout runs F&B pairs: its schedule's own, or overlap.ep's.
 bool PairsForwardBackward(const Layout& layout);
 
