@@ -146,9 +146,6 @@ std::vector<double> StepLowering::ActivationLowerBounds() const {
 }
 
 Duration StepLowering::ScheduleBound() const {
-  // DualPipeV's replays were found up to 1.3% below this walk (GPT-3 175B, 32 stages), so it
-  // is left to the other bounds until that is understood.
-  if (ctx_.schedule.v_shape()) return Duration::Zero();
   const int p = ctx_.layout.pp;
   const int V = p * ctx_.chunks;
   const int64_t m = ctx_.micro_batches;
@@ -209,8 +206,11 @@ Duration StepLowering::ScheduleBound() const {
         const bool with_w = at + 2 < o.size() && o[at + 2].phase == Phase::kW &&
                             o[at + 2].chunk == b.chunk && o[at + 2].mb == b.mb;
         const Times& tb = times[s][b.chunk];
-        b_end[bidx] = Max(stage_end[s], b_after(gb, bidx)) + (with_w ? tb.bw : tb.b);
-        stage_end[s] = b_end[bidx];
+        // The gradient goes on after B (EmitPair emits B then W, unless F&B pairs overlap an EP
+        // all-to-all: then after the whole backward, later still), and the stage after W.
+        const Duration b_start = Max(stage_end[s], b_after(gb, bidx));
+        b_end[bidx] = b_start + (with_w ? Min(tb.b, tb.bw) : tb.b);
+        stage_end[s] = b_start + (with_w ? tb.bw : tb.b);
         done.b[bidx] = 1;
         return with_w ? 3 : 2;
       });
