@@ -321,14 +321,28 @@ LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last,
 
 LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int last,
                                                Phase ph) const {
+  // A chunk's layers share a few block times: each block's sum is taken once and added per
+  // piece. Durations are whole picoseconds, so the total is the op-by-op sum exactly.
   PhaseSum sum;
   for (int i = first; i < last; ++i) {
-    for (const OpTime& op : ch.pieces[i].time->ops) {
-      if (!Runs(ch.pieces[i], op, ph)) continue;
-      AddOp(&sum, PartsOf(op, ph, ctx_.schedule.splits_backward()), true);
-    }
+    const PhaseSum& piece = PieceSum(ch.pieces[i], ph);
+    sum.compute += piece.compute;
+    sum.contended += piece.contended;
+    for (int k = 0; k < kNumGroups; ++k) sum.comm[k] += piece.comm[k];
   }
   return sum;
+}
+
+const LayerLowering::PhaseSum& LayerLowering::PieceSum(const Piece& pc, Phase ph) const {
+  const PieceKey key{pc.time, pc.layer, ph};
+  auto it = piece_sums_.find(key);
+  if (it != piece_sums_.end()) return it->second;
+  PhaseSum sum;
+  for (const OpTime& op : pc.time->ops) {
+    if (!Runs(pc, op, ph)) continue;
+    AddOp(&sum, PartsOf(op, ph, ctx_.schedule.splits_backward()), true);
+  }
+  return piece_sums_.emplace(key, sum).first->second;
 }
 
 Duration LayerLowering::PhaseCompute(const Chunk& ch, Phase ph) const {

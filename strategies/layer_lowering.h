@@ -77,6 +77,8 @@ class LayerLowering {
   // Memoised: each micro-batch asks for the same ranges of the same chunks.
   PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
   PhaseSum SumOnce(const Chunk& ch, int first, int last, Phase ph) const;
+  // One piece's sum for phase `ph` (what Runs lets it run), memoised per block time.
+  const PhaseSum& PieceSum(const Piece& pc, Phase ph) const;
   static Duration Serial(const PhaseSum& sum, bool ep);
   void EmitSum(int stage, const PhaseSum& sum, TaskCat cat);
   Duration Comm(const CommSpec& c) const;
@@ -97,6 +99,18 @@ class LayerLowering {
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
   mutable std::unordered_map<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
+  struct PieceKey {
+    const BlockTime* time;
+    bool layer;
+    Phase ph;
+    bool operator==(const PieceKey&) const = default;
+  };
+  struct PieceKeyHash {
+    size_t operator()(const PieceKey& k) const {
+      return std::hash<const void*>()(k.time) * 31 + size_t(k.layer) * 7 + size_t(k.ph);
+    }
+  };
+  mutable std::unordered_map<PieceKey, PhaseSum, PieceKeyHash> piece_sums_;
 };
 
 }  // namespace parasim
