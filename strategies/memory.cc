@@ -100,6 +100,18 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const double mtp_dense =
       depth * (BlockParams(g.mtp) + BlockParams(mtp_layer) - BlockParams(mtp_layer, true));
   int first_layer = 0;
+  // What one dense or MoE layer adds to a stage, the same for every layer of its kind.
+  struct LayerBytes {
+    double expert, dense, lora, kept, dropped;
+  };
+  auto layer_bytes = [&](const Block& blk) {
+    const double kept = ActivationBytes(blk, t.recompute);
+    return LayerBytes{BlockParams(blk, true), BlockParams(blk) - BlockParams(blk, true),
+                      lora ? LoraParams(blk, t.lora_rank) : 0.0, kept,
+                      ActivationBytes(blk, RecomputeKind::kNone) - kept};
+  };
+  const LayerBytes dense_layer = layer_bytes(g.dense);
+  const LayerBytes moe_layer = m.is_moe() ? layer_bytes(g.moe) : dense_layer;
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st;
     st.layers = per_stage[s];
@@ -117,14 +129,12 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     for (const VirtualStage& vs : mine) {
       double bytes = 0;
       for (int i = vs.first; i < vs.first + vs.layers; ++i) {
-        const Block& blk = m.IsMoeLayer(i) ? g.moe : g.dense;
-        expert += BlockParams(blk, true);
-        dense += BlockParams(blk) - BlockParams(blk, true);
-        if (lora) lora_params += LoraParams(blk, t.lora_rank);
-        const double kept = ActivationBytes(blk, t.recompute);
-        bytes += kept;
-        act_full_layer =
-            std::max(act_full_layer, ActivationBytes(blk, RecomputeKind::kNone) - kept);
+        const LayerBytes& lb = m.IsMoeLayer(i) ? moe_layer : dense_layer;
+        expert += lb.expert;
+        dense += lb.dense;
+        if (lora) lora_params += lb.lora;
+        bytes += lb.kept;
+        act_full_layer = std::max(act_full_layer, lb.dropped);
       }
       st.layers += vs.layers;
       if (vs.embedding) dense += BlockParams(g.embedding);
