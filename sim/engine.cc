@@ -136,13 +136,10 @@ class Replay {
   // compute-role streams (compressed rows), and what runs on each such stream.
   struct Running {
     TaskId task = kNone;
-    uint32_t seq = 0;         // of its current completion (earlier ones are stale)
-    int64_t since = 0;        // when `left` was counted
-    double left = 0;          // work left, picoseconds at its rate alone
-    double factor = 1;        // how much slower it runs now
-    int64_t due = 0;          // its current completion
-    int64_t queued_at = 0;    // the earliest completion event queued for it (FlowNetwork::Queue)
-    uint32_t queued_seq = 0;  // and that event's sequence number
+    int64_t since = 0;  // when `left` was counted
+    double left = 0;    // work left, picoseconds at its rate alone
+    double factor = 1;  // how much slower it runs now
+    Completion done;    // done.seq: its current completion's (earlier ones are stale)
   };
   std::vector<uint32_t> comm_running_;
   std::vector<uint32_t> compute_offset_;
@@ -218,15 +215,9 @@ void Replay::Contend(uint32_t rank, int delta) {
     r.left -= static_cast<double>(now_ - r.since) / r.factor;
     r.since = now_;
     r.factor = comm_running_[rank] > 0 ? slow : 1.0;
-    // Numbered as if queued; queued only when it comes earlier than the event queued already
-    // (which otherwise re-queues it when it fires, as flows do).
-    r.seq = static_cast<uint32_t>(seq_++);
-    r.due = now_ + RoundHalfAway(std::max(r.left, 0.0) * r.factor);
-    if (r.due < r.queued_at) {
-      r.queued_at = r.due;
-      r.queued_seq = r.seq;
-      PushNumbered(r.due, r.seq, r.task, EventType::kComplete);
-    }
+    const uint32_t seq = static_cast<uint32_t>(seq_++);
+    const int64_t at = now_ + RoundHalfAway(std::max(r.left, 0.0) * r.factor);
+    if (r.done.Move(at, seq)) PushNumbered(at, seq, r.task, EventType::kComplete);
   }
 }
 
@@ -266,10 +257,9 @@ void Replay::Start(TaskId t) {
         d = RoundHalfAway(static_cast<double>(d) * options_.rank_slowdown[rank]);
       }
       const double factor = comm_running_[rank] > 0 ? key_slowdown_[key] : 1.0;
-      running_[st] = {t, static_cast<uint32_t>(seq_), now_, static_cast<double>(d), factor};
+      running_[st] = {t, now_, static_cast<double>(d), factor, Completion{}};
       if (factor != 1.0) d = RoundHalfAway(static_cast<double>(d) * factor);
-      running_[st].due = running_[st].queued_at = now_ + d;
-      running_[st].queued_seq = running_[st].seq;
+      running_[st].done.Move(now_ + d, static_cast<uint32_t>(seq_));
     }
     Push(now_ + d, t, EventType::kComplete);
   } else {
@@ -338,14 +328,11 @@ void Replay::Handle(const Event& e) {
   switch (e.type()) {
     case EventType::kComplete: {
       const StreamId st = p_.stream(e.task());
-      if (p_.stream_role(st) == StreamRole::kCompute && e.seq() != running_[st].seq) {
-        // Superseded by a rate change (Contend); if it was the earliest event queued for the
-        // task, its completion moved later and is queued now.
-        Running& r = running_[st];
-        if (r.task == e.task() && r.queued_seq == e.seq()) {
-          r.queued_at = r.due;
-          r.queued_seq = r.seq;
-          PushNumbered(r.due, r.seq, r.task, EventType::kComplete);
+      Running& r = running_[st];
+      if (p_.stream_role(st) == StreamRole::kCompute && e.seq() != r.done.seq) {
+        // Superseded by a rate change (Contend); re-queued if the task's completion moved later.
+        if (r.task == e.task() && r.done.Refire(e.seq())) {
+          PushNumbered(r.done.due, r.done.seq, r.task, EventType::kComplete);
         }
         break;
       }
@@ -366,8 +353,7 @@ void Replay::Handle(const Event& e) {
     case EventType::kFlowDone:
       due_.clear();
       if (!flows_.Finish(e.task(), e.time, now_, &due_)) {
-        // Superseded by a re-share: if this was the flow's earliest queued event, its
-        // completion moved later and is queued now.
+        // Superseded by a re-share; re-queued if the flow's completion moved later.
         int64_t at = 0;
         uint32_t seq = 0;
         if (flows_.Requeue(e.task(), e.seq(), &at, &seq)) {

@@ -31,6 +31,20 @@ void FlowNetwork::FindComponent(RouteId route) {
   // links, each marked link's flows marking theirs. The component is solved in the order of
   // the flows' slots, whatever the order of discovery.
   component_.clear();
+  // Most flows start and end alone on their links: when the route's links carry no flow, or
+  // only one flow on this very route, that is the component, without the search.
+  TaskId only = kNone;
+  bool more = false;
+  for (LinkId l : p_.route_links(route)) {
+    for (TaskId t : link_flows_[l]) {
+      if (only == kNone) only = t;
+      more |= t != only;
+    }
+  }
+  if (!more && (only == kNone || p_.route(only) == route)) {
+    if (only != kNone) component_.push_back(static_cast<uint32_t>(slot_[only]));
+    return;
+  }
   marked_links_.clear();
   Mark(p_.route_links(route));
   for (size_t k = 0; k < marked_links_.size(); ++k) {
@@ -62,7 +76,8 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
   }
   if (component_.empty()) return;
   if (component_.size() == 1) {
-    // Alone on its links: its slowest link's capacity, the solver's answer for one flow.
+    // Alone on its links (most flows, when they start): its slowest link's capacity, the
+    // solver's answer for one flow.
     double slowest = std::numeric_limits<double>::infinity();
     for (LinkId l : flow_links_[0]) slowest = std::min(slowest, p_.link_capacity(l));
     SetRate(active_[component_[0]], slowest, now, due);
@@ -78,34 +93,21 @@ void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
   double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
   int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
                            : now + Duration::Seconds(secs).picoseconds();
-  if (at == f.done_at) return;  // unchanged: the pending completion stays valid
-  f.done_at = at;
+  if (at == f.done.due) return;  // unchanged: the pending completion stays valid
+  f.done.due = at;
   due->push_back({at, f.task});
 }
 
 void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   slot_[t] = static_cast<int32_t>(active_.size());
-  active_.push_back(
-      Active{t, bytes, 0.0, -1, now, std::numeric_limits<int64_t>::max(), 0, 0, false});
-  bool alone = true;
-  double slowest = std::numeric_limits<double>::infinity();
-  for (LinkId l : p_.route_links(p_.route(t))) {
-    link_flows_[l].push_back(t);
-    alone &= link_flows_[l].size() == 1;
-    slowest = std::min(slowest, p_.link_capacity(l));
-  }
-  // A flow alone on its links is its own component, and max-min gives it its slowest link's
-  // capacity (MaxMinSolver returns the same value); no other rate changes.
-  if (alone) {
-    SetRate(active_.back(), slowest, now, due);
-    return;
-  }
+  active_.push_back(Active{t, bytes, 0.0, now, Completion{}, false});
+  for (LinkId l : p_.route_links(p_.route(t))) link_flows_[l].push_back(t);
   Reshare(p_.route(t), now, due);
 }
 
 bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   const int32_t i = slot_[t];
-  if (i < 0 || active_[i].done_at != at) return false;  // superseded by a re-share
+  if (i < 0 || active_[i].done.due != at) return false;  // superseded by a re-share
   Active& f = active_[i];
   const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
   const double moved = std::min(f.remaining, f.rate * dt);
@@ -119,33 +121,19 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   slot_[t] = -1;
   active_[i] = active_.back();
   active_.pop_back();
-  // The flows left on its links, if any, share what it frees.
-  for (LinkId l : p_.route_links(p_.route(t))) {
-    if (!link_flows_[l].empty()) {
-      Reshare(p_.route(t), now, due);
-      break;
-    }
-  }
+  Reshare(p_.route(t), now, due);  // the flows left on its links share what it frees
   return true;
 }
 
 bool FlowNetwork::Queue(TaskId t, int64_t at, uint32_t seq) {
-  Active& f = active_[slot_[t]];
-  f.seq = seq;
-  if (at >= f.queued_at) return false;  // an earlier event is queued: it re-queues this one
-  f.queued_at = at;
-  f.queued_seq = seq;
-  return true;
+  return active_[slot_[t]].done.Move(at, seq);
 }
 
 bool FlowNetwork::Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq) {
   const int32_t i = slot_[t];
-  if (i < 0 || active_[i].queued_seq != fired_seq) return false;  // finished, or stale
-  Active& f = active_[i];
-  f.queued_at = f.done_at;
-  f.queued_seq = f.seq;
-  *due_at = f.done_at;
-  *seq = f.seq;
+  if (i < 0 || !active_[i].done.Refire(fired_seq)) return false;  // finished, or stale
+  *due_at = active_[i].done.due;
+  *seq = active_[i].done.seq;
   return true;
 }
 

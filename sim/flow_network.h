@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/completion.h"
 #include "sim/maxmin.h"
 #include "sim/program.h"
 
@@ -32,16 +33,11 @@ class FlowNetwork {
   // superseded by a later re-share (or the flow is not active); else it leaves the network.
   bool Finish(TaskId t, int64_t at, int64_t now, Due* due);
 
-  // Completion events without the stale ones. A re-share that moves a flow's completion later
-  // need not queue a new event: the earlier one still queued fires first and is re-queued
-  // then. The replay numbers every completion it is given, queued or not, so that the event
-  // that finishes the flow carries the (time, sequence) it would have had if every completion
-  // were queued, and the replay's order is the same.
-  //
-  // The replay numbered flow t's completion at `at` with `seq`: whether it queues it now.
+  // Completions without stale events (sim/completion.h): the replay numbered flow t's
+  // completion at `at` with `seq`; whether it queues an event for it now.
   bool Queue(TaskId t, int64_t at, uint32_t seq);
-  // Flow t's event numbered `fired_seq` fired and Finish refused it: whether it was the earliest
-  // queued for a flow still moving, which then is due at *due_at with sequence *seq (queue it).
+  // Flow t's event numbered `fired_seq` fired and Finish refused it: whether the flow, still
+  // moving, is to be queued again at *due_at with sequence *seq.
   bool Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq);
   size_t active() const { return active_.size(); }
   size_t state_bytes() const;
@@ -51,11 +47,8 @@ class FlowNetwork {
     TaskId task;
     double remaining;  // bytes left as of updated_at
     double rate;       // bytes per second
-    int64_t done_at;   // the completion that is current; older ones are stale
     int64_t updated_at;
-    int64_t queued_at;    // the earliest completion event queued for it
-    uint32_t queued_seq;  // and that event's sequence number
-    uint32_t seq;         // the sequence number of its current completion (done_at)
+    Completion done;  // done.due: the completion that is current; older ones are stale
     bool in_component;
   };
   std::span<const uint32_t> LinksOf(const Active& f) const;

@@ -92,7 +92,8 @@ class Program {
   uint32_t Intern(std::string_view label);
 
   TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label);
-  // A route is the list of links a flow crosses; flows share routes.
+  // A route is the list of links a flow crosses; flows share routes (the same links, in the
+  // same order, give the same route id).
   RouteId AddRoute(std::initializer_list<LinkId> links);
   RouteId AddRoute(std::span<const LinkId> links);
   TaskId AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
@@ -163,6 +164,7 @@ class Program {
   std::vector<uint32_t> route_offset_ = {0};
   std::vector<LinkId> route_links_;
   std::vector<std::pair<TaskId, StreamId>> extra_streams_;
+  std::unordered_map<std::string, RouteId> route_index_;  // a route's links, as bytes -> route
   // Resources.
   std::vector<std::string> rank_names_;
   std::vector<uint32_t> stream_rank_;

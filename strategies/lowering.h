@@ -82,6 +82,13 @@ struct Chunk {
   double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
 };
 
+// Hash of a pair of 64-bit integers, for the lowerings' memo tables.
+struct Int64PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<int64_t>()(p.first) ^ (std::hash<int64_t>()(p.second) * 0x9E3779B97F4A7C15ull);
+  }
+};
+
 // Pieces [first, last) of a chunk and what is asked of them (a phase, gather or reduce): the
 // key of the lowerings' memo tables, since every micro-batch asks for the same ranges.
 struct ChunkRangeKey {
@@ -142,13 +149,7 @@ class LoweringContext {
 
  private:
   // (duration, contended duration) in picoseconds -> key; asked once per compute task.
-  struct PairHash {
-    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-      return std::hash<int64_t>()(p.first) ^
-             (std::hash<int64_t>()(p.second) * 0x9E3779B97F4A7C15ull);
-    }
-  };
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> compute_keys_;
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash> compute_keys_;
   struct RecentKey {
     int64_t d = 0, contended = 0;
     uint32_t key = sim::kNone;
@@ -156,7 +157,7 @@ class LoweringContext {
   static constexpr size_t kRecentKeys = 64;
   RecentKey recent_keys_[kRecentKeys];
   // (latency in picoseconds, the bytes' bit pattern) -> key.
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> flow_keys_;
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash> flow_keys_;
   uint32_t cat_label_[kNumTaskCats] = {};
 };
 

@@ -67,22 +67,19 @@ StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
   return st;
 }
 
+// Adds sorted intervals `x` to sorted `out`, keeping it sorted (`scratch`: reused storage).
+void AddSorted(const Intervals& x, Intervals* out, Intervals* scratch) {
+  scratch->resize(out->size() + x.size());
+  std::merge(out->begin(), out->end(), x.begin(), x.end(), scratch->begin());
+  std::swap(*out, *scratch);
+}
+
 // The union of some categories' intervals, each list already merged (Collect): sorted runs
 // merged pairwise, then overlaps joined.
 Intervals Union(const std::array<Intervals, kNumTaskCats>& iv,
                 std::initializer_list<TaskCat> cats) {
-  Intervals out, both;
-  for (TaskCat c : cats) {
-    const Intervals& x = iv[static_cast<int>(c)];
-    if (x.empty()) continue;
-    if (out.empty()) {
-      out = x;
-      continue;
-    }
-    both.resize(out.size() + x.size());
-    std::merge(out.begin(), out.end(), x.begin(), x.end(), both.begin());
-    std::swap(out, both);
-  }
+  Intervals out, scratch;
+  for (TaskCat c : cats) AddSorted(iv[static_cast<int>(c)], &out, &scratch);
   Merge(&out);
   return out;
 }
@@ -122,13 +119,10 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
 // transfers and parameter gathers (reported as exposed communication instead), over its work.
 double Bubble(const StageTimes& st, int s, double work) {
   const int64_t span = *std::max_element(st.last_backward.begin(), st.last_backward.end());
-  Intervals compute_like, both;
+  Intervals compute_like, scratch;
   for (int c = 0; c < kNumTaskCats; ++c) {
     if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp)) continue;
-    const Intervals& x = st.iv[s][c];
-    both.resize(compute_like.size() + x.size());
-    std::merge(compute_like.begin(), compute_like.end(), x.begin(), x.end(), both.begin());
-    std::swap(compute_like, both);
+    AddSorted(st.iv[s][c], &compute_like, &scratch);
   }
   Merge(&compute_like);
   const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp});

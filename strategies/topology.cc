@@ -170,14 +170,6 @@ uint32_t RankTopology::AddFlowCost(Duration time, Duration latency, bool inter) 
   return ctx_.FlowKey(latency, TransferBytes(time - latency, cap));
 }
 
-sim::RouteId RankTopology::Route(std::span<const LinkId> links) {
-  // Each micro-batch's transfers and buckets cross the same links: one route per link pair.
-  if (links.size() != 2) return ctx_.program.AddRoute(links);
-  auto [it, inserted] = routes_.try_emplace(uint64_t{links[0]} << 32 | links[1], 0);
-  if (inserted) it->second = ctx_.program.AddRoute(links);
-  return it->second;
-}
-
 TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica::*stream,
                           Duration time, Duration latency, bool inter, TaskCat cat,
                           uint32_t label) {
@@ -189,7 +181,7 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
     links.push_back(inter ? r->nic_tx : r->nvl_tx);
     links.push_back(inter ? r->nic_rx : r->nvl_rx);
   }
-  sim::RouteId route = Route(links);
+  sim::RouteId route = p.AddRoute(links);
   TaskId t = p.AddFlow(members[0]->*stream, key, static_cast<uint8_t>(cat), label, route);
   for (size_t k = 1; k < members.size(); ++k) p.AddStreamToTask(t, members[k]->*stream);
   return t;
@@ -206,8 +198,8 @@ TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId 
     it->second = AddFlowCost(cc.time, cc.latency, inter);
   }
   const uint32_t key = it->second;
-  const LinkId links[2] = {inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx};
-  sim::RouteId route = Route(links);
+  sim::RouteId route =
+      ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
   return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),
                               ctx_.Label(TaskCat::kPp), route);
 }

@@ -67,19 +67,13 @@ class RankTopology {
   void AddReplica(int stage, RankCoords rc);
   void FindGroups();
   uint32_t AddFlowCost(Duration time, Duration latency, bool inter);
-  sim::RouteId Route(std::span<const sim::LinkId> links);
 
   LoweringContext& ctx_;
   std::vector<std::vector<Replica>> replicas_;  // [stage][replica]
   std::vector<std::vector<int>> group_of_[kNumGroups];
-  struct PairHash {
-    size_t operator()(const std::pair<int64_t, int>& p) const {
-      return std::hash<int64_t>()(p.first) * 31 + static_cast<size_t>(p.second);
-    }
-  };
-  std::unordered_map<uint64_t, sim::RouteId> routes_;  // (link, link) -> route
-  std::vector<sim::LinkId> links_;                     // scratch: a flow's route
-  std::unordered_map<std::pair<int64_t, int>, uint32_t, PairHash> transfer_keys_;  // (bytes, inter)
+  std::vector<sim::LinkId> links_;  // scratch: a flow's route
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash>
+      transfer_keys_;  // (bytes, inter)
 };
 
 }  // namespace parasim
