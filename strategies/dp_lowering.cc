@@ -97,15 +97,16 @@ Duration DataParallelLowering::StreamBound(int stage) const {
   // same links (the group's NICs, or NVLink inside a node), each flow's bytes taking its time
   // less its latency at the link's rate (RankTopology::AddFlowCost), so the links are busy for
   // the sum of those.
+  // Each segment is timed once here, so not through TimeOf's memo.
   Duration gather, reduce, wire;
   for (const Chunk& ch : layers_.chunks(stage)) {
     for (auto [a, b] : ch.segments) {
       if (gathers > 0) {
-        const Timed g = TimeOf(ch, a, b, true);
+        const Timed g = TimeOnce(ch, a, b, true);
         gather += g.time * gathers;
         wire += (g.time - g.latency) * gathers;
       }
-      const Timed r = TimeOf(ch, a, b, false);
+      const Timed r = TimeOnce(ch, a, b, false);
       reduce += r.time * reduces;
       wire += (r.time - r.latency) * reduces;
     }

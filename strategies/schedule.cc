@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -134,54 +135,162 @@ std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const Pipeline
   return orders;
 }
 
+namespace {
+
+// Values built once per key and shared across layouts and threads. Past `limit` in weight (the
+// sum of weight(value) over the values kept), the cache starts over.
+template <typename Key, typename Value>
+class SharedCache {
+ public:
+  explicit SharedCache(size_t limit) : limit_(limit) {}
+  template <typename Build, typename Weight>
+  std::shared_ptr<const Value> Get(const Key& key, const Build& build, const Weight& weight) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) return it->second;
+    }
+    auto value = std::make_shared<const Value>(build());  // outside the lock
+    const size_t w = weight(*value);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (held_ + w > limit_) {
+      cache_.clear();
+      held_ = 0;
+    }
+    if (cache_.emplace(key, value).second) held_ += w;
+    return value;
+  }
+
+ private:
+  const size_t limit_;
+  std::mutex mu_;
+  std::map<Key, std::shared_ptr<const Value>> cache_;
+  size_t held_ = 0;
+};
+
+using OrderKey = std::tuple<int, bool, int, int, int64_t>;
+
+OrderKey OrderKeyOf(const Layout& layout, const PipelineShape& shape) {
+  return {static_cast<int>(layout.schedule), layout.overlap_ep, shape.stages, shape.chunks,
+          shape.micro_batches};
+}
+
+}  // namespace
+
 std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
     const Layout& layout, const PipelineShape& shape) {
-  using Key = std::tuple<int, bool, int, int, int64_t>;
-  using Orders = std::vector<std::vector<Unit>>;
-  // At most this many units are kept (16 bytes each): the cache starts over past it.
-  constexpr size_t kMaxUnits = size_t{4} << 20;
-  static std::mutex mu;
-  static std::map<Key, std::shared_ptr<const Orders>> cache;
-  static size_t units = 0;
-  const Key key{static_cast<int>(layout.schedule), layout.overlap_ep, shape.stages, shape.chunks,
-                shape.micro_batches};
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
-  auto orders = std::make_shared<const Orders>(LayoutOrders(layout, shape));
-  size_t n = 0;
-  for (const auto& o : *orders) n += o.size();
-  std::lock_guard<std::mutex> lock(mu);
-  if (units + n > kMaxUnits) {
-    cache.clear();
-    units = 0;
-  }
-  if (cache.emplace(key, orders).second) units += n;
-  return orders;
+  // At most this many units are kept (16 bytes each).
+  static SharedCache<OrderKey, std::vector<std::vector<Unit>>> cache(size_t{4} << 20);
+  return cache.Get(
+      OrderKeyOf(layout, shape), [&] { return LayoutOrders(layout, shape); },
+      [](const std::vector<std::vector<Unit>>& orders) {
+        size_t n = 0;
+        for (const auto& o : orders) n += o.size();
+        return n;
+      });
 }
 
 std::shared_ptr<const std::vector<double>> SharedInFlights(const Layout& layout,
                                                            const PipelineShape& shape) {
-  using Key = std::tuple<int, int, int, int64_t, double>;
-  // At most this many shapes are kept: the cache starts over past it.
-  constexpr size_t kMaxShapes = 4096;
-  static std::mutex mu;
-  static std::map<Key, std::shared_ptr<const std::vector<double>>> cache;
-  const Key key{static_cast<int>(layout.schedule), shape.stages, shape.chunks, shape.micro_batches,
-                shape.w_hold};
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
+  // At most this many shapes are kept.
+  static SharedCache<std::tuple<int, int, int, int64_t, double>, std::vector<double>> cache(4096);
+  return cache.Get(
+      {static_cast<int>(layout.schedule), shape.stages, shape.chunks, shape.micro_batches,
+       shape.w_hold},
+      [&] { return ScheduleOf(layout.schedule).InFlights(shape); },
+      [](const std::vector<double>&) { return size_t{1}; });
+}
+
+PeakStates PeakStatesOf(const std::vector<Unit>& order, int chunks) {
+  PeakStates out;
+  out.chunks = chunks;
+  for (const Unit& u : order) out.has_w = out.has_w || u.phase == Phase::kW;
+  const size_t width = (out.has_w ? 2 : 1) * static_cast<size_t>(chunks);
+  std::vector<int64_t> now(width, 0);
+  out.counts = now;  // nothing held: the walk's peak starts at zero
+  auto covers = [&](const int64_t* b, const int64_t* a) {  // b holds at least a's counts
+    for (size_t k = 0; k < width; ++k) {
+      if (a[k] > b[k]) return false;
+    }
+    return true;
+  };
+  for (const Unit& u : order) {
+    const size_t c = static_cast<size_t>(u.chunk);
+    if (u.phase == Phase::kF) ++now[c];
+    if (u.phase == Phase::kB) {
+      --now[c];
+      if (out.has_w) ++now[chunks + c];
+    }
+    if (u.phase == Phase::kW) --now[chunks + c];
+    if (u.phase == Phase::kR) continue;
+    const size_t n = out.counts.size() / width;
+    bool covered = false;
+    for (size_t s = n; s-- > 0 && !covered;) covered = covers(&out.counts[s * width], now.data());
+    if (covered) continue;
+    // Drop the states the new one covers, then keep it.
+    size_t kept = 0;
+    for (size_t s = 0; s < n; ++s) {
+      if (covers(now.data(), &out.counts[s * width])) continue;
+      std::copy_n(&out.counts[s * width], width, &out.counts[kept++ * width]);
+    }
+    out.counts.resize(kept * width);
+    out.counts.insert(out.counts.end(), now.begin(), now.end());
+    if (kept + 1 > kMaxPeakStates) {
+      out.walk = true;
+      out.counts.clear();
+      return out;
+    }
   }
-  auto in_flights =
-      std::make_shared<const std::vector<double>>(ScheduleOf(layout.schedule).InFlights(shape));
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache.size() >= kMaxShapes) cache.clear();
-  cache.emplace(key, in_flights);
-  return in_flights;
+  return out;
+}
+
+std::shared_ptr<const std::vector<PeakStates>> SharedPeakStates(const Layout& layout,
+                                                                const PipelineShape& shape) {
+  // At most this many shapes are kept.
+  static SharedCache<OrderKey, std::vector<PeakStates>> cache(4096);
+  return cache.Get(
+      OrderKeyOf(layout, shape),
+      [&] {
+        std::vector<PeakStates> states;
+        const auto orders = SharedLayoutOrders(layout, shape);  // held while walked
+        for (const std::vector<Unit>& o : *orders) {
+          states.push_back(PeakStatesOf(o, shape.chunks));
+        }
+        return states;
+      },
+      [](const std::vector<PeakStates>&) { return size_t{1}; });
+}
+
+std::optional<double> PeakActivationBytes(const PeakStates& states,
+                                          const std::vector<double>& chunk_bytes,
+                                          const std::vector<double>& chunk_w_bytes) {
+  // 2^52: below it a sum of whole numbers is exact, with room for the check's own rounding.
+  constexpr double kExact = 4503599627370496.0;
+  const size_t chunks = static_cast<size_t>(states.chunks);
+  if (states.walk || chunk_bytes.size() < chunks || chunk_w_bytes.size() < chunks) {
+    return std::nullopt;
+  }
+  for (size_t c = 0; c < chunks; ++c) {
+    const double a = chunk_bytes[c], w = chunk_w_bytes[c];
+    if (!(a >= 0 && a < kExact && a == std::floor(a))) return std::nullopt;
+    if (!(w >= 0 && w < kExact && w == std::floor(w))) return std::nullopt;
+    // Without W units, what a B keeps for W is never freed: the counts do not follow it.
+    if (!states.has_w && w != 0) return std::nullopt;
+  }
+  double peak = 0;
+  const size_t width = (states.has_w ? 2 : 1) * chunks;
+  for (size_t s = 0; s < states.counts.size(); s += width) {
+    double total = 0;
+    for (size_t c = 0; c < chunks; ++c) {
+      total += static_cast<double>(states.counts[s + c]) * chunk_bytes[c];
+      if (states.has_w) {
+        total += static_cast<double>(states.counts[s + chunks + c]) * chunk_w_bytes[c];
+      }
+    }
+    if (!(total < kExact)) return std::nullopt;
+    peak = std::max(peak, total);
+  }
+  return peak;
 }
 
 int ChunksOf(const Layout& layout) {

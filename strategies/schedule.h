@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,6 +120,30 @@ std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
 // zero-bubble and DualPipe schedules walk every stage's order to find them.
 std::shared_ptr<const std::vector<double>> SharedInFlights(const Layout& layout,
                                                            const PipelineShape& shape);
+// Where a walk of a stage's order (PeakActivationBytes) can peak: the states after each unit,
+// a state being each chunk's count of micro-batches held whole (F less B) and, when the order
+// has W units, held for W only (B less W), less every state that another holds at least as
+// many of in every count. Every chunk's bytes being nonnegative, the walk's peak is the largest
+// of these states' totals. An order whose states outnumber kMaxPeakStates (interleaved 1F1B's
+// steady state moves its held micro-batches from chunk to chunk) keeps none: it is walked.
+inline constexpr size_t kMaxPeakStates = 8;
+struct PeakStates {
+  int chunks = 0;
+  bool has_w = false;           // counts held for W
+  bool walk = false;            // too many states: walk the order instead
+  std::vector<int64_t> counts;  // per state: held whole per chunk, then held for W per chunk
+};
+PeakStates PeakStatesOf(const std::vector<Unit>& order, int chunks);
+// Every stage's PeakStates for `layout`'s orders, built once per shape like SharedLayoutOrders
+// (a few states per stage, where the orders are 3 x chunks x micro-batches units a stage).
+std::shared_ptr<const std::vector<PeakStates>> SharedPeakStates(const Layout& layout,
+                                                                const PipelineShape& shape);
+// PeakActivationBytes(order, chunk_bytes, chunk_w_bytes) from `states`, the same value when
+// every byte count is a whole number and every total stays below 2^52 (each step of the walk is
+// then exact in double precision); nullopt otherwise, for the caller to walk the order.
+std::optional<double> PeakActivationBytes(const PeakStates& states,
+                                          const std::vector<double>& chunk_bytes,
+                                          const std::vector<double>& chunk_w_bytes);
 // Whether the layout runs F&B pairs: its schedule's own, or overlap.ep's.
 bool PairsForwardBackward(const Layout& layout);
 

@@ -131,16 +131,26 @@ std::vector<double> StepLowering::ActivationLowerBounds() const {
   // replay.
   const int p = ctx_.layout.pp;
   const bool split = ctx_.schedule.splits_backward();
-  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
-  const std::vector<std::vector<Unit>>& order = *orders;
+  // The walk is taken from each stage's peak states (the same value, exactly, when the bytes
+  // are whole numbers), else walked unit by unit.
+  const PipelineShape shape{p, ctx_.chunks, ctx_.micro_batches};
+  const auto states = SharedPeakStates(ctx_.layout, shape);
+  std::shared_ptr<const std::vector<std::vector<Unit>>> orders;
   std::vector<double> out(p, 0.0);
+  std::vector<double> bytes, w;
   for (int s = 0; s < p; ++s) {
-    std::vector<double> bytes, w;
+    bytes.clear();
+    w.clear();
     for (const Chunk& ch : layers_.chunks(s)) {
       bytes.push_back(ch.act);
       w.push_back(split ? ch.act_w : 0.0);
     }
-    out[s] = PeakActivationBytes(order[s], bytes, w);
+    if (std::optional<double> peak = PeakActivationBytes((*states)[s], bytes, w)) {
+      out[s] = *peak;
+      continue;
+    }
+    if (orders == nullptr) orders = SharedLayoutOrders(ctx_.layout, shape);
+    out[s] = PeakActivationBytes((*orders)[s], bytes, w);
   }
   return out;
 }
