@@ -993,12 +993,18 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   // same).
   const size_t top =
       std::min<size_t>(out.ranked.size(), static_cast<size_t>(std::max(1, spec.top)));
-  for (size_t i = 0; i < top; ++i) {
+  std::vector<size_t> leaders(top);
+  for (size_t i = 0; i < top; ++i) leaders[i] = i;
+  std::vector<StatusOr<StepReport>> reports(top, Internal("sweep: a leader was not replayed"));
+  PARASIM_RETURN_IF_ERROR(ParallelFor(leaders, opt.jobs, [&](size_t i) -> Status {
     const Scenario& v = hardware[out.ranked[i].hardware];
-    PARASIM_ASSIGN_OR_RETURN(
-        StepReport r, SimulateStep(v.model, out.ranked[i].training, out.ranked[i].layout, v.cluster,
-                                   StepOptions{}));
-    out.top_reports.push_back(std::move(r));
+    reports[i] = SimulateStep(v.model, out.ranked[i].training, out.ranked[i].layout, v.cluster,
+                              StepOptions{});
+    return Status::Ok();
+  }));
+  for (StatusOr<StepReport>& r : reports) {  // the first error in rank order
+    if (!r.ok()) return r.status();
+    out.top_reports.push_back(std::move(*r));
   }
   if (!opt.out_csv.empty()) PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out, entries));
   out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
