@@ -32,8 +32,9 @@ struct SweepOptions {
   // Replay every layout that fits the memory planner, instead of skipping those whose lower
   // bounds (step time and peak memory) cannot enter the top or the Pareto front.
   bool exhaustive = false;
-  // Replays decided together (each batch against the pruning state the earlier ones left): the
-  // most workers (threads times processes) that replay at once. Part of the outcome, like the
+  // Replays decided together (each batch against the pruning state the earlier ones left).
+  // Across processes, the most workers that replay at once; in one process, threads try
+  // layouts of later batches while a batch's replays finish. Part of the outcome, like the
   // grid: the counts of pruned and replayed layouts depend on it, the ranking and the Pareto
   // front do not.
   int batch = 16;
