@@ -2,6 +2,7 @@
 // and the facts about it that the summary reads back (stage ranks, pipeline transfers, states).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ struct LoweredStep {
   std::vector<uint32_t> pp_receiver;         // program rank receiving each of pp_flows
   std::vector<double> static_bytes;          // per stage: states and buffers held all step
   int64_t micro_batches = 1;
+  // A chunk's forward, input-gradient backward (with recompute) and weight gradient (0 unless
+  // the schedule splits the backward) in seconds, each the mean over every stage's chunks of
+  // its compute and blocking collectives: the ideal bubble's F, B and W (UnitTimes).
+  std::array<double, 3> unit_times_s = {1, 1, 1};
 };
 
 }  // namespace parasim

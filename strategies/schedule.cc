@@ -40,7 +40,7 @@ std::vector<std::unique_ptr<PipelineSchedule>>& Registry() {
 
 }  // namespace
 
-double PipelineSchedule::IdealBubble(const PipelineShape& shape) const {
+double PipelineSchedule::IdealBubble(const PipelineShape& shape, const UnitTimes&) const {
   return static_cast<double>(shape.stages - 1) /
          (static_cast<double>(shape.chunks) * static_cast<double>(shape.micro_batches));
 }

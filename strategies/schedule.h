@@ -38,6 +38,13 @@ struct Unit {
   bool pair = false;
 };
 
+// A chunk's unit times, for the ideal bubble: its forward, its input-gradient backward (with
+// the recompute before it) and its weight gradient (what a split backward's W runs), in any one
+// unit. Equal by default: the published formulas' F = B = W.
+struct UnitTimes {
+  double f = 1, b = 1, w = 1;
+};
+
 struct PipelineShape {
   int stages = 1;             // p
   int chunks = 1;             // model chunks per stage (v)
@@ -88,10 +95,13 @@ class PipelineSchedule {
   // once, as one whose memory follows its orders does).
   virtual std::vector<double> InFlights(const PipelineShape& shape) const;
   // The schedule's bubble over compute time in the ideal case (equal stages, free transfers),
-  // printed beside the one measured in the replay: (p-1)/(v m) unless overridden.
-  virtual double IdealBubble(const PipelineShape& shape) const;
+  // printed beside the one measured in the replay: (p-1)/(v m) unless overridden. Schedules
+  // that split the backward or pair units take the chunk's unit times `t`.
+  virtual double IdealBubble(const PipelineShape& shape, const UnitTimes& t) const;
   // That bubble's formula, for people: "(p-1)/m".
   virtual std::string IdealBubbleFormula(const PipelineShape& shape) const;
+  // Whether IdealBubble depends on the unit times (else they are not printed with it).
+  virtual bool ideal_takes_unit_times() const { return false; }
   // Why the shape cannot run this schedule, or "" when it can.
   virtual std::string Constraint(const PipelineShape& shape) const;
 };

@@ -131,8 +131,8 @@ TEST_CASE("built-in schedules: in-flight micro-batches and ideal bubble as publi
   // Interleaving multiplies by 1 + (p-1)/(p v) and divides the bubble (p-1)/m by v.
   const PipelineShape v2{4, 2, 16};
   CHECK(ScheduleOf(kScheduleInterleaved).InFlight(v2, 0) == doctest::Approx(4 * (1 + 3.0 / 8)));
-  CHECK(ScheduleOf(kSchedule1F1B).IdealBubble(shape) == doctest::Approx(0.1875));
-  CHECK(ScheduleOf(kScheduleInterleaved).IdealBubble(v2) == doctest::Approx(0.1875 / 2));
+  CHECK(ScheduleOf(kSchedule1F1B).IdealBubble(shape, {}) == doctest::Approx(0.1875));
+  CHECK(ScheduleOf(kScheduleInterleaved).IdealBubble(v2, {}) == doctest::Approx(0.1875 / 2));
   CHECK(ScheduleOf(kScheduleInterleaved).Constraint({4, 2, 6}).find("multiple of pp = 4") !=
         std::string::npos);
   CHECK(ScheduleOf(kScheduleInterleaved).Constraint({4, 2, 8}).empty());
@@ -247,6 +247,37 @@ TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 
         CHECK(PeakOpen(zb.Order(shape, s)) <= std::min<int64_t>(p - s, m));
     }
   }
+}
+
+TEST_CASE("the ideal bubble takes the layout's own F, B and W: ZB-H1's and DualPipe's, replayed") {
+  // Unit replays with unequal times: ZB-H1's makespan over m(F+B+W) is 1 + its ideal bubble
+  // (p-1)(F+B-W)/(m(F+B+W)) while W fills the cooldown (W <= B here).
+  const PipelineSchedule& zb = ScheduleOf(*FindSchedule("zb-h1"));
+  for (auto [f, b, w] : {std::tuple{2, 3, 1}, {3, 4, 2}, {1, 2, 1}}) {
+    for (int p : {4, 8}) {
+      const int64_t m = 3 * p;
+      CAPTURE(f);
+      CAPTURE(b);
+      CAPTURE(w);
+      CAPTURE(p);
+      const PipelineShape shape{p, 1, m};
+      const double work = static_cast<double>(m) * (f + b + w);
+      const double replayed = static_cast<double>(UnitMakespan(zb, shape, f, b, w)) / work - 1;
+      const UnitTimes t{static_cast<double>(f), static_cast<double>(b), static_cast<double>(w)};
+      CHECK(zb.IdealBubble(shape, t) == doctest::Approx(replayed));
+      CHECK(zb.IdealBubble(shape, t) ==
+            doctest::Approx((p - 1.0) * (f + b - w) / (static_cast<double>(m) * (f + b + w))));
+    }
+  }
+  // DualPipe, DeepSeek-V3 Table 2's (p/2-1)(F&B+B-3W) with its B the whole backward (B+W here)
+  // and F&B = F+B+W: (p/2-1)(F+2B-W) over m(F+B+W).
+  const PipelineSchedule& dual = ScheduleOf(*FindSchedule("dualpipe"));
+  const PipelineShape shape{8, 2, 32};
+  CHECK(dual.IdealBubble(shape, {2, 3, 1}) == doctest::Approx(3.0 * (2 + 6 - 1) / (32.0 * 6)));
+  // Equal times give the published (p-2)/(3m).
+  CHECK(dual.IdealBubble(shape, {5, 5, 5}) == doctest::Approx(6.0 / (3 * 32)));
+  // 1F1B's (p-1)/m does not depend on them.
+  CHECK(ScheduleOf(kSchedule1F1B).IdealBubble({8, 1, 32}, {2, 3, 1}) == doctest::Approx(7.0 / 32));
 }
 
 // Each stage's idle time between its first and last unit, with F = B = W = 1.
@@ -485,7 +516,7 @@ TEST_CASE("DualPipe: two directions, 2x parameters, p+1 chunks of activations, (
     }
     CHECK(peak == p + 1);
     // With F = B = W = 1 per chunk, F&B = 3 and the full B = 2: (p/2-1)(3+2-3) over 3m.
-    CHECK(dp.IdealBubble(shape) == doctest::Approx((p / 2.0 - 1) * 2 / (3.0 * m)));
+    CHECK(dp.IdealBubble(shape, {}) == doctest::Approx((p / 2.0 - 1) * 2 / (3.0 * m)));
   }
   CHECK(dp.Constraint({6, 2, 11}).find("even number of micro-batches") != std::string::npos);
   CHECK(dp.Constraint({5, 2, 20}).find("even pp") != std::string::npos);

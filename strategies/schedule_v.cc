@@ -50,10 +50,13 @@ class VSchedule : public PipelineSchedule {
     return out;
   }
   std::string IdealBubbleFormula(const PipelineShape&) const override {
-    return "(p-1)F/(2m(F+B+W)), F=B=W per chunk: the fill only";
+    return "(p-1)F/(2m(F+B+W)) per chunk: the fill only";
   }
-  double IdealBubble(const PipelineShape& shape) const override {
-    return static_cast<double>(shape.stages - 1) / (6.0 * static_cast<double>(shape.micro_batches));
+  bool ideal_takes_unit_times() const override { return true; }
+  double IdealBubble(const PipelineShape& shape, const UnitTimes& t) const override {
+    // Each stage runs two chunks' units per micro-batch; the fill is p-1 chunks' forwards.
+    return static_cast<double>(shape.stages - 1) * t.f /
+           (2.0 * static_cast<double>(shape.micro_batches) * (t.f + t.b + t.w));
   }
 };
 
@@ -177,10 +180,16 @@ class DualPipeSchedule : public PipelineSchedule {
     return PeakInFlight(Order(shape, s), 2, shape.w_hold);
   }
   std::string IdealBubbleFormula(const PipelineShape&) const override {
-    return "(p/2-1)(F&B+B-3W)/(m(F+B+W)) per stage's two chunks, F=B=W per chunk: (p-2)/(3m)";
+    return "(p/2-1)(F+2B-W)/(m(F+B+W)), DeepSeek-V3's (p/2-1)(F&B+B-3W) with B the input gradient";
   }
-  double IdealBubble(const PipelineShape& shape) const override {
-    return static_cast<double>(shape.stages - 2) / (3.0 * static_cast<double>(shape.micro_batches));
+  bool ideal_takes_unit_times() const override { return true; }
+  double IdealBubble(const PipelineShape& shape, const UnitTimes& t) const override {
+    // DeepSeek-V3 technical report, Table 2: (p/2-1)(F&B+B-3W), its B being a chunk's whole
+    // backward and F&B an overlapped forward and backward (compute F+B+W here: the overlap
+    // hides communication). Over a stage's work for m micro-batches, m(F+B+W).
+    const double idle = t.f + 2 * t.b - t.w;
+    return (static_cast<double>(shape.stages) / 2 - 1) * std::max(0.0, idle) /
+           (static_cast<double>(shape.micro_batches) * (t.f + t.b + t.w));
   }
   std::string Constraint(const PipelineShape& shape) const override {
     if (shape.stages % 2 != 0) {

@@ -111,14 +111,16 @@ class ZbSchedule : public PipelineSchedule {
            shape.w_hold * static_cast<double>(std::min<int64_t>(MaxW(shape), shape.micro_batches));
   }
   std::string IdealBubbleFormula(const PipelineShape&) const override {
-    return h2_ ? "(p-1)F/(m(F+B+W)), F=B=W: the pipeline fill only"
-               : "(p-1)(F+B-W)/(m(F+B+W)), F=B=W";
+    return h2_ ? "(p-1)F/(m(F+B+W)), the pipeline fill only" : "(p-1)(F+B-W)/(m(F+B+W))";
   }
-  double IdealBubble(const PipelineShape& shape) const override {
-    // ZB-H1: (p-1)(F+B-W) over m(F+B+W). ZB-H2 has no idle inside any stage ((p-1)(F+B-2W)
-    // with F = B = W), but within one synchronised step the last stage still starts (p-1)F
-    // late: the same (p-1) units.
-    return static_cast<double>(shape.stages - 1) / (3.0 * static_cast<double>(shape.micro_batches));
+  bool ideal_takes_unit_times() const override { return true; }
+  double IdealBubble(const PipelineShape& shape, const UnitTimes& t) const override {
+    // ZB-H1: (p-1)(F+B-W) over m(F+B+W) (Qi et al. 2024, Table 2). ZB-H2 has no idle inside
+    // any stage when (p-1)(F+B-2W) <= 0 (F = B = W), but within one synchronised step the last
+    // stage still starts (p-1)F late: the fill alone.
+    const double idle = h2_ ? t.f : t.f + t.b - t.w;
+    return static_cast<double>(shape.stages - 1) * std::max(0.0, idle) /
+           (static_cast<double>(shape.micro_batches) * (t.f + t.b + t.w));
   }
 
  private:

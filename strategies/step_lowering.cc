@@ -70,7 +70,34 @@ Status StepLowering::Run() {
   dp_.IssueStartGathers();
   PARASIM_RETURN_IF_ERROR(EmitSchedule());
   dp_.Finish();
+  RecordUnitTimes();
   return Status::Ok();
+}
+
+StepLowering::UnitDurations StepLowering::DurationsOf(const Chunk& ch) const {
+  const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  const bool ep = !PairsForwardBackward(ctx_.layout);
+  UnitDurations t;
+  const Duration r = recompute ? layers_.PhaseSerial(ch, Phase::kR, ep) : Duration::Zero();
+  t.f = layers_.PhaseSerial(ch, Phase::kF, ep);
+  t.b = layers_.PhaseSerial(ch, Phase::kB, ep) + r;
+  t.w = ctx_.schedule.splits_backward() ? layers_.PhaseSerial(ch, Phase::kW, ep) : Duration::Zero();
+  t.bw = Min(t.b + t.w, layers_.WholeBackwardSerial(ch, ep) + r);
+  return t;
+}
+
+void StepLowering::RecordUnitTimes() {
+  double f = 0, b = 0, w = 0, n = 0;
+  for (int s = 0; s < ctx_.layout.pp; ++s) {
+    for (const Chunk& ch : layers_.chunks(s)) {
+      const UnitDurations t = DurationsOf(ch);
+      f += t.f.seconds();
+      b += t.b.seconds();
+      w += t.w.seconds();
+      n += 1;
+    }
+  }
+  if (n > 0) ctx_.out.unit_times_s = {f / n, b / n, w / n};
 }
 
 Duration StepLowering::LowerBound() {
@@ -160,25 +187,9 @@ Duration StepLowering::ScheduleBound() const {
   const int V = p * ctx_.chunks;
   const int64_t m = ctx_.micro_batches;
   const int route = ctx_.route;
-  const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
-  const bool ep = !PairsForwardBackward(ctx_.layout);
-  // Each chunk's units as LowerBound times them; an F&B unit that takes its W along runs the
-  // whole backward (its reduction beside W), at most B then W.
-  struct Times {
-    Duration f, b, w, bw;
-  };
-  std::vector<std::vector<Times>> times(p);
+  std::vector<std::vector<UnitDurations>> times(p);
   for (int s = 0; s < p; ++s) {
-    for (const Chunk& ch : layers_.chunks(s)) {
-      Times t;
-      const Duration r = recompute ? layers_.PhaseSerial(ch, Phase::kR, ep) : Duration::Zero();
-      t.f = layers_.PhaseSerial(ch, Phase::kF, ep);
-      t.b = layers_.PhaseSerial(ch, Phase::kB, ep) + r;
-      t.w = ctx_.schedule.splits_backward() ? layers_.PhaseSerial(ch, Phase::kW, ep)
-                                            : Duration::Zero();
-      t.bw = Min(t.b + t.w, layers_.WholeBackwardSerial(ch, ep) + r);
-      times[s].push_back(t);
-    }
+    for (const Chunk& ch : layers_.chunks(s)) times[s].push_back(DurationsOf(ch));
   }
   const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
   const std::vector<std::vector<Unit>>& order = *orders;
@@ -198,7 +209,7 @@ Duration StepLowering::ScheduleBound() const {
         const int gb = pair ? VirtualStageOf(ctx_.schedule, p, s, o[at + 1].chunk) : 0;
         const size_t bidx = pair ? Slot(gb, o[at + 1].mb) : 0;
         if (pair && !done.BackwardReady(gb, bidx)) return 0;
-        const Times& t = times[s][u.chunk];
+        const UnitDurations& t = times[s][u.chunk];
         if (u.phase == Phase::kF) {
           const Duration after = g % route == 0 ? Duration::Zero() : f_end[idx - m];
           f_end[idx] = Max(stage_end[s], after) + t.f;
@@ -215,7 +226,7 @@ Duration StepLowering::ScheduleBound() const {
         const Unit& b = o[at + 1];
         const bool with_w = at + 2 < o.size() && o[at + 2].phase == Phase::kW &&
                             o[at + 2].chunk == b.chunk && o[at + 2].mb == b.mb;
-        const Times& tb = times[s][b.chunk];
+        const UnitDurations& tb = times[s][b.chunk];
         // The gradient goes on after B (EmitPair emits B then W, unless F&B pairs overlap an EP
         // all-to-all: then after the whole backward, later still), and the stage after W.
         const Duration b_start = Max(stage_end[s], b_after(gb, bidx));

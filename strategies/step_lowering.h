@@ -36,6 +36,15 @@ class StepLowering {
   Duration ScheduleBound() const;
 
  private:
+  // A chunk's units as LowerBound times them (compute and blocking collectives): F, B with
+  // its recompute, W when the backward is split, and an F&B unit's backward taking its W
+  // along (the whole backward, its reduction beside W, at most B then W).
+  struct UnitDurations {
+    Duration f, b, w, bw;
+  };
+  UnitDurations DurationsOf(const Chunk& ch) const;
+  // The mean over every stage's chunks, for the ideal bubble's F, B and W (LoweredStep).
+  void RecordUnitTimes();
   void AllocateStates();
   Status EmitSchedule();
   void EmitUnit(int stage, const Unit& u);

@@ -272,8 +272,10 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   double busiest_work = 0;
   const int busiest = Exposure(low, tl, st, &r.exposed, &busiest_work);
   r.bubble_fraction = Bubble(st, busiest, busiest_work);
+  r.unit_times = {low.unit_times_s[0], low.unit_times_s[1], low.unit_times_s[2]};
   r.ideal_bubble_fraction =
-      ScheduleOf(layout.schedule).IdealBubble({layout.pp, ChunksOf(layout), r.micro_batches});
+      ScheduleOf(layout.schedule)
+          .IdealBubble({layout.pp, ChunksOf(layout), r.micro_batches}, r.unit_times);
   r.stage_compute_s = st.compute_s;
   r.capacity_bytes = cluster.gpu.memory.bytes();
   for (int s = 0; s < low.stages; ++s) {

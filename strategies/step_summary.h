@@ -17,6 +17,7 @@
 #include "sim/engine.h"
 #include "strategies/layout.h"
 #include "strategies/lowered_step.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 
@@ -51,6 +52,7 @@ struct StepReport {
   double hfu = 0;
   double bubble_fraction = 0;             // measured: idle over work of the busiest stage
   double ideal_bubble_fraction = 0;       // the schedule's, (p-1)/(v m) for 1F1B-like ones
+  UnitTimes unit_times;                   // its F, B and W: a chunk's mean unit times, seconds
   ExposedComm exposed;                    // per kind, the largest over stages
   std::vector<double> stage_compute_s;    // forward/backward/recompute/optimizer per stage
   std::vector<double> peak_memory_bytes;  // per stage, from the replay

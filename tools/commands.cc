@@ -201,10 +201,15 @@ void PrintRun(const Scenario& s, const StepReport& r, const GoodputReport* g = n
   fmt::print("  hardware FLOPs   {:.1f} TFLOP/s per GPU, HFU {:.1f}%  (includes recompute)\n",
              r.hw_tflops_per_gpu, 100 * r.hfu);
   if (l.pp > 1) {
-    fmt::print("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}: {:.1f}%)\n",
-               100 * r.bubble_fraction,
-               ScheduleOf(l.schedule).IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}),
-               100 * r.ideal_bubble_fraction);
+    const PipelineSchedule& s = ScheduleOf(l.schedule);
+    const UnitTimes& t = r.unit_times;
+    const std::string times =
+        s.ideal_takes_unit_times()
+            ? fmt::format(" with F {}, B {}, W {}", Seconds(t.f), Seconds(t.b), Seconds(t.w))
+            : "";
+    fmt::print("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}{}: {:.1f}%)\n",
+               100 * r.bubble_fraction, s.IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}),
+               times, 100 * r.ideal_bubble_fraction);
   }
   const ExposedComm& e = r.exposed;
   fmt::print(
