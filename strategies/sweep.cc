@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -337,69 +338,54 @@ struct Trial {
   std::array<double, 3> bounds{};  // bound_s after each stage tried
   int stages = 0;                  // bounds filled
   Status error;                    // from the stage after the last bound filled
-  bool ran = false;                // replayed (or taken from an earlier run): `result` holds it
-  SweepEntry result;
+  // Replayed (or taken from an earlier run); empty when the trial stopped at a bound.
+  std::optional<SweepEntry> result;
 };
 
 // Tries the stages of `e`'s replay. With `pruning`, a stage whose bound `refuse` refuses ends
-// the trial; `earlier` is its result from an earlier run (--resume), or null.
-void Try(const Scenario& base, const SweepEntry& e, bool pruning,
-         const std::function<bool(const SweepEntry&)>& refuse, const SweepEntry* earlier,
-         Trial* t) {
+// the trial; `earlier` is its result from an earlier run (--resume), or null. An error ends it
+// too, and is returned for the caller to keep in the trial (Decide reports it if reached).
+Status Try(const Scenario& base, const SweepEntry& e, bool pruning,
+           const std::function<bool(const SweepEntry&)>& refuse, const SweepEntry* earlier,
+           Trial* t) {
   // Records the bound of a stage; true when the trial ends there.
   auto refused = [&](const SweepEntry& at) {
     if (!pruning) return false;
     t->bounds[static_cast<size_t>(t->stages++)] = at.bound_s;
     return refuse(at);
   };
-  if (refused(e)) return;
+  if (refused(e)) return Status::Ok();
   SweepEntry r = e;
   if (earlier != nullptr) {
     t->result = Replayed(*earlier, std::move(r));
-    FillGoodput(base, &t->result);
-    t->ran = true;
-    return;
+    FillGoodput(base, &*t->result);
+    return Status::Ok();
   }
   StepOptions so;
   so.critical_path = false;
   if (pruning) {
-    StatusOr<double> s = StepScheduleBound(base.model, r.training, r.layout, base.cluster);
-    if (!s.ok()) {
-      t->error = s.status();
-      return;
-    }
-    r.bound_s = std::max(r.bound_s, *s);
-    if (refused(r)) return;
+    PARASIM_ASSIGN_OR_RETURN(double s,
+                             StepScheduleBound(base.model, r.training, r.layout, base.cluster));
+    r.bound_s = std::max(r.bound_s, s);
+    if (refused(r)) return Status::Ok();
   }
-  StatusOr<LoweredStep> low = LowerStep(base.model, r.training, r.layout, base.cluster, so);
-  if (!low.ok()) {
-    t->error = low.status();
-    return;
-  }
+  PARASIM_ASSIGN_OR_RETURN(LoweredStep low,
+                           LowerStep(base.model, r.training, r.layout, base.cluster, so));
   if (pruning) {
-    StatusOr<Duration> bound = sim::MakespanLowerBound(low->program, low->costs);
-    if (!bound.ok()) {
-      t->error = bound.status();
-      return;
-    }
-    r.bound_s = std::max(r.bound_s, bound->seconds());
-    if (refused(r)) return;
+    PARASIM_ASSIGN_OR_RETURN(Duration bound, sim::MakespanLowerBound(low.program, low.costs));
+    r.bound_s = std::max(r.bound_s, bound.seconds());
+    if (refused(r)) return Status::Ok();
   }
-  StatusOr<StepReport> rep =
-      ReplayStep(std::move(*low), base.model, r.training, r.layout, base.cluster, so);
-  if (!rep.ok()) {
-    t->error = rep.status();
-    return;
+  PARASIM_ASSIGN_OR_RETURN(StepReport rep, ReplayStep(std::move(low), base.model, r.training,
+                                                      r.layout, base.cluster, so));
+  SweepEntry filled = EntryOf(r.layout, r.training, rep);  // before r moves into Replayed
+  SweepEntry& out = t->result.emplace(Replayed(std::move(filled), std::move(r)));
+  if (!out.fits) {
+    out.reason = fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
+                             Bytes(out.peak_memory_bytes).gib(), Bytes(rep.capacity_bytes).gib());
   }
-  SweepEntry filled = EntryOf(r.layout, r.training, *rep);  // before r moves into Replayed
-  t->result = Replayed(std::move(filled), std::move(r));
-  if (!t->result.fits) {
-    t->result.reason =
-        fmt::format("replay peaks at {:.1f} GiB of {:.1f} GiB",
-                    Bytes(t->result.peak_memory_bytes).gib(), Bytes(rep->capacity_bytes).gib());
-  }
-  FillGoodput(base, &t->result);
-  t->ran = true;
+  FillGoodput(base, &out);
+  return Status::Ok();
 }
 
 // Decides `e` from its trial as `cannot_enter` (the state of its own batch) says: pruned at the
@@ -415,8 +401,8 @@ Status Decide(const std::function<bool(const SweepEntry&)>& cannot_enter, Trial*
     }
   }
   if (!t->error.ok()) return t->error;
-  if (!t->ran) return Internal("sweep: a layout's trial stopped before its batch's state did");
-  *e = std::move(t->result);
+  if (!t->result) return Internal("sweep: a layout's trial stopped before its batch's state did");
+  *e = std::move(*t->result);
   return Status::Ok();
 }
 
@@ -783,7 +769,7 @@ StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpe
           [&](size_t i) -> Status {
             SweepEntry& e = (*entries)[i];
             Trial t;
-            Try(hardware[e.hardware], e, pruning, cannot_enter, before(i), &t);
+            t.error = Try(hardware[e.hardware], e, pruning, cannot_enter, before(i), &t);
             PARASIM_RETURN_IF_ERROR(Decide(cannot_enter, &t, &e));
             replayed(i);
             return Status::Ok();
@@ -846,8 +832,9 @@ StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpe
         k = next++;
       }
       const size_t i = order[k];
-      Try(hardware[(*entries)[i].hardware], (*entries)[i], pruning, refuse_now, before(i),
-          &trials[k]);
+      Trial& t = trials[k];
+      t.error =
+          Try(hardware[(*entries)[i].hardware], (*entries)[i], pruning, refuse_now, before(i), &t);
       std::lock_guard<std::mutex> lock(m);
       tried[k] = 1;
       if (!failed.ok()) return;

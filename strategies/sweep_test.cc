@@ -103,47 +103,46 @@ std::string TempPath(const std::string& name) {
   return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
 }
 
+// The narrowed GPT-3 sweep on `jobs` threads in batches of `batch`, writing `csv`: its outcome
+// and the results file's text.
+std::pair<SweepOutcome, std::string> RunGpt3(int jobs, int batch, const std::string& csv) {
+  SweepOptions o;
+  o.jobs = jobs;
+  o.batch = batch;
+  o.out_csv = csv;
+  auto out = RunSweep(Gpt3Sweep(), o);
+  REQUIRE(out.ok());
+  return {std::move(*out), Slurp(csv)};
+}
+
 TEST_CASE("workers running ahead of the batch being decided change nothing") {
   // With one thread every layout is tried against its own batch's pruning state; with four,
   // most are tried against an older state while the batch before is still replaying. Small
   // batches make the running ahead deep. Every layout's line (replayed, or pruned with the
   // bound that pruned it) and the counts must be the same.
-  Scenario s = Gpt3Sweep();
   const std::string csv = TempPath("ahead.csv");
-  SweepOptions o;
-  o.batch = 2;
-  o.out_csv = csv;
-  o.jobs = 1;
-  auto one = RunSweep(s, o);
-  REQUIRE(one.ok());
-  const std::string lines = Slurp(csv);
-  o.jobs = 4;
-  auto four = RunSweep(s, o);
-  REQUIRE(four.ok());
-  CHECK(Slurp(csv) == lines);
-  CHECK(one->pruned == four->pruned);
-  CHECK(one->replayed == four->replayed);
-  CHECK(one->pruned > 0);
-  CHECK(one->replayed > 1);
+  const auto [one, lines] = RunGpt3(1, 2, csv);
+  const auto [four, four_lines] = RunGpt3(4, 2, csv);
+  CHECK(four_lines == lines);
+  CHECK(one.pruned == four.pruned);
+  CHECK(one.replayed == four.replayed);
+  CHECK(one.pruned > 0);
+  CHECK(one.replayed > 1);
 }
 
 TEST_CASE("same results with 1 and 2 threads, and after resuming an interrupted sweep") {
   Scenario s = Gpt3Sweep();
   const std::string csv = TempPath("sweep.csv");
+  const auto [one, full] = RunGpt3(1, SweepOptions{}.batch, csv);
+  const auto [two, two_lines] = RunGpt3(2, SweepOptions{}.batch, csv);
   SweepOptions o;
-  o.jobs = 1;
-  o.out_csv = csv;
-  auto one = RunSweep(s, o);
-  REQUIRE(one.ok());
-  const std::string full = Slurp(csv);
   o.jobs = 2;
-  auto two = RunSweep(s, o);
-  REQUIRE(two.ok());
-  CHECK(Slurp(csv) == full);
-  REQUIRE(one->ranked.size() == two->ranked.size());
-  for (size_t i = 0; i < one->ranked.size(); ++i) {
-    CHECK(one->ranked[i].key == two->ranked[i].key);
-    CHECK(one->ranked[i].step_time_s == two->ranked[i].step_time_s);
+  o.out_csv = csv;
+  CHECK(two_lines == full);
+  REQUIRE(one.ranked.size() == two.ranked.size());
+  for (size_t i = 0; i < one.ranked.size(); ++i) {
+    CHECK(one.ranked[i].key == two.ranked[i].key);
+    CHECK(one.ranked[i].step_time_s == two.ranked[i].step_time_s);
   }
   // An interrupted run: the header, a third of the lines, and a torn last line.
   {
@@ -158,15 +157,15 @@ TEST_CASE("same results with 1 and 2 threads, and after resuming an interrupted 
   REQUIRE(resumed.ok());
   CHECK(resumed->resumed > 0);
   CHECK(resumed->resumed < resumed->valid_layouts);
-  CHECK(resumed->replayed == one->replayed);
-  CHECK(resumed->memory_rejected == one->memory_rejected);
+  CHECK(resumed->replayed == one.replayed);
+  CHECK(resumed->memory_rejected == one.memory_rejected);
   CHECK(Slurp(csv) == full);
-  REQUIRE(resumed->ranked.size() == one->ranked.size());
-  for (size_t i = 0; i < one->ranked.size(); ++i) {
-    CHECK(resumed->ranked[i].key == one->ranked[i].key);
-    CHECK(resumed->ranked[i].tokens_per_s == one->ranked[i].tokens_per_s);
+  REQUIRE(resumed->ranked.size() == one.ranked.size());
+  for (size_t i = 0; i < one.ranked.size(); ++i) {
+    CHECK(resumed->ranked[i].key == one.ranked[i].key);
+    CHECK(resumed->ranked[i].tokens_per_s == one.ranked[i].tokens_per_s);
   }
-  CHECK(resumed->top_reports[0].step_time_s == one->top_reports[0].step_time_s);
+  CHECK(resumed->top_reports[0].step_time_s == one.top_reports[0].step_time_s);
 }
 
 // The layouts of a sweep as ranked: key and step time of the first `top`, and the front.
