@@ -444,8 +444,98 @@ double Timeline::LinkUtilisation(const Program& p, LinkId l) const {
   return cap > 0 ? link_bytes[l] / cap : 0.0;
 }
 
-StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
-  p.Finalize();
+namespace {
+
+// A task at its shortest for MakespanLowerBound, in picoseconds: a compute task at its cost; a
+// flow at its latency plus its bytes at its route's slowest link, as if alone, whose bytes it
+// counts on each link it crosses. Costs are asked once per key, and slowest links once per route.
+class ShortestDurations {
+ public:
+  ShortestDurations(const Program& p, const CostProvider& costs)
+      : p_(p), costs_(costs), capacity_(p.link_capacities()), link_bytes_(p.num_links(), 0.0) {}
+
+  int64_t operator()(TaskId t) {
+    const uint32_t key = p_.cost_key(t);
+    if (key >= known_.size()) {
+      known_.resize(key + 1, 0);
+      compute_ps_.resize(key + 1, 0);
+      flow_.resize(key + 1);
+    }
+    const bool compute = p_.kind(t) == TaskKind::kCompute;
+    if (!known_[key]) {
+      if (compute) {
+        compute_ps_[key] = costs_.ComputeDuration(key).picoseconds();
+      } else {
+        flow_[key] = costs_.Flow(key);
+      }
+      known_[key] = 1;
+    }
+    if (compute) return compute_ps_[key];
+    const FlowCost& f = flow_[key];
+    const RouteId route = p_.route(t);
+    if (route >= slowest_.size()) slowest_.resize(route + 1, -1.0);
+    if (slowest_[route] < 0) {
+      double slowest = std::numeric_limits<double>::infinity();
+      for (LinkId l : p_.route_links(route)) slowest = std::min(slowest, capacity_[l]);
+      slowest_[route] = slowest;
+    }
+    for (LinkId l : p_.route_links(route)) link_bytes_[l] += f.bytes.bytes();
+    const double slowest = slowest_[route];
+    // Rounded down: the engine's own rounding of a completion is to the nearest picosecond.
+    const double move = std::isfinite(slowest) && slowest > 0 ? f.bytes.bytes() / slowest : 0.0;
+    return f.latency.picoseconds() +
+           std::max<int64_t>(0, static_cast<int64_t>(std::floor(move * 1e12)) - 1);
+  }
+
+  // The busiest link's bytes over its capacity, with the same floor as a flow's: a whole
+  // picosecond below, against the engine's rounding.
+  int64_t BusiestLinkPs() const {
+    double link_s = 0;
+    for (size_t l = 0; l < link_bytes_.size(); ++l) {
+      if (capacity_[l] > 0) link_s = std::max(link_s, link_bytes_[l] / capacity_[l]);
+    }
+    return std::max<int64_t>(0, static_cast<int64_t>(std::floor(link_s * 1e12)) - 1);
+  }
+
+ private:
+  const Program& p_;
+  const CostProvider& costs_;
+  const std::vector<double>& capacity_;
+  std::vector<double> link_bytes_;
+  std::vector<uint8_t> known_;
+  std::vector<int64_t> compute_ps_;
+  std::vector<FlowCost> flow_;
+  std::vector<double> slowest_;  // per route; -1 until asked
+};
+
+// The longest path when task order is topological (Program::deps_in_task_order): one pass, each
+// task starting once its dependencies and the task before it on each of its streams are done.
+int64_t LongestPathInTaskOrder(const Program& p, ShortestDurations& shortest) {
+  const size_t n = p.num_tasks();
+  std::vector<int64_t> ready(n, 0);  // the latest end among each task's dependencies
+  std::vector<int64_t> stream_end(p.num_streams(), 0);
+  const auto& extra = p.extra_streams();
+  size_t e = 0;
+  int64_t makespan = 0;
+  for (TaskId t = 0; t < n; ++t) {
+    const StreamId st = p.stream(t);
+    int64_t start = std::max(ready[t], stream_end[st]);
+    const size_t first_extra = e;
+    for (; e < extra.size() && extra[e].first == t; ++e) {
+      start = std::max(start, stream_end[extra[e].second]);
+    }
+    const int64_t end = start + shortest(t);
+    makespan = std::max(makespan, end);
+    stream_end[st] = end;
+    for (size_t k = first_extra; k < e; ++k) stream_end[extra[k].second] = end;
+    for (TaskId s : p.successors(t)) ready[s] = std::max(ready[s], end);
+  }
+  return makespan;
+}
+
+// The longest path for any task order (Kahn's algorithm over the dependencies and the stream
+// orders); an error for a cycle.
+StatusOr<int64_t> LongestPath(const Program& p, ShortestDurations& shortest) {
   const size_t n = p.num_tasks();
   // The next task on each of a task's streams waits for it, as in the replay's queues: those
   // pairs as rows by task, beside the dependencies.
@@ -468,10 +558,7 @@ StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
   for (TaskId t = 0; t < n; ++t) {
     for (TaskId s : p.successors(t)) ++waits[s];
   }
-  // Shortest durations, in picoseconds, and each link's bytes.
   std::vector<int64_t> ready(n, 0);
-  std::vector<double> link_bytes(p.num_links(), 0.0);
-  const std::vector<double>& capacity = p.link_capacities();
   std::vector<TaskId> order;
   order.reserve(n);
   for (TaskId t = 0; t < n; ++t) {
@@ -484,37 +571,30 @@ StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
   };
   for (size_t k = 0; k < order.size(); ++k) {
     const TaskId t = order[k];
-    int64_t d = 0;
-    if (p.kind(t) == TaskKind::kCompute) {
-      d = costs.ComputeDuration(p.cost_key(t)).picoseconds();
-    } else {
-      const FlowCost f = costs.Flow(p.cost_key(t));
-      double slowest = std::numeric_limits<double>::infinity();
-      for (LinkId l : p.route_links(p.route(t))) {
-        slowest = std::min(slowest, capacity[l]);
-        link_bytes[l] += f.bytes.bytes();
-      }
-      // Rounded down: the engine's own rounding of a completion is to the nearest picosecond.
-      const double move = std::isfinite(slowest) && slowest > 0 ? f.bytes.bytes() / slowest : 0.0;
-      d = f.latency.picoseconds() +
-          std::max<int64_t>(0, static_cast<int64_t>(std::floor(move * 1e12)) - 1);
-    }
-    const int64_t end = ready[t] + d;
+    const int64_t end = ready[t] + shortest(t);
     makespan = std::max(makespan, end);
-    for (uint32_t k = next_offset[t]; k < next_offset[t + 1]; ++k) release(next[k], end);
+    for (uint32_t j = next_offset[t]; j < next_offset[t + 1]; ++j) release(next[j], end);
     for (TaskId s : p.successors(t)) release(s, end);
   }
   if (order.size() != n) {
     return Internal(fmt::format("MakespanLowerBound: {} of {} tasks are on a dependency cycle",
                                 n - order.size(), n));
   }
-  double link_s = 0;
-  for (size_t l = 0; l < link_bytes.size(); ++l) {
-    if (capacity[l] > 0) link_s = std::max(link_s, link_bytes[l] / capacity[l]);
+  return makespan;
+}
+
+}  // namespace
+
+StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
+  p.Finalize();
+  ShortestDurations shortest(p, costs);
+  int64_t makespan = 0;
+  if (p.deps_in_task_order()) {
+    makespan = LongestPathInTaskOrder(p, shortest);
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(makespan, LongestPath(p, shortest));
   }
-  // The same floor as a flow's: a whole picosecond below, against the engine's rounding.
-  const int64_t link_ps = std::max<int64_t>(0, static_cast<int64_t>(std::floor(link_s * 1e12)) - 1);
-  return Duration::Picoseconds(std::max(makespan, link_ps));
+  return Duration::Picoseconds(std::max(makespan, shortest.BusiestLinkPs()));
 }
 
 StatusOr<Timeline> Engine::Run(Program& p, const CostProvider& costs, RunOptions options) {

@@ -119,7 +119,11 @@ void Program::Finalize() {
   if (finalized_) return;
   const size_t n = kind_.size();
   succ_offset_.assign(n + 1, 0);
-  for (const auto& [a, b] : edges_) ++succ_offset_[a + 1];
+  deps_in_task_order_ = true;
+  for (const auto& [a, b] : edges_) {
+    ++succ_offset_[a + 1];
+    deps_in_task_order_ &= a < b;
+  }
   for (size_t i = 0; i < n; ++i) succ_offset_[i + 1] += succ_offset_[i];
   succ_.resize(edges_.size());
   std::vector<uint32_t> fill(succ_offset_.begin(), succ_offset_.end() - 1);

@@ -109,6 +109,11 @@ class Program {
   // Freezes the dependency lists into compressed rows (called by the engine when needed).
   void Finalize();
   bool finalized() const { return finalized_; }
+  // After Finalize: whether every dependency runs from a lower task id to a higher one, so that
+  // task order is a topological order of the dependencies and stream orders together (streams
+  // run their tasks in task order). Planners add tasks that way; MakespanLowerBound then needs
+  // one pass in task order.
+  bool deps_in_task_order() const { return deps_in_task_order_; }
 
   // Boost.Graph check that the dependencies form a DAG; names a task on a cycle otherwise.
   Status Validate() const;
@@ -156,6 +161,7 @@ class Program {
   std::vector<uint32_t> aux_;  // route of a flow
   // Dependencies: pairs while building, compressed rows after Finalize.
   bool finalized_ = false;
+  bool deps_in_task_order_ = true;
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<uint32_t> succ_offset_;
   std::vector<TaskId> succ_;
