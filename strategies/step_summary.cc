@@ -28,8 +28,12 @@ StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
                 std::vector<double>(P, 0.0), std::vector<double>(P, 0.0)};
   std::vector<int> stage_of(prog.num_ranks(), -1);
   for (int s = 0; s < P; ++s) stage_of[low.stage_rank[s]] = s;
+  std::vector<int> stream_stage(prog.num_streams());
+  for (sim::StreamId x = 0; x < prog.num_streams(); ++x) {
+    stream_stage[x] = stage_of[prog.stream_rank(x)];
+  }
   for (sim::TaskId t = 0; t < prog.num_tasks(); ++t) {
-    const int s = stage_of[prog.stream_rank(prog.stream(t))];
+    const int s = stream_stage[prog.stream(t)];
     const uint8_t cat = prog.category(t);
     if (s < 0 || cat == static_cast<uint8_t>(TaskCat::kPp)) continue;
     const int64_t b = tl.end[t].picoseconds();
