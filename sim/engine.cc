@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "sim/flow_network.h"
+#include "sim/huge_pages.h"
 #include "sim/memory_tracker.h"
 
 namespace parasim::sim {
@@ -77,7 +78,7 @@ class EventQueue {
 // queues on each): stream s's are (*queue)[(*offset)[s] .. (*offset)[s + 1]). The replay and
 // MakespanLowerBound share this rule.
 void BuildStreamQueues(const Program& p, std::vector<uint32_t>* offset,
-                       std::vector<TaskId>* queue) {
+                       HugePageVector<TaskId>* queue) {
   const auto& extra = p.extra_streams();
   const size_t ns = p.num_streams();
   const size_t n = p.num_tasks();
@@ -148,13 +149,14 @@ class Replay {
   // Remaining dependencies; streams a task needs and the heads it holds.
   // What each task still waits for: its dependencies not done, plus the streams it needs
   // (its own and any extra ones) whose head it is not yet.
-  std::vector<uint32_t> waiting_;
+  HugePageVector<uint32_t> waiting_;
   // Stream queues in issue order (compressed rows) and each stream's head.
   std::vector<uint32_t> q_offset_, head_;
-  std::vector<TaskId> queue_, stream_last_;
+  HugePageVector<TaskId> queue_;
+  std::vector<TaskId> stream_last_;
   // The task whose completion released each task last (dependency or stream predecessor):
   // events come in time order, so the last release is the one that set the start time.
-  std::vector<TaskId> enabler_;
+  HugePageVector<TaskId> enabler_;
   std::vector<TaskId> ready_;
   EventQueue events_;
   uint64_t seq_ = 0;
@@ -545,7 +547,7 @@ StatusOr<int64_t> LongestPath(const Program& p, ShortestDurations& shortest) {
   // The next task on each of a task's streams waits for it, as in the replay's queues: those
   // pairs as rows by task, beside the dependencies.
   std::vector<uint32_t> offset;
-  std::vector<TaskId> queue;
+  HugePageVector<TaskId> queue;
   BuildStreamQueues(p, &offset, &queue);
   std::vector<uint32_t> waits(n, 0), next_offset(n + 1, 0);
   for (size_t st = 0; st + 1 < offset.size(); ++st) {

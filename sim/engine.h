@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/huge_pages.h"
 #include "sim/program.h"
 #include "sim/status.h"
 #include "sim/units.h"
@@ -34,8 +35,8 @@ struct MemorySample {
 
 struct Timeline {
   Duration makespan;
-  std::vector<Duration> start;        // per task
-  std::vector<Duration> end;          // per task
+  HugePageVector<Duration> start;     // per task
+  HugePageVector<Duration> end;       // per task
   std::vector<double> peak_memory;    // per rank, bytes (relative to the rank's initial 0)
   std::vector<Duration> peak_time;    // per rank, when the peak was first reached
   std::vector<Duration> busy;         // per stream

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/completion.h"
+#include "sim/huge_pages.h"
 #include "sim/maxmin.h"
 #include "sim/program.h"
 
@@ -61,7 +62,7 @@ class FlowNetwork {
   const Program& p_;
   std::vector<double>* link_bytes_;
   std::vector<Active> active_;
-  std::vector<int32_t> slot_;  // per task: index in active_, or -1
+  HugePageVector<int32_t> slot_;  // per task: index in active_, or -1
   MaxMinSolver solver_;
   std::vector<std::span<const uint32_t>> flow_links_;
   std::vector<double> rates_;
