@@ -57,7 +57,7 @@ TaskId Program::AddCompute(StreamId stream, uint32_t cost_key, uint8_t category,
   cost_key_.push_back(cost_key);
   label_.push_back(label);
   aux_.push_back(kNone);
-  finalized_ = false;
+  Reopen();
   return static_cast<TaskId>(kind_.size() - 1);
 }
 
@@ -95,18 +95,24 @@ TaskId Program::AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, ui
   return t;
 }
 
-void Program::AddStreamToTask(TaskId t, StreamId stream) { extra_streams_.emplace_back(t, stream); }
+void Program::AddStreamToTask(TaskId t, StreamId stream) {
+  extra_streams_.emplace_back(t, stream);
+  Reopen();
+}
+
+void Program::Reopen() {
+  if (!finalized_) return;
+  // The pair list again from the compressed rows, for Finalize to freeze with what is added.
+  for (TaskId t = 0; t + 1 < succ_offset_.size(); ++t) {
+    for (TaskId s : successors(t)) edges_.emplace_back(t, s);
+  }
+  succ_.clear();
+  succ_offset_.clear();
+  finalized_ = false;
+}
 
 void Program::AddDep(TaskId before, TaskId after) {
-  if (finalized_) {
-    // Reopen: rebuild the pair list from the compressed rows.
-    for (TaskId t = 0; t + 1 < succ_offset_.size(); ++t) {
-      for (TaskId s : successors(t)) edges_.emplace_back(t, s);
-    }
-    succ_.clear();
-    succ_offset_.clear();
-    finalized_ = false;
-  }
+  Reopen();
   edges_.emplace_back(before, after);
 }
 
@@ -123,7 +129,7 @@ void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
 
 void Program::AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at) {
   memory_.push_back(MemoryEvent{t, rank, delta.bytes(), at});
-  finalized_ = false;
+  Reopen();
 }
 
 void Program::Finalize() {

@@ -106,7 +106,9 @@ class Program {
   // about how large its program will be (a sweep lowering one layout after another) does not
   // grow the vectors step by step. Changes nothing else.
   void Reserve(size_t tasks, size_t edges, size_t memory_events);
-  // Freezes the dependency lists into compressed rows (called by the engine when needed).
+  // Freezes the dependency lists into compressed rows (called by the engine when needed). A
+  // task, dependency, memory event or extra stream added later reopens the program, keeping
+  // what it held; the next Finalize freezes it all again.
   void Finalize();
   bool finalized() const { return finalized_; }
   // After Finalize: whether every dependency runs from a lower task id to a higher one, so that
@@ -152,6 +154,9 @@ class Program {
   const std::vector<std::pair<TaskId, StreamId>>& extra_streams() const { return extra_streams_; }
 
  private:
+  // Before a change to a finalized program: the dependencies back into the pair list.
+  void Reopen();
+
   // Per task (structure of arrays).
   std::vector<uint8_t> kind_;
   std::vector<uint8_t> category_;
