@@ -411,7 +411,7 @@ void Replay::Finish() {
     for (TaskId t = last; t != kNone; t = enabler_[t]) tl_.critical_path.push_back(t);
     std::reverse(tl_.critical_path.begin(), tl_.critical_path.end());
   }
-  auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  auto cap = [](const auto& v) { return StorageBytes(v); };
   tl_.state_bytes = cap(waiting_) + cap(q_offset_) + cap(queue_) + cap(head_) + cap(stream_last_) +
                     cap(enabler_) + cap(tl_.start) + cap(tl_.end) + cap(key_duration_) +
                     cap(key_flow_) + cap(key_known_) + cap(key_slowdown_) + cap(comm_running_) +

@@ -138,7 +138,7 @@ bool FlowNetwork::Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_
 }
 
 size_t FlowNetwork::state_bytes() const {
-  size_t bytes = slot_.capacity() * sizeof(int32_t);
+  size_t bytes = StorageBytes(slot_);
   for (const auto& on : link_flows_) bytes += sizeof(on) + on.capacity() * sizeof(TaskId);
   return bytes;
 }

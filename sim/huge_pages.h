@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #if defined(__linux__)
@@ -61,5 +62,15 @@ struct HugePageAllocator {
 
 template <class T>
 using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+
+// The bytes a vector's storage takes: its capacity, rounded up to whole huge pages when they
+// back it (the kernel maps the tail of the last one too).
+template <class T, class A>
+size_t StorageBytes(const std::vector<T, A>& v) {
+  if constexpr (std::is_same_v<A, HugePageAllocator<T>>) {
+    if (A::Huge(v.capacity())) return A::Rounded(v.capacity());
+  }
+  return v.capacity() * sizeof(T);
+}
 
 }  // namespace parasim::sim

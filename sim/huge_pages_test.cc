@@ -15,7 +15,9 @@ TEST_CASE("storage of a huge page or more is aligned to huge pages") {
   CHECK(reinterpret_cast<uintptr_t>(large.data()) % kHugePageBytes == 0);
   CHECK(large.front() == 7);
   CHECK(large.back() == 7);
+  CHECK(StorageBytes(large) == 2 * kHugePageBytes);  // the tail of the second page counts
   HugePageVector<int64_t> small(100, 3);
+  CHECK(StorageBytes(small) == 100 * sizeof(int64_t));
   CHECK(small.size() == 100);
   CHECK(small[99] == 3);
 }

@@ -51,14 +51,13 @@ uint32_t Program::Intern(std::string_view label) {
 }
 
 TaskId Program::AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label) {
-  kind_.push_back(static_cast<uint8_t>(TaskKind::kCompute));
   category_.push_back(category);
   stream_.push_back(stream);
   cost_key_.push_back(cost_key);
   label_.push_back(label);
   aux_.push_back(kNone);
   Reopen();
-  return static_cast<TaskId>(kind_.size() - 1);
+  return static_cast<TaskId>(stream_.size() - 1);
 }
 
 RouteId Program::AddRoute(std::initializer_list<LinkId> links) {
@@ -90,7 +89,6 @@ RouteId Program::AddRoute(std::span<const LinkId> links) {
 TaskId Program::AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
                         RouteId route) {
   TaskId t = AddCompute(stream, cost_key, category, label);
-  kind_[t] = static_cast<uint8_t>(TaskKind::kFlow);
   aux_[t] = route;
   return t;
 }
@@ -117,7 +115,6 @@ void Program::AddDep(TaskId before, TaskId after) {
 }
 
 void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
-  kind_.reserve(tasks);
   category_.reserve(tasks);
   stream_.reserve(tasks);
   cost_key_.reserve(tasks);
@@ -134,7 +131,7 @@ void Program::AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at) {
 
 void Program::Finalize() {
   if (finalized_) return;
-  const size_t n = kind_.size();
+  const size_t n = stream_.size();
   succ_offset_.assign(n + 1, 0);
   deps_in_task_order_ = true;
   for (const auto& [a, b] : edges_) {
@@ -210,9 +207,9 @@ Status Program::Validate() const {
 
 size_t Program::MemoryBytes() const {
   auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  return cap(kind_) + cap(category_) + cap(stream_) + cap(cost_key_) + cap(label_) + cap(aux_) +
-         cap(edges_) + cap(succ_offset_) + cap(succ_) + cap(memory_) + cap(route_offset_) +
-         cap(route_links_) + cap(extra_streams_) + route_index_.bucket_count() * sizeof(void*) +
+  return cap(category_) + cap(stream_) + cap(cost_key_) + cap(label_) + cap(aux_) + cap(edges_) +
+         cap(succ_offset_) + cap(succ_) + cap(memory_) + cap(route_offset_) + cap(route_links_) +
+         cap(extra_streams_) + route_index_.bucket_count() * sizeof(void*) +
          route_index_.size() * (sizeof(std::pair<const std::string, RouteId>) + sizeof(void*)) +
          short_route_index_.bucket_count() * sizeof(void*) +
          short_route_index_.size() * (sizeof(std::pair<const uint64_t, RouteId>) + sizeof(void*));

@@ -94,6 +94,7 @@ class Program {
   TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label);
   // A route is the list of links a flow crosses; flows share routes (the same links, in the
   // same order, give the same route id).
+  // A flow's route is one AddRoute returned.
   RouteId AddRoute(std::initializer_list<LinkId> links);
   RouteId AddRoute(std::span<const LinkId> links);
   TaskId AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
@@ -120,7 +121,7 @@ class Program {
   // Boost.Graph check that the dependencies form a DAG; names a task on a cycle otherwise.
   Status Validate() const;
 
-  size_t num_tasks() const { return kind_.size(); }
+  size_t num_tasks() const { return stream_.size(); }
   size_t num_ranks() const { return rank_names_.size(); }
   size_t num_streams() const { return stream_rank_.size(); }
   size_t num_links() const { return link_capacity_.size(); }
@@ -129,7 +130,8 @@ class Program {
   size_t MemoryBytes() const;
 
   // Read access for the engine and writers.
-  TaskKind kind(TaskId t) const { return static_cast<TaskKind>(kind_[t]); }
+  // A flow is the task with a route.
+  TaskKind kind(TaskId t) const { return aux_[t] == kNone ? TaskKind::kCompute : TaskKind::kFlow; }
   uint8_t category(TaskId t) const { return category_[t]; }
   StreamId stream(TaskId t) const { return stream_[t]; }
   uint32_t cost_key(TaskId t) const { return cost_key_[t]; }
@@ -158,12 +160,11 @@ class Program {
   void Reopen();
 
   // Per task (structure of arrays).
-  std::vector<uint8_t> kind_;
   std::vector<uint8_t> category_;
   std::vector<StreamId> stream_;
   std::vector<uint32_t> cost_key_;
   std::vector<uint32_t> label_;
-  std::vector<uint32_t> aux_;  // route of a flow
+  std::vector<uint32_t> aux_;  // route of a flow; kNone for a compute task (its kind)
   // Dependencies: pairs while building, compressed rows after Finalize.
   bool finalized_ = false;
   bool deps_in_task_order_ = true;
