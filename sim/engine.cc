@@ -74,6 +74,45 @@ class EventQueue {
   std::vector<Event> heap_;
 };
 
+// Each cost key's costs, asked of the provider once, the first time a task with the key comes
+// up: a compute key's duration (picoseconds) and its slowdown beside a collective, a flow key's
+// latency and bytes. The replay and MakespanLowerBound share it.
+class KeyCosts {
+ public:
+  explicit KeyCosts(const CostProvider& costs) : costs_(costs) {}
+  // Makes `key` known, as the key of a compute task or of a flow.
+  void Learn(uint32_t key, bool compute) {
+    if (key < known_.size() && known_[key]) return;
+    if (key >= known_.size()) {
+      known_.resize(key + 1, 0);
+      duration_ps_.resize(key + 1, 0);
+      flow_.resize(key + 1);
+      slowdown_.resize(key + 1, 1.0);
+    }
+    if (compute) {
+      duration_ps_[key] = costs_.ComputeDuration(key).picoseconds();
+      slowdown_[key] = std::max(1.0, costs_.ContendedSlowdown(key));
+    } else {
+      flow_[key] = costs_.Flow(key);
+    }
+    known_[key] = 1;
+  }
+  int64_t duration_ps(uint32_t key) const { return duration_ps_[key]; }
+  double slowdown(uint32_t key) const { return slowdown_[key]; }
+  const FlowCost& flow(uint32_t key) const { return flow_[key]; }
+  size_t state_bytes() const {
+    return known_.capacity() + duration_ps_.capacity() * sizeof(int64_t) +
+           flow_.capacity() * sizeof(FlowCost) + slowdown_.capacity() * sizeof(double);
+  }
+
+ private:
+  const CostProvider& costs_;
+  std::vector<uint8_t> known_;
+  std::vector<int64_t> duration_ps_;
+  std::vector<FlowCost> flow_;
+  std::vector<double> slowdown_;
+};
+
 // Each stream's tasks in the order the stream runs them, task order (a task on extra streams
 // queues on each): stream s's are (*queue)[(*offset)[s] .. (*offset)[s + 1]). The replay and
 // MakespanLowerBound share this rule.
@@ -124,15 +163,10 @@ class Replay {
   void Finish();
 
   const Program& p_;
-  const CostProvider& costs_;
   const RunOptions options_;
   const size_t n_;
   Timeline tl_;
-  // Durations, asked once per distinct cost key.
-  std::vector<int64_t> key_duration_;
-  std::vector<FlowCost> key_flow_;
-  std::vector<uint8_t> key_known_;
-  std::vector<double> key_slowdown_;
+  KeyCosts keys_;
   // Contention (sim/program.h, StreamRole): running communication tasks per rank, each rank's
   // compute-role streams (compressed rows), and what runs on each such stream.
   struct Running {
@@ -169,9 +203,9 @@ class Replay {
 
 Replay::Replay(const Program& p, const CostProvider& costs, RunOptions options)
     : p_(p),
-      costs_(costs),
       options_(options),
       n_(p.num_tasks()),
+      keys_(costs),
       memory_(p, options.record_memory, &tl_),
       flows_(p, &tl_.link_bytes) {
   tl_.start.assign(n_, Duration::Zero());
@@ -212,7 +246,7 @@ void Replay::Contend(uint32_t rank, int delta) {
   for (uint32_t i = compute_offset_[rank]; i < compute_offset_[rank + 1]; ++i) {
     Running& r = running_[compute_streams_[i]];
     if (r.task == kNone) continue;
-    const double slow = key_slowdown_[p_.cost_key(r.task)];
+    const double slow = keys_.slowdown(p_.cost_key(r.task));
     if (slow == 1.0) continue;
     r.left -= static_cast<double>(now_ - r.since) / r.factor;
     r.since = now_;
@@ -233,39 +267,25 @@ void Replay::Start(TaskId t) {
   tl_.start[t] = Duration::Picoseconds(now_);
   memory_.Apply(t, MemoryAt::kStart, now_);
   const uint32_t key = p_.cost_key(t);
-  if (key >= key_known_.size()) {
-    key_known_.resize(key + 1, 0);
-    key_duration_.resize(key + 1, 0);
-    key_flow_.resize(key + 1);
-    key_slowdown_.resize(key + 1, 1.0);
-  }
   const bool compute = p_.kind(t) == TaskKind::kCompute;
-  if (!key_known_[key]) {
-    if (compute) {
-      key_duration_[key] = costs_.ComputeDuration(key).picoseconds();
-      key_slowdown_[key] = std::max(1.0, costs_.ContendedSlowdown(key));
-    } else {
-      key_flow_[key] = costs_.Flow(key);
-    }
-    key_known_[key] = 1;
-  }
+  keys_.Learn(key, compute);
   const StreamId st = p_.stream(t);
   const StreamRole role = p_.stream_role(st);
   if (compute) {
-    int64_t d = key_duration_[key];
+    int64_t d = keys_.duration_ps(key);
     if (role == StreamRole::kCompute) {
       const uint32_t rank = p_.stream_rank(st);
       if (rank < options_.rank_slowdown.size()) {
         d = RoundHalfAway(static_cast<double>(d) * options_.rank_slowdown[rank]);
       }
-      const double factor = comm_running_[rank] > 0 ? key_slowdown_[key] : 1.0;
+      const double factor = comm_running_[rank] > 0 ? keys_.slowdown(key) : 1.0;
       running_[st] = {t, now_, static_cast<double>(d), factor, Completion{}};
       if (factor != 1.0) d = RoundHalfAway(static_cast<double>(d) * factor);
       running_[st].done.Move(now_ + d, static_cast<uint32_t>(seq_));
     }
     Push(now_ + d, t, EventType::kComplete);
   } else {
-    Push(now_ + key_flow_[key].latency.picoseconds(), t, EventType::kFlowBegin);
+    Push(now_ + keys_.flow(key).latency.picoseconds(), t, EventType::kFlowBegin);
   }
   if (role == StreamRole::kCommunication) Contend(p_.stream_rank(st), +1);
 }
@@ -347,7 +367,7 @@ void Replay::Handle(const Event& e) {
       break;
     }
     case EventType::kFlowBegin: {
-      const FlowCost& fc = key_flow_[p_.cost_key(e.task())];
+      const FlowCost& fc = keys_.flow(p_.cost_key(e.task()));
       if (fc.bytes.bytes() <= 0 || p_.route_links(p_.route(e.task())).empty()) {
         Complete(e.task());
         break;
@@ -413,10 +433,10 @@ void Replay::Finish() {
   }
   auto cap = [](const auto& v) { return StorageBytes(v); };
   tl_.state_bytes = cap(waiting_) + cap(q_offset_) + cap(queue_) + cap(head_) + cap(stream_last_) +
-                    cap(enabler_) + cap(tl_.start) + cap(tl_.end) + cap(key_duration_) +
-                    cap(key_flow_) + cap(key_known_) + cap(key_slowdown_) + cap(comm_running_) +
-                    cap(compute_offset_) + cap(compute_streams_) + cap(running_) +
-                    memory_.state_bytes() + flows_.state_bytes() + events_.capacity_bytes();
+                    cap(enabler_) + cap(tl_.start) + cap(tl_.end) + keys_.state_bytes() +
+                    cap(comm_running_) + cap(compute_offset_) + cap(compute_streams_) +
+                    cap(running_) + memory_.state_bytes() + flows_.state_bytes() +
+                    events_.capacity_bytes();
 }
 
 StatusOr<Timeline> Replay::Run() {
@@ -459,26 +479,14 @@ namespace {
 class ShortestDurations {
  public:
   ShortestDurations(const Program& p, const CostProvider& costs)
-      : p_(p), costs_(costs), capacity_(p.link_capacities()), link_bytes_(p.num_links(), 0.0) {}
+      : p_(p), keys_(costs), capacity_(p.link_capacities()), link_bytes_(p.num_links(), 0.0) {}
 
   int64_t operator()(TaskId t) {
     const uint32_t key = p_.cost_key(t);
-    if (key >= known_.size()) {
-      known_.resize(key + 1, 0);
-      compute_ps_.resize(key + 1, 0);
-      flow_.resize(key + 1);
-    }
     const bool compute = p_.kind(t) == TaskKind::kCompute;
-    if (!known_[key]) {
-      if (compute) {
-        compute_ps_[key] = costs_.ComputeDuration(key).picoseconds();
-      } else {
-        flow_[key] = costs_.Flow(key);
-      }
-      known_[key] = 1;
-    }
-    if (compute) return compute_ps_[key];
-    const FlowCost& f = flow_[key];
+    keys_.Learn(key, compute);
+    if (compute) return keys_.duration_ps(key);
+    const FlowCost& f = keys_.flow(key);
     const RouteId route = p_.route(t);
     if (route >= slowest_.size()) slowest_.resize(route + 1, -1.0);
     if (slowest_[route] < 0) {
@@ -506,12 +514,9 @@ class ShortestDurations {
 
  private:
   const Program& p_;
-  const CostProvider& costs_;
+  KeyCosts keys_;
   const std::vector<double>& capacity_;
   std::vector<double> link_bytes_;
-  std::vector<uint8_t> known_;
-  std::vector<int64_t> compute_ps_;
-  std::vector<FlowCost> flow_;
   std::vector<double> slowest_;  // per route; -1 until asked
 };
 

@@ -65,25 +65,21 @@ RouteId Program::AddRoute(std::initializer_list<LinkId> links) {
 }
 
 RouteId Program::AddRoute(std::span<const LinkId> links) {
-  // The same links give the same route (a planner's every micro-batch crosses the same ones).
-  // Routes of one or two links (a send, a hop through a switch) are looked up by their links
-  // packed in one number, longer ones by their bytes.
-  RouteId* id = nullptr;
-  if (links.size() == 1 || links.size() == 2) {
-    const uint64_t key = uint64_t{links.size() == 1 ? kNone : links[0]} << 32 | links.back();
-    auto [it, inserted] = short_route_index_.try_emplace(key, 0);
-    if (!inserted) return it->second;
-    id = &it->second;
-  } else {
-    std::string key(reinterpret_cast<const char*>(links.data()), links.size_bytes());
-    auto [it, inserted] = route_index_.try_emplace(std::move(key), 0);
-    if (!inserted) return it->second;
-    id = &it->second;
+  // The same links give the same route (a planner's every micro-batch crosses the same ones):
+  // routes are found by a hash of their links, and the candidates' links compared.
+  // FNV-1a over the link ids: its 64-bit offset basis and prime (Fowler, Noll and Vo).
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (LinkId l : links) hash = (hash ^ l) * 0x100000001b3ull;
+  auto [first, last] = route_index_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    const std::span<const LinkId> have = route_links(it->second);
+    if (std::equal(have.begin(), have.end(), links.begin(), links.end())) return it->second;
   }
   route_links_.insert(route_links_.end(), links.begin(), links.end());
   route_offset_.push_back(static_cast<uint32_t>(route_links_.size()));
-  *id = static_cast<RouteId>(route_offset_.size() - 2);
-  return *id;
+  const RouteId id = static_cast<RouteId>(route_offset_.size() - 2);
+  route_index_.emplace(hash, id);
+  return id;
 }
 
 TaskId Program::AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
@@ -210,9 +206,7 @@ size_t Program::MemoryBytes() const {
   return cap(category_) + cap(stream_) + cap(cost_key_) + cap(label_) + cap(aux_) + cap(edges_) +
          cap(succ_offset_) + cap(succ_) + cap(memory_) + cap(route_offset_) + cap(route_links_) +
          cap(extra_streams_) + route_index_.bucket_count() * sizeof(void*) +
-         route_index_.size() * (sizeof(std::pair<const std::string, RouteId>) + sizeof(void*)) +
-         short_route_index_.bucket_count() * sizeof(void*) +
-         short_route_index_.size() * (sizeof(std::pair<const uint64_t, RouteId>) + sizeof(void*));
+         route_index_.size() * (sizeof(std::pair<const uint64_t, RouteId>) + sizeof(void*));
 }
 
 }  // namespace parasim::sim

@@ -176,8 +176,7 @@ class Program {
   std::vector<uint32_t> route_offset_ = {0};
   std::vector<LinkId> route_links_;
   std::vector<std::pair<TaskId, StreamId>> extra_streams_;
-  std::unordered_map<std::string, RouteId> route_index_;     // a route's links, as bytes -> route
-  std::unordered_map<uint64_t, RouteId> short_route_index_;  // 1-2 links, packed -> route
+  std::unordered_multimap<uint64_t, RouteId> route_index_;  // a hash of a route's links -> route
   // Resources.
   std::vector<std::string> rank_names_;
   std::vector<uint32_t> stream_rank_;

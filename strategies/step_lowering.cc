@@ -74,7 +74,7 @@ Status StepLowering::Run() {
   return Status::Ok();
 }
 
-StepLowering::UnitDurations StepLowering::DurationsOf(const Chunk& ch) const {
+StepLowering::UnitDurations StepLowering::DurationsOf(const Chunk& ch, bool whole_backward) const {
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   const bool ep = !PairsForwardBackward(ctx_.layout);
   UnitDurations t;
@@ -82,7 +82,7 @@ StepLowering::UnitDurations StepLowering::DurationsOf(const Chunk& ch) const {
   t.f = layers_.PhaseSerial(ch, Phase::kF, ep);
   t.b = layers_.PhaseSerial(ch, Phase::kB, ep) + r;
   t.w = ctx_.schedule.splits_backward() ? layers_.PhaseSerial(ch, Phase::kW, ep) : Duration::Zero();
-  t.bw = Min(t.b + t.w, layers_.WholeBackwardSerial(ch, ep) + r);
+  t.bw = whole_backward ? Min(t.b + t.w, layers_.WholeBackwardSerial(ch, ep) + r) : t.b + t.w;
   return t;
 }
 
@@ -90,7 +90,7 @@ void StepLowering::RecordUnitTimes() {
   double f = 0, b = 0, w = 0, n = 0;
   for (int s = 0; s < ctx_.layout.pp; ++s) {
     for (const Chunk& ch : layers_.chunks(s)) {
-      const UnitDurations t = DurationsOf(ch);
+      const UnitDurations t = DurationsOf(ch, false);
       f += t.f.seconds();
       b += t.b.seconds();
       w += t.w.seconds();
@@ -189,7 +189,7 @@ Duration StepLowering::ScheduleBound() const {
   const int route = ctx_.route;
   std::vector<std::vector<UnitDurations>> times(p);
   for (int s = 0; s < p; ++s) {
-    for (const Chunk& ch : layers_.chunks(s)) times[s].push_back(DurationsOf(ch));
+    for (const Chunk& ch : layers_.chunks(s)) times[s].push_back(DurationsOf(ch, true));
   }
   const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
   const std::vector<std::vector<Unit>>& order = *orders;

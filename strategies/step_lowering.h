@@ -42,7 +42,9 @@ class StepLowering {
   struct UnitDurations {
     Duration f, b, w, bw;
   };
-  UnitDurations DurationsOf(const Chunk& ch) const;
+  // bw, the backward and W as one unit, is priced op by op only with `whole_backward` (the
+  // schedule bound's merged units); else it is b + w.
+  UnitDurations DurationsOf(const Chunk& ch, bool whole_backward) const;
   // The mean over every stage's chunks, for the ideal bubble's F, B and W (LoweredStep).
   void RecordUnitTimes();
   void AllocateStates();
