@@ -44,6 +44,11 @@ struct Training {
   Dtype moments = Dtype::kFp32;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   RecomputeKind recompute = RecomputeKind::kNone;
+  // How many transformer layers of each model chunk (each pipeline stage, or each of its
+  // virtual stages) the recompute mode applies to, the first ones in model order; the others
+  // keep every activation. Megatron-LM's --recompute-method block --recompute-num-layers N,
+  // which trades memory for compute a layer at a time. -1: every layer.
+  int recompute_layers = -1;
   // Fused (FlashAttention) kernels, as every training stack since 2023 runs them (FlashAttention
   // 2, Transformer Engine, PyTorch SDPA); `attention: standard` for the materialised softmax of
   // Megatron-LM 2021-22 (the published SC21 and Korthikanti 2022 runs state it).

@@ -211,8 +211,8 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m, MapReader::Open(ctx, node, "training",
                                    {"seq_len", "global_batch", "micro_batch", "precision",
-                                    "optimizer", "grad_dtype", "recompute", "tokens", "finetune",
-                                    "attention", "fp8_recipe", "moments"}));
+                                    "optimizer", "grad_dtype", "recompute", "recompute_layers",
+                                    "tokens", "finetune", "attention", "fp8_recipe", "moments"}));
   PARASIM_RETURN_IF_ERROR(m.Require("seq_len"));
   PARASIM_RETURN_IF_ERROR(m.Require("global_batch"));
   PARASIM_RETURN_IF_ERROR(m.Int("seq_len", &t->seq_len, 1, int64_t{1} << 32));
@@ -249,6 +249,14 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   if (m.Has("recompute")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("recompute", &s, RecomputeNames()));
     t->recompute = *ParseRecompute(s);
+  }
+  if (m.Has("recompute_layers")) {
+    if (t->recompute == RecomputeKind::kNone) {
+      return m.Error("recompute_layers",
+                     "applies to a recompute mode (set recompute: selective, full or deepseek, or "
+                     "leave recompute_layers out)");
+    }
+    PARASIM_RETURN_IF_ERROR(m.Int("recompute_layers", &t->recompute_layers, 0, 1 << 20));
   }
   if (m.Has("attention")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("attention", &s, {"flash", "standard"}));

@@ -216,6 +216,7 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   Piece pc;
   pc.time = &bt;
   pc.layer = &bt == &dense_ || &bt == &moe_;
+  pc.recompute = pc.layer && t.recompute != RecomputeKind::kNone;
   pc.act = ActivationBytes(b, head ? RecomputeKind::kNone : t.recompute);
   pc.act_full = ActivationBytes(b, RecomputeKind::kNone);
   pc.act_w = WeightGradBytes(b);
@@ -265,6 +266,7 @@ void LayerLowering::BuildChunks() {
   // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers of
   // its route; two directions each run the whole model (model stage k = g % route).
   const std::vector<int> per_stage = StageLayers(l, m.layers);
+  const std::vector<char> recomputed = RecomputedLayers(l, ctx_.training, m.layers);
   const int route = ctx_.route;
   int layer = 0;
   for (int g = 0; g < p * v; ++g) {
@@ -276,7 +278,14 @@ void LayerLowering::BuildChunks() {
       layer = 0;
       ch.pieces.push_back(embedding);
     }
-    for (int i = layer; i < layer + n; ++i) ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
+    for (int i = layer; i < layer + n; ++i) {
+      ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
+      if (!recomputed[static_cast<size_t>(i)]) {  // past the chunk's recompute_layers
+        Piece& pc = ch.pieces.back();
+        pc.recompute = false;
+        pc.act = pc.act_full;
+      }
+    }
     layer += n;
     if (k == route - 1) {
       ch.pieces.push_back(head);
@@ -290,7 +299,7 @@ void LayerLowering::BuildChunks() {
     for (const Piece& pc : ch.pieces) {
       ch.act += pc.act;
       ch.act_w += pc.act_w;
-      if (ctx_.training.recompute != RecomputeKind::kNone && pc.layer) {
+      if (pc.recompute) {
         ch.act_full_max = std::max(ch.act_full_max, pc.act_full - pc.act);
       }
     }
@@ -309,7 +318,7 @@ void LayerLowering::Emit(int stage, const Chunk& ch, int first, int last, Phase 
 bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
   // Recompute reruns the layers' ops its mode names (models/layer_graph.h Recomputes).
   if (ph != Phase::kR) return true;
-  return pc.layer && op.recompute;
+  return pc.recompute && op.recompute;
 }
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
@@ -334,7 +343,7 @@ LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int l
 }
 
 const LayerLowering::PhaseSum& LayerLowering::PieceSum(const Piece& pc, Phase ph) const {
-  const PieceKey key{pc.time, pc.layer, ph};
+  const PieceKey key{pc.time, pc.recompute, ph};
   auto it = piece_sums_.find(key);
   if (it != piece_sums_.end()) return it->second;
   PhaseSum sum;

@@ -101,13 +101,13 @@ class LayerLowering {
   mutable std::unordered_map<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
   struct PieceKey {
     const BlockTime* time;
-    bool layer;
+    bool recompute;
     Phase ph;
     bool operator==(const PieceKey&) const = default;
   };
   struct PieceKeyHash {
     size_t operator()(const PieceKey& k) const {
-      return std::hash<const void*>()(k.time) * 31 + size_t(k.layer) * 7 + size_t(k.ph);
+      return std::hash<const void*>()(k.time) * 31 + size_t(k.recompute) * 7 + size_t(k.ph);
     }
   };
   mutable std::unordered_map<PieceKey, PhaseSum, PieceKeyHash> piece_sums_;

@@ -9,10 +9,18 @@
 namespace parasim {
 namespace {
 
+// The recompute mode, with the layers per chunk it covers when not all: "full:4".
+std::string RecomputeOf(const Training& t) {
+  if (t.recompute == RecomputeKind::kNone || t.recompute_layers < 0) {
+    return std::string(RecomputeName(t.recompute));
+  }
+  return fmt::format("{}:{}", RecomputeName(t.recompute), t.recompute_layers);
+}
+
 std::string Key(const Layout& l, const Training& t) {
   return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
                      l.cp, l.ep, l.sp ? 1 : 0, l.zero, ScheduleName(l.schedule), l.virtual_stages,
-                     t.micro_batch, t.global_batch, RecomputeName(t.recompute));
+                     t.micro_batch, t.global_batch, RecomputeOf(t));
 }
 
 std::string Short(const Layout& l, const Training& t) {
@@ -25,7 +33,7 @@ std::string Short(const Layout& l, const Training& t) {
   }
   if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
   s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
-  if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeName(t.recompute));
+  if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeOf(t));
   return s;
 }
 
@@ -37,7 +45,10 @@ std::string Sentence(const Layout& l, const Training& t) {
       ScheduleName(l.schedule),
       l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
       std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,
-      RecomputeName(t.recompute));
+      t.recompute != RecomputeKind::kNone && t.recompute_layers >= 0
+          ? fmt::format("{} on the first {} layer{} of each chunk", RecomputeName(t.recompute),
+                        t.recompute_layers, t.recompute_layers == 1 ? "" : "s")
+          : std::string(RecomputeName(t.recompute)));
 }
 
 }  // namespace

@@ -70,6 +70,9 @@ struct Piece {
   double dense = 0;     // trainable dense parameters on this rank
   double expert = 0;    // trainable expert parameters on this rank
   bool layer = false;   // a transformer layer (recompute replays layers, not embedding or head)
+  // Rerun before backward under the training's recompute mode (a layer the mode applies to:
+  // every one, or the first recompute_layers of its chunk); `act` is then what the mode keeps.
+  bool recompute = false;
 };
 
 // A model chunk: the pieces one stage runs for one virtual stage, split into gradient buckets

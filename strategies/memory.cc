@@ -48,10 +48,17 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const bool lora = t.finetune != FinetuneKind::kNone;
   const PipelineSchedule& schedule = ScheduleOf(l.schedule);
   PipelineShape shape{l.pp, ChunksOf(l), micro_batches};
+  // Layers past a chunk's recompute_layers keep every activation.
+  const std::vector<char> recomputed = RecomputedLayers(l, t, m.layers);
   if (schedule.splits_backward()) {
-    // A split backward's W holds what its GEMMs saved (schedule_zb.cc).
-    const double layer_act = ActivationBytes(g.dense, t.recompute);
-    shape.w_hold = layer_act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / layer_act) : 0.0;
+    // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
+    // layer's activations, averaged over the recomputed layers and the others.
+    double act = 0, w = 0;
+    for (int i = 0; i < m.layers; ++i) {
+      act += ActivationBytes(g.dense, recomputed[i] ? t.recompute : RecomputeKind::kNone);
+      w += WeightGradBytes(g.dense);
+    }
+    shape.w_hold = act > 0 ? std::min(1.0, w / act) : 0.0;
   }
   std::vector<double> in_flights = *SharedInFlights(l, shape);
   if (l.overlap_ep && l.pp == 1 && !schedule.pairs_forward_backward()) {
@@ -89,6 +96,19 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       vstages.push_back({first[k], layers[k], k == 0, k == route - 1});
     }
   }
+  // Interleaved chunks: virtual stage g = c * p + s holds the next layers in model order (the
+  // layers a stage holds are not contiguous; which of them are MoE or recomputed depends on it).
+  const int chunks = ChunksOf(l);
+  std::vector<VirtualStage> interleaved;
+  if (!two_chunks && chunks > 1) {
+    const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, chunks);
+    int first = 0;
+    for (int g = 0; g < chunks * l.pp; ++g) {
+      const int n = per_chunk[g % l.pp][g / l.pp];
+      interleaved.push_back({first, n, g == 0, g == chunks * l.pp - 1});
+      first += n;
+    }
+  }
   // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
   // weights are the LM head's).
   const double depth = m.mtp_depth;
@@ -120,6 +140,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     std::vector<VirtualStage> mine;
     if (two_chunks) {
       for (int c = 0; c < 2; ++c) mine.push_back(vstages[VirtualStageOf(schedule, l.pp, s, c)]);
+    } else if (!interleaved.empty()) {
+      for (int c = 0; c < chunks; ++c) mine.push_back(interleaved[c * l.pp + s]);
     } else {
       mine.push_back({first_layer, st.layers, s == 0, s == l.pp - 1});
     }
@@ -133,8 +155,12 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
         expert += lb.expert;
         dense += lb.dense;
         if (lora) lora_params += lb.lora;
-        bytes += lb.kept;
-        act_full_layer = std::max(act_full_layer, lb.dropped);
+        if (recomputed[static_cast<size_t>(i)]) {
+          bytes += lb.kept;
+          act_full_layer = std::max(act_full_layer, lb.dropped);
+        } else {
+          bytes += lb.kept + lb.dropped;
+        }
       }
       st.layers += vs.layers;
       if (vs.embedding) dense += BlockParams(g.embedding);

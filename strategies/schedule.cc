@@ -312,6 +312,31 @@ int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int 
   return chunk * stages + stage;
 }
 
+std::vector<char> RecomputedLayers(const Layout& layout, const Training& training, int layers) {
+  std::vector<char> out(static_cast<size_t>(std::max(0, layers)), 0);
+  if (training.recompute == RecomputeKind::kNone) return out;
+  const int n = training.recompute_layers;
+  if (n < 0) {
+    std::fill(out.begin(), out.end(), 1);
+    return out;
+  }
+  // The chunks of one route in model order, each with its layers (StepLowering's BuildChunks
+  // places them the same way); both directions of a bidirectional schedule split alike.
+  const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
+  const int p = layout.pp, chunks = ChunksOf(layout);
+  const std::vector<std::vector<int>> per_chunk =
+      ChunkLayers(layout, layers, chunks, schedule.v_shape());
+  const std::vector<int> per_stage = StageLayers(layout, layers);
+  int first = 0;
+  for (int g = 0; g < RouteLength(schedule, p, chunks) && first < layers; ++g) {
+    const ChunkPlace at = PlaceOf(schedule, p, g);
+    const int count = schedule.bidirectional() ? per_stage[g] : per_chunk[at.stage][at.chunk];
+    for (int i = first; i < std::min(layers, first + std::min(n, count)); ++i) out[i] = 1;
+    first += count;
+  }
+  return out;
+}
+
 ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage) {
   if (schedule.mirrored() && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
   return {virtual_stage % stages, virtual_stage / stages};

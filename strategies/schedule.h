@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/training.h"
 #include "sim/status.h"
 #include "strategies/layout.h"
 
@@ -166,6 +167,11 @@ int RouteLength(const PipelineSchedule& schedule, int stages, int chunks);
 // Micro-batches each chunk runs: m, or m / 2 per direction for a bidirectional schedule
 // (Order's units then number their micro-batches 0 .. m/2 - 1 per chunk).
 int64_t ChunkMicroBatches(const PipelineSchedule& schedule, int64_t micro_batches);
+
+// Per model layer, whether `training.recompute` reruns it: every layer, or with
+// recompute_layers = N the first N of each model chunk (as the layout's schedule splits the
+// layers into chunks). All false without a recompute mode.
+std::vector<char> RecomputedLayers(const Layout& layout, const Training& training, int layers);
 
 // Where the schedule places model chunks: the virtual stage (position in model order) that
 // chunk `chunk` of stage `stage` holds, and back.

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "strategies/memory.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 
@@ -46,7 +47,8 @@ StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, cons
   return out;
 }
 
-SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training) {
+SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training,
+                               const Layout* layout) {
   GraphShape shape;
   shape.micro_batch = 1;
   shape.seq_len = training.seq_len;
@@ -74,8 +76,11 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training)
     block(g.mtp_layer(), &f.model, &f.recompute);
     block(g.head, &f.model, &unused);
   }
+  std::vector<char> recomputed(static_cast<size_t>(model.layers), 1);
+  if (layout != nullptr) recomputed = RecomputedLayers(*layout, training, model.layers);
   for (int i = 0; i < model.layers; ++i) {
-    block(model.IsMoeLayer(i) ? g.moe : g.dense, &f.model, &f.recompute);
+    block(model.IsMoeLayer(i) ? g.moe : g.dense, &f.model,
+          recomputed[static_cast<size_t>(i)] ? &f.recompute : &unused);
   }
   return f;
 }

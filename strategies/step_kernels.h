@@ -40,11 +40,13 @@ struct StepKernels {
 StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, const Layout& layout);
 
 // Model FLOPs of one sequence (forward + backward, no recompute) and the extra FLOPs that
-// recompute adds, derived from the layer graph.
+// recompute adds, derived from the layer graph. With `layout`, recompute covers the layers
+// RecomputedLayers names (training.recompute_layers per chunk); without, every layer.
 struct SequenceFlops {
   double model = 0;
   double recompute = 0;
 };
-SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training);
+SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training,
+                               const Layout* layout = nullptr);
 
 }  // namespace parasim

@@ -138,7 +138,7 @@ double Bubble(const StageTimes& st, int s, double work) {
 void Throughput(const ModelSpec& model, const Training& training, const Layout& layout,
                 const ClusterSpec& cluster, StepReport* r) {
   const double gpus = static_cast<double>(layout.gpus());
-  const SequenceFlops sf = FlopsPerSequence(model, training);
+  const SequenceFlops sf = FlopsPerSequence(model, training, &layout);
   const double gb = static_cast<double>(training.global_batch);
   r->model_flops_per_step = sf.model * gb;
   r->hw_flops_per_step = (sf.model + sf.recompute) * gb;

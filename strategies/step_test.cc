@@ -426,6 +426,81 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("recompute_layers: the first N layers of each chunk recomputed, the others kept") {
+  // GPT-3 175B on TP8 PP8: 12 layers per stage, 1F1B, 16 micro-batches.
+  Bench b(64, "gpt3-175b");
+  b.l.tp = 8;
+  b.l.pp = 8;
+  b.t.global_batch = 16;
+  b.t.recompute = RecomputeKind::kNone;
+  const StepReport none = b.Run();
+  const MemoryReport none_mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  b.t.recompute = RecomputeKind::kFull;
+  const StepReport full = b.Run();
+  std::vector<StepReport> part;
+  std::vector<MemoryReport> part_mem;
+  for (int n : {0, 3, 6, 9, 12}) {
+    b.t.recompute_layers = n;
+    part.push_back(b.Run());
+    part_mem.push_back(EstimateMemory(b.model, b.t, b.l, b.cluster));
+  }
+  // None of a stage's layers is the same step as no recompute; all 12 the same as full.
+  CHECK(part[0].step_time_s == none.step_time_s);
+  CHECK(part[0].peak_memory_bytes == none.peak_memory_bytes);
+  CHECK(part[4].step_time_s == full.step_time_s);
+  CHECK(part[4].peak_memory_bytes == full.peak_memory_bytes);
+  // Each recomputed layer adds its forward once more to every micro-batch's backward, and
+  // drops what it saved for every micro-batch in flight: equal steps of 3 layers.
+  const double step3 = part[2].step_time_s - part[1].step_time_s;
+  CHECK(step3 > 0);
+  CHECK(part[3].step_time_s - part[2].step_time_s == doctest::Approx(step3).epsilon(0.01));
+  CHECK(part[4].step_time_s - part[3].step_time_s == doctest::Approx(step3).epsilon(0.01));
+  const double drop3 = part[1].peak_memory_bytes[0] - part[2].peak_memory_bytes[0];
+  CHECK(drop3 > 0);
+  CHECK(part[2].peak_memory_bytes[0] - part[3].peak_memory_bytes[0] ==
+        doctest::Approx(drop3).epsilon(1e-6));
+  for (size_t k = 0; k < part.size(); ++k) {
+    CAPTURE(k);
+    // The memory planner agrees with the replay on every stage.
+    for (size_t s = 0; s < part[k].peak_memory_bytes.size(); ++s) {
+      CHECK(part_mem[k].stages[s].total() ==
+            doctest::Approx(part[k].peak_memory_bytes[s]).epsilon(0.02));
+    }
+    // Hardware FLOPs count the recomputed layers only: k * 3 of 12 per stage.
+    const double extra = part[k].hw_flops_per_step - part[k].model_flops_per_step;
+    const double all = full.hw_flops_per_step - full.model_flops_per_step;
+    CHECK(extra == doctest::Approx(all * static_cast<double>(k) / 4).epsilon(1e-9));
+  }
+  CHECK(part_mem[0].stages[0].activations_bytes == none_mem.stages[0].activations_bytes);
+}
+
+TEST_CASE("recompute_layers counts per model chunk: interleaved stages hold several") {
+  Bench b(64, "gpt3-175b");
+  b.l.tp = 8;
+  b.l.pp = 8;
+  b.l.schedule = kScheduleInterleaved;
+  b.l.virtual_stages = 2;  // 16 chunks of 6 layers
+  b.t.recompute = RecomputeKind::kFull;
+  b.t.recompute_layers = 2;
+  const std::vector<char> mask = RecomputedLayers(b.l, b.t, b.model.layers);
+  REQUIRE(mask.size() == 96);
+  for (int i = 0; i < 96; ++i) {
+    CAPTURE(i);
+    CHECK(mask[static_cast<size_t>(i)] == (i % 6 < 2 ? 1 : 0));
+  }
+  b.t.recompute_layers = 100;  // more than a chunk holds: every layer
+  CHECK(RecomputedLayers(b.l, b.t, 96) == std::vector<char>(96, 1));
+  b.t.recompute = RecomputeKind::kNone;
+  CHECK(RecomputedLayers(b.l, b.t, 96) == std::vector<char>(96, 0));
+  // The replay and the planner agree on a stage holding two chunks.
+  b.t.recompute = RecomputeKind::kFull;
+  b.t.recompute_layers = 2;
+  b.t.global_batch = 16;
+  const StepReport r = b.Run();
+  const MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
+  CHECK(mem.stages[0].total() == doctest::Approx(r.peak_memory_bytes[0]).epsilon(0.03));
+}
+
 TEST_CASE("MFU and tokens/s follow from the replayed step time and the layer graph's FLOPs") {
   Bench b(8, "gpt3-175b");
   b.t.global_batch = 8;

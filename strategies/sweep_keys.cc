@@ -121,6 +121,16 @@ const std::vector<SweepKey> kKeys = {
      }},
     {"global_batch", Integer<1, kMaxCount>,
      [](int64_t v, Layout*, Training* t) { t->global_batch = v; }, None},
+    // Layers per chunk the recompute mode covers (Megatron-LM's --recompute-num-layers):
+    // auto tries powers of two below the model's depth, and every layer (-1).
+    {"recompute_layers", Integer<0, 1 << 20>,
+     [](int64_t v, Layout*, Training* t) { t->recompute_layers = static_cast<int>(v); },
+     [](const Scenario& s) {
+       std::vector<int64_t> out;
+       for (int64_t n = 1; n < s.model.layers; n *= 2) out.push_back(n);
+       out.push_back(-1);
+       return out;
+     }},
 };
 
 }  // namespace

@@ -29,7 +29,7 @@ struct SweepKey {
 };
 
 // In the order the sweep enumerates them: tp, pp, dp, cp, ep, micro_batch, virtual_stages,
-// schedule, zero, recompute, sp, global_batch.
+// schedule, zero, recompute, sp, global_batch, recompute_layers.
 const std::vector<SweepKey>& SweepKeys();
 const SweepKey* FindSweepKey(std::string_view name);
 

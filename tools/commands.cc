@@ -72,6 +72,9 @@ Json LayoutJson(const Scenario& s) {
   j.Set("virtual_stages", l.virtual_stages);
   j.Set("micro_batch", s.training.micro_batch).Set("global_batch", s.training.global_batch);
   j.Set("recompute", std::string(RecomputeName(s.training.recompute)));
+  if (s.training.recompute != RecomputeKind::kNone && s.training.recompute_layers >= 0) {
+    j.Set("recompute_layers", s.training.recompute_layers);
+  }
   return j;
 }
 

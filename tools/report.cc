@@ -665,6 +665,7 @@ std::string LayoutOf(const YAML::Node& j) {
   t.micro_batch = j["micro_batch"].as<int64_t>();
   t.global_batch = j["global_batch"].as<int64_t>();
   if (auto rc = ParseRecompute(j["recompute"].as<std::string>()); rc.ok()) t.recompute = *rc;
+  if (j["recompute_layers"]) t.recompute_layers = j["recompute_layers"].as<int>();
   return FormatLayout(l, t, LayoutStyle::kShort);
 }
 
