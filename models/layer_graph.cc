@@ -105,6 +105,34 @@ void MarkFp8(Block* b, const GraphShape& s, const Dims& d) {
   }
 }
 
+// torchtitan's op-level selective checkpointing of a layer (recompute: selective-op): its
+// policy saves the outputs of aten.mm calls, but every second one (counted per layer from 1),
+// and of scaled-dot-product attention (torchtitan/distributed/activation_checkpoint.py,
+// _ops_sac_save and the mm_count_key rule). Every matmul of the layer counts, in order.
+void MarkSelectiveOp(Block* b, const Dims& d) {
+  int mm = 0;
+  for (auto v : b->order) {
+    Op& op = b->graph[v];
+    if (op.kind == OpKind::kGemm) {
+      const std::vector<double> parts =
+          op.mm_cols.empty() ? std::vector<double>{static_cast<double>(op.n)} : op.mm_cols;
+      double cols = 0, rerun = 0;
+      for (double c : parts) {
+        cols += c;
+        if (++mm % 2 == 1) {
+          op.op_kept_bytes += static_cast<double>(op.m) * c * op.batch * d.a;
+        } else {
+          rerun += c;
+        }
+      }
+      op.op_rerun = cols > 0 ? rerun / cols : 0;
+    } else if (op.kind == OpKind::kAttention) {
+      op.op_kept_bytes = op.out_bytes;
+      op.op_rerun = 0;
+    }
+  }
+}
+
 // The collective that enters a TP region (Megatron's "f"; with SP an all-gather) after `op`.
 // Its backward collective (all-reduce, or reduce-scatter with SP) reduces the input gradient of
 // the column-parallel Linear that follows: on `linear` when given, run beside its weight
@@ -196,6 +224,8 @@ Op AttentionCore(const GraphShape& s, const Dims& d, double heads, double qk, do
     core.bwd_bytes = core.fwd_bytes * 2.5;
   }
   core.in_attention_core = true;
+  // Its output, and (flash) the log-sum-exp per head and token in fp32.
+  core.out_bytes = d.T * o_cols * d.a + heads * d.T * 4;
   if (s.cp > 1) {
     // K and V of every CP rank visit this rank (ring exchange), overlapped with the blocks.
     const double kv_bytes = d.T * (k_cols + v_cols) * d.a * s.cp;
@@ -283,6 +313,7 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
   Op ln = Norm("attn_norm", m, d);
   Op qkv = Gemm("qkv_proj", T, m.hidden, static_cast<int64_t>(q_cols + 2 * kv_cols),
                 d.h * (q_cols + 2 * kv_cols) + bias * (q_cols + 2 * kv_cols));
+  qkv.mm_cols = {q_cols, kv_cols, kv_cols};  // separate Q, K and V projections (torchtitan)
   EnterTp(&ln, d, &qkv);
   Vertex in = bb.Add(std::move(ln));
 
@@ -315,6 +346,7 @@ void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ff
   const bool glu = m.mlp == MlpKind::kSwiglu;
   Op fc1 = Gemm("fc1", T, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
                 d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f);
+  if (glu) fc1.mm_cols = {f, f};  // the gate and up projections, two matmuls (w1, w3)
   EnterTp(&ln, d, &fc1);
   Vertex in = bb.Add(std::move(ln));
   fc1.saved.push_back({"fc1.input", d.T_out * d.h * d.a, false, 0});
@@ -425,6 +457,7 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     AddAttention(bb, m, s, d);
     AddDenseMlp(bb, m, d, m.ffn());
     g.dense = bb.Finish();
+    MarkSelectiveOp(&g.dense, d);
     MarkFp8(&g.dense, s, d);
   }
   if (m.is_moe()) {
@@ -432,6 +465,7 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     AddAttention(bb, m, s, d);
     AddMoeMlp(bb, m, s, d);
     g.moe = bb.Finish();
+    MarkSelectiveOp(&g.moe, d);
     MarkFp8(&g.moe, s, d);
   }
   {
@@ -482,19 +516,30 @@ bool Recomputes(const Op& op, RecomputeKind r) {
       return true;
     case RecomputeKind::kDeepseek:
       return op.deepseek_recompute;
+    case RecomputeKind::kSelectiveOp:
+      return op.op_rerun > 0;
   }
   return false;
 }
 
+double RecomputeShare(const Op& op, RecomputeKind r) {
+  if (!Recomputes(op, r)) return 0;
+  return r == RecomputeKind::kSelectiveOp ? op.op_rerun : 1.0;
+}
+
 double ActivationBytes(const Block& b, RecomputeKind recompute) {
   double total = 0;
-  if (recompute == RecomputeKind::kFull) {
+  if (recompute == RecomputeKind::kFull || recompute == RecomputeKind::kSelectiveOp) {
     // Only the block's input is kept (Korthikanti: 2sbh, /t with SP); the first op's first saved
-    // tensor is the block input (the norm's input) for transformer layers.
-    for (size_t i = 0; i < b.size(); ++i) {
-      if (!b.op(i).saved.empty()) return b.op(i).saved.front().bytes;
+    // tensor is the block input (the norm's input) for transformer layers. Selective-op keeps
+    // the outputs of the ops its policy saves as well.
+    if (recompute == RecomputeKind::kSelectiveOp) {
+      for (size_t i = 0; i < b.size(); ++i) total += b.op(i).op_kept_bytes;
     }
-    return 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (!b.op(i).saved.empty()) return total + b.op(i).saved.front().bytes;
+    }
+    return total;
   }
   for (size_t i = 0; i < b.size(); ++i) {
     for (const auto& t : b.op(i).saved) {

@@ -65,9 +65,18 @@ struct Op {
   bool expert = false;           // parameters sharded by EP
   bool in_attention_core = false;
   bool deepseek_recompute = false;  // rerun in backward under recompute: deepseek
-  bool fp8 = false;                 // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
-  CommSpec fwd_comm;                // collective after the op in forward
-  CommSpec bwd_comm;                // collective after the op's gradient in backward
+  // The output columns of each matmul (aten.mm) a framework issues for this GEMM, in order,
+  // when it fuses several (Q, K and V; SwiGLU's gate and up projections); empty: one.
+  std::vector<double> mm_cols;
+  // recompute: selective-op (MarkSelectiveOp): the output bytes this op keeps instead of
+  // rerunning (its odd-numbered matmuls', or the attention core's), and the share of its
+  // forward it reruns in backward.
+  double op_kept_bytes = 0;
+  double op_rerun = 1;
+  double out_bytes = 0;  // the attention core's output (and log-sum-exp) on this rank
+  bool fp8 = false;      // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
+  CommSpec fwd_comm;     // collective after the op in forward
+  CommSpec bwd_comm;     // collective after the op's gradient in backward
   std::vector<SavedTensor> saved;
 };
 
@@ -119,6 +128,9 @@ double Fp8ElementBytes(Fp8Recipe r);
 // Whether recompute mode `r` reruns `op` of a transformer layer in backward: every op (full),
 // the attention core (selective), the norms, MLA up-projections and expert SwiGLU (deepseek).
 bool Recomputes(const Op& op, RecomputeKind r);
+// The share of `op`'s forward that recompute mode `r` reruns: 0 or 1, but a part of a fused
+// matmul under selective-op.
+double RecomputeShare(const Op& op, RecomputeKind r);
 // Bytes saved for backward by one block on this rank under a recompute mode.
 double ActivationBytes(const Block& b, RecomputeKind recompute);
 // Bytes a split backward's weight-gradient pass (W) still needs after the input-gradient pass:

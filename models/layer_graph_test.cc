@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 namespace parasim {
 namespace {
@@ -132,6 +134,34 @@ TEST_CASE("MLA (DeepSeek-V3): the layer graph's parameters and core FLOPs follow
   const double down = 7168.0 * 1536 + 1536 + 7168.0 * 576 + 512;
   CHECK(BlockParams(g8.dense) ==
         doctest::Approx(down + (mla - down) / 8 + 3.0 * 7168 * 18432 / 8 + 2 * 7168));
+}
+
+TEST_CASE("recompute selective-op: torchtitan keeps odd matmuls and attention, reruns the rest") {
+  // Llama 2 70B, one layer of 4096 tokens. torchtitan issues 7 matmuls per layer: wq, wk, wv
+  // (qkv_proj), wo (out_proj), w1, w3 (fc1, SwiGLU) and w2 (fc2); its policy keeps the 1st, 3rd,
+  // 5th and 7th and the attention output, and reruns the rest.
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("llama2-70b");
+  const ModelGraph g = BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 4096});
+  const double T = 4096, a = 2, h = 8192, kv = 1024, f = 28672;
+  std::map<std::string, double> share;
+  for (size_t i = 0; i < g.dense.size(); ++i) {
+    const Op& op = g.dense.op(i);
+    share[op.name] = RecomputeShare(op, RecomputeKind::kSelectiveOp);
+  }
+  CHECK(share.at("qkv_proj") == doctest::Approx(kv / (h + 2 * kv)));  // wk of wq, wk, wv
+  CHECK(share.at("out_proj") == 1);
+  CHECK(share.at("fc1") == doctest::Approx(0.5));  // w3 of w1, w3
+  CHECK(share.at("fc2") == 0);
+  CHECK(share.at("attention") == 0);
+  CHECK(share.at("attn_norm") == 1);
+  CHECK(share.at("swiglu") == 1);
+  // Kept: the layer input; wq's, wv's, w1's and w2's outputs; the attention output and its
+  // log-sum-exp (fp32, per head and token).
+  const double kept = T * a * h + T * a * (h + kv + f + h) + T * a * h + 64 * T * 4;
+  CHECK(ActivationBytes(g.dense, RecomputeKind::kSelectiveOp) == doctest::Approx(kept));
+  CHECK(kept < 0.5 * ActivationBytes(g.dense, RecomputeKind::kNone));  // 0.46
+  CHECK(kept > ActivationBytes(g.dense, RecomputeKind::kFull));
 }
 
 TEST_CASE("recompute deepseek: norms, MLA up-projections and SwiGLU rebuilt; SwiGLU input in FP8") {

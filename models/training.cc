@@ -5,11 +5,12 @@
 namespace parasim {
 
 namespace {
-constexpr EnumNames<RecomputeKind, 4> kRecomputes("recompute mode",
-                                                  {{{RecomputeKind::kNone, "none"},
-                                                    {RecomputeKind::kSelective, "selective"},
-                                                    {RecomputeKind::kFull, "full"},
-                                                    {RecomputeKind::kDeepseek, "deepseek"}}});
+constexpr EnumNames<RecomputeKind, 5> kRecomputes(
+    "recompute mode", {{{RecomputeKind::kNone, "none"},
+                        {RecomputeKind::kSelective, "selective"},
+                        {RecomputeKind::kFull, "full"},
+                        {RecomputeKind::kDeepseek, "deepseek"},
+                        {RecomputeKind::kSelectiveOp, "selective-op"}}});
 constexpr EnumNames<Fp8Recipe, 2> kFp8Recipes("fp8 recipe",
                                               {{{Fp8Recipe::kTensorwise, "tensorwise"},
                                                 {Fp8Recipe::kBlockwise, "blockwise"}}});

@@ -14,7 +14,11 @@ enum class OptimizerKind { kAdam, kSgd };
 // kDeepseek: DeepSeek-V3's set (arXiv 2412.19437 secs. 3.2.3 and 3.3.2): every RMSNorm, the
 // MLA up-projections and the experts' SwiGLU rerun in backward, so their outputs are not kept,
 // and the SwiGLU inputs are kept as their FP8 casts under FP8 training.
-enum class RecomputeKind { kNone, kSelective, kFull, kDeepseek };
+// kSelectiveOp: torchtitan's op-level selective activation checkpointing ("selective op",
+// torchtitan/distributed/activation_checkpoint.py): a layer keeps its input and the outputs of
+// its matmuls (aten.mm), but every second one, and of scaled-dot-product attention; everything
+// else reruns in backward from them.
+enum class RecomputeKind { kNone, kSelective, kFull, kDeepseek, kSelectiveOp };
 enum class FinetuneKind { kNone, kLora, kQlora };
 enum class AttentionKind { kFlash, kStandard };
 // How `precision: fp8` scales its E4M3 tensors (docs/MODEL.md, "FP8 recipes"):

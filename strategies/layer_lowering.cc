@@ -49,6 +49,9 @@ OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
     }
     return o;
   }
+  if (ph == Phase::kR && op.rerun < 1) {
+    return Phased(op.fwd * op.rerun, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended);
+  }
   return Phased(op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended);
 }
 
@@ -134,6 +137,7 @@ OpTime LayerLowering::Time(const Op& op) {
       break;
   }
   ot.recompute = Recomputes(op, t.recompute);
+  if (ot.recompute) ot.rerun = RecomputeShare(op, t.recompute);
   ot.contended = op.kind == OpKind::kMemoryBound ? ctx_.cluster.gpu.contended_memory
                                                  : ctx_.cluster.gpu.contended_compute;
   ot.fwd_comm = Comm(op.fwd_comm);

@@ -52,6 +52,7 @@ struct OpTime {
   bool bwd_beside_wgrad = false;
   Duration bwd_regather;
   bool recompute = false;  // rerun before backward under the training's recompute mode
+  double rerun = 1;        // the share of the forward rerun (a part of a fused matmul)
   // How much longer the op's kernels take beside a running collective (GpuSpec::contended_*).
   double contended = 1.0;
   uint32_t label_f = 0, label_b = 0, label_r = 0;

@@ -96,6 +96,32 @@ TEST_CASE("GPipe holds all m micro-batches, 1F1B at most p on the first stage") 
   CHECK(g.stages[1].activations_bytes > 3.9 * f.stages[1].activations_bytes);
 }
 
+TEST_CASE("torchtitan selective-op: Llama 2 70B on 64 A100 fits at local batch 1, not at 2") {
+  // torchtitan docs/performance.md (FSDP2, 64 A100 80GB, seq 4096): the 70B 'selective op'
+  // row runs at local batch 1 "because lbs 2 OOMs with selective AC".
+  Setup su;
+  const ModelSpec m = *su.models.Find("llama2-70b");
+  Training t;
+  t.seq_len = 4096;
+  t.micro_batch = 1;
+  t.global_batch = 64;
+  t.grad_dtype = Dtype::kFp32;
+  t.recompute = RecomputeKind::kSelectiveOp;
+  Layout l;
+  l.dp = 64;
+  l.zero = 3;
+  CHECK(EstimateMemory(m, t, l, su.cluster).fits);
+  t.micro_batch = 2;
+  t.global_batch = 128;
+  CHECK_FALSE(EstimateMemory(m, t, l, su.cluster).fits);
+  // Megatron's selective recompute keeps every activation but the attention core's, which
+  // flash attention never stores: it does not fit even at local batch 1.
+  t.micro_batch = 1;
+  t.global_batch = 64;
+  t.recompute = RecomputeKind::kSelective;
+  CHECK_FALSE(EstimateMemory(m, t, l, su.cluster).fits);
+}
+
 TEST_CASE("LoRA trains adapters only; QLoRA stores the base in about 4 bits") {
   Setup su;
   ModelSpec m = *su.models.Find("llama2-13b");

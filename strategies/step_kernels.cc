@@ -62,9 +62,7 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training,
       // Frozen weights need no weight gradient: backward is the input gradient only.
       const Flops bwd = frozen && op.kind == OpKind::kGemm ? Flops(op.bwd_flops / 2) : op.bwd_flops;
       *model_f += op.fwd_flops.flops() + bwd.flops();
-      if (Recomputes(op, training.recompute)) {
-        *recompute_f += op.fwd_flops.flops();
-      }
+      *recompute_f += op.fwd_flops.flops() * RecomputeShare(op, training.recompute);
     }
   };
   SequenceFlops f;

@@ -474,6 +474,27 @@ TEST_CASE("recompute_layers: the first N layers of each chunk recomputed, the ot
   CHECK(part_mem[0].stages[0].activations_bytes == none_mem.stages[0].activations_bytes);
 }
 
+TEST_CASE("recompute selective-op reruns wk, wo and w3 of each layer, and the step pays for them") {
+  Bench b(64, "llama2-70b");
+  b.t.seq_len = 4096;
+  b.l.dp = 64;
+  b.l.zero = 3;
+  b.t.global_batch = 64;
+  b.t.recompute = RecomputeKind::kSelectiveOp;
+  const double h = 8192, kv = 1024, f = 28672;
+  const SequenceFlops sf = FlopsPerSequence(b.model, b.t);
+  CHECK(sf.recompute == doctest::Approx(80 * 2.0 * 4096 * h * (kv + h + f)));
+  const StepReport sop = b.Run();
+  b.t.recompute = RecomputeKind::kFull;
+  const StepReport full = b.Run();
+  b.t.recompute = RecomputeKind::kSelective;  // flash attention: nothing to rerun
+  const StepReport sel = b.Run();
+  CHECK(sop.step_time_s > sel.step_time_s);
+  CHECK(sop.step_time_s < full.step_time_s);
+  CHECK(sop.peak_memory_bytes[0] < sel.peak_memory_bytes[0]);
+  CHECK(sop.peak_memory_bytes[0] > full.peak_memory_bytes[0]);
+}
+
 TEST_CASE("recompute_layers counts per model chunk: interleaved stages hold several") {
   Bench b(64, "gpt3-175b");
   b.l.tp = 8;
