@@ -53,12 +53,14 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   if (schedule.splits_backward()) {
     // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
     // layer's activations, averaged over the recomputed layers and the others.
-    double act = 0, w = 0;
-    for (int i = 0; i < m.layers; ++i) {
-      act += ActivationBytes(g.dense, recomputed[i] ? t.recompute : RecomputeKind::kNone);
-      w += WeightGradBytes(g.dense);
-    }
-    shape.w_hold = act > 0 ? std::min(1.0, w / act) : 0.0;
+    const double n = static_cast<double>(m.layers);
+    const double kept = static_cast<double>(std::count(recomputed.begin(), recomputed.end(), 0));
+    const double act = kept == 0   ? ActivationBytes(g.dense, t.recompute)
+                       : kept == n ? ActivationBytes(g.dense, RecomputeKind::kNone)
+                                   : ((n - kept) * ActivationBytes(g.dense, t.recompute) +
+                                      kept * ActivationBytes(g.dense, RecomputeKind::kNone)) /
+                                         n;
+    shape.w_hold = act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / act) : 0.0;
   }
   std::vector<double> in_flights = *SharedInFlights(l, shape);
   if (l.overlap_ep && l.pp == 1 && !schedule.pairs_forward_backward()) {
