@@ -2,9 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "strategies/lowering.h"
+#include "strategies/memory.h"
 #include "strategies/step_advice.h"
 #include "strategies/step_lowering.h"
 
@@ -59,6 +61,52 @@ StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& train
   StepLowering lowering(ctx);
   const Duration first = lowering.LowerBound();
   return Max(first, lowering.ScheduleBound()).seconds();
+}
+
+std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& training,
+                                  const Layout& layout, const ClusterSpec& cluster,
+                                  const StepReport& r) {
+  const std::vector<int> per_stage = StageLayers(layout, model.layers);
+  const int most = *std::max_element(per_stage.begin(), per_stage.end());  // a chunk's at most
+  if (most < 1) return "";
+  const bool none = training.recompute == RecomputeKind::kNone;
+  const int now =
+      none ? 0 : (training.recompute_layers < 0 ? most : std::min(training.recompute_layers, most));
+  if (r.fits ? none : now >= most) return "";
+  Training probe = training;
+  if (none) probe.recompute = RecomputeKind::kFull;
+  auto fits = [&](int n) {
+    probe.recompute_layers = n;
+    return EstimateMemory(model, probe, layout, cluster).fits;
+  };
+  // Fewer layers recomputed keep more: the planner's memory falls as n grows, so the fewest
+  // that fit are found by bisection over (lo, hi].
+  int lo = r.fits ? -1 : now, hi = r.fits ? now : most;
+  if (!fits(hi)) return "";
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  if (r.fits && hi >= now) return "";
+  probe.recompute_layers = hi;
+  if (hi == 0) {
+    probe.recompute = RecomputeKind::kNone;
+    probe.recompute_layers = -1;
+  }
+  StatusOr<StepReport> alt = SimulateStep(model, probe, layout, cluster, StepOptions{});
+  if (!alt.ok() || !alt->fits) return "";
+  const double peak =
+      *std::max_element(alt->peak_memory_bytes.begin(), alt->peak_memory_bytes.end());
+  const std::string what = hi == 0 ? "recompute: none"
+                                   : fmt::format("{}recompute_layers: {} (of {} per chunk)",
+                                                 none ? "recompute: full with " : "", hi, most);
+  if (!r.fits) {
+    return fmt::format("{} fits: {:.1f} GiB peak, step {:.3f} s", what, Bytes(peak).gib(),
+                       alt->step_time_s);
+  }
+  return fmt::format("{} also fits ({:.1f} GiB peak){}: step {:.3f} s, {:.1f}% shorter", what,
+                     Bytes(peak).gib(), hi == 0 ? "" : " and recomputes less", alt->step_time_s,
+                     100 * (1 - alt->step_time_s / r.step_time_s));
 }
 
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,

@@ -60,6 +60,15 @@ StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const T
                                 const StepOptions& options, LoweredStep* lowered = nullptr,
                                 sim::Timeline* timeline = nullptr);
 
+// For `run`: how many layers per chunk to recompute, when that changes whether the step fits
+// or what it costs (`r` is the step's report). A step that does not fit: the fewest layers
+// per chunk under full recompute (or the scenario's mode) with which it fits. A step that fits
+// with a recompute mode: the fewest with which it still fits, when fewer than it recomputes
+// now. The memory planner searches; the replay confirms (an empty result otherwise).
+std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& training,
+                                  const Layout& layout, const ClusterSpec& cluster,
+                                  const StepReport& r);
+
 // Lowers, replays and summarises. `lowered` and `timeline`, when given, receive the program
 // and its timeline (for traces).
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,

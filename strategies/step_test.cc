@@ -4,6 +4,7 @@
 #include "strategies/step.h"
 
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <set>
 #include <string>
@@ -493,6 +494,37 @@ TEST_CASE("recompute selective-op reruns wk, wo and w3 of each layer, and the st
   CHECK(sop.step_time_s < full.step_time_s);
   CHECK(sop.peak_memory_bytes[0] < sel.peak_memory_bytes[0]);
   CHECK(sop.peak_memory_bytes[0] > full.peak_memory_bytes[0]);
+}
+
+TEST_CASE(
+    "run's advice: the fewest recomputed layers per chunk that fit, confirmed by the replay") {
+  Bench b(64, "gpt3-175b");
+  b.l.tp = 8;
+  b.l.pp = 8;
+  b.t.micro_batch = 2;
+  b.t.global_batch = 32;
+  const StepReport none = b.Run();
+  REQUIRE_FALSE(none.fits);
+  const std::string advice = RecomputeLayersAdvice(b.model, b.t, b.l, b.cluster, none);
+  CAPTURE(advice);
+  REQUIRE(advice.rfind("recompute: full with recompute_layers: ", 0) == 0);
+  const int n =
+      std::stoi(advice.substr(std::string("recompute: full with recompute_layers: ").size()));
+  CHECK(n > 0);
+  CHECK(n < 12);
+  b.t.recompute = RecomputeKind::kFull;
+  b.t.recompute_layers = n;
+  CHECK(b.Run().fits);
+  b.t.recompute_layers = n - 1;
+  CHECK_FALSE(EstimateMemory(b.model, b.t, b.l, b.cluster).fits);
+  // Recomputing every layer where n fit: the advice names n and the shorter step.
+  b.t.recompute_layers = -1;
+  const StepReport all = b.Run();
+  const std::string fewer = RecomputeLayersAdvice(b.model, b.t, b.l, b.cluster, all);
+  CHECK(fewer.rfind(fmt::format("recompute_layers: {} (of 12 per chunk) also fits", n), 0) == 0);
+  // Nothing to say where the fewest that fit are what the step recomputes.
+  b.t.recompute_layers = n;
+  CHECK(RecomputeLayersAdvice(b.model, b.t, b.l, b.cluster, b.Run()).empty());
 }
 
 TEST_CASE("recompute_layers counts per model chunk: interleaved stages hold several") {
