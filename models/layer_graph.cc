@@ -108,7 +108,8 @@ void MarkFp8(Block* b, const GraphShape& s, const Dims& d) {
 // torchtitan's op-level selective checkpointing of a layer (recompute: selective-op): its
 // policy saves the outputs of aten.mm calls, but every second one (counted per layer from 1),
 // and of scaled-dot-product attention (torchtitan/distributed/activation_checkpoint.py,
-// _ops_sac_save and the mm_count_key rule). Every matmul of the layer counts, in order.
+// _ops_sac_save and the mm_count_key rule). Every matmul of the layer counts, in order; the
+// attention core marks itself (AttentionCore).
 void MarkSelectiveOp(Block* b, const Dims& d) {
   int mm = 0;
   for (auto v : b->order) {
@@ -126,9 +127,6 @@ void MarkSelectiveOp(Block* b, const Dims& d) {
         }
       }
       op.op_rerun = cols > 0 ? rerun / cols : 0;
-    } else if (op.kind == OpKind::kAttention) {
-      op.op_kept_bytes = op.out_bytes;
-      op.op_rerun = 0;
     }
   }
 }
@@ -224,8 +222,10 @@ Op AttentionCore(const GraphShape& s, const Dims& d, double heads, double qk, do
     core.bwd_bytes = core.fwd_bytes * 2.5;
   }
   core.in_attention_core = true;
-  // Its output, and (flash) the log-sum-exp per head and token in fp32.
-  core.out_bytes = d.T * o_cols * d.a + heads * d.T * 4;
+  // Selective-op keeps its output and the log-sum-exp per head and token (fp32), and never
+  // reruns it.
+  core.op_kept_bytes = d.T * o_cols * d.a + heads * d.T * 4;
+  core.op_rerun = 0;
   if (s.cp > 1) {
     // K and V of every CP rank visit this rank (ring exchange), overlapped with the blocks.
     const double kv_bytes = d.T * (k_cols + v_cols) * d.a * s.cp;

@@ -73,10 +73,9 @@ struct Op {
   // forward it reruns in backward.
   double op_kept_bytes = 0;
   double op_rerun = 1;
-  double out_bytes = 0;  // the attention core's output (and log-sum-exp) on this rank
-  bool fp8 = false;      // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
-  CommSpec fwd_comm;     // collective after the op in forward
-  CommSpec bwd_comm;     // collective after the op's gradient in backward
+  bool fp8 = false;   // a Linear run as an FP8 GEMM (GraphShape::fp8), with its casts
+  CommSpec fwd_comm;  // collective after the op in forward
+  CommSpec bwd_comm;  // collective after the op's gradient in backward
   std::vector<SavedTensor> saved;
 };
 

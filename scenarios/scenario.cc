@@ -253,7 +253,7 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   if (m.Has("recompute_layers")) {
     if (t->recompute == RecomputeKind::kNone) {
       return m.Error("recompute_layers",
-                     "applies to a recompute mode (set recompute: selective, full or deepseek, or "
+                     "applies to a recompute mode (set recompute to one other than none, or "
                      "leave recompute_layers out)");
     }
     PARASIM_RETURN_IF_ERROR(m.Int("recompute_layers", &t->recompute_layers, 0, 1 << 20));

@@ -254,8 +254,6 @@ void LayerLowering::Segment(Chunk* ch) const {
 void LayerLowering::BuildChunks() {
   const Layout& l = ctx_.layout;
   const ModelSpec& m = ctx_.model;
-  const std::vector<std::vector<int>> per_chunk =
-      ChunkLayers(l, m.layers, ctx_.chunks, ctx_.schedule.v_shape());
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   sums_.clear();  // keyed by the chunks' addresses
@@ -268,21 +266,15 @@ void LayerLowering::BuildChunks() {
   Piece mtp_head = head;  // the LM head's weights are shared: no parameters of its own
   mtp_head.dense = mtp_head.expert = 0;
   // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers of
-  // its route; two directions each run the whole model (model stage k = g % route).
-  const std::vector<int> per_stage = StageLayers(l, m.layers);
+  // its route; two directions each run the whole model.
+  const std::vector<ChunkSpan> spans = ChunkSpans(l, m.layers);
   const std::vector<char> recomputed = RecomputedLayers(l, ctx_.training, m.layers);
-  const int route = ctx_.route;
-  int layer = 0;
   for (int g = 0; g < p * v; ++g) {
     const auto [s, c] = PlaceOf(ctx_.schedule, p, g);
     Chunk& ch = chunks_[s][c];
-    const int k = g % route;
-    const int n = ctx_.schedule.bidirectional() ? per_stage[k] : per_chunk[s][c];
-    if (k == 0) {
-      layer = 0;
-      ch.pieces.push_back(embedding);
-    }
-    for (int i = layer; i < layer + n; ++i) {
+    const ChunkSpan& span = spans[static_cast<size_t>(g)];
+    if (span.embedding) ch.pieces.push_back(embedding);
+    for (int i = span.first; i < span.first + span.layers; ++i) {
       ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
       if (!recomputed[static_cast<size_t>(i)]) {  // past the chunk's recompute_layers
         Piece& pc = ch.pieces.back();
@@ -290,8 +282,7 @@ void LayerLowering::BuildChunks() {
         pc.act = pc.act_full;
       }
     }
-    layer += n;
-    if (k == route - 1) {
+    if (span.head) {
       ch.pieces.push_back(head);
       // Multi-token prediction after the head: its module, its layer, the shared head again.
       for (int d = 0; d < m.mtp_depth; ++d) {

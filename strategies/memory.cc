@@ -44,7 +44,6 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const double shard_dense = static_cast<double>(l.dp) * l.cp;  // ZeRO shards over DP (x CP)
   const double shard_expert = std::max(1.0, shard_dense / l.ep);
   const int64_t micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
-  const std::vector<int> per_stage = StageLayers(l, m.layers);
   const bool lora = t.finetune != FinetuneKind::kNone;
   const PipelineSchedule& schedule = ScheduleOf(l.schedule);
   PipelineShape shape{l.pp, ChunksOf(l), micro_batches};
@@ -67,50 +66,13 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     // One stage with overlap.ep runs the next forward before the backward: two in flight.
     in_flights[0] = PeakInFlight((*SharedLayoutOrders(l, shape))[0], shape.chunks, shape.w_hold);
   }
-  // Two-chunk schedules (a V, or DualPipe's two directions): each virtual stage's layers, in
-  // model order, and whether it holds the embedding or the LM head (the first and the last of
-  // its route). Otherwise the stages hold runs of layers in order and the last one the head.
+  // Each virtual stage's layers in model order, and whether it holds the embedding or the LM
+  // head (a stage's chunks of an interleaved or V schedule hold runs apart from each other).
   const bool two_chunks = schedule.mirrored();
-  struct VirtualStage {
-    int first = 0, layers = 0;
-    bool embedding = false, head = false;
-  };
-  std::vector<VirtualStage> vstages;
+  const int chunks = ChunksOf(l);
+  const std::vector<ChunkSpan> spans = ChunkSpans(l, m.layers);
   // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
   std::shared_ptr<const std::vector<std::vector<Unit>>> orders;
-  if (two_chunks) {
-    // The layers of each step of a route (a V's chunks in model order, or one copy's stages)
-    // and the first of each.
-    const int route = RouteLength(schedule, l.pp, 2);
-    std::vector<int> layers = per_stage;
-    if (!schedule.bidirectional()) {
-      const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, 2, true);
-      layers.clear();
-      for (int k = 0; k < route; ++k) {
-        const ChunkPlace at = PlaceOf(schedule, l.pp, k);
-        layers.push_back(per_chunk[at.stage][at.chunk]);
-      }
-    }
-    std::vector<int> first(1, 0);
-    for (int n : layers) first.push_back(first.back() + n);
-    for (int g = 0; g < 2 * l.pp; ++g) {
-      const int k = g % route;
-      vstages.push_back({first[k], layers[k], k == 0, k == route - 1});
-    }
-  }
-  // Interleaved chunks: virtual stage g = c * p + s holds the next layers in model order (the
-  // layers a stage holds are not contiguous; which of them are MoE or recomputed depends on it).
-  const int chunks = ChunksOf(l);
-  std::vector<VirtualStage> interleaved;
-  if (!two_chunks && chunks > 1) {
-    const std::vector<std::vector<int>> per_chunk = ChunkLayers(l, m.layers, chunks);
-    int first = 0;
-    for (int g = 0; g < chunks * l.pp; ++g) {
-      const int n = per_chunk[g % l.pp][g / l.pp];
-      interleaved.push_back({first, n, g == 0, g == chunks * l.pp - 1});
-      first += n;
-    }
-  }
   // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
   // weights are the LM head's).
   const double depth = m.mtp_depth;
@@ -121,7 +83,6 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const double mtp_expert = depth * BlockParams(mtp_layer, true);
   const double mtp_dense =
       depth * (BlockParams(g.mtp) + BlockParams(mtp_layer) - BlockParams(mtp_layer, true));
-  int first_layer = 0;
   // What one dense or MoE layer adds to a stage, the same for every layer of its kind.
   struct LayerBytes {
     double expert, dense, lora, kept, dropped;
@@ -136,21 +97,14 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const LayerBytes moe_layer = m.is_moe() ? layer_bytes(g.moe) : dense_layer;
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st;
-    st.layers = per_stage[s];
     double dense = 0, expert = 0, lora_params = 0, act_per_mb = 0, act_full_layer = 0;
     // The stage's chunks: their layers, and whether they hold the embedding or the head.
-    std::vector<VirtualStage> mine;
-    if (two_chunks) {
-      for (int c = 0; c < 2; ++c) mine.push_back(vstages[VirtualStageOf(schedule, l.pp, s, c)]);
-    } else if (!interleaved.empty()) {
-      for (int c = 0; c < chunks; ++c) mine.push_back(interleaved[c * l.pp + s]);
-    } else {
-      mine.push_back({first_layer, st.layers, s == 0, s == l.pp - 1});
-    }
+    std::vector<ChunkSpan> mine;
+    for (int c = 0; c < chunks; ++c) mine.push_back(spans[VirtualStageOf(schedule, l.pp, s, c)]);
     // Each chunk's parameters and activations per micro-batch.
     std::vector<double> chunk_bytes;
     st.layers = 0;
-    for (const VirtualStage& vs : mine) {
+    for (const ChunkSpan& vs : mine) {
       double bytes = 0;
       for (int i = vs.first; i < vs.first + vs.layers; ++i) {
         const LayerBytes& lb = m.IsMoeLayer(i) ? moe_layer : dense_layer;
@@ -180,7 +134,6 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       chunk_bytes.push_back(bytes);
       act_per_mb += bytes;
     }
-    first_layer += per_stage[s];
     st.params = dense + expert;
     if (lora) {
       // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA

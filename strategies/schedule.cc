@@ -312,6 +312,26 @@ int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int 
   return chunk * stages + stage;
 }
 
+std::vector<ChunkSpan> ChunkSpans(const Layout& layout, int layers) {
+  const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
+  const int p = layout.pp, chunks = ChunksOf(layout);
+  const int route = RouteLength(schedule, p, chunks);
+  const std::vector<std::vector<int>> per_chunk =
+      ChunkLayers(layout, layers, chunks, schedule.v_shape());
+  const std::vector<int> per_stage = StageLayers(layout, layers);
+  std::vector<ChunkSpan> one_route;
+  int first = 0;
+  for (int k = 0; k < route; ++k) {
+    const ChunkPlace at = PlaceOf(schedule, p, k);
+    const int n = schedule.bidirectional() ? per_stage[k] : per_chunk[at.stage][at.chunk];
+    one_route.push_back({first, n, k == 0, k == route - 1});
+    first += n;
+  }
+  std::vector<ChunkSpan> out;
+  for (int g = 0; g < p * chunks; ++g) out.push_back(one_route[g % route]);
+  return out;
+}
+
 std::vector<char> RecomputedLayers(const Layout& layout, const Training& training, int layers) {
   std::vector<char> out(static_cast<size_t>(std::max(0, layers)), 0);
   if (training.recompute == RecomputeKind::kNone) return out;
@@ -320,19 +340,8 @@ std::vector<char> RecomputedLayers(const Layout& layout, const Training& trainin
     std::fill(out.begin(), out.end(), 1);
     return out;
   }
-  // The chunks of one route in model order, each with its layers (StepLowering's BuildChunks
-  // places them the same way); both directions of a bidirectional schedule split alike.
-  const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
-  const int p = layout.pp, chunks = ChunksOf(layout);
-  const std::vector<std::vector<int>> per_chunk =
-      ChunkLayers(layout, layers, chunks, schedule.v_shape());
-  const std::vector<int> per_stage = StageLayers(layout, layers);
-  int first = 0;
-  for (int g = 0; g < RouteLength(schedule, p, chunks) && first < layers; ++g) {
-    const ChunkPlace at = PlaceOf(schedule, p, g);
-    const int count = schedule.bidirectional() ? per_stage[g] : per_chunk[at.stage][at.chunk];
-    for (int i = first; i < std::min(layers, first + std::min(n, count)); ++i) out[i] = 1;
-    first += count;
+  for (const ChunkSpan& c : ChunkSpans(layout, layers)) {
+    for (int i = c.first; i < std::min(layers, c.first + std::min(n, c.layers)); ++i) out[i] = 1;
   }
   return out;
 }

@@ -168,9 +168,20 @@ int RouteLength(const PipelineSchedule& schedule, int stages, int chunks);
 // (Order's units then number their micro-batches 0 .. m/2 - 1 per chunk).
 int64_t ChunkMicroBatches(const PipelineSchedule& schedule, int64_t micro_batches);
 
+// One virtual stage's layers, a run in model order, and whether it holds the embedding or the
+// LM head (the first and the last virtual stage of its route).
+struct ChunkSpan {
+  int first = 0, layers = 0;
+  bool embedding = false, head = false;
+};
+// Every virtual stage's span, g = 0 .. pp * ChunksOf(layout) - 1 (PlaceOf names its stage and
+// chunk): the chunks of a route take the layers in order, ChunkLayers' counts (StageLayers' for
+// a bidirectional schedule, whose two routes each run the whole model).
+std::vector<ChunkSpan> ChunkSpans(const Layout& layout, int layers);
+
 // Per model layer, whether `training.recompute` reruns it: every layer, or with
-// recompute_layers = N the first N of each model chunk (as the layout's schedule splits the
-// layers into chunks). All false without a recompute mode.
+// recompute_layers = N the first N of each model chunk (ChunkSpans). All false without a
+// recompute mode.
 std::vector<char> RecomputedLayers(const Layout& layout, const Training& training, int layers);
 
 // Where the schedule places model chunks: the virtual stage (position in model order) that

@@ -7,6 +7,7 @@
 
 #include "strategies/lowering.h"
 #include "strategies/memory.h"
+#include "strategies/schedule.h"
 #include "strategies/step_advice.h"
 #include "strategies/step_lowering.h"
 
@@ -66,8 +67,8 @@ StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& train
 std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& training,
                                   const Layout& layout, const ClusterSpec& cluster,
                                   const StepReport& r) {
-  const std::vector<int> per_stage = StageLayers(layout, model.layers);
-  const int most = *std::max_element(per_stage.begin(), per_stage.end());  // a chunk's at most
+  int most = 0;  // layers of the fullest chunk
+  for (const ChunkSpan& c : ChunkSpans(layout, model.layers)) most = std::max(most, c.layers);
   if (most < 1) return "";
   const bool none = training.recompute == RecomputeKind::kNone;
   const int now =
