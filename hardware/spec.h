@@ -30,10 +30,11 @@ double DtypeBytes(Dtype d);
 // sustained power draw and the host leaves gaps between launches (contention with collectives is
 // its own term, kDefaultContendedCompute below). One factor for every GPU scales the rates of all
 // compute and memory-bound kernels. Fitted by least squares (sum of squared relative errors) to
-// Megatron-LM SC21 Table 1, 10 runs on 32-3072 A100, with the contention term in the replay
-// (docs/MODEL.md: 0.815 -> 58.5, 0.82 -> 50.1, 0.825 -> 47.8, 0.83 -> 51.4 x 1e-4). A calibration
-// profile may replace it (compute.sustained_factor).
-inline constexpr double kDefaultSustainedFactor = 0.825;
+// Megatron-LM SC21 Table 1, 10 runs on 32-3072 A100, with the contention term in the replay and
+// the GEMM wave model of hardware/cost_model.cc (kTiles): `parasim fit --runs` gives 0.8177
+// (2026-11-24; sums of squared errors 47.8, 46.9, 47.6, 53.4 x 1e-4 at 0.815, 0.818, 0.82,
+// 0.825). A calibration profile may replace it (compute.sustained_factor).
+inline constexpr double kDefaultSustainedFactor = 0.818;
 
 // How much longer kernels take while a communication kernel runs beside them on the same GPU
 // (the engine applies it while a collective's task runs on the rank; sim/program.h StreamRole).
