@@ -233,14 +233,17 @@ void PrintRun(const Scenario& s, const StepReport& r, const GoodputReport* g = n
              r.fits ? "fits" : "DOES NOT FIT");
   if (g) PrintGoodput(s, r, *g);
   if (s.training.tokens > 0) {
-    fmt::print("  time to train    {:.3g} tokens in {:.1f} days{}, {} GPU-hours{}\n",
-               s.training.tokens, r.time_to_train_s / 86400,
-               g ? fmt::format(" (P10-P90 {:.1f}-{:.1f}; failure-free {:.1f})",
-                               g->time_to_train_p10_s / 86400, g->time_to_train_p90_s / 86400,
-                               g->ideal_time_to_train_s / 86400)
-                 : "",
-               Human(r.gpu_hours),
-               s.cluster.gpu_hour_cost > 0 ? fmt::format(", cost {}", Human(r.cost)) : "");
+    // GPU-hours per trillion tokens: the unit published whole-run costs come in (DeepSeek-V3's
+    // 180K H800 GPU-hours, arXiv 2412.19437 Sec. 1).
+    fmt::print(
+        "  time to train    {:.3g} tokens in {:.1f} days{}, {} GPU-hours ({} per 10^12 tokens){}\n",
+        s.training.tokens, r.time_to_train_s / 86400,
+        g ? fmt::format(" (P10-P90 {:.1f}-{:.1f}; failure-free {:.1f})",
+                        g->time_to_train_p10_s / 86400, g->time_to_train_p90_s / 86400,
+                        g->ideal_time_to_train_s / 86400)
+          : "",
+        Human(r.gpu_hours), Human(r.gpu_hours / s.training.tokens * 1e12),
+        s.cluster.gpu_hour_cost > 0 ? fmt::format(", cost {}", Human(r.cost)) : "");
   }
   if (!r.critical_path.empty()) fmt::print("  critical path    {}\n", r.critical_path);
   if (!s.cluster.calibration.empty()) {
