@@ -90,7 +90,9 @@ double CostModel::ShapeCurve(int64_t m, int64_t n, int64_t k) const {
 
 double CostModel::ShapeFactor(int64_t m, int64_t n, int64_t k) const {
   const double sms = std::max(1, cluster_.gpu.sms);
-  // The best-filled last wave among the tiles (the filled fraction of all waves' slots).
+  // The best-filled last wave among the tiles (the filled fraction of all waves' slots). A GEMM
+  // of less than one wave of 128x128 tiles is off the curve either way (cuBLAS splits K there):
+  // docs/MODEL.md, "GEMM efficiency".
   double wave_eff = 0;
   for (const auto& [tile_m, tile_n] : kTiles) {
     const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
