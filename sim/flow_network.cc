@@ -31,18 +31,21 @@ void FlowNetwork::FindComponent(RouteId route) {
   // links, each marked link's flows marking theirs. The component is solved in the order of
   // the flows' slots, whatever the order of discovery.
   component_.clear();
-  // Most flows start and end alone on their links: when the route's links carry no flow, or
-  // only one flow on this very route, that is the component, without the search.
-  TaskId only = kNone;
-  bool more = false;
-  for (LinkId l : p_.route_links(route)) {
-    for (TaskId t : link_flows_[l]) {
-      if (only == kNone) only = t;
-      more |= t != only;
-    }
+  same_route_ = false;
+  // Most flows start and end alone on their links, or beside flows of the same route only:
+  // when every flow on the route's links runs on this very route, those flows (the ones on its
+  // first link) are the component, without the search.
+  bool others = false;
+  const std::span<const LinkId> links = p_.route_links(route);
+  for (LinkId l : links) {
+    for (TaskId t : link_flows_[l]) others |= p_.route(t) != route;
   }
-  if (!more && (only == kNone || p_.route(only) == route)) {
-    if (only != kNone) component_.push_back(static_cast<uint32_t>(slot_[only]));
+  if (!others) {
+    if (!links.empty()) {
+      for (TaskId t : link_flows_[links[0]]) component_.push_back(static_cast<uint32_t>(slot_[t]));
+    }
+    if (component_.size() > 1) std::sort(component_.begin(), component_.end());
+    same_route_ = true;
     return;
   }
   marked_links_.clear();
@@ -75,12 +78,14 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     flow_links_.push_back(LinksOf(f));
   }
   if (component_.empty()) return;
-  if (component_.size() == 1) {
-    // Alone on its links (most flows, when they start): its slowest link's capacity, the
-    // solver's answer for one flow.
-    double slowest = std::numeric_limits<double>::infinity();
-    for (LinkId l : flow_links_[0]) slowest = std::min(slowest, p_.link_capacity(l));
-    SetRate(active_[component_[0]], slowest, now, due);
+  if (same_route_) {
+    // n flows on one route, alone on its links (most flows, when they start, n = 1): each gets
+    // its slowest link's capacity over n, the solver's answer (the first link with the least
+    // share, capacity / n, freezes them all at once).
+    const double n = static_cast<double>(component_.size());
+    double share = std::numeric_limits<double>::infinity();
+    for (LinkId l : flow_links_[0]) share = std::min(share, p_.link_capacity(l) / n);
+    for (uint32_t i : component_) SetRate(active_[i], share, now, due);
     return;
   }
   solver_.Solve(flow_links_, p_.link_capacities(), &rates_);

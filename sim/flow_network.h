@@ -70,6 +70,7 @@ class FlowNetwork {
   // Per link: the tasks of the active flows that cross it.
   std::vector<std::vector<TaskId>> link_flows_;
   std::vector<uint32_t> component_;
+  bool same_route_ = false;             // the component found is every flow of one route
   std::vector<uint32_t> marked_links_;  // the component's links, in order of discovery
 };
 

@@ -4,6 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
+#include "sim/maxmin.h"
+
 namespace parasim::sim {
 namespace {
 
@@ -40,6 +45,39 @@ TEST_CASE("two flows share a link max-min fairly; the survivor speeds up when on
   CHECK(net.Finish(fa, kSecond + kSecond / 2, kSecond + kSecond / 2, &due));
   CHECK(net.active() == 0);
   CHECK(link_bytes[link] == doctest::Approx(15e9));
+}
+
+TEST_CASE("flows of one route share its slowest link; a flow of another route joins them") {
+  // Three flows on route {fast, slow} take slow / 3 each, as the max-min solver gives them
+  // (the same-route component skips the solver); a fourth on {slow} alone makes the component
+  // two routes wide, solved again: all four at slow / 4.
+  Program p;
+  const uint32_t r = p.AddRank("r");
+  std::vector<StreamId> s;
+  for (int i = 0; i < 4; ++i) s.push_back(p.AddStream(r, "s" + std::to_string(i)));
+  const LinkId fast = p.AddLink("fast", Bandwidth::GBps(30));
+  const LinkId slow = p.AddLink("slow", Bandwidth::GBps(7));
+  const RouteId both = p.AddRoute({fast, slow});
+  const RouteId one = p.AddRoute({slow});
+  std::vector<TaskId> f;
+  for (int i = 0; i < 3; ++i) f.push_back(p.AddFlow(s[i], 0, 0, p.Intern("f"), both));
+  f.push_back(p.AddFlow(s[3], 0, 0, p.Intern("g"), one));
+  p.Finalize();
+  std::vector<double> link_bytes(p.num_links(), 0.0);
+  FlowNetwork net(p, &link_bytes);
+  FlowNetwork::Due due;
+  for (int i = 0; i < 3; ++i) net.Begin(f[i], 7e9, 0, &due);
+  // The last re-share: each of the three at 7/3 GB/s, 7 GB in 3 s.
+  const std::vector<double> solver = MaxMinRates(
+      {p.route_links(both), p.route_links(both), p.route_links(both)}, p.link_capacities());
+  CHECK(solver[0] == 7e9 / 3);
+  REQUIRE(due.size() >= 3);
+  for (size_t k = due.size() - 3; k < due.size(); ++k) CHECK(due[k].first == 3 * kSecond);
+  due.clear();
+  net.Begin(f[3], 7e9, 0, &due);  // four on `slow`: 7/4 GB/s each, 4 s
+  REQUIRE(due.size() == 4);
+  for (const auto& [at, t] : due) CHECK(at == 4 * kSecond);
+  CHECK(net.active() == 4);
 }
 
 }  // namespace
