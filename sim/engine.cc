@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "sim/flow_network.h"
 #include "sim/huge_pages.h"
@@ -69,6 +71,9 @@ class EventQueue {
     heap_[i] = last;
   }
   size_t capacity_bytes() const { return heap_.capacity() * sizeof(Event); }
+  // The events in heap order. A change that moves every event's time by the same amount and
+  // keeps each one's sequence number keeps the order (the periodic jump's).
+  std::vector<Event>& items() { return heap_; }
 
  private:
   std::vector<Event> heap_;
@@ -137,6 +142,7 @@ void BuildStreamQueues(const Program& p, std::vector<uint32_t>* offset,
 // One replay of a finalized program: the step loop over (time, sequence) events, the stream
 // queues and dependency counts that decide when a task starts, the cost keys' durations asked
 // once each, and the flow network and memory tracker it drives.
+template <bool kPeriodic>
 class Replay {
  public:
   Replay(const Program& p, const CostProvider& costs, RunOptions options);
@@ -161,6 +167,35 @@ class Replay {
   void Contend(uint32_t rank, int delta);
   Status Deadlock() const;
   void Finish();
+
+  // Steady-state periodicity (RunOptions::shift): the state at an anchor, written with the
+  // tasks apart (compared through the shift) from everything else (compared as is: times
+  // relative to the snapshot's, sequence numbers by rank, doubles by their bits).
+  struct Snapshot {
+    int64_t time = 0;
+    std::vector<int64_t> nums;
+    std::vector<TaskId> tasks;
+    std::vector<std::pair<TaskId, uint32_t>> waits;  // the frontier: compared as a set
+  };
+  void Touch(TaskId t) {
+    if (mark_[t] == 0) {
+      mark_[t] = 1;
+      frontier_.push_back(t);
+      period_touched_.push_back(t);
+    }
+  }
+  void TakeSnapshot(Snapshot* s);
+  void AtAnchor();
+  void BuildChains();
+  // How many periods ahead the replay may place, from the state one period ago (`prev`).
+  uint64_t Reach(const Snapshot& prev);
+  void Jump(uint64_t periods, int64_t period);
+  // The task that plays t's part j periods on (t itself when the period left it alone).
+  TaskId ShiftBy(TaskId t, uint64_t j) const {
+    if (t == kNone || std::binary_search(static_.begin(), static_.end(), t)) return t;
+    for (; j > 0 && t != kNone; --j) t = (*options_.shift)[t];
+    return t;
+  }
 
   const Program& p_;
   const RunOptions options_;
@@ -199,9 +234,31 @@ class Replay {
   MemoryTracker memory_;
   FlowNetwork flows_;
   FlowNetwork::Due due_;
+  // Periodicity (RunOptions::shift; empty when unused).
+  bool periodic_ = false;
+  bool snapshot_due_ = false;
+  size_t next_anchor_ = 0;
+  std::vector<uint8_t> mark_;  // per task: 0 untouched, 1 some dependency or stream done, 2 started
+  std::vector<TaskId> frontier_;  // tasks marked 1 (and some since started: dropped at snapshots)
+  // What the period since the last snapshot did.
+  std::vector<TaskId> started_, completed_, period_touched_;
+  std::vector<std::pair<uint32_t, double>> moves_;  // bytes credited to links, in order
+  uint64_t events_then_ = 0;
+  std::vector<Duration> busy_then_;
+  Snapshot prev_;
+  bool have_prev_ = false;
+  // Per task, how many of it and its successors by shift in turn have the same shape as their
+  // successor by shift (0: it does not); built the first time two snapshots match.
+  std::vector<uint32_t> chain_;
+  std::vector<TaskId> static_;  // tasks of the state the period left alone (sorted)
+  // Of them, those that wait for fewer things each period: (task, waits now, fewer by).
+  std::vector<std::tuple<TaskId, uint32_t, uint32_t>> accumulators_;
+  std::vector<TaskId> batches_;  // the period's tasks started at once, each batch after a kNone
+  int failed_ = 0;               // comparisons that found no period
 };
 
-Replay::Replay(const Program& p, const CostProvider& costs, RunOptions options)
+template <bool kPeriodic>
+Replay<kPeriodic>::Replay(const Program& p, const CostProvider& costs, RunOptions options)
     : p_(p),
       options_(options),
       n_(p.num_tasks()),
@@ -234,12 +291,21 @@ Replay::Replay(const Program& p, const CostProvider& costs, RunOptions options)
     if (p.stream_role(st) == StreamRole::kCompute) compute_streams_[fill[p.stream_rank(st)]++] = st;
   }
   running_.assign(ns, Running{});
+  periodic_ = options.shift != nullptr && options.anchors != nullptr &&
+              options.shift->size() == n_ && !options.anchors->empty() && !options.record_memory &&
+              p.extra_streams().empty();
+  if (kPeriodic && periodic_) {
+    mark_.assign(n_, 0);
+    flows_.LogMoves(&moves_);
+    busy_then_ = tl_.busy;
+  }
 }
 
 // A communication task began (+1) or ended (-1) on `rank`: when the rank goes from none to some
 // or back, each running compute task there counts the work it did at the old rate and is due
 // again at the new one.
-void Replay::Contend(uint32_t rank, int delta) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::Contend(uint32_t rank, int delta) {
   const uint32_t before = comm_running_[rank];
   comm_running_[rank] += delta;
   if ((before == 0) == (comm_running_[rank] == 0)) return;
@@ -257,14 +323,25 @@ void Replay::Contend(uint32_t rank, int delta) {
   }
 }
 
-void Replay::BuildQueues() {
+template <bool kPeriodic>
+void Replay<kPeriodic>::BuildQueues() {
   BuildStreamQueues(p_, &q_offset_, &queue_);
   head_.assign(q_offset_.begin(), q_offset_.end() - 1);
   stream_last_.assign(p_.num_streams(), kNone);
 }
 
-void Replay::Start(TaskId t) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::Start(TaskId t) {
   tl_.start[t] = Duration::Picoseconds(now_);
+  if (kPeriodic && periodic_) {
+    mark_[t] = 2;
+    started_.push_back(t);
+    const auto& anchors = *options_.anchors;
+    while (next_anchor_ < anchors.size() && anchors[next_anchor_] == t) {
+      snapshot_due_ = true;
+      ++next_anchor_;
+    }
+  }
   memory_.Apply(t, MemoryAt::kStart, now_);
   const uint32_t key = p_.cost_key(t);
   const bool compute = p_.kind(t) == TaskKind::kCompute;
@@ -291,22 +368,26 @@ void Replay::Start(TaskId t) {
 }
 
 // A task starts when its dependencies are done and it heads every stream it needs.
-void Replay::TryStart(TaskId t, TaskId trigger) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::TryStart(TaskId t, TaskId trigger) {
   if (waiting_[t] == 0) {
     ready_.push_back(t);
     if (options_.critical_path) enabler_[t] = trigger;
   }
 }
 
-void Replay::TakeHead(StreamId s) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::TakeHead(StreamId s) {
   if (head_[s] < q_offset_[s + 1]) {
     TaskId h = queue_[head_[s]];
     --waiting_[h];
+    if (kPeriodic && periodic_) Touch(h);
     TryStart(h, stream_last_[s]);
   }
 }
 
-void Replay::DrainReady() {
+template <bool kPeriodic>
+void Replay<kPeriodic>::DrainReady() {
   // Start in task order for determinism. Most events release one task or two: those are
   // ordered in place, more by a sort.
   if (ready_.size() == 2) {
@@ -314,25 +395,34 @@ void Replay::DrainReady() {
   } else if (ready_.size() > 2) {
     std::sort(ready_.begin(), ready_.end());
   }
+  if (kPeriodic && periodic_ && ready_.size() > 1) {
+    // Tasks started at once, in task order: the shift must keep their order.
+    batches_.push_back(kNone);
+    batches_.insert(batches_.end(), ready_.begin(), ready_.end());
+  }
   for (TaskId t : ready_) Start(t);
   ready_.clear();
 }
 
-void Replay::ReleaseStream(StreamId s, TaskId t) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::ReleaseStream(StreamId s, TaskId t) {
   tl_.busy[s] += tl_.end[t] - tl_.start[t];
   stream_last_[s] = t;
   ++head_[s];
   TakeHead(s);
 }
 
-void Replay::Complete(TaskId t) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::Complete(TaskId t) {
   tl_.end[t] = Duration::Picoseconds(now_);
+  if (kPeriodic && periodic_) completed_.push_back(t);
   const StreamId st = p_.stream(t);
   if (p_.stream_role(st) == StreamRole::kCompute) running_[st].task = kNone;
   memory_.Apply(t, MemoryAt::kEnd, now_);
   ++done_;
   for (TaskId s : p_.successors(t)) {
     --waiting_[s];
+    if (kPeriodic && periodic_) Touch(s);
     TryStart(s, t);
   }
   ReleaseStream(st, t);
@@ -344,14 +434,16 @@ void Replay::Complete(TaskId t) {
   }
 }
 
-void Replay::Schedule(const FlowNetwork::Due& due) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::Schedule(const FlowNetwork::Due& due) {
   for (const auto& [at, task] : due) {
     const uint32_t seq = static_cast<uint32_t>(seq_++);
     if (flows_.Queue(task, at, seq)) PushNumbered(at, seq, task, EventType::kFlowDone);
   }
 }
 
-void Replay::Handle(const Event& e) {
+template <bool kPeriodic>
+void Replay<kPeriodic>::Handle(const Event& e) {
   switch (e.type()) {
     case EventType::kComplete: {
       const StreamId st = p_.stream(e.task());
@@ -394,7 +486,8 @@ void Replay::Handle(const Event& e) {
   }
 }
 
-Status Replay::Deadlock() const {
+template <bool kPeriodic>
+Status Replay<kPeriodic>::Deadlock() const {
   Status cyc = p_.Validate();
   if (!cyc.ok()) return cyc;
   // A task whose dependencies are all done but which does not head each of its streams.
@@ -418,7 +511,8 @@ Status Replay::Deadlock() const {
   return InvalidArgument(fmt::format("deadlock: {} of {} tasks finished", done_, n_));
 }
 
-void Replay::Finish() {
+template <bool kPeriodic>
+void Replay<kPeriodic>::Finish() {
   tl_.makespan = Duration::Zero();
   TaskId last = kNone;
   for (TaskId t = 0; t < n_; ++t) {
@@ -439,7 +533,376 @@ void Replay::Finish() {
                     events_.capacity_bytes();
 }
 
-StatusOr<Timeline> Replay::Run() {
+namespace {
+int64_t Bits(double x) {
+  int64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+}  // namespace
+
+template <bool kPeriodic>
+void Replay<kPeriodic>::TakeSnapshot(Snapshot* snap) {
+  const int64_t T = now_;
+  snap->time = T;
+  snap->nums.clear();
+  snap->tasks.clear();
+  auto& nums = snap->nums;
+  auto& tasks = snap->tasks;
+  // Sequence numbers only order events: each is written as its rank among those in the state.
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  std::vector<uint32_t> seqs;
+  std::vector<Event> events(events_.items().begin(), events_.items().end());
+  std::sort(events.begin(), events.end());
+  for (const Event& e : events) seqs.push_back(e.seq());
+  auto completion_seqs = [&](const Completion& c) {
+    seqs.push_back(c.seq);
+    if (c.queued_at != kNever) seqs.push_back(c.queued_seq);
+  };
+  for (const Running& r : running_) {
+    if (r.task != kNone) completion_seqs(r.done);
+  }
+  const std::vector<FlowNetwork::State> flows = flows_.States();
+  for (const auto& f : flows) completion_seqs(f.done);
+  std::sort(seqs.begin(), seqs.end());
+  seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+  auto rank = [&](uint32_t q) {
+    return static_cast<int64_t>(std::lower_bound(seqs.begin(), seqs.end(), q) - seqs.begin());
+  };
+  auto completion = [&](const Completion& c) {
+    nums.push_back(c.due - T);
+    nums.push_back(rank(c.seq));
+    nums.push_back(c.queued_at == kNever ? -1 : c.queued_at - T);
+    nums.push_back(c.queued_at == kNever ? -1 : rank(c.queued_seq));
+  };
+  // A started task: when it started, and what released it.
+  auto started = [&](TaskId t) {
+    tasks.push_back(t);
+    nums.push_back(tl_.start[t].picoseconds() - T);
+    tasks.push_back(options_.critical_path ? enabler_[t] : kNone);
+  };
+  nums.push_back(static_cast<int64_t>(events.size()));
+  for (const Event& e : events) {
+    nums.push_back(e.time - T);
+    nums.push_back(static_cast<int64_t>(e.type()));
+    nums.push_back(rank(e.seq()));
+    started(e.task());
+  }
+  for (const Running& r : running_) {
+    if (r.task == kNone) {
+      nums.push_back(-1);
+      continue;
+    }
+    started(r.task);
+    nums.push_back(r.since - T);
+    nums.push_back(Bits(r.left));
+    nums.push_back(Bits(r.factor));
+    completion(r.done);
+  }
+  for (StreamId st = 0; st < head_.size(); ++st) {
+    tasks.push_back(head_[st] < q_offset_[st + 1] ? queue_[head_[st]] : kNone);
+    tasks.push_back(stream_last_[st]);
+  }
+  for (uint32_t c : comm_running_) nums.push_back(c);
+  // Tasks some of whose dependencies or streams are done, not started: how many they wait for.
+  size_t kept = 0;
+  for (TaskId t : frontier_) {
+    if (mark_[t] == 1) frontier_[kept++] = t;
+  }
+  frontier_.resize(kept);
+  snap->waits.clear();
+  for (TaskId t : frontier_) snap->waits.push_back({t, waiting_[t]});
+  std::sort(snap->waits.begin(), snap->waits.end());
+  for (double level : memory_.levels()) nums.push_back(Bits(level));
+  nums.push_back(static_cast<int64_t>(flows.size()));
+  for (const auto& f : flows) {
+    started(f.task);
+    nums.push_back(Bits(f.remaining));
+    nums.push_back(Bits(f.rate));
+    nums.push_back(f.updated_at - T);
+    completion(f.done);
+  }
+}
+
+template <bool kPeriodic>
+void Replay<kPeriodic>::AtAnchor() {
+  Snapshot cur;
+  TakeSnapshot(&cur);
+  if (have_prev_ && cur.nums == prev_.nums && cur.tasks.size() == prev_.tasks.size() &&
+      cur.time > prev_.time) {
+    // Each task of the state is its predecessor's by shift, or, where that has none, the same
+    // task, which the period did not start or finish (a stream's head waiting for the step's
+    // end, say). Such a task may wait for fewer things each period, by as many every period
+    // (the step's last reduction, counting one per micro-batch): an accumulator.
+    std::vector<TaskId> period(started_);
+    period.insert(period.end(), completed_.begin(), completed_.end());
+    std::sort(period.begin(), period.end());
+    static_.clear();
+    accumulators_.clear();
+    bool same = true;
+    auto expect = [&](TaskId a) {
+      if (a == kNone) return kNone;
+      const TaskId b = (*options_.shift)[a];
+      if (b != kNone) return b;
+      if (std::binary_search(period.begin(), period.end(), a)) same = false;
+      static_.push_back(a);
+      return a;
+    };
+    for (size_t i = 0; i < cur.tasks.size() && same; ++i)
+      same = expect(prev_.tasks[i]) == cur.tasks[i];
+    if (same && cur.waits.size() == prev_.waits.size()) {
+      std::vector<std::pair<TaskId, uint32_t>> moved;
+      for (const auto& [t, w] : prev_.waits) {
+        const TaskId to = expect(t);
+        if (to != t) {
+          moved.push_back({to, w});
+          continue;
+        }
+        auto it = std::lower_bound(cur.waits.begin(), cur.waits.end(), std::pair{t, 0u});
+        if (it == cur.waits.end() || it->first != t || it->second > w) {
+          same = false;
+          break;
+        }
+        if (it->second < w) accumulators_.push_back({t, it->second, w - it->second});
+        moved.push_back(*it);
+      }
+      std::sort(moved.begin(), moved.end());
+      same = same && moved == cur.waits;
+    } else {
+      same = false;
+    }
+    std::sort(static_.begin(), static_.end());
+    static_.erase(std::unique(static_.begin(), static_.end()), static_.end());
+    if (same) {
+      const uint64_t periods = Reach(prev_);
+      if (periods > 0) {
+        Jump(periods, cur.time - prev_.time);
+        periodic_ = false;  // one jump: the rest of the step is the drain, replayed
+        flows_.LogMoves(nullptr);
+        return;
+      }
+    }
+  }
+  // A state that has not repeated within a few periods of the fill's end will not: the
+  // snapshots stop costing.
+  constexpr int kAttempts = 12;
+  if (have_prev_ && ++failed_ >= kAttempts) {
+    periodic_ = false;
+    flows_.LogMoves(nullptr);
+    return;
+  }
+  prev_ = std::move(cur);
+  have_prev_ = true;
+  started_.clear();
+  completed_.clear();
+  period_touched_.clear();
+  moves_.clear();
+  batches_.clear();
+  events_then_ = tl_.events;
+  busy_then_ = tl_.busy;
+}
+
+template <bool kPeriodic>
+void Replay<kPeriodic>::BuildChains() {
+  // A task has the shape of its successor by shift u when they match in cost, stream, kind,
+  // route, category, label and memory events; u's dependencies are t's moved by shift; u's
+  // next task on its stream is t's next moved by shift; and every task t waits for has such a
+  // successor, so that u waits for exactly their successors.
+  const std::vector<TaskId>& sh = *options_.shift;
+  std::vector<TaskId> next(n_, kNone);
+  for (StreamId st = 0; st + 1 < q_offset_.size(); ++st) {
+    for (uint32_t k = q_offset_[st]; k + 1 < q_offset_[st + 1]; ++k)
+      next[queue_[k]] = queue_[k + 1];
+  }
+  // Each task's memory events: [mem_first[t], mem_first[t + 1]) of the sorted list.
+  const auto& mem = p_.memory_events();
+  std::vector<uint32_t> mem_first(n_ + 1, 0);
+  for (const MemoryEvent& e : mem) ++mem_first[e.task + 1];
+  for (size_t t = 0; t < n_; ++t) mem_first[t + 1] += mem_first[t];
+  std::vector<uint8_t> shape(n_, 0);
+  std::vector<TaskId> a, b;
+  for (TaskId t = 0; t < n_; ++t) {
+    const TaskId u = sh[t];
+    if (u == kNone || u <= t || u >= n_) continue;
+    if (p_.stream(u) != p_.stream(t) || p_.cost_key(u) != p_.cost_key(t) ||
+        p_.route(u) != p_.route(t) || p_.category(u) != p_.category(t) ||
+        p_.label(u) != p_.label(t)) {
+      continue;
+    }
+    if (next[t] == kNone || sh[next[t]] == kNone || sh[next[t]] != next[u]) continue;
+    const auto st = p_.successors(t), su = p_.successors(u);
+    if (st.size() != su.size()) continue;
+    // The lowering adds a unit's dependencies in the same order each time: compared in place
+    // first, as sets when that fails.
+    // A dependant without a successor by shift (the step's last reduction, say) is the same
+    // task for u: it then counts one more done each period (an accumulator, AtAnchor).
+    auto moved = [&](TaskId x) { return sh[x] != kNone ? sh[x] : x; };
+    bool in_place = true;
+    for (size_t i = 0; i < st.size(); ++i) in_place &= moved(st[i]) == su[i];
+    if (!in_place) {
+      a.clear();
+      for (TaskId x : st) a.push_back(moved(x));
+      b.assign(su.begin(), su.end());
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      if (a != b) continue;
+    }
+    const uint32_t t0 = mem_first[t], t1 = mem_first[t + 1], u0 = mem_first[u];
+    if (t1 - t0 != mem_first[u + 1] - u0) continue;
+    bool same_mem = true;
+    for (uint32_t i = t0, j = u0; i != t1; ++i, ++j) {
+      same_mem &=
+          mem[i].rank == mem[j].rank && mem[i].bytes == mem[j].bytes && mem[i].at == mem[j].at;
+    }
+    if (same_mem) shape[t] = 1;
+  }
+  // Waits: every dependency of t has the shape, and u waits for as many.
+  std::vector<uint32_t> indeg(n_, 0);
+  std::vector<uint8_t> waits_ok(n_, 1);
+  for (TaskId q = 0; q < n_; ++q) {
+    for (TaskId x : p_.successors(q)) {
+      ++indeg[x];
+      if (!shape[q]) waits_ok[x] = 0;
+    }
+  }
+  chain_.assign(n_, 0);
+  for (TaskId t = static_cast<TaskId>(n_); t-- > 0;) {
+    if (!shape[t] || !waits_ok[t] || indeg[t] != indeg[sh[t]]) continue;
+    const uint32_t rest = chain_[sh[t]];
+    chain_[t] = rest == std::numeric_limits<uint32_t>::max() ? rest : rest + 1;
+  }
+}
+
+template <bool kPeriodic>
+uint64_t Replay<kPeriodic>::Reach(const Snapshot& prev) {
+  if (chain_.empty()) BuildChains();
+  // Everything the last period touched, and every task of the state it started from.
+  std::vector<TaskId> touched;
+  touched.reserve(started_.size() + completed_.size() + period_touched_.size() + prev.tasks.size());
+  const std::vector<TaskId>* lists[] = {&started_, &completed_, &period_touched_, &prev.tasks};
+  for (const std::vector<TaskId>* v : lists) {
+    for (TaskId t : *v) {
+      if (t != kNone && !std::binary_search(static_.begin(), static_.end(), t))
+        touched.push_back(t);
+    }
+  }
+  for (const auto& [t, w] : prev.waits) {
+    if (!std::binary_search(static_.begin(), static_.end(), t)) touched.push_back(t);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  // Each period ahead is the last one moved by shift once more: every task it touches must
+  // have the shape of its successor that many times over, and the shift must keep their order
+  // (tasks released at once start in task order).
+  uint64_t periods = std::numeric_limits<uint64_t>::max();
+  for (TaskId t : touched) periods = std::min<uint64_t>(periods, chain_[t]);
+  // The state's own tasks are moved once more than the period's.
+  auto moved_once_more = [&](TaskId t) {
+    if (t == kNone || std::binary_search(static_.begin(), static_.end(), t)) return;
+    periods = std::min<uint64_t>(periods, chain_[t] == 0 ? 0 : chain_[t] - 1);
+  };
+  for (TaskId t : prev.tasks) moved_once_more(t);
+  for (const auto& [t, w] : prev.waits) moved_once_more(t);
+  // An accumulator must still wait for something after the last period placed.
+  for (const auto& [t, w, fewer] : accumulators_) {
+    periods = std::min<uint64_t>(periods, (w - 1) / fewer);
+  }
+  if (periods == 0 || touched.empty()) return 0;
+  const std::vector<TaskId>& sh = *options_.shift;
+  std::vector<TaskId> at = batches_;
+  for (uint64_t j = 1; j <= periods; ++j) {
+    for (TaskId& t : at) {
+      if (t != kNone) t = sh[t];
+    }
+    for (size_t i = 1; i < at.size(); ++i) {
+      if (at[i - 1] != kNone && at[i] != kNone && at[i - 1] >= at[i]) return j - 1;
+    }
+  }
+  return periods;
+}
+
+template <bool kPeriodic>
+void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
+  // Place the periods' tasks from the last one's (each one later by a period, its parts
+  // played by the tasks the shift gives), then move the state as many periods on.
+  const std::vector<TaskId>& sh = *options_.shift;
+  const uint64_t J = periods;
+  const int64_t dt = static_cast<int64_t>(J) * period;
+  std::vector<std::pair<TaskId, uint32_t>> waits;  // the frontier now, before the placing
+  for (TaskId t : frontier_) {
+    if (mark_[t] == 1) waits.push_back({t, waiting_[t]});
+  }
+  std::vector<TaskId> s_at(started_), c_at(completed_);
+  std::vector<TaskId> enabler_at;
+  if (options_.critical_path) {
+    for (TaskId t : started_) enabler_at.push_back(enabler_[t]);
+  }
+  for (uint64_t j = 1; j <= J; ++j) {
+    const int64_t off = static_cast<int64_t>(j) * period;
+    for (size_t i = 0; i < s_at.size(); ++i) {
+      const TaskId from = s_at[i], to = sh[from];
+      tl_.start[to] = Duration::Picoseconds(tl_.start[started_[i]].picoseconds() + off);
+      waiting_[to] = 0;
+      mark_[to] = 2;
+      if (options_.critical_path) {
+        if (enabler_at[i] != kNone) enabler_at[i] = sh[enabler_at[i]];
+        enabler_[to] = enabler_at[i];
+      }
+      s_at[i] = to;
+    }
+    for (size_t i = 0; i < c_at.size(); ++i) {
+      const TaskId to = sh[c_at[i]];
+      tl_.end[to] = Duration::Picoseconds(tl_.end[completed_[i]].picoseconds() + off);
+      c_at[i] = to;
+    }
+    for (const auto& [l, moved] : moves_) tl_.link_bytes[l] += moved;
+  }
+  for (StreamId st = 0; st < tl_.busy.size(); ++st) {
+    const int64_t per = (tl_.busy[st] - busy_then_[st]).picoseconds();
+    tl_.busy[st] =
+        Duration::Picoseconds(tl_.busy[st].picoseconds() + per * static_cast<int64_t>(J));
+  }
+  tl_.events += (tl_.events - events_then_) * J;
+  done_ += completed_.size() * J;
+  tl_.jumped_periods += J;
+  tl_.jumped_tasks += started_.size() * J;
+  // The state: tasks waiting part-way, events, what runs, stream heads, flows.
+  for (const auto& [t, w] : waits) {
+    const TaskId to = ShiftBy(t, J);
+    waiting_[to] = w;
+    if (mark_[to] == 0) {
+      mark_[to] = 1;
+      frontier_.push_back(to);
+    }
+  }
+  for (const auto& [t, w, fewer] : accumulators_) {
+    waiting_[t] = w - fewer * static_cast<uint32_t>(J);
+  }
+  for (Event& e : events_.items()) {
+    e.time += dt;
+    e.packed = (e.packed & ~(uint64_t{kMaxTasks - 1} << 2)) | (uint64_t{ShiftBy(e.task(), J)} << 2);
+  }
+  for (Running& r : running_) {
+    if (r.task == kNone) continue;
+    r.task = ShiftBy(r.task, J);
+    r.since += dt;
+    r.done.due += dt;
+    if (r.done.queued_at != std::numeric_limits<int64_t>::max()) r.done.queued_at += dt;
+  }
+  for (StreamId st = 0; st < head_.size(); ++st) {
+    if (stream_last_[st] != kNone) stream_last_[st] = ShiftBy(stream_last_[st], J);
+    if (head_[st] >= q_offset_[st + 1]) continue;
+    const TaskId to = ShiftBy(queue_[head_[st]], J);
+    head_[st] = static_cast<uint32_t>(
+        std::lower_bound(queue_.begin() + q_offset_[st], queue_.begin() + q_offset_[st + 1], to) -
+        queue_.begin());
+  }
+  flows_.Relabel([&](TaskId t) { return ShiftBy(t, J); }, dt);
+  now_ += dt;
+}
+
+template <bool kPeriodic>
+StatusOr<Timeline> Replay<kPeriodic>::Run() {
   if (n_ >= kMaxTasks) {
     return InvalidArgument(
         fmt::format("the program has {} tasks; the engine replays at most {}", n_, kMaxTasks - 1));
@@ -447,6 +910,12 @@ StatusOr<Timeline> Replay::Run() {
   for (StreamId s = 0; s < p_.num_streams(); ++s) TakeHead(s);
   DrainReady();
   while (!events_.empty()) {
+    if (kPeriodic && snapshot_due_ && events_.top().time > now_) {
+      // Every event of the anchor's time is handled: compare, and perhaps jump ahead.
+      snapshot_due_ = false;
+      AtAnchor();
+      continue;
+    }
     const Event e = events_.top();
     events_.pop();
     now_ = e.time;
@@ -611,7 +1080,13 @@ StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
 
 StatusOr<Timeline> Engine::Run(Program& p, const CostProvider& costs, RunOptions options) {
   p.Finalize();
-  Replay replay(p, costs, options);
+  // The periodic replay's bookkeeping is compiled out of the plain one, which pays nothing
+  // for it.
+  if (options.shift != nullptr && options.anchors != nullptr) {
+    Replay<true> replay(p, costs, options);
+    return replay.Run();
+  }
+  Replay<false> replay(p, costs, options);
   return replay.Run();
 }
 

@@ -25,6 +25,17 @@ struct RunOptions {
   // Per program rank, how much longer its compute-role streams' tasks take than their cost
   // (a straggling GPU: 1.05 = 5% slower); empty = every rank at 1. Communication is unchanged.
   std::vector<double> rank_slowdown = {};
+  // Steady-state periodicity, both or neither. shift[t] is the task that plays t's part one
+  // period (a micro-batch) later, kNone where none; anchors are tasks, each playing the part
+  // of the one before, where the replay compares its state with the one it had at the
+  // previous anchor. When the two are the same but for the shift and the time between them,
+  // and the program is the same shape for every task that the period touched over the periods
+  // ahead (each one's cost, stream, route, category, label, memory events, dependencies and
+  // place in its streams, checked here), the replay places those periods' tasks from the one
+  // it replayed and goes on from there: the timeline is the full replay's, bit for bit. Unused
+  // with record_memory or tasks on several streams.
+  const std::vector<TaskId>* shift = nullptr;
+  const std::vector<TaskId>* anchors = nullptr;
 };
 
 struct MemorySample {
@@ -43,7 +54,9 @@ struct Timeline {
   std::vector<double> link_bytes;     // per link, bytes moved
   std::vector<MemorySample> memory;   // when record_memory
   std::vector<TaskId> critical_path;  // from the first task to the last to finish
-  uint64_t events = 0;                // events processed
+  uint64_t events = 0;                // events processed (those of periods placed included)
+  uint64_t jumped_periods = 0;        // periods placed from a replayed one (RunOptions::shift)
+  uint64_t jumped_tasks = 0;          // tasks those periods started
   size_t state_bytes = 0;             // engine runtime state (vectors' capacities)
 
   // Utilisation of link l over the makespan (0..1).

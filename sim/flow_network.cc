@@ -74,7 +74,10 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     double moved = std::min(f.remaining, f.rate * dt);
     f.remaining -= moved;
     f.updated_at = now;
-    for (LinkId l : LinksOf(f)) (*link_bytes_)[l] += moved;
+    for (LinkId l : LinksOf(f)) {
+      (*link_bytes_)[l] += moved;
+      if (moves_) moves_->push_back({l, moved});
+    }
     flow_links_.push_back(LinksOf(f));
   }
   if (component_.empty()) return;
@@ -118,6 +121,7 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   const double moved = std::min(f.remaining, f.rate * dt);
   for (LinkId l : LinksOf(f)) {
     (*link_bytes_)[l] += moved;
+    if (moves_) moves_->push_back({l, moved});
     std::vector<TaskId>& on = link_flows_[l];
     *std::find(on.begin(), on.end(), t) = on.back();
     on.pop_back();
@@ -140,6 +144,14 @@ bool FlowNetwork::Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_
   *due_at = active_[i].done.due;
   *seq = active_[i].done.seq;
   return true;
+}
+
+std::vector<FlowNetwork::State> FlowNetwork::States() const {
+  std::vector<State> out;
+  out.reserve(active_.size());
+  for (const Active& f : active_)
+    out.push_back({f.task, f.remaining, f.rate, f.updated_at, f.done});
+  return out;
 }
 
 size_t FlowNetwork::state_bytes() const {

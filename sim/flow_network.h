@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -41,6 +42,34 @@ class FlowNetwork {
   // moving, is to be queued again at *due_at with sequence *seq.
   bool Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq);
   size_t active() const { return active_.size(); }
+
+  // A flow in progress, for the replay's periodic jump (RunOptions::shift).
+  struct State {
+    TaskId task;
+    double remaining, rate;
+    int64_t updated_at;
+    Completion done;
+  };
+  // The flows in progress, in the order they are solved in.
+  std::vector<State> States() const;
+  // Every flow's task replaced by map(task) and its times moved by dt (the jump).
+  template <class Map>
+  void Relabel(Map map, int64_t dt) {
+    for (Active& f : active_) slot_[f.task] = -1;
+    for (size_t i = 0; i < active_.size(); ++i) {
+      Active& f = active_[i];
+      f.task = map(f.task);
+      f.updated_at += dt;
+      f.done.due += dt;
+      if (f.done.queued_at != std::numeric_limits<int64_t>::max()) f.done.queued_at += dt;
+      slot_[f.task] = static_cast<int32_t>(i);
+    }
+    for (auto& on : link_flows_) {
+      for (TaskId& t : on) t = map(t);
+    }
+  }
+  // Where each crediting of bytes moved to a link is also written, in order (null: nowhere).
+  void LogMoves(std::vector<std::pair<uint32_t, double>>* log) { moves_ = log; }
   size_t state_bytes() const;
 
  private:
@@ -70,7 +99,8 @@ class FlowNetwork {
   // Per link: the tasks of the active flows that cross it.
   std::vector<std::vector<TaskId>> link_flows_;
   std::vector<uint32_t> component_;
-  bool same_route_ = false;             // the component found is every flow of one route
+  bool same_route_ = false;  // the component found is every flow of one route
+  std::vector<std::pair<uint32_t, double>>* moves_ = nullptr;
   std::vector<uint32_t> marked_links_;  // the component's links, in order of discovery
 };
 

@@ -20,6 +20,8 @@ class MemoryTracker {
   // The events of task `t` at `at`, at time `now` (picoseconds).
   void Apply(TaskId t, MemoryAt at, int64_t now);
   size_t state_bytes() const;
+  // Each rank's bytes now.
+  const std::vector<double>& levels() const { return current_; }
 
  private:
   // Where a task's events start in events_ (sorted by task), in O(1) and about a byte per task:

@@ -57,6 +57,11 @@ struct LoweredStep {
   // the schedule splits the backward) in seconds, each the mean over every stage's chunks of
   // its compute and blocking collectives: the ideal bubble's F, B and W (UnitTimes).
   std::array<double, 3> unit_times_s = {1, 1, 1};
+  // Each task's counterpart one micro-batch later, where its unit has one of the same shape
+  // (kNone elsewhere), and the first task of each of stage 0's forwards of its first chunk:
+  // the engine's steady-state periodicity (sim::RunOptions::shift, anchors).
+  std::vector<sim::TaskId> shift;
+  std::vector<sim::TaskId> anchors;
 };
 
 }  // namespace parasim

@@ -120,6 +120,10 @@ StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const T
   sim::RunOptions ro;
   ro.record_memory = options.record_memory;
   ro.critical_path = options.critical_path;
+  if (!low.shift.empty()) {
+    ro.shift = &low.shift;
+    ro.anchors = &low.anchors;
+  }
   PARASIM_ASSIGN_OR_RETURN(sim::Timeline tl, engine.Run(low.program, low.costs, ro));
   const auto t1 = Clock::now();
   StepReport r = Summarize(low, tl, model, training, layout, cluster, options);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "strategies/memory.h"
 
 namespace parasim {
@@ -70,6 +72,8 @@ Status StepLowering::Run() {
   dp_.IssueStartGathers();
   PARASIM_RETURN_IF_ERROR(EmitSchedule());
   dp_.Finish();
+  // The step's last tasks (reductions, the optimizer) have no counterpart.
+  if (!ctx_.out.shift.empty()) ctx_.out.shift.resize(ctx_.program.num_tasks(), kNone);
   RecordUnitTimes();
   return Status::Ok();
 }
@@ -281,35 +285,116 @@ Status StepLowering::EmitSchedule() {
         fmt::format("pipeline schedule {} ordered {} units of {} (pp {}, {} micro-batches)",
                     ctx_.schedule.name(), remaining, units, p, m));
   }
+  auto emit = [&](int s, size_t at, size_t idx) -> size_t {
+    const std::vector<Unit>& o = order[s];
+    const Unit& u = o[at];
+    if (u.pair && at + 1 < o.size() && o[at + 1].phase == Phase::kB) {
+      // An F&B unit: the backward must be ready too.
+      const Unit& b = o[at + 1];
+      const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
+      const size_t bidx = Slot(gb, b.mb);
+      if (!done.BackwardReady(gb, bidx)) return 0;
+      const Unit* w = nullptr;
+      if (at + 2 < o.size()) {
+        const Unit& x = o[at + 2];
+        if (x.phase == Phase::kW && x.chunk == b.chunk && x.mb == b.mb) w = &x;
+      }
+      EmitPair(s, u, b, w);
+      done.f[idx] = 1;
+      done.b[bidx] = 1;
+      return w != nullptr ? 3 : 2;
+    }
+    EmitUnit(s, u);
+    if (u.phase != Phase::kW) (u.phase == Phase::kF ? done.f : done.b)[idx] = 1;
+    return 1;
+  };
+  // The tasks each unit emitted (by stage and place in its order), for the periodic shift.
+  std::vector<std::vector<std::pair<TaskId, TaskId>>> emitted(p);
+  for (int s = 0; s < p; ++s) emitted[s].assign(order[s].size(), {kNone, kNone});
   const bool walked =
-      WalkOrders(order, ctx_.schedule, done, [&](int s, size_t at, int g, size_t idx) -> size_t {
-        const std::vector<Unit>& o = order[s];
-        const Unit& u = o[at];
-        if (u.pair && at + 1 < o.size() && o[at + 1].phase == Phase::kB) {
-          // An F&B unit: the backward must be ready too.
-          const Unit& b = o[at + 1];
-          const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
-          const size_t bidx = Slot(gb, b.mb);
-          if (!done.BackwardReady(gb, bidx)) return 0;
-          const Unit* w = nullptr;
-          if (at + 2 < o.size()) {
-            const Unit& x = o[at + 2];
-            if (x.phase == Phase::kW && x.chunk == b.chunk && x.mb == b.mb) w = &x;
-          }
-          EmitPair(s, u, b, w);
-          done.f[idx] = 1;
-          done.b[bidx] = 1;
-          return w != nullptr ? 3 : 2;
-        }
-        EmitUnit(s, u);
-        if (u.phase != Phase::kW) (u.phase == Phase::kF ? done.f : done.b)[idx] = 1;
-        return 1;
+      WalkOrders(order, ctx_.schedule, done, [&](int s, size_t at, int, size_t idx) -> size_t {
+        const TaskId begin = static_cast<TaskId>(ctx_.program.num_tasks());
+        const size_t n = emit(s, at, idx);
+        if (n > 0) emitted[s][at] = {begin, static_cast<TaskId>(ctx_.program.num_tasks())};
+        return n;
       });
   if (!walked) {
     return Internal(fmt::format("pipeline schedule {} has a cycle (no stage can proceed)",
                                 ctx_.schedule.name()));
   }
+  BuildShift(order, emitted);
   return Status::Ok();
+}
+
+void StepLowering::BuildShift(const std::vector<std::vector<Unit>>& order,
+                              const std::vector<std::vector<std::pair<TaskId, TaskId>>>& emitted) {
+  // A unit's counterpart one period later is the unit of its stage with the same phase and
+  // chunk and the micro-batch a period on (an F&B pair's, the pair whose units are each a
+  // period on); when both emitted as many tasks, the k-th task of one plays the k-th of the
+  // other's part. The engine checks the program's structure before it relies on this
+  // (sim::RunOptions::shift); stage 0's forwards of chunk 0 are where it compares states.
+  const size_t n = ctx_.program.num_tasks();
+  std::vector<TaskId>& shift = ctx_.out.shift;
+  shift.clear();
+  ctx_.out.anchors.clear();
+  const int64_t m = ctx_.micro_batches;
+  // The period in micro-batches: one for 1F1B, zero-bubble and DualPipe orders; the stage count
+  // for interleaved and V orders, which run micro-batches in groups of p per chunk.
+  const int64_t stages = static_cast<int64_t>(order.size());
+  const int64_t d = ctx_.schedule.interleaves() || ctx_.schedule.v_shape() ? stages : 1;
+  // Skipping periods pays once the pipeline's fill and drain (about p micro-batches each) and
+  // the periods compared leave many to skip: from 4p micro-batches and 16 periods (measured:
+  // GPT-3 175B PP8 1F1B, 96 periods, and DeepSeek-V3's DualPipe, 120, replay faster; the
+  // interleaved 175B and 530B of Korthikanti et al., 8 periods of p, twice as slow).
+  if (m < 4 * stages || m < 16 * d) return;
+  shift.assign(n, kNone);
+  // (phase, chunk, micro-batch) -> a dense index (Phase has four values).
+  const size_t chunks = static_cast<size_t>(ctx_.chunks);
+  auto key = [&](const Unit& u) {
+    return (static_cast<size_t>(u.phase) * chunks + static_cast<size_t>(u.chunk)) *
+               static_cast<size_t>(m) +
+           static_cast<size_t>(u.mb);
+  };
+  std::vector<uint32_t> at_of(4 * chunks * static_cast<size_t>(m));
+  // How many units an emission starting at o[i] took (1, or 2-3 for an F&B pair).
+  auto taken = [&](const std::vector<std::pair<TaskId, TaskId>>& em, size_t i) {
+    size_t k = 1;
+    while (i + k < em.size() && em[i + k].first == kNone && k < 3) ++k;
+    return k;
+  };
+  for (size_t s = 0; s < order.size(); ++s) {
+    const std::vector<Unit>& o = order[s];
+    const auto& em = emitted[s];
+    // (phase, chunk, mb) -> 1 + the place of the emission that began with that unit, or 0.
+    std::fill(at_of.begin(), at_of.end(), 0);
+    for (size_t i = 0; i < o.size(); ++i) {
+      if (em[i].first != kNone) at_of[key(o[i])] = static_cast<uint32_t>(i + 1);
+    }
+    for (size_t i = 0; i < o.size(); ++i) {
+      const auto [b, e] = em[i];
+      if (b == kNone) continue;
+      // Anchors from the end of the pipeline's fill (about p micro-batches), where a steady
+      // state can begin.
+      if (s == 0 && o[i].phase == Phase::kF && o[i].chunk == 0 && o[i].mb % d == 0 &&
+          o[i].mb >= stages) {
+        ctx_.out.anchors.push_back(b);
+      }
+      Unit next = o[i];
+      next.mb += d;
+      if (next.mb >= m || at_of[key(next)] == 0) continue;
+      const size_t j = at_of[key(next)] - 1;
+      const auto [b2, e2] = em[j];
+      const size_t ki = taken(em, i), kj = taken(em, j);
+      if (e2 - b2 != e - b || ki != kj) continue;
+      bool same = true;
+      for (size_t k = 1; k < ki && same; ++k) {
+        same = o[j + k].phase == o[i + k].phase && o[j + k].chunk == o[i + k].chunk &&
+               o[j + k].mb == o[i + k].mb + d;
+      }
+      if (!same) continue;
+      for (TaskId t = b; t < e; ++t) shift[t] = b2 + (t - b);
+    }
+  }
 }
 
 void StepLowering::EmitUnit(int s, const Unit& u) {

@@ -270,6 +270,7 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   StepReport r;
   r.tasks = low.program.num_tasks();
   r.events = tl.events;
+  r.jumped_tasks = tl.jumped_tasks;
   r.micro_batches = low.micro_batches;
   r.step_time_s = tl.makespan.seconds();
   const StageTimes st = Collect(low, tl);

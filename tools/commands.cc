@@ -935,8 +935,9 @@ Status RunCommand(const CommonOptions& opt) {
   const GoodputReport* gp = goodput ? &*goodput : nullptr;
   if (opt.timing) {
     fmt::print(stderr, "replay_ms: {:.3f}\n", r.replay_ms);
-    fmt::print(stderr, "tasks: {} events: {} (lowering {:.3f} ms)\n", r.tasks, r.events,
-               r.lower_ms);
+    fmt::print(stderr,
+               "tasks: {} events: {} (lowering {:.3f} ms; {} tasks placed by periodicity)\n",
+               r.tasks, r.events, r.lower_ms, r.jumped_tasks);
     if (opt.repeat > 1) PARASIM_RETURN_IF_ERROR(RepeatReplays(s, so, r, opt.repeat));
   }
   if (!opt.trace.empty()) {
