@@ -190,6 +190,10 @@ class Replay {
   // How many periods ahead the replay may place, from the state one period ago (`prev`).
   uint64_t Reach(const Snapshot& prev);
   void Jump(uint64_t periods, int64_t period);
+  void StopLooking() {
+    periodic_ = false;
+    flows_.LogMoves(nullptr);
+  }
   // The task that plays t's part j periods on (t itself when the period left it alone).
   TaskId ShiftBy(TaskId t, uint64_t j) const {
     if (t == kNone || std::binary_search(static_.begin(), static_.end(), t)) return t;
@@ -337,7 +341,7 @@ void Replay<kPeriodic>::Start(TaskId t) {
     mark_[t] = 2;
     started_.push_back(t);
     const auto& anchors = *options_.anchors;
-    while (next_anchor_ < anchors.size() && anchors[next_anchor_] == t) {
+    if (next_anchor_ < anchors.size() && anchors[next_anchor_] == t) {
       snapshot_due_ = true;
       ++next_anchor_;
     }
@@ -677,8 +681,7 @@ void Replay<kPeriodic>::AtAnchor() {
       const uint64_t periods = Reach(prev_);
       if (periods > 0) {
         Jump(periods, cur.time - prev_.time);
-        periodic_ = false;  // one jump: the rest of the step is the drain, replayed
-        flows_.LogMoves(nullptr);
+        StopLooking();  // one jump: the rest of the step is the drain, replayed
         return;
       }
     }
@@ -687,8 +690,7 @@ void Replay<kPeriodic>::AtAnchor() {
   // snapshots stop costing.
   constexpr int kAttempts = 12;
   if (have_prev_ && ++failed_ >= kAttempts) {
-    periodic_ = false;
-    flows_.LogMoves(nullptr);
+    StopLooking();
     return;
   }
   prev_ = std::move(cur);
@@ -776,30 +778,24 @@ void Replay<kPeriodic>::BuildChains() {
 template <bool kPeriodic>
 uint64_t Replay<kPeriodic>::Reach(const Snapshot& prev) {
   if (chain_.empty()) BuildChains();
-  // Everything the last period touched, and every task of the state it started from.
-  std::vector<TaskId> touched;
-  touched.reserve(started_.size() + completed_.size() + period_touched_.size() + prev.tasks.size());
-  const std::vector<TaskId>* lists[] = {&started_, &completed_, &period_touched_, &prev.tasks};
-  for (const std::vector<TaskId>* v : lists) {
+  // Each period ahead is the last one moved by shift once more: every task it touched must have
+  // the shape of its successor that many times over, and the shift must keep their order
+  // (tasks released at once start in task order).
+  auto moving = [&](TaskId t) {
+    return t != kNone && !std::binary_search(static_.begin(), static_.end(), t);
+  };
+  uint64_t periods = std::numeric_limits<uint64_t>::max();
+  bool touched = false;
+  for (const std::vector<TaskId>* v : {&started_, &completed_, &period_touched_}) {
     for (TaskId t : *v) {
-      if (t != kNone && !std::binary_search(static_.begin(), static_.end(), t))
-        touched.push_back(t);
+      if (!moving(t)) continue;
+      touched = true;
+      periods = std::min<uint64_t>(periods, chain_[t]);
     }
   }
-  for (const auto& [t, w] : prev.waits) {
-    if (!std::binary_search(static_.begin(), static_.end(), t)) touched.push_back(t);
-  }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  // Each period ahead is the last one moved by shift once more: every task it touches must
-  // have the shape of its successor that many times over, and the shift must keep their order
-  // (tasks released at once start in task order).
-  uint64_t periods = std::numeric_limits<uint64_t>::max();
-  for (TaskId t : touched) periods = std::min<uint64_t>(periods, chain_[t]);
-  // The state's own tasks are moved once more than the period's.
+  // The tasks of the state it started from are moved once more than the period's.
   auto moved_once_more = [&](TaskId t) {
-    if (t == kNone || std::binary_search(static_.begin(), static_.end(), t)) return;
-    periods = std::min<uint64_t>(periods, chain_[t] == 0 ? 0 : chain_[t] - 1);
+    if (moving(t)) periods = std::min<uint64_t>(periods, chain_[t] == 0 ? 0 : chain_[t] - 1);
   };
   for (TaskId t : prev.tasks) moved_once_more(t);
   for (const auto& [t, w] : prev.waits) moved_once_more(t);
@@ -807,7 +803,7 @@ uint64_t Replay<kPeriodic>::Reach(const Snapshot& prev) {
   for (const auto& [t, w, fewer] : accumulators_) {
     periods = std::min<uint64_t>(periods, (w - 1) / fewer);
   }
-  if (periods == 0 || touched.empty()) return 0;
+  if (periods == 0 || !touched) return 0;
   const std::vector<TaskId>& sh = *options_.shift;
   std::vector<TaskId> at = batches_;
   for (uint64_t j = 1; j <= periods; ++j) {
@@ -864,7 +860,6 @@ void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
   }
   tl_.events += (tl_.events - events_then_) * J;
   done_ += completed_.size() * J;
-  tl_.jumped_periods += J;
   tl_.jumped_tasks += started_.size() * J;
   // The state: tasks waiting part-way, events, what runs, stream heads, flows.
   for (const auto& [t, w] : waits) {

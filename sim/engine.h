@@ -55,8 +55,7 @@ struct Timeline {
   std::vector<MemorySample> memory;   // when record_memory
   std::vector<TaskId> critical_path;  // from the first task to the last to finish
   uint64_t events = 0;                // events processed (those of periods placed included)
-  uint64_t jumped_periods = 0;        // periods placed from a replayed one (RunOptions::shift)
-  uint64_t jumped_tasks = 0;          // tasks those periods started
+  uint64_t jumped_tasks = 0;          // tasks placed from a replayed period (RunOptions::shift)
   size_t state_bytes = 0;             // engine runtime state (vectors' capacities)
 
   // Utilisation of link l over the makespan (0..1).

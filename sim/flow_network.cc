@@ -74,10 +74,7 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     double moved = std::min(f.remaining, f.rate * dt);
     f.remaining -= moved;
     f.updated_at = now;
-    for (LinkId l : LinksOf(f)) {
-      (*link_bytes_)[l] += moved;
-      if (moves_) moves_->push_back({l, moved});
-    }
+    for (LinkId l : LinksOf(f)) Credit(l, moved);
     flow_links_.push_back(LinksOf(f));
   }
   if (component_.empty()) return;
@@ -120,8 +117,7 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
   const double moved = std::min(f.remaining, f.rate * dt);
   for (LinkId l : LinksOf(f)) {
-    (*link_bytes_)[l] += moved;
-    if (moves_) moves_->push_back({l, moved});
+    Credit(l, moved);
     std::vector<TaskId>& on = link_flows_[l];
     *std::find(on.begin(), on.end(), t) = on.back();
     on.pop_back();

@@ -87,6 +87,11 @@ class FlowNetwork {
   void Reshare(RouteId route, int64_t now, Due* due);
   // Sets a flow's rate from `now` and, when its completion moves, adds the new one to `due`.
   void SetRate(Active& f, double rate, int64_t now, Due* due);
+  // Bytes a flow moved, credited to one of its links (and logged, LogMoves).
+  void Credit(LinkId l, double moved) {
+    (*link_bytes_)[l] += moved;
+    if (moves_) moves_->push_back({l, moved});
+  }
 
   const Program& p_;
   std::vector<double>* link_bytes_;

@@ -308,46 +308,55 @@ Status StepLowering::EmitSchedule() {
     if (u.phase != Phase::kW) (u.phase == Phase::kF ? done.f : done.b)[idx] = 1;
     return 1;
   };
-  // The tasks each unit emitted (by stage and place in its order), for the periodic shift.
-  std::vector<std::vector<std::pair<TaskId, TaskId>>> emitted(p);
-  for (int s = 0; s < p; ++s) emitted[s].assign(order[s].size(), {kNone, kNone});
+  // The tasks each unit emitted (by stage and place in its order), for the periodic shift,
+  // when the step has one.
+  ctx_.out.shift.clear();
+  ctx_.out.anchors.clear();
+  const int64_t period = ShiftPeriod();
+  std::vector<std::vector<std::pair<TaskId, TaskId>>> emitted(period > 0 ? p : 0);
+  for (size_t s = 0; s < emitted.size(); ++s) emitted[s].assign(order[s].size(), {kNone, kNone});
   const bool walked =
       WalkOrders(order, ctx_.schedule, done, [&](int s, size_t at, int, size_t idx) -> size_t {
         const TaskId begin = static_cast<TaskId>(ctx_.program.num_tasks());
         const size_t n = emit(s, at, idx);
-        if (n > 0) emitted[s][at] = {begin, static_cast<TaskId>(ctx_.program.num_tasks())};
+        if (n > 0 && period > 0) {
+          emitted[s][at] = {begin, static_cast<TaskId>(ctx_.program.num_tasks())};
+        }
         return n;
       });
   if (!walked) {
     return Internal(fmt::format("pipeline schedule {} has a cycle (no stage can proceed)",
                                 ctx_.schedule.name()));
   }
-  BuildShift(order, emitted);
+  if (period > 0) BuildShift(order, emitted, period);
   return Status::Ok();
 }
 
-void StepLowering::BuildShift(const std::vector<std::vector<Unit>>& order,
-                              const std::vector<std::vector<std::pair<TaskId, TaskId>>>& emitted) {
-  // A unit's counterpart one period later is the unit of its stage with the same phase and
-  // chunk and the micro-batch a period on (an F&B pair's, the pair whose units are each a
-  // period on); when both emitted as many tasks, the k-th task of one plays the k-th of the
-  // other's part. The engine checks the program's structure before it relies on this
-  // (sim::RunOptions::shift); stage 0's forwards of chunk 0 are where it compares states.
-  const size_t n = ctx_.program.num_tasks();
-  std::vector<TaskId>& shift = ctx_.out.shift;
-  shift.clear();
-  ctx_.out.anchors.clear();
-  const int64_t m = ctx_.micro_batches;
+int64_t StepLowering::ShiftPeriod() const {
   // The period in micro-batches: one for 1F1B, zero-bubble and DualPipe orders; the stage count
   // for interleaved and V orders, which run micro-batches in groups of p per chunk.
-  const int64_t stages = static_cast<int64_t>(order.size());
+  const int64_t m = ctx_.micro_batches;
+  const int64_t stages = ctx_.layout.pp;
   const int64_t d = ctx_.schedule.interleaves() || ctx_.schedule.v_shape() ? stages : 1;
   // Skipping periods pays once the pipeline's fill and drain (about p micro-batches each) and
   // the periods compared leave many to skip: from 4p micro-batches and 16 periods (measured:
   // GPT-3 175B PP8 1F1B, 96 periods, and DeepSeek-V3's DualPipe, 120, replay faster; the
   // interleaved 175B and 530B of Korthikanti et al., 8 periods of p, twice as slow).
-  if (m < 4 * stages || m < 16 * d) return;
-  shift.assign(n, kNone);
+  return m >= 4 * stages && m >= 16 * d ? d : 0;
+}
+
+void StepLowering::BuildShift(const std::vector<std::vector<Unit>>& order,
+                              const std::vector<std::vector<std::pair<TaskId, TaskId>>>& emitted,
+                              int64_t d) {
+  // A unit's counterpart one period later is the unit of its stage with the same phase and
+  // chunk and the micro-batch a period on (an F&B pair's, the pair whose units are each a
+  // period on); when both emitted as many tasks, the k-th task of one plays the k-th of the
+  // other's part. The engine checks the program's structure before it relies on this
+  // (sim::RunOptions::shift); stage 0's forwards of chunk 0 are where it compares states.
+  const int64_t m = ctx_.micro_batches;
+  const int64_t stages = static_cast<int64_t>(order.size());
+  std::vector<TaskId>& shift = ctx_.out.shift;
+  shift.assign(ctx_.program.num_tasks(), kNone);
   // (phase, chunk, micro-batch) -> a dense index (Phase has four values).
   const size_t chunks = static_cast<size_t>(ctx_.chunks);
   auto key = [&](const Unit& u) {

@@ -49,10 +49,14 @@ class StepLowering {
   void RecordUnitTimes();
   void AllocateStates();
   Status EmitSchedule();
-  // The task shift of one micro-batch (LoweredStep::shift) and the anchors, from the task
-  // ranges each unit of each stage's order emitted (kNone where it emitted none).
+  // The steady-state period in micro-batches (LoweredStep::shift), or 0 when the step has too
+  // few periods for skipping them to pay.
+  int64_t ShiftPeriod() const;
+  // The task shift of `period` micro-batches and the anchors, from the task ranges each unit of
+  // each stage's order emitted (kNone where it emitted none).
   void BuildShift(const std::vector<std::vector<Unit>>& order,
-                  const std::vector<std::vector<std::pair<sim::TaskId, sim::TaskId>>>& emitted);
+                  const std::vector<std::vector<std::pair<sim::TaskId, sim::TaskId>>>& emitted,
+                  int64_t period);
   void EmitUnit(int stage, const Unit& u);
   // A forward and a backward as one F&B unit (Unit::pair), with the backward's W when
   // `with_w`: their steps alternate on the compute stream and each one's EP all-to-alls run
