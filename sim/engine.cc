@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <tuple>
 
@@ -197,9 +198,13 @@ class Replay {
   // The task that plays t's part j periods on (t itself when the period left it alone).
   TaskId ShiftBy(TaskId t, uint64_t j) const {
     if (t == kNone || std::binary_search(static_.begin(), static_.end(), t)) return t;
-    for (; j > 0 && t != kNone; --j) t = (*options_.shift)[t];
+    for (; j > 0 && t != kNone; --j) t = (*shift_)[t];
     return t;
   }
+  // A state that came back after `lag` anchors rather than one: the period becomes that many
+  // of RunOptions::shift's (shift_ their composition). False when the shift is not one-to-one.
+  bool LengthenPeriod(uint32_t lag);
+  static uint64_t Hash(const Snapshot& s);
 
   const Program& p_;
   const RunOptions options_;
@@ -251,6 +256,14 @@ class Replay {
   std::vector<Duration> busy_then_;
   Snapshot prev_;
   bool have_prev_ = false;
+  // The period in use: RunOptions::shift, or its composition over `lag_` anchors; while the
+  // replay passes the anchors inside a lengthened period, `skip_` counts those left.
+  const std::vector<TaskId>* shift_ = nullptr;
+  std::vector<TaskId> composed_;
+  uint32_t lag_ = 1;
+  uint32_t skip_ = 0;
+  // Hashes of the states at the last anchors, oldest first, while looking for a longer period.
+  std::deque<uint64_t> seen_;
   // Per task, how many of it and its successors by shift in turn have the same shape as their
   // successor by shift (0: it does not); built the first time two snapshots match.
   std::vector<uint32_t> chain_;
@@ -260,6 +273,14 @@ class Replay {
   std::vector<TaskId> batches_;  // the period's tasks started at once, each batch after a kNone
   int failed_ = 0;               // comparisons that found no period
 };
+
+// A state may repeat only after several anchors: Llama 3 405B at PP64 1F1B with two one-layer
+// stages repeats every 62 micro-batches, not every one. The replay keeps the hashes of that
+// many recent states (a deque of this length; 128 anchors cover 2p for every pipeline up to
+// PP64), and gives up after this many anchors beyond it without a repeat (a zero-bubble PP64
+// schedule settles after 63).
+constexpr uint32_t kMaxLag = 128;
+constexpr int kAttempts = 12;
 
 template <bool kPeriodic>
 Replay<kPeriodic>::Replay(const Program& p, const CostProvider& costs, RunOptions options)
@@ -299,6 +320,7 @@ Replay<kPeriodic>::Replay(const Program& p, const CostProvider& costs, RunOption
               options.shift->size() == n_ && !options.anchors->empty() && !options.record_memory &&
               p.extra_streams().empty();
   if (kPeriodic && periodic_) {
+    shift_ = options.shift;
     mark_.assign(n_, 0);
     flows_.LogMoves(&moves_);
     busy_then_ = tl_.busy;
@@ -629,7 +651,53 @@ void Replay<kPeriodic>::TakeSnapshot(Snapshot* snap) {
 }
 
 template <bool kPeriodic>
+uint64_t Replay<kPeriodic>::Hash(const Snapshot& s) {
+  // splitmix64's finaliser over the state's numbers and sizes (not its task ids, which move).
+  auto mix = [](uint64_t h, uint64_t x) {
+    h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    return h;
+  };
+  uint64_t h = mix(s.tasks.size(), s.waits.size());
+  for (int64_t x : s.nums) h = mix(h, static_cast<uint64_t>(x));
+  for (const auto& [t, w] : s.waits) h = mix(h, w);
+  return h;
+}
+
+template <bool kPeriodic>
+bool Replay<kPeriodic>::LengthenPeriod(uint32_t lag) {
+  // shift^lag along each chain t, shift[t], shift[shift[t]], ... from the tasks nothing
+  // shifts to; a shift that sends two tasks to one has no such chains.
+  const std::vector<TaskId>& sh = *options_.shift;
+  std::vector<uint8_t> has_pred(n_, 0);
+  for (TaskId t = 0; t < n_; ++t) {
+    const TaskId u = sh[t];
+    if (u == kNone) continue;
+    if (u >= n_ || has_pred[u]) return false;
+    has_pred[u] = 1;
+  }
+  composed_.assign(n_, kNone);
+  std::vector<TaskId> chain;
+  for (TaskId t = 0; t < n_; ++t) {
+    if (has_pred[t] || sh[t] == kNone) continue;
+    chain.clear();
+    for (TaskId x = t; x != kNone; x = sh[x]) chain.push_back(x);
+    for (size_t i = 0; i + lag < chain.size(); ++i) composed_[chain[i]] = chain[i + lag];
+  }
+  shift_ = &composed_;
+  lag_ = lag;
+  chain_.clear();
+  return true;
+}
+
+template <bool kPeriodic>
 void Replay<kPeriodic>::AtAnchor() {
+  if (skip_ > 0) {  // inside a lengthened period: its tasks and moves go on adding up
+    --skip_;
+    return;
+  }
   Snapshot cur;
   TakeSnapshot(&cur);
   if (have_prev_ && cur.nums == prev_.nums && cur.tasks.size() == prev_.tasks.size() &&
@@ -646,7 +714,7 @@ void Replay<kPeriodic>::AtAnchor() {
     bool same = true;
     auto expect = [&](TaskId a) {
       if (a == kNone) return kNone;
-      const TaskId b = (*options_.shift)[a];
+      const TaskId b = (*shift_)[a];
       if (b != kNone) return b;
       if (std::binary_search(period.begin(), period.end(), a)) same = false;
       static_.push_back(a);
@@ -686,10 +754,27 @@ void Replay<kPeriodic>::AtAnchor() {
       }
     }
   }
-  // A state that has not repeated within a few periods of the fill's end will not: the
-  // snapshots stop costing.
-  constexpr int kAttempts = 12;
-  if (have_prev_ && ++failed_ >= kAttempts) {
+  if (lag_ > 1) {  // the lengthened period did not hold
+    StopLooking();
+    return;
+  }
+  // Has the state come back after more than one anchor? The period is then that many; the
+  // replay takes this state as the start of one and compares at its end, as above.
+  const uint64_t h = Hash(cur);
+  uint32_t lag = 0;
+  for (size_t i = seen_.size() - (seen_.empty() ? 0 : 1); i-- > 0;) {
+    if (seen_[i] == h) {
+      lag = static_cast<uint32_t>(seen_.size() - i);
+      break;
+    }
+  }
+  seen_.push_back(h);
+  if (seen_.size() > kMaxLag) seen_.pop_front();
+  if (lag > 1 && LengthenPeriod(lag)) {
+    skip_ = lag - 1;
+  } else if (have_prev_ && ++failed_ >= kAttempts + static_cast<int>(kMaxLag)) {
+    // A state that has not repeated within a few periods past the longest the replay looks
+    // for will not: the snapshots stop costing.
     StopLooking();
     return;
   }
@@ -710,7 +795,7 @@ void Replay<kPeriodic>::BuildChains() {
   // route, category, label and memory events; u's dependencies are t's moved by shift; u's
   // next task on its stream is t's next moved by shift; and every task t waits for has such a
   // successor, so that u waits for exactly their successors.
-  const std::vector<TaskId>& sh = *options_.shift;
+  const std::vector<TaskId>& sh = *shift_;
   std::vector<TaskId> next(n_, kNone);
   for (StreamId st = 0; st + 1 < q_offset_.size(); ++st) {
     for (uint32_t k = q_offset_[st]; k + 1 < q_offset_[st + 1]; ++k)
@@ -804,7 +889,7 @@ uint64_t Replay<kPeriodic>::Reach(const Snapshot& prev) {
     periods = std::min<uint64_t>(periods, (w - 1) / fewer);
   }
   if (periods == 0 || !touched) return 0;
-  const std::vector<TaskId>& sh = *options_.shift;
+  const std::vector<TaskId>& sh = *shift_;
   std::vector<TaskId> at = batches_;
   for (uint64_t j = 1; j <= periods; ++j) {
     for (TaskId& t : at) {
@@ -821,7 +906,7 @@ template <bool kPeriodic>
 void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
   // Place the periods' tasks from the last one's (each one later by a period, its parts
   // played by the tasks the shift gives), then move the state as many periods on.
-  const std::vector<TaskId>& sh = *options_.shift;
+  const std::vector<TaskId>& sh = *shift_;
   const uint64_t J = periods;
   const int64_t dt = static_cast<int64_t>(J) * period;
   std::vector<std::pair<TaskId, uint32_t>> waits;  // the frontier now, before the placing
@@ -861,6 +946,7 @@ void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
   tl_.events += (tl_.events - events_then_) * J;
   done_ += completed_.size() * J;
   tl_.jumped_tasks += started_.size() * J;
+  tl_.period_anchors = lag_;
   // The state: tasks waiting part-way, events, what runs, stream heads, flows.
   for (const auto& [t, w] : waits) {
     const TaskId to = ShiftBy(t, J);

@@ -20,7 +20,7 @@ using testing::Bench;
 
 // Replays `b`'s layout with and without the jump and compares; returns the tasks the jump
 // placed.
-uint64_t SameWithJump(const Bench& b, StepOptions options = {}) {
+uint64_t SameWithJump(const Bench& b, StepOptions options = {}, uint32_t* anchors = nullptr) {
   REQUIRE_MESSAGE(b.PlanError().empty(), b.PlanError());
   auto low = LowerStep(b.model, b.t, b.l, b.cluster, options);
   REQUIRE_MESSAGE(low.ok(), low.status().message());
@@ -44,6 +44,7 @@ uint64_t SameWithJump(const Bench& b, StepOptions options = {}) {
   CHECK(jumped->link_bytes == full->link_bytes);
   CHECK(jumped->events == full->events);
   CHECK(jumped->critical_path == full->critical_path);
+  if (anchors != nullptr) *anchors = jumped->period_anchors;
   return jumped->jumped_tasks;
 }
 
@@ -122,6 +123,37 @@ TEST_CASE("the steady-state jump is exact for an expert-parallel MoE under DualP
     b.t.global_batch = 8 * 32;
     b.l.schedule = *FindSchedule(name);
     CHECK(SameWithJump(b) > 0);
+  }
+}
+
+TEST_CASE("the steady-state jump is exact when the state repeats only after several anchors") {
+  // Stages of unequal depth (Llama 2 7B cut to 30 or 26 layers): under 1F1B the replay's state
+  // at stage 0's forwards comes back every 6 micro-batches at PP8 (2 at PP4), not every one, as
+  // a max-plus system whose critical circuits span several micro-batches does. The jump then
+  // spans that many.
+  struct Case {
+    int layers, pp;
+    uint32_t anchors;
+  };
+  for (const Case& c : {Case{30, 8, 6}, Case{26, 4, 2}}) {
+    for (int zero : {0, 1}) {
+      for (RecomputeKind rc : {RecomputeKind::kNone, RecomputeKind::kFull}) {
+        CAPTURE(c.layers);
+        CAPTURE(c.pp);
+        CAPTURE(zero);
+        CAPTURE(static_cast<int>(rc));
+        Bench b(8 * c.pp);
+        b.model.layers = c.layers;
+        b.l.pp = c.pp;
+        b.l.dp = 8;
+        b.l.zero = zero;
+        b.t.recompute = rc;
+        b.t.global_batch = 8 * 16 * c.pp;
+        uint32_t anchors = 0;
+        CHECK(SameWithJump(b, {}, &anchors) > 0);
+        CHECK(anchors == c.anchors);
+      }
+    }
   }
 }
 

@@ -271,6 +271,7 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   r.tasks = low.program.num_tasks();
   r.events = tl.events;
   r.jumped_tasks = tl.jumped_tasks;
+  r.period_anchors = tl.period_anchors;
   r.micro_batches = low.micro_batches;
   r.step_time_s = tl.makespan.seconds();
   const StageTimes st = Collect(low, tl);
