@@ -176,7 +176,8 @@ class Replay {
     int64_t time = 0;
     std::vector<int64_t> nums;
     std::vector<TaskId> tasks;
-    std::vector<std::pair<TaskId, uint32_t>> waits;  // the frontier: compared as a set
+    // The frontier: compared as a set, sorted only when the rest matches (it can be long).
+    std::vector<std::pair<TaskId, uint32_t>> waits;
   };
   void Touch(TaskId t) {
     if (mark_[t] == 0) {
@@ -264,6 +265,8 @@ class Replay {
   uint32_t skip_ = 0;
   // Hashes of the states at the last anchors, oldest first, while looking for a longer period.
   std::deque<uint64_t> seen_;
+  size_t longest_ = 0;  // the longest frontier at an anchor so far
+  int growing_ = 0;     // anchors in a row whose frontier was the longest so far
   // Per task, how many of it and its successors by shift in turn have the same shape as their
   // successor by shift (0: it does not); built the first time two snapshots match.
   std::vector<uint32_t> chain_;
@@ -638,7 +641,6 @@ void Replay<kPeriodic>::TakeSnapshot(Snapshot* snap) {
   frontier_.resize(kept);
   snap->waits.clear();
   for (TaskId t : frontier_) snap->waits.push_back({t, waiting_[t]});
-  std::sort(snap->waits.begin(), snap->waits.end());
   for (double level : memory_.levels()) nums.push_back(Bits(level));
   nums.push_back(static_cast<int64_t>(flows.size()));
   for (const auto& f : flows) {
@@ -660,9 +662,9 @@ uint64_t Replay<kPeriodic>::Hash(const Snapshot& s) {
     h ^= h >> 27;
     return h;
   };
+  // The frontier's counts are left out: an accumulator's fall each period.
   uint64_t h = mix(s.tasks.size(), s.waits.size());
   for (int64_t x : s.nums) h = mix(h, static_cast<uint64_t>(x));
-  for (const auto& [t, w] : s.waits) h = mix(h, w);
   return h;
 }
 
@@ -702,6 +704,8 @@ void Replay<kPeriodic>::AtAnchor() {
   TakeSnapshot(&cur);
   if (have_prev_ && cur.nums == prev_.nums && cur.tasks.size() == prev_.tasks.size() &&
       cur.time > prev_.time) {
+    std::sort(cur.waits.begin(), cur.waits.end());
+    std::sort(prev_.waits.begin(), prev_.waits.end());
     // Each task of the state is its predecessor's by shift, or, where that has none, the same
     // task, which the period did not start or finish (a stream's head waiting for the step's
     // end, say). Such a task may wait for fewer things each period, by as many every period
@@ -770,9 +774,15 @@ void Replay<kPeriodic>::AtAnchor() {
   }
   seen_.push_back(h);
   if (seen_.size() > kMaxLag) seen_.pop_front();
+  // A frontier longer than ever before, anchor after anchor, is a backlog that grows each
+  // period (a data-parallel stream slower than the micro-batches that feed it): no state of
+  // it comes back.
+  growing_ = cur.waits.size() > longest_ ? growing_ + 1 : 0;
+  longest_ = std::max(longest_, cur.waits.size());
   if (lag > 1 && LengthenPeriod(lag)) {
     skip_ = lag - 1;
-  } else if (have_prev_ && ++failed_ >= kAttempts + static_cast<int>(kMaxLag)) {
+  } else if (have_prev_ && (++failed_ >= kAttempts + static_cast<int>(kMaxLag) ||
+                            growing_ >= kAttempts)) {
     // A state that has not repeated within a few periods past the longest the replay looks
     // for will not: the snapshots stop costing.
     StopLooking();
