@@ -48,8 +48,9 @@ StatusOr<StepBounds> StepLowerBounds(const ModelSpec& model, const Training& tra
   StepBounds b;
   b.step_s = lowering.LowerBound().seconds();
   const std::vector<double> act = lowering.ActivationLowerBounds();
+  const std::vector<double> first_b = lowering.FirstBackwardPeaks(held_bytes);
   for (size_t s = 0; s < held_bytes.size(); ++s) {
-    b.peak_bytes = std::max(b.peak_bytes, held_bytes[s] + act[s]);
+    b.peak_bytes = std::max({b.peak_bytes, held_bytes[s] + act[s], first_b[s]});
   }
   return b;
 }

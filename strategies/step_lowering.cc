@@ -186,6 +186,37 @@ std::vector<double> StepLowering::ActivationLowerBounds() const {
   return out;
 }
 
+std::vector<double> StepLowering::FirstBackwardPeaks(const std::vector<double>& held) const {
+  // Recompute rebuilds a layer's dropped activations on top of what the stage holds
+  // (EndBackward: act_full_max from the backward's first task to its last), which the walk of
+  // ActivationLowerBounds, held at unit boundaries, leaves out. At a stage's first backward
+  // nothing has been freed: the states from the start, then every forward before it in the
+  // order (each began before it on the stage's stream; an F&B pair's forward only adds), then
+  // the transient. Summed in that order, as the replay's memory tracker adds them, the level
+  // is never above the replay's (a rounded sum grows with each term); 1F1B-like orders peak
+  // there.
+  const int p = ctx_.layout.pp;
+  std::vector<double> out(p, 0.0);
+  if (ctx_.training.recompute == RecomputeKind::kNone) return out;
+  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
+  for (int s = 0; s < p; ++s) {
+    const std::vector<Unit>& o = (*orders)[s];
+    double level = held[static_cast<size_t>(s)];
+    for (size_t i = 0; i < o.size(); ++i) {
+      const Unit& u = o[i];
+      const bool pair =
+          u.phase == Phase::kF && u.pair && i + 1 < o.size() && o[i + 1].phase == Phase::kB;
+      if (u.phase == Phase::kB || pair) {
+        const double transient = layers_.chunk(s, (pair ? o[i + 1] : u).chunk).act_full_max;
+        if (transient > 0) out[s] = level + transient;
+        break;
+      }
+      if (u.phase == Phase::kF) level += layers_.chunk(s, u.chunk).act;
+    }
+  }
+  return out;
+}
+
 Duration StepLowering::ScheduleBound() const {
   const int p = ctx_.layout.pp;
   const int V = p * ctx_.chunks;

@@ -29,6 +29,9 @@ class StepLowering {
   // with each chunk's activations held from F to B (call after LowerBound, which builds the
   // chunks).
   std::vector<double> ActivationLowerBounds() const;
+  // Per stage, the memory at its first backward with recompute's transient on top, from the
+  // bytes each stage holds all step (`held`); 0 without recompute.
+  std::vector<double> FirstBackwardPeaks(const std::vector<double>& held) const;
   // A tighter lower bound (call after LowerBound): the stages' orders replayed unit by unit,
   // each unit at its LowerBound duration on its stage's compute stream and after the unit it
   // receives from, without transfers, data-parallel waits or contention; then the optimizer.
