@@ -205,6 +205,20 @@ PeakStates PeakStatesOf(const std::vector<Unit>& order, int chunks) {
   PeakStates out;
   out.chunks = chunks;
   for (const Unit& u : order) out.has_w = out.has_w || u.phase == Phase::kW;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Unit& u = order[i];
+    const bool pair =
+        u.phase == Phase::kF && u.pair && i + 1 < order.size() && order[i + 1].phase == Phase::kB;
+    if (u.phase == Phase::kB || pair) {
+      out.first_b_chunk = (pair ? order[i + 1] : u).chunk;
+      break;
+    }
+    if (u.phase != Phase::kF) continue;
+    if (out.before_first_b.empty() || out.before_first_b.back().first != u.chunk) {
+      out.before_first_b.push_back({u.chunk, 0});
+    }
+    ++out.before_first_b.back().second;
+  }
   const size_t width = (out.has_w ? 2 : 1) * static_cast<size_t>(chunks);
   std::vector<int64_t> now(width, 0);
   out.counts = now;  // nothing held: the walk's peak starts at zero

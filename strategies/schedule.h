@@ -143,6 +143,10 @@ struct PeakStates {
   bool has_w = false;           // counts held for W
   bool walk = false;            // too many states: walk the order instead
   std::vector<int64_t> counts;  // per state: held whole per chunk, then held for W per chunk
+  // The forwards before the order's first backward (or the F&B pair that runs it), in runs of
+  // (chunk, how many) in order, and that backward's chunk (-1: none).
+  std::vector<std::pair<int, int64_t>> before_first_b;
+  int first_b_chunk = -1;
 };
 PeakStates PeakStatesOf(const std::vector<Unit>& order, int chunks);
 // Every stage's PeakStates for `layout`'s orders, built once per shape like SharedLayoutOrders

@@ -198,21 +198,18 @@ std::vector<double> StepLowering::FirstBackwardPeaks(const std::vector<double>& 
   const int p = ctx_.layout.pp;
   std::vector<double> out(p, 0.0);
   if (ctx_.training.recompute == RecomputeKind::kNone) return out;
-  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
+  const auto states = SharedPeakStates(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
   for (int s = 0; s < p; ++s) {
-    const std::vector<Unit>& o = (*orders)[s];
+    const PeakStates& st = (*states)[s];
+    if (st.first_b_chunk < 0) continue;
+    const double transient = layers_.chunk(s, st.first_b_chunk).act_full_max;
+    if (!(transient > 0)) continue;
     double level = held[static_cast<size_t>(s)];
-    for (size_t i = 0; i < o.size(); ++i) {
-      const Unit& u = o[i];
-      const bool pair =
-          u.phase == Phase::kF && u.pair && i + 1 < o.size() && o[i + 1].phase == Phase::kB;
-      if (u.phase == Phase::kB || pair) {
-        const double transient = layers_.chunk(s, (pair ? o[i + 1] : u).chunk).act_full_max;
-        if (transient > 0) out[s] = level + transient;
-        break;
-      }
-      if (u.phase == Phase::kF) level += layers_.chunk(s, u.chunk).act;
+    for (const auto& [chunk, n] : st.before_first_b) {
+      const double act = layers_.chunk(s, chunk).act;
+      for (int64_t k = 0; k < n; ++k) level += act;
     }
+    out[s] = level + transient;
   }
   return out;
 }
