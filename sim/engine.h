@@ -28,12 +28,13 @@ struct RunOptions {
   // Steady-state periodicity, both or neither. shift[t] is the task that plays t's part one
   // period (a micro-batch) later, kNone where none; anchors are tasks, each playing the part
   // of the one before, where the replay compares its state with the one it had at the
-  // previous anchor. When the two are the same but for the shift and the time between them,
-  // and the program is the same shape for every task that the period touched over the periods
-  // ahead (each one's cost, stream, route, category, label, memory events, dependencies and
-  // place in its streams, checked here), the replay places those periods' tasks from the one
-  // it replayed and goes on from there: the timeline is the full replay's, bit for bit. Unused
-  // with record_memory or tasks on several streams.
+  // previous anchor (or, when a state comes back only after k anchors, k anchors before, with
+  // the shift composed k times). When the two are the same but for the shift and the time
+  // between them, and the program is the same shape for every task that the period touched
+  // over the periods ahead (each one's cost, stream, route, category, label, memory events,
+  // dependencies and place in its streams, checked here), the replay places those periods'
+  // tasks from the one it replayed and goes on from there: the timeline is the full replay's,
+  // bit for bit. Unused with record_memory or tasks on several streams.
   const std::vector<TaskId>* shift = nullptr;
   const std::vector<TaskId>* anchors = nullptr;
 };
