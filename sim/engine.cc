@@ -765,12 +765,9 @@ void Replay<kPeriodic>::AtAnchor() {
   // Has the state come back after more than one anchor? The period is then that many; the
   // replay takes this state as the start of one and compares at its end, as above.
   const uint64_t h = Hash(cur);
-  uint32_t lag = 0;
-  for (size_t i = seen_.size() - (seen_.empty() ? 0 : 1); i-- > 0;) {
-    if (seen_[i] == h) {
-      lag = static_cast<uint32_t>(seen_.size() - i);
-      break;
-    }
+  uint32_t lag = 0;  // the nearest match but the last state's (compared above)
+  for (size_t k = 2; k <= seen_.size() && lag == 0; ++k) {
+    if (seen_[seen_.size() - k] == h) lag = static_cast<uint32_t>(k);
   }
   seen_.push_back(h);
   if (seen_.size() > kMaxLag) seen_.pop_front();
@@ -781,8 +778,8 @@ void Replay<kPeriodic>::AtAnchor() {
   longest_ = std::max(longest_, cur.waits.size());
   if (lag > 1 && LengthenPeriod(lag)) {
     skip_ = lag - 1;
-  } else if (have_prev_ && (++failed_ >= kAttempts + static_cast<int>(kMaxLag) ||
-                            growing_ >= kAttempts)) {
+  } else if (have_prev_ &&
+             (++failed_ >= kAttempts + static_cast<int>(kMaxLag) || growing_ >= kAttempts)) {
     // A state that has not repeated within a few periods past the longest the replay looks
     // for will not: the snapshots stop costing.
     StopLooking();

@@ -207,8 +207,7 @@ PeakStates PeakStatesOf(const std::vector<Unit>& order, int chunks) {
   for (const Unit& u : order) out.has_w = out.has_w || u.phase == Phase::kW;
   for (size_t i = 0; i < order.size(); ++i) {
     const Unit& u = order[i];
-    const bool pair =
-        u.phase == Phase::kF && u.pair && i + 1 < order.size() && order[i + 1].phase == Phase::kB;
+    const bool pair = RunsAsPair(order, i);
     if (u.phase == Phase::kB || pair) {
       out.first_b_chunk = (pair ? order[i + 1] : u).chunk;
       break;

@@ -159,6 +159,11 @@ std::shared_ptr<const std::vector<PeakStates>> SharedPeakStates(const Layout& la
 std::optional<double> PeakActivationBytes(const PeakStates& states,
                                           const std::vector<double>& chunk_bytes,
                                           const std::vector<double>& chunk_w_bytes);
+// Whether order[at] runs as one F&B unit with the B after it (Unit::pair), as EmitSchedule
+// emits it and the bounds walk it.
+inline bool RunsAsPair(const std::vector<Unit>& order, size_t at) {
+  return order[at].pair && at + 1 < order.size() && order[at + 1].phase == Phase::kB;
+}
 // Whether the layout runs F&B pairs: its schedule's own, or overlap.ep's.
 bool PairsForwardBackward(const Layout& layout);
 

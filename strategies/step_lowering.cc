@@ -237,7 +237,7 @@ Duration StepLowering::ScheduleBound() const {
         const Unit& u = o[at];
         // An F&B unit takes its B along, once both are ready (as EmitSchedule emits it), and the
         // B's W when it follows.
-        const bool pair = u.pair && at + 1 < o.size() && o[at + 1].phase == Phase::kB;
+        const bool pair = RunsAsPair(o, at);
         const int gb = pair ? VirtualStageOf(ctx_.schedule, p, s, o[at + 1].chunk) : 0;
         const size_t bidx = pair ? Slot(gb, o[at + 1].mb) : 0;
         if (pair && !done.BackwardReady(gb, bidx)) return 0;
@@ -316,7 +316,7 @@ Status StepLowering::EmitSchedule() {
   auto emit = [&](int s, size_t at, size_t idx) -> size_t {
     const std::vector<Unit>& o = order[s];
     const Unit& u = o[at];
-    if (u.pair && at + 1 < o.size() && o[at + 1].phase == Phase::kB) {
+    if (RunsAsPair(o, at)) {
       // An F&B unit: the backward must be ready too.
       const Unit& b = o[at + 1];
       const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
