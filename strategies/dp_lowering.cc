@@ -58,9 +58,8 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
 DataParallelLowering::Timed DataParallelLowering::TimeOf(const Chunk& ch, int first, int last,
                                                          bool gather) const {
   const ChunkRangeKey key{&ch, first, last, gather ? 1 : 0};
-  auto it = timed_.find(key);
-  if (it == timed_.end()) it = timed_.emplace(key, TimeOnce(ch, first, last, gather)).first;
-  return it->second;
+  if (const Timed* t = timed_.Find(key)) return *t;
+  return *timed_.Emplace(key, TimeOnce(ch, first, last, gather)).first;
 }
 
 DataParallelLowering::Timed DataParallelLowering::TimeOnce(const Chunk& ch, int first, int last,

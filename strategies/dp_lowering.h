@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/flat_map.h"
 #include "strategies/layer_lowering.h"
 #include "strategies/lowering.h"
 #include "strategies/topology.h"
@@ -80,7 +81,7 @@ class DataParallelLowering {
   // [stage][chunk][segment][replica]
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
-  mutable std::unordered_map<ChunkRangeKey, Timed, ChunkRangeKeyHash> timed_;
+  mutable sim::FlatMap<ChunkRangeKey, Timed, ChunkRangeKeyHash> timed_;
 };
 
 }  // namespace parasim

@@ -318,9 +318,8 @@ bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
   const ChunkRangeKey key{&ch, first, last, static_cast<int>(ph)};
-  auto it = sums_.find(key);
-  if (it == sums_.end()) it = sums_.emplace(key, SumOnce(ch, first, last, ph)).first;
-  return it->second;
+  if (const PhaseSum* s = sums_.Find(key)) return *s;
+  return *sums_.Emplace(key, SumOnce(ch, first, last, ph)).first;
 }
 
 LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int last,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/layer_graph.h"
+#include "sim/flat_map.h"
 #include "strategies/lowering.h"
 #include "strategies/topology.h"
 
@@ -98,7 +99,7 @@ class LayerLowering {
   std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
-  mutable std::unordered_map<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
+  mutable sim::FlatMap<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
   struct PieceKey {
     const BlockTime* time;
     bool recompute;

@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "sim/flat_map.h"
 #include "sim/io.h"
 #include "strategies/goodput.h"
 #include "strategies/layout_format.h"
@@ -209,7 +210,7 @@ void EnumerateRange(const Scenario& base, const SweepSpec& spec, const Grid& g, 
   // Each grid point is built in place in `probe` (CheckLayout reads a scenario), and only a
   // valid one is copied into an entry: most points fail divisibility.
   Scenario probe = base;
-  std::unordered_set<std::string> seen;
+  sim::FlatMap<SweepPoint, char, SweepPointHash> seen;  // the points seen (values unused)
   Layout& l = probe.layout;
   Training& t = probe.training;
   for (int64_t n = begin; n < end; ++n) {
@@ -235,12 +236,12 @@ void EnumerateRange(const Scenario& base, const SweepSpec& spec, const Grid& g, 
     }
     Normalise(&l);
     if (l.gpus() != base.cluster.gpus()) continue;
-    if (CheckLayout(probe)) continue;
     // Points folded onto a canonical form already seen (nine in ten of a wide grid's valid
-    // points) are dropped here; the caller drops those seen by another range.
+    // points) are dropped before they are checked; the caller drops those seen by another range.
+    if (!seen.Emplace(SweepPointOf(l, t), 0).second) continue;
+    if (CheckLayout(probe)) continue;
     std::string key = FormatLayout(l, t, LayoutStyle::kKey);
     if (!spec.hardware.empty()) key = spec.hardware[hardware].label + " | " + key;
-    if (!seen.insert(key).second) continue;
     SweepEntry e;
     e.layout = l;
     e.training = t;
@@ -270,6 +271,9 @@ void Enumerate(const Scenario& base, const SweepSpec& spec, const Grid& g, size_
     }
   }
   for (std::thread& t : threads) t.join();
+  size_t total = entries->size();
+  for (const auto& part : out) total += part.size();
+  entries->reserve(total);
   for (auto& part : out) {
     entries->insert(entries->end(), std::make_move_iterator(part.begin()),
                     std::make_move_iterator(part.end()));

@@ -8,6 +8,7 @@
 //   k->apply(v, &layout, &training);
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -32,5 +33,14 @@ struct SweepKey {
 // schedule, zero, recompute, sp, global_batch, recompute_layers.
 const std::vector<SweepKey>& SweepKeys();
 const SweepKey* FindSweepKey(std::string_view name);
+
+// What the keys above set in a layout and training, one number per key (sp as 0/1, enums by
+// value): two grid points with the same SweepPoint over the same base scenario are the same
+// layout and training. A key added to the table adds its field here (sweep_test checks).
+using SweepPoint = std::array<int64_t, 13>;
+SweepPoint SweepPointOf(const Layout& l, const Training& t);
+struct SweepPointHash {
+  size_t operator()(const SweepPoint& p) const;
+};
 
 }  // namespace parasim

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -438,6 +439,24 @@ TEST_CASE("one sweep-key table: every key parses, applies and lists its auto val
   CHECK(ApplySweepValue(&probe, "gpu", "h100").message() == "'gpu' cannot be swept");
   // tp auto: powers of two up to the node (8 GPUs of a DGX A100).
   CHECK(FindSweepKey("tp")->auto_values(s) == std::vector<int64_t>{1, 2, 4, 8});
+}
+
+TEST_CASE("a sweep point tells apart every value of every key (the enumeration dedupes by it)") {
+  const Scenario s = testing::LoadScenarioOrFail("scenarios/gpt3-175b-1024-a100.yaml");
+  CHECK(std::tuple_size<SweepPoint>::value == SweepKeys().size());
+  for (const SweepKey& k : SweepKeys()) {
+    CAPTURE(k.name);
+    std::vector<int64_t> values = k.auto_values(s);
+    if (values.size() < 2) values = {*k.parse("1"), *k.parse("2")};
+    std::set<SweepPoint> points;
+    for (int64_t v : values) {
+      Layout l = s.layout;
+      Training t = s.training;
+      k.apply(v, &l, &t);
+      points.insert(SweepPointOf(l, t));
+    }
+    CHECK(points.size() == values.size());
+  }
 }
 
 }  // namespace
