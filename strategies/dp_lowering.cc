@@ -64,11 +64,18 @@ DataParallelLowering::Timed DataParallelLowering::TimeOf(const Chunk& ch, int fi
 
 DataParallelLowering::Timed DataParallelLowering::TimeOnce(const Chunk& ch, int first, int last,
                                                            bool gather) const {
-  double dense = 0, expert = 0;
+  Params p{0, 0, gather};
   for (int i = first; i < last; ++i) {
-    dense += ch.pieces[i].dense;
-    expert += ch.pieces[i].expert;
+    p.dense += ch.pieces[i].dense;
+    p.expert += ch.pieces[i].expert;
   }
+  if (const Timed* t = by_params_.Find(p)) return *t;
+  return *by_params_.Emplace(p, TimeParams(p)).first;
+}
+
+DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) const {
+  const double dense = p.dense, expert = p.expert;
+  const bool gather = p.gather;
   Timed t{CostOf(gather, dense + expert), Duration(), Duration(), false};
   auto timed = [&](double params, const GroupPlacement& g) {
     if (params <= 0 || g.size <= 1) return;

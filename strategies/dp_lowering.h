@@ -5,6 +5,7 @@
 // overlap backward, and the optimizer step over this rank's shard of the states.
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -67,6 +68,19 @@ class DataParallelLowering {
   // Memoised: every micro-batch reduces (ZeRO 2/3) or gathers (ZeRO 3) the same segments.
   Timed TimeOf(const Chunk& ch, int first, int last, bool gather) const;
   Timed TimeOnce(const Chunk& ch, int first, int last, bool gather) const;
+  // What TimeOnce's result depends on: the range's dense and expert parameters (the stages of a
+  // pipeline repeat the same few chunks, so StreamBound asks for the same ones stage after stage).
+  struct Params {
+    double dense, expert;
+    bool gather;
+    bool operator==(const Params&) const = default;
+  };
+  struct ParamsHash {
+    size_t operator()(const Params& p) const {
+      return std::hash<double>()(p.dense) * 31 + std::hash<double>()(p.expert) * 7 + p.gather;
+    }
+  };
+  Timed TimeParams(const Params& p) const;
   std::vector<sim::TaskId> Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                 const std::vector<sim::TaskId>& after);
   std::vector<sim::TaskId> ReduceNow(int stage, const Chunk& ch, int first, int last);
@@ -82,6 +96,7 @@ class DataParallelLowering {
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
   mutable sim::FlatMap<ChunkRangeKey, Timed, ChunkRangeKeyHash> timed_;
+  mutable sim::FlatMap<Params, Timed, ParamsHash> by_params_;
 };
 
 }  // namespace parasim

@@ -327,11 +327,16 @@ LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int l
   // A chunk's layers share a few block times: each block's sum is taken once and added per
   // piece. Durations are whole picoseconds, so the total is the op-by-op sum exactly.
   PhaseSum sum;
+  const PhaseSum* piece = nullptr;  // the last piece's, reused while the pieces repeat
   for (int i = first; i < last; ++i) {
-    const PhaseSum& piece = PieceSum(ch.pieces[i], ph);
-    sum.compute += piece.compute;
-    sum.contended += piece.contended;
-    for (int k = 0; k < kNumGroups; ++k) sum.comm[k] += piece.comm[k];
+    const Piece& pc = ch.pieces[i];
+    if (piece == nullptr || pc.time != ch.pieces[i - 1].time ||
+        pc.recompute != ch.pieces[i - 1].recompute) {
+      piece = &PieceSum(pc, ph);
+    }
+    sum.compute += piece->compute;
+    sum.contended += piece->contended;
+    for (int k = 0; k < kNumGroups; ++k) sum.comm[k] += piece->comm[k];
   }
   return sum;
 }
