@@ -278,10 +278,10 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
 Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario* s) {
   Layout& l = s->layout;
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, "parallelism",
-                      {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "schedule", "virtual_stages",
-                       "stage_layers", "overlap", "bucket", "compression", "order"}));
+      MapReader m, MapReader::Open(ctx, node, "parallelism",
+                                   {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "schedule",
+                                    "virtual_stages", "stage_layers", "overlap", "grad_reduce",
+                                    "bucket", "compression", "order"}));
   PARASIM_RETURN_IF_ERROR(m.Int("tp", &l.tp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("pp", &l.pp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("cp", &l.cp, 1, 65536));
@@ -338,6 +338,13 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
       }
     }
     PARASIM_RETURN_IF_ERROR(o.Bool("ep", &l.overlap_ep));
+  }
+  if (m.Has("grad_reduce")) {
+    std::string gr;
+    PARASIM_RETURN_IF_ERROR(m.Enum("grad_reduce", &gr, {"auto", "micro_batch", "step"}));
+    l.grad_reduce = gr == "micro_batch" ? Layout::GradReduce::kMicroBatch
+                    : gr == "step"      ? Layout::GradReduce::kStep
+                                        : Layout::GradReduce::kAuto;
   }
   PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));
   if (m.Has("bucket") && l.bucket.bytes() < 1024) {

@@ -18,7 +18,8 @@ bool DataParallelLowering::GathersAtStart() const {
 }
 
 bool DataParallelLowering::Reduces(int64_t mb) const {
-  return ctx_.dp_comm && (ctx_.layout.zero >= 2 || mb == ctx_.chunk_micro_batches - 1);
+  return ctx_.dp_comm &&
+         (ctx_.layout.reduces_every_micro_batch() || mb == ctx_.chunk_micro_batches - 1);
 }
 
 DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double params) const {
@@ -94,11 +95,11 @@ DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) co
 Duration DataParallelLowering::StreamBound(int stage) const {
   if (!ctx_.dp_comm) return Duration::Zero();
   // How often each segment is gathered and reduced per step (StepLowering's Emit* calls):
-  // ZeRO 3 gathers before every forward and backward unit, ZeRO 1/2 once at the start; ZeRO
-  // 2/3 reduce after every backward, ZeRO 0/1 after the last micro-batch's.
+  // ZeRO 3 gathers before every forward and backward unit, ZeRO 1/2 once at the start; the
+  // gradients are reduced after every backward or after the last micro-batch's (grad_reduce).
   const double units = static_cast<double>(ctx_.chunk_micro_batches);
   const double gathers = GathersPerLayer() ? 2 * units : GathersAtStart() ? 1 : 0;
-  const double reduces = ctx_.layout.zero >= 2 ? units : 1;
+  const double reduces = ctx_.layout.reduces_every_micro_batch() ? units : 1;
   // Each stream runs its collectives one after another; and both streams' flows cross the
   // same links (the group's NICs, or NVLink inside a node), each flow's bytes taking its time
   // less its latency at the link's rate (RankTopology::AddFlowCost), so the links are busy for

@@ -55,6 +55,16 @@ struct Layout {
   // overlap_moe_expert_parallel_comm): a schedule without F&B pairs of its own pairs each
   // steady-state forward with the backward after it; one stage runs F0, (F1, B0), ..., B(m-1).
   bool overlap_ep = false;
+  // When gradients are reduced over data parallelism with gradient accumulation:
+  // - kAuto: as the frameworks do by default for the ZeRO stage: ZeRO 0/1 once, after the last
+  //   micro-batch (PyTorch DDP under no_sync, Megatron-LM's DDP and distributed optimizer),
+  //   ZeRO 2/3 after every micro-batch's backward (DeepSpeed ZeRO-2/3, PyTorch FSDP), which
+  //   keeps only the shard of the accumulated gradients;
+  // - kMicroBatch: after every micro-batch (DDP without no_sync: an all-reduce per backward);
+  // - kStep: once, after the last micro-batch (ZeRO 2/3 under FSDP's no_sync or FSDP2's
+  //   set_requires_gradient_sync(False) until the last: the accumulated gradients stay whole).
+  enum class GradReduce : uint8_t { kAuto, kMicroBatch, kStep };
+  GradReduce grad_reduce = GradReduce::kAuto;
   // Gradient (and ZeRO parameter) bucket; zero: the framework's own, which depends on the
   // layout (DataBucketBytes, strategies/lowering.h).
   Bytes bucket;
@@ -65,6 +75,13 @@ struct Layout {
   std::vector<RankDim> order = DefaultRankOrder();
 
   int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
+  // Whether every micro-batch's backward reduces its gradients (grad_reduce, resolved).
+  bool reduces_every_micro_batch() const {
+    return grad_reduce == GradReduce::kAuto ? zero >= 2 : grad_reduce == GradReduce::kMicroBatch;
+  }
+  // Whether the accumulated gradients are kept as this rank's shard only (ZeRO 2/3 reducing
+  // every micro-batch); else whole until the reduction.
+  bool shards_gradients() const { return zero >= 2 && reduces_every_micro_batch(); }
 };
 
 // Layers per pipeline stage: stage_layers when given, else an even split with the remainder

@@ -32,6 +32,9 @@ std::string Short(const Layout& l, const Training& t) {
                                               : fmt::format(" {}", ScheduleName(l.schedule));
   }
   if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
+  if (l.grad_reduce != Layout::GradReduce::kAuto) {
+    s += l.reduces_every_micro_batch() ? " reduce-per-mb" : " reduce-per-step";
+  }
   s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
   if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeOf(t));
   return s;
@@ -39,9 +42,15 @@ std::string Short(const Layout& l, const Training& t) {
 
 std::string Sentence(const Layout& l, const Training& t) {
   const int64_t per_step = std::max<int64_t>(1, l.dp * t.micro_batch);
+  std::string reduce;
+  if (l.grad_reduce != Layout::GradReduce::kAuto) {
+    reduce = l.reduces_every_micro_batch() ? " (gradients reduced every micro-batch)"
+                                           : " (gradients reduced once per step)";
+  }
   return fmt::format(
-      "TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}, {}{}, {} micro-batches of {} x {} tokens, recompute {}",
-      l.tp, l.pp, l.dp, l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero,
+      "TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}{}, {}{}, {} micro-batches of {} x {} tokens, recompute "
+      "{}",
+      l.tp, l.pp, l.dp, l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero, reduce,
       ScheduleName(l.schedule),
       l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
       std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,

@@ -158,6 +158,28 @@ TEST_CASE("data parallel: ZeRO 3 gathers per layer and reduces every micro-batch
   CHECK(z1.dp.Reduces(z1.ctx.micro_batches - 1));
 }
 
+TEST_CASE("data parallel: grad_reduce moves the reductions to every micro-batch or the last") {
+  Bench b(8);
+  b.l.dp = 8;
+  b.t.global_batch = 32;
+  for (int zero : {0, 1, 2, 3}) {
+    CAPTURE(zero);
+    b.l.zero = zero;
+    for (auto gr :
+         {Layout::GradReduce::kAuto, Layout::GradReduce::kMicroBatch, Layout::GradReduce::kStep}) {
+      b.l.grad_reduce = gr;
+      Planners p(b, {});
+      const int64_t m = p.ctx.chunk_micro_batches;
+      REQUIRE(m == 4);
+      const bool every =
+          gr == Layout::GradReduce::kMicroBatch || (gr == Layout::GradReduce::kAuto && zero >= 2);
+      for (int64_t mb = 0; mb < m; ++mb) CHECK(p.dp.Reduces(mb) == (every || mb == m - 1));
+      // ZeRO 3 still gathers every layer's parameters before each unit.
+      CHECK(p.dp.GathersPerLayer() == (zero == 3));
+    }
+  }
+}
+
 TEST_CASE(
     "FP8 recipes: the layers' Linears run FP8 GEMMs with their casts; the rest stays 16-bit") {
   Bench b(8);

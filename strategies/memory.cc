@@ -148,14 +148,16 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
       st.optimizer_bytes = lora_params * rule.optimizer;
       st.params += lora_params;
     } else {
-      auto shard = [&](double p, double shard_n, int min_stage) {
-        return l.zero >= min_stage ? p / shard_n : p;
+      // This rank's part of dense and expert parameters' bytes, sharded or whole.
+      auto part = [&](double per_param, bool sharded) {
+        return sharded ? per_param * (dense / shard_dense + expert / shard_expert)
+                       : per_param * (dense + expert);
       };
-      st.params_bytes =
-          rule.weights * (shard(dense, shard_dense, 3) + shard(expert, shard_expert, 3));
-      st.grads_bytes = rule.grads * (shard(dense, shard_dense, 2) + shard(expert, shard_expert, 2));
-      st.optimizer_bytes =
-          rule.optimizer * (shard(dense, shard_dense, 1) + shard(expert, shard_expert, 1));
+      st.params_bytes = part(rule.weights, l.zero >= 3);
+      // The accumulated gradients stay whole until a reduction after the last micro-batch,
+      // ZeRO 2/3 included (grad_reduce: step); sharded when every micro-batch reduces them.
+      st.grads_bytes = part(rule.grads, l.shards_gradients());
+      st.optimizer_bytes = part(rule.optimizer, l.zero >= 1);
     }
     // Micro-batches in flight at the peak, as the schedule runs them (strategies/schedule.h).
     const double in_flight = in_flights[s];

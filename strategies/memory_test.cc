@@ -59,6 +59,38 @@ TEST_CASE("ZeRO 1/2/3 shard optimizer, then gradients, then parameters") {
   CHECK(EstimateMemory(m, t, l, su.cluster).fits);
 }
 
+TEST_CASE(
+    "grad_reduce: gradients accumulated to one reduction per step stay whole under ZeRO 2/3") {
+  Setup su;
+  ModelSpec m = *su.models.Find("llama2-7b");
+  Training t;
+  t.seq_len = 4096;
+  t.global_batch = 64;
+  Layout l;
+  l.dp = 8;
+  const double p = CountParams(m).total;
+  const double grads_per_param = 2;  // bf16 gradients, the default grad_dtype
+  for (int z = 0; z <= 3; ++z) {
+    CAPTURE(z);
+    l.zero = z;
+    l.grad_reduce = Layout::GradReduce::kAuto;
+    const StageMemory automatic = EstimateMemory(m, t, l, su.cluster).stages[0];
+    l.grad_reduce = Layout::GradReduce::kStep;
+    const StageMemory step = EstimateMemory(m, t, l, su.cluster).stages[0];
+    l.grad_reduce = Layout::GradReduce::kMicroBatch;
+    const StageMemory every = EstimateMemory(m, t, l, su.cluster).stages[0];
+    // ZeRO 2/3 reduce-scatter every micro-batch by default and keep their shard; FSDP's no_sync
+    // keeps the whole accumulated gradient. ZeRO 0/1 hold it whole either way.
+    CHECK(automatic.grads_bytes ==
+          doctest::Approx(grads_per_param * p / (z >= 2 ? 8 : 1)).epsilon(1e-9));
+    CHECK(step.grads_bytes == doctest::Approx(grads_per_param * p).epsilon(1e-9));
+    CHECK(every.grads_bytes == automatic.grads_bytes);
+    // Parameters and optimizer states shard as the ZeRO stage says, whatever grad_reduce.
+    CHECK(step.params_bytes == automatic.params_bytes);
+    CHECK(step.optimizer_bytes == automatic.optimizer_bytes);
+  }
+}
+
 TEST_CASE("Korthikanti Fig. 1: GPT-3 175B TP8 PP8 first-stage model states 45.6 GiB") {
   Setup su;
   ModelSpec m = *su.models.Find("gpt3-175b");

@@ -399,6 +399,14 @@ TEST_CASE("--set overrides a key; a bad --set names the option") {
   auto skewed = RunParasim("run --json " + moe + " --set model.moe.imbalance=1.5");
   REQUIRE(skewed.exit_code == 0);
   CHECK(StepTime(skewed.out) > StepTime(base.out));
+  // grad_reduce: named in the layout's JSON when set; a bad value lists the accepted ones.
+  auto step = RunParasim("run --json " + f + " --set parallelism.grad_reduce=step");
+  REQUIRE(step.exit_code == 0);
+  CHECK(step.out.find("\"grad_reduce\": \"step\"") != std::string::npos);
+  CHECK(ok.out.find("grad_reduce") == std::string::npos);
+  auto bad_reduce = RunParasim("run " + f + " --set parallelism.grad_reduce=never");
+  CHECK(bad_reduce.exit_code == 2);
+  CHECK(bad_reduce.err.find("auto, micro_batch") != std::string::npos);
 }
 
 TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both runs") {

@@ -70,6 +70,9 @@ Json LayoutJson(const Scenario& s) {
   j.Set("tp", l.tp).Set("pp", l.pp).Set("dp", l.dp).Set("cp", l.cp).Set("ep", l.ep);
   j.Set("sp", l.sp).Set("zero", l.zero).Set("schedule", std::string(ScheduleName(l.schedule)));
   j.Set("virtual_stages", l.virtual_stages);
+  if (l.grad_reduce != Layout::GradReduce::kAuto) {
+    j.Set("grad_reduce", std::string(l.reduces_every_micro_batch() ? "micro_batch" : "step"));
+  }
   j.Set("micro_batch", s.training.micro_batch).Set("global_batch", s.training.global_batch);
   j.Set("recompute", std::string(RecomputeName(s.training.recompute)));
   if (s.training.recompute != RecomputeKind::kNone && s.training.recompute_layers >= 0) {

@@ -85,11 +85,11 @@ void Finish(const std::vector<std::pair<double, double>>& spans, KindTimes* k) {
 }  // namespace
 
 namespace {
-constexpr EnumNames<KernelKind, kNumKernelKinds> kKernelKinds("kernel kind",
-                                                {{{KernelKind::kGemm, "GEMM"},
-                                                  {KernelKind::kAttention, "attention"},
-                                                  {KernelKind::kElementwise, "element-wise"},
-                                                  {KernelKind::kCommunication, "communication"}}});
+constexpr EnumNames<KernelKind, kNumKernelKinds> kKernelKinds(
+    "kernel kind", {{{KernelKind::kGemm, "GEMM"},
+                     {KernelKind::kAttention, "attention"},
+                     {KernelKind::kElementwise, "element-wise"},
+                     {KernelKind::kCommunication, "communication"}}});
 }  // namespace
 
 std::string_view KernelKindName(KernelKind k) { return kKernelKinds.Name(k); }
