@@ -17,10 +17,17 @@ std::string RecomputeOf(const Training& t) {
   return fmt::format("{}:{}", RecomputeName(t.recompute), t.recompute_layers);
 }
 
+// The gradient reduction when not the ZeRO stage's default: " reduce-per-mb" or
+// " reduce-per-step".
+std::string ReduceOf(const Layout& l) {
+  if (l.grad_reduce == Layout::GradReduce::kAuto) return "";
+  return l.reduces_every_micro_batch() ? " reduce-per-mb" : " reduce-per-step";
+}
+
 std::string Key(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
-                     l.cp, l.ep, l.sp ? 1 : 0, l.zero, ScheduleName(l.schedule), l.virtual_stages,
-                     t.micro_batch, t.global_batch, RecomputeOf(t));
+  return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{}{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
+                     l.cp, l.ep, l.sp ? 1 : 0, l.zero, ReduceOf(l), ScheduleName(l.schedule),
+                     l.virtual_stages, t.micro_batch, t.global_batch, RecomputeOf(t));
 }
 
 std::string Short(const Layout& l, const Training& t) {
@@ -32,9 +39,7 @@ std::string Short(const Layout& l, const Training& t) {
                                               : fmt::format(" {}", ScheduleName(l.schedule));
   }
   if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
-  if (l.grad_reduce != Layout::GradReduce::kAuto) {
-    s += l.reduces_every_micro_batch() ? " reduce-per-mb" : " reduce-per-step";
-  }
+  s += ReduceOf(l);
   s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
   if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeOf(t));
   return s;

@@ -58,6 +58,13 @@ void Normalise(Layout* l) {
     l->virtual_stages = 1;
   }
   if (l->dp * l->cp == 1) l->zero = 0;
+  // A reduction the ZeRO stage does by default is `auto`'s; without data parallelism there is
+  // none.
+  using GR = Layout::GradReduce;
+  if (l->grad_reduce != GR::kAuto &&
+      (l->dp * l->cp == 1 || (l->grad_reduce == GR::kMicroBatch) == (l->zero >= 2))) {
+    l->grad_reduce = GR::kAuto;
+  }
 }
 
 std::string Csv(const SweepEntry& e) {

@@ -41,6 +41,14 @@ StatusOr<int64_t> Recompute(std::string_view value) {
   return static_cast<int64_t>(r);
 }
 
+StatusOr<int64_t> GradReduce(std::string_view value) {
+  if (value == "auto") return static_cast<int64_t>(Layout::GradReduce::kAuto);
+  if (value == "micro_batch") return static_cast<int64_t>(Layout::GradReduce::kMicroBatch);
+  if (value == "step") return static_cast<int64_t>(Layout::GradReduce::kStep);
+  return InvalidArgument(
+      fmt::format("expected auto, micro_batch or step, got '{}'", std::string(value)));
+}
+
 std::vector<int64_t> None(const Scenario&) { return {}; }
 
 std::vector<int64_t> TpAuto(const Scenario& s) {
@@ -119,6 +127,13 @@ const std::vector<SweepKey> kKeys = {
      [](const Scenario&) {
        return std::vector<int64_t>{0, 1};
      }},
+    // Both reductions: the sweep folds the one the ZeRO stage does by default onto `auto`.
+    {"grad_reduce", GradReduce,
+     [](int64_t v, Layout* l, Training*) { l->grad_reduce = static_cast<Layout::GradReduce>(v); },
+     [](const Scenario&) {
+       return std::vector<int64_t>{static_cast<int64_t>(Layout::GradReduce::kMicroBatch),
+                                   static_cast<int64_t>(Layout::GradReduce::kStep)};
+     }},
     {"global_batch", Integer<1, kMaxCount>,
      [](int64_t v, Layout*, Training* t) { t->global_batch = v; }, None},
     // Layers per chunk the recompute mode covers (Megatron-LM's --recompute-num-layers):
@@ -149,6 +164,7 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           l.zero,
           static_cast<int64_t>(t.recompute),
           l.sp ? 1 : 0,
+          static_cast<int64_t>(l.grad_reduce),
           t.global_batch,
           t.recompute_layers};
 }
