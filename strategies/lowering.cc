@@ -88,20 +88,19 @@ uint32_t LoweringContext::Key(Duration d, Duration contended) {
       recent.contended == contended.picoseconds()) {
     return recent.key;
   }
-  auto [it, inserted] = compute_keys_.try_emplace({d.picoseconds(), contended.picoseconds()}, 0);
+  auto [it, inserted] = compute_keys_.Emplace({d.picoseconds(), contended.picoseconds()}, 0);
   if (inserted) {
-    it->second =
-        out.costs.AddCompute(d, d > Duration::Zero() ? contended.seconds() / d.seconds() : 1.0);
+    *it = out.costs.AddCompute(d, d > Duration::Zero() ? contended.seconds() / d.seconds() : 1.0);
   }
-  recent = {d.picoseconds(), contended.picoseconds(), it->second};
-  return it->second;
+  recent = {d.picoseconds(), contended.picoseconds(), *it};
+  return *it;
 }
 
 uint32_t LoweringContext::FlowKey(Duration latency, Bytes bytes) {
   auto [it, inserted] =
-      flow_keys_.try_emplace({latency.picoseconds(), std::bit_cast<int64_t>(bytes.bytes())}, 0);
-  if (inserted) it->second = out.costs.AddFlow({latency, bytes});
-  return it->second;
+      flow_keys_.Emplace({latency.picoseconds(), std::bit_cast<int64_t>(bytes.bytes())}, 0);
+  if (inserted) *it = out.costs.AddFlow({latency, bytes});
+  return *it;
 }
 
 void LoweringContext::InternCategoryLabels() {

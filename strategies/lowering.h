@@ -23,6 +23,7 @@
 #include "models/layer_graph.h"
 #include "models/model_spec.h"
 #include "models/training.h"
+#include "sim/flat_map.h"
 #include "sim/program.h"
 #include "sim/units.h"
 #include "strategies/layout.h"
@@ -153,7 +154,7 @@ class LoweringContext {
 
  private:
   // (duration, contended duration) in picoseconds -> key; asked once per compute task.
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash> compute_keys_;
+  sim::FlatMap<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash> compute_keys_;
   struct RecentKey {
     int64_t d = 0, contended = 0;
     uint32_t key = sim::kNone;
@@ -161,7 +162,7 @@ class LoweringContext {
   static constexpr size_t kRecentKeys = 64;
   RecentKey recent_keys_[kRecentKeys];
   // (latency in picoseconds, the bytes' bit pattern) -> key.
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash> flow_keys_;
+  sim::FlatMap<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash> flow_keys_;
   uint32_t cat_label_[kNumTaskCats] = {};
 };
 

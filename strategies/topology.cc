@@ -191,13 +191,13 @@ TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId 
   const bool inter = ctx_.placement.Node(src.global) != ctx_.placement.Node(dst.global);
   // Priced once per size and kind of hop: every micro-batch sends the same activations.
   auto [it, inserted] =
-      transfer_keys_.try_emplace({std::bit_cast<int64_t>(bytes.bytes()), inter ? 1 : 0}, 0);
+      transfer_keys_.Emplace({std::bit_cast<int64_t>(bytes.bytes()), inter ? 1 : 0}, 0);
   if (inserted) {
     CollectiveCost cc =
         ctx_.cost.CollectiveTime(Collective::kSendRecv, bytes, {2, inter ? 1 : 2, false});
-    it->second = AddFlowCost(cc.time, cc.latency, inter);
+    *it = AddFlowCost(cc.time, cc.latency, inter);
   }
-  const uint32_t key = it->second;
+  const uint32_t key = *it;
   sim::RouteId route =
       ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
   return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),

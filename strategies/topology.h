@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/flat_map.h"
 #include "sim/program.h"
 #include "strategies/lowering.h"
 
@@ -72,7 +73,7 @@ class RankTopology {
   std::vector<std::vector<Replica>> replicas_;  // [stage][replica]
   std::vector<std::vector<int>> group_of_[kNumGroups];
   std::vector<sim::LinkId> links_;  // scratch: a flow's route
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash>
+  sim::FlatMap<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash>
       transfer_keys_;  // (bytes, inter)
 };
 
