@@ -257,6 +257,7 @@ void LayerLowering::BuildChunks() {
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   sums_.clear();  // keyed by the chunks' addresses
+  chunk_sums_.clear();
   // Each block's accounting once; pieces copy it.
   const Piece embedding = MakePiece(graph_->embedding, embedding_, false);
   const Piece dense = MakePiece(graph_->dense, dense_, false);
@@ -378,7 +379,36 @@ Duration LayerLowering::Serial(const PhaseSum& sum, bool ep) {
 }
 
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
-  EmitSum(stage, Sum(ch, first, last, ph), PhaseCat(ph));
+  EmitSum(stage, CoarseSum(stage, ch, first, last, ph), PhaseCat(ph));
+}
+
+const LayerLowering::PhaseSum& LayerLowering::CoarseSum(int stage, const Chunk& ch, int first,
+                                                        int last, Phase ph) {
+  const std::vector<Chunk>& row = chunks_[stage];
+  const size_t c = static_cast<size_t>(&ch - row.data());
+  const int nseg = static_cast<int>(ch.segments.size());
+  int slot = -1;
+  if (c < row.size()) {
+    if (first == 0 && last == static_cast<int>(ch.pieces.size())) slot = nseg;
+    for (int k = 0; k < nseg && slot < 0; ++k) {
+      if (ch.segments[k].first == first && ch.segments[k].second == last) slot = k;
+    }
+  }
+  if (slot < 0) return scratch_ = Sum(ch, first, last, ph);
+  if (chunk_sums_.empty()) chunk_sums_.resize(chunks_.size());
+  std::vector<ChunkSums>& sums = chunk_sums_[stage];
+  if (sums.empty()) sums.resize(row.size());
+  ChunkSums& cs = sums[c];
+  if (cs.have.empty()) {
+    cs.sums.resize(static_cast<size_t>((nseg + 1) * kPhases));
+    cs.have.assign(cs.sums.size(), 0);
+  }
+  const size_t i = static_cast<size_t>(slot * kPhases + static_cast<int>(ph));
+  if (!cs.have[i]) {
+    cs.sums[i] = Sum(ch, first, last, ph);
+    cs.have[i] = 1;
+  }
+  return cs.sums[i];
 }
 
 void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {
