@@ -51,6 +51,9 @@ class EventQueue {
     }
     heap_[i] = e;
   }
+  // Floyd's pop: the hole at the root goes down the smallest children to a leaf without
+  // comparing with the last event, which then rises from there; the last event of a heap
+  // belongs near the bottom, so this saves most of the comparisons a sift-down makes.
   void pop() {
     const Event last = heap_.back();
     heap_.pop_back();
@@ -65,9 +68,14 @@ class EventQueue {
       for (size_t c = first + 1; c < end; ++c) {
         if (heap_[c] < heap_[best]) best = c;
       }
-      if (!(heap_[best] < last)) break;
       heap_[i] = heap_[best];
       i = best;
+    }
+    while (i > 0) {
+      const size_t parent = (i - 1) / 4;
+      if (!(last < heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
     }
     heap_[i] = last;
   }
