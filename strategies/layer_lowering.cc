@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "strategies/memory.h"
 #include "strategies/step_kernels.h"
@@ -385,10 +386,13 @@ void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, 
 const LayerLowering::PhaseSum& LayerLowering::CoarseSum(int stage, const Chunk& ch, int first,
                                                         int last, Phase ph) {
   const std::vector<Chunk>& row = chunks_[stage];
-  const size_t c = static_cast<size_t>(&ch - row.data());
+  // Which of the stage's chunks `ch` is (std::less orders pointers into different arrays too).
+  const std::less<const Chunk*> before;
+  const bool own = !row.empty() && !before(&ch, row.data()) && before(&ch, row.data() + row.size());
+  const size_t c = own ? static_cast<size_t>(&ch - row.data()) : 0;
   const int nseg = static_cast<int>(ch.segments.size());
   int slot = -1;
-  if (c < row.size()) {
+  if (own) {
     if (first == 0 && last == static_cast<int>(ch.pieces.size())) slot = nseg;
     for (int k = 0; k < nseg && slot < 0; ++k) {
       if (ch.segments[k].first == first && ch.segments[k].second == last) slot = k;
