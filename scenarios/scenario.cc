@@ -341,10 +341,8 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   }
   if (m.Has("grad_reduce")) {
     std::string gr;
-    PARASIM_RETURN_IF_ERROR(m.Enum("grad_reduce", &gr, {"auto", "micro_batch", "step"}));
-    l.grad_reduce = gr == "micro_batch" ? Layout::GradReduce::kMicroBatch
-                    : gr == "step"      ? Layout::GradReduce::kStep
-                                        : Layout::GradReduce::kAuto;
+    PARASIM_RETURN_IF_ERROR(m.Enum("grad_reduce", &gr, GradReduceNames()));
+    l.grad_reduce = *ParseGradReduce(gr);
   }
   PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));
   if (m.Has("bucket") && l.bucket.bytes() < 1024) {

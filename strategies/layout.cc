@@ -9,10 +9,17 @@ constexpr EnumNames<RankDim, 5> kRankDims("rank dimension", {{{RankDim::kTp, "tp
                                                               {RankDim::kEp, "ep"},
                                                               {RankDim::kDp, "dp"},
                                                               {RankDim::kPp, "pp"}}});
+constexpr EnumNames<Layout::GradReduce, 3> kGradReduces(
+    "grad_reduce", {{{Layout::GradReduce::kAuto, "auto"},
+                     {Layout::GradReduce::kMicroBatch, "micro_batch"},
+                     {Layout::GradReduce::kStep, "step"}}});
 }  // namespace
 
 std::string_view RankDimName(RankDim d) { return kRankDims.Name(d); }
 StatusOr<RankDim> ParseRankDim(std::string_view s) { return kRankDims.Parse(s); }
+std::string_view GradReduceName(Layout::GradReduce g) { return kGradReduces.Name(g); }
+StatusOr<Layout::GradReduce> ParseGradReduce(std::string_view s) { return kGradReduces.Parse(s); }
+std::vector<std::string_view> GradReduceNames() { return kGradReduces.Names(); }
 
 const std::vector<RankDim>& DefaultRankOrder() {
   static const std::vector<RankDim> kOrder = {RankDim::kTp, RankDim::kCp, RankDim::kEp,

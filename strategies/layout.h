@@ -84,6 +84,11 @@ struct Layout {
   bool shards_gradients() const { return zero >= 2 && reduces_every_micro_batch(); }
 };
 
+// parallelism.grad_reduce's names: auto, micro_batch, step.
+std::string_view GradReduceName(Layout::GradReduce g);
+StatusOr<Layout::GradReduce> ParseGradReduce(std::string_view s);
+std::vector<std::string_view> GradReduceNames();
+
 // Layers per pipeline stage: stage_layers when given, else an even split with the remainder
 // spread over the middle stages (first and last stages hold the embedding and LM head).
 std::vector<int> StageLayers(const Layout& l, int layers);

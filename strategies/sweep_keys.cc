@@ -42,11 +42,8 @@ StatusOr<int64_t> Recompute(std::string_view value) {
 }
 
 StatusOr<int64_t> GradReduce(std::string_view value) {
-  if (value == "auto") return static_cast<int64_t>(Layout::GradReduce::kAuto);
-  if (value == "micro_batch") return static_cast<int64_t>(Layout::GradReduce::kMicroBatch);
-  if (value == "step") return static_cast<int64_t>(Layout::GradReduce::kStep);
-  return InvalidArgument(
-      fmt::format("expected auto, micro_batch or step, got '{}'", std::string(value)));
+  PARASIM_ASSIGN_OR_RETURN(Layout::GradReduce g, ParseGradReduce(value));
+  return static_cast<int64_t>(g);
 }
 
 std::vector<int64_t> None(const Scenario&) { return {}; }

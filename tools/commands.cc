@@ -71,7 +71,7 @@ Json LayoutJson(const Scenario& s) {
   j.Set("sp", l.sp).Set("zero", l.zero).Set("schedule", std::string(ScheduleName(l.schedule)));
   j.Set("virtual_stages", l.virtual_stages);
   if (l.grad_reduce != Layout::GradReduce::kAuto) {
-    j.Set("grad_reduce", std::string(l.reduces_every_micro_batch() ? "micro_batch" : "step"));
+    j.Set("grad_reduce", std::string(GradReduceName(l.grad_reduce)));
   }
   j.Set("micro_batch", s.training.micro_batch).Set("global_batch", s.training.global_batch);
   j.Set("recompute", std::string(RecomputeName(s.training.recompute)));

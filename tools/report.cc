@@ -663,9 +663,9 @@ std::string LayoutOf(const YAML::Node& j) {
   if (j["virtual_stages"]) l.virtual_stages = j["virtual_stages"].as<int>();
   if (auto id = FindSchedule(j["schedule"].as<std::string>()); id.ok()) l.schedule = *id;
   if (j["grad_reduce"]) {
-    const std::string gr = j["grad_reduce"].as<std::string>();
-    if (gr == "micro_batch") l.grad_reduce = Layout::GradReduce::kMicroBatch;
-    if (gr == "step") l.grad_reduce = Layout::GradReduce::kStep;
+    if (auto gr = ParseGradReduce(j["grad_reduce"].as<std::string>()); gr.ok()) {
+      l.grad_reduce = *gr;
+    }
   }
   t.micro_batch = j["micro_batch"].as<int64_t>();
   t.global_batch = j["global_batch"].as<int64_t>();
