@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 #include "strategies/memory.h"
 #include "strategies/step_kernels.h"
@@ -258,7 +257,7 @@ void LayerLowering::BuildChunks() {
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
   sums_.clear();  // keyed by the chunks' addresses
-  chunk_sums_.clear();
+  chunk_sums_.assign(static_cast<size_t>(p * v), ChunkSums{});
   // Each block's accounting once; pieces copy it.
   const Piece embedding = MakePiece(graph_->embedding, embedding_, false);
   const Piece dense = MakePiece(graph_->dense, dense_, false);
@@ -274,6 +273,7 @@ void LayerLowering::BuildChunks() {
   for (int g = 0; g < p * v; ++g) {
     const auto [s, c] = PlaceOf(ctx_.schedule, p, g);
     Chunk& ch = chunks_[s][c];
+    ch.id = s * v + c;
     const ChunkSpan& span = spans[static_cast<size_t>(g)];
     if (span.embedding) ch.pieces.push_back(embedding);
     for (int i = span.first; i < span.first + span.layers; ++i) {
@@ -319,6 +319,7 @@ bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
 }
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
+  if (const PhaseSum* kept = Kept(ch, first, last, ph)) return *kept;
   const ChunkRangeKey key{&ch, first, last, static_cast<int>(ph)};
   if (const PhaseSum* s = sums_.Find(key)) return *s;
   return *sums_.Emplace(key, SumOnce(ch, first, last, ph)).first;
@@ -380,39 +381,30 @@ Duration LayerLowering::Serial(const PhaseSum& sum, bool ep) {
 }
 
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
-  EmitSum(stage, CoarseSum(stage, ch, first, last, ph), PhaseCat(ph));
+  EmitSum(stage, Sum(ch, first, last, ph), PhaseCat(ph));
 }
 
-const LayerLowering::PhaseSum& LayerLowering::CoarseSum(int stage, const Chunk& ch, int first,
-                                                        int last, Phase ph) {
-  const std::vector<Chunk>& row = chunks_[stage];
-  // Which of the stage's chunks `ch` is (std::less orders pointers into different arrays too).
-  const std::less<const Chunk*> before;
-  const bool own = !row.empty() && !before(&ch, row.data()) && before(&ch, row.data() + row.size());
-  const size_t c = own ? static_cast<size_t>(&ch - row.data()) : 0;
+const LayerLowering::PhaseSum* LayerLowering::Kept(const Chunk& ch, int first, int last,
+                                                   Phase ph) const {
+  if (ch.id < 0 || static_cast<size_t>(ch.id) >= chunk_sums_.size()) return nullptr;
   const int nseg = static_cast<int>(ch.segments.size());
   int slot = -1;
-  if (own) {
-    if (first == 0 && last == static_cast<int>(ch.pieces.size())) slot = nseg;
-    for (int k = 0; k < nseg && slot < 0; ++k) {
-      if (ch.segments[k].first == first && ch.segments[k].second == last) slot = k;
-    }
+  if (first == 0 && last == static_cast<int>(ch.pieces.size())) slot = nseg;
+  for (int k = 0; k < nseg && slot < 0; ++k) {
+    if (ch.segments[k].first == first && ch.segments[k].second == last) slot = k;
   }
-  if (slot < 0) return scratch_ = Sum(ch, first, last, ph);
-  if (chunk_sums_.empty()) chunk_sums_.resize(chunks_.size());
-  std::vector<ChunkSums>& sums = chunk_sums_[stage];
-  if (sums.empty()) sums.resize(row.size());
-  ChunkSums& cs = sums[c];
+  if (slot < 0) return nullptr;
+  ChunkSums& cs = chunk_sums_[static_cast<size_t>(ch.id)];
   if (cs.have.empty()) {
     cs.sums.resize(static_cast<size_t>((nseg + 1) * kPhases));
     cs.have.assign(cs.sums.size(), 0);
   }
   const size_t i = static_cast<size_t>(slot * kPhases + static_cast<int>(ph));
   if (!cs.have[i]) {
-    cs.sums[i] = Sum(ch, first, last, ph);
+    cs.sums[i] = SumOnce(ch, first, last, ph);
     cs.have[i] = 1;
   }
-  return cs.sums[i];
+  return &cs.sums[i];
 }
 
 void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {

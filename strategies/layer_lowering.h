@@ -89,9 +89,10 @@ class LayerLowering {
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
   void Segment(Chunk* ch) const;
   void EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph);
-  // Sum for a segment of one of the stage's chunks or the whole chunk (what EmitCoarse asks
-  // for every micro-batch), kept per chunk by position instead of hashed.
-  const PhaseSum& CoarseSum(int stage, const Chunk& ch, int first, int last, Phase ph);
+  // Sum of a segment of one of this lowering's chunks or of the whole chunk (what EmitCoarse
+  // asks for every micro-batch, and the bounds per stage), kept by the chunk's id and the
+  // segment instead of hashed; null for another range.
+  const PhaseSum* Kept(const Chunk& ch, int first, int last, Phase ph) const;
   void EmitOps(int stage, const Chunk& ch, int first, int last, Phase ph);
   // One op's compute task and its collective (`comm`: false leaves the collective out).
   void EmitOp(int stage, const OpTime& op, Phase ph, bool split, bool comm);
@@ -103,15 +104,13 @@ class LayerLowering {
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
   mutable sim::FlatMap<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
-  // CoarseSum's: [stage][chunk] -> [(segment, or the whole chunk last) x phase], and which are
-  // filled.
+  // Kept's: per chunk id, [(segment, or the whole chunk last) x phase], and which are filled.
   static constexpr int kPhases = 4;
   struct ChunkSums {
     std::vector<PhaseSum> sums;
     std::vector<uint8_t> have;
   };
-  std::vector<std::vector<ChunkSums>> chunk_sums_;
-  PhaseSum scratch_;  // CoarseSum of a range it does not keep
+  mutable std::vector<ChunkSums> chunk_sums_;
   struct PieceKey {
     const BlockTime* time;
     bool recompute;

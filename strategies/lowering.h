@@ -85,6 +85,7 @@ struct Chunk {
   double act = 0;
   double act_w = 0;         // of it, or rebuilt by recompute, what W needs after B (split backward)
   double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
+  int id = -1;              // stage * chunks + chunk in LayerLowering's table (-1: none)
 };
 
 // Hash of a pair of 64-bit integers, for the lowerings' memo tables.
