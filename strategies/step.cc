@@ -111,6 +111,24 @@ std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& traini
                      100 * (1 - alt->step_time_s / r.step_time_s));
 }
 
+std::string GradReduceAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
+                             const ClusterSpec& cluster, const StepReport& r) {
+  if (!r.fits || r.micro_batches <= 1 || !layout.shards_gradients() ||
+      layout.grad_reduce != Layout::GradReduce::kAuto || layout.dp * layout.cp <= 1) {
+    return "";
+  }
+  Layout probe = layout;
+  probe.grad_reduce = Layout::GradReduce::kStep;
+  StatusOr<StepReport> alt = SimulateStep(model, training, probe, cluster, StepOptions{});
+  if (!alt.ok() || !alt->fits || alt->step_time_s > 0.99 * r.step_time_s) return "";
+  const double peak =
+      *std::max_element(alt->peak_memory_bytes.begin(), alt->peak_memory_bytes.end());
+  return fmt::format(
+      "grad_reduce: step also fits ({:.1f} GiB peak, whole gradients held until one reduction "
+      "per step): step {:.3f} s, {:.1f}% shorter",
+      Bytes(peak).gib(), alt->step_time_s, 100 * (1 - alt->step_time_s / r.step_time_s));
+}
+
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,
                                 const Layout& layout, const ClusterSpec& cluster,
                                 const StepOptions& options, LoweredStep* lowered,

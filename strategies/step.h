@@ -69,6 +69,12 @@ std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& traini
                                   const Layout& layout, const ClusterSpec& cluster,
                                   const StepReport& r);
 
+// For `run`: a ZeRO 2/3 step that reduces its gradients every micro-batch (grad_reduce: auto)
+// and fits, replayed reducing once per step instead (whole gradients held: FSDP's no_sync);
+// the advice when that also fits and is at least 1% shorter, else empty.
+std::string GradReduceAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
+                             const ClusterSpec& cluster, const StepReport& r);
+
 // Lowers, replays and summarises. `lowered` and `timeline`, when given, receive the program
 // and its timeline (for traces).
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,

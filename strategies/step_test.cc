@@ -252,6 +252,14 @@ TEST_CASE("grad_reduce: ZeRO-2 reducing once per step replays as ZeRO-1; DDP eve
   CHECK(z2_step.step_time_s == z1.step_time_s);
   CHECK(z2_step.peak_memory_bytes == z1.peak_memory_bytes);
   CHECK(z2.peak_memory_bytes[0] < z1.peak_memory_bytes[0]);
+  // `run`'s advice: ZeRO-2 reducing every micro-batch fits, and so does once per step, faster.
+  b.l.zero = 2;
+  b.l.grad_reduce = GR::kAuto;
+  const std::string advice = GradReduceAdvice(b.model, b.t, b.l, b.cluster, z2);
+  CHECK(advice.rfind("grad_reduce: step also fits", 0) == 0);
+  CHECK(advice.find(fmt::format("step {:.3f} s", z2_step.step_time_s)) != std::string::npos);
+  b.l.zero = 1;
+  CHECK(GradReduceAdvice(b.model, b.t, b.l, b.cluster, z1).empty());  // reduces once already
   // DDP without no_sync all-reduces every micro-batch's gradients.
   const StepReport ddp = run(0, GR::kAuto), ddp_every = run(0, GR::kMicroBatch);
   CHECK(ddp_every.step_time_s > ddp.step_time_s);

@@ -915,8 +915,11 @@ Status RunCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(s.model, s.training, s.layout, s.cluster, so, &lowered));
   if (!opt.full) {  // an --full replay of every rank is too long to run twice
-    const std::string advice = RecomputeLayersAdvice(s.model, s.training, s.layout, s.cluster, r);
-    if (!advice.empty()) r.warnings.push_back(advice);
+    for (const std::string& advice :
+         {RecomputeLayersAdvice(s.model, s.training, s.layout, s.cluster, r),
+          GradReduceAdvice(s.model, s.training, s.layout, s.cluster, r)}) {
+      if (!advice.empty()) r.warnings.push_back(advice);
+    }
   }
   std::optional<GoodputReport> goodput;
   if (GoodputModelled(s)) {
