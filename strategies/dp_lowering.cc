@@ -58,13 +58,6 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
 
 DataParallelLowering::Timed DataParallelLowering::TimeOf(const Chunk& ch, int first, int last,
                                                          bool gather) const {
-  const ChunkRangeKey key{&ch, first, last, gather ? 1 : 0};
-  if (const Timed* t = timed_.Find(key)) return *t;
-  return *timed_.Emplace(key, TimeOnce(ch, first, last, gather)).first;
-}
-
-DataParallelLowering::Timed DataParallelLowering::TimeOnce(const Chunk& ch, int first, int last,
-                                                           bool gather) const {
   Params p{0, 0, gather};
   for (int i = first; i < last; ++i) {
     p.dense += ch.pieces[i].dense;
@@ -104,16 +97,15 @@ Duration DataParallelLowering::StreamBound(int stage) const {
   // same links (the group's NICs, or NVLink inside a node), each flow's bytes taking its time
   // less its latency at the link's rate (RankTopology::AddFlowCost), so the links are busy for
   // the sum of those.
-  // Each segment is timed once here, so not through TimeOf's memo.
   Duration gather, reduce, wire;
   for (const Chunk& ch : layers_.chunks(stage)) {
     for (auto [a, b] : ch.segments) {
       if (gathers > 0) {
-        const Timed g = TimeOnce(ch, a, b, true);
+        const Timed g = TimeOf(ch, a, b, true);
         gather += g.time * gathers;
         wire += (g.time - g.latency) * gathers;
       }
-      const Timed r = TimeOnce(ch, a, b, false);
+      const Timed r = TimeOf(ch, a, b, false);
       reduce += r.time * reduces;
       wire += (r.time - r.latency) * reduces;
     }

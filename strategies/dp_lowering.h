@@ -65,11 +65,10 @@ class DataParallelLowering {
     Duration time, latency;
     bool inter = false;
   };
-  // Memoised: every micro-batch reduces (ZeRO 2/3) or gathers (ZeRO 3) the same segments.
+  // Memoised by what it depends on (Params): every micro-batch reduces (ZeRO 2/3) or gathers
+  // (ZeRO 3) the same segments, and the stages of a pipeline repeat the same few chunks.
   Timed TimeOf(const Chunk& ch, int first, int last, bool gather) const;
-  Timed TimeOnce(const Chunk& ch, int first, int last, bool gather) const;
-  // What TimeOnce's result depends on: the range's dense and expert parameters (the stages of a
-  // pipeline repeat the same few chunks, so StreamBound asks for the same ones stage after stage).
+  // The range's dense and expert parameters, and whether gathered or reduced.
   struct Params {
     double dense, expert;
     bool gather;
@@ -95,7 +94,6 @@ class DataParallelLowering {
   // [stage][chunk][segment][replica]
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
-  mutable sim::FlatMap<ChunkRangeKey, Timed, ChunkRangeKeyHash> timed_;
   mutable sim::FlatMap<Params, Timed, ParamsHash> by_params_;
 };
 

@@ -256,7 +256,6 @@ void LayerLowering::BuildChunks() {
   const ModelSpec& m = ctx_.model;
   const int p = l.pp, v = ctx_.chunks;
   chunks_.assign(p, std::vector<Chunk>(v));
-  sums_.clear();  // keyed by the chunks' addresses
   chunk_sums_.assign(static_cast<size_t>(p * v), ChunkSums{});
   // Each block's accounting once; pieces copy it.
   const Piece embedding = MakePiece(graph_->embedding, embedding_, false);
@@ -320,9 +319,7 @@ bool LayerLowering::Runs(const Piece& pc, const OpTime& op, Phase ph) const {
 
 LayerLowering::PhaseSum LayerLowering::Sum(const Chunk& ch, int first, int last, Phase ph) const {
   if (const PhaseSum* kept = Kept(ch, first, last, ph)) return *kept;
-  const ChunkRangeKey key{&ch, first, last, static_cast<int>(ph)};
-  if (const PhaseSum* s = sums_.Find(key)) return *s;
-  return *sums_.Emplace(key, SumOnce(ch, first, last, ph)).first;
+  return SumOnce(ch, first, last, ph);
 }
 
 LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int last,

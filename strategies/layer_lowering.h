@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "models/layer_graph.h"
-#include "sim/flat_map.h"
 #include "strategies/lowering.h"
 #include "strategies/topology.h"
 
@@ -75,7 +74,8 @@ class LayerLowering {
   // Whether phase `ph` runs `op` of piece `pc` (recompute reruns only layers' ops, and only the
   // attention core when selective).
   bool Runs(const Piece& pc, const OpTime& op, Phase ph) const;
-  // Memoised: each micro-batch asks for the same ranges of the same chunks.
+  // Kept's when it keeps the range (each micro-batch asks for the same segments of the same
+  // chunks), else summed.
   PhaseSum Sum(const Chunk& ch, int first, int last, Phase ph) const;
   PhaseSum SumOnce(const Chunk& ch, int first, int last, Phase ph) const;
   // One piece's sum for phase `ph` (what Runs lets it run), memoised per block time.
@@ -103,7 +103,6 @@ class LayerLowering {
   std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
-  mutable sim::FlatMap<ChunkRangeKey, PhaseSum, ChunkRangeKeyHash> sums_;
   // Kept's: per chunk id, [(segment, or the whole chunk last) x phase], and which are filled.
   static constexpr int kPhases = 4;
   struct ChunkSums {

@@ -95,22 +95,6 @@ struct Int64PairHash {
   }
 };
 
-// Pieces [first, last) of a chunk and what is asked of them (a phase, gather or reduce): the
-// key of the lowerings' memo tables, since every micro-batch asks for the same ranges.
-struct ChunkRangeKey {
-  const Chunk* chunk;
-  int first, last;
-  int what;
-  bool operator==(const ChunkRangeKey&) const = default;
-};
-struct ChunkRangeKeyHash {
-  size_t operator()(const ChunkRangeKey& k) const {
-    size_t h = std::hash<const void*>()(k.chunk);
-    for (size_t v : {size_t(k.first), size_t(k.last), size_t(k.what)}) h = h * 1000003u ^ v;
-    return h;
-  }
-};
-
 class LoweringContext {
  public:
   LoweringContext(const ModelSpec& m, const Training& t, const Layout& l, const ClusterSpec& c,

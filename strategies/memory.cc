@@ -75,8 +75,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const int chunks = ChunksOf(l);
   const std::vector<ChunkSpan> spans = ChunkSpans(l, m.layers);
   // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
-  std::shared_ptr<const std::vector<std::vector<Unit>>> orders;
-  std::shared_ptr<const std::vector<PeakStates>> states;
+  StagePeaks peaks(l, shape);
   // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
   // weights are the LM head's).
   const double depth = m.mtp_depth;
@@ -166,17 +165,9 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
     if (two_chunks && act_per_mb > 0) {
       // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
       // the stage's order with each chunk's bytes.
-      // From the stage's peak states where they give the walk's value exactly (whole bytes),
-      // else walked unit by unit.
-      if (!states) states = SharedPeakStates(l, shape);
       std::vector<double> w(chunk_bytes.size());
       for (size_t c = 0; c < w.size(); ++c) w[c] = chunk_bytes[c] * shape.w_hold;
-      if (std::optional<double> peak = PeakActivationBytes((*states)[s], chunk_bytes, w)) {
-        st.activations_bytes = *peak;
-      } else {
-        if (!orders) orders = SharedLayoutOrders(l, shape);
-        st.activations_bytes = PeakActivationBytes((*orders)[s], chunk_bytes, w);
-      }
+      st.activations_bytes = peaks.Of(s, chunk_bytes, w);
       st.in_flight = st.activations_bytes / act_per_mb;
     }
     // Recompute rebuilds what it dropped of one layer at a time during backward.

@@ -274,6 +274,17 @@ std::shared_ptr<const std::vector<PeakStates>> SharedPeakStates(const Layout& la
       [](const std::vector<PeakStates>&) { return size_t{1}; });
 }
 
+double StagePeaks::Of(int stage, const std::vector<double>& chunk_bytes,
+                      const std::vector<double>& chunk_w_bytes) {
+  if (!states_) states_ = SharedPeakStates(layout_, shape_);
+  const size_t s = static_cast<size_t>(stage);
+  if (std::optional<double> peak = PeakActivationBytes((*states_)[s], chunk_bytes, chunk_w_bytes)) {
+    return *peak;
+  }
+  if (!orders_) orders_ = SharedLayoutOrders(layout_, shape_);
+  return PeakActivationBytes((*orders_)[s], chunk_bytes, chunk_w_bytes);
+}
+
 std::optional<double> PeakActivationBytes(const PeakStates& states,
                                           const std::vector<double>& chunk_bytes,
                                           const std::vector<double>& chunk_w_bytes) {

@@ -159,6 +159,22 @@ std::shared_ptr<const std::vector<PeakStates>> SharedPeakStates(const Layout& la
 std::optional<double> PeakActivationBytes(const PeakStates& states,
                                           const std::vector<double>& chunk_bytes,
                                           const std::vector<double>& chunk_w_bytes);
+// Each stage's activation peak for `layout`'s orders with given bytes per chunk (the walk of
+// PeakActivationBytes below): from the shape's shared peak states where they give the walk's
+// value exactly, else the stage's order walked unit by unit. Both tables are fetched on first
+// need.
+class StagePeaks {
+ public:
+  StagePeaks(const Layout& layout, const PipelineShape& shape) : layout_(layout), shape_(shape) {}
+  double Of(int stage, const std::vector<double>& chunk_bytes,
+            const std::vector<double>& chunk_w_bytes);
+
+ private:
+  const Layout& layout_;
+  const PipelineShape shape_;
+  std::shared_ptr<const std::vector<PeakStates>> states_;
+  std::shared_ptr<const std::vector<std::vector<Unit>>> orders_;
+};
 // Whether order[at] runs as one F&B unit with the B after it (Unit::pair), as EmitSchedule
 // emits it and the bounds walk it.
 inline bool RunsAsPair(const std::vector<Unit>& order, size_t at) {

@@ -65,6 +65,20 @@ StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& train
   return Max(first, lowering.ScheduleBound()).seconds();
 }
 
+namespace {
+
+// `run`'s advice for another setting `what` whose replay `alt` fits: its peak and how much
+// shorter than `r` its step is, with `more` saying what else it changes.
+std::string AlsoFits(std::string_view what, std::string_view more, const StepReport& alt,
+                     const StepReport& r) {
+  const double peak = *std::max_element(alt.peak_memory_bytes.begin(), alt.peak_memory_bytes.end());
+  return fmt::format("{} also fits ({:.1f} GiB peak){}: step {:.3f} s, {:.1f}% shorter", what,
+                     Bytes(peak).gib(), more, alt.step_time_s,
+                     100 * (1 - alt.step_time_s / r.step_time_s));
+}
+
+}  // namespace
+
 std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& training,
                                   const Layout& layout, const ClusterSpec& cluster,
                                   const StepReport& r) {
@@ -97,18 +111,16 @@ std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& traini
   }
   StatusOr<StepReport> alt = SimulateStep(model, probe, layout, cluster, StepOptions{});
   if (!alt.ok() || !alt->fits) return "";
-  const double peak =
-      *std::max_element(alt->peak_memory_bytes.begin(), alt->peak_memory_bytes.end());
   const std::string what = hi == 0 ? "recompute: none"
                                    : fmt::format("{}recompute_layers: {} (of {} per chunk)",
                                                  none ? "recompute: full with " : "", hi, most);
   if (!r.fits) {
+    const double peak =
+        *std::max_element(alt->peak_memory_bytes.begin(), alt->peak_memory_bytes.end());
     return fmt::format("{} fits: {:.1f} GiB peak, step {:.3f} s", what, Bytes(peak).gib(),
                        alt->step_time_s);
   }
-  return fmt::format("{} also fits ({:.1f} GiB peak){}: step {:.3f} s, {:.1f}% shorter", what,
-                     Bytes(peak).gib(), hi == 0 ? "" : " and recomputes less", alt->step_time_s,
-                     100 * (1 - alt->step_time_s / r.step_time_s));
+  return AlsoFits(what, hi == 0 ? "" : " and recomputes less", *alt, r);
 }
 
 std::string GradReduceAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
@@ -121,12 +133,8 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
   probe.grad_reduce = Layout::GradReduce::kStep;
   StatusOr<StepReport> alt = SimulateStep(model, training, probe, cluster, StepOptions{});
   if (!alt.ok() || !alt->fits || alt->step_time_s > 0.99 * r.step_time_s) return "";
-  const double peak =
-      *std::max_element(alt->peak_memory_bytes.begin(), alt->peak_memory_bytes.end());
-  return fmt::format(
-      "grad_reduce: step also fits ({:.1f} GiB peak, whole gradients held until one reduction "
-      "per step): step {:.3f} s, {:.1f}% shorter",
-      Bytes(peak).gib(), alt->step_time_s, 100 * (1 - alt->step_time_s / r.step_time_s));
+  return AlsoFits("grad_reduce: step", " holding whole gradients until one reduction per step",
+                  *alt, r);
 }
 
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,

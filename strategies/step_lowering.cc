@@ -164,9 +164,7 @@ std::vector<double> StepLowering::ActivationLowerBounds() const {
   const bool split = ctx_.schedule.splits_backward();
   // The walk is taken from each stage's peak states (the same value, exactly, when the bytes
   // are whole numbers), else walked unit by unit.
-  const PipelineShape shape{p, ctx_.chunks, ctx_.micro_batches};
-  const auto states = SharedPeakStates(ctx_.layout, shape);
-  std::shared_ptr<const std::vector<std::vector<Unit>>> orders;
+  StagePeaks peaks(ctx_.layout, PipelineShape{p, ctx_.chunks, ctx_.micro_batches});
   std::vector<double> out(p, 0.0);
   std::vector<double> bytes, w;
   for (int s = 0; s < p; ++s) {
@@ -176,12 +174,7 @@ std::vector<double> StepLowering::ActivationLowerBounds() const {
       bytes.push_back(ch.act);
       w.push_back(split ? ch.act_w : 0.0);
     }
-    if (std::optional<double> peak = PeakActivationBytes((*states)[s], bytes, w)) {
-      out[s] = *peak;
-      continue;
-    }
-    if (orders == nullptr) orders = SharedLayoutOrders(ctx_.layout, shape);
-    out[s] = PeakActivationBytes((*orders)[s], bytes, w);
+    out[s] = peaks.Of(s, bytes, w);
   }
   return out;
 }
