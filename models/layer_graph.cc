@@ -479,9 +479,19 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     bb.Add(std::move(ln));
     head.saved.push_back({"lm_head.input", d.T_out * d.h * d.a, false});
     bb.Add(std::move(head));
-    // Vocab-parallel cross-entropy on fp32 logits (Megatron keeps them for backward).
-    const double logits = d.T * v_local * 4;
-    Op loss = Elementwise("cross_entropy", 3 * logits, 2 * logits);
+    // Vocab-parallel cross-entropy on fp32 logits, pass by pass as Megatron-LM runs it (unfused
+    // path, the default: megatron/core/tensor_parallel/cross_entropy.py, and mpu/cross_entropy.py
+    // with the caller's .float() before it). Bytes per logit, a that of the logits' type:
+    //   forward: max (4 read), subtract the max in place (4 + 4), exp in place (4 + 4), sum (4),
+    //            divide by the sum in place (4 + 4): 32;
+    //   backward: scale the saved softmax by the loss gradient in place (4 + 4): 8;
+    //   and 16-bit logits add the cast to fp32 (a + 4) and the gradient's cast back (4 + a).
+    // The fp32 softmax is kept for the backward. (torchtitan's F.cross_entropy on .float()
+    // logits makes about 22 and 26 with bf16: 48 in all against 52.)
+    const double per_logit = d.T * v_local;
+    const double logits = per_logit * 4;
+    const double cast = d.a < 4 ? d.a + 4 : 0;  // .float() of fp32 logits is a no-op
+    Op loss = Elementwise("cross_entropy", per_logit * (32 + cast), per_logit * (8 + cast));
     loss.saved.push_back({"logits", logits, false});
     bb.Add(std::move(loss));
     g.head = bb.Finish();

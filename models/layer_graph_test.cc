@@ -164,6 +164,47 @@ TEST_CASE("recompute selective-op: torchtitan keeps odd matmuls and attention, r
   CHECK(kept > ActivationBytes(g.dense, RecomputeKind::kFull));
 }
 
+TEST_CASE("cross-entropy: Megatron-LM's passes over the vocab-parallel logits") {
+  // The unfused vocab_parallel_cross_entropy on the caller's fp32 cast of the logits, as a list
+  // of kernels with the bytes each reads and writes per logit.
+  struct Pass {
+    const char* what;
+    double read, written;
+  };
+  auto per_logit = [](std::initializer_list<Pass> passes) {
+    double sum = 0;
+    for (const Pass& p : passes) sum += p.read + p.written;
+    return sum;
+  };
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("gpt3-175b");
+  for (double a : {2.0, 4.0}) {
+    CAPTURE(a);
+    const bool cast = a < 4;  // .float() returns fp32 logits themselves
+    const double fwd = per_logit({{"cast to fp32", cast ? a : 0, cast ? 4 : 0},
+                                  {"max", 4, 0},
+                                  {"subtract max", 4, 4},
+                                  {"exp", 4, 4},
+                                  {"sum", 4, 0},
+                                  {"divide by sum", 4, 4}});
+    const double bwd =
+        per_logit({{"scale by loss gradient", 4, 4}, {"cast back", cast ? 4 : 0, cast ? a : 0}});
+    const GraphShape shape{.micro_batch = 2, .seq_len = 2048, .tp = 8, .act_bytes = a};
+    const ModelGraph g = BuildModelGraph(m, shape);
+    const double logits = 2.0 * 2048 * m.vocab / 8;  // this TP rank's share of the vocabulary
+    const Op* loss = nullptr;
+    for (size_t i = 0; i < g.head.size(); ++i) {
+      if (g.head.op(i).name == "cross_entropy") loss = &g.head.op(i);
+    }
+    REQUIRE(loss != nullptr);
+    CHECK(loss->fwd_bytes.bytes() == doctest::Approx(fwd * logits));
+    CHECK(loss->bwd_bytes.bytes() == doctest::Approx(bwd * logits));
+    // The fp32 softmax is what the backward keeps.
+    REQUIRE(loss->saved.size() == 1);
+    CHECK(loss->saved[0].bytes == doctest::Approx(4 * logits));
+  }
+}
+
 TEST_CASE("recompute deepseek: norms, MLA up-projections and SwiGLU rebuilt; SwiGLU input in FP8") {
   // DeepSeek-V3 secs. 3.2.3 and 3.3.2, on one MoE layer of 4096 tokens with EP64.
   auto cat = LoadModelCatalog();
