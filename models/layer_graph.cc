@@ -227,10 +227,16 @@ Op AttentionCore(const GraphShape& s, const Dims& d, double heads, double qk, do
   core.op_kept_bytes = d.T * o_cols * d.a + heads * d.T * 4;
   core.op_rerun = 0;
   if (s.cp > 1) {
-    // K and V of every CP rank visit this rank (ring exchange), overlapped with the blocks.
+    // K and V of every CP rank visit this rank. A ring passes them beside the blocks'
+    // attention, and their gradients back the same way. Gathered whole (cp_all_gather), they
+    // arrive before the attention starts, and the backward gathers them again and
+    // reduce-scatters their gradients after it: an all-gather and a reduce-scatter of the same
+    // buffer move what one all-reduce moves, 2 (n - 1) / n of it.
     const double kv_bytes = d.T * (k_cols + v_cols) * d.a * s.cp;
-    core.fwd_comm = {CommKind::kAllGather, GroupKind::kCp, kv_bytes, true};
-    core.bwd_comm = {CommKind::kReduceScatter, GroupKind::kCp, kv_bytes, true};
+    const bool ring = !s.cp_all_gather;
+    core.fwd_comm = {CommKind::kAllGather, GroupKind::kCp, kv_bytes, ring};
+    core.bwd_comm = {ring ? CommKind::kReduceScatter : CommKind::kAllReduce, GroupKind::kCp,
+                     kv_bytes, ring};
   }
   return core;
 }

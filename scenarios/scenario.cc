@@ -281,7 +281,7 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
       MapReader m, MapReader::Open(ctx, node, "parallelism",
                                    {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "schedule",
                                     "virtual_stages", "stage_layers", "overlap", "grad_reduce",
-                                    "bucket", "compression", "order"}));
+                                    "cp_comm", "bucket", "compression", "order"}));
   PARASIM_RETURN_IF_ERROR(m.Int("tp", &l.tp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("pp", &l.pp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("cp", &l.cp, 1, 65536));
@@ -343,6 +343,11 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
     std::string gr;
     PARASIM_RETURN_IF_ERROR(m.Enum("grad_reduce", &gr, GradReduceNames()));
     l.grad_reduce = *ParseGradReduce(gr);
+  }
+  if (m.Has("cp_comm")) {
+    std::string cc;
+    PARASIM_RETURN_IF_ERROR(m.Enum("cp_comm", &cc, CpCommNames()));
+    l.cp_comm = *ParseCpComm(cc);
   }
   PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));
   if (m.Has("bucket") && l.bucket.bytes() < 1024) {

@@ -13,6 +13,9 @@ constexpr EnumNames<Layout::GradReduce, 3> kGradReduces(
     "grad_reduce", {{{Layout::GradReduce::kAuto, "auto"},
                      {Layout::GradReduce::kMicroBatch, "micro_batch"},
                      {Layout::GradReduce::kStep, "step"}}});
+constexpr EnumNames<Layout::CpComm, 2> kCpComms("cp_comm",
+                                                {{{Layout::CpComm::kRing, "ring"},
+                                                  {Layout::CpComm::kAllGather, "all_gather"}}});
 }  // namespace
 
 std::string_view RankDimName(RankDim d) { return kRankDims.Name(d); }
@@ -20,6 +23,9 @@ StatusOr<RankDim> ParseRankDim(std::string_view s) { return kRankDims.Parse(s); 
 std::string_view GradReduceName(Layout::GradReduce g) { return kGradReduces.Name(g); }
 StatusOr<Layout::GradReduce> ParseGradReduce(std::string_view s) { return kGradReduces.Parse(s); }
 std::vector<std::string_view> GradReduceNames() { return kGradReduces.Names(); }
+std::string_view CpCommName(Layout::CpComm c) { return kCpComms.Name(c); }
+StatusOr<Layout::CpComm> ParseCpComm(std::string_view s) { return kCpComms.Parse(s); }
+std::vector<std::string_view> CpCommNames() { return kCpComms.Names(); }
 
 const std::vector<RankDim>& DefaultRankOrder() {
   static const std::vector<RankDim> kOrder = {RankDim::kTp, RankDim::kCp, RankDim::kEp,

@@ -65,6 +65,15 @@ struct Layout {
   //   set_requires_gradient_sync(False) until the last: the accumulated gradients stay whole).
   enum class GradReduce : uint8_t { kAuto, kMicroBatch, kStep };
   GradReduce grad_reduce = GradReduce::kAuto;
+  // How context parallelism brings every CP rank's keys and values to a rank's queries:
+  // - kRing: passed around the ring block by block beside the attention of the block before
+  //   (ring attention; Megatron-Core's default cp_comm_type p2p);
+  // - kAllGather: gathered whole before the attention, and in the backward gathered again and
+  //   their gradients reduce-scattered after it, none of it beside compute (Llama 3, arXiv
+  //   2407.21783 sec. 3.3.2, whose exposed latency GQA's small K and V keep short;
+  //   Megatron-Core's cp_comm_type all_gather).
+  enum class CpComm : uint8_t { kRing, kAllGather };
+  CpComm cp_comm = CpComm::kRing;
   // Gradient (and ZeRO parameter) bucket; zero: the framework's own, which depends on the
   // layout (DataBucketBytes, strategies/lowering.h).
   Bytes bucket;
@@ -88,6 +97,10 @@ struct Layout {
 std::string_view GradReduceName(Layout::GradReduce g);
 StatusOr<Layout::GradReduce> ParseGradReduce(std::string_view s);
 std::vector<std::string_view> GradReduceNames();
+// parallelism.cp_comm's names: ring, all_gather.
+std::string_view CpCommName(Layout::CpComm c);
+StatusOr<Layout::CpComm> ParseCpComm(std::string_view s);
+std::vector<std::string_view> CpCommNames();
 
 // Layers per pipeline stage: stage_layers when given, else an even split with the remainder
 // spread over the middle stages (first and last stages hold the embedding and LM head).

@@ -24,15 +24,21 @@ std::string ReduceOf(const Layout& l) {
   return l.reduces_every_micro_batch() ? " reduce-per-mb" : " reduce-per-step";
 }
 
+// Context parallelism's exchange when not the ring: " cp-all-gather".
+std::string CpCommOf(const Layout& l) {
+  return l.cp > 1 && l.cp_comm == Layout::CpComm::kAllGather ? " cp-all-gather" : "";
+}
+
 std::string Key(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{} ep{} sp{} zero{}{} {} v{} mb{} gb{} {}", l.tp, l.pp, l.dp,
-                     l.cp, l.ep, l.sp ? 1 : 0, l.zero, ReduceOf(l), ScheduleName(l.schedule),
-                     l.virtual_stages, t.micro_batch, t.global_batch, RecomputeOf(t));
+  return fmt::format("tp{} pp{} dp{} cp{}{} ep{} sp{} zero{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
+                     l.dp, l.cp, CpCommOf(l), l.ep, l.sp ? 1 : 0, l.zero, ReduceOf(l),
+                     ScheduleName(l.schedule), l.virtual_stages, t.micro_batch, t.global_batch,
+                     RecomputeOf(t));
 }
 
 std::string Short(const Layout& l, const Training& t) {
   std::string s = fmt::format("TP{}{} PP{} DP{}", l.tp, l.sp && l.tp > 1 ? "+SP" : "", l.pp, l.dp);
-  if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
+  if (l.cp > 1) s += fmt::format(" CP{}{}", l.cp, CpCommOf(l));
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
   if (l.pp > 1) {
     s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
@@ -53,10 +59,12 @@ std::string Sentence(const Layout& l, const Training& t) {
                                            : " (gradients reduced once per step)";
   }
   return fmt::format(
-      "TP{} PP{} DP{} CP{} EP{}{}, ZeRO-{}{}, {}{}, {} micro-batches of {} x {} tokens, recompute "
+      "TP{} PP{} DP{} CP{}{} EP{}{}, ZeRO-{}{}, {}{}, {} micro-batches of {} x {} tokens, "
+      "recompute "
       "{}",
-      l.tp, l.pp, l.dp, l.cp, l.ep, l.sp && l.tp > 1 ? " +SP" : "", l.zero, reduce,
-      ScheduleName(l.schedule),
+      l.tp, l.pp, l.dp, l.cp,
+      l.cp > 1 && l.cp_comm == Layout::CpComm::kAllGather ? " (K/V all-gathered)" : "", l.ep,
+      l.sp && l.tp > 1 ? " +SP" : "", l.zero, reduce, ScheduleName(l.schedule),
       l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
       std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,
       t.recompute != RecomputeKind::kNone && t.recompute_layers >= 0

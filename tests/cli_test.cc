@@ -407,6 +407,18 @@ TEST_CASE("--set overrides a key; a bad --set names the option") {
   auto bad_reduce = RunParasim("run " + f + " --set parallelism.grad_reduce=never");
   CHECK(bad_reduce.exit_code == 2);
   CHECK(bad_reduce.err.find("auto, micro_batch") != std::string::npos);
+  // cp_comm likewise: named when not the ring, and a longer step once the K/V gathers wait.
+  const std::string cp = Runfile("scenarios/llama3-8b-128k-cp-64-h100.yaml");
+  auto ring = RunParasim("run --json " + cp);
+  auto gathered = RunParasim("run --json " + cp + " --set parallelism.cp_comm=all_gather");
+  REQUIRE(ring.exit_code == 0);
+  REQUIRE(gathered.exit_code == 0);
+  CHECK(gathered.out.find("\"cp_comm\": \"all_gather\"") != std::string::npos);
+  CHECK(ring.out.find("cp_comm") == std::string::npos);
+  CHECK(StepTime(gathered.out) > StepTime(ring.out));
+  auto bad_cp = RunParasim("run " + cp + " --set parallelism.cp_comm=ulysses");
+  CHECK(bad_cp.exit_code == 2);
+  CHECK(bad_cp.err.find("ring, all_gather") != std::string::npos);
 }
 
 TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both runs") {
