@@ -65,6 +65,7 @@ void Normalise(Layout* l) {
       (l->dp * l->cp == 1 || (l->grad_reduce == GR::kMicroBatch) == (l->zero >= 2))) {
     l->grad_reduce = GR::kAuto;
   }
+  if (l->cp == 1) l->cp_comm = Layout::CpComm::kRing;  // no exchange to make
 }
 
 std::string Csv(const SweepEntry& e) {

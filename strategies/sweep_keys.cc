@@ -46,6 +46,11 @@ StatusOr<int64_t> GradReduce(std::string_view value) {
   return static_cast<int64_t>(g);
 }
 
+StatusOr<int64_t> CpComm(std::string_view value) {
+  PARASIM_ASSIGN_OR_RETURN(Layout::CpComm c, ParseCpComm(value));
+  return static_cast<int64_t>(c);
+}
+
 std::vector<int64_t> None(const Scenario&) { return {}; }
 
 std::vector<int64_t> TpAuto(const Scenario& s) {
@@ -131,6 +136,13 @@ const std::vector<SweepKey> kKeys = {
        return std::vector<int64_t>{static_cast<int64_t>(Layout::GradReduce::kMicroBatch),
                                    static_cast<int64_t>(Layout::GradReduce::kStep)};
      }},
+    // Both exchanges; the sweep folds any without context parallelism onto the ring.
+    {"cp_comm", CpComm,
+     [](int64_t v, Layout* l, Training*) { l->cp_comm = static_cast<Layout::CpComm>(v); },
+     [](const Scenario&) {
+       return std::vector<int64_t>{static_cast<int64_t>(Layout::CpComm::kRing),
+                                   static_cast<int64_t>(Layout::CpComm::kAllGather)};
+     }},
     {"global_batch", Integer<1, kMaxCount>,
      [](int64_t v, Layout*, Training* t) { t->global_batch = v; }, None},
     // Layers per chunk the recompute mode covers (Megatron-LM's --recompute-num-layers):
@@ -162,6 +174,7 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           static_cast<int64_t>(t.recompute),
           l.sp ? 1 : 0,
           static_cast<int64_t>(l.grad_reduce),
+          static_cast<int64_t>(l.cp_comm),
           t.global_batch,
           t.recompute_layers};
 }

@@ -414,6 +414,45 @@ TEST_CASE("sharded data parallelism: every bound holds and pruning keeps the exh
   }
 }
 
+TEST_CASE("cp_comm swept: ring and all-gather context parallelism, bounds and pruning exact") {
+  // Llama 3 8B at 128K tokens on 64 H100: CP 1-8 (across nodes beyond 1) with K/V either passed
+  // around a ring or gathered before the attention.
+  auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
+  Scenario s = Load("scenarios/llama3-8b-128k-cp-64-h100.yaml");
+  SweepSpec sw;
+  sw.axes = {{"tp", axis({"4", "8"})},
+             {"cp", axis({"1", "2", "4", "8"})},
+             {"dp", SweepAxis{true, {}}},
+             {"recompute", axis({"selective", "full"})},
+             {"cp_comm", axis({"ring", "all_gather"})}};
+  s.sweep = sw;
+  s.dp_auto = true;
+  auto [all, pruned] = BothWays(s);
+  std::map<std::string, double> step_of;
+  for (const SweepEntry& e : all->ranked) step_of[e.key] = e.step_time_s;
+  int twins = 0;
+  for (const SweepEntry& e : all->ranked) {
+    CAPTURE(e.key);
+    // Without CP there is no exchange: the grid folds those layouts onto the ring, and keys name
+    // the gather only where it is one.
+    CHECK((e.layout.cp > 1 || e.layout.cp_comm == Layout::CpComm::kRing));
+    const size_t at = e.key.find(" cp-all-gather");
+    CHECK((at != std::string::npos) == (e.layout.cp_comm == Layout::CpComm::kAllGather));
+    std::vector<double> held;
+    auto bound = BoundsOf(s, e, &held);
+    REQUIRE(bound.ok());
+    CHECK(bound->step_s <= e.step_time_s);
+    if (at == std::string::npos) continue;
+    // The gathered exchange waits where the ring's hides: never a shorter step than the ring's.
+    std::string ring = e.key;
+    ring.erase(at, std::string(" cp-all-gather").size());
+    REQUIRE(step_of.count(ring) == 1);
+    CHECK(e.step_time_s > step_of[ring]);
+    ++twins;
+  }
+  CHECK(twins > 0);
+}
+
 TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
   SweepOptions o;
