@@ -181,14 +181,14 @@ TEST_CASE("cross-entropy: Megatron-LM's passes over the vocab-parallel logits") 
   for (double a : {2.0, 4.0}) {
     CAPTURE(a);
     const bool cast = a < 4;  // .float() returns fp32 logits themselves
-    const double fwd = per_logit({{"cast to fp32", cast ? a : 0, cast ? 4 : 0},
+    const double fwd = per_logit({{"cast to fp32", cast ? a : 0.0, cast ? 4.0 : 0.0},
                                   {"max", 4, 0},
                                   {"subtract max", 4, 4},
                                   {"exp", 4, 4},
                                   {"sum", 4, 0},
                                   {"divide by sum", 4, 4}});
-    const double bwd =
-        per_logit({{"scale by loss gradient", 4, 4}, {"cast back", cast ? 4 : 0, cast ? a : 0}});
+    const double bwd = per_logit(
+        {{"scale by loss gradient", 4, 4}, {"cast back", cast ? 4.0 : 0.0, cast ? a : 0.0}});
     const GraphShape shape{.micro_batch = 2, .seq_len = 2048, .tp = 8, .act_bytes = a};
     const ModelGraph g = BuildModelGraph(m, shape);
     const double logits = 2.0 * 2048 * m.vocab / 8;  // this TP rank's share of the vocabulary
