@@ -11,7 +11,8 @@ FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes)
       link_bytes_(link_bytes),
       slot_(p.num_tasks(), -1),
       link_marked_(p.num_links(), 0),
-      link_flows_(p.num_links()) {}
+      link_flows_(p.num_links()),
+      route_flows_(p.num_routes(), 0) {}
 
 std::span<const uint32_t> FlowNetwork::LinksOf(const Active& f) const {
   return p_.route_links(p_.route(f.task));
@@ -37,9 +38,7 @@ void FlowNetwork::FindComponent(RouteId route) {
   // first link) are the component, without the search.
   bool others = false;
   const std::span<const LinkId> links = p_.route_links(route);
-  for (LinkId l : links) {
-    for (TaskId t : link_flows_[l]) others |= p_.route(t) != route;
-  }
+  for (LinkId l : links) others |= link_flows_[l].size() != route_flows_[route];
   if (!others) {
     if (!links.empty()) {
       for (TaskId t : link_flows_[links[0]]) component_.push_back(static_cast<uint32_t>(slot_[t]));
@@ -107,6 +106,7 @@ void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   slot_[t] = static_cast<int32_t>(active_.size());
   active_.push_back(Active{t, bytes, 0.0, now, Completion{}, false});
   for (LinkId l : p_.route_links(p_.route(t))) link_flows_[l].push_back(t);
+  ++route_flows_[p_.route(t)];
   Reshare(p_.route(t), now, due);
 }
 
@@ -122,6 +122,7 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
     *std::find(on.begin(), on.end(), t) = on.back();
     on.pop_back();
   }
+  --route_flows_[p_.route(t)];
   slot_[active_.back().task] = i;
   slot_[t] = -1;
   active_[i] = active_.back();
@@ -153,6 +154,7 @@ std::vector<FlowNetwork::State> FlowNetwork::States() const {
 size_t FlowNetwork::state_bytes() const {
   size_t bytes = StorageBytes(slot_);
   for (const auto& on : link_flows_) bytes += sizeof(on) + on.capacity() * sizeof(TaskId);
+  bytes += route_flows_.capacity() * sizeof(uint32_t);
   return bytes;
 }
 

@@ -103,6 +103,9 @@ class FlowNetwork {
   std::vector<char> link_marked_;
   // Per link: the tasks of the active flows that cross it.
   std::vector<std::vector<TaskId>> link_flows_;
+  // Active flows per route: a route's links carry only its own flows when each link's count
+  // of flows is the route's (every flow of a route is on each of its links).
+  std::vector<uint32_t> route_flows_;
   std::vector<uint32_t> component_;
   bool same_route_ = false;  // the component found is every flow of one route
   std::vector<std::pair<uint32_t, double>>* moves_ = nullptr;

@@ -125,6 +125,7 @@ class Program {
   size_t num_ranks() const { return rank_names_.size(); }
   size_t num_streams() const { return stream_rank_.size(); }
   size_t num_links() const { return link_capacity_.size(); }
+  size_t num_routes() const { return route_offset_.size() - 1; }
   size_t num_edges() const { return finalized_ ? succ_.size() : edges_.size(); }
   // Bytes of program storage per task (vectors' capacities), for the benchmark.
   size_t MemoryBytes() const;
