@@ -91,6 +91,8 @@ struct Layout {
   // Whether the accumulated gradients are kept as this rank's shard only (ZeRO 2/3 reducing
   // every micro-batch); else whole until the reduction.
   bool shards_gradients() const { return zero >= 2 && reduces_every_micro_batch(); }
+  // Whether context parallelism gathers K and V whole (cp_comm, where there is an exchange).
+  bool gathers_kv() const { return cp > 1 && cp_comm == CpComm::kAllGather; }
 };
 
 // parallelism.grad_reduce's names: auto, micro_batch, step.

@@ -25,9 +25,7 @@ std::string ReduceOf(const Layout& l) {
 }
 
 // Context parallelism's exchange when not the ring: " cp-all-gather".
-std::string CpCommOf(const Layout& l) {
-  return l.cp > 1 && l.cp_comm == Layout::CpComm::kAllGather ? " cp-all-gather" : "";
-}
+std::string CpCommOf(const Layout& l) { return l.gathers_kv() ? " cp-all-gather" : ""; }
 
 std::string Key(const Layout& l, const Training& t) {
   return fmt::format("tp{} pp{} dp{} cp{}{} ep{} sp{} zero{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
@@ -60,10 +58,8 @@ std::string Sentence(const Layout& l, const Training& t) {
   }
   return fmt::format(
       "TP{} PP{} DP{} CP{}{} EP{}{}, ZeRO-{}{}, {}{}, {} micro-batches of {} x {} tokens, "
-      "recompute "
-      "{}",
-      l.tp, l.pp, l.dp, l.cp,
-      l.cp > 1 && l.cp_comm == Layout::CpComm::kAllGather ? " (K/V all-gathered)" : "", l.ep,
+      "recompute {}",
+      l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep,
       l.sp && l.tp > 1 ? " +SP" : "", l.zero, reduce, ScheduleName(l.schedule),
       l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
       std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,

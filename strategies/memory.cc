@@ -29,7 +29,7 @@ GraphShape RankShape(const Training& t, const Layout& l) {
   shape.tp = l.tp;
   shape.sp = l.sp;
   shape.cp = l.cp;
-  shape.cp_all_gather = l.cp_comm == Layout::CpComm::kAllGather;
+  shape.cp_all_gather = l.gathers_kv();
   shape.ep = l.ep;
   shape.act_bytes = (t.precision == Dtype::kFp32 || t.precision == Dtype::kTf32) ? 4 : 2;
   shape.attention = t.attention;

@@ -31,24 +31,11 @@ StatusOr<int64_t> Boolean(std::string_view value) {
   return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(value)));
 }
 
-StatusOr<int64_t> Schedule(std::string_view value) {
-  PARASIM_ASSIGN_OR_RETURN(ScheduleId id, FindSchedule(value));
-  return static_cast<int64_t>(id);
-}
-
-StatusOr<int64_t> Recompute(std::string_view value) {
-  PARASIM_ASSIGN_OR_RETURN(RecomputeKind r, ParseRecompute(value));
-  return static_cast<int64_t>(r);
-}
-
-StatusOr<int64_t> GradReduce(std::string_view value) {
-  PARASIM_ASSIGN_OR_RETURN(Layout::GradReduce g, ParseGradReduce(value));
-  return static_cast<int64_t>(g);
-}
-
-StatusOr<int64_t> CpComm(std::string_view value) {
-  PARASIM_ASSIGN_OR_RETURN(Layout::CpComm c, ParseCpComm(value));
-  return static_cast<int64_t>(c);
+// A named key's value (schedule, recompute, grad_reduce, cp_comm) through its own parser.
+template <class E, StatusOr<E> (*kParse)(std::string_view)>
+StatusOr<int64_t> Named(std::string_view value) {
+  PARASIM_ASSIGN_OR_RETURN(E e, kParse(value));
+  return static_cast<int64_t>(e);
 }
 
 std::vector<int64_t> None(const Scenario&) { return {}; }
@@ -111,14 +98,14 @@ const std::vector<SweepKey> kKeys = {
     {"virtual_stages", Integer<1, kMaxDegree>,
      [](int64_t v, Layout* l, Training*) { l->virtual_stages = int(v); },
      [](const Scenario&) { return std::vector<int64_t>{1, 2, 3, 4, 6, 8}; }},
-    {"schedule", Schedule,
+    {"schedule", Named<ScheduleId, FindSchedule>,
      [](int64_t v, Layout* l, Training*) { l->schedule = static_cast<ScheduleId>(v); },
      ScheduleAuto},
     {"zero", Integer<0, 3>, [](int64_t v, Layout* l, Training*) { l->zero = int(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{0, 1, 2, 3};
      }},
-    {"recompute", Recompute,
+    {"recompute", Named<RecomputeKind, ParseRecompute>,
      [](int64_t v, Layout*, Training* t) { t->recompute = static_cast<RecomputeKind>(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{static_cast<int64_t>(RecomputeKind::kNone),
@@ -130,14 +117,14 @@ const std::vector<SweepKey> kKeys = {
        return std::vector<int64_t>{0, 1};
      }},
     // Both reductions: the sweep folds the one the ZeRO stage does by default onto `auto`.
-    {"grad_reduce", GradReduce,
+    {"grad_reduce", Named<Layout::GradReduce, ParseGradReduce>,
      [](int64_t v, Layout* l, Training*) { l->grad_reduce = static_cast<Layout::GradReduce>(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{static_cast<int64_t>(Layout::GradReduce::kMicroBatch),
                                    static_cast<int64_t>(Layout::GradReduce::kStep)};
      }},
     // Both exchanges; the sweep folds any without context parallelism onto the ring.
-    {"cp_comm", CpComm,
+    {"cp_comm", Named<Layout::CpComm, ParseCpComm>,
      [](int64_t v, Layout* l, Training*) { l->cp_comm = static_cast<Layout::CpComm>(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{static_cast<int64_t>(Layout::CpComm::kRing),
