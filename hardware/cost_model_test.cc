@@ -189,5 +189,27 @@ TEST_CASE("the GEMM shape curve follows the GEMMs measured on an H100") {
   CHECK(a100.ShapeCurve(2048, 6144, 12288) > 0.92);
 }
 
+TEST_CASE("the default sustained factor is the H100's measured burst-to-sustained GEMM rate") {
+  // hardware/spec.h: an 8192^3 bf16 GEMM alone in a short burst (the contention rows' `alone`)
+  // against the same GEMM at the end of 30 s back to back (the sustained row's `last`).
+  auto m =
+      LoadMeasurements("hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/contention.yaml");
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  REQUIRE(m->sustained.size() == 1);
+  const SustainedPoint& s = m->sustained[0];
+  REQUIRE((s.m == 8192 && s.n == 8192 && s.k == 8192));
+  double burst = 0;
+  for (const auto& c : m->contention) {
+    if (c.victim == "gemm" && c.m == 8192 && c.n == 8192 && c.k == 8192) burst = c.alone.seconds();
+  }
+  REQUIRE(burst > 0);
+  CHECK(burst / s.last.seconds() == doctest::Approx(kDefaultSustainedFactor).epsilon(0.001));
+  // The A100s carry their own, fitted on the training subset (tests/validation_test.cc).
+  CHECK(Cluster("a100-sxm4-80gb", "nvlink3-a100", "ib-hdr-200g", 1).gpu.sustained_factor ==
+        doctest::Approx(0.820));
+  CHECK(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1).gpu.sustained_factor ==
+        kDefaultSustainedFactor);
+}
+
 }  // namespace
 }  // namespace parasim
