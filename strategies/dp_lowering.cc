@@ -174,6 +174,21 @@ void DataParallelLowering::Reduce(int stage, int chunk, int first, int last) {
   ReduceNow(stage, layers_.chunk(stage, chunk), first, last);
 }
 
+std::vector<size_t> DataParallelLowering::ReductionMarks(int stage) const {
+  std::vector<size_t> marks;
+  for (const Replica& r : topo_.stage(stage)) marks.push_back(r.reduces.size());
+  return marks;
+}
+
+void DataParallelLowering::EndBackward(int stage, const std::vector<size_t>& marks) {
+  if (!ctx_.layout.reduces_every_micro_batch() || ctx_.layout.pp > 1) return;
+  auto& reps = topo_.stage(stage);
+  for (size_t i = 0; i < reps.size(); ++i) {
+    Replica& r = reps[i];
+    for (size_t k = marks[i]; k < r.reduces.size(); ++k) r.pending.push_back(r.reduces[k]);
+  }
+}
+
 void DataParallelLowering::IssueStartGathers() {
   // ZeRO 1/2: the parameters updated by the last step's sharded optimizer are all-gathered
   // ahead of their first forward (Megatron's distributed optimizer, overlap_param_gather).

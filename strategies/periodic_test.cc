@@ -100,6 +100,22 @@ TEST_CASE("the steady-state jump is exact with ZeRO, recompute, TP and the DP ov
   CHECK(SameWithJump(b) > 0);
 }
 
+TEST_CASE("the steady-state jump is exact when each backward waits for its reductions") {
+  // No pipeline, DP16, 32 micro-batches each: ZeRO-2/3 and DDP reducing every micro-batch end
+  // each backward waiting for its reductions (DataParallelLowering::EndBackward), and the
+  // micro-batches repeat.
+  for (int zero : {0, 2, 3}) {
+    CAPTURE(zero);
+    Bench b(16);
+    b.l.dp = 16;
+    b.l.zero = zero;
+    b.l.grad_reduce = Layout::GradReduce::kMicroBatch;
+    b.t.seq_len = 512;
+    b.t.global_batch = 16 * 32;
+    CHECK(SameWithJump(b) > 0);
+  }
+}
+
 TEST_CASE("the steady-state jump is exact at op granularity (one task per op)") {
   StepOptions ops;
   ops.granularity = Granularity::kOp;

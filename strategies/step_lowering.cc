@@ -601,12 +601,14 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
   if (!reduce && !dp_.GathersPerLayer()) {
     backward(0, static_cast<int>(ch.pieces.size()));
   } else {
+    const std::vector<size_t> marks = reduce ? dp_.ReductionMarks(s) : std::vector<size_t>{};
     for (int k = static_cast<int>(ch.segments.size()) - 1; k >= 0; --k) {
       auto [a, b] = ch.segments[k];
       if (dp_.GathersPerLayer()) topo_.WaitFor(s, dp_.Gather(s, ch, a, b));
       backward(a, b);
       if (reduce) dp_.Reduce(s, u.chunk, a, b);
     }
+    if (reduce) dp_.EndBackward(s, marks);
   }
   firsts_.clear();
   for (const Replica& r : reps) firsts_.push_back(r.first);
@@ -618,11 +620,13 @@ void StepLowering::EmitWeightGradient(int s, const Unit& u) {
   // by bucket as for a backward.
   const Chunk& ch = layers_.chunk(s, u.chunk);
   if (dp_.Reduces(u.mb)) {
+    const std::vector<size_t> marks = dp_.ReductionMarks(s);
     for (int k = static_cast<int>(ch.segments.size()) - 1; k >= 0; --k) {
       auto [a, b] = ch.segments[k];
       layers_.Emit(s, ch, a, b, Phase::kW);
       dp_.Reduce(s, u.chunk, a, b);
     }
+    dp_.EndBackward(s, marks);
   } else {
     layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kW);
   }

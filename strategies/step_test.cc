@@ -266,6 +266,50 @@ TEST_CASE("grad_reduce: ZeRO-2 reducing once per step replays as ZeRO-1; DDP eve
   CHECK(ddp_every.peak_memory_bytes == ddp.peak_memory_bytes);
 }
 
+TEST_CASE("ZeRO-2 without a pipeline: each backward waits for its micro-batch's reductions") {
+  // Llama 2 7B at 512 tokens on DP4 over four single-GPU nodes (25 GB/s each): a micro-batch's
+  // gradients take longer to reduce-scatter than its backward takes to produce them. DeepSpeed
+  // and FSDP end every backward waiting for its reductions, so no reduction runs beside the
+  // next micro-batch's forward; queued one behind another, they would.
+  Bench b(4);
+  b.cluster.gpus_per_node = 1;
+  b.cluster.nodes = 4;
+  b.l.dp = 4;
+  b.l.zero = 2;
+  b.t.seq_len = 512;
+  b.t.global_batch = 16;  // 4 micro-batches
+  b.t.recompute = RecomputeKind::kNone;
+  auto overlap = [&](TaskCat with) {
+    LoweredStep low;
+    sim::Timeline tl;
+    auto r = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &low, &tl);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    const sim::Program& p = low.program;
+    std::vector<std::pair<int64_t, int64_t>> reduces, others;
+    for (sim::TaskId t = 0; t < p.num_tasks(); ++t) {
+      const auto span = std::make_pair(tl.start[t].picoseconds(), tl.end[t].picoseconds());
+      if (p.category(t) == static_cast<uint8_t>(TaskCat::kDp) &&
+          p.stream_name(p.stream(t)) == "dp-reduce") {
+        reduces.push_back(span);
+      }
+      if (p.category(t) == static_cast<uint8_t>(with)) others.push_back(span);
+    }
+    REQUIRE(reduces.size() > 4);
+    double seconds = 0;
+    for (auto [a0, a1] : reduces) {
+      for (auto [b0, b1] : others) {
+        seconds += static_cast<double>(std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0)));
+      }
+    }
+    return seconds * 1e-12;
+  };
+  CHECK(overlap(TaskCat::kBackward) > 0.05);  // the reductions still hide behind backwards
+  CHECK(overlap(TaskCat::kForward) == 0);
+  b.l.pp = 2;
+  b.l.dp = 2;
+  CHECK(overlap(TaskCat::kForward) > 0.05);  // under a pipeline they run on (Llama 3)
+}
+
 TEST_CASE("cp_comm: all-gathered K/V wait before the attention; a ring hides them behind it") {
   // Llama 3 8B at 32K tokens on CP4 across four single-GPU nodes (GQA: K and V of 8 heads).
   Bench b(4, "llama3-8b");
