@@ -17,15 +17,26 @@ namespace {
 // end of its last backward and its compute and optimizer seconds.
 struct StageTimes {
   std::vector<std::array<Intervals, kNumTaskCats>> iv;
+  std::vector<Intervals> compute;  // forward, backward, recompute and optimizer together
   std::vector<int64_t> last_backward;
   std::vector<double> optimizer_s, compute_s;
 };
 
-StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
+// Fills `st` (its interval lists keep their capacity from the thread's previous step: a sweep
+// summarises thousands of steps a thread).
+void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
   const sim::Program& prog = low.program;
   const int P = low.stages;
-  StageTimes st{std::vector<std::array<Intervals, kNumTaskCats>>(P), std::vector<int64_t>(P, 0),
-                std::vector<double>(P, 0.0), std::vector<double>(P, 0.0)};
+  StageTimes& st = *out;
+  if (st.iv.size() < static_cast<size_t>(P)) st.iv.resize(P);
+  if (st.compute.size() < static_cast<size_t>(P)) st.compute.resize(P);
+  for (int s = 0; s < P; ++s) {
+    for (Intervals& x : st.iv[s]) x.clear();
+    st.compute[s].clear();
+  }
+  st.last_backward.assign(P, 0);
+  st.optimizer_s.assign(P, 0.0);
+  st.compute_s.assign(P, 0.0);
   std::vector<int> stage_of(prog.num_ranks(), -1);
   for (int s = 0; s < P; ++s) stage_of[low.stage_rank[s]] = s;
   std::vector<int> stream_stage(prog.num_streams());
@@ -43,14 +54,17 @@ StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
       case TaskCat::kBackward:
         st.last_backward[s] = std::max(st.last_backward[s], b);
         st.compute_s[s] += d;
+        st.compute[s].push_back(st.iv[s][cat].back());
         break;
       case TaskCat::kForward:
       case TaskCat::kRecompute:
         st.compute_s[s] += d;
+        st.compute[s].push_back(st.iv[s][cat].back());
         break;
       case TaskCat::kOptimizer:
         st.optimizer_s[s] += d;
         st.compute_s[s] += d;
+        st.compute[s].push_back(st.iv[s][cat].back());
         break;
       default:
         break;
@@ -65,10 +79,10 @@ StageTimes Collect(const LoweredStep& low, const sim::Timeline& tl) {
           {tl.start[t].picoseconds(), tl.end[t].picoseconds()});
     }
   }
-  for (auto& stage : st.iv) {
-    for (Intervals& x : stage) Merge(&x);
+  for (int s = 0; s < P; ++s) {
+    for (Intervals& x : st.iv[s]) Merge(&x);
+    Merge(&st.compute[s]);
   }
-  return st;
 }
 
 // Adds sorted intervals `x` to sorted `out`, keeping it sorted (`scratch`: reused storage).
@@ -98,12 +112,14 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
   int busiest = 0;
   *busiest_work = -1;
   for (int s = 0; s < low.stages; ++s) {
-    const Intervals compute = Union(st.iv[s], {TaskCat::kForward, TaskCat::kBackward,
-                                               TaskCat::kRecompute, TaskCat::kOptimizer});
+    const Intervals& compute = st.compute[s];
     auto exposed = [&](TaskCat c) {
-      const Intervals x = c == TaskCat::kDp ? Union(st.iv[s], {TaskCat::kDp, TaskCat::kCompress})
-                                            : Union(st.iv[s], {c});
-      return Seconds(Uncovered(x, compute, makespan));
+      // One category's list is merged already (Collect).
+      if (c != TaskCat::kDp || st.iv[s][static_cast<int>(TaskCat::kCompress)].empty()) {
+        return Seconds(Uncovered(st.iv[s][static_cast<int>(c)], compute, makespan));
+      }
+      return Seconds(
+          Uncovered(Union(st.iv[s], {TaskCat::kDp, TaskCat::kCompress}), compute, makespan));
     };
     out->tp = std::max(out->tp, exposed(TaskCat::kTp));
     out->cp = std::max(out->cp, exposed(TaskCat::kCp));
@@ -274,7 +290,8 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   r.period_anchors = tl.period_anchors;
   r.micro_batches = low.micro_batches;
   r.step_time_s = tl.makespan.seconds();
-  const StageTimes st = Collect(low, tl);
+  thread_local StageTimes st;
+  Collect(low, tl, &st);
   double busiest_work = 0;
   const int busiest = Exposure(low, tl, st, &r.exposed, &busiest_work);
   r.bubble_fraction = Bubble(st, busiest, busiest_work);
