@@ -23,7 +23,8 @@ struct StageTimes {
 };
 
 // Fills `st` (its interval lists keep their capacity from the thread's previous step: a sweep
-// summarises thousands of steps a thread).
+// summarises thousands of steps a thread), up to steps of this many tasks.
+constexpr int64_t kKeptSummaryTasks = 200'000;
 void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
   const sim::Program& prog = low.program;
   const int P = low.stages;
@@ -300,6 +301,9 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
       ScheduleOf(layout.schedule)
           .IdealBubble({layout.pp, ChunksOf(layout), r.micro_batches}, r.unit_times);
   r.stage_compute_s = st.compute_s;
+  // A step of millions of tasks would leave its lists' tens of MB to the thread; it pays for
+  // its own allocations many times over anyway.
+  if (r.tasks > kKeptSummaryTasks) st = StageTimes{};
   r.capacity_bytes = cluster.gpu.memory.bytes();
   for (int s = 0; s < low.stages; ++s) {
     const double peak = tl.peak_memory[low.stage_rank[s]];
