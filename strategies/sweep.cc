@@ -679,7 +679,8 @@ class PruneState {
 // those already replayed is pruned (unless opt.exhaustive). Returns how many were taken from an
 // earlier run.
 StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpec& spec,
-                           const SweepOptions& opt, std::vector<SweepEntry>* entries) {
+                           const SweepOptions& opt, std::vector<SweepEntry>* entries,
+                           std::chrono::steady_clock::time_point* screened_at) {
   // Rank 0 alone reads and writes the results file; the text it resumes from goes to all.
   const bool primary = Primary(opt);
   std::ofstream csv;
@@ -747,6 +748,7 @@ StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpe
         return Status::Ok();
       },
       screened));
+  *screened_at = std::chrono::steady_clock::now();
   // The replays, most promising first.
   PruneState state(spec);
   std::vector<size_t> order;
@@ -991,7 +993,10 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
                   [](const SweepEntry& a, const SweepEntry& b) { return a.key == b.key; }),
       entries.end());
   out.valid_layouts = static_cast<int64_t>(entries.size());
-  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(hardware, spec, opt, &entries));
+  const auto enumerated = Clock::now();
+  auto screened = enumerated;
+  PARASIM_ASSIGN_OR_RETURN(out.resumed, Evaluate(hardware, spec, opt, &entries, &screened));
+  const auto replayed = Clock::now();
   for (const SweepEntry& e : entries) {
     (e.replayed ? out.replayed : e.pruned ? out.pruned : out.memory_rejected) += 1;
   }
@@ -1015,7 +1020,15 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
     out.top_reports.push_back(std::move(*r));
   }
   if (!opt.out_csv.empty()) PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out, entries));
-  out.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const auto end = Clock::now();
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  out.enumerate_s = seconds(t0, enumerated);
+  out.screen_s = seconds(enumerated, screened);
+  out.replay_s = seconds(screened, replayed);
+  out.report_s = seconds(replayed, end);
+  out.elapsed_s = seconds(t0, end);
   if (out.elapsed_s > 0) {
     out.valid_layouts_per_second = static_cast<double>(out.valid_layouts) / out.elapsed_s;
     out.replays_per_second = static_cast<double>(out.replayed) / out.elapsed_s;

@@ -93,6 +93,11 @@ struct SweepOutcome {
   int64_t feasible = 0;         // replayed and within memory: the ranked ones
   int64_t resumed = 0;          // taken from an earlier run's CSV
   double elapsed_s = 0;
+  // Where the wall clock went (printed on stderr; not in --json, which keeps wall-clock keys
+  // to elapsed_s and the two rates): building the grid and its layouts; the memory planner and
+  // first-tier bounds for every layout; the replays (and the trials pruned among them); the
+  // leaders' full reports and the CSV.
+  double enumerate_s = 0, screen_s = 0, replay_s = 0, report_s = 0;
   double valid_layouts_per_second = 0;
   double replays_per_second = 0;
   std::vector<SweepEntry> ranked;  // feasible, best first

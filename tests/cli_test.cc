@@ -2,6 +2,8 @@
 // refused with exit code 2 and a file:line:col message, the catalog lists every id.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +101,16 @@ TEST_CASE("sweep prints the ranking and its speed; --json has the keys scripts r
     CAPTURE(line);
     CHECK(r.err.find(line) != std::string::npos);
   }
+  // Where the wall clock went: the four phases add up to elapsed_s (each printed to 1 ms).
+  const size_t at = r.err.find("phases_s: enumerate ");
+  REQUIRE(at != std::string::npos);
+  double enumerate = 0, screen = 0, replay = 0, report = 0;
+  REQUIRE(std::sscanf(r.err.c_str() + at,
+                      "phases_s: enumerate %lf, screen %lf, replay %lf, report %lf", &enumerate,
+                      &screen, &replay, &report) == 4);
+  const double elapsed = std::stod(r.err.substr(r.err.find("elapsed_s: ") + 11));
+  CHECK(std::abs(enumerate + screen + replay + report - elapsed) <= 0.004);
+  CHECK(replay > 0);
   for (const char* text :
        {"grid points", "Pareto front", "Why the runners-up lose", "bottleneck", "learning rate"}) {
     CAPTURE(text);

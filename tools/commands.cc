@@ -300,6 +300,8 @@ Status SweepCommand(const CommonOptions& opt) {
              "elapsed_s: {:.3f}\nvalid_layouts_per_second: {:.0f}\nreplays_per_second: {:.0f}\n",
              r.grid_points, r.valid_layouts, r.memory_rejected, r.pruned, r.replayed, r.elapsed_s,
              r.valid_layouts_per_second, r.replays_per_second);
+  fmt::print(stderr, "phases_s: enumerate {:.3f}, screen {:.3f}, replay {:.3f}, report {:.3f}\n",
+             r.enumerate_s, r.screen_s, r.replay_s, r.report_s);
   const size_t top = r.top_reports.size();
   // A co-design sweep names each layout's cluster and model and prices its tokens.
   const bool codesign = s.sweep && !s.sweep->hardware.empty();
