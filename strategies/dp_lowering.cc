@@ -174,16 +174,20 @@ void DataParallelLowering::Reduce(int stage, int chunk, int first, int last) {
   ReduceNow(stage, layers_.chunk(stage, chunk), first, last);
 }
 
+bool DataParallelLowering::WaitsAtBackwardEnd() const {
+  return ctx_.layout.reduces_every_micro_batch() && ctx_.layout.pp == 1;
+}
+
 std::vector<size_t> DataParallelLowering::ReductionMarks(int stage) const {
   std::vector<size_t> marks;
+  if (!WaitsAtBackwardEnd()) return marks;
   for (const Replica& r : topo_.stage(stage)) marks.push_back(r.reduces.size());
   return marks;
 }
 
 void DataParallelLowering::EndBackward(int stage, const std::vector<size_t>& marks) {
-  if (!ctx_.layout.reduces_every_micro_batch() || ctx_.layout.pp > 1) return;
   auto& reps = topo_.stage(stage);
-  for (size_t i = 0; i < reps.size(); ++i) {
+  for (size_t i = 0; i < marks.size(); ++i) {
     Replica& r = reps[i];
     for (size_t k = marks[i]; k < r.reduces.size(); ++k) r.pending.push_back(r.reduces[k]);
   }

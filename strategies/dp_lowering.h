@@ -34,7 +34,8 @@ class DataParallelLowering {
   // immediately (overlap.dp) or after the pipeline flush.
   void Reduce(int stage, int chunk, int first, int last);
 
-  // Where each replica of `stage` is in its list of reductions, before a backward issues its.
+  // Where each replica of `stage` is in its list of reductions, before a backward issues its;
+  // empty where backwards do not wait for their reductions (EndBackward).
   std::vector<size_t> ReductionMarks(int stage) const;
   // DeepSpeed ZeRO and PyTorch FSDP reduce every micro-batch's gradients as its backward
   // produces them, then end the backward waiting for them (DeepSpeed's
@@ -98,6 +99,8 @@ class DataParallelLowering {
   std::vector<sim::TaskId> Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                 const std::vector<sim::TaskId>& after);
   std::vector<sim::TaskId> ReduceNow(int stage, const Chunk& ch, int first, int last);
+  // Whether a backward that reduces ends waiting for its reductions (EndBackward).
+  bool WaitsAtBackwardEnd() const;
   void OptimizerStep();
 
   struct Deferred {

@@ -54,22 +54,18 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
     switch (static_cast<TaskCat>(cat)) {
       case TaskCat::kBackward:
         st.last_backward[s] = std::max(st.last_backward[s], b);
-        st.compute_s[s] += d;
-        st.compute[s].push_back(st.iv[s][cat].back());
-        break;
-      case TaskCat::kForward:
-      case TaskCat::kRecompute:
-        st.compute_s[s] += d;
-        st.compute[s].push_back(st.iv[s][cat].back());
         break;
       case TaskCat::kOptimizer:
         st.optimizer_s[s] += d;
-        st.compute_s[s] += d;
-        st.compute[s].push_back(st.iv[s][cat].back());
+        break;
+      case TaskCat::kForward:
+      case TaskCat::kRecompute:
         break;
       default:
-        break;
+        continue;  // not compute
     }
+    st.compute_s[s] += d;
+    st.compute[s].push_back(st.iv[s][cat].back());
   }
   // Pipeline transfers count on the stage that waits for them.
   for (size_t i = 0; i < low.pp_flows.size(); ++i) {
