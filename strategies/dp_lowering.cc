@@ -113,6 +113,32 @@ Duration DataParallelLowering::StreamBound(int stage) const {
   return Max(Max(gather, reduce), wire);
 }
 
+Duration DataParallelLowering::ReductionTime(const Chunk& ch, int first, int last) const {
+  if (!ctx_.dp_comm) return Duration::Zero();
+  const Timed t = TimeOf(ch, first, last, false);
+  return t.time > Duration::Zero() ? t.wire.compress + t.time : Duration::Zero();
+}
+
+Duration DataParallelLowering::GatherTime(const Chunk& ch, int first, int last) const {
+  if (!ctx_.dp_comm) return Duration::Zero();
+  return Max(Duration::Zero(), TimeOf(ch, first, last, true).time);
+}
+
+Duration DataParallelLowering::StartGatherWait(int stage, int chunk) const {
+  if (!GathersAtStart()) return Duration::Zero();
+  // With overlap the chunk's forward waits for its first segment's gather; without, every
+  // forward waits for all of them (StepLowering::EmitForward).
+  Duration sum;
+  for (int c = 0; c < ctx_.chunks; ++c) {
+    const Chunk& ch = layers_.chunk(stage, c);
+    for (size_t k = 0; k < ch.segments.size(); ++k) {
+      sum += GatherTime(ch, ch.segments[k].first, ch.segments[k].second);
+      if (ctx_.layout.overlap_dp && c == chunk && k == 0) return sum;
+    }
+  }
+  return sum;
+}
+
 std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int first, int last,
                                                bool gather, const std::vector<TaskId>& after) {
   auto& reps = topo_.stage(stage);

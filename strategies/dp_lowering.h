@@ -62,6 +62,18 @@ class DataParallelLowering {
   // issues run one after another on the gather stream, the reductions on the reduce stream,
   // each at least as long as alone on the fabric (StepLowering::LowerBound's first tier).
   Duration StreamBound(int stage) const;
+  // For StepLowering::ScheduleBound, each at least as long as the tasks it stands for take
+  // alone on the fabric (zero where none are issued):
+  // - the reduction of pieces [first, last) of `ch`, its compression pass included;
+  Duration ReductionTime(const Chunk& ch, int first, int last) const;
+  // - the gather of pieces [first, last) of `ch`;
+  Duration GatherTime(const Chunk& ch, int first, int last) const;
+  // - ZeRO 1/2: how long the start gathers (IssueStartGathers, one after another on the
+  //   gather stream) take until the first forward of chunk `chunk` may begin.
+  Duration StartGatherWait(int stage, int chunk) const;
+  // Whether each backward that reduces ends waiting for its reductions (EndBackward): the next
+  // compute task of its stage waits for them.
+  bool BackwardWaitsForReductions() const { return WaitsAtBackwardEnd() && ctx_.layout.overlap_dp; }
   // The optimizer's pass over stage `stage`'s shard of the states: the last task of each of its
   // ranks' compute streams, after every gradient reduction (and so after every collective).
   Duration OptimizerTime(int stage) const;

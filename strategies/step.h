@@ -49,7 +49,8 @@ StatusOr<StepBounds> StepLowerBounds(const ModelSpec& model, const Training& tra
                                      const std::vector<double>& held_bytes);
 // A tighter lower bound on the replayed step than StepLowerBounds' (StepLowering::
 // ScheduleBound, at least that one), at a cost linear in the step's units: for the layouts
-// the first bound cannot rule out, before they are lowered.
+// the first bound cannot rule out, before they are lowered. The layout must be one CheckLayout
+// accepts (the sweep's are), as for LowerStep.
 StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& training,
                                    const Layout& layout, const ClusterSpec& cluster);
 

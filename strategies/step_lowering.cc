@@ -212,17 +212,81 @@ Duration StepLowering::ScheduleBound() const {
   const int V = p * ctx_.chunks;
   const int64_t m = ctx_.micro_batches;
   const int route = ctx_.route;
+  const bool split = ctx_.schedule.splits_backward();
+  const bool per_layer = dp_.GathersPerLayer();
+  const bool waits = dp_.BackwardWaitsForReductions();
+  // Per chunk, the data-parallel collectives as its units issue them: the reductions of a
+  // unit that reduces, the first segment's last (its backward gives those gradients last);
+  // under ZeRO 3 the gathers of each F (first segment first) and B (last segment first); the
+  // start gathers of ZeRO 1/2 before its first forward.
+  struct ChunkComm {
+    Duration reduce_rest, reduce_last, gather, gather_f, gather_b, start_wait;
+  };
   std::vector<std::vector<UnitDurations>> times(p);
+  std::vector<std::vector<ChunkComm>> comm(p);
   for (int s = 0; s < p; ++s) {
-    for (const Chunk& ch : layers_.chunks(s)) times[s].push_back(DurationsOf(ch, true));
+    const std::vector<Chunk>& chunks = layers_.chunks(s);
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const Chunk& ch = chunks[c];
+      times[s].push_back(DurationsOf(ch, true));
+      ChunkComm cc;
+      const size_t n = ch.segments.size();
+      for (size_t k = 0; k < n; ++k) {
+        const auto [a, b] = ch.segments[k];
+        (k == 0 ? cc.reduce_last : cc.reduce_rest) += dp_.ReductionTime(ch, a, b);
+        if (!per_layer) continue;
+        const Duration g = dp_.GatherTime(ch, a, b);
+        cc.gather += g;
+        if (k == 0) cc.gather_f = g;
+        if (k + 1 == n) cc.gather_b = g;
+      }
+      cc.start_wait = dp_.StartGatherWait(s, static_cast<int>(c));
+      comm[s].push_back(cc);
+    }
+  }
+  // What a unit receives from the unit before it on another stage (Send): one activation's
+  // transfer, alone on its link (the sweep's replica, tp = cp = dp coordinate 0).
+  const Bytes act = ActivationBytes();
+  auto hop = [&](int from, int to) {
+    if (from == to) return Duration::Zero();  // a V's turn: no transfer
+    const Placement& pl = ctx_.placement;
+    const bool inter = pl.Node(pl.Rank({0, 0, 0, from})) != pl.Node(pl.Rank({0, 0, 0, to}));
+    return ctx_.cost.CollectiveTime(Collective::kSendRecv, act, {2, inter ? 1 : 2, false}).time;
+  };
+  std::vector<Duration> into_f(V), into_b(V);
+  for (int g = 0; g < V; ++g) {
+    const int here = PlaceOf(ctx_.schedule, p, g).stage;
+    if (g % route > 0) into_f[g] = hop(PlaceOf(ctx_.schedule, p, g - 1).stage, here);
+    if (g % route < route - 1) into_b[g] = hop(PlaceOf(ctx_.schedule, p, g + 1).stage, here);
   }
   const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
   const std::vector<std::vector<Unit>>& order = *orders;
   std::vector<Duration> f_end(Slot(V, 0)), b_end(f_end.size());
   UnitsDone done{route, m, std::vector<char>(f_end.size(), 0), std::vector<char>(f_end.size(), 0)};
-  std::vector<Duration> stage_end(p);
+  // Per stage: its compute stream, and its data-parallel reduce and gather streams, each
+  // running its tasks one after another.
+  std::vector<Duration> stage_end(p), reduce_end(p), gather_end(p);
+  auto f_after = [&](int g, size_t idx) {
+    return g % route == 0 ? Duration::Zero() : f_end[idx - m] + into_f[g];
+  };
   auto b_after = [&](int g, size_t idx) {
-    return g % route == route - 1 ? f_end[idx] : b_end[idx + m];
+    return g % route == route - 1 ? f_end[idx] : b_end[idx + m] + into_b[g];
+  };
+  // ZeRO 3: the unit's gathers go on the gather stream as it is emitted (they wait for nothing
+  // else), and its first task waits for the first of them.
+  auto gathered = [&](int s, int chunk, bool forward) {
+    if (!per_layer) return Duration::Zero();
+    const ChunkComm& cc = comm[s][chunk];
+    const Duration first = gather_end[s] + (forward ? cc.gather_f : cc.gather_b);
+    gather_end[s] += cc.gather;
+    return first;
+  };
+  // A unit that reduces issues its reductions from its start, the last at its end.
+  auto reduces = [&](int s, const Unit& u, Duration start, Duration end) {
+    if (!dp_.Reduces(u.mb)) return;
+    const ChunkComm& cc = comm[s][u.chunk];
+    reduce_end[s] = Max(Max(reduce_end[s], start) + cc.reduce_rest, end) + cc.reduce_last;
+    if (waits) stage_end[s] = Max(stage_end[s], reduce_end[s]);
   };
   const bool walked =
       WalkOrders(order, ctx_.schedule, done, [&](int s, size_t at, int g, size_t idx) -> size_t {
@@ -236,16 +300,22 @@ Duration StepLowering::ScheduleBound() const {
         if (pair && !done.BackwardReady(gb, bidx)) return 0;
         const UnitDurations& t = times[s][u.chunk];
         if (u.phase == Phase::kF) {
-          const Duration after = g % route == 0 ? Duration::Zero() : f_end[idx - m];
-          f_end[idx] = Max(stage_end[s], after) + t.f;
+          Duration start = Max(Max(stage_end[s], f_after(g, idx)), gathered(s, u.chunk, true));
+          if (u.mb == 0) start = Max(start, comm[s][u.chunk].start_wait);
+          f_end[idx] = start + t.f;
           stage_end[s] = f_end[idx];
           done.f[idx] = 1;
         } else if (u.phase == Phase::kW) {
-          stage_end[s] = Max(stage_end[s], b_end[idx]) + t.w;
+          const Duration start = Max(stage_end[s], b_end[idx]);
+          stage_end[s] = start + t.w;
+          reduces(s, u, start, stage_end[s]);
         } else {
-          b_end[idx] = Max(stage_end[s], b_after(g, idx)) + t.b;
+          const Duration start =
+              Max(Max(stage_end[s], b_after(g, idx)), gathered(s, u.chunk, false));
+          b_end[idx] = start + t.b;
           stage_end[s] = b_end[idx];
           done.b[idx] = 1;
+          if (!split) reduces(s, u, start, b_end[idx]);
         }
         if (!pair) return 1;
         const Unit& b = o[at + 1];
@@ -254,15 +324,20 @@ Duration StepLowering::ScheduleBound() const {
         const UnitDurations& tb = times[s][b.chunk];
         // The gradient goes on after B (EmitPair emits B then W, unless F&B pairs overlap an EP
         // all-to-all: then after the whole backward, later still), and the stage after W.
-        const Duration b_start = Max(stage_end[s], b_after(gb, bidx));
+        const Duration b_start =
+            Max(Max(stage_end[s], b_after(gb, bidx)), gathered(s, b.chunk, false));
         b_end[bidx] = b_start + (with_w ? Min(tb.b, tb.bw) : tb.b);
         stage_end[s] = b_start + (with_w ? tb.bw : tb.b);
         done.b[bidx] = 1;
+        if (with_w || !split) reduces(s, b, b_start, stage_end[s]);
         return with_w ? 3 : 2;
       });
   if (!walked) return Duration::Zero();  // EmitSchedule reports the cycle
   Duration bound;
-  for (int s = 0; s < p; ++s) bound = Max(bound, stage_end[s] + dp_.OptimizerTime(s));
+  for (int s = 0; s < p; ++s) {
+    // The optimizer step follows the stage's units and every reduction.
+    bound = Max(bound, Max(stage_end[s], reduce_end[s]) + dp_.OptimizerTime(s));
+  }
   return bound;
 }
 
@@ -635,13 +710,17 @@ void StepLowering::EmitWeightGradient(int s, const Unit& u) {
   }
 }
 
-void StepLowering::Send(int from, int to, Phase ph, std::span<TaskId> into) {
+Bytes StepLowering::ActivationBytes() const {
   // b s h / cp elements, split over the TP ranks (SC21's scatter/gather; with SP they are
   // sharded already); fp8 training sends bf16 activations.
   const Training& t = ctx_.training;
   const Layout& l = ctx_.layout;
-  const Bytes bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx_.model.hidden *
-                    DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
+  return Bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx_.model.hidden *
+               DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
+}
+
+void StepLowering::Send(int from, int to, Phase ph, std::span<TaskId> into) {
+  const Bytes bytes = ActivationBytes();
   auto& src = topo_.stage(from);
   auto& dst = topo_.stage(to);
   if (from == to) {

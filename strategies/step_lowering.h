@@ -33,8 +33,10 @@ class StepLowering {
   // bytes each stage holds all step (`held`); 0 without recompute.
   std::vector<double> FirstBackwardPeaks(const std::vector<double>& held) const;
   // A tighter lower bound (call after LowerBound): the stages' orders replayed unit by unit,
-  // each unit at its LowerBound duration on its stage's compute stream and after the unit it
-  // receives from, without transfers, data-parallel waits or contention; then the optimizer.
+  // each unit at its LowerBound duration on its stage's compute stream, after the unit it
+  // receives from and that transfer, and after the data-parallel gathers it waits for; each
+  // stage's reductions one after another from the units that issue them; then the optimizer
+  // after both. Every collective and transfer at its time alone on the fabric, no contention.
   // The cost is linear in the step's units.
   Duration ScheduleBound() const;
 
@@ -75,6 +77,8 @@ class StepLowering {
   // needs when `keep_w`; its gradient sent back).
   void EndForward(int stage, const Unit& u, const std::vector<sim::TaskId>& first);
   void EndBackward(int stage, const Unit& u, const std::vector<sim::TaskId>& first, bool keep_w);
+  // The bytes of one micro-batch's activations (or their gradients) between stages.
+  Bytes ActivationBytes() const;
   // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
   void Send(int from, int to, Phase ph, std::span<sim::TaskId> into);
   // Index of (virtual stage g, micro-batch mb) in the transfer tables.
