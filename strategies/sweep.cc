@@ -827,20 +827,25 @@ StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpe
   // CPU time (few trials run ahead are wasted, since most layouts are pruned by their first
   // bound); 16 keeps the trials waiting to be decided, and their memory, few.
   const size_t ahead = 16 * batch;
-  // A layout whose memory bound is below every other candidate's is on the Pareto front
-  // whatever else is replayed (no layout can leave as much memory free), so its replay is
-  // certain: it is tried first, beside the others, rather than last by its step bound. On the
-  // 16K question that is its longest replay (TP8 PP64 DP2 CP16 ZeRO-2 with full recompute, 2.5
+  // The layouts whose memory bound is the least of all candidates can be dominated on the
+  // Pareto front by one another only (no other layout leaves as much memory free), so at least
+  // one of them is replayed, and the one with the largest global batch (the most micro-batches
+  // to amortise its pipeline bubble, and the most tasks) is the likeliest: it is tried first,
+  // beside the others, rather than last by its step bound. On the 16K question that is its
+  // longest replay (TP8 PP64 DP2 CP16 ZeRO-2 with full recompute at 4,096 sequences, 2.5
   // million tasks), which ran alone at the end while the other thread waited. Its decision is
   // still its batch's (Decide), like every other's.
   size_t early = order.size();  // its place in `order`, if one
-  if (pruning && spec.hardware.empty()) {
-    auto least = [&](size_t k) { return (*entries)[order[k]].min_peak_bytes; };
+  if (pruning && spec.hardware.empty() && !order.empty()) {
+    double least = std::numeric_limits<double>::infinity();
+    for (size_t i : order) least = std::min(least, (*entries)[i].min_peak_bytes);
     for (size_t k = 0; k < order.size(); ++k) {
-      if (early == order.size() || least(k) < least(early)) early = k;
-    }
-    for (size_t k = 0; k < order.size() && early < order.size(); ++k) {
-      if (k != early && least(k) <= least(early)) early = order.size();  // a tie: not certain
+      const SweepEntry& e = (*entries)[order[k]];
+      if (e.min_peak_bytes == least &&
+          (early == order.size() ||
+           e.training.global_batch > (*entries)[order[early]].training.global_batch)) {
+        early = k;
+      }
     }
   }
   std::vector<Trial> trials(order.size());
