@@ -822,11 +822,14 @@ StatusOr<int64_t> Evaluate(const std::vector<Scenario>& hardware, const SweepSpe
   // 16K question, run ahead while the 4,096 that prunes them was still replaying, before the
   // trials saw undecided results). What running ahead buys: no
   // worker waits for a batch's slowest replay while later layouts could be tried.
-  // 16 batches: on the 16K-GPU question (scenarios/bench, 2 threads) running 4, 16, 64 or 256
+  // 64 batches: on the 16K-GPU question (scenarios/bench, 2 threads) running 4, 16, 64 or 256
   // batches ahead took 10.8, 10.1, 10.0 and 9.6 s against 15.4 s batch by batch, with the same
   // CPU time (few trials run ahead are wasted, since most layouts are pruned by their first
-  // bound); 16 keeps the trials waiting to be decided, and their memory, few.
-  const size_t ahead = 16 * batch;
+  // bound). Most of a window is pruned at once, so a window of 16 was used up while one long
+  // replay held its batch's decision, and the other thread waited: with 64 the question's
+  // replay phase took 3.4-4.0 s against 3.8-4.0 s (2026-11-25, interleaved; the same 57
+  // replays). A window holds a trial per layout until decided, a few hundred bytes each.
+  const size_t ahead = 64 * batch;
   // The layouts whose memory bound is the least of all candidates can be dominated on the
   // Pareto front by one another only (no other layout leaves as much memory free), so at least
   // one of them is replayed, and the one with the largest global batch (the most micro-batches
