@@ -15,7 +15,7 @@ FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes)
       route_flows_(p.num_routes(), 0) {}
 
 std::span<const uint32_t> FlowNetwork::LinksOf(const Active& f) const {
-  return p_.route_links(p_.route(f.task));
+  return p_.route_links(f.route);
 }
 
 void FlowNetwork::Mark(std::span<const uint32_t> links) {
@@ -73,8 +73,9 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     double moved = std::min(f.remaining, f.rate * dt);
     f.remaining -= moved;
     f.updated_at = now;
-    for (LinkId l : LinksOf(f)) Credit(l, moved);
-    flow_links_.push_back(LinksOf(f));
+    const std::span<const uint32_t> links = LinksOf(f);
+    for (LinkId l : links) Credit(l, moved);
+    if (!same_route_) flow_links_.push_back(links);  // the solver's input
   }
   if (component_.empty()) return;
   if (same_route_) {
@@ -83,7 +84,7 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     // share, capacity / n, freezes them all at once).
     const double n = static_cast<double>(component_.size());
     double share = std::numeric_limits<double>::infinity();
-    for (LinkId l : flow_links_[0]) share = std::min(share, p_.link_capacity(l) / n);
+    for (LinkId l : p_.route_links(route)) share = std::min(share, p_.link_capacity(l) / n);
     for (uint32_t i : component_) SetRate(active_[i], share, now, due);
     return;
   }
@@ -104,16 +105,18 @@ void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
 
 void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   slot_[t] = static_cast<int32_t>(active_.size());
-  active_.push_back(Active{t, bytes, 0.0, now, Completion{}, false});
-  for (LinkId l : p_.route_links(p_.route(t))) link_flows_[l].push_back(t);
-  ++route_flows_[p_.route(t)];
-  Reshare(p_.route(t), now, due);
+  const RouteId route = p_.route(t);
+  active_.push_back(Active{t, route, bytes, 0.0, now, Completion{}, false});
+  for (LinkId l : p_.route_links(route)) link_flows_[l].push_back(t);
+  ++route_flows_[route];
+  Reshare(route, now, due);
 }
 
 bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   const int32_t i = slot_[t];
   if (i < 0 || active_[i].done.due != at) return false;  // superseded by a re-share
   Active& f = active_[i];
+  const RouteId route = f.route;
   const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
   const double moved = std::min(f.remaining, f.rate * dt);
   for (LinkId l : LinksOf(f)) {
@@ -122,12 +125,12 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
     *std::find(on.begin(), on.end(), t) = on.back();
     on.pop_back();
   }
-  --route_flows_[p_.route(t)];
+  --route_flows_[route];
   slot_[active_.back().task] = i;
   slot_[t] = -1;
   active_[i] = active_.back();
   active_.pop_back();
-  Reshare(p_.route(t), now, due);  // the flows left on its links share what it frees
+  Reshare(route, now, due);  // the flows left on its links share what it frees
   return true;
 }
 

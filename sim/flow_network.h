@@ -59,6 +59,7 @@ class FlowNetwork {
     for (size_t i = 0; i < active_.size(); ++i) {
       Active& f = active_[i];
       f.task = map(f.task);
+      f.route = p_.route(f.task);  // the same route: the shift maps a flow to one of its shape
       f.updated_at += dt;
       f.done.due += dt;
       if (f.done.queued_at != std::numeric_limits<int64_t>::max()) f.done.queued_at += dt;
@@ -75,6 +76,7 @@ class FlowNetwork {
  private:
   struct Active {
     TaskId task;
+    RouteId route;     // the task's (kept here: the program's per-task array is far away)
     double remaining;  // bytes left as of updated_at
     double rate;       // bytes per second
     int64_t updated_at;
