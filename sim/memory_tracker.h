@@ -31,7 +31,7 @@ class MemoryTracker {
   static constexpr uint8_t kNone = 255, kFar = 254;
   size_t First(TaskId t) const;
 
-  const std::vector<MemoryEvent>& events_;
+  const HugePageVector<MemoryEvent>& events_;
   std::vector<double> current_;  // per rank, bytes
   std::vector<uint32_t> block_;  // per block of kBlock tasks, and one past the last
   std::vector<uint8_t> offset_;  // per task

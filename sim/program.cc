@@ -202,7 +202,7 @@ Status Program::Validate() const {
 }
 
 size_t Program::MemoryBytes() const {
-  auto cap = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  auto cap = [](const auto& v) { return StorageBytes(v); };
   return cap(category_) + cap(stream_) + cap(cost_key_) + cap(label_) + cap(aux_) + cap(edges_) +
          cap(succ_offset_) + cap(succ_) + cap(memory_) + cap(route_offset_) + cap(route_links_) +
          cap(extra_streams_) + route_index_.bucket_count() * sizeof(void*) +

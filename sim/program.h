@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/huge_pages.h"
 #include "sim/status.h"
 #include "sim/units.h"
 
@@ -149,7 +150,7 @@ class Program {
   std::span<const TaskId> successors(TaskId t) const {
     return {succ_.data() + succ_offset_[t], succ_.data() + succ_offset_[t + 1]};
   }
-  const std::vector<MemoryEvent>& memory_events() const { return memory_; }
+  const HugePageVector<MemoryEvent>& memory_events() const { return memory_; }
   std::span<const LinkId> route_links(RouteId r) const {
     return {route_links_.data() + route_offset_[r], route_links_.data() + route_offset_[r + 1]};
   }
@@ -160,20 +161,22 @@ class Program {
   // Before a change to a finalized program: the dependencies back into the pair list.
   void Reopen();
 
-  // Per task (structure of arrays).
-  std::vector<uint8_t> category_;
-  std::vector<StreamId> stream_;
-  std::vector<uint32_t> cost_key_;
-  std::vector<uint32_t> label_;
-  std::vector<uint32_t> aux_;  // route of a flow; kNone for a compute task (its kind)
+  // Per task (structure of arrays). A large program's arrays are in transparent huge pages
+  // (sim/huge_pages.h): the replay reads them by task id, far apart, and with 4 KiB pages a
+  // program of millions of tasks missed the TLB on most of those reads.
+  HugePageVector<uint8_t> category_;
+  HugePageVector<StreamId> stream_;
+  HugePageVector<uint32_t> cost_key_;
+  HugePageVector<uint32_t> label_;
+  HugePageVector<uint32_t> aux_;  // route of a flow; kNone for a compute task (its kind)
   // Dependencies: pairs while building, compressed rows after Finalize.
   bool finalized_ = false;
   bool deps_in_task_order_ = true;
-  std::vector<std::pair<TaskId, TaskId>> edges_;
-  std::vector<uint32_t> succ_offset_;
-  std::vector<TaskId> succ_;
+  HugePageVector<std::pair<TaskId, TaskId>> edges_;
+  HugePageVector<uint32_t> succ_offset_;
+  HugePageVector<TaskId> succ_;
   // Sparse side tables.
-  std::vector<MemoryEvent> memory_;  // sorted by task at Finalize
+  HugePageVector<MemoryEvent> memory_;  // sorted by task at Finalize
   std::vector<uint32_t> route_offset_ = {0};
   std::vector<LinkId> route_links_;
   std::vector<std::pair<TaskId, StreamId>> extra_streams_;
