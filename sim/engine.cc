@@ -256,7 +256,8 @@ class Replay {
   bool periodic_ = false;
   bool snapshot_due_ = false;
   size_t next_anchor_ = 0;
-  std::vector<uint8_t> mark_;  // per task: 0 untouched, 1 some dependency or stream done, 2 started
+  HugePageVector<uint8_t>
+      mark_;  // per task: 0 untouched, 1 some dependency or stream done, 2 started
   std::vector<TaskId> frontier_;  // tasks marked 1 (and some since started: dropped at snapshots)
   // What the period since the last snapshot did.
   std::vector<TaskId> started_, completed_, period_touched_;
@@ -267,8 +268,8 @@ class Replay {
   bool have_prev_ = false;
   // The period in use: RunOptions::shift, or its composition over `lag_` anchors; while the
   // replay passes the anchors inside a lengthened period, `skip_` counts those left.
-  const std::vector<TaskId>* shift_ = nullptr;
-  std::vector<TaskId> composed_;
+  const HugePageVector<TaskId>* shift_ = nullptr;
+  HugePageVector<TaskId> composed_;
   uint32_t lag_ = 1;
   uint32_t skip_ = 0;
   // Hashes of the states at the last anchors, oldest first, while looking for a longer period.
@@ -277,7 +278,7 @@ class Replay {
   int growing_ = 0;     // anchors in a row whose frontier was the longest so far
   // Per task, how many of it and its successors by shift in turn have the same shape as their
   // successor by shift (0: it does not); built the first time two snapshots match.
-  std::vector<uint32_t> chain_;
+  HugePageVector<uint32_t> chain_;
   std::vector<TaskId> static_;  // tasks of the state the period left alone (sorted)
   // Of them, those that wait for fewer things each period: (task, waits now, fewer by).
   std::vector<std::tuple<TaskId, uint32_t, uint32_t>> accumulators_;
@@ -680,7 +681,7 @@ template <bool kPeriodic>
 bool Replay<kPeriodic>::LengthenPeriod(uint32_t lag) {
   // shift^lag along each chain t, shift[t], shift[shift[t]], ... from the tasks nothing
   // shifts to; a shift that sends two tasks to one has no such chains.
-  const std::vector<TaskId>& sh = *options_.shift;
+  const HugePageVector<TaskId>& sh = *options_.shift;
   std::vector<uint8_t> has_pred(n_, 0);
   for (TaskId t = 0; t < n_; ++t) {
     const TaskId u = sh[t];
@@ -810,18 +811,18 @@ void Replay<kPeriodic>::BuildChains() {
   // route, category, label and memory events; u's dependencies are t's moved by shift; u's
   // next task on its stream is t's next moved by shift; and every task t waits for has such a
   // successor, so that u waits for exactly their successors.
-  const std::vector<TaskId>& sh = *shift_;
-  std::vector<TaskId> next(n_, kNone);
+  const HugePageVector<TaskId>& sh = *shift_;
+  HugePageVector<TaskId> next(n_, kNone);
   for (StreamId st = 0; st + 1 < q_offset_.size(); ++st) {
     for (uint32_t k = q_offset_[st]; k + 1 < q_offset_[st + 1]; ++k)
       next[queue_[k]] = queue_[k + 1];
   }
   // Each task's memory events: [mem_first[t], mem_first[t + 1]) of the sorted list.
   const auto& mem = p_.memory_events();
-  std::vector<uint32_t> mem_first(n_ + 1, 0);
+  HugePageVector<uint32_t> mem_first(n_ + 1, 0);
   for (const MemoryEvent& e : mem) ++mem_first[e.task + 1];
   for (size_t t = 0; t < n_; ++t) mem_first[t + 1] += mem_first[t];
-  std::vector<uint8_t> shape(n_, 0);
+  HugePageVector<uint8_t> shape(n_, 0);
   std::vector<TaskId> a, b;
   for (TaskId t = 0; t < n_; ++t) {
     const TaskId u = sh[t];
@@ -859,8 +860,8 @@ void Replay<kPeriodic>::BuildChains() {
     if (same_mem) shape[t] = 1;
   }
   // Waits: every dependency of t has the shape, and u waits for as many.
-  std::vector<uint32_t> indeg(n_, 0);
-  std::vector<uint8_t> waits_ok(n_, 1);
+  HugePageVector<uint32_t> indeg(n_, 0);
+  HugePageVector<uint8_t> waits_ok(n_, 1);
   for (TaskId q = 0; q < n_; ++q) {
     for (TaskId x : p_.successors(q)) {
       ++indeg[x];
@@ -904,7 +905,7 @@ uint64_t Replay<kPeriodic>::Reach(const Snapshot& prev) {
     periods = std::min<uint64_t>(periods, (w - 1) / fewer);
   }
   if (periods == 0 || !touched) return 0;
-  const std::vector<TaskId>& sh = *shift_;
+  const HugePageVector<TaskId>& sh = *shift_;
   std::vector<TaskId> at = batches_;
   for (uint64_t j = 1; j <= periods; ++j) {
     for (TaskId& t : at) {
@@ -921,7 +922,7 @@ template <bool kPeriodic>
 void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
   // Place the periods' tasks from the last one's (each one later by a period, its parts
   // played by the tasks the shift gives), then move the state as many periods on.
-  const std::vector<TaskId>& sh = *shift_;
+  const HugePageVector<TaskId>& sh = *shift_;
   const uint64_t J = periods;
   const int64_t dt = static_cast<int64_t>(J) * period;
   std::vector<std::pair<TaskId, uint32_t>> waits;  // the frontier now, before the placing

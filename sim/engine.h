@@ -35,7 +35,7 @@ struct RunOptions {
   // dependencies and place in its streams, checked here), the replay places those periods'
   // tasks from the one it replayed and goes on from there: the timeline is the full replay's,
   // bit for bit. Unused with record_memory or tasks on several streams.
-  const std::vector<TaskId>* shift = nullptr;
+  const HugePageVector<TaskId>* shift = nullptr;
   const std::vector<TaskId>* anchors = nullptr;
 };
 

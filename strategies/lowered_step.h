@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/engine.h"
+#include "sim/huge_pages.h"
 #include "sim/program.h"
 
 namespace parasim {
@@ -60,7 +61,7 @@ struct LoweredStep {
   // Each task's counterpart one micro-batch later, where its unit has one of the same shape
   // (kNone elsewhere), and the first task of each of stage 0's forwards of its first chunk:
   // the engine's steady-state periodicity (sim::RunOptions::shift, anchors).
-  std::vector<sim::TaskId> shift;
+  sim::HugePageVector<sim::TaskId> shift;  // per task, read by task id (huge pages)
   std::vector<sim::TaskId> anchors;
 };
 

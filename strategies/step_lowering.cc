@@ -451,7 +451,7 @@ void StepLowering::BuildShift(const std::vector<std::vector<Unit>>& order,
   // (sim::RunOptions::shift); stage 0's forwards of chunk 0 are where it compares states.
   const int64_t m = ctx_.micro_batches;
   const int64_t stages = static_cast<int64_t>(order.size());
-  std::vector<TaskId>& shift = ctx_.out.shift;
+  auto& shift = ctx_.out.shift;
   shift.assign(ctx_.program.num_tasks(), kNone);
   // (phase, chunk, micro-batch) -> a dense index (Phase has four values).
   const size_t chunks = static_cast<size_t>(ctx_.chunks);
