@@ -1090,7 +1090,7 @@ class ShortestDurations {
 // task starting once its dependencies and the task before it on each of its streams are done.
 int64_t LongestPathInTaskOrder(const Program& p, ShortestDurations& shortest) {
   const size_t n = p.num_tasks();
-  std::vector<int64_t> ready(n, 0);  // the latest end among each task's dependencies
+  HugePageVector<int64_t> ready(n, 0);  // the latest end among each task's dependencies
   std::vector<int64_t> stream_end(p.num_streams(), 0);
   const auto& extra = p.extra_streams();
   size_t e = 0;
