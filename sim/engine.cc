@@ -256,8 +256,8 @@ class Replay {
   bool periodic_ = false;
   bool snapshot_due_ = false;
   size_t next_anchor_ = 0;
-  HugePageVector<uint8_t>
-      mark_;  // per task: 0 untouched, 1 some dependency or stream done, 2 started
+  // Per task: 0 untouched, 1 some dependency or stream done, 2 started.
+  HugePageVector<uint8_t> mark_;
   std::vector<TaskId> frontier_;  // tasks marked 1 (and some since started: dropped at snapshots)
   // What the period since the last snapshot did.
   std::vector<TaskId> started_, completed_, period_touched_;

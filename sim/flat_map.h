@@ -21,6 +21,17 @@
 
 namespace parasim::sim {
 
+// A hash of a fixed list of whole numbers (FNV-1a's offset basis and prime, a number at a time),
+// for keys such as std::array<int64_t, N>; FlatMap mixes its bits further.
+struct WholeNumbersHash {
+  template <class Array>
+  size_t operator()(const Array& a) const {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (auto v : a) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL;
+    return static_cast<size_t>(h);
+  }
+};
+
 template <class K, class V, class H>
 class FlatMap {
  public:

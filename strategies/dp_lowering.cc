@@ -113,15 +113,10 @@ Duration DataParallelLowering::StreamBound(int stage) const {
   return Max(Max(gather, reduce), wire);
 }
 
-Duration DataParallelLowering::ReductionTime(const Chunk& ch, int first, int last) const {
+Duration DataParallelLowering::IssuedTime(const Chunk& ch, int first, int last, bool gather) const {
   if (!ctx_.dp_comm) return Duration::Zero();
-  const Timed t = TimeOf(ch, first, last, false);
+  const Timed t = TimeOf(ch, first, last, gather);
   return t.time > Duration::Zero() ? t.wire.compress + t.time : Duration::Zero();
-}
-
-Duration DataParallelLowering::GatherTime(const Chunk& ch, int first, int last) const {
-  if (!ctx_.dp_comm) return Duration::Zero();
-  return Max(Duration::Zero(), TimeOf(ch, first, last, true).time);
 }
 
 Duration DataParallelLowering::StartGatherWait(int stage, int chunk) const {
@@ -132,7 +127,7 @@ Duration DataParallelLowering::StartGatherWait(int stage, int chunk) const {
   for (int c = 0; c < ctx_.chunks; ++c) {
     const Chunk& ch = layers_.chunk(stage, c);
     for (size_t k = 0; k < ch.segments.size(); ++k) {
-      sum += GatherTime(ch, ch.segments[k].first, ch.segments[k].second);
+      sum += IssuedTime(ch, ch.segments[k].first, ch.segments[k].second, true);
       if (ctx_.layout.overlap_dp && c == chunk && k == 0) return sum;
     }
   }

@@ -64,10 +64,9 @@ class DataParallelLowering {
   Duration StreamBound(int stage) const;
   // For StepLowering::ScheduleBound, each at least as long as the tasks it stands for take
   // alone on the fabric (zero where none are issued):
-  // - the reduction of pieces [first, last) of `ch`, its compression pass included;
-  Duration ReductionTime(const Chunk& ch, int first, int last) const;
-  // - the gather of pieces [first, last) of `ch`;
-  Duration GatherTime(const Chunk& ch, int first, int last) const;
+  // - the gather or reduction of pieces [first, last) of `ch` as Emit issues it, a
+  //   reduction's compression pass included;
+  Duration IssuedTime(const Chunk& ch, int first, int last, bool gather) const;
   // - ZeRO 1/2: how long the start gathers (IssueStartGathers, one after another on the
   //   gather stream) take until the first forward of chunk `chunk` may begin.
   Duration StartGatherWait(int stage, int chunk) const;

@@ -41,18 +41,6 @@ Collective ToCollective(CommKind k) {
   return Collective::kAllReduce;
 }
 
-namespace {
-
-struct ShapeKeyHash {
-  size_t operator()(const std::array<int64_t, 8>& k) const {
-    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a's offset basis and prime, over whole numbers
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL;
-    return static_cast<size_t>(h);
-  }
-};
-
-}  // namespace
-
 LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const Layout& l,
                                  const ClusterSpec& c, const StepOptions& o, LoweredStep* o_step)
     : model(m),
@@ -77,14 +65,14 @@ LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const La
   std::array<int64_t, 8> shape_key{l.tp, l.cp, l.dp, l.pp, l.ep, c.domain(), c.pod_gpus, 0};
   for (RankDim d : l.order) shape_key[7] = shape_key[7] * 8 + static_cast<int64_t>(d) + 1;
   thread_local sim::FlatMap<std::array<int64_t, 8>, std::array<GroupPlacement, kNumGroups>,
-                            ShapeKeyHash>
+                            sim::WholeNumbersHash>
       shapes;
   if (shapes.size() > 4096) shapes.clear();
   auto [known, inserted] = shapes.Emplace(shape_key, {});
   if (inserted) {
     for (int k = 0; k < kNumGroups; ++k) {
-      (*known)[k] = k == kGroupEdp ? placement.ExpertDataGroup()
-                                   : placement.Group(static_cast<GroupKind>(k));
+      (*known)[k] =
+          k == kGroupEdp ? placement.ExpertDataGroup() : placement.Group(static_cast<GroupKind>(k));
     }
   }
   std::copy(known->begin(), known->end(), groups);

@@ -233,9 +233,9 @@ Duration StepLowering::ScheduleBound() const {
       const size_t n = ch.segments.size();
       for (size_t k = 0; k < n; ++k) {
         const auto [a, b] = ch.segments[k];
-        (k == 0 ? cc.reduce_last : cc.reduce_rest) += dp_.ReductionTime(ch, a, b);
+        (k == 0 ? cc.reduce_last : cc.reduce_rest) += dp_.IssuedTime(ch, a, b, false);
         if (!per_layer) continue;
-        const Duration g = dp_.GatherTime(ch, a, b);
+        const Duration g = dp_.IssuedTime(ch, a, b, true);
         cc.gather += g;
         if (k == 0) cc.gather_f = g;
         if (k + 1 == n) cc.gather_b = g;
@@ -251,7 +251,7 @@ Duration StepLowering::ScheduleBound() const {
     if (from == to) return Duration::Zero();  // a V's turn: no transfer
     const Placement& pl = ctx_.placement;
     const bool inter = pl.Node(pl.Rank({0, 0, 0, from})) != pl.Node(pl.Rank({0, 0, 0, to}));
-    return ctx_.cost.CollectiveTime(Collective::kSendRecv, act, {2, inter ? 1 : 2, false}).time;
+    return topo_.TransferCost(act, inter).time;
   };
   std::vector<Duration> into_f(V), into_b(V);
   for (int g = 0; g < V; ++g) {

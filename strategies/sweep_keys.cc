@@ -166,12 +166,6 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           t.recompute_layers};
 }
 
-size_t SweepPointHash::operator()(const SweepPoint& p) const {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a's offset basis and prime, over whole numbers
-  for (int64_t v : p) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL;
-  return static_cast<size_t>(h);
-}
-
 const SweepKey* FindSweepKey(std::string_view name) {
   for (const SweepKey& k : kKeys) {
     if (k.name == name) return &k;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/training.h"
+#include "sim/flat_map.h"
 #include "sim/status.h"
 #include "strategies/layout.h"
 
@@ -39,8 +40,6 @@ const SweepKey* FindSweepKey(std::string_view name);
 // layout and training. A key added to the table adds its field here (sweep_test checks).
 using SweepPoint = std::array<int64_t, 15>;
 SweepPoint SweepPointOf(const Layout& l, const Training& t);
-struct SweepPointHash {
-  size_t operator()(const SweepPoint& p) const;
-};
+using SweepPointHash = sim::WholeNumbersHash;
 
 }  // namespace parasim

@@ -187,14 +187,17 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
   return t;
 }
 
+CollectiveCost RankTopology::TransferCost(Bytes bytes, bool inter) const {
+  return ctx_.cost.CollectiveTime(Collective::kSendRecv, bytes, {2, inter ? 1 : 2, false});
+}
+
 TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId stream) {
   const bool inter = ctx_.placement.Node(src.global) != ctx_.placement.Node(dst.global);
   // Priced once per size and kind of hop: every micro-batch sends the same activations.
   auto [it, inserted] =
       transfer_keys_.Emplace({std::bit_cast<int64_t>(bytes.bytes()), inter ? 1 : 0}, 0);
   if (inserted) {
-    CollectiveCost cc =
-        ctx_.cost.CollectiveTime(Collective::kSendRecv, bytes, {2, inter ? 1 : 2, false});
+    const CollectiveCost cc = TransferCost(bytes, inter);
     *it = AddFlowCost(cc.time, cc.latency, inter);
   }
   const uint32_t key = *it;

@@ -61,6 +61,8 @@ class RankTopology {
                    Duration time, Duration latency, bool inter, TaskCat cat, uint32_t label);
   // One point-to-point flow from `src` to `dst` of `bytes`, on the sender's `stream`.
   sim::TaskId Transfer(Replica& src, Replica& dst, Bytes bytes, sim::StreamId stream);
+  // What such a transfer costs alone on its link, between nodes or inside one.
+  CollectiveCost TransferCost(Bytes bytes, bool inter) const;
   // Makes each replica's next compute task of `stage` wait for its entry of `tasks`.
   void WaitFor(int stage, std::span<const sim::TaskId> tasks);
 
