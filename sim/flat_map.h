@@ -63,6 +63,10 @@ class FlatMap {
     }
   }
   size_t size() const { return entries_.size(); }
+  // The bytes its storage holds.
+  size_t storage_bytes() const {
+    return entries_.capacity() * sizeof(std::pair<K, V>) + slots_.capacity() * sizeof(Slot);
+  }
   // Empties the map, keeping its storage.
   void clear() {
     entries_.clear();

@@ -70,15 +70,21 @@ RouteId Program::AddRoute(std::span<const LinkId> links) {
   // FNV-1a over the link ids: its 64-bit offset basis and prime (Fowler, Noll and Vo).
   uint64_t hash = 0xcbf29ce484222325ull;
   for (LinkId l : links) hash = (hash ^ l) * 0x100000001b3ull;
-  auto [first, last] = route_index_.equal_range(hash);
-  for (auto it = first; it != last; ++it) {
-    const std::span<const LinkId> have = route_links(it->second);
-    if (std::equal(have.begin(), have.end(), links.begin(), links.end())) return it->second;
+  const RouteId id = static_cast<RouteId>(route_offset_.size() - 1);  // if it is new
+  auto [head, inserted] = route_index_.Emplace(hash, id);
+  if (!inserted) {
+    for (RouteId r = *head;; r = route_next_[r]) {
+      const std::span<const LinkId> have = route_links(r);
+      if (std::equal(have.begin(), have.end(), links.begin(), links.end())) return r;
+      if (route_next_[r] == kNone) {
+        route_next_[r] = id;  // a new route with the same hash, chained after the last one
+        break;
+      }
+    }
   }
   route_links_.insert(route_links_.end(), links.begin(), links.end());
   route_offset_.push_back(static_cast<uint32_t>(route_links_.size()));
-  const RouteId id = static_cast<RouteId>(route_offset_.size() - 2);
-  route_index_.emplace(hash, id);
+  route_next_.push_back(kNone);
   return id;
 }
 
@@ -205,8 +211,7 @@ size_t Program::MemoryBytes() const {
   auto cap = [](const auto& v) { return StorageBytes(v); };
   return cap(category_) + cap(stream_) + cap(cost_key_) + cap(label_) + cap(aux_) + cap(edges_) +
          cap(succ_offset_) + cap(succ_) + cap(memory_) + cap(route_offset_) + cap(route_links_) +
-         cap(extra_streams_) + route_index_.bucket_count() * sizeof(void*) +
-         route_index_.size() * (sizeof(std::pair<const uint64_t, RouteId>) + sizeof(void*));
+         cap(extra_streams_) + route_index_.storage_bytes() + cap(route_next_);
 }
 
 }  // namespace parasim::sim

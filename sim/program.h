@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/flat_map.h"
 #include "sim/huge_pages.h"
 #include "sim/status.h"
 #include "sim/units.h"
@@ -180,7 +181,13 @@ class Program {
   std::vector<uint32_t> route_offset_ = {0};
   std::vector<LinkId> route_links_;
   std::vector<std::pair<TaskId, StreamId>> extra_streams_;
-  std::unordered_multimap<uint64_t, RouteId> route_index_;  // a hash of a route's links -> route
+  // A hash of a route's links -> the first route with that hash; route_next_[r]: the next
+  // route with r's hash (kNone at the end).
+  struct HashOfLinks {
+    size_t operator()(uint64_t h) const { return static_cast<size_t>(h); }
+  };
+  FlatMap<uint64_t, RouteId, HashOfLinks> route_index_;
+  std::vector<RouteId> route_next_;
   // Resources.
   std::vector<std::string> rank_names_;
   std::vector<uint32_t> stream_rank_;

@@ -134,10 +134,12 @@ Duration DataParallelLowering::StartGatherWait(int stage, int chunk) const {
   return sum;
 }
 
-std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int first, int last,
-                                               bool gather, const std::vector<TaskId>& after) {
+const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch, int first,
+                                                      int last, bool gather,
+                                                      const std::vector<TaskId>& after) {
   auto& reps = topo_.stage(stage);
-  std::vector<TaskId> out(reps.size(), kNone);
+  std::vector<TaskId>& out = emitted_;
+  out.assign(reps.size(), kNone);
   const Timed t = TimeOf(ch, first, last, gather);
   if (t.time <= Duration::Zero()) return out;
   StreamId Replica::*stream = gather ? &Replica::dp_gather : &Replica::dp_reduce;
@@ -145,23 +147,23 @@ std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int f
   for (size_t i = 0; i < reps.size(); ++i) {
     const std::vector<int>& g = topo_.group(kind, i);
     if (g.front() != static_cast<int>(i)) continue;
-    std::vector<Replica*> members;
-    for (int k : g) members.push_back(&reps[k]);
-    std::vector<TaskId> heads;
+    members_.clear();
+    for (int k : g) members_.push_back(&reps[k]);
+    heads_.clear();
     if (t.wire.compress > Duration::Zero()) {
-      for (Replica* r : members) {
-        heads.push_back(ctx_.program.AddCompute(r->dp_reduce, ctx_.Key(t.wire.compress),
-                                                static_cast<uint8_t>(TaskCat::kCompress),
-                                                ctx_.Label(TaskCat::kCompress)));
+      for (Replica* r : members_) {
+        heads_.push_back(ctx_.program.AddCompute(r->dp_reduce, ctx_.Key(t.wire.compress),
+                                                 static_cast<uint8_t>(TaskCat::kCompress),
+                                                 ctx_.Label(TaskCat::kCompress)));
       }
     }
-    TaskId f = topo_.Flow(members, stream, t.time, t.latency, t.inter, TaskCat::kDp,
+    TaskId f = topo_.Flow(members_, stream, t.time, t.latency, t.inter, TaskCat::kDp,
                           ctx_.Label(TaskCat::kDp));
     for (size_t k = 0; k < g.size(); ++k) {
       const TaskId a = after.empty() ? kNone : after[g[k]];
-      if (!heads.empty()) {
-        if (a != kNone) ctx_.program.AddDep(a, heads[k]);
-        ctx_.program.AddDep(heads[k], f);
+      if (!heads_.empty()) {
+        if (a != kNone) ctx_.program.AddDep(a, heads_[k]);
+        ctx_.program.AddDep(heads_[k], f);
       } else if (a != kNone) {
         ctx_.program.AddDep(a, f);
       }
@@ -171,20 +173,20 @@ std::vector<TaskId> DataParallelLowering::Emit(int stage, const Chunk& ch, int f
   return out;
 }
 
-std::vector<TaskId> DataParallelLowering::Gather(int stage, const Chunk& ch, int first, int last) {
-  return Emit(stage, ch, first, last, true, {});
+const std::vector<TaskId>& DataParallelLowering::Gather(int stage, const Chunk& ch, int first,
+                                                        int last) {
+  after_.clear();
+  return Emit(stage, ch, first, last, true, after_);
 }
 
-std::vector<TaskId> DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first,
-                                                    int last) {
+void DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first, int last) {
   auto& reps = topo_.stage(stage);
-  std::vector<TaskId> after;
-  for (Replica& r : reps) after.push_back(r.prev);
-  std::vector<TaskId> f = Emit(stage, ch, first, last, false, after);
+  after_.clear();
+  for (Replica& r : reps) after_.push_back(r.prev);
+  const std::vector<TaskId>& f = Emit(stage, ch, first, last, false, after_);
   for (size_t i = 0; i < reps.size(); ++i) {
     if (f[i] != kNone) reps[i].reduces.push_back(f[i]);
   }
-  return f;
 }
 
 void DataParallelLowering::Reduce(int stage, int chunk, int first, int last) {

@@ -28,8 +28,9 @@ class DataParallelLowering {
   // Whether the backward of micro-batch `mb` reduces gradients (ZeRO >= 2: every one).
   bool Reduces(int64_t mb) const;
 
-  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica.
-  std::vector<sim::TaskId> Gather(int stage, const Chunk& ch, int first, int last);
+  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica (valid
+  // until the next gather or reduction is emitted).
+  const std::vector<sim::TaskId>& Gather(int stage, const Chunk& ch, int first, int last);
   // Gradient reduction of pieces [first, last), each replica's after its entry of `after`;
   // immediately (overlap.dp) or after the pipeline flush.
   void Reduce(int stage, int chunk, int first, int last);
@@ -107,9 +108,10 @@ class DataParallelLowering {
     }
   };
   Timed TimeParams(const Params& p) const;
-  std::vector<sim::TaskId> Emit(int stage, const Chunk& ch, int first, int last, bool gather,
-                                const std::vector<sim::TaskId>& after);
-  std::vector<sim::TaskId> ReduceNow(int stage, const Chunk& ch, int first, int last);
+  // The flows, one per replica of `stage`, into emitted_ (returned).
+  const std::vector<sim::TaskId>& Emit(int stage, const Chunk& ch, int first, int last, bool gather,
+                                       const std::vector<sim::TaskId>& after);
+  void ReduceNow(int stage, const Chunk& ch, int first, int last);
   // Whether a backward that reduces ends waiting for its reductions (EndBackward).
   bool WaitsAtBackwardEnd() const;
   void OptimizerStep();
@@ -123,6 +125,9 @@ class DataParallelLowering {
   // [stage][chunk][segment][replica]
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
+  // Emit's scratch, kept between calls (a step emits thousands of gathers and reductions).
+  std::vector<sim::TaskId> emitted_, after_, heads_;
+  std::vector<Replica*> members_;
   mutable sim::FlatMap<Params, Timed, ParamsHash> by_params_;
 };
 

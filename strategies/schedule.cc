@@ -331,11 +331,6 @@ int64_t ChunkMicroBatches(const PipelineSchedule& schedule, int64_t micro_batche
   return schedule.bidirectional() ? micro_batches / 2 : micro_batches;
 }
 
-int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk) {
-  if (schedule.mirrored() && chunk == 1) return 2 * stages - 1 - stage;
-  return chunk * stages + stage;
-}
-
 std::vector<ChunkSpan> ChunkSpans(const Layout& layout, int layers) {
   const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
   const int p = layout.pp, chunks = ChunksOf(layout);
@@ -368,11 +363,6 @@ std::vector<char> RecomputedLayers(const Layout& layout, const Training& trainin
     for (int i = c.first; i < std::min(layers, c.first + std::min(n, c.layers)); ++i) out[i] = 1;
   }
   return out;
-}
-
-ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage) {
-  if (schedule.mirrored() && virtual_stage >= stages) return {2 * stages - 1 - virtual_stage, 1};
-  return {virtual_stage % stages, virtual_stage / stages};
 }
 
 double PeakInFlight(const std::vector<Unit>& order, int chunks, double w_hold) {

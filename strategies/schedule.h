@@ -211,12 +211,21 @@ std::vector<char> RecomputedLayers(const Layout& layout, const Training& trainin
 
 // Where the schedule places model chunks: the virtual stage (position in model order) that
 // chunk `chunk` of stage `stage` holds, and back.
-int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk);
+// (Inline, and chunk 0 before asking the schedule: the lowering asks for every unit.)
+inline int VirtualStageOf(const PipelineSchedule& schedule, int stages, int stage, int chunk) {
+  if (chunk == 0) return stage;
+  if (chunk == 1 && schedule.mirrored()) return 2 * stages - 1 - stage;
+  return chunk * stages + stage;
+}
 struct ChunkPlace {
   int stage = 0;
   int chunk = 0;
 };
-ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage);
+inline ChunkPlace PlaceOf(const PipelineSchedule& schedule, int stages, int virtual_stage) {
+  if (virtual_stage < stages) return {virtual_stage, 0};
+  if (schedule.mirrored()) return {2 * stages - 1 - virtual_stage, 1};
+  return {virtual_stage % stages, virtual_stage / stages};
+}
 
 // Micro-batches whose activations a stage holds at its peak when it runs `order` (a stage's
 // activations for one micro-batch being `chunks` chunks'): an F holds one chunk's, a B frees

@@ -175,13 +175,17 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
                           uint32_t label) {
   sim::Program& p = ctx_.program;
   const uint32_t key = AddFlowCost(time, latency, inter);
-  std::vector<LinkId>& links = links_;
-  links.clear();
-  for (Replica* r : members) {
-    links.push_back(inter ? r->nic_tx : r->nvl_tx);
-    links.push_back(inter ? r->nic_rx : r->nvl_rx);
+  sim::RouteId route = members.size() == 1 ? members[0]->own_route[inter] : kNone;
+  if (route == kNone) {
+    std::vector<LinkId>& links = links_;
+    links.clear();
+    for (Replica* r : members) {
+      links.push_back(inter ? r->nic_tx : r->nvl_tx);
+      links.push_back(inter ? r->nic_rx : r->nvl_rx);
+    }
+    route = p.AddRoute(links);
+    if (members.size() == 1) members[0]->own_route[inter] = route;
   }
-  sim::RouteId route = p.AddRoute(links);
   TaskId t = p.AddFlow(members[0]->*stream, key, static_cast<uint8_t>(cat), label, route);
   for (size_t k = 1; k < members.size(); ++k) p.AddStreamToTask(t, members[k]->*stream);
   return t;
@@ -201,8 +205,17 @@ TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId 
     *it = AddFlowCost(cc.time, cc.latency, inter);
   }
   const uint32_t key = *it;
-  sim::RouteId route =
-      ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
+  sim::RouteId route = kNone;
+  for (const Replica::SentRoute& r : src.sent) {
+    if (r.to == dst.rank && r.inter == inter) route = r.route;
+  }
+  if (route == kNone) {
+    route =
+        ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
+    // Kept in the first free entry, else in place of the second.
+    Replica::SentRoute& slot = src.sent[src.sent[0].to == kNone ? 0 : 1];
+    slot = {dst.rank, inter, route};
+  }
   return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),
                               ctx_.Label(TaskCat::kPp), route);
 }

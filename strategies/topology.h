@@ -30,6 +30,16 @@ struct Replica {
   std::vector<sim::TaskId> last_preds;  // what the last compute-stream task waited for
   sim::TaskId first = sim::kNone;       // first compute-stream task of the unit being emitted
   std::vector<sim::TaskId> reduces;     // gradient communication the optimizer step waits for
+  // Routes already interned for this replica's flows (every micro-batch crosses the same
+  // links): its data-parallel flow alone over its NIC or NVLink ports, and its transfers to up
+  // to two receivers (the next stage's and the previous stage's), by receiver and kind of hop.
+  sim::RouteId own_route[2] = {sim::kNone, sim::kNone};  // [inter]
+  struct SentRoute {
+    uint32_t to = sim::kNone;
+    bool inter = false;
+    sim::RouteId route = sim::kNone;
+  };
+  SentRoute sent[2];
 };
 
 class RankTopology {
