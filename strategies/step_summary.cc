@@ -13,11 +13,13 @@ namespace parasim {
 
 namespace {
 
-// Intervals of each category's tasks on each stage's representative rank, and per stage the
-// end of its last backward and its compute and optimizer seconds.
+// Intervals of each communication category's tasks on each stage's representative rank, and
+// per stage the intervals of its compute (forward, backward, recompute and optimizer together:
+// nothing asks for one of them alone), the end of its last backward and its compute and
+// optimizer seconds.
 struct StageTimes {
-  std::vector<std::array<Intervals, kNumTaskCats>> iv;
-  std::vector<Intervals> compute;  // forward, backward, recompute and optimizer together
+  std::vector<std::array<Intervals, kNumTaskCats>> iv;  // empty for the compute categories
+  std::vector<Intervals> compute;
   std::vector<int64_t> last_backward;
   std::vector<double> optimizer_s, compute_s;
 };
@@ -48,8 +50,7 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
     const int s = stream_stage[prog.stream(t)];
     const uint8_t cat = prog.category(t);
     if (s < 0 || cat == static_cast<uint8_t>(TaskCat::kPp)) continue;
-    const int64_t b = tl.end[t].picoseconds();
-    st.iv[s][cat].push_back({tl.start[t].picoseconds(), b});
+    const int64_t a = tl.start[t].picoseconds(), b = tl.end[t].picoseconds();
     const double d = (tl.end[t] - tl.start[t]).seconds();
     switch (static_cast<TaskCat>(cat)) {
       case TaskCat::kBackward:
@@ -61,11 +62,12 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
       case TaskCat::kForward:
       case TaskCat::kRecompute:
         break;
-      default:
-        continue;  // not compute
+      default:  // not compute
+        st.iv[s][cat].push_back({a, b});
+        continue;
     }
     st.compute_s[s] += d;
-    st.compute[s].push_back(st.iv[s][cat].back());
+    st.compute[s].push_back({a, b});
   }
   // Pipeline transfers count on the stage that waits for them.
   for (size_t i = 0; i < low.pp_flows.size(); ++i) {
@@ -77,7 +79,9 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
     }
   }
   for (int s = 0; s < P; ++s) {
-    for (Intervals& x : st.iv[s]) Merge(&x);
+    for (Intervals& x : st.iv[s]) {
+      if (!x.empty()) Merge(&x);
+    }
     Merge(&st.compute[s]);
   }
 }
@@ -136,10 +140,11 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
 // transfers and parameter gathers (reported as exposed communication instead), over its work.
 double Bubble(const StageTimes& st, int s, double work) {
   const int64_t span = *std::max_element(st.last_backward.begin(), st.last_backward.end());
-  Intervals compute_like, scratch;
+  // Every category but the waits (compute, TP, CP, EP, compression).
+  Intervals compute_like = st.compute[s], scratch;
   for (int c = 0; c < kNumTaskCats; ++c) {
     if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp)) continue;
-    AddSorted(st.iv[s][c], &compute_like, &scratch);
+    if (!st.iv[s][c].empty()) AddSorted(st.iv[s][c], &compute_like, &scratch);
   }
   Merge(&compute_like);
   const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp});
