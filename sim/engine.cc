@@ -32,6 +32,11 @@ struct Event {
   bool operator<(const Event& o) const {
     return time != o.time ? time < o.time : packed < o.packed;
   }
+  // The same order as one unsigned 128-bit number (times are never negative), for a compare
+  // without a branch in the heap's pop.
+  unsigned __int128 key() const {
+    return static_cast<unsigned __int128>(static_cast<uint64_t>(time)) << 64 | packed;
+  }
 };
 
 // A 4-ary min-heap of events: half the depth of a binary heap, and a node's children share a
@@ -64,9 +69,13 @@ class EventQueue {
       const size_t first = 4 * i + 1;
       if (first >= n) break;
       size_t best = first;
+      unsigned __int128 least = heap_[first].key();
       const size_t end = std::min(first + 4, n);
       for (size_t c = first + 1; c < end; ++c) {
-        if (heap_[c] < heap_[best]) best = c;
+        const unsigned __int128 k = heap_[c].key();
+        const bool less = k < least;
+        best = less ? c : best;
+        least = less ? k : least;
       }
       heap_[i] = heap_[best];
       i = best;
