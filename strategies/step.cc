@@ -156,6 +156,7 @@ StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const T
   StepReport r = Summarize(low, tl, model, training, layout, cluster, options);
   r.warnings = StepWarnings(r, model, training, layout, cluster);
   r.replay_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.summary_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
   if (lowered) *lowered = std::move(low);
   if (timeline) *timeline = std::move(tl);
   return r;

@@ -55,7 +55,7 @@ StatusOr<double> StepScheduleBound(const ModelSpec& model, const Training& train
                                    const Layout& layout, const ClusterSpec& cluster);
 
 // Replays and summarises a step LowerStep lowered (for the same arguments); `replay_ms` is
-// the replay's alone.
+// the replay's alone, `summary_ms` the summary's.
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,
                                 const Layout& layout, const ClusterSpec& cluster,
                                 const StepOptions& options, LoweredStep* lowered = nullptr,

@@ -69,6 +69,7 @@ struct StepReport {
   uint32_t period_anchors = 0;  // the anchors (stage 0's forwards) its period spanned
   double lower_ms = 0;          // building the program
   double replay_ms = 0;         // lowering plus engine replay (wall clock)
+  double summary_ms = 0;        // summarising the replayed timeline, warnings included
 };
 
 // The busiest stage's compute (0 for an empty report).
