@@ -67,9 +67,7 @@ RouteId Program::AddRoute(std::initializer_list<LinkId> links) {
 RouteId Program::AddRoute(std::span<const LinkId> links) {
   // The same links give the same route (a planner's every micro-batch crosses the same ones):
   // routes are found by a hash of their links, and the candidates' links compared.
-  // FNV-1a over the link ids: its 64-bit offset basis and prime (Fowler, Noll and Vo).
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (LinkId l : links) hash = (hash ^ l) * 0x100000001b3ull;
+  const uint64_t hash = WholeNumbersHash()(links);
   const RouteId id = static_cast<RouteId>(route_offset_.size() - 1);  // if it is new
   auto [head, inserted] = route_index_.Emplace(hash, id);
   if (!inserted) {

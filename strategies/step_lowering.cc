@@ -710,12 +710,12 @@ void StepLowering::EmitWeightGradient(int s, const Unit& u) {
   }
 }
 
-Bytes StepLowering::ActivationBytes() const {
+Bytes StepLowering::ActivationBytesOf(const LoweringContext& ctx) {
   // b s h / cp elements, split over the TP ranks (SC21's scatter/gather; with SP they are
   // sharded already); fp8 training sends bf16 activations.
-  const Training& t = ctx_.training;
-  const Layout& l = ctx_.layout;
-  return Bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx_.model.hidden *
+  const Training& t = ctx.training;
+  const Layout& l = ctx.layout;
+  return Bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx.model.hidden *
                DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
 }
 

@@ -20,7 +20,11 @@ namespace parasim {
 class StepLowering {
  public:
   explicit StepLowering(LoweringContext& ctx)
-      : ctx_(ctx), topo_(ctx), layers_(ctx, topo_), dp_(ctx, topo_, layers_) {}
+      : ctx_(ctx),
+        topo_(ctx),
+        layers_(ctx, topo_),
+        dp_(ctx, topo_, layers_),
+        activation_bytes_(ActivationBytesOf(ctx)) {}
 
   Status Run();
   // A lower bound on the replayed step (no tasks are emitted; see StepTimeLowerBound).
@@ -78,7 +82,8 @@ class StepLowering {
   void EndForward(int stage, const Unit& u, const std::vector<sim::TaskId>& first);
   void EndBackward(int stage, const Unit& u, const std::vector<sim::TaskId>& first, bool keep_w);
   // The bytes of one micro-batch's activations (or their gradients) between stages.
-  Bytes ActivationBytes() const;
+  Bytes ActivationBytes() const { return activation_bytes_; }
+  static Bytes ActivationBytesOf(const LoweringContext& ctx);
   // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
   void Send(int from, int to, Phase ph, std::span<sim::TaskId> into);
   // Index of (virtual stage g, micro-batch mb) in the transfer tables.
@@ -88,6 +93,7 @@ class StepLowering {
   RankTopology topo_;
   LayerLowering layers_;
   DataParallelLowering dp_;
+  const Bytes activation_bytes_;  // ActivationBytes, the same for every transfer of the step
   // Pipeline transfers into each unit, by Slot(virtual stage, mb) then replica (every stage
   // has `replicas_` of them), kNone where none.
   std::vector<sim::TaskId> fwd_in_, bwd_in_;

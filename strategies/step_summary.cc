@@ -79,15 +79,14 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
     }
   }
   for (int s = 0; s < P; ++s) {
-    for (Intervals& x : st.iv[s]) {
-      if (!x.empty()) Merge(&x);
-    }
+    for (Intervals& x : st.iv[s]) Merge(&x);
     Merge(&st.compute[s]);
   }
 }
 
 // Adds sorted intervals `x` to sorted `out`, keeping it sorted (`scratch`: reused storage).
 void AddSorted(const Intervals& x, Intervals* out, Intervals* scratch) {
+  if (x.empty()) return;  // most categories of a step have no tasks: nothing to copy
   scratch->resize(out->size() + x.size());
   std::merge(out->begin(), out->end(), x.begin(), x.end(), scratch->begin());
   std::swap(*out, *scratch);
@@ -144,7 +143,7 @@ double Bubble(const StageTimes& st, int s, double work) {
   Intervals compute_like = st.compute[s], scratch;
   for (int c = 0; c < kNumTaskCats; ++c) {
     if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp)) continue;
-    if (!st.iv[s][c].empty()) AddSorted(st.iv[s][c], &compute_like, &scratch);
+    AddSorted(st.iv[s][c], &compute_like, &scratch);
   }
   Merge(&compute_like);
   const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp});

@@ -175,8 +175,10 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
                           uint32_t label) {
   sim::Program& p = ctx_.program;
   const uint32_t key = AddFlowCost(time, latency, inter);
-  sim::RouteId route = members.size() == 1 ? members[0]->own_route[inter] : kNone;
-  if (route == kNone) {
+  sim::RouteId route;
+  if (members.size() == 1) {
+    route = RouteTo(*members[0], *members[0], inter);  // its own ports, out and in
+  } else {
     std::vector<LinkId>& links = links_;
     links.clear();
     for (Replica* r : members) {
@@ -184,7 +186,6 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
       links.push_back(inter ? r->nic_rx : r->nvl_rx);
     }
     route = p.AddRoute(links);
-    if (members.size() == 1) members[0]->own_route[inter] = route;
   }
   TaskId t = p.AddFlow(members[0]->*stream, key, static_cast<uint8_t>(cat), label, route);
   for (size_t k = 1; k < members.size(); ++k) p.AddStreamToTask(t, members[k]->*stream);
@@ -205,19 +206,21 @@ TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId 
     *it = AddFlowCost(cc.time, cc.latency, inter);
   }
   const uint32_t key = *it;
-  sim::RouteId route = kNone;
-  for (const Replica::SentRoute& r : src.sent) {
-    if (r.to == dst.rank && r.inter == inter) route = r.route;
-  }
-  if (route == kNone) {
-    route =
-        ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
-    // Kept in the first free entry, else in place of the second.
-    Replica::SentRoute& slot = src.sent[src.sent[0].to == kNone ? 0 : 1];
-    slot = {dst.rank, inter, route};
-  }
   return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),
-                              ctx_.Label(TaskCat::kPp), route);
+                              ctx_.Label(TaskCat::kPp), RouteTo(src, dst, inter));
+}
+
+sim::RouteId RankTopology::RouteTo(Replica& src, const Replica& dst, bool inter) {
+  for (const Replica::RouteFrom& r : src.routes) {
+    if (r.to == dst.rank && r.inter == inter) return r.route;
+  }
+  const sim::RouteId route =
+      ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
+  // Kept in the first free entry, else in place of the last.
+  size_t k = 0;
+  while (k + 1 < std::size(src.routes) && src.routes[k].to != kNone) ++k;
+  src.routes[k] = {dst.rank, inter, route};
+  return route;
 }
 
 void RankTopology::WaitFor(int stage, std::span<const TaskId> tasks) {

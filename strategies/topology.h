@@ -30,16 +30,15 @@ struct Replica {
   std::vector<sim::TaskId> last_preds;  // what the last compute-stream task waited for
   sim::TaskId first = sim::kNone;       // first compute-stream task of the unit being emitted
   std::vector<sim::TaskId> reduces;     // gradient communication the optimizer step waits for
-  // Routes already interned for this replica's flows (every micro-batch crosses the same
-  // links): its data-parallel flow alone over its NIC or NVLink ports, and its transfers to up
-  // to two receivers (the next stage's and the previous stage's), by receiver and kind of hop.
-  sim::RouteId own_route[2] = {sim::kNone, sim::kNone};  // [inter]
-  struct SentRoute {
-    uint32_t to = sim::kNone;
+  // The routes from this replica's ports to a receiver's (RankTopology::RouteTo), kept: every
+  // micro-batch crosses the same links, and a replica has at most three receivers (itself,
+  // for a data-parallel flow over its own ports, and the next and previous stages').
+  struct RouteFrom {
+    uint32_t to = sim::kNone;  // the receiver's rank
     bool inter = false;
     sim::RouteId route = sim::kNone;
   };
-  SentRoute sent[2];
+  RouteFrom routes[3];
 };
 
 class RankTopology {
@@ -79,6 +78,8 @@ class RankTopology {
  private:
   void AddReplica(int stage, RankCoords rc);
   void FindGroups();
+  // The route from `src`'s transmit port to `dst`'s receive port, NIC (inter) or NVLink.
+  sim::RouteId RouteTo(Replica& src, const Replica& dst, bool inter);
   uint32_t AddFlowCost(Duration time, Duration latency, bool inter);
 
   LoweringContext& ctx_;
