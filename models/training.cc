@@ -14,8 +14,16 @@ constexpr EnumNames<RecomputeKind, 5> kRecomputes(
 constexpr EnumNames<Fp8Recipe, 2> kFp8Recipes("fp8 recipe",
                                               {{{Fp8Recipe::kTensorwise, "tensorwise"},
                                                 {Fp8Recipe::kBlockwise, "blockwise"}}});
+constexpr EnumNames<GradAccumulation, 2> kGradAccumulations(
+    "gradient accumulation",
+    {{{GradAccumulation::kFused, "fused"}, {GradAccumulation::kSeparate, "separate"}}});
 }  // namespace
 
+std::string_view GradAccumulationName(GradAccumulation g) { return kGradAccumulations.Name(g); }
+StatusOr<GradAccumulation> ParseGradAccumulation(std::string_view s) {
+  return kGradAccumulations.Parse(s);
+}
+std::vector<std::string_view> GradAccumulationNames() { return kGradAccumulations.Names(); }
 std::string_view RecomputeName(RecomputeKind r) { return kRecomputes.Name(r); }
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s) { return kRecomputes.Parse(s); }
 std::vector<std::string_view> RecomputeNames() { return kRecomputes.Names(); }

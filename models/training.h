@@ -21,6 +21,14 @@ enum class OptimizerKind { kAdam, kSgd };
 enum class RecomputeKind { kNone, kSelective, kFull, kDeepseek, kSelectiveOp };
 enum class FinetuneKind { kNone, kLora, kQlora };
 enum class AttentionKind { kFlash, kStandard };
+// How each micro-batch's weight gradients join the gradients accumulated over the step:
+// - fused: the weight-gradient GEMM accumulates into the gradient buffer itself (Megatron-LM's
+//   gradient_accumulation_fusion, on by default since its 2022 release, and Transformer
+//   Engine's fuse_wgrad_accumulation);
+// - separate: the backward writes a weight gradient and a memory-bound pass adds it to the
+//   buffer, every micro-batch (Megatron-LM 2021's DDP hook `main_grad.add_(grad)`, PyTorch
+//   autograd's AccumulateGrad, and Megatron-LM with --no-gradient-accumulation-fusion).
+enum class GradAccumulation { kFused, kSeparate };
 // How `precision: fp8` scales its E4M3 tensors (docs/MODEL.md, "FP8 recipes"):
 // - tensorwise: one scale per tensor (Transformer Engine's delayed scaling, the amax from the
 //   previous steps), the cast fused with a transpose for the backward GEMMs;
@@ -36,6 +44,10 @@ std::vector<std::string_view> Fp8RecipeNames();  // tensorwise, blockwise
 std::string_view RecomputeName(RecomputeKind r);
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s);
 std::vector<std::string_view> RecomputeNames();  // none, selective, full
+
+std::string_view GradAccumulationName(GradAccumulation g);
+StatusOr<GradAccumulation> ParseGradAccumulation(std::string_view s);
+std::vector<std::string_view> GradAccumulationNames();  // fused, separate
 
 struct Training {
   int64_t seq_len = 0;
@@ -57,6 +69,7 @@ struct Training {
   // 2, Transformer Engine, PyTorch SDPA); `attention: standard` for the materialised softmax of
   // Megatron-LM 2021-22 (the published SC21 and Korthikanti 2022 runs state it).
   AttentionKind attention = AttentionKind::kFlash;
+  GradAccumulation grad_accumulation = GradAccumulation::kFused;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
   int lora_rank = 16;

@@ -108,6 +108,7 @@ OpTime LayerLowering::Time(const Op& op) {
   const CostModel& cm = ctx_.cost;
   const bool frozen = t.finetune != FinetuneKind::kNone;
   const bool fused = t.attention == AttentionKind::kFlash;
+  const Duration accumulate = AccumulationTime(op);
   OpTime ot;
   switch (op.kind) {
     case OpKind::kGemm: {
@@ -119,6 +120,7 @@ OpTime LayerLowering::Time(const Op& op) {
         if (g.pass == 'W') ot.wgrad += t;
       }
       if (op.fp8) AddFp8Casts(op, &ot);
+      ot.wgrad += accumulate;  // after the weight-gradient GEMM, in its pass
       if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
         // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
         Duration dq = cm.MemoryTime(Bytes(op.params * 2.5));
@@ -136,6 +138,7 @@ OpTime LayerLowering::Time(const Op& op) {
       ot.bwd = cm.MemoryTime(op.bwd_bytes) + cm.Launch();
       break;
   }
+  ot.bwd += accumulate;
   ot.recompute = Recomputes(op, t.recompute);
   if (ot.recompute) ot.rerun = RecomputeShare(op, t.recompute);
   ot.contended = op.kind == OpKind::kMemoryBound ? ctx_.cluster.gpu.contended_memory
@@ -171,6 +174,30 @@ OpTime LayerLowering::Time(const Op& op) {
     ot.label_r = ctx_.program.Intern("R " + op.name);
   }
   return ot;
+}
+
+Duration LayerLowering::AccumulationTime(const Op& op) const {
+  const Training& t = ctx_.training;
+  if (t.grad_accumulation == GradAccumulation::kFused || op.params <= 0 ||
+      t.finetune != FinetuneKind::kNone) {
+    return Duration::Zero();
+  }
+  const Layout& l = ctx_.layout;
+  const double acc = DtypeBytes(t.grad_dtype);
+  double bytes;
+  if (l.shards_gradients()) {
+    // ZeRO 2/3 reducing every micro-batch: the reduce-scatter's shard is added to the
+    // accumulated shard (FSDP2's foreach_reduce: `grad += new_sharded_grad`).
+    const double dense = static_cast<double>(l.dp) * l.cp;
+    const double shard = op.expert ? std::max(1.0, dense / l.ep) : dense;
+    bytes = 3 * acc * op.params / shard;
+  } else {
+    // Read the weight gradient the backward wrote (16-bit; FP8 GEMMs write bf16) and read and
+    // write the accumulated one.
+    const double grad = t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
+    bytes = (grad + 2 * acc) * op.params;
+  }
+  return ctx_.cost.MemoryTime(Bytes(bytes)) + ctx_.cost.Launch();
 }
 
 void LayerLowering::AddFp8Casts(const Op& op, OpTime* ot) const {

@@ -85,6 +85,9 @@ class LayerLowering {
   Duration Comm(const CommSpec& c) const;
   OpTime Time(const Op& op);
   void AddFp8Casts(const Op& op, OpTime* ot) const;
+  // training.grad_accumulation: separate: the pass adding an op's weight gradients of one
+  // micro-batch to the accumulated ones; zero when fused.
+  Duration AccumulationTime(const Op& op) const;
   void Price(const Block& b, BlockTime* bt);
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
   void Segment(Chunk* ch) const;

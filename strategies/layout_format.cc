@@ -58,7 +58,7 @@ std::string Sentence(const Layout& l, const Training& t) {
   }
   return fmt::format(
       "TP{} PP{} DP{} CP{}{} EP{}{}, ZeRO-{}{}, {}{}, {} micro-batches of {} x {} tokens, "
-      "recompute {}",
+      "recompute {}{}",
       l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep,
       l.sp && l.tp > 1 ? " +SP" : "", l.zero, reduce, ScheduleName(l.schedule),
       l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
@@ -66,7 +66,10 @@ std::string Sentence(const Layout& l, const Training& t) {
       t.recompute != RecomputeKind::kNone && t.recompute_layers >= 0
           ? fmt::format("{} on the first {} layer{} of each chunk", RecomputeName(t.recompute),
                         t.recompute_layers, t.recompute_layers == 1 ? "" : "s")
-          : std::string(RecomputeName(t.recompute)));
+          : std::string(RecomputeName(t.recompute)),
+      t.grad_accumulation == GradAccumulation::kSeparate
+          ? ", weight gradients accumulated by a pass of their own"
+          : "");
 }
 
 }  // namespace
