@@ -274,6 +274,27 @@ TEST_CASE("pruning by lower bounds keeps the top and the Pareto front of the exh
   }
 }
 
+TEST_CASE("pruning stays exact when each micro-batch's gradients are accumulated by a pass") {
+  // training.grad_accumulation: separate adds to every backward; the bounds, which leave it
+  // out, stay below the step, and the answer is the exhaustive one.
+  Scenario s = Load("scenarios/gpt3-175b-1024-a100-sweep.yaml");
+  for (auto& [key, axis] : s.sweep->axes) {
+    if (key == "micro_batch") axis.values = {"1", "2"};
+  }
+  s.training.grad_accumulation = GradAccumulation::kSeparate;
+  auto [all, pruned] = BothWays(s);
+  CHECK(pruned->pruned > 0);
+  Scenario fused = s;
+  fused.training.grad_accumulation = GradAccumulation::kFused;
+  SweepOptions o;
+  o.jobs = 2;
+  o.exhaustive = true;
+  auto fused_all = RunSweep(fused, o);
+  REQUIRE(fused_all.ok());
+  // The pass is paid: the best step is longer than with fused accumulation.
+  CHECK(all->ranked.front().step_time_s > fused_all->ranked.front().step_time_s);
+}
+
 // The best ranked layout of each cluster of a co-design sweep, by key ("" when none fits).
 std::vector<std::string> BestPerCluster(const SweepOutcome& r, size_t clusters) {
   std::vector<std::string> best(clusters);
