@@ -75,6 +75,38 @@ TEST_CASE("fit --runs recovers the parameters that made the step times") {
   CHECK(fit->profile.fabrics.size() == 1);
 }
 
+TEST_CASE("fit --runs --set states a key in every case before fitting") {
+  // Step times replayed with each micro-batch's gradients accumulated by a pass of their own and
+  // a sustained factor of 0.70: fitted with that stated (--set), the factor comes back; fitted
+  // without it, the factor absorbs the pass and lands elsewhere.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string path = dir + "/separate.yaml";
+  const size_t n = std::size(kCases);
+  std::ofstream(path) << File(std::vector<double>(n, 1.0));
+  auto file = LoadValidationFile(path, {});
+  REQUIRE(file.ok());
+  std::vector<double> measured;
+  for (const ValidationInput& in : file->cases) {
+    ClusterSpec c = in.scenario.cluster;
+    c.gpu.sustained_factor = 0.70;
+    Training t = in.scenario.training;
+    t.grad_accumulation = GradAccumulation::kSeparate;
+    auto r = SimulateStep(in.scenario.model, t, in.scenario.layout, c, {});
+    REQUIRE(r.ok());
+    measured.push_back(r->step_time_s);
+  }
+  std::ofstream(path) << File(measured);
+  auto stated = FitRuns({path}, {"training.grad_accumulation=separate"}, SweepOptions{},
+                        {"sustained_factor"});
+  REQUIRE_MESSAGE(stated.ok(), stated.status().message());
+  CHECK(stated->params[0].fitted == doctest::Approx(0.70).epsilon(0.005));
+  CHECK(stated->mape_after < 0.002);
+  auto unstated = FitRuns({path}, {}, SweepOptions{}, {"sustained_factor"});
+  REQUIRE(unstated.ok());
+  CHECK(unstated->params[0].fitted < 0.69);
+  CHECK(unstated->mape_after > stated->mape_after);
+}
+
 TEST_CASE("fit --runs refuses a file that mixes GPUs") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string path = dir + "/mixed.yaml";

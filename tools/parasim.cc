@@ -128,7 +128,10 @@ int main(int argc, char** argv) {
   fit->add_option("--intra", opt.intra, "intra-node fabric measured (default: the GPU's NVLink)");
   fit->add_option("--inter", opt.inter, "inter-node fabric measured (default: the GPU's IB)");
   fit->add_option("--out", opt.out, "write the calibration profile here");
-  fit->add_option("--set", opt.sets, "unused; accepted for uniformity");
+  fit->add_option(
+      "--set", opt.sets,
+      "with --runs: override a key in every case, e.g. --set "
+      "training.grad_accumulation=separate (repeatable); unused with measurement files");
   fit->add_flag("--json", opt.json, "machine-readable output on stdout");
   auto* calibrate = app.add_subcommand(
       "calibrate", "measure this node's GPUs (CUDA, cuBLASLt, NCCL) into a measurements file");
