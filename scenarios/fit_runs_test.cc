@@ -42,24 +42,33 @@ std::string File(const std::vector<double>& measured) {
   return f;
 }
 
-TEST_CASE("fit --runs recovers the parameters that made the step times") {
-  const std::string dir = std::getenv("TEST_TMPDIR");
-  const std::string path = dir + "/runs.yaml";
-  const size_t n = std::size(kCases);
-  std::ofstream(path) << File(std::vector<double>(n, 1.0));
+// Writes the runs file at TEST_TMPDIR/name with each case's step time replayed under
+// `knobs` (the parameters that made them), and returns its path.
+template <class Knobs>
+std::string ReplayedRuns(const std::string& name, Knobs knobs) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  std::ofstream(path) << File(std::vector<double>(std::size(kCases), 1.0));
   auto file = LoadValidationFile(path, {});
   REQUIRE_MESSAGE(file.ok(), file.status().message());
   std::vector<double> measured;
   for (const ValidationInput& in : file->cases) {
     ClusterSpec c = in.scenario.cluster;
-    c.gpu.sustained_factor = 0.70;
-    c.gpu.launch_overhead = Duration::Microseconds(12);
-    c.inter.efficiency = 0.80;
-    auto r = SimulateStep(in.scenario.model, in.scenario.training, in.scenario.layout, c, {});
+    Training t = in.scenario.training;
+    knobs(c, t);
+    auto r = SimulateStep(in.scenario.model, t, in.scenario.layout, c, {});
     REQUIRE(r.ok());
     measured.push_back(r->step_time_s);
   }
   std::ofstream(path) << File(measured);
+  return path;
+}
+
+TEST_CASE("fit --runs recovers the parameters that made the step times") {
+  const std::string path = ReplayedRuns("runs.yaml", [](ClusterSpec& c, Training&) {
+    c.gpu.sustained_factor = 0.70;
+    c.gpu.launch_overhead = Duration::Microseconds(12);
+    c.inter.efficiency = 0.80;
+  });
   auto fit = FitRuns({path}, {}, SweepOptions{});
   REQUIRE_MESSAGE(fit.ok(), fit.status().message());
   REQUIRE(fit->params.size() == 3);
@@ -79,23 +88,10 @@ TEST_CASE("fit --runs --set states a key in every case before fitting") {
   // Step times replayed with each micro-batch's gradients accumulated by a pass of their own and
   // a sustained factor of 0.70: fitted with that stated (--set), the factor comes back; fitted
   // without it, the factor absorbs the pass and lands elsewhere.
-  const std::string dir = std::getenv("TEST_TMPDIR");
-  const std::string path = dir + "/separate.yaml";
-  const size_t n = std::size(kCases);
-  std::ofstream(path) << File(std::vector<double>(n, 1.0));
-  auto file = LoadValidationFile(path, {});
-  REQUIRE(file.ok());
-  std::vector<double> measured;
-  for (const ValidationInput& in : file->cases) {
-    ClusterSpec c = in.scenario.cluster;
+  const std::string path = ReplayedRuns("separate.yaml", [](ClusterSpec& c, Training& t) {
     c.gpu.sustained_factor = 0.70;
-    Training t = in.scenario.training;
     t.grad_accumulation = GradAccumulation::kSeparate;
-    auto r = SimulateStep(in.scenario.model, t, in.scenario.layout, c, {});
-    REQUIRE(r.ok());
-    measured.push_back(r->step_time_s);
-  }
-  std::ofstream(path) << File(measured);
+  });
   auto stated = FitRuns({path}, {"training.grad_accumulation=separate"}, SweepOptions{},
                         {"sustained_factor"});
   REQUIRE_MESSAGE(stated.ok(), stated.status().message());
