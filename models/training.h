@@ -75,4 +75,10 @@ struct Training {
   int lora_rank = 16;
 };
 
+// Bytes per element of the weight gradients the backward writes: the training precision's, and
+// bf16 under FP8 (its GEMMs write bf16 gradients).
+inline double BackwardGradBytes(const Training& t) {
+  return t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
+}
+
 }  // namespace parasim

@@ -28,6 +28,16 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
              : l.zero == 0 ? Collective::kAllReduce
                            : Collective::kReduceScatter,
              gather ? ctx_.weight_bytes : ctx_.grad_bytes, 1, Duration()};
+  if (!gather && l.zero == 3) {
+    // ZeRO 3 as PyTorch's FSDP2 runs it (per-parameter sharding): each reduce-scatter's input is
+    // a buffer of the reduce dtype that the layer's gradients are copied into first, cast on
+    // the way (foreach_reduce_scatter_copy_in, torch._chunk_cat, on the reduce-scatter stream):
+    // a memory-bound pass that reads the 16-bit gradients and writes the reduce dtype's bytes.
+    // torch/distributed/_composable/fsdp/_fsdp_collectives.py (2024, torch 2.3-2.5).
+    w.compress +=
+        ctx_.cost.MemoryTime(Bytes((BackwardGradBytes(ctx_.training) + ctx_.grad_bytes) * params)) +
+        ctx_.cost.Launch();
+  }
   if (gather || l.compression == CompressionKind::kNone) return w;
   switch (l.compression) {
     case CompressionKind::kFp16:
@@ -82,6 +92,13 @@ DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) co
   };
   timed(dense, ctx_.groups[static_cast<int>(GroupKind::kDp)]);
   timed(expert, ctx_.groups[kGroupEdp]);
+  if (gather && ctx_.layout.zero == 3 && t.time > Duration::Zero()) {
+    // FSDP2 copies the all-gather's output into each parameter's unsharded tensor
+    // (foreach_all_gather_copy_out, torch.split_with_sizes_copy) on the compute stream once
+    // the gather is waited for: the gathered bytes read and written (same source as CostOf).
+    t.copy_out =
+        ctx_.cost.MemoryTime(Bytes(2 * ctx_.weight_bytes * (dense + expert))) + ctx_.cost.Launch();
+  }
   return t;
 }
 
@@ -119,6 +136,11 @@ Duration DataParallelLowering::IssuedTime(const Chunk& ch, int first, int last, 
   return t.time > Duration::Zero() ? t.wire.compress + t.time : Duration::Zero();
 }
 
+Duration DataParallelLowering::CopyOutTime(const Chunk& ch, int first, int last) const {
+  if (!GathersPerLayer()) return Duration::Zero();
+  return TimeOf(ch, first, last, true).copy_out;
+}
+
 Duration DataParallelLowering::StartGatherWait(int stage, int chunk) const {
   if (!GathersAtStart()) return Duration::Zero();
   // With overlap the chunk's forward waits for its first segment's gather; without, every
@@ -151,10 +173,12 @@ const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch
     for (int k : g) members_.push_back(&reps[k]);
     heads_.clear();
     if (t.wire.compress > Duration::Zero()) {
+      // Compression's passes, or (without) ZeRO 3's copy of the gradients into the buffer.
+      const TaskCat cat =
+          ctx_.layout.compression != CompressionKind::kNone ? TaskCat::kCompress : TaskCat::kDpCopy;
       for (Replica* r : members_) {
         heads_.push_back(ctx_.program.AddCompute(r->dp_reduce, ctx_.Key(t.wire.compress),
-                                                 static_cast<uint8_t>(TaskCat::kCompress),
-                                                 ctx_.Label(TaskCat::kCompress)));
+                                                 static_cast<uint8_t>(cat), ctx_.Label(cat)));
       }
     }
     TaskId f = topo_.Flow(members_, stream, t.time, t.latency, t.inter, TaskCat::kDp,
@@ -177,6 +201,24 @@ const std::vector<TaskId>& DataParallelLowering::Gather(int stage, const Chunk& 
                                                         int last) {
   after_.clear();
   return Emit(stage, ch, first, last, true, after_);
+}
+
+void DataParallelLowering::GatherForCompute(int stage, const Chunk& ch, int first, int last) {
+  // One gather ahead at most: the next all-gather starts once the last one's parameters are
+  // copied out (FSDP2 waits for that copy-out's event before the next all-gather's copy-in, and
+  // so holds two all-gather buffers at most; torch/distributed/_composable/fsdp/
+  // _fsdp_param_group.py, all_gather_state).
+  auto& reps = topo_.stage(stage);
+  if (copied_.size() < static_cast<size_t>(ctx_.layout.pp)) copied_.resize(ctx_.layout.pp);
+  std::vector<TaskId>& copied = copied_[stage];
+  copied.resize(reps.size(), kNone);
+  topo_.WaitFor(stage, Emit(stage, ch, first, last, true, copied));
+  const Duration copy = CopyOutTime(ch, first, last);
+  if (copy <= Duration::Zero()) return;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    copied[i] = topo_.Compute(reps[i], copy, TaskCat::kDpCopy, ctx_.Label(TaskCat::kDpCopy),
+                              copy * ctx_.cluster.gpu.contended_memory);
+  }
 }
 
 void DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first, int last) {

@@ -28,9 +28,11 @@ class DataParallelLowering {
   // Whether the backward of micro-batch `mb` reduces gradients (ZeRO >= 2: every one).
   bool Reduces(int64_t mb) const;
 
-  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica (valid
-  // until the next gather or reduction is emitted).
-  const std::vector<sim::TaskId>& Gather(int stage, const Chunk& ch, int first, int last);
+  // ZeRO 3, before pieces [first, last) of `ch` run: their gather, after the last gather's
+  // copy-out, which the next compute task of each replica waits for, and FSDP2's copy of the
+  // gathered parameters out of the all-gather buffer into each parameter (CopyOutTime), that
+  // task.
+  void GatherForCompute(int stage, const Chunk& ch, int first, int last);
   // Gradient reduction of pieces [first, last), each replica's after its entry of `after`;
   // immediately (overlap.dp) or after the pipeline flush.
   void Reduce(int stage, int chunk, int first, int last);
@@ -68,6 +70,9 @@ class DataParallelLowering {
   // - the gather or reduction of pieces [first, last) of `ch` as Emit issues it, a
   //   reduction's compression pass included;
   Duration IssuedTime(const Chunk& ch, int first, int last, bool gather) const;
+  // - ZeRO 3: the copy-out after the gather of pieces [first, last) on the compute stream
+  //   (GatherForCompute; zero where nothing is gathered).
+  Duration CopyOutTime(const Chunk& ch, int first, int last) const;
   // - ZeRO 1/2: how long the start gathers (IssueStartGathers, one after another on the
   //   gather stream) take until the first forward of chunk `chunk` may begin.
   Duration StartGatherWait(int stage, int chunk) const;
@@ -83,7 +88,7 @@ class DataParallelLowering {
     Collective coll;
     double per_elem;       // bytes on the wire per parameter
     double gather_factor;  // top-k: each rank's selection is all-gathered
-    Duration compress;     // compress/decompress pass before the collective
+    Duration compress;     // passes on the GPU before the collective (compression, copy-in)
   };
   WireCost CostOf(bool gather, double params) const;
   // The collective over pieces [first, last) of `ch` (dense over DP, experts over expert-DP),
@@ -92,6 +97,7 @@ class DataParallelLowering {
     WireCost wire;
     Duration time, latency;
     bool inter = false;
+    Duration copy_out;  // ZeRO 3 gathers: FSDP2's copy-out on the compute stream
   };
   // Memoised by what it depends on (Params): every micro-batch reduces (ZeRO 2/3) or gathers
   // (ZeRO 3) the same segments, and the stages of a pipeline repeat the same few chunks.
@@ -111,6 +117,9 @@ class DataParallelLowering {
   // The flows, one per replica of `stage`, into emitted_ (returned).
   const std::vector<sim::TaskId>& Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                        const std::vector<sim::TaskId>& after);
+  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica (valid
+  // until the next gather or reduction is emitted).
+  const std::vector<sim::TaskId>& Gather(int stage, const Chunk& ch, int first, int last);
   void ReduceNow(int stage, const Chunk& ch, int first, int last);
   // Whether a backward that reduces ends waiting for its reductions (EndBackward).
   bool WaitsAtBackwardEnd() const;
@@ -125,6 +134,8 @@ class DataParallelLowering {
   // [stage][chunk][segment][replica]
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
+  // ZeRO 3: per stage and replica, the copy-out of its last gather (the next gather waits).
+  std::vector<std::vector<sim::TaskId>> copied_;
   // Emit's scratch, kept between calls (a step emits thousands of gathers and reductions).
   std::vector<sim::TaskId> emitted_, after_, heads_;
   std::vector<Replica*> members_;

@@ -192,10 +192,8 @@ Duration LayerLowering::AccumulationTime(const Op& op) const {
     const double shard = op.expert ? std::max(1.0, dense / l.ep) : dense;
     bytes = 3 * acc * op.params / shard;
   } else {
-    // Read the weight gradient the backward wrote (16-bit; FP8 GEMMs write bf16) and read and
-    // write the accumulated one.
-    const double grad = t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
-    bytes = (grad + 2 * acc) * op.params;
+    // Read the weight gradient the backward wrote and read and write the accumulated one.
+    bytes = (BackwardGradBytes(t) + 2 * acc) * op.params;
   }
   return ctx_.cost.MemoryTime(Bytes(bytes)) + ctx_.cost.Launch();
 }

@@ -27,9 +27,12 @@ enum class TaskCat : uint8_t {
   kEp,
   kPp,
   kDp,
-  kCompress
+  kCompress,
+  // FSDP2's copies of gathered parameters out of the all-gather buffer (ZeRO 3), on the compute
+  // stream: data-parallel work that holds the GPU.
+  kDpCopy
 };
-inline constexpr int kNumTaskCats = 10;
+inline constexpr int kNumTaskCats = 11;
 std::string_view TaskCatName(TaskCat c);
 std::vector<std::string> TaskCatNames();
 

@@ -218,9 +218,10 @@ Duration StepLowering::ScheduleBound() const {
   // Per chunk, the data-parallel collectives as its units issue them: the reductions of a
   // unit that reduces, the first segment's last (its backward gives those gradients last);
   // under ZeRO 3 the gathers of each F (first segment first) and B (last segment first); the
-  // start gathers of ZeRO 1/2 before its first forward.
+  // start gathers of ZeRO 1/2 before its first forward; ZeRO 3's copies out of the gathers,
+  // on the compute stream beside each F and B.
   struct ChunkComm {
-    Duration reduce_rest, reduce_last, gather, gather_f, gather_b, start_wait;
+    Duration reduce_rest, reduce_last, gather, gather_f, gather_b, start_wait, copy;
   };
   std::vector<std::vector<UnitDurations>> times(p);
   std::vector<std::vector<ChunkComm>> comm(p);
@@ -237,6 +238,7 @@ Duration StepLowering::ScheduleBound() const {
         if (!per_layer) continue;
         const Duration g = dp_.IssuedTime(ch, a, b, true);
         cc.gather += g;
+        cc.copy += dp_.CopyOutTime(ch, a, b);
         if (k == 0) cc.gather_f = g;
         if (k + 1 == n) cc.gather_b = g;
       }
@@ -302,7 +304,7 @@ Duration StepLowering::ScheduleBound() const {
         if (u.phase == Phase::kF) {
           Duration start = Max(Max(stage_end[s], f_after(g, idx)), gathered(s, u.chunk, true));
           if (u.mb == 0) start = Max(start, comm[s][u.chunk].start_wait);
-          f_end[idx] = start + t.f;
+          f_end[idx] = start + t.f + comm[s][u.chunk].copy;
           stage_end[s] = f_end[idx];
           done.f[idx] = 1;
         } else if (u.phase == Phase::kW) {
@@ -312,7 +314,7 @@ Duration StepLowering::ScheduleBound() const {
         } else {
           const Duration start =
               Max(Max(stage_end[s], b_after(g, idx)), gathered(s, u.chunk, false));
-          b_end[idx] = start + t.b;
+          b_end[idx] = start + t.b + comm[s][u.chunk].copy;
           stage_end[s] = b_end[idx];
           done.b[idx] = 1;
           if (!split) reduces(s, u, start, b_end[idx]);
@@ -326,8 +328,9 @@ Duration StepLowering::ScheduleBound() const {
         // all-to-all: then after the whole backward, later still), and the stage after W.
         const Duration b_start =
             Max(Max(stage_end[s], b_after(gb, bidx)), gathered(s, b.chunk, false));
-        b_end[bidx] = b_start + (with_w ? Min(tb.b, tb.bw) : tb.b);
-        stage_end[s] = b_start + (with_w ? tb.bw : tb.b);
+        const Duration copy = comm[s][b.chunk].copy;
+        b_end[bidx] = b_start + copy + (with_w ? Min(tb.b, tb.bw) : tb.b);
+        stage_end[s] = b_start + copy + (with_w ? tb.bw : tb.b);
         done.b[bidx] = 1;
         if (with_w || !split) reduces(s, b, b_start, stage_end[s]);
         return with_w ? 3 : 2;
@@ -597,7 +600,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   if (dp_.GathersPerLayer()) {
     // FSDP: gather each layer's parameters before its forward (the gather stream runs ahead).
     for (auto [a, b] : ch.segments) {
-      topo_.WaitFor(s, dp_.Gather(s, ch, a, b));
+      dp_.GatherForCompute(s, ch, a, b);
       layers_.Emit(s, ch, a, b, Phase::kF);
     }
   } else if (first_f && ctx_.layout.overlap_dp) {
@@ -679,7 +682,7 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
     const std::vector<size_t> marks = reduce ? dp_.ReductionMarks(s) : std::vector<size_t>{};
     for (int k = static_cast<int>(ch.segments.size()) - 1; k >= 0; --k) {
       auto [a, b] = ch.segments[k];
-      if (dp_.GathersPerLayer()) topo_.WaitFor(s, dp_.Gather(s, ch, a, b));
+      if (dp_.GathersPerLayer()) dp_.GatherForCompute(s, ch, a, b);
       backward(a, b);
       if (reduce) dp_.Reduce(s, u.chunk, a, b);
     }

@@ -114,12 +114,15 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
   for (int s = 0; s < low.stages; ++s) {
     const Intervals& compute = st.compute[s];
     auto exposed = [&](TaskCat c) {
-      // One category's list is merged already (Collect).
-      if (c != TaskCat::kDp || st.iv[s][static_cast<int>(TaskCat::kCompress)].empty()) {
+      // One category's list is merged already (Collect). Data-parallel work on the GPU
+      // (compression passes, FSDP's copies) counts with the data-parallel collectives.
+      if (c != TaskCat::kDp || (st.iv[s][static_cast<int>(TaskCat::kCompress)].empty() &&
+                                st.iv[s][static_cast<int>(TaskCat::kDpCopy)].empty())) {
         return Seconds(Uncovered(st.iv[s][static_cast<int>(c)], compute, makespan));
       }
       return Seconds(
-          Uncovered(Union(st.iv[s], {TaskCat::kDp, TaskCat::kCompress}), compute, makespan));
+          Uncovered(Union(st.iv[s], {TaskCat::kDp, TaskCat::kCompress, TaskCat::kDpCopy}), compute,
+                    makespan));
     };
     out->tp = std::max(out->tp, exposed(TaskCat::kTp));
     out->cp = std::max(out->cp, exposed(TaskCat::kCp));

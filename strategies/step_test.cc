@@ -351,6 +351,65 @@ TEST_CASE("ZeRO-2 without a pipeline: each backward waits for its micro-batch's 
   CHECK(overlap(TaskCat::kForward) > 0.05);  // under a pipeline they run on (Llama 3)
 }
 
+TEST_CASE("ZeRO 3 as FSDP2 runs it: copy-out after each gather, one gather ahead, copy-in") {
+  // Llama 2 7B at 512 tokens on DP8 (one node), 4 micro-batches, bf16 with fp32 reduction.
+  // FSDP2 copies each gathered layer out of the all-gather buffer on the compute stream (its
+  // 16-bit parameters read and written), starts the next gather once that copy is done, and
+  // copies each layer's gradients into the reduce-scatter's fp32 buffer (2 + 4 bytes each).
+  Bench b(8);
+  b.l.dp = 8;
+  b.l.zero = 3;
+  b.t.seq_len = 512;
+  b.t.global_batch = 32;
+  b.t.precision = Dtype::kBf16;
+  b.t.grad_dtype = Dtype::kFp32;
+  b.t.recompute = RecomputeKind::kNone;
+  LoweredStep low;
+  sim::Timeline tl;
+  auto r = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &low, &tl);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  const sim::Program& p = low.program;
+  std::vector<sim::TaskId> gathers, copies_out, copies_in;
+  for (sim::TaskId t = 0; t < p.num_tasks(); ++t) {
+    const std::string stream(p.stream_name(p.stream(t)));
+    if (p.category(t) == static_cast<uint8_t>(TaskCat::kDp) && stream == "dp-gather") {
+      gathers.push_back(t);
+    }
+    if (p.category(t) != static_cast<uint8_t>(TaskCat::kDpCopy)) continue;
+    if (stream == "compute") copies_out.push_back(t);
+    if (stream == "dp-reduce") copies_in.push_back(t);
+  }
+  REQUIRE(gathers.size() > 8);
+  REQUIRE(copies_out.size() == gathers.size());
+  for (size_t i = 0; i < gathers.size(); ++i) {
+    CHECK(tl.start[copies_out[i]] >= tl.end[gathers[i]]);
+    if (i == 0) continue;
+    // One gather ahead: the next waits for the copy-out before it.
+    const auto next = p.successors(copies_out[i - 1]);
+    CHECK(std::find(next.begin(), next.end(), gathers[i]) != next.end());
+    CHECK(tl.start[gathers[i]] >= tl.end[copies_out[i - 1]]);
+  }
+  // A transformer layer's copies, at the memory-bound rate (a copy-out beside a reduction runs
+  // at the contended rate, up to 1.06x): one out per layer, forward and backward, of each
+  // micro-batch, and one in per layer and micro-batch.
+  const double params = BlockParams(SharedModelGraph(b.model, RankShape(b.t, b.l))->dense);
+  const CostModel cm(b.cluster, b.t.precision);
+  const double out = (cm.MemoryTime(Bytes(4 * params)) + cm.Launch()).seconds();
+  const double in = (cm.MemoryTime(Bytes(6 * params)) + cm.Launch()).seconds();
+  auto count = [&](const std::vector<sim::TaskId>& tasks, double want, double slack) {
+    int n = 0;
+    for (sim::TaskId t : tasks) {
+      const double d = (tl.end[t] - tl.start[t]).seconds();
+      n += d >= want * (1 - 1e-9) && d <= want * slack;
+    }
+    return n;
+  };
+  const int layers = static_cast<int>(b.model.layers), m = 4;
+  CHECK(count(copies_out, out, 1.07) == 2 * layers * m);
+  CHECK(count(copies_in, in, 1 + 1e-9) == layers * m);
+  CHECK(r->exposed.dp > 0);
+}
+
 TEST_CASE("cp_comm: all-gathered K/V wait before the attention; a ring hides them behind it") {
   // Llama 3 8B at 32K tokens on CP4 across four single-GPU nodes (GQA: K and V of 8 heads).
   Bench b(4, "llama3-8b");

@@ -28,6 +28,7 @@ constexpr std::array<const char*, kNumTaskCats> kColours = {
     "#76b7b2",  // pp
     "#edc948",  // dp
     "#bab0ac",  // compress
+    "#d37295",  // dp-copy
 };
 
 std::string Num(double x) { return fmt::format("{:.1f}", x); }
