@@ -598,7 +598,8 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
   if (dp_.GathersPerLayer()) {
-    // FSDP: gather each layer's parameters before its forward (the gather stream runs ahead).
+    // FSDP: gather each layer's parameters before its forward, one layer ahead, and copy them
+    // out of the gather's buffer (DataParallelLowering::GatherForCompute).
     for (auto [a, b] : ch.segments) {
       dp_.GatherForCompute(s, ch, a, b);
       layers_.Emit(s, ch, a, b, Phase::kF);
