@@ -286,7 +286,7 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
       MapReader m, MapReader::Open(ctx, node, "parallelism",
                                    {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "schedule",
                                     "virtual_stages", "stage_layers", "overlap", "grad_reduce",
-                                    "cp_comm", "bucket", "compression", "order"}));
+                                    "cp_comm", "zero3_copies", "bucket", "compression", "order"}));
   PARASIM_RETURN_IF_ERROR(m.Int("tp", &l.tp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("pp", &l.pp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("cp", &l.cp, 1, 65536));
@@ -354,6 +354,7 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
     PARASIM_RETURN_IF_ERROR(m.Enum("cp_comm", &cc, CpCommNames()));
     l.cp_comm = *ParseCpComm(cc);
   }
+  PARASIM_RETURN_IF_ERROR(m.Bool("zero3_copies", &l.zero3_copies));
   PARASIM_RETURN_IF_ERROR(m.Size("bucket", &l.bucket));
   if (m.Has("bucket") && l.bucket.bytes() < 1024) {
     return m.Error("bucket", "a gradient bucket must be at least 1KiB, e.g. '25MiB'");

@@ -74,6 +74,12 @@ struct Layout {
   //   Megatron-Core's cp_comm_type all_gather).
   enum class CpComm : uint8_t { kRing, kAllGather };
   CpComm cp_comm = CpComm::kRing;
+  // ZeRO 3 with per-parameter sharding copies what it gathers and reduces (true: PyTorch FSDP2,
+  // DeepSpeed ZeRO-3): each layer's gathered parameters out of the all-gather buffer on the
+  // compute stream, its gradients into the reduce-scatter's buffer first. false: flat
+  // parameters that are views of the gather's output and gradients reduced in place (PyTorch
+  // FSDP1's FlatParameter, Megatron-Core's FSDP buffers).
+  bool zero3_copies = true;
   // Gradient (and ZeRO parameter) bucket; zero: the framework's own, which depends on the
   // layout (DataBucketBytes, strategies/lowering.h).
   Bytes bucket;

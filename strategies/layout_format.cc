@@ -27,9 +27,12 @@ std::string ReduceOf(const Layout& l) {
 // Context parallelism's exchange when not the ring: " cp-all-gather".
 std::string CpCommOf(const Layout& l) { return l.gathers_kv() ? " cp-all-gather" : ""; }
 
+// ZeRO 3 over flat buffers, without the copies of per-parameter sharding: " no-copies".
+std::string CopiesOf(const Layout& l) { return l.zero == 3 && !l.zero3_copies ? " no-copies" : ""; }
+
 std::string Key(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{}{} ep{} sp{} zero{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
-                     l.dp, l.cp, CpCommOf(l), l.ep, l.sp ? 1 : 0, l.zero, ReduceOf(l),
+  return fmt::format("tp{} pp{} dp{} cp{}{} ep{} sp{} zero{}{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
+                     l.dp, l.cp, CpCommOf(l), l.ep, l.sp ? 1 : 0, l.zero, CopiesOf(l), ReduceOf(l),
                      ScheduleName(l.schedule), l.virtual_stages, t.micro_batch, t.global_batch,
                      RecomputeOf(t));
 }
@@ -42,7 +45,7 @@ std::string Short(const Layout& l, const Training& t) {
     s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
                                               : fmt::format(" {}", ScheduleName(l.schedule));
   }
-  if (l.zero > 0) s += fmt::format(" Z{}", l.zero);
+  if (l.zero > 0) s += fmt::format(" Z{}{}", l.zero, CopiesOf(l));
   s += ReduceOf(l);
   s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
   if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeOf(t));
@@ -57,10 +60,12 @@ std::string Sentence(const Layout& l, const Training& t) {
                                            : " (gradients reduced once per step)";
   }
   return fmt::format(
-      "TP{} PP{} DP{} CP{}{} EP{}{}, ZeRO-{}{}, {}{}, {} micro-batches of {} x {} tokens, "
+      "TP{} PP{} DP{} CP{}{} EP{}{}, ZeRO-{}{}{}, {}{}, {} micro-batches of {} x {} tokens, "
       "recompute {}{}",
       l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep,
-      l.sp && l.tp > 1 ? " +SP" : "", l.zero, reduce, ScheduleName(l.schedule),
+      l.sp && l.tp > 1 ? " +SP" : "", l.zero,
+      l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "", reduce,
+      ScheduleName(l.schedule),
       l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
       std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,
       t.recompute != RecomputeKind::kNone && t.recompute_layers >= 0

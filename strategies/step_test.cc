@@ -408,6 +408,15 @@ TEST_CASE("ZeRO 3 as FSDP2 runs it: copy-out after each gather, one gather ahead
   CHECK(count(copies_out, out, 1.07) == 2 * layers * m);
   CHECK(count(copies_in, in, 1 + 1e-9) == layers * m);
   CHECK(r->exposed.dp > 0);
+  // Flat buffers (FSDP1, Megatron-Core's FSDP): no copies, and a shorter step.
+  b.l.zero3_copies = false;
+  LoweredStep flat;
+  auto f = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &flat, nullptr);
+  REQUIRE_MESSAGE(f.ok(), f.status().message());
+  for (sim::TaskId t = 0; t < flat.program.num_tasks(); ++t) {
+    CHECK(flat.program.category(t) != static_cast<uint8_t>(TaskCat::kDpCopy));
+  }
+  CHECK(f->step_time_s < r->step_time_s);
 }
 
 TEST_CASE("cp_comm: all-gathered K/V wait before the attention; a ring hides them behind it") {

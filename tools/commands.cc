@@ -74,6 +74,7 @@ Json LayoutJson(const Scenario& s) {
     j.Set("grad_reduce", std::string(GradReduceName(l.grad_reduce)));
   }
   if (l.cp_comm != Layout::CpComm::kRing) j.Set("cp_comm", std::string(CpCommName(l.cp_comm)));
+  if (l.zero == 3 && !l.zero3_copies) j.Set("zero3_copies", false);
   j.Set("micro_batch", s.training.micro_batch).Set("global_batch", s.training.global_batch);
   j.Set("recompute", std::string(RecomputeName(s.training.recompute)));
   if (s.training.recompute != RecomputeKind::kNone && s.training.recompute_layers >= 0) {

@@ -671,6 +671,7 @@ std::string LayoutOf(const YAML::Node& j) {
   if (j["cp_comm"]) {
     if (auto cc = ParseCpComm(j["cp_comm"].as<std::string>()); cc.ok()) l.cp_comm = *cc;
   }
+  if (j["zero3_copies"]) l.zero3_copies = j["zero3_copies"].as<bool>();
   t.micro_batch = j["micro_batch"].as<int64_t>();
   t.global_batch = j["global_batch"].as<int64_t>();
   if (auto rc = ParseRecompute(j["recompute"].as<std::string>()); rc.ok()) t.recompute = *rc;
