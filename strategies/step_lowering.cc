@@ -113,7 +113,10 @@ Duration StepLowering::LowerBound() {
   // CP, and EP unless F&B pairs overlap those). Pipeline transfers, contention and every
   // other wait only add to this, so a layout whose bound already loses cannot win once
   // replayed. The step also lasts at least each data-parallel stream's collectives, one after
-  // another (DataParallelLowering::StreamBound); the optimizer's pass follows both.
+  // another (DataParallelLowering::StreamBound); the optimizer's pass follows both. Under ZeRO 3
+  // each F and B also copies every gathered segment out on the compute stream, and a stage's
+  // gathers and copy-outs form one chain (each gather after the last copy-out, each copy-out
+  // after its gather: DataParallelLowering::GatherForCompute), which lasts their sum.
   layers_.BuildTimes();
   layers_.BuildChunks();
   const int p = ctx_.layout.pp;
@@ -131,12 +134,19 @@ Duration StepLowering::LowerBound() {
                    (s + 1 < p ? serial(layers_.chunk(s + 1, 1), Phase::kF) : Duration::Zero());
     }
   }
+  const bool per_layer = dp_.GathersPerLayer();
   for (int s = 0; s < p; ++s) {
-    Duration per_mb;
+    Duration per_mb, chain_per_mb;
     for (const Chunk& ch : layers_.chunks(s)) {
       per_mb += serial(ch, Phase::kF) + serial(ch, Phase::kB);
       if (split) per_mb += serial(ch, Phase::kW);
       if (recompute) per_mb += serial(ch, Phase::kR);
+      if (!per_layer) continue;
+      for (auto [a, b] : ch.segments) {
+        const Duration copy = dp_.CopyOutTime(ch, a, b);
+        per_mb += copy * 2.0;
+        chain_per_mb += (dp_.IssuedTime(ch, a, b, true) + copy) * 2.0;
+      }
     }
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
     const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
@@ -147,6 +157,10 @@ Duration StepLowering::LowerBound() {
     // least its time alone (a flow's bytes are derived from that time: the rounding to whole
     // bytes is why a part in a million is left out).
     bound = Max(bound, dp_.StreamBound(s) * (1 - 1e-6) + opt);
+    if (chain_per_mb > Duration::Zero()) {
+      bound = Max(bound,
+                  chain_per_mb * static_cast<double>(ctx_.chunk_micro_batches) * (1 - 1e-6) + opt);
+    }
     const Chunk& first = layers_.chunk(s, 0);
     fill += serial(first, Phase::kF);
     drain += serial(first, Phase::kB) + (recompute ? serial(first, Phase::kR) : Duration::Zero());
