@@ -28,7 +28,7 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
              : l.zero == 0 ? Collective::kAllReduce
                            : Collective::kReduceScatter,
              gather ? ctx_.weight_bytes : ctx_.grad_bytes, 1, Duration()};
-  if (!gather && l.zero == 3 && l.zero3_copies) {
+  if (!gather && CopiesPerParameter()) {
     // ZeRO 3 as PyTorch's FSDP2 runs it (per-parameter sharding): each reduce-scatter's input is
     // a buffer of the reduce dtype that the layer's gradients are copied into first, cast on
     // the way (foreach_reduce_scatter_copy_in, torch._chunk_cat, on the reduce-scatter stream):
@@ -92,7 +92,7 @@ DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) co
   };
   timed(dense, ctx_.groups[static_cast<int>(GroupKind::kDp)]);
   timed(expert, ctx_.groups[kGroupEdp]);
-  if (gather && ctx_.layout.zero == 3 && ctx_.layout.zero3_copies && t.time > Duration::Zero()) {
+  if (gather && CopiesPerParameter() && t.time > Duration::Zero()) {
     // FSDP2 copies the all-gather's output into each parameter's unsharded tensor
     // (foreach_all_gather_copy_out, torch.split_with_sizes_copy) on the compute stream once
     // the gather is waited for: the gathered bytes read and written (same source as CostOf).

@@ -91,6 +91,9 @@ class DataParallelLowering {
     Duration compress;     // passes on the GPU before the collective (compression, copy-in)
   };
   WireCost CostOf(bool gather, double params) const;
+  // ZeRO 3 sharded parameter by parameter (Layout::zero3_copies): its gathers and reductions
+  // copy what they move (the copy-out in TimeParams, the copy-in in CostOf).
+  bool CopiesPerParameter() const { return ctx_.layout.zero == 3 && ctx_.layout.zero3_copies; }
   // The collective over pieces [first, last) of `ch` (dense over DP, experts over expert-DP),
   // bucket by bucket: its time alone on the fabric, the latency part, whether it crosses nodes.
   struct Timed {
