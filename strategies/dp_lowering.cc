@@ -204,20 +204,33 @@ const std::vector<TaskId>& DataParallelLowering::Gather(int stage, const Chunk& 
 }
 
 void DataParallelLowering::GatherForCompute(int stage, const Chunk& ch, int first, int last) {
-  // One gather ahead at most: the next all-gather starts once the last one's parameters are
-  // copied out (FSDP2 waits for that copy-out's event before the next all-gather's copy-in, and
-  // so holds two all-gather buffers at most; torch/distributed/_composable/fsdp/
-  // _fsdp_param_group.py, all_gather_state).
+  // Two gathered units at most, as the memory estimate holds them (strategies/memory.cc):
+  // - With copies (FSDP2), one gather ahead: the next all-gather starts once the last one's
+  //   parameters are copied out (FSDP2 waits for that copy-out's event before the next
+  //   all-gather's copy-in; torch/distributed/_composable/fsdp/_fsdp_param_group.py,
+  //   all_gather_state).
+  // - Flat buffers (FSDP1), its rate limiter (limit_all_gathers, on by default since PyTorch
+  //   2.0): a unit's all-gather waits for the free event of the unit two before, recorded when
+  //   that unit's compute is done (torch/distributed/fsdp/_runtime_utils.py, _unshard and
+  //   _free_event_queue of two). On the compute stream, what was issued before the last unit
+  //   is that unit two before.
   auto& reps = topo_.stage(stage);
-  if (copied_.size() < static_cast<size_t>(ctx_.layout.pp)) copied_.resize(ctx_.layout.pp);
-  std::vector<TaskId>& copied = copied_[stage];
-  copied.resize(reps.size(), kNone);
-  topo_.WaitFor(stage, Emit(stage, ch, first, last, true, copied));
+  if (waits_.size() < static_cast<size_t>(ctx_.layout.pp)) waits_.resize(ctx_.layout.pp);
+  std::vector<TaskId>& wait = waits_[stage];
+  wait.resize(reps.size(), kNone);
   const Duration copy = CopyOutTime(ch, first, last);
-  if (copy <= Duration::Zero()) return;
+  if (copy <= Duration::Zero()) {
+    // The compute issued so far: what the next unit's gather waits for.
+    after_.clear();
+    for (const Replica& r : reps) after_.push_back(r.prev);
+    topo_.WaitFor(stage, Emit(stage, ch, first, last, true, wait));
+    wait.swap(after_);
+    return;
+  }
+  topo_.WaitFor(stage, Emit(stage, ch, first, last, true, wait));
   for (size_t i = 0; i < reps.size(); ++i) {
-    copied[i] = topo_.Compute(reps[i], copy, TaskCat::kDpCopy, ctx_.Label(TaskCat::kDpCopy),
-                              copy * ctx_.cluster.gpu.contended_memory);
+    wait[i] = topo_.Compute(reps[i], copy, TaskCat::kDpCopy, ctx_.Label(TaskCat::kDpCopy),
+                            copy * ctx_.cluster.gpu.contended_memory);
   }
 }
 

@@ -137,8 +137,9 @@ class DataParallelLowering {
   // [stage][chunk][segment][replica]
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
   std::vector<Deferred> deferred_;
-  // ZeRO 3: per stage and replica, the copy-out of its last gather (the next gather waits).
-  std::vector<std::vector<sim::TaskId>> copied_;
+  // ZeRO 3: per stage and replica, what the next gather waits for (GatherForCompute): the
+  // copy-out of the last gather, or without copies the compute issued before the last unit.
+  std::vector<std::vector<sim::TaskId>> waits_;
   // Emit's scratch, kept between calls (a step emits thousands of gathers and reductions).
   std::vector<sim::TaskId> emitted_, after_, heads_;
   std::vector<Replica*> members_;

@@ -413,8 +413,29 @@ TEST_CASE("ZeRO 3 as FSDP2 runs it: copy-out after each gather, one gather ahead
   LoweredStep flat;
   auto f = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &flat, nullptr);
   REQUIRE_MESSAGE(f.ok(), f.status().message());
-  for (sim::TaskId t = 0; t < flat.program.num_tasks(); ++t) {
-    CHECK(flat.program.category(t) != static_cast<uint8_t>(TaskCat::kDpCopy));
+  sim::Timeline ftl;
+  f = SimulateStep(b.model, b.t, b.l, b.cluster, {}, &flat, &ftl);
+  REQUIRE_MESSAGE(f.ok(), f.status().message());
+  const sim::Program& fp = flat.program;
+  std::vector<sim::TaskId> flat_gathers;
+  for (sim::TaskId t = 0; t < fp.num_tasks(); ++t) {
+    CHECK(fp.category(t) != static_cast<uint8_t>(TaskCat::kDpCopy));
+    if (fp.category(t) == static_cast<uint8_t>(TaskCat::kDp) &&
+        fp.stream_name(fp.stream(t)) == "dp-gather") {
+      flat_gathers.push_back(t);
+    }
+  }
+  REQUIRE(flat_gathers.size() == gathers.size());
+  // FSDP1's rate limiter: two gathered units at most. A gather starts once the compute that
+  // waited for the gather two before it is done (not all at the start of the step).
+  for (size_t i = 2; i < flat_gathers.size(); ++i) {
+    CAPTURE(i);
+    sim::TaskId consumer = sim::kNone;
+    for (sim::TaskId s : fp.successors(flat_gathers[i - 2])) {
+      if (fp.stream_name(fp.stream(s)) == "compute") consumer = s;
+    }
+    REQUIRE(consumer != sim::kNone);
+    CHECK(ftl.start[flat_gathers[i]] >= ftl.end[consumer]);
   }
   CHECK(f->step_time_s < r->step_time_s);
 }
