@@ -10,8 +10,12 @@ parallel rank's (`--heads` query heads, `--kv-heads` key/value heads, grouped), 
 dim 128. For each rank listed, the forward and the backward of its two chunks (median of
 timed runs, CUDA events), the causal FLOPs they do, and the rate. Output: JSON lines.
 
+With `--whole` the sequence runs as one causal attention (no CP), and `--qk-dim`/`--v-dim` set
+the head dims (DeepSeek's MLA: 192 and 128).
+
 Usage: python3 cp_attention_bench.py [--seq 131072] [--cp 16] [--heads 16] [--kv-heads 1]
-                                     [--ranks 0,8,15] [--out FILE]
+                                     [--ranks 0,8,15] [--whole] [--qk-dim D] [--v-dim D]
+                                     [--out FILE]
 """
 import argparse
 import json
@@ -39,11 +43,12 @@ def timed(fn, reps):
     return statistics.median(out)
 
 
-def chunk(q_len, kv_len, heads, kv_heads, d, backend, reps):
+def chunk(q_len, kv_len, heads, kv_heads, d, backend, reps, dv=None):
     dev, dt = "cuda", torch.bfloat16
+    dv = dv or d
     q = torch.randn(1, heads, q_len, d, device=dev, dtype=dt, requires_grad=True)
     k = torch.randn(1, kv_heads, kv_len, d, device=dev, dtype=dt)
-    v = torch.randn(1, kv_heads, kv_len, d, device=dev, dtype=dt)
+    v = torch.randn(1, kv_heads, kv_len, dv, device=dev, dtype=dt)
     # Grouped heads as Transformer Engine runs them: each K/V head serves heads / kv_heads queries.
     k = k.repeat_interleave(heads // kv_heads, dim=1).requires_grad_()
     v = v.repeat_interleave(heads // kv_heads, dim=1).requires_grad_()
@@ -58,9 +63,9 @@ def chunk(q_len, kv_len, heads, kv_heads, d, backend, reps):
     g = torch.randn_like(o)
     f_ms = timed(fwd, reps)
     b_ms = timed(lambda: torch.autograd.grad(fwd(), (q, k, v), g), reps) - f_ms
-    # Causal FLOPs: 4 d per (query, key) pair of the lower-right triangle, per head.
+    # Causal FLOPs: 2 (d + dv) per (query, key) pair of the lower-right triangle, per head.
     pairs = q_len * kv_len - q_len * (q_len - 1) / 2
-    return f_ms, b_ms, 4 * d * heads * pairs
+    return f_ms, b_ms, 2 * (d + dv) * heads * pairs
 
 
 def main():
@@ -71,6 +76,10 @@ def main():
     ap.add_argument("--kv-heads", type=int, default=1)
     ap.add_argument("--ranks", default="0,8,15")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--qk-dim", type=int, default=128)
+    ap.add_argument("--v-dim", type=int, default=0, help="value head dim (0: as --qk-dim; MLA: 128)")
+    ap.add_argument("--whole", action="store_true",
+                    help="one causal sequence of --seq tokens (no context parallelism)")
     ap.add_argument("--out")
     a = ap.parse_args()
     n = 2 * a.cp
@@ -80,19 +89,24 @@ def main():
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
         for r in (int(x) for x in a.ranks.split(",")):
             try:
-                parts = [chunk(c, (i + 1) * c, a.heads, a.kv_heads, 128, backend, a.reps)
-                         for i in (r, n - 1 - r)]
+                spans = [(a.seq, a.seq)] if a.whole else [(c, (i + 1) * c) for i in (r, n - 1 - r)]
+                parts = [chunk(ql, kl, a.heads, a.kv_heads, a.qk_dim, backend, a.reps, a.v_dim)
+                         for ql, kl in spans]
             except Exception as ex:  # a backend that refuses the shape: say so, go on
                 rec = {"backend": name, "rank": r, "error": f"{type(ex).__name__}: {ex}"[:300]}
             else:
                 f_ms = sum(p[0] for p in parts)
                 b_ms = sum(p[1] for p in parts)
                 flops = sum(p[2] for p in parts)
-                rec = {"backend": name, "rank": r, "seq": a.seq, "cp": a.cp, "heads": a.heads,
-                       "kv_heads": a.kv_heads, "chunk": c, "forward_ms": round(f_ms, 3),
+                rec = {"backend": name, "rank": r, "seq": a.seq, "cp": 1 if a.whole else a.cp,
+                       "heads": a.heads, "kv_heads": a.kv_heads, "qk_dim": a.qk_dim,
+                       "v_dim": a.v_dim or a.qk_dim, "chunk": a.seq if a.whole else c,
+                       "forward_ms": round(f_ms, 3),
                        "backward_ms": round(b_ms, 3), "causal_flops": flops,
                        "forward_tflops": round(flops / f_ms / 1e9, 1),
-                       "backward_tflops": round(2.5 * flops / b_ms / 1e9, 1)}
+                       # parasim's convention (models/layer_graph.cc, attention_bench.py):
+                       # the backward's FLOPs are twice the forward's.
+                       "backward_tflops": round(2 * flops / b_ms / 1e9, 1)}
             rec.update(meta)
             print(json.dumps(rec), flush=True)
             if out:
