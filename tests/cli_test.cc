@@ -514,22 +514,23 @@ TEST_CASE("compare --trace: a profiler trace recorded on an H100 against its one
   const std::string scen = Runfile("tests/traces/h100-mcore-1.7b-mb4.yaml");
   auto r = RunParasim("compare --trace " + trace + " " + scen);
   REQUIRE(r.exit_code == 0);
-  // The recording's own sums: every kernel read and classed by its library's name.
+  // The recording's own sums: every kernel read and classed by its library's name (cuDNN's
+  // attention backward helpers, compute_dot_do_o and convert_dq_to_16bits, as attention).
   for (const char* part :
        {"1825 GPU kernels", "step (GPU span)        351.601 ms",
-        "GEMM                   201.528 ms", "attention               50.950 ms",
-        "element-wise            95.545 ms", "idle                     3.579 ms"}) {
+        "GEMM                   201.528 ms", "attention               54.974 ms",
+        "element-wise            91.520 ms", "idle                     3.579 ms"}) {
     CAPTURE(part);
     CHECK(r.out.find(part) != std::string::npos);
   }
   // Where the cost model stands against that GPU (docs/MODEL.md, "Checked on a real GPU"):
   // its GEMMs and the step within 20% (+12.7% and +14.8% on 2026-11-26, the step with a 22 ms
-  // optimizer step the recording does not have), its fused attention within 60% (+54%: one
-  // efficiency fitted over shapes from 7 to 64 heads x batch, this one the largest).
+  // optimizer step the recording does not have), its fused attention within 50% (+43%: one
+  // efficiency fitted over shapes of 7 to 256 heads x batch, this one among the fastest).
   auto j = RunParasim("compare --json --trace " + trace + " " + scen);
   REQUIRE(j.exit_code == 0);
   for (const auto& [kind, band] : std::vector<std::pair<std::string, double>>{
-           {"step (GPU span)", 0.20}, {"GEMM", 0.20}, {"attention", 0.60}}) {
+           {"step (GPU span)", 0.20}, {"GEMM", 0.20}, {"attention", 0.50}}) {
     CAPTURE(kind);
     const double ratio =
         KindSeconds(j.out, kind, "predicted_s") / KindSeconds(j.out, kind, "measured_s");

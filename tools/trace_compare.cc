@@ -97,7 +97,12 @@ std::string_view KernelKindName(KernelKind k) { return kKernelKinds.Name(k); }
 KernelKind ClassifyKernel(std::string_view name) {
   const std::string s = Lower(name);
   if (HasAny(s, {"nccl", "rccl"})) return KernelKind::kCommunication;
-  if (HasAny(s, {"flash", "fmha", "attn", "attention", "sdpa", "softmax"})) {
+  // cuDNN's fused attention runs its backward with two helper kernels beside the main one,
+  // named without "sdpa" or "flash": the dot of dO and O before it, the cast of the fp32 dQ
+  // after it (cudnn::fusion::compute_dot_do_o_*, convert_dq_to_16bits; seen on an H100 with
+  // cuDNN 9, tests/traces/h100-mcore-1.7b-mb4.json.gz).
+  if (HasAny(s,
+             {"flash", "fmha", "attn", "attention", "sdpa", "softmax", "dot_do_o", "convert_dq"})) {
     return KernelKind::kAttention;
   }
   // cuBLAS (gemm, nvjet on Hopper), CUTLASS and the xmma/wgmma kernels cuBLASLt dispatches.
