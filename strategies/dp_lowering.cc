@@ -212,25 +212,19 @@ void DataParallelLowering::GatherForCompute(int stage, const Chunk& ch, int firs
   // - Flat buffers (FSDP1), its rate limiter (limit_all_gathers, on by default since PyTorch
   //   2.0): a unit's all-gather waits for the free event of the unit two before, recorded when
   //   that unit's compute is done (torch/distributed/fsdp/_runtime_utils.py, _unshard and
-  //   _free_event_queue of two). On the compute stream, what was issued before the last unit
-  //   is that unit two before.
+  //   _free_event_queue of two). On the compute stream, what was issued before this unit is
+  //   the unit before, so the next unit's gather waits for it.
   auto& reps = topo_.stage(stage);
   if (waits_.size() < static_cast<size_t>(ctx_.layout.pp)) waits_.resize(ctx_.layout.pp);
   std::vector<TaskId>& wait = waits_[stage];
   wait.resize(reps.size(), kNone);
-  const Duration copy = CopyOutTime(ch, first, last);
-  if (copy <= Duration::Zero()) {
-    // The compute issued so far: what the next unit's gather waits for.
-    after_.clear();
-    for (const Replica& r : reps) after_.push_back(r.prev);
-    topo_.WaitFor(stage, Emit(stage, ch, first, last, true, wait));
-    wait.swap(after_);
-    return;
-  }
   topo_.WaitFor(stage, Emit(stage, ch, first, last, true, wait));
+  const Duration copy = CopyOutTime(ch, first, last);
   for (size_t i = 0; i < reps.size(); ++i) {
-    wait[i] = topo_.Compute(reps[i], copy, TaskCat::kDpCopy, ctx_.Label(TaskCat::kDpCopy),
-                            copy * ctx_.cluster.gpu.contended_memory);
+    wait[i] = copy > Duration::Zero()
+                  ? topo_.Compute(reps[i], copy, TaskCat::kDpCopy, ctx_.Label(TaskCat::kDpCopy),
+                                  copy * ctx_.cluster.gpu.contended_memory)
+                  : reps[i].prev;
   }
 }
 

@@ -19,7 +19,6 @@ Usage: python3 cp_attention_bench.py [--seq 131072] [--cp 16] [--heads 16] [--kv
 """
 import argparse
 import json
-import statistics
 import sys
 
 import torch
@@ -27,20 +26,12 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
+from gpu_timing import timed
 
-def timed(fn, reps):
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+
+def median_ms(fn, reps):
+    """The median of `reps` timed calls of `fn` (gpu_timing.timed), in milliseconds."""
+    return timed(fn, reps)[0] * 1e3
 
 
 def chunk(q_len, kv_len, heads, kv_heads, d, backend, reps, dv=None):
@@ -61,8 +52,8 @@ def chunk(q_len, kv_len, heads, kv_heads, d, backend, reps, dv=None):
 
     o = fwd()
     g = torch.randn_like(o)
-    f_ms = timed(fwd, reps)
-    b_ms = timed(lambda: torch.autograd.grad(fwd(), (q, k, v), g), reps) - f_ms
+    f_ms = median_ms(fwd, reps)
+    b_ms = median_ms(lambda: torch.autograd.grad(fwd(), (q, k, v), g), reps) - f_ms
     # Causal FLOPs: 2 (d + dv) per (query, key) pair of the lower-right triangle, per head.
     pairs = q_len * kv_len - q_len * (q_len - 1) / 2
     return f_ms, b_ms, 2 * (d + dv) * heads * pairs
