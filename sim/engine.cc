@@ -820,41 +820,53 @@ void Replay<kPeriodic>::BuildChains() {
   // route, category, label and memory events; u's dependencies are t's moved by shift; u's
   // next task on its stream is t's next moved by shift; and every task t waits for has such a
   // successor, so that u waits for exactly their successors.
-  const HugePageVector<TaskId>& sh = *shift_;
-  HugePageVector<TaskId> next(n_, kNone);
-  for (StreamId st = 0; st + 1 < q_offset_.size(); ++st) {
-    for (uint32_t k = q_offset_[st]; k + 1 < q_offset_[st + 1]; ++k)
-      next[queue_[k]] = queue_[k + 1];
+  //
+  // One pass over every task: the arrays are read through local pointers, which the stores to
+  // byte arrays below cannot alias (through the members, each such store made the compiler
+  // load every array's address again).
+  const size_t n = n_;
+  const TaskId* const sh = shift_->data();
+  const Program::Columns c = p_.columns();
+  // Each task's next on its stream (a periodic replay has no task on extra streams).
+  HugePageVector<TaskId> next(n, kNone);
+  const uint32_t* const q = queue_.data();
+  for (size_t st = 0; st + 1 < q_offset_.size(); ++st) {
+    for (uint32_t k = q_offset_[st]; k + 1 < q_offset_[st + 1]; ++k) next[q[k]] = q[k + 1];
   }
   // Each task's memory events: [mem_first[t], mem_first[t + 1]) of the sorted list.
-  const auto& mem = p_.memory_events();
-  HugePageVector<uint32_t> mem_first(n_ + 1, 0);
-  for (const MemoryEvent& e : mem) ++mem_first[e.task + 1];
-  for (size_t t = 0; t < n_; ++t) mem_first[t + 1] += mem_first[t];
-  HugePageVector<uint8_t> shape(n_, 0);
+  const MemoryEvent* const mem = p_.memory_events().data();
+  const size_t num_mem = p_.memory_events().size();
+  HugePageVector<uint32_t> mem_first(n + 1, 0);
+  for (size_t i = 0; i < num_mem; ++i) ++mem_first[mem[i].task + 1];
+  for (size_t t = 0; t < n; ++t) mem_first[t + 1] += mem_first[t];
+  // Per task: 1 when it has its successor's shape; 0 where a task it waits for has not.
+  HugePageVector<uint8_t> shape(n, 0), waits_ok(n, 1);
+  HugePageVector<uint32_t> indeg(n, 0);
   std::vector<TaskId> a, b;
-  for (TaskId t = 0; t < n_; ++t) {
+  auto moved = [sh](TaskId x) { return sh[x] != kNone ? sh[x] : x; };
+  for (TaskId t = 0; t < n; ++t) {
     const TaskId u = sh[t];
-    if (u == kNone || u <= t || u >= n_) continue;
-    if (p_.stream(u) != p_.stream(t) || p_.cost_key(u) != p_.cost_key(t) ||
-        p_.route(u) != p_.route(t) || p_.category(u) != p_.category(t) ||
-        p_.label(u) != p_.label(t)) {
+    if (u == kNone || u <= t || u >= n) continue;
+    if (c.stream[u] != c.stream[t] || c.cost_key[u] != c.cost_key[t] || c.route[u] != c.route[t] ||
+        c.category[u] != c.category[t] || c.label[u] != c.label[t]) {
       continue;
     }
-    if (next[t] == kNone || sh[next[t]] == kNone || sh[next[t]] != next[u]) continue;
-    const auto st = p_.successors(t), su = p_.successors(u);
-    if (st.size() != su.size()) continue;
+    const TaskId nt = next[t];
+    if (nt == kNone || sh[nt] == kNone || sh[nt] != next[u]) continue;
+    const TaskId* const st = c.succ + c.succ_offset[t];
+    const TaskId* const su = c.succ + c.succ_offset[u];
+    const uint32_t ns = c.succ_offset[t + 1] - c.succ_offset[t];
+    if (ns != c.succ_offset[u + 1] - c.succ_offset[u]) continue;
     // The lowering adds a unit's dependencies in the same order each time: compared in place
     // first, as sets when that fails.
     // A dependant without a successor by shift (the step's last reduction, say) is the same
     // task for u: it then counts one more done each period (an accumulator, AtAnchor).
-    auto moved = [&](TaskId x) { return sh[x] != kNone ? sh[x] : x; };
     bool in_place = true;
-    for (size_t i = 0; i < st.size(); ++i) in_place &= moved(st[i]) == su[i];
+    for (uint32_t i = 0; i < ns; ++i) in_place &= moved(st[i]) == su[i];
     if (!in_place) {
       a.clear();
-      for (TaskId x : st) a.push_back(moved(x));
-      b.assign(su.begin(), su.end());
+      for (uint32_t i = 0; i < ns; ++i) a.push_back(moved(st[i]));
+      b.assign(su, su + ns);
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
       if (a != b) continue;
@@ -866,22 +878,23 @@ void Replay<kPeriodic>::BuildChains() {
       same_mem &=
           mem[i].rank == mem[j].rank && mem[i].bytes == mem[j].bytes && mem[i].at == mem[j].at;
     }
-    if (same_mem) shape[t] = 1;
+    shape[t] = same_mem ? 1 : 0;
   }
   // Waits: every dependency of t has the shape, and u waits for as many.
-  HugePageVector<uint32_t> indeg(n_, 0);
-  HugePageVector<uint8_t> waits_ok(n_, 1);
-  for (TaskId q = 0; q < n_; ++q) {
-    for (TaskId x : p_.successors(q)) {
-      ++indeg[x];
-      if (!shape[q]) waits_ok[x] = 0;
+  for (TaskId x = 0; x < n; ++x) {
+    const uint8_t ok = shape[x];
+    for (uint32_t i = c.succ_offset[x], e = c.succ_offset[x + 1]; i != e; ++i) {
+      const TaskId y = c.succ[i];
+      ++indeg[y];
+      waits_ok[y] &= ok;
     }
   }
-  chain_.assign(n_, 0);
-  for (TaskId t = static_cast<TaskId>(n_); t-- > 0;) {
+  chain_.assign(n, 0);
+  uint32_t* const chain = chain_.data();
+  for (TaskId t = static_cast<TaskId>(n); t-- > 0;) {
     if (!shape[t] || !waits_ok[t] || indeg[t] != indeg[sh[t]]) continue;
-    const uint32_t rest = chain_[sh[t]];
-    chain_[t] = rest == std::numeric_limits<uint32_t>::max() ? rest : rest + 1;
+    const uint32_t rest = chain[sh[t]];
+    chain[t] = rest == std::numeric_limits<uint32_t>::max() ? rest : rest + 1;
   }
 }
 
@@ -943,22 +956,33 @@ void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
   if (options_.critical_path) {
     for (TaskId t : started_) enabler_at.push_back(enabler_[t]);
   }
+  // Through local pointers: the stores to mark_ (bytes) would otherwise make the compiler load
+  // every array's address again for each task placed.
+  const TaskId* const shp = sh.data();
+  Duration* const start = tl_.start.data();
+  Duration* const end = tl_.end.data();
+  uint32_t* const waiting = waiting_.data();
+  uint8_t* const mark = mark_.data();
+  const TaskId* const started = started_.data();
+  const TaskId* const completed = completed_.data();
+  const size_t ns = s_at.size(), nc = c_at.size();
+  const bool critical = options_.critical_path;
   for (uint64_t j = 1; j <= J; ++j) {
     const int64_t off = static_cast<int64_t>(j) * period;
-    for (size_t i = 0; i < s_at.size(); ++i) {
-      const TaskId from = s_at[i], to = sh[from];
-      tl_.start[to] = Duration::Picoseconds(tl_.start[started_[i]].picoseconds() + off);
-      waiting_[to] = 0;
-      mark_[to] = 2;
-      if (options_.critical_path) {
-        if (enabler_at[i] != kNone) enabler_at[i] = sh[enabler_at[i]];
+    for (size_t i = 0; i < ns; ++i) {
+      const TaskId to = shp[s_at[i]];
+      start[to] = Duration::Picoseconds(start[started[i]].picoseconds() + off);
+      waiting[to] = 0;
+      mark[to] = 2;
+      if (critical) {
+        if (enabler_at[i] != kNone) enabler_at[i] = shp[enabler_at[i]];
         enabler_[to] = enabler_at[i];
       }
       s_at[i] = to;
     }
-    for (size_t i = 0; i < c_at.size(); ++i) {
-      const TaskId to = sh[c_at[i]];
-      tl_.end[to] = Duration::Picoseconds(tl_.end[completed_[i]].picoseconds() + off);
+    for (size_t i = 0; i < nc; ++i) {
+      const TaskId to = shp[c_at[i]];
+      end[to] = Duration::Picoseconds(end[completed[i]].picoseconds() + off);
       c_at[i] = to;
     }
     for (const auto& [l, moved] : moves_) tl_.link_bytes[l] += moved;

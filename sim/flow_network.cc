@@ -70,12 +70,9 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     f.in_component = false;
     // Bring progress up to `now` at the old rate.
     const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
-    double moved = std::min(f.remaining, f.rate * dt);
-    f.remaining -= moved;
+    f.remaining -= std::min(f.remaining, f.rate * dt);
     f.updated_at = now;
-    const std::span<const uint32_t> links = LinksOf(f);
-    for (LinkId l : links) Credit(l, moved);
-    if (!same_route_) flow_links_.push_back(links);  // the solver's input
+    if (!same_route_) flow_links_.push_back(LinksOf(f));  // the solver's input
   }
   if (component_.empty()) return;
   if (same_route_) {
@@ -107,8 +104,24 @@ void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   slot_[t] = static_cast<int32_t>(active_.size());
   const RouteId route = p_.route(t);
   active_.push_back(Active{t, route, bytes, 0.0, now, Completion{}, false});
-  for (LinkId l : p_.route_links(route)) link_flows_[l].push_back(t);
+  // Every byte of the flow crosses each link of its route: credited now, once, rather than
+  // piece by piece at each re-share.
+  bool alone = true;
+  const std::span<const LinkId> links = p_.route_links(route);
+  for (LinkId l : links) {
+    Credit(l, bytes);
+    alone &= link_flows_[l].empty();
+    link_flows_[l].push_back(t);
+  }
   ++route_flows_[route];
+  if (alone) {
+    // Alone on its links (most flows when they start): its slowest link's capacity, the
+    // solver's answer, without looking for a component.
+    double share = std::numeric_limits<double>::infinity();
+    for (LinkId l : links) share = std::min(share, p_.link_capacity(l));
+    SetRate(active_.back(), share, now, due);
+    return;
+  }
   Reshare(route, now, due);
 }
 
@@ -117,20 +130,19 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   if (i < 0 || active_[i].done.due != at) return false;  // superseded by a re-share
   Active& f = active_[i];
   const RouteId route = f.route;
-  const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
-  const double moved = std::min(f.remaining, f.rate * dt);
+  bool left = false;  // whether any flow is left on its links
   for (LinkId l : LinksOf(f)) {
-    Credit(l, moved);
     std::vector<TaskId>& on = link_flows_[l];
     *std::find(on.begin(), on.end(), t) = on.back();
     on.pop_back();
+    left |= !on.empty();
   }
   --route_flows_[route];
   slot_[active_.back().task] = i;
   slot_[t] = -1;
   active_[i] = active_.back();
   active_.pop_back();
-  Reshare(route, now, due);  // the flows left on its links share what it frees
+  if (left) Reshare(route, now, due);  // the flows left on its links share what it frees
   return true;
 }
 

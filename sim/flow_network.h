@@ -1,7 +1,8 @@
 // The flows in progress during a replay and their rates: every flow crosses the links of its
 // route, and the flows connected through shared links split the capacity max-min fairly
 // (sim/maxmin.h). When a flow starts or ends only the rates of its connected component can
-// change, so only they are re-solved; each flow's bytes moved are credited to its links.
+// change, so only they are re-solved; each flow's bytes are credited to its links when it
+// begins (every byte crosses every link of its route).
 //
 //   FlowNetwork net(program, &timeline.link_bytes);
 //   net.Begin(task, bytes, now, &due);   // due: (completion time, task) to schedule
@@ -69,7 +70,7 @@ class FlowNetwork {
       for (TaskId& t : on) t = map(t);
     }
   }
-  // Where each crediting of bytes moved to a link is also written, in order (null: nowhere).
+  // Where each crediting of a flow's bytes to a link is also written, in order (null: nowhere).
   void LogMoves(std::vector<std::pair<uint32_t, double>>* log) { moves_ = log; }
   size_t state_bytes() const;
 
@@ -89,7 +90,7 @@ class FlowNetwork {
   void Reshare(RouteId route, int64_t now, Due* due);
   // Sets a flow's rate from `now` and, when its completion moves, adds the new one to `due`.
   void SetRate(Active& f, double rate, int64_t now, Due* due);
-  // Bytes a flow moved, credited to one of its links (and logged, LogMoves).
+  // A flow's bytes, credited to one of its links (and logged, LogMoves).
   void Credit(LinkId l, double moved) {
     (*link_bytes_)[l] += moved;
     if (moves_) moves_->push_back({l, moved});

@@ -156,6 +156,21 @@ class Program {
     return {route_links_.data() + route_offset_[r], route_links_.data() + route_offset_[r + 1]};
   }
   RouteId route(TaskId t) const { return aux_[t]; }
+  // The per-task columns whole, in task order, for a pass over every task (the replay's check
+  // of a periodic shift), and the successors' compressed rows (after Finalize).
+  struct Columns {
+    const uint8_t* category;
+    const StreamId* stream;
+    const uint32_t* cost_key;
+    const uint32_t* label;
+    const RouteId* route;
+    const uint32_t* succ_offset;
+    const TaskId* succ;
+  };
+  Columns columns() const {
+    return {category_.data(), stream_.data(),      cost_key_.data(), label_.data(),
+            aux_.data(),      succ_offset_.data(), succ_.data()};
+  }
   const std::vector<std::pair<TaskId, StreamId>>& extra_streams() const { return extra_streams_; }
 
  private:
