@@ -19,10 +19,12 @@
 namespace parasim::sim {
 
 struct Completion {
+  // The times first, then the numbers: 24 bytes without padding (a flow's state then fits in
+  // one 64-byte cache line).
   int64_t due = -1;                                         // the current completion
-  uint32_t seq = 0;                                         // its sequence number
   int64_t queued_at = std::numeric_limits<int64_t>::max();  // the event queued for it
-  uint32_t queued_seq = 0;                                  // and that event's number
+  uint32_t seq = 0;                                         // due's sequence number
+  uint32_t queued_seq = 0;                                  // queued_at's
 
   // The completion moves to `at`, numbered `s`: whether to queue an event for it now.
   bool Move(int64_t at, uint32_t s) {

@@ -88,6 +88,31 @@ class EventQueue {
     }
     heap_[i] = last;
   }
+  // A pop and a push at once: e takes the top's place and sinks from the root (one pass down
+  // where the pop and the push would take a pass down and two up). Any valid heap pops events
+  // in the same order: their keys are distinct.
+  void replace_top(Event e) {
+    const size_t n = heap_.size();
+    const unsigned __int128 ke = e.key();
+    size_t i = 0;
+    for (;;) {
+      const size_t first = 4 * i + 1;
+      if (first >= n) break;
+      size_t best = first;
+      unsigned __int128 least = heap_[first].key();
+      const size_t end = std::min(first + 4, n);
+      for (size_t c = first + 1; c < end; ++c) {
+        const unsigned __int128 k = heap_[c].key();
+        const bool less = k < least;
+        best = less ? c : best;
+        least = less ? k : least;
+      }
+      if (!(least < ke)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
   size_t capacity_bytes() const { return heap_.capacity() * sizeof(Event); }
   // The events in heap order. A change that moves every event's time by the same amount and
   // keeps each one's sequence number keeps the order (the periodic jump's).
@@ -180,7 +205,13 @@ class Replay {
     PushNumbered(time, static_cast<uint32_t>(seq_++), t, type);
   }
   void PushNumbered(int64_t time, uint32_t seq, TaskId t, EventType type) {
-    events_.push(Event{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)});
+    const Event e{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)};
+    if (pop_pending_) {
+      events_.replace_top(e);  // the event being handled leaves as this one enters
+      pop_pending_ = false;
+    } else {
+      events_.push(e);
+    }
   }
   void Contend(uint32_t rank, int delta);
   Status Deadlock() const;
@@ -255,6 +286,7 @@ class Replay {
   HugePageVector<TaskId> enabler_;
   std::vector<TaskId> ready_;
   EventQueue events_;
+  bool pop_pending_ = false;  // the top is the event being handled, to leave the queue
   uint64_t seq_ = 0;
   size_t done_ = 0;
   int64_t now_ = 0;
@@ -1046,8 +1078,10 @@ StatusOr<Timeline> Replay<kPeriodic>::Run() {
       AtAnchor();
       continue;
     }
+    // The top leaves the queue when the first event its handling queues takes its place, or
+    // after the handling when it queues none.
     const Event e = events_.top();
-    events_.pop();
+    pop_pending_ = true;
     now_ = e.time;
     ++tl_.events;
     if (seq_ >> 32) {
@@ -1057,6 +1091,10 @@ StatusOr<Timeline> Replay<kPeriodic>::Run() {
     Handle(e);
     // Tasks released by this event start now, in task order.
     DrainReady();
+    if (pop_pending_) {
+      events_.pop();
+      pop_pending_ = false;
+    }
   }
   if (done_ != n_) return Deadlock();
   Finish();

@@ -75,7 +75,7 @@ class FlowNetwork {
   size_t state_bytes() const;
 
  private:
-  struct Active {
+  struct alignas(64) Active {  // one cache line
     TaskId task;
     RouteId route;     // the task's (kept here: the program's per-task array is far away)
     double remaining;  // bytes left as of updated_at
@@ -84,6 +84,7 @@ class FlowNetwork {
     Completion done;  // done.due: the completion that is current; older ones are stale
     bool in_component;
   };
+  static_assert(sizeof(Active) == 64);
   std::span<const uint32_t> LinksOf(const Active& f) const;
   void Mark(std::span<const uint32_t> links);
   void FindComponent(RouteId route);
