@@ -342,7 +342,7 @@ Replay<kPeriodic>::Replay(const Program& p, const CostProvider& costs, RunOption
       n_(p.num_tasks()),
       keys_(costs),
       memory_(p, options.record_memory, &tl_),
-      flows_(p, &tl_.link_bytes) {
+      flows_(p, &tl_.link_bytes, &seq_) {
   tl_.start.assign(n_, Duration::Zero());
   tl_.end.assign(n_, Duration::Zero());
   tl_.peak_memory.assign(p.num_ranks(), 0.0);
@@ -515,10 +515,8 @@ void Replay<kPeriodic>::Complete(TaskId t) {
 
 template <bool kPeriodic>
 void Replay<kPeriodic>::Schedule(const FlowNetwork::Due& due) {
-  for (const auto& [at, task] : due) {
-    const uint32_t seq = static_cast<uint32_t>(seq_++);
-    if (flows_.Queue(task, at, seq)) PushNumbered(at, seq, task, EventType::kFlowDone);
-  }
+  for (const FlowNetwork::Completed& c : due)
+    PushNumbered(c.at, c.seq, c.task, EventType::kFlowDone);
 }
 
 template <bool kPeriodic>

@@ -134,7 +134,7 @@ TEST_CASE("a flow joining late slows the first only while both run") {
 
 TEST_CASE("a flow slowed and sped up again and again finishes once, when its bytes are moved") {
   // The replay queues a completion only when it comes earlier; a later one is re-queued when
-  // the earlier event fires (FlowNetwork::Queue). x's completion moves four times here.
+  // the earlier event fires (sim/completion.h). x's completion moves four times here.
   Fixture f;
   LinkId link = f.p.AddLink("nic", Bandwidth::GBps(10));
   RouteId r = f.p.AddRoute({link});

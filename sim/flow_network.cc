@@ -6,9 +6,10 @@
 
 namespace parasim::sim {
 
-FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes)
+FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes, uint64_t* seq)
     : p_(p),
       link_bytes_(link_bytes),
+      seq_(seq),
       slot_(p.num_tasks(), -1),
       link_marked_(p.num_links(), 0),
       link_flows_(p.num_links()),
@@ -96,8 +97,8 @@ void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
   int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
                            : now + Duration::Seconds(secs).picoseconds();
   if (at == f.done.due) return;  // unchanged: the pending completion stays valid
-  f.done.due = at;
-  due->push_back({at, f.task});
+  const uint32_t seq = static_cast<uint32_t>((*seq_)++);
+  if (f.done.Move(at, seq)) due->push_back({at, seq, f.task});
 }
 
 void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
@@ -144,10 +145,6 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   active_.pop_back();
   if (left) Reshare(route, now, due);  // the flows left on its links share what it frees
   return true;
-}
-
-bool FlowNetwork::Queue(TaskId t, int64_t at, uint32_t seq) {
-  return active_[slot_[t]].done.Move(at, seq);
 }
 
 bool FlowNetwork::Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq) {

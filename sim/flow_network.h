@@ -4,9 +4,10 @@
 // change, so only they are re-solved; each flow's bytes are credited to its links when it
 // begins (every byte crosses every link of its route).
 //
-//   FlowNetwork net(program, &timeline.link_bytes);
-//   net.Begin(task, bytes, now, &due);   // due: (completion time, task) to schedule
+//   FlowNetwork net(program, &timeline.link_bytes, &seq);
+//   net.Begin(task, bytes, now, &due);   // due: completions to queue (time, number, task)
 //   if (net.Finish(task, at, now, &due)) { ... the flow is done ... }
+//   else if (net.Requeue(task, fired_seq, &at, &seq)) { ... queue it again ... }
 #pragma once
 
 #include <cstdint>
@@ -24,11 +25,19 @@ namespace parasim::sim {
 
 class FlowNetwork {
  public:
-  // (time in picoseconds, task): a flow's new completion time, to be scheduled; an earlier
-  // one for the same flow is then stale.
-  using Due = std::vector<std::pair<int64_t, TaskId>>;
+  // A flow's completion to queue as an event: its time in picoseconds, its sequence number and
+  // the flow's task. Every move of a completion takes the next number of *seq, as if its event
+  // were queued; only a move to an earlier time is listed (sim/completion.h): a later one waits
+  // for the event already queued, which Finish then refuses and Requeue queues again.
+  struct Completed {
+    int64_t at;
+    uint32_t seq;
+    TaskId task;
+  };
+  using Due = std::vector<Completed>;
 
-  FlowNetwork(const Program& p, std::vector<double>* link_bytes);
+  // seq: the replay's event numbering, shared.
+  FlowNetwork(const Program& p, std::vector<double>* link_bytes, uint64_t* seq);
 
   // Starts the flow of task `t` with `bytes` to move at time `now`.
   void Begin(TaskId t, double bytes, int64_t now, Due* due);
@@ -36,9 +45,6 @@ class FlowNetwork {
   // superseded by a later re-share (or the flow is not active); else it leaves the network.
   bool Finish(TaskId t, int64_t at, int64_t now, Due* due);
 
-  // Completions without stale events (sim/completion.h): the replay numbered flow t's
-  // completion at `at` with `seq`; whether it queues an event for it now.
-  bool Queue(TaskId t, int64_t at, uint32_t seq);
   // Flow t's event numbered `fired_seq` fired and Finish refused it: whether the flow, still
   // moving, is to be queued again at *due_at with sequence *seq.
   bool Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq);
@@ -89,7 +95,8 @@ class FlowNetwork {
   void Mark(std::span<const uint32_t> links);
   void FindComponent(RouteId route);
   void Reshare(RouteId route, int64_t now, Due* due);
-  // Sets a flow's rate from `now` and, when its completion moves, adds the new one to `due`.
+  // Sets a flow's rate from `now`; when its completion moves, numbers the move and, when it
+  // comes earlier than the event queued, adds it to `due`.
   void SetRate(Active& f, double rate, int64_t now, Due* due);
   // A flow's bytes, credited to one of its links (and logged, LogMoves).
   void Credit(LinkId l, double moved) {
@@ -99,6 +106,7 @@ class FlowNetwork {
 
   const Program& p_;
   std::vector<double>* link_bytes_;
+  uint64_t* seq_;
   std::vector<Active> active_;
   HugePageVector<int32_t> slot_;  // per task: index in active_, or -1
   MaxMinSolver solver_;

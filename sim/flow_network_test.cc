@@ -14,6 +14,15 @@ namespace {
 
 constexpr int64_t kSecond = 1'000'000'000'000;  // picoseconds
 
+// A flow's current completion and rate, from the network's state.
+FlowNetwork::State StateOf(const FlowNetwork& net, TaskId t) {
+  for (const FlowNetwork::State& s : net.States()) {
+    if (s.task == t) return s;
+  }
+  FAIL("flow not active");
+  return {};
+}
+
 TEST_CASE("two flows share a link max-min fairly; the survivor speeds up when one ends") {
   Program p;
   const uint32_t r = p.AddRank("r");
@@ -24,26 +33,45 @@ TEST_CASE("two flows share a link max-min fairly; the survivor speeds up when on
   const TaskId fb = p.AddFlow(b, 0, 0, p.Intern("fb"), route);
   p.Finalize();
   std::vector<double> link_bytes(p.num_links(), 0.0);
-  FlowNetwork net(p, &link_bytes);
+  uint64_t seq = 0;
+  FlowNetwork net(p, &link_bytes, &seq);
   FlowNetwork::Due due;
-  net.Begin(fa, 10e9, 0, &due);  // alone: 10 GB at 10 GB/s = 1 s
+  net.Begin(fa, 10e9, 0, &due);  // alone: 10 GB at 10 GB/s = 1 s, move 0
   REQUIRE(due.size() == 1);
-  CHECK(due[0] == std::pair<int64_t, TaskId>{kSecond, fa});
+  CHECK(due[0].at == kSecond);
+  CHECK(due[0].seq == 0);
+  CHECK(due[0].task == fa);
   due.clear();
-  net.Begin(fb, 5e9, 0, &due);  // both at 5 GB/s: fb done at 1 s, fa at 2 s
-  REQUIRE(due.size() == 2);
-  CHECK(due[0] == std::pair<int64_t, TaskId>{2 * kSecond, fa});
-  CHECK(due[1] == std::pair<int64_t, TaskId>{kSecond, fb});
+  // Both at 5 GB/s: fa's completion moves later, to 2 s (move 1), and waits for the event
+  // queued for 1 s; fb's, 1 s (move 2), is queued.
+  net.Begin(fb, 5e9, 0, &due);
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].at == kSecond);
+  CHECK(due[0].seq == 2);
+  CHECK(due[0].task == fb);
+  CHECK(StateOf(net, fa).done.due == 2 * kSecond);
+  CHECK(StateOf(net, fa).rate == 5e9);
   due.clear();
-  CHECK_FALSE(net.Finish(fa, kSecond, kSecond, &due));  // the first completion is stale
+  // At 1 s fa's event fires first (number 0): stale, queued again for 2 s with move 1's number.
+  CHECK_FALSE(net.Finish(fa, kSecond, kSecond, &due));
+  int64_t again = 0;
+  uint32_t again_seq = 0;
+  REQUIRE(net.Requeue(fa, 0, &again, &again_seq));
+  CHECK(again == 2 * kSecond);
+  CHECK(again_seq == 1);
+  CHECK_FALSE(net.Requeue(fa, 0, &again, &again_seq));  // that event is no longer the one
   CHECK(net.Finish(fb, kSecond, kSecond, &due));
-  // fa has 5 GB left and the whole link again: done at 1.5 s.
+  // fa has 5 GB left and the whole link again: done at 1.5 s, earlier than queued (move 3).
   REQUIRE(due.size() == 1);
-  CHECK(due[0] == std::pair<int64_t, TaskId>{kSecond + kSecond / 2, fa});
+  CHECK(due[0].at == kSecond + kSecond / 2);
+  CHECK(due[0].seq == 3);
+  CHECK(due[0].task == fa);
   CHECK(net.active() == 1);
   due.clear();
+  CHECK_FALSE(net.Finish(fa, 2 * kSecond, 2 * kSecond, &due));  // superseded
   CHECK(net.Finish(fa, kSecond + kSecond / 2, kSecond + kSecond / 2, &due));
   CHECK(net.active() == 0);
+  CHECK(seq == 4);
   CHECK(link_bytes[link] == doctest::Approx(15e9));
 }
 
@@ -64,19 +92,26 @@ TEST_CASE("flows of one route share its slowest link; a flow of another route jo
   f.push_back(p.AddFlow(s[3], 0, 0, p.Intern("g"), one));
   p.Finalize();
   std::vector<double> link_bytes(p.num_links(), 0.0);
-  FlowNetwork net(p, &link_bytes);
+  uint64_t seq = 0;
+  FlowNetwork net(p, &link_bytes, &seq);
   FlowNetwork::Due due;
   for (int i = 0; i < 3; ++i) net.Begin(f[i], 7e9, 0, &due);
-  // The last re-share: each of the three at 7/3 GB/s, 7 GB in 3 s.
+  // Each of the three at 7/3 GB/s, 7 GB in 3 s: the solver's answer.
   const std::vector<double> solver = MaxMinRates(
       {p.route_links(both), p.route_links(both), p.route_links(both)}, p.link_capacities());
   CHECK(solver[0] == 7e9 / 3);
-  REQUIRE(due.size() >= 3);
-  for (size_t k = due.size() - 3; k < due.size(); ++k) CHECK(due[k].first == 3 * kSecond);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(StateOf(net, f[i]).rate == solver[0]);
+    CHECK(StateOf(net, f[i]).done.due == 3 * kSecond);
+  }
+  // Queued: each flow's first completion (1, 2 and 3 s); the later moves wait for them.
+  REQUIRE(due.size() == 3);
+  for (int i = 0; i < 3; ++i) CHECK(due[i].at == (i + 1) * kSecond);
   due.clear();
   net.Begin(f[3], 7e9, 0, &due);  // four on `slow`: 7/4 GB/s each, 4 s
-  REQUIRE(due.size() == 4);
-  for (const auto& [at, t] : due) CHECK(at == 4 * kSecond);
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].task == f[3]);
+  for (TaskId t : f) CHECK(StateOf(net, t).done.due == 4 * kSecond);
   CHECK(net.active() == 4);
 }
 
