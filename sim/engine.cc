@@ -68,15 +68,7 @@ class EventQueue {
     for (;;) {
       const size_t first = 4 * i + 1;
       if (first >= n) break;
-      size_t best = first;
-      unsigned __int128 least = heap_[first].key();
-      const size_t end = std::min(first + 4, n);
-      for (size_t c = first + 1; c < end; ++c) {
-        const unsigned __int128 k = heap_[c].key();
-        const bool less = k < least;
-        best = less ? c : best;
-        least = less ? k : least;
-      }
+      const size_t best = LeastChild(first, n).first;
       heap_[i] = heap_[best];
       i = best;
     }
@@ -98,15 +90,7 @@ class EventQueue {
     for (;;) {
       const size_t first = 4 * i + 1;
       if (first >= n) break;
-      size_t best = first;
-      unsigned __int128 least = heap_[first].key();
-      const size_t end = std::min(first + 4, n);
-      for (size_t c = first + 1; c < end; ++c) {
-        const unsigned __int128 k = heap_[c].key();
-        const bool less = k < least;
-        best = less ? c : best;
-        least = less ? k : least;
-      }
+      const auto [best, least] = LeastChild(first, n);
       if (!(least < ke)) break;
       heap_[i] = heap_[best];
       i = best;
@@ -119,6 +103,20 @@ class EventQueue {
   std::vector<Event>& items() { return heap_; }
 
  private:
+  // The least of the children from `first` (up to four, within n) and its key, chosen by
+  // conditional moves rather than branches: which child is least is not predictable.
+  std::pair<size_t, unsigned __int128> LeastChild(size_t first, size_t n) const {
+    size_t best = first;
+    unsigned __int128 least = heap_[first].key();
+    const size_t end = std::min(first + 4, n);
+    for (size_t c = first + 1; c < end; ++c) {
+      const unsigned __int128 k = heap_[c].key();
+      const bool less = k < least;
+      best = less ? c : best;
+      least = less ? k : least;
+    }
+    return {best, least};
+  }
   std::vector<Event> heap_;
 };
 
