@@ -32,8 +32,7 @@ size_t MemoryTracker::First(TaskId t) const {
       events_.begin());
 }
 
-void MemoryTracker::Apply(TaskId t, MemoryAt at, int64_t now) {
-  if (offset_[t] == kNone) return;
+void MemoryTracker::ApplyEvents(TaskId t, MemoryAt at, int64_t now) {
   for (size_t i = First(t); i < events_.size() && events_[i].task == t; ++i) {
     const MemoryEvent& m = events_[i];
     if (m.at != at) continue;

@@ -18,7 +18,10 @@ class MemoryTracker {
   // The program must be finalized (its memory events sorted by task).
   MemoryTracker(const Program& p, bool record, Timeline* tl);
   // The events of task `t` at `at`, at time `now` (picoseconds).
-  void Apply(TaskId t, MemoryAt at, int64_t now);
+  void Apply(TaskId t, MemoryAt at, int64_t now) {
+    // Most tasks have no memory event: answered here, without the call.
+    if (offset_[t] != kNone) ApplyEvents(t, at, now);
+  }
   size_t state_bytes() const;
   // Each rank's bytes now.
   const std::vector<double>& levels() const { return current_; }
@@ -30,6 +33,7 @@ class MemoryTracker {
   static constexpr uint32_t kBlock = 64;
   static constexpr uint8_t kNone = 255, kFar = 254;
   size_t First(TaskId t) const;
+  void ApplyEvents(TaskId t, MemoryAt at, int64_t now);
 
   const HugePageVector<MemoryEvent>& events_;
   std::vector<double> current_;  // per rank, bytes
