@@ -46,15 +46,8 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   const Event& top() const { return heap_.front(); }
   void push(Event e) {
-    size_t i = heap_.size();
     heap_.push_back(e);
-    while (i > 0) {
-      const size_t parent = (i - 1) / 4;
-      if (!(e < heap_[parent])) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = e;
+    RiseFrom(heap_.size() - 1, e);
   }
   // Floyd's pop: the hole at the root goes down the smallest children to a leaf without
   // comparing with the last event, which then rises from there; the last event of a heap
@@ -72,13 +65,7 @@ class EventQueue {
       heap_[i] = heap_[best];
       i = best;
     }
-    while (i > 0) {
-      const size_t parent = (i - 1) / 4;
-      if (!(last < heap_[parent])) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = last;
+    RiseFrom(i, last);
   }
   // A pop and a push at once: e takes the top's place and sinks from the root (one pass down
   // where the pop and the push would take a pass down and two up). Any valid heap pops events
@@ -103,6 +90,16 @@ class EventQueue {
   std::vector<Event>& items() { return heap_; }
 
  private:
+  // Event e, placed at the hole i, rises past the parents it comes before.
+  void RiseFrom(size_t i, Event e) {
+    while (i > 0) {
+      const size_t parent = (i - 1) / 4;
+      if (!(e < heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
   // The least of the children from `first` (up to four, within n) and its key, chosen by
   // conditional moves rather than branches: which child is least is not predictable.
   std::pair<size_t, unsigned __int128> LeastChild(size_t first, size_t n) const {
