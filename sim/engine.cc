@@ -25,7 +25,20 @@ class KeyCosts {
   explicit KeyCosts(const CostProvider& costs) : costs_(costs) {}
   // Makes `key` known, as the key of a compute task or of a flow.
   void Learn(uint32_t key, bool compute) {
-    if (key < known_.size() && known_[key]) return;
+    if (key < known_.size() && known_[key]) return;  // most calls: answered inline
+    Ask(key, compute);
+  }
+  int64_t duration_ps(uint32_t key) const { return duration_ps_[key]; }
+  double slowdown(uint32_t key) const { return slowdown_[key]; }
+  const FlowCost& flow(uint32_t key) const { return flow_[key]; }
+  size_t state_bytes() const {
+    return known_.capacity() + duration_ps_.capacity() * sizeof(int64_t) +
+           flow_.capacity() * sizeof(FlowCost) + slowdown_.capacity() * sizeof(double);
+  }
+
+ private:
+  // The provider's costs of a key not asked before (out of line: the hot path is Learn's check).
+  [[gnu::noinline]] void Ask(uint32_t key, bool compute) {
     if (key >= known_.size()) {
       known_.resize(key + 1, 0);
       duration_ps_.resize(key + 1, 0);
@@ -40,15 +53,6 @@ class KeyCosts {
     }
     known_[key] = 1;
   }
-  int64_t duration_ps(uint32_t key) const { return duration_ps_[key]; }
-  double slowdown(uint32_t key) const { return slowdown_[key]; }
-  const FlowCost& flow(uint32_t key) const { return flow_[key]; }
-  size_t state_bytes() const {
-    return known_.capacity() + duration_ps_.capacity() * sizeof(int64_t) +
-           flow_.capacity() * sizeof(FlowCost) + slowdown_.capacity() * sizeof(double);
-  }
-
- private:
   const CostProvider& costs_;
   std::vector<uint8_t> known_;
   std::vector<int64_t> duration_ps_;
@@ -108,7 +112,14 @@ class Replay {
       events_.push(e);
     }
   }
-  void Contend(uint32_t rank, int delta);
+  // A communication task began (+1) or ended (-1) on `rank`: only when the rank goes from none
+  // to some or back does anything running there change pace (Retime).
+  void Contend(uint32_t rank, int delta) {
+    const uint32_t before = comm_running_[rank];
+    comm_running_[rank] += delta;
+    if ((before == 0) != (comm_running_[rank] == 0)) Retime(rank);
+  }
+  [[gnu::noinline]] void Retime(uint32_t rank);
   Status Deadlock() const;
   void Finish();
 
@@ -275,14 +286,10 @@ Replay<kPeriodic>::Replay(const Program& p, const CostProvider& costs, RunOption
   }
 }
 
-// A communication task began (+1) or ended (-1) on `rank`: when the rank goes from none to some
-// or back, each running compute task there counts the work it did at the old rate and is due
-// again at the new one.
+// Communication on `rank` began or ended (Contend): each running compute task there counts the
+// work it did at the old rate and is due again at the new one.
 template <bool kPeriodic>
-void Replay<kPeriodic>::Contend(uint32_t rank, int delta) {
-  const uint32_t before = comm_running_[rank];
-  comm_running_[rank] += delta;
-  if ((before == 0) == (comm_running_[rank] == 0)) return;
+void Replay<kPeriodic>::Retime(uint32_t rank) {
   for (uint32_t i = compute_offset_[rank]; i < compute_offset_[rank + 1]; ++i) {
     Running& r = running_[compute_streams_[i]];
     if (r.task == kNone) continue;
@@ -983,7 +990,7 @@ StatusOr<Timeline> Replay<kPeriodic>::Run() {
     }
     Handle(e);
     // Tasks released by this event start now, in task order.
-    DrainReady();
+    if (!ready_.empty()) DrainReady();
     if (pop_pending_) {
       events_.pop();
       pop_pending_ = false;
