@@ -15,10 +15,6 @@ FlowNetwork::FlowNetwork(const Program& p, std::vector<double>* link_bytes, uint
       link_flows_(p.num_links()),
       route_flows_(p.num_routes(), 0) {}
 
-std::span<const uint32_t> FlowNetwork::LinksOf(const Active& f) const {
-  return p_.route_links(f.route);
-}
-
 void FlowNetwork::Mark(std::span<const uint32_t> links) {
   for (LinkId l : links) {
     if (!link_marked_[l]) {

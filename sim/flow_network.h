@@ -91,7 +91,7 @@ class FlowNetwork {
     bool in_component;
   };
   static_assert(sizeof(Active) == 64);
-  std::span<const uint32_t> LinksOf(const Active& f) const;
+  std::span<const uint32_t> LinksOf(const Active& f) const { return p_.route_links(f.route); }
   void Mark(std::span<const uint32_t> links);
   void FindComponent(RouteId route);
   void Reshare(RouteId route, int64_t now, Due* due);
