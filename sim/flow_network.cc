@@ -73,18 +73,21 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
   }
   if (component_.empty()) return;
   if (same_route_) {
-    // n flows on one route, alone on its links (most flows, when they start, n = 1): each gets
-    // its slowest link's capacity over n, the solver's answer (the first link with the least
-    // share, capacity / n, freezes them all at once).
-    const double n = static_cast<double>(component_.size());
-    double share = std::numeric_limits<double>::infinity();
-    for (LinkId l : p_.route_links(route)) share = std::min(share, p_.link_capacity(l) / n);
+    const double share = RouteShare(route, static_cast<double>(component_.size()));
     for (uint32_t i : component_) SetRate(active_[i], share, now, due);
     return;
   }
   solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
   for (size_t k = 0; k < component_.size(); ++k)
     SetRate(active_[component_[k]], rates_[k], now, due);
+}
+
+double FlowNetwork::RouteShare(RouteId route, double n) const {
+  // The first link with the least share, capacity / n, freezes all n flows at once in the
+  // solver: each gets its route's slowest link over n.
+  double share = std::numeric_limits<double>::infinity();
+  for (LinkId l : p_.route_links(route)) share = std::min(share, p_.link_capacity(l) / n);
+  return share;
 }
 
 void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
@@ -111,12 +114,8 @@ void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
     link_flows_[l].push_back(t);
   }
   ++route_flows_[route];
-  if (alone) {
-    // Alone on its links (most flows when they start): its slowest link's capacity, the
-    // solver's answer, without looking for a component.
-    double share = std::numeric_limits<double>::infinity();
-    for (LinkId l : links) share = std::min(share, p_.link_capacity(l));
-    SetRate(active_.back(), share, now, due);
+  if (alone) {  // most flows when they start: the component is this flow, without a search
+    SetRate(active_.back(), RouteShare(route, 1.0), now, due);
     return;
   }
   Reshare(route, now, due);

@@ -98,10 +98,13 @@ class FlowNetwork {
   // Sets a flow's rate from `now`; when its completion moves, numbers the move and, when it
   // comes earlier than the event queued, adds it to `due`.
   void SetRate(Active& f, double rate, int64_t now, Due* due);
+  // Each of n flows of one route alone on its links gets this rate: the max-min solver's
+  // answer for them, without the solver.
+  double RouteShare(RouteId route, double n) const;
   // A flow's bytes, credited to one of its links (and logged, LogMoves).
-  void Credit(LinkId l, double moved) {
-    (*link_bytes_)[l] += moved;
-    if (moves_) moves_->push_back({l, moved});
+  void Credit(LinkId l, double bytes) {
+    (*link_bytes_)[l] += bytes;
+    if (moves_) moves_->push_back({l, bytes});
   }
 
   const Program& p_;
