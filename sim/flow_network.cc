@@ -25,11 +25,10 @@ void FlowNetwork::Mark(std::span<const uint32_t> links) {
 }
 
 void FlowNetwork::FindComponent(RouteId route) {
-  // The active flows connected to `route` through shared links: a breadth-first search over
-  // links, each marked link's flows marking theirs. The component is solved in the order of
-  // the flows' slots, whatever the order of discovery.
+  // The active flows connected to `route` through shared links. The component is solved in the
+  // order of the flows' slots, whatever the order of discovery.
   component_.clear();
-  same_route_ = false;
+  shape_ = Shape::kSolve;
   // Most flows start and end alone on their links, or beside flows of the same route only:
   // when every flow on the route's links runs on this very route, those flows (the ones on its
   // first link) are the component, without the search.
@@ -41,9 +40,26 @@ void FlowNetwork::FindComponent(RouteId route) {
       for (TaskId t : link_flows_[links[0]]) component_.push_back(static_cast<uint32_t>(slot_[t]));
     }
     if (component_.size() > 1) std::sort(component_.begin(), component_.end());
-    same_route_ = true;
+    shape_ = Shape::kSameRoute;
     return;
   }
+  if (Star(route)) {
+    // The flows on the route's links are the component: no link of theirs reaches further.
+    for (LinkId l : links) {
+      for (TaskId t : link_flows_[l]) {
+        Active& f = active_[slot_[t]];
+        if (f.in_component) continue;  // a flow on more than one of the route's links
+        f.in_component = true;
+        component_.push_back(static_cast<uint32_t>(slot_[t]));
+      }
+    }
+    if (component_.size() > 1) std::sort(component_.begin(), component_.end());
+    // Without a flow of the route itself (one of its flows just ended), the routes beside it
+    // no longer touch each other: each is a component of its own routes' flows.
+    if (route_flows_[route] == 0) shape_ = Shape::kApart;
+    return;
+  }
+  // Else a breadth-first search over links, each marked link's flows marking theirs.
   marked_links_.clear();
   Mark(p_.route_links(route));
   for (size_t k = 0; k < marked_links_.size(); ++k) {
@@ -59,6 +75,25 @@ void FlowNetwork::FindComponent(RouteId route) {
   std::sort(component_.begin(), component_.end());
 }
 
+bool FlowNetwork::Star(RouteId route) const {
+  // Whether each flow of another route on the route's links shares its own links with flows
+  // of its own route and of `route` only (a gradient bucket on its rank's ports beside the
+  // pipeline send that starts or ends on one of them).
+  const std::span<const LinkId> links = p_.route_links(route);
+  const size_t own = route_flows_[route];
+  for (LinkId l : links) {
+    for (TaskId t : link_flows_[l]) {
+      const Active& g = active_[slot_[t]];
+      if (g.route == route) continue;
+      for (LinkId m : LinksOf(g)) {
+        const bool shared = std::find(links.begin(), links.end(), m) != links.end();
+        if (link_flows_[m].size() != route_flows_[g.route] + (shared ? own : 0)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
   FindComponent(route);
   flow_links_.clear();
@@ -69,17 +104,29 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
     f.remaining -= std::min(f.remaining, f.rate * dt);
     f.updated_at = now;
-    if (!same_route_) flow_links_.push_back(LinksOf(f));  // the solver's input
+    if (shape_ == Shape::kSolve) flow_links_.push_back(LinksOf(f));  // the solver's input
   }
   if (component_.empty()) return;
-  if (same_route_) {
-    const double share = RouteShare(route, static_cast<double>(component_.size()));
-    for (uint32_t i : component_) SetRate(active_[i], share, now, due);
-    return;
+  switch (shape_) {
+    case Shape::kSameRoute: {
+      const double share = RouteShare(route, static_cast<double>(component_.size()));
+      for (uint32_t i : component_) SetRate(active_[i], share, now, due);
+      return;
+    }
+    case Shape::kApart:
+      // Components of one route each: the solver would give each route's n flows its slowest
+      // link over n, route by route, whatever order it freezes them in.
+      for (uint32_t i : component_) {
+        Active& f = active_[i];
+        SetRate(f, RouteShare(f.route, static_cast<double>(route_flows_[f.route])), now, due);
+      }
+      return;
+    case Shape::kSolve:
+      solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
+      for (size_t k = 0; k < component_.size(); ++k)
+        SetRate(active_[component_[k]], rates_[k], now, due);
+      return;
   }
-  solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
-  for (size_t k = 0; k < component_.size(); ++k)
-    SetRate(active_[component_[k]], rates_[k], now, due);
 }
 
 double FlowNetwork::RouteShare(RouteId route, double n) const {

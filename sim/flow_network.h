@@ -94,6 +94,7 @@ class FlowNetwork {
   std::span<const uint32_t> LinksOf(const Active& f) const { return p_.route_links(f.route); }
   void Mark(std::span<const uint32_t> links);
   void FindComponent(RouteId route);
+  bool Star(RouteId route) const;
   void Reshare(RouteId route, int64_t now, Due* due);
   // Sets a flow's rate from `now`; when its completion moves, numbers the move and, when it
   // comes earlier than the event queued, adds it to `due`.
@@ -122,7 +123,10 @@ class FlowNetwork {
   // of flows is the route's (every flow of a route is on each of its links).
   std::vector<uint32_t> route_flows_;
   std::vector<uint32_t> component_;
-  bool same_route_ = false;  // the component found is every flow of one route
+  // What the component found is: every flow of one route; flows of routes that touch no other
+  // route (their rates need no solver); or anything else.
+  enum class Shape : uint8_t { kSameRoute, kApart, kSolve };
+  Shape shape_ = Shape::kSolve;
   std::vector<std::pair<uint32_t, double>>* moves_ = nullptr;
   std::vector<uint32_t> marked_links_;  // the component's links, in order of discovery
 };

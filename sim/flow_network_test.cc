@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -113,6 +115,87 @@ TEST_CASE("flows of one route share its slowest link; a flow of another route jo
   CHECK(due[0].task == f[3]);
   for (TaskId t : f) CHECK(StateOf(net, t).done.due == 4 * kSecond);
   CHECK(net.active() == 4);
+}
+
+TEST_CASE("every re-share gives the max-min solver's rates, bit for bit, whatever its shape") {
+  // Random flows begin and end on a few links of unequal capacities, over routes of one to
+  // three links, several flows per route: components of one route, flows of routes apart once
+  // the flow between them ends, stars and chains. After each change, the rates of the flows
+  // connected to it are the solver's for that component, in the network's order.
+  for (uint32_t trial = 0; trial < 40; ++trial) {
+    std::mt19937 rng(trial);
+    Program p;
+    const uint32_t r = p.AddRank("r");
+    const StreamId st = p.AddStream(r, "s");
+    std::vector<LinkId> links;
+    for (int l = 0; l < 6; ++l) {
+      links.push_back(p.AddLink("l" + std::to_string(l), Bandwidth::GBps(5 + 7 * (l % 3))));
+    }
+    std::vector<RouteId> routes;
+    for (int k = 0; k < 8; ++k) {
+      std::vector<LinkId> on(links);
+      std::shuffle(on.begin(), on.end(), rng);
+      on.resize(1 + rng() % 3);
+      routes.push_back(p.AddRoute(on));
+    }
+    std::vector<TaskId> tasks;
+    for (int i = 0; i < 60; ++i) {
+      tasks.push_back(p.AddFlow(st, 0, 0, p.Intern("f"), routes[rng() % routes.size()]));
+    }
+    p.Finalize();
+    std::vector<double> link_bytes(p.num_links(), 0.0);
+    uint64_t seq = 0;
+    FlowNetwork net(p, &link_bytes, &seq);
+    FlowNetwork::Due due;
+    int64_t now = 0;
+    size_t next = 0;
+    auto check = [&](RouteId changed) {
+      // The component around the changed route's links, found apart from the network.
+      const std::vector<FlowNetwork::State> states = net.States();
+      std::vector<char> in(states.size(), 0), link_in(p.num_links(), 0);
+      for (LinkId l : p.route_links(changed)) link_in[l] = 1;
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t i = 0; i < states.size(); ++i) {
+          if (in[i]) continue;
+          bool touches = false;
+          for (LinkId l : p.route_links(p.route(states[i].task))) touches |= link_in[l] != 0;
+          if (!touches) continue;
+          in[i] = 1;
+          grew = true;
+          for (LinkId l : p.route_links(p.route(states[i].task))) link_in[l] = 1;
+        }
+      }
+      std::vector<std::span<const uint32_t>> component;
+      std::vector<double> rates;
+      for (size_t i = 0; i < states.size(); ++i) {
+        if (!in[i]) continue;
+        component.push_back(p.route_links(p.route(states[i].task)));
+        rates.push_back(states[i].rate);
+      }
+      if (component.empty()) return;
+      CHECK(MaxMinRates(component, p.link_capacities()) == rates);
+    };
+    while (next < tasks.size() || net.active() > 0) {
+      const std::vector<FlowNetwork::State> states = net.States();
+      const auto first =
+          std::min_element(states.begin(), states.end(),
+                           [](const FlowNetwork::State& a, const FlowNetwork::State& b) {
+                             return a.done.due < b.done.due;
+                           });
+      if (next < tasks.size() && (states.empty() || rng() % 2 == 0)) {
+        now += static_cast<int64_t>(rng() % 1000) * 1'000'000;  // up to 1 ms later
+        if (first != states.end()) now = std::min(now, first->done.due);
+        net.Begin(tasks[next], 1e6 * (1 + rng() % 50), now, &due);
+        check(p.route(tasks[next]));
+        ++next;
+      } else {
+        now = first->done.due;
+        REQUIRE(net.Finish(first->task, first->done.due, now, &due));
+        check(p.route(first->task));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -66,15 +66,15 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
   return w;
 }
 
-DataParallelLowering::Timed DataParallelLowering::TimeOf(const Chunk& ch, int first, int last,
-                                                         bool gather) const {
+DataParallelLowering::Timed* DataParallelLowering::TimedOf(const Chunk& ch, int first, int last,
+                                                           bool gather) const {
   Params p{0, 0, gather};
   for (int i = first; i < last; ++i) {
     p.dense += ch.pieces[i].dense;
     p.expert += ch.pieces[i].expert;
   }
-  if (const Timed* t = by_params_.Find(p)) return *t;
-  return *by_params_.Emplace(p, TimeParams(p)).first;
+  if (Timed* t = by_params_.Find(p)) return t;
+  return by_params_.Emplace(p, TimeParams(p)).first;
 }
 
 DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) const {
@@ -162,7 +162,7 @@ const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch
   auto& reps = topo_.stage(stage);
   std::vector<TaskId>& out = emitted_;
   out.assign(reps.size(), kNone);
-  const Timed t = TimeOf(ch, first, last, gather);
+  Timed& t = *TimedOf(ch, first, last, gather);
   if (t.time <= Duration::Zero()) return out;
   StreamId Replica::*stream = gather ? &Replica::dp_gather : &Replica::dp_reduce;
   const int kind = static_cast<int>(GroupKind::kDp);
@@ -181,8 +181,10 @@ const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch
                                                  static_cast<uint8_t>(cat), ctx_.Label(cat)));
       }
     }
-    TaskId f = topo_.Flow(members_, stream, t.time, t.latency, t.inter, TaskCat::kDp,
-                          ctx_.Label(TaskCat::kDp));
+    // Priced once: every micro-batch moves the same buckets.
+    if (t.flow_key == kNone) t.flow_key = topo_.FlowCostKey(t.time, t.latency, t.inter);
+    TaskId f =
+        topo_.Flow(members_, stream, t.flow_key, t.inter, TaskCat::kDp, ctx_.Label(TaskCat::kDp));
     for (size_t k = 0; k < g.size(); ++k) {
       const TaskId a = after.empty() ? kNone : after[g[k]];
       if (!heads_.empty()) {

@@ -100,11 +100,16 @@ class DataParallelLowering {
     WireCost wire;
     Duration time, latency;
     bool inter = false;
-    Duration copy_out;  // ZeRO 3 gathers: FSDP2's copy-out on the compute stream
+    Duration copy_out;               // ZeRO 3 gathers: FSDP2's copy-out on the compute stream
+    uint32_t flow_key = sim::kNone;  // its flows' cost key, once one is emitted (Emit)
   };
   // Memoised by what it depends on (Params): every micro-batch reduces (ZeRO 2/3) or gathers
   // (ZeRO 3) the same segments, and the stages of a pipeline repeat the same few chunks.
-  Timed TimeOf(const Chunk& ch, int first, int last, bool gather) const;
+  Timed TimeOf(const Chunk& ch, int first, int last, bool gather) const {
+    return *TimedOf(ch, first, last, gather);
+  }
+  // The memo's entry (valid until the next one is added).
+  Timed* TimedOf(const Chunk& ch, int first, int last, bool gather) const;
   // The range's dense and expert parameters, and whether gathered or reduced.
   struct Params {
     double dense, expert;

@@ -163,7 +163,7 @@ std::vector<TaskId> RankTopology::Async(int stage, int kind, Duration d, TaskCat
   return out;
 }
 
-uint32_t RankTopology::AddFlowCost(Duration time, Duration latency, bool inter) {
+uint32_t RankTopology::FlowCostKey(Duration time, Duration latency, bool inter) {
   // The flow moves the bytes that take the cost model's time at the link's rate when alone;
   // flows sharing a link (pipeline sends beside gradient buckets) slow each other down.
   const Bandwidth cap = inter ? ctx_.cost.NicShare() : ctx_.cost.IntraBandwidth();
@@ -171,10 +171,8 @@ uint32_t RankTopology::AddFlowCost(Duration time, Duration latency, bool inter) 
 }
 
 TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica::*stream,
-                          Duration time, Duration latency, bool inter, TaskCat cat,
-                          uint32_t label) {
+                          uint32_t key, bool inter, TaskCat cat, uint32_t label) {
   sim::Program& p = ctx_.program;
-  const uint32_t key = AddFlowCost(time, latency, inter);
   sim::RouteId route;
   if (members.size() == 1) {
     route = RouteTo(*members[0], *members[0], inter);  // its own ports, out and in
@@ -197,17 +195,29 @@ CollectiveCost RankTopology::TransferCost(Bytes bytes, bool inter) const {
 }
 
 TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId stream) {
+  const Replica::SendTo* send = nullptr;
+  for (const Replica::SendTo& s : src.sends) {
+    if (s.to == dst.rank && s.bytes == bytes.bytes()) send = &s;
+  }
+  if (send == nullptr) send = &NewSend(src, dst, bytes);
+  return ctx_.program.AddFlow(stream, send->key, static_cast<uint8_t>(TaskCat::kPp),
+                              ctx_.Label(TaskCat::kPp), send->route);
+}
+
+const Replica::SendTo& RankTopology::NewSend(Replica& src, const Replica& dst, Bytes bytes) {
   const bool inter = ctx_.placement.Node(src.global) != ctx_.placement.Node(dst.global);
   // Priced once per size and kind of hop: every micro-batch sends the same activations.
   auto [it, inserted] =
       transfer_keys_.Emplace({std::bit_cast<int64_t>(bytes.bytes()), inter ? 1 : 0}, 0);
   if (inserted) {
     const CollectiveCost cc = TransferCost(bytes, inter);
-    *it = AddFlowCost(cc.time, cc.latency, inter);
+    *it = FlowCostKey(cc.time, cc.latency, inter);
   }
-  const uint32_t key = *it;
-  return ctx_.program.AddFlow(stream, key, static_cast<uint8_t>(TaskCat::kPp),
-                              ctx_.Label(TaskCat::kPp), RouteTo(src, dst, inter));
+  // Kept in the first free entry, else in place of the last.
+  size_t k = 0;
+  while (k + 1 < std::size(src.sends) && src.sends[k].to != kNone) ++k;
+  src.sends[k] = {dst.rank, bytes.bytes(), *it, RouteTo(src, dst, inter)};
+  return src.sends[k];
 }
 
 sim::RouteId RankTopology::RouteTo(Replica& src, const Replica& dst, bool inter) {

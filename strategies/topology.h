@@ -39,6 +39,16 @@ struct Replica {
     sim::RouteId route = sim::kNone;
   };
   RouteFrom routes[3];
+  // The pipeline sends from this replica with their cost key and route (RankTopology::
+  // Transfer): every micro-batch sends the same activations to the same receivers, at most two
+  // (the next stage's and the previous one's).
+  struct SendTo {
+    uint32_t to = sim::kNone;  // the receiver's rank
+    double bytes = 0;
+    uint32_t key = 0;
+    sim::RouteId route = sim::kNone;
+  };
+  SendTo sends[2];
 };
 
 class RankTopology {
@@ -65,9 +75,11 @@ class RankTopology {
   // compute-stream task, that the compute stream does not wait for: the caller makes a later
   // task wait for the returned task of each replica (one per replica of `stage`).
   std::vector<sim::TaskId> Async(int stage, int kind, Duration d, TaskCat cat);
-  // A flow over the members' NICs (inter) or NVLink ports that takes `time` alone on them.
+  // The cost key of a flow over NICs (inter) or NVLink ports that takes `time` alone on them.
+  uint32_t FlowCostKey(Duration time, Duration latency, bool inter);
+  // A flow over the members' NICs (inter) or NVLink ports, priced by `key` (FlowCostKey).
   sim::TaskId Flow(const std::vector<Replica*>& members, sim::StreamId Replica::*stream,
-                   Duration time, Duration latency, bool inter, TaskCat cat, uint32_t label);
+                   uint32_t key, bool inter, TaskCat cat, uint32_t label);
   // One point-to-point flow from `src` to `dst` of `bytes`, on the sender's `stream`.
   sim::TaskId Transfer(Replica& src, Replica& dst, Bytes bytes, sim::StreamId stream);
   // What such a transfer costs alone on its link, between nodes or inside one.
@@ -80,7 +92,8 @@ class RankTopology {
   void FindGroups();
   // The route from `src`'s transmit port to `dst`'s receive port, NIC (inter) or NVLink.
   sim::RouteId RouteTo(Replica& src, const Replica& dst, bool inter);
-  uint32_t AddFlowCost(Duration time, Duration latency, bool inter);
+  // A pipeline send from `src` to `dst` not sent before: priced, routed and kept in src.sends.
+  const Replica::SendTo& NewSend(Replica& src, const Replica& dst, Bytes bytes);
 
   LoweringContext& ctx_;
   std::vector<std::vector<Replica>> replicas_;  // [stage][replica]
