@@ -96,7 +96,6 @@ bool FlowNetwork::Star(RouteId route) const {
 
 void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
   FindComponent(route);
-  flow_links_.clear();
   for (uint32_t i : component_) {
     Active& f = active_[i];
     f.in_component = false;
@@ -104,7 +103,6 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     const double dt = Duration::Picoseconds(now - f.updated_at).seconds();
     f.remaining -= std::min(f.remaining, f.rate * dt);
     f.updated_at = now;
-    if (shape_ == Shape::kSolve) flow_links_.push_back(LinksOf(f));  // the solver's input
   }
   if (component_.empty()) return;
   switch (shape_) {
@@ -122,10 +120,31 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
       }
       return;
     case Shape::kSolve:
-      solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
+      Solve();
       for (size_t k = 0; k < component_.size(); ++k)
         SetRate(active_[component_[k]], rates_[k], now, due);
       return;
+  }
+}
+
+void FlowNetwork::Solve() {
+  const size_t n = component_.size();
+  RouteKey key;
+  key.fill(kNone);
+  if (n <= kMemoFlows) {
+    for (size_t k = 0; k < n; ++k) key[k] = active_[component_[k]].route;
+    if (const auto* known = solved_.Find(key)) {
+      rates_.assign(known->begin(), known->begin() + n);
+      return;
+    }
+  }
+  flow_links_.clear();
+  for (uint32_t i : component_) flow_links_.push_back(LinksOf(active_[i]));
+  solver_.Solve(flow_links_, p_.link_capacities(), &rates_);
+  if (n <= kMemoFlows) {
+    std::array<double, kMemoFlows> rates{};
+    std::copy(rates_.begin(), rates_.end(), rates.begin());
+    solved_.Emplace(key, rates);
   }
 }
 

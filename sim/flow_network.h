@@ -10,6 +10,7 @@
 //   else if (net.Requeue(task, fired_seq, &at, &seq)) { ... queue it again ... }
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "sim/completion.h"
+#include "sim/flat_map.h"
 #include "sim/huge_pages.h"
 #include "sim/maxmin.h"
 #include "sim/program.h"
@@ -96,6 +98,8 @@ class FlowNetwork {
   void FindComponent(RouteId route);
   bool Star(RouteId route) const;
   void Reshare(RouteId route, int64_t now, Due* due);
+  // The max-min rates of the component found into rates_ (memoised by its routes).
+  void Solve();
   // Sets a flow's rate from `now`; when its completion moves, numbers the move and, when it
   // comes earlier than the event queued, adds it to `due`.
   void SetRate(Active& f, double rate, int64_t now, Due* due);
@@ -114,6 +118,12 @@ class FlowNetwork {
   std::vector<Active> active_;
   HugePageVector<int32_t> slot_;  // per task: index in active_, or -1
   MaxMinSolver solver_;
+  // The solver's rates for components of up to kMemoFlows flows, by their routes in the order
+  // solved (a flow's links and their capacities are its route's): a replay meets the same few
+  // components, a pipeline send beside the gradient buckets of its two ranks, again and again.
+  static constexpr size_t kMemoFlows = 4;
+  using RouteKey = std::array<uint32_t, kMemoFlows>;
+  FlatMap<RouteKey, std::array<double, kMemoFlows>, WholeNumbersHash> solved_;
   std::vector<std::span<const uint32_t>> flow_links_;
   std::vector<double> rates_;
   std::vector<char> link_marked_;
