@@ -43,17 +43,7 @@ void FlowNetwork::FindComponent(RouteId route) {
     shape_ = Shape::kSameRoute;
     return;
   }
-  if (Star(route)) {
-    // The flows on the route's links are the component: no link of theirs reaches further.
-    for (LinkId l : links) {
-      for (TaskId t : link_flows_[l]) {
-        Active& f = active_[slot_[t]];
-        if (f.in_component) continue;  // a flow on more than one of the route's links
-        f.in_component = true;
-        component_.push_back(static_cast<uint32_t>(slot_[t]));
-      }
-    }
-    if (component_.size() > 1) std::sort(component_.begin(), component_.end());
+  if (CollectStar(route)) {
     // Without a flow of the route itself (one of its flows just ended), the routes beside it
     // no longer touch each other: each is a component of its own routes' flows.
     if (route_flows_[route] == 0) shape_ = Shape::kApart;
@@ -75,22 +65,34 @@ void FlowNetwork::FindComponent(RouteId route) {
   std::sort(component_.begin(), component_.end());
 }
 
-bool FlowNetwork::Star(RouteId route) const {
-  // Whether each flow of another route on the route's links shares its own links with flows
-  // of its own route and of `route` only (a gradient bucket on its rank's ports beside the
-  // pipeline send that starts or ends on one of them).
+bool FlowNetwork::CollectStar(RouteId route) {
+  // When each flow of another route on the route's links shares its own links with flows of
+  // its own route and of `route` only (a gradient bucket on its rank's ports beside the
+  // pipeline send that starts or ends on one of them), the flows on the route's links are the
+  // component: no link of theirs reaches further. They are collected as they are checked, and
+  // let go again when one fails the check.
   const std::span<const LinkId> links = p_.route_links(route);
   const size_t own = route_flows_[route];
   for (LinkId l : links) {
     for (TaskId t : link_flows_[l]) {
-      const Active& g = active_[slot_[t]];
-      if (g.route == route) continue;
-      for (LinkId m : LinksOf(g)) {
-        const bool shared = std::find(links.begin(), links.end(), m) != links.end();
-        if (link_flows_[m].size() != route_flows_[g.route] + (shared ? own : 0)) return false;
+      const uint32_t i = static_cast<uint32_t>(slot_[t]);
+      Active& g = active_[i];
+      if (g.in_component) continue;  // a flow on more than one of the route's links
+      if (g.route != route) {
+        for (LinkId m : LinksOf(g)) {
+          const bool shared = std::find(links.begin(), links.end(), m) != links.end();
+          if (link_flows_[m].size() != route_flows_[g.route] + (shared ? own : 0)) {
+            for (uint32_t k : component_) active_[k].in_component = false;
+            component_.clear();
+            return false;
+          }
+        }
       }
+      g.in_component = true;
+      component_.push_back(i);
     }
   }
+  if (component_.size() > 1) std::sort(component_.begin(), component_.end());
   return true;
 }
 

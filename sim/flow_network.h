@@ -96,7 +96,8 @@ class FlowNetwork {
   std::span<const uint32_t> LinksOf(const Active& f) const { return p_.route_links(f.route); }
   void Mark(std::span<const uint32_t> links);
   void FindComponent(RouteId route);
-  bool Star(RouteId route) const;
+  // Collects the component when the flows on the route's links are all of it (else false).
+  bool CollectStar(RouteId route);
   void Reshare(RouteId route, int64_t now, Due* due);
   // The max-min rates of the component found into rates_ (memoised by its routes).
   void Solve();
