@@ -50,16 +50,6 @@ uint32_t Program::Intern(std::string_view label) {
   return id;
 }
 
-TaskId Program::AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label) {
-  category_.push_back(category);
-  stream_.push_back(stream);
-  cost_key_.push_back(cost_key);
-  label_.push_back(label);
-  aux_.push_back(kNone);
-  Reopen();
-  return static_cast<TaskId>(stream_.size() - 1);
-}
-
 RouteId Program::AddRoute(std::initializer_list<LinkId> links) {
   return AddRoute(std::span<const LinkId>(links.begin(), links.size()));
 }
@@ -86,20 +76,12 @@ RouteId Program::AddRoute(std::span<const LinkId> links) {
   return id;
 }
 
-TaskId Program::AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
-                        RouteId route) {
-  TaskId t = AddCompute(stream, cost_key, category, label);
-  aux_[t] = route;
-  return t;
-}
-
 void Program::AddStreamToTask(TaskId t, StreamId stream) {
   extra_streams_.emplace_back(t, stream);
-  Reopen();
+  if (finalized_) Reopen();
 }
 
 void Program::Reopen() {
-  if (!finalized_) return;
   // The pair list again from the compressed rows, for Finalize to freeze with what is added.
   for (TaskId t = 0; t + 1 < succ_offset_.size(); ++t) {
     for (TaskId s : successors(t)) edges_.emplace_back(t, s);
@@ -107,11 +89,6 @@ void Program::Reopen() {
   succ_.clear();
   succ_offset_.clear();
   finalized_ = false;
-}
-
-void Program::AddDep(TaskId before, TaskId after) {
-  Reopen();
-  edges_.emplace_back(before, after);
 }
 
 void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
@@ -122,11 +99,6 @@ void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
   aux_.reserve(tasks);
   edges_.reserve(edges);
   memory_.reserve(memory_events);
-}
-
-void Program::AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at) {
-  memory_.push_back(MemoryEvent{t, rank, delta.bytes(), at});
-  Reopen();
 }
 
 void Program::Finalize() {

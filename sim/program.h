@@ -93,18 +93,37 @@ class Program {
   LinkId AddLink(std::string name, Bandwidth capacity);
   uint32_t Intern(std::string_view label);
 
-  TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label);
+  // (Inline, with AddFlow, AddDep and AddMemory: a lowering calls them for every task.)
+  TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label) {
+    if (finalized_) Reopen();
+    category_.push_back(category);
+    stream_.push_back(stream);
+    cost_key_.push_back(cost_key);
+    label_.push_back(label);
+    aux_.push_back(kNone);
+    return static_cast<TaskId>(stream_.size() - 1);
+  }
   // A route is the list of links a flow crosses; flows share routes (the same links, in the
   // same order, give the same route id).
   // A flow's route is one AddRoute returned.
   RouteId AddRoute(std::initializer_list<LinkId> links);
   RouteId AddRoute(std::span<const LinkId> links);
   TaskId AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
-                 RouteId route);
+                 RouteId route) {
+    const TaskId t = AddCompute(stream, cost_key, category, label);
+    aux_.back() = route;
+    return t;
+  }
   // Makes `t` also occupy `stream` (a collective over several ranks' streams in --full mode).
   void AddStreamToTask(TaskId t, StreamId stream);
-  void AddDep(TaskId before, TaskId after);
-  void AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at);
+  void AddDep(TaskId before, TaskId after) {
+    if (finalized_) Reopen();
+    edges_.emplace_back(before, after);
+  }
+  void AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at) {
+    if (finalized_) Reopen();
+    memory_.push_back(MemoryEvent{t, rank, delta.bytes(), at});
+  }
   // Room for this many tasks, dependencies and memory events, so that a builder that knows
   // about how large its program will be (a sweep lowering one layout after another) does not
   // grow the vectors step by step. Changes nothing else.
@@ -175,7 +194,7 @@ class Program {
 
  private:
   // Before a change to a finalized program: the dependencies back into the pair list.
-  void Reopen();
+  [[gnu::noinline]] void Reopen();
 
   // Per task (structure of arrays). A large program's arrays are in transparent huge pages
   // (sim/huge_pages.h): the replay reads them by task id, far apart, and with 4 KiB pages a
