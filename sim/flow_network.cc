@@ -131,10 +131,9 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
 
 void FlowNetwork::Solve() {
   const size_t n = component_.size();
-  RouteKey key;
-  key.fill(kNone);
+  RouteKey key{~uint64_t{0}, ~uint64_t{0}};
   if (n <= kMemoFlows) {
-    for (size_t k = 0; k < n; ++k) key[k] = active_[component_[k]].route;
+    for (size_t k = 0; k < n; ++k) key.Set(k, active_[component_[k]].route);
     if (const auto* known = solved_.Find(key)) {
       rates_.assign(known->begin(), known->begin() + n);
       return;

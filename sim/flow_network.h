@@ -123,8 +123,21 @@ class FlowNetwork {
   // solved (a flow's links and their capacities are its route's): a replay meets the same few
   // components, a pipeline send beside the gradient buckets of its two ranks, again and again.
   static constexpr size_t kMemoFlows = 4;
-  using RouteKey = std::array<uint32_t, kMemoFlows>;
-  FlatMap<RouteKey, std::array<double, kMemoFlows>, WholeNumbersHash> solved_;
+  struct RouteKey {  // the routes, two to a word (kNone past the component's flows)
+    uint64_t lo, hi;
+    bool operator==(const RouteKey&) const = default;
+    void Set(size_t k, RouteId r) {
+      uint64_t& w = k < 2 ? lo : hi;
+      const int shift = (k % 2) * 32;
+      w = (w & ~(uint64_t{0xffffffff} << shift)) | uint64_t{r} << shift;
+    }
+  };
+  struct RouteKeyHash {
+    size_t operator()(const RouteKey& k) const {
+      return static_cast<size_t>(k.lo * 0x9E3779B97F4A7C15ull ^ k.hi);
+    }
+  };
+  FlatMap<RouteKey, std::array<double, kMemoFlows>, RouteKeyHash> solved_;
   std::vector<std::span<const uint32_t>> flow_links_;
   std::vector<double> rates_;
   std::vector<char> link_marked_;
