@@ -403,7 +403,11 @@ Duration LayerLowering::Serial(const PhaseSum& sum, bool ep) {
 }
 
 void LayerLowering::EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph) {
-  EmitSum(stage, Sum(ch, first, last, ph), PhaseCat(ph));
+  if (const PhaseSum* kept = Kept(ch, first, last, ph)) {
+    EmitSum(stage, *kept, PhaseCat(ph));  // which keeps its cost keys
+  } else {
+    EmitSum(stage, SumOnce(ch, first, last, ph), PhaseCat(ph));
+  }
 }
 
 const LayerLowering::PhaseSum* LayerLowering::Kept(const Chunk& ch, int first, int last,
@@ -432,12 +436,15 @@ const LayerLowering::PhaseSum* LayerLowering::Kept(const Chunk& ch, int first, i
 void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {
   // One task for the compute of the pieces, then the exposed part of each collective kind.
   if (sum.compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
+  if (sum.compute_key1 == 0) sum.compute_key1 = ctx_.Key(sum.compute, sum.contended) + 1;
   for (Replica& r : topo_.stage(stage)) {
-    topo_.Compute(r, sum.compute, cat, ctx_.Label(cat), sum.contended);
+    topo_.Compute(r, sum.compute_key1 - 1, cat, ctx_.Label(cat));
   }
   for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
     const int k = static_cast<int>(g);
-    if (sum.comm[k] > Duration::Zero()) topo_.Blocking(stage, k, sum.comm[k], CommCat(g));
+    if (sum.comm[k] <= Duration::Zero()) continue;
+    if (sum.comm_key1[k] == 0) sum.comm_key1[k] = ctx_.Key(sum.comm[k]) + 1;
+    topo_.Blocking(stage, k, sum.comm_key1[k] - 1, CommCat(g));
   }
 }
 

@@ -70,6 +70,10 @@ class LayerLowering {
   struct PhaseSum {
     Duration compute, contended;
     Duration comm[kNumGroups];
+    // Their cost keys plus one, once EmitSum has asked for them (a kept sum is emitted every
+    // micro-batch); zero before.
+    mutable uint32_t compute_key1 = 0;
+    mutable uint32_t comm_key1[kNumGroups] = {};
   };
   // Whether phase `ph` runs `op` of piece `pc` (recompute reruns only layers' ops, and only the
   // attention core when selective).

@@ -92,10 +92,9 @@ void RankTopology::FindGroups() {
   }
 }
 
-TaskId RankTopology::Compute(Replica& r, Duration d, TaskCat cat, uint32_t label,
-                             Duration contended) {
+TaskId RankTopology::Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label) {
   sim::Program& p = ctx_.program;
-  TaskId t = p.AddCompute(r.compute, ctx_.Key(d, contended), static_cast<uint8_t>(cat), label);
+  TaskId t = p.AddCompute(r.compute, key, static_cast<uint8_t>(cat), label);
   r.last_preds.clear();
   if (r.prev != kNone) r.last_preds.push_back(r.prev);
   for (TaskId x : r.pending) {
@@ -108,13 +107,13 @@ TaskId RankTopology::Compute(Replica& r, Duration d, TaskCat cat, uint32_t label
   return t;
 }
 
-void RankTopology::Blocking(int stage, int kind, Duration d, TaskCat cat) {
+void RankTopology::Blocking(int stage, int kind, uint32_t key, TaskCat cat) {
   sim::Program& p = ctx_.program;
   auto& reps = replicas_[stage];
   for (size_t i = 0; i < reps.size(); ++i) {
     const std::vector<int>& g = group_of_[kind][i];
     if (g.front() != static_cast<int>(i)) continue;  // emitted by the group's first member
-    TaskId t = Compute(reps[i], d, cat, ctx_.Label(cat));
+    TaskId t = Compute(reps[i], key, cat, ctx_.Label(cat));
     for (size_t k = 1; k < g.size(); ++k) {
       Replica& r = reps[g[k]];
       p.AddStreamToTask(t, r.compute);

@@ -65,9 +65,17 @@ class RankTopology {
   // The next task on r's compute stream, after r's pending dependencies.
   // `contended`: its duration beside a running collective (zero = not slowed).
   sim::TaskId Compute(Replica& r, Duration d, TaskCat cat, uint32_t label,
-                      Duration contended = Duration::Zero());
+                      Duration contended = Duration::Zero()) {
+    return Compute(r, ctx_.Key(d, contended), cat, label);
+  }
+  // The same, priced by a cost key (LoweringContext::Key).
+  sim::TaskId Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label);
   // A collective of group kind `kind` on the compute streams of each group of `stage`.
-  void Blocking(int stage, int kind, Duration d, TaskCat cat);
+  void Blocking(int stage, int kind, Duration d, TaskCat cat) {
+    Blocking(stage, kind, ctx_.Key(d), cat);
+  }
+  // The same, priced by a cost key.
+  void Blocking(int stage, int kind, uint32_t key, TaskCat cat);
   // A collective beside the op just emitted: it waits for what that op waited for, and the
   // next compute-stream task waits for it.
   void Overlapped(int stage, int kind, Duration d, TaskCat cat, uint32_t label);
