@@ -2,7 +2,11 @@
 // route, and the flows connected through shared links split the capacity max-min fairly
 // (sim/maxmin.h). When a flow starts or ends only the rates of its connected component can
 // change, so only they are re-solved; each flow's bytes are credited to its links when it
-// begins (every byte crosses every link of its route).
+// begins (every byte crosses every link of its route). The common components are found and
+// priced without the general search and solver, giving the solver's own rates: the flows of one
+// route alone on its links, a route's flows with the flows beside them that reach no further (a
+// pipeline send and the gradient buckets on its ranks' ports), and, once the route's last flow
+// ends, those neighbours as routes apart; small components' rates are kept by their routes.
 //
 //   FlowNetwork net(program, &timeline.link_bytes, &seq);
 //   net.Begin(task, bytes, now, &due);   // due: completions to queue (time, number, task)
