@@ -229,6 +229,7 @@ size_t FlowNetwork::state_bytes() const {
   size_t bytes = StorageBytes(slot_);
   for (const auto& on : link_flows_) bytes += sizeof(on) + on.capacity() * sizeof(TaskId);
   bytes += route_flows_.capacity() * sizeof(uint32_t);
+  bytes += solved_.storage_bytes();
   return bytes;
 }
 
