@@ -28,7 +28,7 @@ void FlowNetwork::FindComponent(RouteId route) {
   // The active flows connected to `route` through shared links. The component is solved in the
   // order of the flows' slots, whatever the order of discovery.
   component_.clear();
-  shape_ = Shape::kSolve;
+  apart_ = false;
   // Most flows start and end alone on their links, or beside flows of the same route only:
   // when every flow on the route's links runs on this very route, those flows (the ones on its
   // first link) are the component, without the search.
@@ -40,13 +40,13 @@ void FlowNetwork::FindComponent(RouteId route) {
       for (TaskId t : link_flows_[links[0]]) component_.push_back(static_cast<uint32_t>(slot_[t]));
     }
     if (component_.size() > 1) std::sort(component_.begin(), component_.end());
-    shape_ = Shape::kSameRoute;
+    apart_ = true;  // one route, alone
     return;
   }
   if (CollectStar(route)) {
     // Without a flow of the route itself (one of its flows just ended), the routes beside it
-    // no longer touch each other: each is a component of its own routes' flows.
-    if (route_flows_[route] == 0) shape_ = Shape::kApart;
+    // no longer touch each other: each is a component of its own route's flows.
+    apart_ = route_flows_[route] == 0;
     return;
   }
   // Else a breadth-first search over links, each marked link's flows marking theirs.
@@ -107,26 +107,25 @@ void FlowNetwork::Reshare(RouteId route, int64_t now, Due* due) {
     f.updated_at = now;
   }
   if (component_.empty()) return;
-  switch (shape_) {
-    case Shape::kSameRoute: {
-      const double share = RouteShare(route, static_cast<double>(component_.size()));
-      for (uint32_t i : component_) SetRate(active_[i], share, now, due);
-      return;
-    }
-    case Shape::kApart:
-      // Components of one route each: the solver would give each route's n flows its slowest
-      // link over n, route by route, whatever order it freezes them in.
-      for (uint32_t i : component_) {
-        Active& f = active_[i];
-        SetRate(f, RouteShare(f.route, static_cast<double>(route_flows_[f.route])), now, due);
+  if (apart_) {
+    // Routes each alone on their links: the solver would give a route's n flows its slowest
+    // link over n, whatever order it freezes the routes in (a route's flows are often
+    // neighbours in the component: its share is worked out once for them).
+    RouteId last = kNone;
+    double share = 0;
+    for (uint32_t i : component_) {
+      Active& f = active_[i];
+      if (f.route != last) {
+        last = f.route;
+        share = RouteShare(last, static_cast<double>(route_flows_[last]));
       }
-      return;
-    case Shape::kSolve:
-      Solve();
-      for (size_t k = 0; k < component_.size(); ++k)
-        SetRate(active_[component_[k]], rates_[k], now, due);
-      return;
+      SetRate(f, share, now, due);
+    }
+    return;
   }
+  Solve();
+  for (size_t k = 0; k < component_.size(); ++k)
+    SetRate(active_[component_[k]], rates_[k], now, due);
 }
 
 void FlowNetwork::Solve() {

@@ -151,10 +151,9 @@ class FlowNetwork {
   // of flows is the route's (every flow of a route is on each of its links).
   std::vector<uint32_t> route_flows_;
   std::vector<uint32_t> component_;
-  // What the component found is: every flow of one route; flows of routes that touch no other
-  // route (their rates need no solver); or anything else.
-  enum class Shape : uint8_t { kSameRoute, kApart, kSolve };
-  Shape shape_ = Shape::kSolve;
+  // Whether the component found is routes each alone on their links (one route, or the
+  // neighbours of one whose flows have all ended): their rates need no solver.
+  bool apart_ = false;
   std::vector<std::pair<uint32_t, double>>* moves_ = nullptr;
   std::vector<uint32_t> marked_links_;  // the component's links, in order of discovery
 };

@@ -78,10 +78,10 @@ RouteId Program::AddRoute(std::span<const LinkId> links) {
 
 void Program::AddStreamToTask(TaskId t, StreamId stream) {
   extra_streams_.emplace_back(t, stream);
-  if (finalized_) Reopen();
+  Reopen();
 }
 
-void Program::Reopen() {
+void Program::Thaw() {
   // The pair list again from the compressed rows, for Finalize to freeze with what is added.
   for (TaskId t = 0; t + 1 < succ_offset_.size(); ++t) {
     for (TaskId s : successors(t)) edges_.emplace_back(t, s);

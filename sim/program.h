@@ -95,7 +95,7 @@ class Program {
 
   // (Inline, with AddFlow, AddDep and AddMemory: a lowering calls them for every task.)
   TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label) {
-    if (finalized_) Reopen();
+    Reopen();
     category_.push_back(category);
     stream_.push_back(stream);
     cost_key_.push_back(cost_key);
@@ -117,11 +117,11 @@ class Program {
   // Makes `t` also occupy `stream` (a collective over several ranks' streams in --full mode).
   void AddStreamToTask(TaskId t, StreamId stream);
   void AddDep(TaskId before, TaskId after) {
-    if (finalized_) Reopen();
+    Reopen();
     edges_.emplace_back(before, after);
   }
   void AddMemory(TaskId t, uint32_t rank, Bytes delta, MemoryAt at) {
-    if (finalized_) Reopen();
+    Reopen();
     memory_.push_back(MemoryEvent{t, rank, delta.bytes(), at});
   }
   // Room for this many tasks, dependencies and memory events, so that a builder that knows
@@ -193,8 +193,12 @@ class Program {
   const std::vector<std::pair<TaskId, StreamId>>& extra_streams() const { return extra_streams_; }
 
  private:
-  // Before a change to a finalized program: the dependencies back into the pair list.
-  [[gnu::noinline]] void Reopen();
+  // Before any change: a finalized program's dependencies back into the pair list (Thaw, out of
+  // line; the check is all a program being built pays).
+  void Reopen() {
+    if (finalized_) Thaw();
+  }
+  [[gnu::noinline]] void Thaw();
 
   // Per task (structure of arrays). A large program's arrays are in transparent huge pages
   // (sim/huge_pages.h): the replay reads them by task id, far apart, and with 4 KiB pages a

@@ -436,15 +436,13 @@ const LayerLowering::PhaseSum* LayerLowering::Kept(const Chunk& ch, int first, i
 void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {
   // One task for the compute of the pieces, then the exposed part of each collective kind.
   if (sum.compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
-  if (sum.compute_key1 == 0) sum.compute_key1 = ctx_.Key(sum.compute, sum.contended) + 1;
-  for (Replica& r : topo_.stage(stage)) {
-    topo_.Compute(r, sum.compute_key1 - 1, cat, ctx_.Label(cat));
-  }
+  if (sum.compute_key == sim::kNone) sum.compute_key = ctx_.Key(sum.compute, sum.contended);
+  for (Replica& r : topo_.stage(stage)) topo_.Compute(r, sum.compute_key, cat, ctx_.Label(cat));
   for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
     const int k = static_cast<int>(g);
     if (sum.comm[k] <= Duration::Zero()) continue;
-    if (sum.comm_key1[k] == 0) sum.comm_key1[k] = ctx_.Key(sum.comm[k]) + 1;
-    topo_.Blocking(stage, k, sum.comm_key1[k] - 1, CommCat(g));
+    if (sum.comm_key[k] == sim::kNone) sum.comm_key[k] = ctx_.Key(sum.comm[k]);
+    topo_.Blocking(stage, k, sum.comm_key[k], CommCat(g));
   }
 }
 

@@ -5,6 +5,7 @@
 // chunk: one task per op (--ops) or one per unit with the exposed part of each collective kind.
 #pragma once
 
+#include <array>
 #include <initializer_list>
 #include <optional>
 #include <unordered_map>
@@ -70,10 +71,14 @@ class LayerLowering {
   struct PhaseSum {
     Duration compute, contended;
     Duration comm[kNumGroups];
-    // Their cost keys plus one, once EmitSum has asked for them (a kept sum is emitted every
-    // micro-batch); zero before.
-    mutable uint32_t compute_key1 = 0;
-    mutable uint32_t comm_key1[kNumGroups] = {};
+    // Their cost keys, once EmitSum has asked for them (a kept sum is emitted every
+    // micro-batch); kNone before.
+    mutable uint32_t compute_key = sim::kNone;
+    mutable std::array<uint32_t, kNumGroups> comm_key = [] {
+      std::array<uint32_t, kNumGroups> none;
+      none.fill(sim::kNone);
+      return none;
+    }();
   };
   // Whether phase `ph` runs `op` of piece `pc` (recompute reruns only layers' ops, and only the
   // attention core when selective).

@@ -194,34 +194,33 @@ CollectiveCost RankTopology::TransferCost(Bytes bytes, bool inter) const {
 }
 
 TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId stream) {
-  const Replica::SendTo* send = nullptr;
-  for (const Replica::SendTo& s : src.sends) {
-    if (s.to == dst.rank && s.bytes == bytes.bytes()) send = &s;
+  const Replica::RouteFrom* to = nullptr;
+  for (const Replica::RouteFrom& r : src.routes) {
+    if (r.to == dst.rank && r.send_bytes == bytes.bytes()) to = &r;
   }
-  if (send == nullptr) send = &NewSend(src, dst, bytes);
-  return ctx_.program.AddFlow(stream, send->key, static_cast<uint8_t>(TaskCat::kPp),
-                              ctx_.Label(TaskCat::kPp), send->route);
+  if (to == nullptr) to = &PriceSend(src, dst, bytes);
+  return ctx_.program.AddFlow(stream, to->send_key, static_cast<uint8_t>(TaskCat::kPp),
+                              ctx_.Label(TaskCat::kPp), to->route);
 }
 
-const Replica::SendTo& RankTopology::NewSend(Replica& src, const Replica& dst, Bytes bytes) {
+const Replica::RouteFrom& RankTopology::PriceSend(Replica& src, const Replica& dst, Bytes bytes) {
   const bool inter = ctx_.placement.Node(src.global) != ctx_.placement.Node(dst.global);
-  // Priced once per size and kind of hop: every micro-batch sends the same activations.
+  // Priced once per size and kind of hop.
   auto [it, inserted] =
       transfer_keys_.Emplace({std::bit_cast<int64_t>(bytes.bytes()), inter ? 1 : 0}, 0);
   if (inserted) {
     const CollectiveCost cc = TransferCost(bytes, inter);
     *it = FlowCostKey(cc.time, cc.latency, inter);
   }
-  // Kept in the first free entry, else in place of the last.
-  size_t k = 0;
-  while (k + 1 < std::size(src.sends) && src.sends[k].to != kNone) ++k;
-  src.sends[k] = {dst.rank, bytes.bytes(), *it, RouteTo(src, dst, inter)};
-  return src.sends[k];
+  Replica::RouteFrom& r = EntryTo(src, dst, inter);
+  r.send_bytes = bytes.bytes();
+  r.send_key = *it;
+  return r;
 }
 
-sim::RouteId RankTopology::RouteTo(Replica& src, const Replica& dst, bool inter) {
-  for (const Replica::RouteFrom& r : src.routes) {
-    if (r.to == dst.rank && r.inter == inter) return r.route;
+Replica::RouteFrom& RankTopology::EntryTo(Replica& src, const Replica& dst, bool inter) {
+  for (Replica::RouteFrom& r : src.routes) {
+    if (r.to == dst.rank && r.inter == inter) return r;
   }
   const sim::RouteId route =
       ctx_.program.AddRoute({inter ? src.nic_tx : src.nvl_tx, inter ? dst.nic_rx : dst.nvl_rx});
@@ -229,7 +228,7 @@ sim::RouteId RankTopology::RouteTo(Replica& src, const Replica& dst, bool inter)
   size_t k = 0;
   while (k + 1 < std::size(src.routes) && src.routes[k].to != kNone) ++k;
   src.routes[k] = {dst.rank, inter, route};
-  return route;
+  return src.routes[k];
 }
 
 void RankTopology::WaitFor(int stage, std::span<const TaskId> tasks) {

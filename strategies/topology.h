@@ -32,23 +32,17 @@ struct Replica {
   std::vector<sim::TaskId> reduces;     // gradient communication the optimizer step waits for
   // The routes from this replica's ports to a receiver's (RankTopology::RouteTo), kept: every
   // micro-batch crosses the same links, and a replica has at most three receivers (itself,
-  // for a data-parallel flow over its own ports, and the next and previous stages').
+  // for a data-parallel flow over its own ports, and the next and previous stages'). A
+  // pipeline send's cost key is kept with its route (RankTopology::Transfer): every
+  // micro-batch sends the same activations.
   struct RouteFrom {
     uint32_t to = sim::kNone;  // the receiver's rank
     bool inter = false;
     sim::RouteId route = sim::kNone;
+    double send_bytes = -1;          // a send's bytes, once priced
+    uint32_t send_key = sim::kNone;  // and its cost key
   };
   RouteFrom routes[3];
-  // The pipeline sends from this replica with their cost key and route (RankTopology::
-  // Transfer): every micro-batch sends the same activations to the same receivers, at most two
-  // (the next stage's and the previous one's).
-  struct SendTo {
-    uint32_t to = sim::kNone;  // the receiver's rank
-    double bytes = 0;
-    uint32_t key = 0;
-    sim::RouteId route = sim::kNone;
-  };
-  SendTo sends[2];
 };
 
 class RankTopology {
@@ -99,9 +93,13 @@ class RankTopology {
   void AddReplica(int stage, RankCoords rc);
   void FindGroups();
   // The route from `src`'s transmit port to `dst`'s receive port, NIC (inter) or NVLink.
-  sim::RouteId RouteTo(Replica& src, const Replica& dst, bool inter);
-  // A pipeline send from `src` to `dst` not sent before: priced, routed and kept in src.sends.
-  const Replica::SendTo& NewSend(Replica& src, const Replica& dst, Bytes bytes);
+  sim::RouteId RouteTo(Replica& src, const Replica& dst, bool inter) {
+    return EntryTo(src, dst, inter).route;
+  }
+  Replica::RouteFrom& EntryTo(Replica& src, const Replica& dst, bool inter);
+  // A pipeline send of `bytes` from `src` to `dst` not priced before: priced, and kept with
+  // its route.
+  const Replica::RouteFrom& PriceSend(Replica& src, const Replica& dst, Bytes bytes);
 
   LoweringContext& ctx_;
   std::vector<std::vector<Replica>> replicas_;  // [stage][replica]
