@@ -105,9 +105,16 @@ class Replay {
   }
   void PushNumbered(int64_t time, uint32_t seq, TaskId t, EventType type) {
     const Event e{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)};
-    if (pop_pending_) {
-      events_.replace_top(e);  // the event being handled leaves as this one enters
+    // A task has one event queued at most: a completion that moves is moved in place. The
+    // event being handled, at the top, leaves as the first new one enters (or as its own task's
+    // next event replaces it).
+    const uint32_t at = events_.place(t);
+    if (pop_pending_ && (at == EventQueue::kAbsent || at == 0)) {
+      events_.replace_top(e);
       pop_pending_ = false;
+    } else if (at != EventQueue::kAbsent) {
+      events_.move(at, e);
+      ++tl_.moves;
     } else {
       events_.push(e);
     }
@@ -173,15 +180,15 @@ class Replay {
     int64_t since = 0;  // when `left` was counted
     double left = 0;    // work left, picoseconds at its rate alone
     double factor = 1;  // how much slower it runs now
-    Completion done;    // done.seq: its current completion's (earlier ones are stale)
+    Completion done;    // its current completion, queued
   };
   std::vector<uint32_t> comm_running_;
   std::vector<uint32_t> compute_offset_;
   std::vector<StreamId> compute_streams_;
   std::vector<Running> running_;  // per stream
-  // Remaining dependencies; streams a task needs and the heads it holds.
-  // What each task still waits for: its dependencies not done, plus the streams it needs
-  // (its own and any extra ones) whose head it is not yet.
+  // Until a task starts, what it still waits for: its dependencies not done, plus the streams
+  // it needs (its own and any extra ones) whose head it is not yet. From its start, the same
+  // word is its event's place in the queue (EventQueue::Track), kAbsent when it has none.
   HugePageVector<uint32_t> waiting_;
   // Stream queues in issue order (compressed rows) and each stream's head.
   std::vector<uint32_t> q_offset_, head_;
@@ -209,7 +216,7 @@ class Replay {
   // What the period since the last snapshot did.
   std::vector<TaskId> started_, completed_, period_touched_;
   std::vector<std::pair<uint32_t, double>> moves_;  // bytes credited to links, in order
-  uint64_t events_then_ = 0;
+  uint64_t events_then_ = 0, moves_then_ = 0;
   std::vector<Duration> busy_then_;
   Snapshot prev_;
   bool have_prev_ = false;
@@ -275,6 +282,7 @@ Replay<kPeriodic>::Replay(const Program& p, const CostProvider& costs, RunOption
     if (p.stream_role(st) == StreamRole::kCompute) compute_streams_[fill[p.stream_rank(st)]++] = st;
   }
   running_.assign(ns, Running{});
+  events_.Track(waiting_.data());
   periodic_ = options.shift != nullptr && options.anchors != nullptr &&
               options.shift->size() == n_ && !options.anchors->empty() && !options.record_memory &&
               p.extra_streams().empty();
@@ -298,9 +306,9 @@ void Replay<kPeriodic>::Retime(uint32_t rank) {
     r.left -= static_cast<double>(now_ - r.since) / r.factor;
     r.since = now_;
     r.factor = comm_running_[rank] > 0 ? slow : 1.0;
-    const uint32_t seq = static_cast<uint32_t>(seq_++);
-    const int64_t at = now_ + RoundHalfAway(std::max(r.left, 0.0) * r.factor);
-    if (r.done.Move(at, seq)) PushNumbered(at, seq, r.task, EventType::kComplete);
+    r.done = {now_ + RoundHalfAway(std::max(r.left, 0.0) * r.factor),
+              static_cast<uint32_t>(seq_++)};
+    PushNumbered(r.done.due, r.done.seq, r.task, EventType::kComplete);
   }
 }
 
@@ -313,6 +321,7 @@ void Replay<kPeriodic>::BuildQueues() {
 
 template <bool kPeriodic>
 void Replay<kPeriodic>::Start(TaskId t) {
+  waiting_[t] = EventQueue::kAbsent;  // from now on the word is its event's place
   tl_.start[t] = Duration::Picoseconds(now_);
   if (kPeriodic && periodic_) {
     mark_[t] = 2;
@@ -339,7 +348,7 @@ void Replay<kPeriodic>::Start(TaskId t) {
       const double factor = comm_running_[rank] > 0 ? keys_.slowdown(key) : 1.0;
       running_[st] = {t, now_, static_cast<double>(d), factor, Completion{}};
       if (factor != 1.0) d = RoundHalfAway(static_cast<double>(d) * factor);
-      running_[st].done.Move(now_ + d, static_cast<uint32_t>(seq_));
+      running_[st].done = {now_ + d, static_cast<uint32_t>(seq_)};
     }
     Push(now_ + d, t, EventType::kComplete);
   } else {
@@ -424,19 +433,9 @@ void Replay<kPeriodic>::Schedule(const FlowNetwork::Due& due) {
 template <bool kPeriodic>
 void Replay<kPeriodic>::Handle(const Event& e) {
   switch (e.type()) {
-    case EventType::kComplete: {
-      const StreamId st = p_.stream(e.task());
-      Running& r = running_[st];
-      if (p_.stream_role(st) == StreamRole::kCompute && e.seq() != r.done.seq) {
-        // Superseded by a rate change (Contend); re-queued if the task's completion moved later.
-        if (r.task == e.task() && r.done.Refire(e.seq())) {
-          PushNumbered(r.done.due, r.done.seq, r.task, EventType::kComplete);
-        }
-        break;
-      }
+    case EventType::kComplete:
       Complete(e.task());
       break;
-    }
     case EventType::kFlowBegin: {
       const FlowCost& fc = keys_.flow(p_.cost_key(e.task()));
       if (fc.bytes.bytes() <= 0 || p_.route_links(p_.route(e.task())).empty()) {
@@ -450,15 +449,7 @@ void Replay<kPeriodic>::Handle(const Event& e) {
     }
     case EventType::kFlowDone:
       due_.clear();
-      if (!flows_.Finish(e.task(), e.time, now_, &due_)) {
-        // Superseded by a re-share; re-queued if the flow's completion moved later.
-        int64_t at = 0;
-        uint32_t seq = 0;
-        if (flows_.Requeue(e.task(), e.seq(), &at, &seq)) {
-          PushNumbered(at, seq, e.task(), EventType::kFlowDone);
-        }
-        break;
-      }
+      flows_.Finish(e.task(), now_, &due_);
       Schedule(due_);
       Complete(e.task());
       break;
@@ -529,15 +520,11 @@ void Replay<kPeriodic>::TakeSnapshot(Snapshot* snap) {
   auto& nums = snap->nums;
   auto& tasks = snap->tasks;
   // Sequence numbers only order events: each is written as its rank among those in the state.
-  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
   std::vector<uint32_t> seqs;
   std::vector<Event> events(events_.items().begin(), events_.items().end());
   std::sort(events.begin(), events.end());
   for (const Event& e : events) seqs.push_back(e.seq());
-  auto completion_seqs = [&](const Completion& c) {
-    seqs.push_back(c.seq);
-    if (c.queued_at != kNever) seqs.push_back(c.queued_seq);
-  };
+  auto completion_seqs = [&](const Completion& c) { seqs.push_back(c.seq); };
   for (const Running& r : running_) {
     if (r.task != kNone) completion_seqs(r.done);
   }
@@ -551,8 +538,6 @@ void Replay<kPeriodic>::TakeSnapshot(Snapshot* snap) {
   auto completion = [&](const Completion& c) {
     nums.push_back(c.due - T);
     nums.push_back(rank(c.seq));
-    nums.push_back(c.queued_at == kNever ? -1 : c.queued_at - T);
-    nums.push_back(c.queued_at == kNever ? -1 : rank(c.queued_seq));
   };
   // A started task: when it started, and what released it.
   auto started = [&](TaskId t) {
@@ -743,6 +728,7 @@ void Replay<kPeriodic>::AtAnchor() {
   moves_.clear();
   batches_.clear();
   events_then_ = tl_.events;
+  moves_then_ = tl_.moves;
   busy_then_ = tl_.busy;
 }
 
@@ -904,7 +890,7 @@ void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
     for (size_t i = 0; i < ns; ++i) {
       const TaskId to = shp[s_at[i]];
       start[to] = Duration::Picoseconds(start[started[i]].picoseconds() + off);
-      waiting[to] = 0;
+      waiting[to] = EventQueue::kAbsent;  // started: no event (Retrack places those queued)
       mark[to] = 2;
       if (critical) {
         if (enabler_at[i] != kNone) enabler_at[i] = shp[enabler_at[i]];
@@ -925,6 +911,7 @@ void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
         Duration::Picoseconds(tl_.busy[st].picoseconds() + per * static_cast<int64_t>(J));
   }
   tl_.events += (tl_.events - events_then_) * J;
+  tl_.moves += (tl_.moves - moves_then_) * J;
   done_ += completed_.size() * J;
   tl_.jumped_tasks += started_.size() * J;
   tl_.period_anchors = lag_;
@@ -940,16 +927,18 @@ void Replay<kPeriodic>::Jump(uint64_t periods, int64_t period) {
   for (const auto& [t, w, fewer] : accumulators_) {
     waiting_[t] = w - fewer * static_cast<uint32_t>(J);
   }
+  std::vector<TaskId> before;
+  for (const Event& e : events_.items()) before.push_back(e.task());
   for (Event& e : events_.items()) {
     e.time += dt;
     e.packed = (e.packed & ~(uint64_t{kMaxTasks - 1} << 2)) | (uint64_t{ShiftBy(e.task(), J)} << 2);
   }
+  events_.Retrack(before);
   for (Running& r : running_) {
     if (r.task == kNone) continue;
     r.task = ShiftBy(r.task, J);
     r.since += dt;
     r.done.due += dt;
-    if (r.done.queued_at != std::numeric_limits<int64_t>::max()) r.done.queued_at += dt;
   }
   for (StreamId st = 0; st < head_.size(); ++st) {
     if (stream_last_[st] != kNone) stream_last_[st] = ShiftBy(stream_last_[st], J);

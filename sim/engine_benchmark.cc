@@ -1,5 +1,7 @@
 // Engine benchmark: replays a synthetic program of a million tasks mixing compute, flows over
-// shared links and memory events, and prints events_per_second and bytes_per_task.
+// shared links and memory events, and prints events_per_second (events handled: each task's
+// completion and each flow's start), tasks_per_second, moves (completions moved in place when
+// flows re-share a link, no event each) and bytes_per_task.
 //
 //   tools/bazel run -c opt //sim:engine_benchmark -- [tasks]
 #include <fmt/core.h>
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   double bytes_per_task = static_cast<double>(p.MemoryBytes() + tl->state_bytes) / tasks;
   fmt::print("tasks: {}\n", tasks);
   fmt::print("events: {}\n", tl->events);
+  fmt::print("moves: {}\n", tl->moves);
   fmt::print("replay_s: {:.3f}\n", secs);
   fmt::print("simulated_makespan_s: {:.6f}\n", tl->makespan.seconds());
   fmt::print("events_per_second: {:.0f}\n", tl->events / secs);

@@ -161,9 +161,9 @@ void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
   double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
   int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
                            : now + Duration::Seconds(secs).picoseconds();
-  if (at == f.done.due) return;  // unchanged: the pending completion stays valid
-  const uint32_t seq = static_cast<uint32_t>((*seq_)++);
-  if (f.done.Move(at, seq)) due->push_back({at, seq, f.task});
+  if (at == f.done.due) return;  // unchanged: the queued completion stands
+  f.done = {at, static_cast<uint32_t>((*seq_)++)};
+  due->push_back({at, f.done.seq, f.task});
 }
 
 void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
@@ -187,9 +187,8 @@ void FlowNetwork::Begin(TaskId t, double bytes, int64_t now, Due* due) {
   Reshare(route, now, due);
 }
 
-bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
+void FlowNetwork::Finish(TaskId t, int64_t now, Due* due) {
   const int32_t i = slot_[t];
-  if (i < 0 || active_[i].done.due != at) return false;  // superseded by a re-share
   Active& f = active_[i];
   const RouteId route = f.route;
   bool left = false;  // whether any flow is left on its links
@@ -205,15 +204,6 @@ bool FlowNetwork::Finish(TaskId t, int64_t at, int64_t now, Due* due) {
   active_[i] = active_.back();
   active_.pop_back();
   if (left) Reshare(route, now, due);  // the flows left on its links share what it frees
-  return true;
-}
-
-bool FlowNetwork::Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq) {
-  const int32_t i = slot_[t];
-  if (i < 0 || !active_[i].done.Refire(fired_seq)) return false;  // finished, or stale
-  *due_at = active_[i].done.due;
-  *seq = active_[i].done.seq;
-  return true;
 }
 
 std::vector<FlowNetwork::State> FlowNetwork::States() const {

@@ -9,9 +9,8 @@
 // ends, those neighbours as routes apart; small components' rates are kept by their routes.
 //
 //   FlowNetwork net(program, &timeline.link_bytes, &seq);
-//   net.Begin(task, bytes, now, &due);   // due: completions to queue (time, number, task)
-//   if (net.Finish(task, at, now, &due)) { ... the flow is done ... }
-//   else if (net.Requeue(task, fired_seq, &at, &seq)) { ... queue it again ... }
+//   net.Begin(task, bytes, now, &due);   // due: completions to queue or move (time, number, task)
+//   net.Finish(task, now, &due);         // at its completion: it leaves, others speed up
 #pragma once
 
 #include <array>
@@ -32,9 +31,8 @@ namespace parasim::sim {
 class FlowNetwork {
  public:
   // A flow's completion to queue as an event: its time in picoseconds, its sequence number and
-  // the flow's task. Every move of a completion takes the next number of *seq, as if its event
-  // were queued; only a move to an earlier time is listed (sim/completion.h): a later one waits
-  // for the event already queued, which Finish then refuses and Requeue queues again.
+  // the flow's task. Every move of a completion takes the next number of *seq and is listed:
+  // the replay queues the flow's first and moves its queued event to the later ones.
   struct Completed {
     int64_t at;
     uint32_t seq;
@@ -47,13 +45,8 @@ class FlowNetwork {
 
   // Starts the flow of task `t` with `bytes` to move at time `now`.
   void Begin(TaskId t, double bytes, int64_t now, Due* due);
-  // The flow of `t` reaches its completion scheduled for `at`: false when that completion was
-  // superseded by a later re-share (or the flow is not active); else it leaves the network.
-  bool Finish(TaskId t, int64_t at, int64_t now, Due* due);
-
-  // Flow t's event numbered `fired_seq` fired and Finish refused it: whether the flow, still
-  // moving, is to be queued again at *due_at with sequence *seq.
-  bool Requeue(TaskId t, uint32_t fired_seq, int64_t* due_at, uint32_t* seq);
+  // The flow of `t` reaches its completion (the one last listed for it) and leaves.
+  void Finish(TaskId t, int64_t now, Due* due);
   size_t active() const { return active_.size(); }
 
   // A flow in progress, for the replay's periodic jump (RunOptions::shift).
@@ -75,7 +68,6 @@ class FlowNetwork {
       f.route = p_.route(f.task);  // the same route: the shift maps a flow to one of its shape
       f.updated_at += dt;
       f.done.due += dt;
-      if (f.done.queued_at != std::numeric_limits<int64_t>::max()) f.done.queued_at += dt;
       slot_[f.task] = static_cast<int32_t>(i);
     }
     for (auto& on : link_flows_) {
@@ -93,7 +85,7 @@ class FlowNetwork {
     double remaining;  // bytes left as of updated_at
     double rate;       // bytes per second
     int64_t updated_at;
-    Completion done;  // done.due: the completion that is current; older ones are stale
+    Completion done;  // its completion as things stand (queued)
     bool in_component;
   };
   static_assert(sizeof(Active) == 64);
@@ -105,8 +97,7 @@ class FlowNetwork {
   void Reshare(RouteId route, int64_t now, Due* due);
   // The max-min rates of the component found into rates_ (memoised by its routes).
   void Solve();
-  // Sets a flow's rate from `now`; when its completion moves, numbers the move and, when it
-  // comes earlier than the event queued, adds it to `due`.
+  // Sets a flow's rate from `now`; when its completion moves, numbers the move and lists it.
   void SetRate(Active& f, double rate, int64_t now, Due* due);
   // Each of n flows of one route alone on its links gets this rate: the max-min solver's
   // answer for them, without the solver.

@@ -1,5 +1,5 @@
 // The flow network alone, without the event loop: two flows on one link share it, a finished
-// flow gives its share back, a stale completion is refused.
+// flow gives its share back, and every move of a completion is numbered and listed.
 #include "sim/flow_network.h"
 
 #include <doctest/doctest.h>
@@ -44,34 +44,30 @@ TEST_CASE("two flows share a link max-min fairly; the survivor speeds up when on
   CHECK(due[0].seq == 0);
   CHECK(due[0].task == fa);
   due.clear();
-  // Both at 5 GB/s: fa's completion moves later, to 2 s (move 1), and waits for the event
-  // queued for 1 s; fb's, 1 s (move 2), is queued.
+  // Both at 5 GB/s: fa's completion moves later, to 2 s (move 1, listed for the replay to move
+  // its queued event), then fb's is queued for 1 s (move 2).
   net.Begin(fb, 5e9, 0, &due);
-  REQUIRE(due.size() == 1);
-  CHECK(due[0].at == kSecond);
-  CHECK(due[0].seq == 2);
-  CHECK(due[0].task == fb);
+  REQUIRE(due.size() == 2);
+  CHECK(due[0].at == 2 * kSecond);
+  CHECK(due[0].seq == 1);
+  CHECK(due[0].task == fa);
+  CHECK(due[1].at == kSecond);
+  CHECK(due[1].seq == 2);
+  CHECK(due[1].task == fb);
   CHECK(StateOf(net, fa).done.due == 2 * kSecond);
+  CHECK(StateOf(net, fa).done.seq == 1);
   CHECK(StateOf(net, fa).rate == 5e9);
   due.clear();
-  // At 1 s fa's event fires first (number 0): stale, queued again for 2 s with move 1's number.
-  CHECK_FALSE(net.Finish(fa, kSecond, kSecond, &due));
-  int64_t again = 0;
-  uint32_t again_seq = 0;
-  REQUIRE(net.Requeue(fa, 0, &again, &again_seq));
-  CHECK(again == 2 * kSecond);
-  CHECK(again_seq == 1);
-  CHECK_FALSE(net.Requeue(fa, 0, &again, &again_seq));  // that event is no longer the one
-  CHECK(net.Finish(fb, kSecond, kSecond, &due));
-  // fa has 5 GB left and the whole link again: done at 1.5 s, earlier than queued (move 3).
+  // fb finishes at 1 s. fa has 5 GB left and the whole link again: done at 1.5 s (move 3).
+  net.Finish(fb, kSecond, &due);
   REQUIRE(due.size() == 1);
   CHECK(due[0].at == kSecond + kSecond / 2);
   CHECK(due[0].seq == 3);
   CHECK(due[0].task == fa);
   CHECK(net.active() == 1);
   due.clear();
-  CHECK_FALSE(net.Finish(fa, 2 * kSecond, 2 * kSecond, &due));  // superseded
-  CHECK(net.Finish(fa, kSecond + kSecond / 2, kSecond + kSecond / 2, &due));
+  net.Finish(fa, kSecond + kSecond / 2, &due);
+  CHECK(due.empty());
   CHECK(net.active() == 0);
   CHECK(seq == 4);
   CHECK(link_bytes[link] == doctest::Approx(15e9));
@@ -106,13 +102,15 @@ TEST_CASE("flows of one route share its slowest link; a flow of another route jo
     CHECK(StateOf(net, f[i]).rate == solver[0]);
     CHECK(StateOf(net, f[i]).done.due == 3 * kSecond);
   }
-  // Queued: each flow's first completion (1, 2 and 3 s); the later moves wait for them.
-  REQUIRE(due.size() == 3);
-  for (int i = 0; i < 3; ++i) CHECK(due[i].at == (i + 1) * kSecond);
+  // Listed: every move, the first flow's to 1, 2 and 3 s, the second's to 2 and 3 s, the
+  // third's to 3 s.
+  REQUIRE(due.size() == 6);
+  CHECK(due.back().at == 3 * kSecond);
+  CHECK(due.back().task == f[2]);
   due.clear();
-  net.Begin(f[3], 7e9, 0, &due);  // four on `slow`: 7/4 GB/s each, 4 s
-  REQUIRE(due.size() == 1);
-  CHECK(due[0].task == f[3]);
+  net.Begin(f[3], 7e9, 0, &due);  // four on `slow`: 7/4 GB/s each, 4 s: all four move
+  REQUIRE(due.size() == 4);
+  for (const FlowNetwork::Completed& c : due) CHECK(c.at == 4 * kSecond);
   for (TaskId t : f) CHECK(StateOf(net, t).done.due == 4 * kSecond);
   CHECK(net.active() == 4);
 }
@@ -191,7 +189,7 @@ TEST_CASE("every re-share gives the max-min solver's rates, bit for bit, whateve
         ++next;
       } else {
         now = first->done.due;
-        REQUIRE(net.Finish(first->task, first->done.due, now, &due));
+        net.Finish(first->task, now, &due);
         check(p.route(first->task));
       }
     }

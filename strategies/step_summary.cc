@@ -290,6 +290,7 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   StepReport r;
   r.tasks = low.program.num_tasks();
   r.events = tl.events;
+  r.moves = tl.moves;
   r.jumped_tasks = tl.jumped_tasks;
   r.period_anchors = tl.period_anchors;
   r.micro_batches = low.micro_batches;

@@ -65,6 +65,7 @@ struct StepReport {
   std::vector<std::string> warnings;
   size_t tasks = 0;
   uint64_t events = 0;
+  uint64_t moves = 0;           // completions moved in place (sim::Timeline::moves)
   uint64_t jumped_tasks = 0;    // tasks placed by the steady-state jump, not replayed one by one
   uint32_t period_anchors = 0;  // the anchors (stage 0's forwards) its period spanned
   double lower_ms = 0;          // building the program

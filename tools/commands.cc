@@ -947,8 +947,9 @@ Status RunCommand(const CommonOptions& opt) {
   if (opt.timing) {
     fmt::print(stderr, "replay_ms: {:.3f}\n", r.replay_ms);
     fmt::print(stderr,
-               "tasks: {} events: {} (lowering {:.3f} ms; {} tasks placed by periodicity{})\n",
-               r.tasks, r.events, r.lower_ms, r.jumped_tasks,
+               "tasks: {} events: {} moves: {} (lowering {:.3f} ms; {} tasks placed by "
+               "periodicity{})\n",
+               r.tasks, r.events, r.moves, r.lower_ms, r.jumped_tasks,
                r.period_anchors > 1 ? fmt::format(", a period of {} anchors", r.period_anchors)
                                     : std::string());
     if (opt.repeat > 1) PARASIM_RETURN_IF_ERROR(RepeatReplays(s, so, r, opt.repeat));
