@@ -92,18 +92,15 @@ void Program::Thaw() {
 }
 
 void Program::Reserve(size_t tasks, size_t edges, size_t memory_events) {
+  tasks_.reserve(tasks);
   category_.reserve(tasks);
-  stream_.reserve(tasks);
-  cost_key_.reserve(tasks);
-  label_.reserve(tasks);
-  aux_.reserve(tasks);
   edges_.reserve(edges);
   memory_.reserve(memory_events);
 }
 
 void Program::Finalize() {
   if (finalized_) return;
-  const size_t n = stream_.size();
+  const size_t n = tasks_.size();
   succ_offset_.assign(n + 1, 0);
   deps_in_task_order_ = true;
   for (const auto& [a, b] : edges_) {
@@ -166,10 +163,9 @@ Status Program::Validate() const {
     }
     for (TaskId t = 0; t < num_tasks(); ++t) {
       if (indeg[t] > 0) {
-        return InvalidArgument(
-            fmt::format("the program's dependencies form a cycle through task {} ('{}' on {}/{})",
-                        t, label_text(label_[t]), rank_names_[stream_rank_[stream_[t]]],
-                        stream_names_[stream_[t]]));
+        return InvalidArgument(fmt::format(
+            "the program's dependencies form a cycle through task {} ('{}' on {}/{})", t,
+            label_text(label(t)), rank_names_[stream_rank_[stream(t)]], stream_names_[stream(t)]));
       }
     }
     return InvalidArgument("the program's dependencies form a cycle");
@@ -179,9 +175,9 @@ Status Program::Validate() const {
 
 size_t Program::MemoryBytes() const {
   auto cap = [](const auto& v) { return StorageBytes(v); };
-  return cap(category_) + cap(stream_) + cap(cost_key_) + cap(label_) + cap(aux_) + cap(edges_) +
-         cap(succ_offset_) + cap(succ_) + cap(memory_) + cap(route_offset_) + cap(route_links_) +
-         cap(extra_streams_) + route_index_.storage_bytes() + cap(route_next_);
+  return cap(tasks_) + cap(category_) + cap(edges_) + cap(succ_offset_) + cap(succ_) +
+         cap(memory_) + cap(route_offset_) + cap(route_links_) + cap(extra_streams_) +
+         route_index_.storage_bytes() + cap(route_next_);
 }
 
 }  // namespace parasim::sim

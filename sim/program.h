@@ -95,13 +95,7 @@ class Program {
 
   // (Inline, with AddFlow, AddDep and AddMemory: a lowering calls them for every task.)
   TaskId AddCompute(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label) {
-    Reopen();
-    category_.push_back(category);
-    stream_.push_back(stream);
-    cost_key_.push_back(cost_key);
-    label_.push_back(label);
-    aux_.push_back(kNone);
-    return static_cast<TaskId>(stream_.size() - 1);
+    return Add({stream, cost_key, label, kNone}, category);
   }
   // A route is the list of links a flow crosses; flows share routes (the same links, in the
   // same order, give the same route id).
@@ -110,9 +104,7 @@ class Program {
   RouteId AddRoute(std::span<const LinkId> links);
   TaskId AddFlow(StreamId stream, uint32_t cost_key, uint8_t category, uint32_t label,
                  RouteId route) {
-    const TaskId t = AddCompute(stream, cost_key, category, label);
-    aux_.back() = route;
-    return t;
+    return Add({stream, cost_key, label, route}, category);
   }
   // Makes `t` also occupy `stream` (a collective over several ranks' streams in --full mode).
   void AddStreamToTask(TaskId t, StreamId stream);
@@ -142,7 +134,7 @@ class Program {
   // Boost.Graph check that the dependencies form a DAG; names a task on a cycle otherwise.
   Status Validate() const;
 
-  size_t num_tasks() const { return stream_.size(); }
+  size_t num_tasks() const { return tasks_.size(); }
   size_t num_ranks() const { return rank_names_.size(); }
   size_t num_streams() const { return stream_rank_.size(); }
   size_t num_links() const { return link_capacity_.size(); }
@@ -153,11 +145,13 @@ class Program {
 
   // Read access for the engine and writers.
   // A flow is the task with a route.
-  TaskKind kind(TaskId t) const { return aux_[t] == kNone ? TaskKind::kCompute : TaskKind::kFlow; }
+  TaskKind kind(TaskId t) const {
+    return tasks_[t].route == kNone ? TaskKind::kCompute : TaskKind::kFlow;
+  }
   uint8_t category(TaskId t) const { return category_[t]; }
-  StreamId stream(TaskId t) const { return stream_[t]; }
-  uint32_t cost_key(TaskId t) const { return cost_key_[t]; }
-  uint32_t label(TaskId t) const { return label_[t]; }
+  StreamId stream(TaskId t) const { return tasks_[t].stream; }
+  uint32_t cost_key(TaskId t) const { return tasks_[t].cost_key; }
+  uint32_t label(TaskId t) const { return tasks_[t].label; }
   const std::string& label_text(uint32_t label) const { return labels_[label]; }
   const std::string& rank_name(uint32_t r) const { return rank_names_[r]; }
   const std::string& stream_name(StreamId s) const { return stream_names_[s]; }
@@ -174,21 +168,28 @@ class Program {
   std::span<const LinkId> route_links(RouteId r) const {
     return {route_links_.data() + route_offset_[r], route_links_.data() + route_offset_[r + 1]};
   }
-  RouteId route(TaskId t) const { return aux_[t]; }
+  RouteId route(TaskId t) const { return tasks_[t].route; }
   // The per-task columns whole, in task order, for a pass over every task (the replay's check
   // of a periodic shift), and the successors' compressed rows (after Finalize).
+  // A task's fields that the replay reads as it starts, in one record (a quarter of a cache
+  // line): in a large program each column apart was a cache miss of its own, and a lowering
+  // adding a task grew four arrays.
+  struct Task {
+    StreamId stream;
+    uint32_t cost_key;
+    uint32_t label;
+    RouteId route;  // a flow's; kNone for a compute task (its kind)
+    bool operator==(const Task&) const = default;
+  };
+  static_assert(sizeof(Task) == 16);
   struct Columns {
+    const Task* task;
     const uint8_t* category;
-    const StreamId* stream;
-    const uint32_t* cost_key;
-    const uint32_t* label;
-    const RouteId* route;
     const uint32_t* succ_offset;
     const TaskId* succ;
   };
   Columns columns() const {
-    return {category_.data(), stream_.data(),      cost_key_.data(), label_.data(),
-            aux_.data(),      succ_offset_.data(), succ_.data()};
+    return {tasks_.data(), category_.data(), succ_offset_.data(), succ_.data()};
   }
   const std::vector<std::pair<TaskId, StreamId>>& extra_streams() const { return extra_streams_; }
 
@@ -199,15 +200,18 @@ class Program {
     if (finalized_) Thaw();
   }
   [[gnu::noinline]] void Thaw();
+  TaskId Add(const Task& task, uint8_t category) {
+    Reopen();
+    tasks_.push_back(task);
+    category_.push_back(category);
+    return static_cast<TaskId>(tasks_.size() - 1);
+  }
 
-  // Per task (structure of arrays). A large program's arrays are in transparent huge pages
-  // (sim/huge_pages.h): the replay reads them by task id, far apart, and with 4 KiB pages a
-  // program of millions of tasks missed the TLB on most of those reads.
+  // Per task: the record, and the category apart (the summary's). A large program's arrays are
+  // in transparent huge pages (sim/huge_pages.h): the replay reads them by task id, far apart,
+  // and with 4 KiB pages a program of millions of tasks missed the TLB on most of those reads.
+  HugePageVector<Task> tasks_;
   HugePageVector<uint8_t> category_;
-  HugePageVector<StreamId> stream_;
-  HugePageVector<uint32_t> cost_key_;
-  HugePageVector<uint32_t> label_;
-  HugePageVector<uint32_t> aux_;  // route of a flow; kNone for a compute task (its kind)
   // Dependencies: pairs while building, compressed rows after Finalize.
   bool finalized_ = false;
   bool deps_in_task_order_ = true;
