@@ -80,7 +80,7 @@ DataParallelLowering::Timed* DataParallelLowering::TimedOf(const Chunk& ch, int 
 DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) const {
   const double dense = p.dense, expert = p.expert;
   const bool gather = p.gather;
-  Timed t{CostOf(gather, dense + expert), Duration(), Duration(), false};
+  Timed t{CostOf(gather, dense + expert), Duration(), Duration(), false, Duration(), sim::kNone};
   auto timed = [&](double params, const GroupPlacement& g) {
     if (params <= 0 || g.size <= 1) return;
     const double bytes = params * t.wire.per_elem * t.wire.gather_factor;
