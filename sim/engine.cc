@@ -103,7 +103,11 @@ class Replay {
   void Push(int64_t time, TaskId t, EventType type) {
     PushNumbered(time, static_cast<uint32_t>(seq_++), t, type);
   }
-  void PushNumbered(int64_t time, uint32_t seq, TaskId t, EventType type) {
+  // Inline at every call, as are TakeHead, DrainReady and FlowNetwork::SetRate: out of line,
+  // their calls and register saves were about a tenth of the engine benchmark's instructions
+  // (cachegrind), and inlined they took its replay from about 0.136 to 0.127 s and the Llama 3
+  // 405B engine from 1.51 to 1.46 ms.
+  [[gnu::always_inline]] void PushNumbered(int64_t time, uint32_t seq, TaskId t, EventType type) {
     const Event e{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)};
     // A task has one event queued at most: a completion that moves is moved in place. The
     // event being handled, at the top, leaves as the first new one enters (or as its own task's
@@ -394,7 +398,7 @@ void Replay<kPeriodic>::TryStart(TaskId t, TaskId trigger) {
 }
 
 template <bool kPeriodic>
-void Replay<kPeriodic>::TakeHead(StreamId s) {
+[[gnu::always_inline]] inline void Replay<kPeriodic>::TakeHead(StreamId s) {
   if (head_[s] < q_offset_[s + 1]) {
     TaskId h = queue_[head_[s]];
     --waiting_[h];
@@ -404,7 +408,7 @@ void Replay<kPeriodic>::TakeHead(StreamId s) {
 }
 
 template <bool kPeriodic>
-void Replay<kPeriodic>::DrainReady() {
+[[gnu::always_inline]] inline void Replay<kPeriodic>::DrainReady() {
   // Start in task order for determinism. Most events release one task or two: those are
   // ordered in place, more by a sort.
   if (ready_.size() == 2) {

@@ -156,7 +156,8 @@ double FlowNetwork::RouteShare(RouteId route, double n) const {
   return share;
 }
 
-void FlowNetwork::SetRate(Active& f, double rate, int64_t now, Due* due) {
+[[gnu::always_inline]] inline void FlowNetwork::SetRate(Active& f, double rate, int64_t now,
+                                                        Due* due) {
   f.rate = rate;
   double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
   int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
