@@ -169,8 +169,6 @@ class Program {
     return {route_links_.data() + route_offset_[r], route_links_.data() + route_offset_[r + 1]};
   }
   RouteId route(TaskId t) const { return tasks_[t].route; }
-  // The per-task columns whole, in task order, for a pass over every task (the replay's check
-  // of a periodic shift), and the successors' compressed rows (after Finalize).
   // A task's fields that the replay reads as it starts, in one record (a quarter of a cache
   // line): in a large program each column apart was a cache miss of its own, and a lowering
   // adding a task grew four arrays.
@@ -182,6 +180,8 @@ class Program {
     bool operator==(const Task&) const = default;
   };
   static_assert(sizeof(Task) == 16);
+  // The per-task columns whole, in task order, for a pass over every task (the replay's check
+  // of a periodic shift), and the successors' compressed rows (after Finalize).
   struct Columns {
     const Task* task;
     const uint8_t* category;
