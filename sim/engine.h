@@ -55,8 +55,8 @@ struct Timeline {
   std::vector<double> link_bytes;     // per link, bytes moved
   std::vector<MemorySample> memory;   // when record_memory
   std::vector<TaskId> critical_path;  // from the first task to the last to finish
-  uint64_t events = 0;                // events processed (those of periods placed included)
-  uint64_t moves = 0;  // completions moved in place, a flow re-shared or a kernel slowed (ditto)
+  uint64_t events = 0;  // events handled (those of periods placed included); each does something
+  uint64_t moves = 0;   // completions moved in place, a flow re-shared or a kernel slowed (ditto)
   uint64_t jumped_tasks = 0;    // tasks placed from a replayed period (RunOptions::shift)
   uint32_t period_anchors = 0;  // anchors the placed period spanned (0: none placed)
   size_t state_bytes = 0;       // engine runtime state (vectors' capacities)
