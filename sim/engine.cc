@@ -103,31 +103,33 @@ class Replay {
   // A task that starts has no event queued (its word was just set to kAbsent): its first one
   // enters without the look-up.
   void Push(int64_t time, TaskId t, EventType type) {
-    const Event e{time, uint64_t{static_cast<uint32_t>(seq_++)} << 32 | uint64_t{t} << 2 |
-                            static_cast<uint64_t>(type)};
-    if (pop_pending_) {
-      events_.replace_top(e);
-      pop_pending_ = false;
-    } else {
-      events_.push(e);
-    }
+    Enter(MakeEvent(time, static_cast<uint32_t>(seq_++), t, type));
   }
   // Inline at every call, as are TakeHead, DrainReady and FlowNetwork::SetRate: out of line,
   // their calls and register saves were about a tenth of the engine benchmark's instructions
   // (cachegrind), and inlined they took its replay from about 0.136 to 0.127 s and the Llama 3
   // 405B engine from 1.51 to 1.46 ms.
   [[gnu::always_inline]] void PushNumbered(int64_t time, uint32_t seq, TaskId t, EventType type) {
-    const Event e{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)};
-    // A task has one event queued at most: a completion that moves is moved in place. The
-    // event being handled, at the top, leaves as the first new one enters (or as its own task's
-    // next event replaces it).
+    // A task has one event queued at most: a completion that moves is moved in place, unless
+    // the event is the one being handled (the top), which its task's next one replaces.
+    const Event e = MakeEvent(time, seq, t, type);
     const uint32_t at = events_.place(t);
-    if (pop_pending_ && (at == EventQueue::kAbsent || at == 0)) {
-      events_.replace_top(e);
-      pop_pending_ = false;
-    } else if (at != EventQueue::kAbsent) {
+    if (at == EventQueue::kAbsent || (pop_pending_ && at == 0)) {
+      Enter(e);
+    } else {
       events_.move(at, e);
       ++tl_.moves;
+    }
+  }
+  static Event MakeEvent(int64_t time, uint32_t seq, TaskId t, EventType type) {
+    return Event{time, uint64_t{seq} << 32 | uint64_t{t} << 2 | static_cast<uint64_t>(type)};
+  }
+  // A new event enters the queue: the event being handled, at the top, leaves as the first
+  // one its handling queues takes its place.
+  [[gnu::always_inline]] void Enter(Event e) {
+    if (pop_pending_) {
+      events_.replace_top(e);
+      pop_pending_ = false;
     } else {
       events_.push(e);
     }
@@ -373,11 +375,7 @@ void Replay<kPeriodic>::Start(TaskId t) {
     }
     __builtin_prefetch(&succ_offset_[t]);
   }
-  const auto& extra = p_.extra_streams();
-  if (!extra.empty()) {
-    auto it = std::lower_bound(extra.begin(), extra.end(), std::make_pair(t, StreamId{0}));
-    for (; it != extra.end() && it->first == t; ++it) tl_.busy[it->second] -= at;
-  }
+  for (const auto& [task, extra] : p_.extra_streams_of(t)) tl_.busy[extra] -= at;
   if (compute) {
     int64_t d = keys_.duration_ps(key);
     if (role == StreamRole::kCompute) {
@@ -457,11 +455,7 @@ void Replay<kPeriodic>::Complete(TaskId t) {
   }
   ReleaseStream(st, t);
   if (p_.stream_role(st) == StreamRole::kCommunication) Contend(p_.stream_rank(st), -1);
-  const auto& extra = p_.extra_streams();
-  if (!extra.empty()) {
-    auto it = std::lower_bound(extra.begin(), extra.end(), std::make_pair(t, StreamId{0}));
-    for (; it != extra.end() && it->first == t; ++it) ReleaseStream(it->second, t);
-  }
+  for (const auto& [task, extra] : p_.extra_streams_of(t)) ReleaseStream(extra, t);
 }
 
 template <bool kPeriodic>
@@ -501,15 +495,16 @@ Status Replay<kPeriodic>::Deadlock() const {
   Status cyc = p_.Validate();
   if (!cyc.ok()) return cyc;
   // A task whose dependencies are all done but which does not head each of its streams.
-  const auto& extra = p_.extra_streams();
   auto heads = [&](StreamId s, TaskId t) {
     return head_[s] < q_offset_[s + 1] && queue_[head_[s]] == t ? 1u : 0u;
   };
   for (TaskId t = 0; t < n_; ++t) {
     if (tl_.end[t] != Duration::Zero()) continue;
     uint32_t needed = 1, held = heads(p_.stream(t), t);
-    auto it = std::lower_bound(extra.begin(), extra.end(), std::make_pair(t, StreamId{0}));
-    for (; it != extra.end() && it->first == t; ++it, ++needed) held += heads(it->second, t);
+    for (const auto& [task, extra] : p_.extra_streams_of(t)) {
+      ++needed;
+      held += heads(extra, t);
+    }
     if (waiting_[t] == needed - held && held < needed) {
       return InvalidArgument(fmt::format(
           "deadlock: task {} ('{}' on {}/{}) is ready but waits behind another task in its "

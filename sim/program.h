@@ -15,6 +15,7 @@
 // Durations come from a CostProvider keyed by `cost_key`, asked once per distinct key.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -192,6 +193,17 @@ class Program {
     return {tasks_.data(), category_.data(), succ_offset_.data(), succ_.data()};
   }
   const std::vector<std::pair<TaskId, StreamId>>& extra_streams() const { return extra_streams_; }
+  // The extra streams of task t, (t, stream) pairs (after Finalize, which sorts them; empty for
+  // most tasks, answered without a search when no task has any).
+  [[gnu::always_inline]] std::span<const std::pair<TaskId, StreamId>> extra_streams_of(
+      TaskId t) const {
+    if (extra_streams_.empty()) return {};
+    const auto lo = std::lower_bound(extra_streams_.begin(), extra_streams_.end(),
+                                     std::make_pair(t, StreamId{0}));
+    auto hi = lo;
+    while (hi != extra_streams_.end() && hi->first == t) ++hi;
+    return {lo, hi};
+  }
 
  private:
   // Before any change: a finalized program's dependencies back into the pair list (Thaw, out of
