@@ -32,6 +32,7 @@ StreamId Program::AddStream(uint32_t rank, std::string name, StreamRole role) {
   stream_rank_.push_back(rank);
   stream_role_.push_back(static_cast<uint8_t>(role));
   stream_names_.push_back(std::move(name));
+  stream_tasks_.push_back(0);
   return static_cast<StreamId>(stream_rank_.size() - 1);
 }
 
@@ -78,6 +79,7 @@ RouteId Program::AddRoute(std::span<const LinkId> links) {
 
 void Program::AddStreamToTask(TaskId t, StreamId stream) {
   extra_streams_.emplace_back(t, stream);
+  ++stream_tasks_[stream];
   Reopen();
 }
 
@@ -177,7 +179,7 @@ size_t Program::MemoryBytes() const {
   auto cap = [](const auto& v) { return StorageBytes(v); };
   return cap(tasks_) + cap(category_) + cap(edges_) + cap(succ_offset_) + cap(succ_) +
          cap(memory_) + cap(route_offset_) + cap(route_links_) + cap(extra_streams_) +
-         route_index_.storage_bytes() + cap(route_next_);
+         cap(stream_tasks_) + route_index_.storage_bytes() + cap(route_next_);
 }
 
 }  // namespace parasim::sim

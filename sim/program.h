@@ -158,6 +158,9 @@ class Program {
   const std::string& stream_name(StreamId s) const { return stream_names_[s]; }
   uint32_t stream_rank(StreamId s) const { return stream_rank_[s]; }
   StreamRole stream_role(StreamId s) const { return static_cast<StreamRole>(stream_role_[s]); }
+  // How many tasks each stream runs, those on extra streams included (counted as they are
+  // added: a replay lays out its stream queues without a pass of its own to count them).
+  const std::vector<uint32_t>& stream_task_counts() const { return stream_tasks_; }
   const std::string& link_name(LinkId l) const { return link_names_[l]; }
   double link_capacity(LinkId l) const { return link_capacity_[l]; }
   const std::vector<double>& link_capacities() const { return link_capacity_; }
@@ -216,6 +219,7 @@ class Program {
     Reopen();
     tasks_.push_back(task);
     category_.push_back(category);
+    ++stream_tasks_[task.stream];
     return static_cast<TaskId>(tasks_.size() - 1);
   }
 
@@ -246,6 +250,7 @@ class Program {
   std::vector<std::string> rank_names_;
   std::vector<uint32_t> stream_rank_;
   std::vector<uint8_t> stream_role_;
+  std::vector<uint32_t> stream_tasks_;
   std::vector<std::string> stream_names_;
   std::vector<std::string> link_names_;
   std::vector<double> link_capacity_;
