@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -1189,16 +1190,36 @@ StatusOr<Duration> MakespanLowerBound(Program& p, const CostProvider& costs) {
   return Duration::Picoseconds(std::max(makespan, shortest.BusiestLinkPs()));
 }
 
+namespace {
+
+// One replay, its setup and event loop timed apart when RunOptions::timing asks.
+template <bool kPeriodic>
+StatusOr<Timeline> Replayed(const Program& p, const CostProvider& costs, RunOptions options) {
+  RunOptions::Timing* const timing = options.timing;
+  if (timing == nullptr) {
+    Replay<kPeriodic> replay(p, costs, std::move(options));
+    return replay.Run();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Replay<kPeriodic> replay(p, costs, std::move(options));
+  const auto t1 = std::chrono::steady_clock::now();
+  StatusOr<Timeline> timeline = replay.Run();
+  const auto t2 = std::chrono::steady_clock::now();
+  timing->setup_s = std::chrono::duration<double>(t1 - t0).count();
+  timing->loop_s = std::chrono::duration<double>(t2 - t1).count();
+  return timeline;
+}
+
+}  // namespace
+
 StatusOr<Timeline> Engine::Run(Program& p, const CostProvider& costs, RunOptions options) {
   p.Finalize();
   // The periodic replay's bookkeeping is compiled out of the plain one, which pays nothing
   // for it.
   if (options.shift != nullptr && options.anchors != nullptr) {
-    Replay<true> replay(p, costs, options);
-    return replay.Run();
+    return Replayed<true>(p, costs, std::move(options));
   }
-  Replay<false> replay(p, costs, options);
-  return replay.Run();
+  return Replayed<false>(p, costs, std::move(options));
 }
 
 }  // namespace parasim::sim
