@@ -489,6 +489,14 @@ TEST_CASE("a program changed after a replay keeps its dependencies") {
   CHECK(g.Run().start[d] == Ms(1));
   g.p.AddStreamToTask(d, g.s1);
   CHECK(g.Run().start[d] == Ms(4));
+  // Each stream's count of tasks, which the replay lays its stream queues out by, follows:
+  // f's s0 runs a and the last task, s1 b and c; g's s1 runs its own task and d.
+  CHECK(f.p.stream_task_counts() == std::vector<uint32_t>{2, 2});
+  CHECK(g.p.stream_task_counts() == std::vector<uint32_t>{2, 2});
+  const StreamId late = g.p.AddStream(g.rank, "late");
+  g.Compute(late, 3);
+  CHECK(g.p.stream_task_counts() == std::vector<uint32_t>{2, 2, 1});
+  CHECK(g.Run().makespan == Ms(5));
 }
 
 TEST_CASE("chrome trace has one event per task and process names") {
