@@ -1196,17 +1196,16 @@ namespace {
 template <bool kPeriodic>
 StatusOr<Timeline> Replayed(const Program& p, const CostProvider& costs, RunOptions options) {
   RunOptions::Timing* const timing = options.timing;
-  if (timing == nullptr) {
-    Replay<kPeriodic> replay(p, costs, std::move(options));
-    return replay.Run();
-  }
-  const auto t0 = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto now = [timing] { return timing != nullptr ? Clock::now() : Clock::time_point{}; };
+  const auto t0 = now();
   Replay<kPeriodic> replay(p, costs, std::move(options));
-  const auto t1 = std::chrono::steady_clock::now();
+  const auto t1 = now();
   StatusOr<Timeline> timeline = replay.Run();
-  const auto t2 = std::chrono::steady_clock::now();
-  timing->setup_s = std::chrono::duration<double>(t1 - t0).count();
-  timing->loop_s = std::chrono::duration<double>(t2 - t1).count();
+  if (timing != nullptr) {
+    timing->setup_s = std::chrono::duration<double>(t1 - t0).count();
+    timing->loop_s = std::chrono::duration<double>(now() - t1).count();
+  }
   return timeline;
 }
 
