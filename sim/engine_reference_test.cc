@@ -392,6 +392,10 @@ TEST_CASE("the engine replays random programs as a plain reference replay does")
       CHECK(std::abs(tl->end[t].seconds() - ref.end[t]) <= tol);
     }
     CHECK(std::abs(tl->makespan.seconds() - ref.makespan) <= tol);
+    // The bound a sweep prunes with never exceeds the replay (ranks slowed only add to it).
+    auto bound = MakespanLowerBound(p, cost);
+    REQUIRE(bound.ok());
+    CHECK(*bound <= tl->makespan);
     for (LinkId l = 0; l < ref.link_bytes.size(); ++l) {
       CHECK(tl->link_bytes[l] == doctest::Approx(ref.link_bytes[l]).epsilon(1e-12));
     }
