@@ -74,6 +74,28 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
   CHECK(Field(r.out, "failed") == 1);
 }
 
+TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
+  // Held out and far from the issue's targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
+  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 29.85% MAPE
+  // over the 8 cases that fit (2026-11-26). This checks the file states layouts parasim can
+  // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
+  // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
+  auto r = RunParasim("validate --json --jobs 2 " +
+                      Runfile("tests/validation/regimes/megatron-bridge-h100.yaml"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(Field(r.out, "failed") == 1);
+  CHECK(Field(r.out, "mape") <= 0.31);
+  for (const char* name :
+       {"mbridge-26.02-llama3.1-405b-fp8-1024gpu", "mbridge-25.11-llama3.1-405b-fp8-1024gpu"}) {
+    CAPTURE(name);
+    const size_t at = r.out.find(std::string("\"") + name + "\"");
+    REQUIRE(at != std::string::npos);
+    const size_t e = r.out.find("\"error\": ", at);
+    REQUIRE(e != std::string::npos);
+    CHECK(std::abs(std::stod(r.out.substr(e + 9))) <= 0.10);
+  }
+}
+
 TEST_CASE("the copied validation files are identical to ../shared/validation when it exists") {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   REQUIRE(srcdir != nullptr);
@@ -97,7 +119,8 @@ TEST_CASE("docs/MODEL.md holds the tables `parasim validate --markdown` prints n
   const std::string doc = Slurp(Runfile("docs/MODEL.md"));
   for (const char* name :
        {"megatron-sc21-table1", "korthikanti-2022-table5", "regimes/megatron-lm-h100-weak-scaling",
-        "regimes/torchtitan-a100-fsdp2", "regimes/llama3-405b-table4", "regimes/deepseek-h800"}) {
+        "regimes/torchtitan-a100-fsdp2", "regimes/llama3-405b-table4", "regimes/deepseek-h800",
+        "regimes/megatron-bridge-h100"}) {
     CAPTURE(name);
     auto r = RunParasim("validate --markdown --jobs 2 " +
                         Runfile(std::string("tests/validation/") + name + ".yaml"));
