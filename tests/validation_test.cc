@@ -43,6 +43,13 @@ void CheckTargets(const std::string& file) {
   CHECK(r.out.find("\"gpt-1008.0b-3072gpu\"") != std::string::npos);
 }
 
+// `parasim validate --json` of a file under tests/validation, which must succeed.
+std::string ValidateJson(const std::string& name) {
+  auto r = RunParasim("validate --json --jobs 2 " + Runfile("tests/validation/" + name));
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
 TEST_CASE("Megatron-LM SC21 Table 1: MAPE at most 5%, no case worse than 10%") {
   CheckTargets(Runfile("tests/validation/megatron-sc21-table1.yaml"));
 }
@@ -66,12 +73,10 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
   // checkpointing to what parasim's keys mean otherwise (docs/MODEL.md, "Where predictions are
   // weak"): 8.12% MAPE, 13.03% at worst, 7 of 8 predicting (2026-11-26, with FSDP2's copies;
   // 8.99% and 14.96% before). This guards the ZeRO-3 path against regressions.
-  auto r = RunParasim("validate --json --jobs 2 " +
-                      Runfile("tests/validation/regimes/torchtitan-a100-fsdp2.yaml"));
-  REQUIRE(r.exit_code == 0);
-  CHECK(Field(r.out, "mape") <= 0.085);
-  CHECK(Field(r.out, "max_abs_error") <= 0.135);
-  CHECK(Field(r.out, "failed") == 1);
+  const std::string out = ValidateJson("regimes/torchtitan-a100-fsdp2.yaml");
+  CHECK(Field(out, "mape") <= 0.085);
+  CHECK(Field(out, "max_abs_error") <= 0.135);
+  CHECK(Field(out, "failed") == 1);
 }
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
@@ -80,19 +85,17 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
   // over the 8 cases that fit (2026-11-26). This checks the file states layouts parasim can
   // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
   // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
-  auto r = RunParasim("validate --json --jobs 2 " +
-                      Runfile("tests/validation/regimes/megatron-bridge-h100.yaml"));
-  REQUIRE(r.exit_code == 0);
-  CHECK(Field(r.out, "failed") == 1);
-  CHECK(Field(r.out, "mape") <= 0.31);
+  const std::string out = ValidateJson("regimes/megatron-bridge-h100.yaml");
+  CHECK(Field(out, "failed") == 1);
+  CHECK(Field(out, "mape") <= 0.31);
   for (const char* name :
        {"mbridge-26.02-llama3.1-405b-fp8-1024gpu", "mbridge-25.11-llama3.1-405b-fp8-1024gpu"}) {
     CAPTURE(name);
-    const size_t at = r.out.find(std::string("\"") + name + "\"");
+    const size_t at = out.find(std::string("\"") + name + "\"");
     REQUIRE(at != std::string::npos);
-    const size_t e = r.out.find("\"error\": ", at);
+    const size_t e = out.find("\"error\": ", at);
     REQUIRE(e != std::string::npos);
-    CHECK(std::abs(std::stod(r.out.substr(e + 9))) <= 0.10);
+    CHECK(std::abs(std::stod(out.substr(e + 9))) <= 0.10);
   }
 }
 
@@ -101,14 +104,12 @@ TEST_CASE("Megatron-Bridge on B200 and GB200: every stated layout replays; too f
   // take the H100's kernel efficiencies, and every case that predicts is 13-40% fast, 21.25% MAPE
   // over 6 of 7 (2026-11-26; GPT-OSS on B200 at micro-batch 4 does not fit). This guards the
   // file's layouts and the direction of the error, which a Blackwell calibration is to remove.
-  auto r = RunParasim("validate --json --jobs 2 " +
-                      Runfile("tests/validation/regimes/megatron-bridge-blackwell.yaml"));
-  REQUIRE(r.exit_code == 0);
-  CHECK(Field(r.out, "failed") == 1);
-  CHECK(Field(r.out, "mape") <= 0.22);
-  for (size_t at = r.out.find("\"error\": "); at != std::string::npos;
-       at = r.out.find("\"error\": ", at + 1)) {
-    const std::string value = r.out.substr(at + 9, 4);
+  const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
+  CHECK(Field(out, "failed") == 1);
+  CHECK(Field(out, "mape") <= 0.22);
+  for (size_t at = out.find("\"error\": "); at != std::string::npos;
+       at = out.find("\"error\": ", at + 1)) {
+    const std::string value = out.substr(at + 9, 4);
     if (value == "null") continue;
     CHECK(std::stod(value) < 0);  // predicted faster than measured
   }
