@@ -81,7 +81,7 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
   // Held out and far from the issue's targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
-  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 29.85% MAPE
+  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 29.92% MAPE
   // over the 8 cases that fit (2026-11-26). This checks the file states layouts parasim can
   // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
   // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
@@ -99,20 +99,21 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
   }
 }
 
-TEST_CASE("Megatron-Bridge on B200 and GB200: every stated layout replays; too fast, not slow") {
+TEST_CASE("Megatron-Bridge on B200 and GB200: every stated layout fits and replays; too fast") {
   // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
-  // take the H100's kernel efficiencies, and every case that predicts is 13-40% fast, 21.25% MAPE
-  // over 6 of 7 (2026-11-26; GPT-OSS on B200 at micro-batch 4 does not fit). This guards the
-  // file's layouts and the direction of the error, which a Blackwell calibration is to remove.
+  // take the H100's kernel efficiencies, and every case is 13-57% fast, 26.32% MAPE over the 7
+  // (2026-11-26). This guards the file's layouts and the direction of the error, which a
+  // Blackwell calibration is to remove.
   const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
-  CHECK(Field(out, "failed") == 1);
-  CHECK(Field(out, "mape") <= 0.22);
+  CHECK(Field(out, "failed") == 0);
+  CHECK(Field(out, "mape") <= 0.27);
+  int cases = 0;
   for (size_t at = out.find("\"error\": "); at != std::string::npos;
        at = out.find("\"error\": ", at + 1)) {
-    const std::string value = out.substr(at + 9, 4);
-    if (value == "null") continue;
-    CHECK(std::stod(value) < 0);  // predicted faster than measured
+    ++cases;
+    CHECK(std::stod(out.substr(at + 9)) < 0);  // predicted faster than measured
   }
+  CHECK(cases == 7);
 }
 
 TEST_CASE("the copied validation files are identical to ../shared/validation when it exists") {
