@@ -203,8 +203,8 @@ std::vector<double> WaterFill(const std::vector<const std::vector<LinkId>*>& flo
                               std::vector<double> left) {
   std::vector<double> rate(flows.size(), 0);
   std::vector<char> frozen(flows.size(), 0);
-  size_t todo = flows.size();
-  while (todo > 0) {
+  size_t unfrozen = flows.size();
+  while (unfrozen > 0) {
     std::vector<int> count(left.size(), 0);
     for (size_t f = 0; f < flows.size(); ++f) {
       if (!frozen[f]) {
@@ -224,7 +224,7 @@ std::vector<double> WaterFill(const std::vector<const std::vector<LinkId>*>& flo
       if (frozen[f] || std::find(links.begin(), links.end(), tight) == links.end()) continue;
       rate[f] = share;
       frozen[f] = 1;
-      --todo;
+      --unfrozen;
       for (LinkId l : links) left[l] -= share;
     }
   }
