@@ -286,25 +286,22 @@ Reference Replay(const Spec& spec) {
     if (role(t) == StreamRole::kCommunication) --comm_running[rank(t)];
   };
   while (done < n) {
-    // Start whatever can start now (a task that takes no time may release more).
-    for (bool again = true; again;) {
-      again = false;
-      for (TaskId t = 0; t < n; ++t) {
-        if (!ready(t)) continue;
-        const auto& task = spec.tasks[t];
-        ref.start[t] = now;
-        if (task.flow) {
-          state[t] = kLatency;
-          latency_end[t] = now + static_cast<double>(task.latency_ps) * kPs;
-        } else {
-          state[t] = kRunning;
-          double d = static_cast<double>(task.duration_ps) * kPs;
-          if (role(t) == StreamRole::kCompute) d *= spec.rank_slowdown[rank(t)];
-          left[t] = d;
-        }
-        if (role(t) == StreamRole::kCommunication) ++comm_running[rank(t)];
-        again = true;
+    // Start whatever can start now. Starting a task releases nothing (only an end does), so one
+    // pass finds them all; a task that takes no time ends at the next step, at this instant.
+    for (TaskId t = 0; t < n; ++t) {
+      if (!ready(t)) continue;
+      const auto& task = spec.tasks[t];
+      ref.start[t] = now;
+      if (task.flow) {
+        state[t] = kLatency;
+        latency_end[t] = now + static_cast<double>(task.latency_ps) * kPs;
+      } else {
+        state[t] = kRunning;
+        double d = static_cast<double>(task.duration_ps) * kPs;
+        if (role(t) == StreamRole::kCompute) d *= spec.rank_slowdown[rank(t)];
+        left[t] = d;
       }
+      if (role(t) == StreamRole::kCommunication) ++comm_running[rank(t)];
     }
     // The flows moving bytes, and their rates.
     std::vector<TaskId> moving;
