@@ -16,11 +16,12 @@ constexpr EnumNames<CommKind, 5> kComms("communication",
                                           {CommKind::kReduceScatter, "reduce-scatter"},
                                           {CommKind::kAllGather, "all-gather"},
                                           {CommKind::kAllToAll, "all-to-all"}}});
-constexpr EnumNames<GroupKind, 5> kGroups("group", {{{GroupKind::kTp, "tp"},
+constexpr EnumNames<GroupKind, 6> kGroups("group", {{{GroupKind::kTp, "tp"},
                                                      {GroupKind::kCp, "cp"},
                                                      {GroupKind::kEp, "ep"},
                                                      {GroupKind::kDp, "dp"},
-                                                     {GroupKind::kPp, "pp"}}});
+                                                     {GroupKind::kPp, "pp"},
+                                                     {GroupKind::kEtp, "etp"}}});
 }  // namespace
 
 std::string_view CommName(CommKind c) { return kComms.Name(c); }
@@ -369,23 +370,37 @@ void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ff
 }
 
 void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
-  const int t = d.t;
   const MoeSpec& e = m.moe;
+  const int etp = s.etp > 0 ? s.etp : s.tp;
   const int local_experts = e.experts / s.ep;
   const double bias = m.has_bias() ? 1 : 0;
-  const int64_t T = static_cast<int64_t>(d.T);
+  // Megatron-Core's all-to-all dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
+  // MoEAlltoAllTokenDispatcher): each rank routes its own tokens (its sequence-parallel shard
+  // under TP), sends each copy to the EP rank of its expert, and where the experts are
+  // tensor-parallel (etp > 1) all-gathers what arrived over the expert-TP group; the experts'
+  // outputs are reduce-scattered back over that group before the combining all-to-all. No TP
+  // collective surrounds the routed experts. Where every rank of the expert-TP group holds the
+  // same tokens (TP without SP, etp = tp), nothing is gathered and the experts' partial outputs
+  // are all-reduced instead.
+  const bool same_tokens = d.t > 1 && !d.sp;
+  const double local = d.T_out;  // tokens this rank routes
+  // Tokens routed from the ranks of this rank's expert-TP group: the experts' input.
+  const double group = same_tokens ? local : local * etp;
+  const bool gathers = etp > 1 && !same_tokens;
   Op ln = Norm("moe_norm", m, d);
-  EnterTp(&ln, d);
+  // Shared experts are a dense MLP over the TP group (Megatron-Core's SharedExpertMLP): their
+  // input is gathered over TP (SP) and their output reduce-scattered (LeaveTp, below).
+  if (e.shared_experts > 0) EnterTp(&ln, d);
   Vertex in = bb.Add(std::move(ln));
-  Op router = Gemm("router", T, m.hidden, e.experts, d.h * e.experts);
-  router.saved.push_back({"router.input", d.T_out * d.h * d.a, false, 0});
+  Op router = Gemm("router", static_cast<int64_t>(local), m.hidden, e.experts, d.h * e.experts);
+  router.saved.push_back({"router.input", local * d.h * d.a, false, 0});
   bb.Add(std::move(router));
   // Tokens this rank's experts process: top_k copies of each token, spread over the experts;
   // the busiest rank sets the pace of the expert GEMMs and of the all-to-alls, which finish
   // when it has received (dispatch) and sent back (combine) its copies.
-  const double load = e.BusiestRankLoad(d.T, s.ep);
-  const double routed = d.T * e.top_k;  // token copies leaving this rank
-  const double per_expert = routed / e.experts * s.ep * load;
+  const double load = e.BusiestRankLoad(group, s.ep);
+  const double routed = local * e.top_k;  // token copies leaving this rank
+  const double per_expert = group * e.top_k / e.experts * s.ep * load;
   const double dispatch_bytes = routed * d.h * d.a * load;
   // Blockwise FP8 dispatches the tokens, and sends the gradients back to the experts, as their
   // FP8 casts; the combine and the dispatch's gradient stay 16-bit (DeepSeek-V3 Sec. 3.3.3).
@@ -398,13 +413,26 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
     dispatch.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
   }
   bb.Add(std::move(dispatch));
+  // The expert-TP group's copies, gathered (the collectives' full buffer).
+  const double gathered = group * e.top_k * d.h * d.a * load;
+  if (gathers) {
+    // The gathered copies sorted by local expert (the dispatcher's second permutation); the
+    // all-gather is priced after the sort, on the same buffer.
+    Op sort = Elementwise("expert_sort", 2 * gathered, 2 * gathered);
+    sort.fwd_comm = {CommKind::kAllGather, GroupKind::kEtp, gathered, false};
+    sort.bwd_comm = {CommKind::kReduceScatter, GroupKind::kEtp, gathered, false};
+    bb.Add(std::move(sort));
+  }
   const bool glu = m.mlp == MlpKind::kSwiglu;
-  const double f = static_cast<double>(e.expert_ffn_hidden) / t;
+  const double f = static_cast<double>(e.expert_ffn_hidden) / etp;
   const int64_t rows = static_cast<int64_t>(std::ceil(per_expert));
   Op fc1 =
       Gemm("expert_fc1", rows, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
            local_experts * (d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f), local_experts);
   fc1.expert = true;
+  if (etp > 1 && same_tokens) {
+    fc1.bwd_comm = {CommKind::kAllReduce, GroupKind::kEtp, dispatch_bytes, false};
+  }
   fc1.saved.push_back({"expert_fc1.input", rows * local_experts * d.h * d.a, false});
   bb.Add(std::move(fc1));
   const double act = rows * local_experts * f * d.a;
@@ -416,8 +444,14 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   nl.deepseek_recompute = true;
   bb.Add(std::move(nl));
   Op fc2 = Gemm("expert_fc2", rows, static_cast<int64_t>(f), m.hidden,
-                local_experts * (f * d.h + bias * d.h / t), local_experts);
+                local_experts * (f * d.h + bias * d.h / etp), local_experts);
   fc2.expert = true;
+  if (gathers) {
+    fc2.fwd_comm = {CommKind::kReduceScatter, GroupKind::kEtp, gathered, false};
+    fc2.bwd_comm = {CommKind::kAllGather, GroupKind::kEtp, gathered, false};
+  } else if (etp > 1) {
+    fc2.fwd_comm = {CommKind::kAllReduce, GroupKind::kEtp, dispatch_bytes, false};
+  }
   fc2.saved.push_back({"expert_fc2.input", act, false, 0});
   bb.Add(std::move(fc2));
   Op combine = Elementwise("combine_unpermute", 2 * dispatch_bytes, 2 * dispatch_bytes);
@@ -425,11 +459,13 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
     combine.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
     combine.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, fp8_bytes, false};
   }
-  LeaveTp(&combine, d);
   bb.Add(std::move(combine));
+  const int64_t T = static_cast<int64_t>(d.T);
+  const double fs = static_cast<double>(e.expert_ffn_hidden) / d.t;
   for (int i = 0; i < e.shared_experts; ++i) {
-    Op sh = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>(3 * f), 3 * d.h * f);
+    Op sh = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>(3 * fs), 3 * d.h * fs);
     sh.saved.push_back({"shared_expert.input", d.T * d.h * d.a, false, 0});
+    if (i + 1 == e.shared_experts) LeaveTp(&sh, d);
     bb.Add(std::move(sh));
   }
   bb.Add(DropoutAdd("moe_residual", d), {bb.last(), in});

@@ -24,7 +24,8 @@ namespace parasim {
 
 enum class OpKind : uint8_t { kGemm, kAttention, kMemoryBound };
 enum class CommKind : uint8_t { kNone, kAllReduce, kReduceScatter, kAllGather, kAllToAll };
-enum class GroupKind : uint8_t { kTp, kCp, kEp, kDp, kPp };
+// kEtp: the experts' tensor-parallel group (GraphShape::etp), the TP group itself when etp = tp.
+enum class GroupKind : uint8_t { kTp, kCp, kEp, kDp, kPp, kEtp };
 
 std::string_view CommName(CommKind c);
 std::string_view GroupName(GroupKind g);
@@ -96,6 +97,7 @@ struct GraphShape {
   bool sp = false;
   int cp = 1;
   int ep = 1;
+  int etp = 0;           // the experts' TP width (Layout::etp); 0: tp
   double act_bytes = 2;  // bytes per activation element (16-bit)
   AttentionKind attention = AttentionKind::kFlash;
   // FP8 training's recipe (precision: fp8); none for 16- and 32-bit training.

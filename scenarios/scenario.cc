@@ -284,13 +284,14 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   Layout& l = s->layout;
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m, MapReader::Open(ctx, node, "parallelism",
-                                   {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "schedule",
+                                   {"tp", "pp", "dp", "cp", "ep", "etp", "sp", "zero", "schedule",
                                     "virtual_stages", "stage_layers", "overlap", "grad_reduce",
                                     "cp_comm", "zero3_copies", "bucket", "compression", "order"}));
   PARASIM_RETURN_IF_ERROR(m.Int("tp", &l.tp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("pp", &l.pp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("cp", &l.cp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("ep", &l.ep, 1, 65536));
+  PARASIM_RETURN_IF_ERROR(m.Int("etp", &l.etp, 1, 65536));
   s->dp_auto = !m.Has("dp");
   if (m.Has("dp")) {
     if (m.Node("dp").IsScalar() && m.Node("dp").Scalar() == "auto") {

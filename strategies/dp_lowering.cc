@@ -296,7 +296,7 @@ Duration DataParallelLowering::OptimizerTime(int stage) const {
   const StateBytes rule = StateBytesPerParam(ctx_.training);
   const double per_param = 2 * rule.optimizer + rule.grads + rule.weights;  // states read+written
   const double shard_dense = l.zero >= 1 ? static_cast<double>(l.dp) * l.cp : 1.0;
-  const double shard_expert = l.zero >= 1 ? std::max(1.0, shard_dense / l.ep) : 1.0;
+  const double shard_expert = l.zero >= 1 ? std::max(1.0, l.expert_data_width()) : 1.0;
   double local = 0;
   for (const Chunk& ch : layers_.chunks(stage)) {
     for (const Piece& pc : ch.pieces) local += pc.dense / shard_dense + pc.expert / shard_expert;

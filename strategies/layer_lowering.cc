@@ -189,7 +189,7 @@ Duration LayerLowering::AccumulationTime(const Op& op) const {
     // ZeRO 2/3 reducing every micro-batch: the reduce-scatter's shard is added to the
     // accumulated shard (FSDP2's foreach_reduce: `grad += new_sharded_grad`).
     const double dense = static_cast<double>(l.dp) * l.cp;
-    const double shard = op.expert ? std::max(1.0, dense / l.ep) : dense;
+    const double shard = op.expert ? std::max(1.0, l.expert_data_width()) : dense;
     bytes = 3 * acc * op.params / shard;
   } else {
     // Read the weight gradient the backward wrote and read and write the accumulated one.
@@ -397,7 +397,8 @@ Duration LayerLowering::PhaseSerial(const Chunk& ch, Phase ph, bool ep) const {
 Duration LayerLowering::Serial(const PhaseSum& sum, bool ep) {
   Duration d = sum.compute;
   if (d <= Duration::Zero()) return d;  // EmitSum emits nothing, collectives included
-  d += sum.comm[static_cast<int>(GroupKind::kTp)] + sum.comm[static_cast<int>(GroupKind::kCp)];
+  d += sum.comm[static_cast<int>(GroupKind::kTp)] + sum.comm[static_cast<int>(GroupKind::kCp)] +
+       sum.comm[static_cast<int>(GroupKind::kEtp)];
   if (ep) d += sum.comm[static_cast<int>(GroupKind::kEp)];
   return d;
 }
@@ -438,7 +439,7 @@ void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {
   if (sum.compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
   if (sum.compute_key == sim::kNone) sum.compute_key = ctx_.Key(sum.compute, sum.contended);
   for (Replica& r : topo_.stage(stage)) topo_.Compute(r, sum.compute_key, cat, ctx_.Label(cat));
-  for (GroupKind g : {GroupKind::kTp, GroupKind::kCp, GroupKind::kEp}) {
+  for (GroupKind g : {GroupKind::kTp, GroupKind::kEtp, GroupKind::kCp, GroupKind::kEp}) {
     const int k = static_cast<int>(g);
     if (sum.comm[k] <= Duration::Zero()) continue;
     if (sum.comm_key[k] == sim::kNone) sum.comm_key[k] = ctx_.Key(sum.comm[k]);

@@ -34,6 +34,12 @@ struct Layout {
   int64_t dp = 1;
   int cp = 1;
   int ep = 1;
+  // Expert tensor parallelism: the TP width of the experts' FFNs, 0 = tp (Megatron-Core's
+  // expert_tensor_parallel_size, whose default is the tensor-parallel size). With MoE parallel
+  // folding (Liu et al. 2025, arXiv 2504.14960; Megatron-Core's --expert-tensor-parallel-size)
+  // the MoE layers regroup each pipeline stage's tp x cp x dp ranks as etp x ep x edp, etp
+  // innermost, so that EP may span the TP ranks (Qwen3 235B on H100: TP2, EP32, ETP1).
+  int etp = 0;
   bool sp = false;
   int zero = 0;
   ScheduleId schedule = kSchedule1F1B;
@@ -90,6 +96,13 @@ struct Layout {
   std::vector<RankDim> order = DefaultRankOrder();
 
   int64_t gpus() const { return static_cast<int64_t>(tp) * pp * dp * cp; }
+  // The experts' TP width (etp, or tp where unset).
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Ranks of a stage that hold the same experts (the expert-data-parallel width, edp):
+  // tp x cp x dp / (etp x ep); ZeRO shards expert states over them.
+  double expert_data_width() const {
+    return static_cast<double>(tp) * cp * static_cast<double>(dp) / (expert_tp() * ep);
+  }
   // Whether every micro-batch's backward reduces its gradients (grad_reduce, resolved).
   bool reduces_every_micro_batch() const {
     return grad_reduce == GradReduce::kAuto ? zero >= 2 : grad_reduce == GradReduce::kMicroBatch;

@@ -30,17 +30,23 @@ std::string CpCommOf(const Layout& l) { return l.gathers_kv() ? " cp-all-gather"
 // ZeRO 3 over flat buffers, without the copies of per-parameter sharding: " no-copies".
 std::string CopiesOf(const Layout& l) { return l.zero == 3 && !l.zero3_copies ? " no-copies" : ""; }
 
+// Expert tensor parallelism narrower or wider than TP (MoE parallel folding): " etp1".
+std::string EtpOf(const Layout& l) {
+  return l.expert_tp() != l.tp ? fmt::format(" etp{}", l.expert_tp()) : "";
+}
+
 std::string Key(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{}{} ep{} sp{} zero{}{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
-                     l.dp, l.cp, CpCommOf(l), l.ep, l.sp ? 1 : 0, l.zero, CopiesOf(l), ReduceOf(l),
-                     ScheduleName(l.schedule), l.virtual_stages, t.micro_batch, t.global_batch,
-                     RecomputeOf(t));
+  return fmt::format("tp{} pp{} dp{} cp{}{} ep{}{} sp{} zero{}{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
+                     l.dp, l.cp, CpCommOf(l), l.ep, EtpOf(l), l.sp ? 1 : 0, l.zero, CopiesOf(l),
+                     ReduceOf(l), ScheduleName(l.schedule), l.virtual_stages, t.micro_batch,
+                     t.global_batch, RecomputeOf(t));
 }
 
 std::string Short(const Layout& l, const Training& t) {
   std::string s = fmt::format("TP{}{} PP{} DP{}", l.tp, l.sp && l.tp > 1 ? "+SP" : "", l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" CP{}{}", l.cp, CpCommOf(l));
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.expert_tp() != l.tp) s += fmt::format(" ETP{}", l.expert_tp());
   if (l.pp > 1) {
     s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
                                               : fmt::format(" {}", ScheduleName(l.schedule));
@@ -60,9 +66,10 @@ std::string Sentence(const Layout& l, const Training& t) {
                                            : " (gradients reduced once per step)";
   }
   return fmt::format(
-      "TP{} PP{} DP{} CP{}{} EP{}{}, ZeRO-{}{}{}, {}{}, {} micro-batches of {} x {} tokens, "
+      "TP{} PP{} DP{} CP{}{} EP{}{}{}, ZeRO-{}{}{}, {}{}, {} micro-batches of {} x {} tokens, "
       "recompute {}{}",
       l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep,
+      l.expert_tp() != l.tp ? fmt::format(" ETP{}", l.expert_tp()) : std::string(),
       l.sp && l.tp > 1 ? " +SP" : "", l.zero,
       l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "", reduce,
       ScheduleName(l.schedule),

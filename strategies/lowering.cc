@@ -12,6 +12,7 @@ namespace parasim {
 TaskCat CommCat(GroupKind g) {
   switch (g) {
     case GroupKind::kTp:
+    case GroupKind::kEtp:  // the experts' TP collectives count as TP communication
       return TaskCat::kTp;
     case GroupKind::kCp:
       return TaskCat::kCp;
@@ -62,9 +63,10 @@ LoweringContext::LoweringContext(const ModelSpec& m, const Training& t, const La
   // The group shapes depend on the grid, the rank order and the NVLink domain and pod sizes
   // only; finding one walks the group's members (thousands of ranks for a wide data-parallel
   // group), and a sweep asks again for every layout of the same grid. Memoised per thread.
-  std::array<int64_t, 8> shape_key{l.tp, l.cp, l.dp, l.pp, l.ep, c.domain(), c.pod_gpus, 0};
-  for (RankDim d : l.order) shape_key[7] = shape_key[7] * 8 + static_cast<int64_t>(d) + 1;
-  thread_local sim::FlatMap<std::array<int64_t, 8>, std::array<GroupPlacement, kNumGroups>,
+  std::array<int64_t, 9> shape_key{l.tp,          l.cp,       l.dp,       l.pp, l.ep,
+                                   l.expert_tp(), c.domain(), c.pod_gpus, 0};
+  for (RankDim d : l.order) shape_key[8] = shape_key[8] * 8 + static_cast<int64_t>(d) + 1;
+  thread_local sim::FlatMap<std::array<int64_t, 9>, std::array<GroupPlacement, kNumGroups>,
                             sim::WholeNumbersHash>
       shapes;
   if (shapes.size() > 4096) shapes.clear();

@@ -34,8 +34,8 @@
 namespace parasim {
 
 // Group kinds indexing the context's groups: the layer graph's kinds, plus expert data parallel.
-inline constexpr int kGroupEdp = 5;
-inline constexpr int kNumGroups = 6;
+inline constexpr int kGroupEdp = 6;
+inline constexpr int kNumGroups = 7;
 
 TaskCat CommCat(GroupKind g);
 Collective ToCollective(CommKind k);

@@ -31,6 +31,7 @@ GraphShape RankShape(const Training& t, const Layout& l) {
   shape.cp = l.cp;
   shape.cp_all_gather = l.gathers_kv();
   shape.ep = l.ep;
+  shape.etp = l.expert_tp();
   shape.act_bytes = (t.precision == Dtype::kFp32 || t.precision == Dtype::kTf32) ? 4 : 2;
   shape.attention = t.attention;
   if (t.precision == Dtype::kFp8) shape.fp8 = t.fp8_recipe;
@@ -45,8 +46,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   const ModelGraph& g = *graph;
   const StateBytes rule = StateBytesPerParam(t);
   rep.bytes_per_param = rule.weights + rule.grads + rule.optimizer;
-  const double shard_dense = static_cast<double>(l.dp) * l.cp;  // ZeRO shards over DP (x CP)
-  const double shard_expert = std::max(1.0, shard_dense / l.ep);
+  const double shard_dense = static_cast<double>(l.dp) * l.cp;       // ZeRO shards over DP (x CP)
+  const double shard_expert = std::max(1.0, l.expert_data_width());  // edp
   const int64_t micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
   const bool lora = t.finetune != FinetuneKind::kNone;
   const PipelineSchedule& schedule = ScheduleOf(l.schedule);

@@ -94,20 +94,59 @@ std::vector<int64_t> Placement::Members(GroupKind kind, int64_t rank) const {
     case GroupKind::kDp:
       out = DataMembers(rank);
       break;
+    case GroupKind::kEtp:
     case GroupKind::kEp: {
-      std::vector<int64_t> data = DataMembers(rank);
-      auto it = std::find(data.begin(), data.end(), rank);
-      const size_t pos = static_cast<size_t>(it - data.begin());
       const size_t ep = static_cast<size_t>(std::max(1, layout_.ep));
-      const size_t first = pos / ep * ep;
-      for (size_t i = first; i < first + ep && i < data.size(); ++i) out.push_back(data[i]);
+      if (layout_.expert_tp() != layout_.tp) {
+        // MoE parallel folding: an expert-TP group is `etp` consecutive places of the stage's
+        // expert order, an EP group `ep` places `etp` apart.
+        size_t pos = 0;
+        const std::vector<int64_t> all = ExpertOrder(rank, &pos);
+        const size_t etp = static_cast<size_t>(layout_.expert_tp());
+        const bool tp_group = kind == GroupKind::kEtp;
+        const size_t stride = tp_group ? 1 : etp, count = tp_group ? etp : ep;
+        const size_t first = tp_group ? pos / etp * etp : pos / (etp * ep) * (etp * ep) + pos % etp;
+        for (size_t i = 0; i < count; ++i) out.push_back(all[first + i * stride]);
+      } else if (kind == GroupKind::kEtp) {
+        out = Members(GroupKind::kTp, rank);
+      } else {
+        std::vector<int64_t> data = DataMembers(rank);
+        auto it = std::find(data.begin(), data.end(), rank);
+        const size_t pos = static_cast<size_t>(it - data.begin());
+        const size_t first = pos / ep * ep;
+        for (size_t i = first; i < first + ep && i < data.size(); ++i) out.push_back(data[i]);
+      }
       break;
     }
   }
   return out;
 }
 
+std::vector<int64_t> Placement::ExpertOrder(int64_t rank, size_t* pos) const {
+  const std::vector<int64_t> data = DataMembers(rank);
+  const RankCoords c = Coords(rank);
+  std::vector<int64_t> out;
+  out.reserve(data.size() * static_cast<size_t>(layout_.tp));
+  for (size_t i = 0; i < data.size(); ++i) {
+    RankCoords x = Coords(data[i]);
+    if (data[i] == rank) *pos = i * static_cast<size_t>(layout_.tp) + static_cast<size_t>(c.tp);
+    for (int t = 0; t < layout_.tp; ++t) {
+      x.tp = t;
+      out.push_back(Rank(x));
+    }
+  }
+  return out;
+}
+
 std::vector<int64_t> Placement::ExpertDataMembers(int64_t rank) const {
+  if (layout_.expert_tp() != layout_.tp) {
+    size_t pos = 0;
+    const std::vector<int64_t> all = ExpertOrder(rank, &pos);
+    const size_t run = static_cast<size_t>(layout_.expert_tp()) * std::max(1, layout_.ep);
+    std::vector<int64_t> out;
+    for (size_t i = pos % run; i < all.size(); i += run) out.push_back(all[i]);
+    return out;
+  }
   std::vector<int64_t> data = DataMembers(rank);
   auto it = std::find(data.begin(), data.end(), rank);
   const size_t pos = static_cast<size_t>(it - data.begin());

@@ -39,7 +39,9 @@ class Placement {
   int64_t Node(int64_t rank) const { return rank / domain_gpus_; }
 
   // Members (global ranks) of the group of `kind` that contains `rank`. kDp is the gradient
-  // group of dense parameters (dp x cp ranks); kEp the expert group, the first `ep` of those.
+  // group of dense parameters (dp x cp ranks); kEp the expert group, the first `ep` of those;
+  // kEtp the experts' TP group, the TP group itself. Where etp differs from tp (MoE parallel
+  // folding), the stage's ranks in ExpertOrder split into etp x ep x edp, etp innermost.
   std::vector<int64_t> Members(GroupKind kind, int64_t rank = 0) const;
   // Gradient group of expert parameters: the dp x cp ranks holding the same experts.
   std::vector<int64_t> ExpertDataMembers(int64_t rank = 0) const;
@@ -61,6 +63,9 @@ class Placement {
   std::array<int64_t, 4> size_{};
   // The dp x cp members of the group containing `rank`, ordered by increasing stride.
   std::vector<int64_t> DataMembers(int64_t rank) const;
+  // The tp x cp x dp ranks of `rank`'s stage, the TP coordinate innermost and then the
+  // DataMembers order (Megatron-Core's expert rank order, tp-ep-dp), and `rank`'s place there.
+  std::vector<int64_t> ExpertOrder(int64_t rank, size_t* pos) const;
 };
 
 }  // namespace parasim

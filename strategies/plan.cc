@@ -137,9 +137,34 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
     if (m.moe.experts % l.ep != 0) {
       return at("ep", fmt::format("ep {} does not divide the {} experts", l.ep, m.moe.experts));
     }
-    if ((l.dp * l.cp) % l.ep != 0) {
-      return at("ep",
-                fmt::format("ep {} must divide dp*cp = {}*{} = {}", l.ep, l.dp, l.cp, l.dp * l.cp));
+  }
+  if (l.etp > 0 && l.etp != l.tp && !m.is_moe()) {
+    return at("etp", fmt::format("etp {} shards experts: it needs a mixture-of-experts model "
+                                 "(or etp = tp = {})",
+                                 l.etp, l.tp));
+  }
+  if (m.is_moe()) {
+    const int etp = l.expert_tp();
+    if (etp == l.tp) {
+      if ((l.dp * l.cp) % l.ep != 0) {
+        return at("ep", fmt::format("ep {} must divide dp*cp = {}*{} = {}", l.ep, l.dp, l.cp,
+                                    l.dp * l.cp));
+      }
+    } else {
+      // MoE parallel folding: the stage's tp*cp*dp ranks regroup as etp x ep x edp.
+      const int64_t ranks = static_cast<int64_t>(l.tp) * l.cp * l.dp;
+      if (ranks % (static_cast<int64_t>(etp) * l.ep) != 0) {
+        return at("etp", fmt::format("etp*ep = {}*{} = {} must divide tp*cp*dp = {}*{}*{} = {}",
+                                     etp, l.ep, etp * l.ep, l.tp, l.cp, l.dp, ranks));
+      }
+      // Each TP rank holds the whole sequence without SP: experts narrower than TP would see the
+      // same tokens twice. Megatron-Core requires SP for MoE under TP (arguments.py: "When using
+      // MoE and tensor parallelism, sequence parallelism must be used").
+      if (l.tp > 1 && !l.sp) {
+        return at("etp", fmt::format("etp {} differs from tp {}: it needs sp: true (each TP rank's "
+                                     "experts take its sequence-parallel shard of the tokens)",
+                                     etp, l.tp));
+      }
     }
   }
   return std::nullopt;

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -198,6 +199,33 @@ TEST_CASE("--full (every rank) and the symmetric replay agree on a 2-node case")
     CHECK(all.step_time_s == doctest::Approx(sym.step_time_s).epsilon(0.001));
     CHECK(all.exposed.dp == doctest::Approx(sym.exposed.dp).epsilon(0.01));
   }
+}
+
+TEST_CASE("--full and the symmetric replay agree on a folded MoE layout (EP across TP, ETP1)") {
+  Bench b(16, "mixtral-8x7b");
+  b.l.tp = 2;
+  b.l.pp = 2;
+  b.l.dp = 4;
+  b.l.sp = true;
+  b.l.ep = 8;
+  b.l.etp = 1;
+  b.t.global_batch = 32;
+  b.t.recompute = RecomputeKind::kSelective;
+  b.l.zero = 1;
+  StepOptions full;
+  full.full = true;
+  StepReport sym = b.Run();
+  StepReport all = b.Run(full);
+  CHECK(all.tasks > 4 * sym.tasks);
+  CHECK(all.step_time_s == doctest::Approx(sym.step_time_s).epsilon(0.001));
+  CHECK(all.exposed.ep == doctest::Approx(sym.exposed.ep).epsilon(0.01));
+  CHECK(sym.exposed.ep > 0);
+  // Unfolded (ETP2: EP4 inside the data-parallel ranks) the experts are half as wide per rank,
+  // with a gather and a reduce-scatter over the TP pair around them.
+  b.l.ep = 4;
+  b.l.etp = 0;
+  StepReport unfolded = b.Run();
+  CHECK(unfolded.exposed.tp > sym.exposed.tp);
 }
 
 // The bytes a replay of the bench's step moves over all links.
@@ -851,6 +879,53 @@ TEST_CASE("placement: TP innermost, pipeline outermost; group shapes for the cos
   CHECK(ep.Group(GroupKind::kEp).size == 8);
   CHECK(ep.Group(GroupKind::kEp).per_node == 4);
   CHECK(ep.ExpertDataGroup().size == 2);
+  CHECK(ep.Members(GroupKind::kEtp, 5) == ep.Members(GroupKind::kTp, 5));
+}
+
+TEST_CASE("placement: MoE parallel folding regroups a stage's ranks as etp x ep x edp") {
+  HardwareCatalog hw = *LoadHardwareCatalog();
+  ClusterSpec c;
+  c.gpu = *hw.FindGpu("h100-sxm5-80gb");
+  c.nodes = 32;
+  c.gpus_per_node = 8;
+  // Qwen3 235B on 256 H100 (Megatron-Bridge): TP2 PP8 DP16, EP32 with ETP1: one EP group
+  // holds every rank of a stage, TP pairs included, so 8 of its 32 members share a node.
+  Layout q;
+  q.tp = 2;
+  q.pp = 8;
+  q.dp = 16;
+  q.ep = 32;
+  q.etp = 1;
+  Placement fold(q, c);
+  const GroupPlacement ep = fold.Group(GroupKind::kEp);
+  CHECK(ep.size == 32);
+  CHECK(ep.per_node == 8);
+  CHECK(fold.Group(GroupKind::kEtp).size == 1);
+  CHECK(fold.ExpertDataGroup().size == 1);
+  CHECK(q.expert_data_width() == 1);
+  std::vector<int64_t> stage0 = fold.Members(GroupKind::kEp, 0);
+  std::sort(stage0.begin(), stage0.end());
+  for (int64_t i = 0; i < 32; ++i) CHECK(stage0[static_cast<size_t>(i)] == i);
+  CHECK(fold.Members(GroupKind::kEp, 37).front() >= 32);  // the second stage's ranks
+  // TP4 DP8 with EP8 x ETP2: expert-TP pairs inside each TP group, EP across them.
+  Layout f;
+  f.tp = 4;
+  f.dp = 8;
+  f.pp = 8;
+  f.ep = 8;
+  f.etp = 2;
+  Placement two(f, c);
+  CHECK(two.Members(GroupKind::kEtp, 0) == std::vector<int64_t>{0, 1});
+  CHECK(two.Members(GroupKind::kEtp, 6) == std::vector<int64_t>{6, 7});
+  CHECK(two.Members(GroupKind::kEp, 1) == std::vector<int64_t>{1, 3, 5, 7, 9, 11, 13, 15});
+  CHECK(two.ExpertDataMembers(1) == std::vector<int64_t>{1, 17});
+  CHECK(two.Group(GroupKind::kEp).per_node == 4);
+  CHECK(f.expert_data_width() == 2);
+  // etp = tp leaves the groups as they were: EP over DP ranks of one TP coordinate.
+  f.etp = 4;
+  Placement same(f, c);
+  CHECK(same.Members(GroupKind::kEp, 1) == std::vector<int64_t>{1, 5, 9, 13, 17, 21, 25, 29});
+  CHECK(same.Members(GroupKind::kEtp, 1) == same.Members(GroupKind::kTp, 1));
 }
 
 TEST_CASE("lowering errors: --full on a large cluster is refused with the reason") {

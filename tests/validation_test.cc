@@ -81,21 +81,30 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
   // Held out and far from the targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
-  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 29.92% MAPE
-  // over the 8 cases that fit (2026-11-26). This checks the file states layouts parasim can
+  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 26.92% MAPE
+  // over the 10 cases that fit (2026-11-26). This checks the file states layouts parasim can
   // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
   // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
   const std::string out = ValidateJson("regimes/megatron-bridge-h100.yaml");
   CHECK(Field(out, "failed") == 1);
   CHECK(Field(out, "mape") <= 0.31);
-  for (const char* name :
-       {"mbridge-26.02-llama3.1-405b-fp8-1024gpu", "mbridge-25.11-llama3.1-405b-fp8-1024gpu"}) {
-    CAPTURE(name);
+  auto error_of = [&](const char* name) {
     const size_t at = out.find(std::string("\"") + name + "\"");
     REQUIRE(at != std::string::npos);
     const size_t e = out.find("\"error\": ", at);
     REQUIRE(e != std::string::npos);
-    CHECK(std::abs(std::stod(out.substr(e + 9))) <= 0.10);
+    return std::stod(out.substr(e + 9));
+  };
+  for (const char* name :
+       {"mbridge-26.02-llama3.1-405b-fp8-1024gpu", "mbridge-25.11-llama3.1-405b-fp8-1024gpu"}) {
+    CAPTURE(name);
+    CHECK(std::abs(error_of(name)) <= 0.10);
+  }
+  // Qwen3 235B's EP32 spans its TP2 pairs (MoE parallel folding, etp: 1): 15% fast, 2026-11-26.
+  for (const char* name :
+       {"mbridge-26.02-qwen3-235b-a22b-fp8-256gpu", "mbridge-25.11-qwen3-235b-a22b-fp8-256gpu"}) {
+    CAPTURE(name);
+    CHECK(std::abs(error_of(name)) <= 0.20);
   }
 }
 

@@ -68,6 +68,7 @@ Json LayoutJson(const Scenario& s) {
   const Layout& l = s.layout;
   Json j = Json::Object();
   j.Set("tp", l.tp).Set("pp", l.pp).Set("dp", l.dp).Set("cp", l.cp).Set("ep", l.ep);
+  if (l.expert_tp() != l.tp) j.Set("etp", l.expert_tp());
   j.Set("sp", l.sp).Set("zero", l.zero).Set("schedule", std::string(ScheduleName(l.schedule)));
   j.Set("virtual_stages", l.virtual_stages);
   if (l.grad_reduce != Layout::GradReduce::kAuto) {

@@ -659,6 +659,7 @@ std::string LayoutOf(const YAML::Node& j) {
   l.dp = j["dp"].as<int64_t>();
   l.cp = j["cp"].as<int>();
   l.ep = j["ep"].as<int>();
+  if (j["etp"]) l.etp = j["etp"].as<int>();
   l.zero = j["zero"].as<int>();
   if (j["sp"]) l.sp = j["sp"].as<bool>();
   if (j["virtual_stages"]) l.virtual_stages = j["virtual_stages"].as<int>();
