@@ -76,6 +76,14 @@ std::vector<int64_t> EpAuto(const Scenario& s) {
   return out;
 }
 
+// The experts' TP width for an MoE model: as tp (0), or 1-8 (MoE parallel folding runs experts
+// narrower than attention's TP, Megatron-Core's expert_tensor_parallel_size; 8, one NVLink node,
+// is the widest TP of the catalog's recipes). A dense model has no experts: as tp only.
+std::vector<int64_t> EtpAuto(const Scenario& s) {
+  if (!s.model.is_moe()) return {0};
+  return {0, 1, 2, 4, 8};
+}
+
 std::vector<int64_t> ScheduleAuto(const Scenario&) {
   std::vector<int64_t> out;
   for (ScheduleId id : AllSchedules()) out.push_back(id);
@@ -88,6 +96,8 @@ const std::vector<SweepKey> kKeys = {
     {"dp", Integer<1, kMaxGpus>, [](int64_t v, Layout* l, Training*) { l->dp = v; }, None},
     {"cp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->cp = int(v); }, CpAuto},
     {"ep", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->ep = int(v); }, EpAuto},
+    {"etp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->etp = int(v); },
+     EtpAuto},
     // Micro-batches beyond 16 sequences leave no GEMM faster on any GPU in the catalog.
     {"micro_batch", Integer<1, kMaxCount>,
      [](int64_t v, Layout*, Training* t) { t->micro_batch = v; },
@@ -154,6 +164,7 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           l.dp,
           l.cp,
           l.ep,
+          l.expert_tp(),
           t.micro_batch,
           l.virtual_stages,
           static_cast<int64_t>(l.schedule),

@@ -30,7 +30,7 @@ struct SweepKey {
   std::vector<int64_t> (*auto_values)(const Scenario& s);
 };
 
-// In the order the sweep enumerates them: tp, pp, dp, cp, ep, micro_batch, virtual_stages,
+// In the order the sweep enumerates them: tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages,
 // schedule, zero, recompute, sp, grad_reduce, cp_comm, global_batch, recompute_layers.
 const std::vector<SweepKey>& SweepKeys();
 const SweepKey* FindSweepKey(std::string_view name);
@@ -38,7 +38,7 @@ const SweepKey* FindSweepKey(std::string_view name);
 // What the keys above set in a layout and training, one number per key (sp as 0/1, enums by
 // value): two grid points with the same SweepPoint over the same base scenario are the same
 // layout and training. A key added to the table adds its field here (sweep_test checks).
-using SweepPoint = std::array<int64_t, 15>;
+using SweepPoint = std::array<int64_t, 16>;
 SweepPoint SweepPointOf(const Layout& l, const Training& t);
 using SweepPointHash = sim::WholeNumbersHash;
 

@@ -509,6 +509,37 @@ TEST_CASE("cp_comm swept: ring and all-gather context parallelism, bounds and pr
   CHECK(twins > 0);
 }
 
+TEST_CASE("etp swept: MoE parallel folding ranked beside EP inside DP, bounds and pruning exact") {
+  // Mixtral 8x7B on 32 H100: TP 1-4 for attention, EP 2-8, the experts' TP as tp or 1-8.
+  auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
+  Scenario s = Load("scenarios/mixtral-8x7b-ep-32-h100.yaml");
+  SweepSpec sw;
+  sw.axes = {{"tp", axis({"1", "2", "4"})},
+             {"dp", SweepAxis{true, {}}},
+             {"ep", axis({"2", "4", "8"})},
+             {"etp", SweepAxis{true, {}}}};
+  s.sweep = sw;
+  s.dp_auto = true;
+  auto [all, pruned] = BothWays(s);
+  int folded = 0;
+  std::set<std::string> keys;
+  for (const SweepEntry& e : all->ranked) {
+    CAPTURE(e.key);
+    CHECK(keys.insert(e.key).second);  // etp as tp (auto's 0) and etp = tp are one layout
+    const Layout& l = e.layout;
+    CHECK((e.key.find(" etp") != std::string::npos) == (l.expert_tp() != l.tp));
+    CHECK((static_cast<int64_t>(l.tp) * l.cp * l.dp) %
+              (static_cast<int64_t>(l.expert_tp()) * l.ep) ==
+          0);
+    std::vector<double> held;
+    auto bound = BoundsOf(s, e, &held);
+    REQUIRE(bound.ok());
+    CHECK(bound->step_s <= e.step_time_s);
+    if (l.expert_tp() != l.tp) ++folded;
+  }
+  CHECK(folded > 0);
+}
+
 TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
   SweepOptions o;
