@@ -283,10 +283,11 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
 Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario* s) {
   Layout& l = s->layout;
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m, MapReader::Open(ctx, node, "parallelism",
-                                   {"tp", "pp", "dp", "cp", "ep", "etp", "sp", "zero", "schedule",
-                                    "virtual_stages", "stage_layers", "overlap", "grad_reduce",
-                                    "cp_comm", "zero3_copies", "bucket", "compression", "order"}));
+      MapReader m,
+      MapReader::Open(ctx, node, "parallelism",
+                      {"tp", "pp", "dp", "cp", "ep", "etp", "sp", "zero", "schedule",
+                       "virtual_stages", "stage_layers", "account_for", "overlap", "grad_reduce",
+                       "cp_comm", "zero3_copies", "bucket", "compression", "order"}));
   PARASIM_RETURN_IF_ERROR(m.Int("tp", &l.tp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("pp", &l.pp, 1, 65536));
   PARASIM_RETURN_IF_ERROR(m.Int("cp", &l.cp, 1, 65536));
@@ -322,6 +323,21 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
           int64_t v,
           ReadInt(ctx, sl[i], fmt::format("parallelism.stage_layers[{}]", i), 1, 100000));
       l.stage_layers.push_back(static_cast<int>(v));
+    }
+  }
+  if (m.Has("account_for")) {
+    YAML::Node af = m.Node("account_for");
+    bool ok = af.IsSequence();
+    for (size_t i = 0; ok && i < af.size(); ++i) {
+      const std::string v = af[i].IsScalar() ? af[i].Scalar() : "";
+      bool& flag = v == "embedding" ? l.split_embedding : l.split_loss;
+      ok = (v == "embedding" || v == "loss") && !flag;
+      flag = true;
+    }
+    if (!ok) {
+      return m.Error("account_for",
+                     "expected a list of what the pipeline split counts as a layer: "
+                     "[embedding], [loss] or [embedding, loss]");
     }
   }
   if (m.Has("overlap")) {

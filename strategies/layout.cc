@@ -35,6 +35,13 @@ const std::vector<RankDim>& DefaultRankOrder() {
 
 std::vector<int> StageLayers(const Layout& l, int layers) {
   if (!l.stage_layers.empty()) return l.stage_layers;
+  if (l.split_embedding || l.split_loss) {
+    const int units = layers + (l.split_embedding ? 1 : 0) + (l.split_loss ? 1 : 0);
+    std::vector<int> out(l.pp, units / l.pp);  // plan.cc checks that they divide
+    if (l.split_embedding) out.front() -= 1;
+    if (l.split_loss) out.back() -= 1;
+    return out;
+  }
   std::vector<int> out(l.pp, layers / l.pp);
   int rem = layers % l.pp;
   // Spread the remainder from the middle outwards, so the first and last stages, which also

@@ -45,6 +45,13 @@ struct Layout {
   ScheduleId schedule = kSchedule1F1B;
   int virtual_stages = 1;
   std::vector<int> stage_layers;  // empty = even split, remainder spread
+  // The embedding and the loss counted as a layer each in the pipeline split (Megatron-LM's
+  // --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): layers
+  // plus those split evenly over the model chunks, the first chunk holding one layer fewer for
+  // the embedding and the last one fewer for the loss (Llama 3 405B's 126 layers on PP16 x 8,
+  // arXiv 2407.21783 sec. 3.3.2). parallelism.account_for: [embedding, loss].
+  bool split_embedding = false;
+  bool split_loss = false;
   bool overlap_dp = true;
   // Tensor-parallel collectives beside compute:
   // - kNone: every one blocks (Megatron-LM before its asynchronous TP all-reduce, as in SC21);
@@ -123,8 +130,10 @@ std::string_view CpCommName(Layout::CpComm c);
 StatusOr<Layout::CpComm> ParseCpComm(std::string_view s);
 std::vector<std::string_view> CpCommNames();
 
-// Layers per pipeline stage: stage_layers when given, else an even split with the remainder
-// spread over the middle stages (first and last stages hold the embedding and LM head).
+// Layers per pipeline stage: stage_layers when given; with split_embedding or split_loss the
+// layers plus those ends split evenly, one fewer on the first or last stage; else an even split
+// with the remainder spread over the middle stages (first and last stages hold the embedding
+// and LM head).
 std::vector<int> StageLayers(const Layout& l, int layers);
 
 // Layers per model chunk, [stage][chunk], for `chunks` model chunks per stage (the layout's

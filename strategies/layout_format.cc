@@ -35,11 +35,19 @@ std::string EtpOf(const Layout& l) {
   return l.expert_tp() != l.tp ? fmt::format(" etp{}", l.expert_tp()) : "";
 }
 
+// What the pipeline split counts as a layer besides the layers (parallelism.account_for).
+std::string AccountOf(const Layout& l) {
+  if (!l.split_embedding && !l.split_loss) return "";
+  return l.split_embedding && l.split_loss ? " account-embedding-loss"
+         : l.split_embedding               ? " account-embedding"
+                                           : " account-loss";
+}
+
 std::string Key(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{}{} ep{}{} sp{} zero{}{}{} {} v{} mb{} gb{} {}", l.tp, l.pp,
-                     l.dp, l.cp, CpCommOf(l), l.ep, EtpOf(l), l.sp ? 1 : 0, l.zero, CopiesOf(l),
-                     ReduceOf(l), ScheduleName(l.schedule), l.virtual_stages, t.micro_batch,
-                     t.global_batch, RecomputeOf(t));
+  return fmt::format("tp{} pp{} dp{} cp{}{} ep{}{} sp{} zero{}{}{} {}{} v{} mb{} gb{} {}", l.tp,
+                     l.pp, l.dp, l.cp, CpCommOf(l), l.ep, EtpOf(l), l.sp ? 1 : 0, l.zero,
+                     CopiesOf(l), ReduceOf(l), ScheduleName(l.schedule), AccountOf(l),
+                     l.virtual_stages, t.micro_batch, t.global_batch, RecomputeOf(t));
 }
 
 std::string Short(const Layout& l, const Training& t) {
@@ -73,7 +81,13 @@ std::string Sentence(const Layout& l, const Training& t) {
       l.sp && l.tp > 1 ? " +SP" : "", l.zero,
       l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "", reduce,
       ScheduleName(l.schedule),
-      l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string(),
+      (l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string()) +
+          (l.split_embedding || l.split_loss
+               ? fmt::format(" ({} counted as a layer in the split)",
+                             l.split_embedding && l.split_loss ? "embedding and loss each"
+                             : l.split_embedding               ? "embedding"
+                                                               : "loss")
+               : std::string()),
       std::max<int64_t>(1, t.global_batch / per_step), t.micro_batch, t.seq_len,
       t.recompute != RecomputeKind::kNone && t.recompute_layers >= 0
           ? fmt::format("{} on the first {} layer{} of each chunk", RecomputeName(t.recompute),

@@ -69,6 +69,35 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
   const int v = ChunksOf(l);
   // Model chunks the layers are split into: DualPipe's two copies each split into pp stages.
   const int chunks = schedule.bidirectional() ? l.pp : l.pp * v;
+  const bool accounts = l.split_embedding || l.split_loss;
+  if (accounts) {
+    // Megatron-LM's --account-for-embedding-in-pipeline-split and --account-for-loss-in-
+    // pipeline-split: the layers and those ends split evenly into the model chunks.
+    const std::string ends = l.split_embedding && l.split_loss ? "the embedding and the loss"
+                             : l.split_embedding               ? "the embedding"
+                                                               : "the loss";
+    const int units = m.layers + (l.split_embedding ? 1 : 0) + (l.split_loss ? 1 : 0);
+    if (!l.stage_layers.empty()) {
+      return at("account_for", "stage_layers states the split itself: leave account_for out");
+    }
+    if (schedule.mirrored() || schedule.bidirectional()) {
+      return at("account_for",
+                fmt::format("schedule {} places the model's ends on one stage; account_for "
+                            "applies to 1F1B, GPipe, zero-bubble and interleaved pipelines",
+                            schedule.name()));
+    }
+    if (units % chunks != 0) {
+      return at("account_for",
+                fmt::format("{} layers with {} counted as a layer each, {}, do not split evenly "
+                            "into pp*virtual_stages = {}*{} = {} model chunks",
+                            m.layers, ends, units, l.pp, v, chunks));
+    }
+  }
+  // Where the layers do not fill the chunks evenly but would with both ends counted.
+  const std::string account_hint =
+      !accounts && (m.layers + 2) % chunks == 0
+          ? fmt::format("; account_for: [embedding, loss] makes {} units, which do", m.layers + 2)
+          : "";
   if (!l.stage_layers.empty()) {
     if (static_cast<int>(l.stage_layers.size()) != l.pp) {
       return at("stage_layers", fmt::format("stage_layers has {} entries but pp is {}",
@@ -107,9 +136,11 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
         }
       }
     }
+  } else if (accounts) {
+    // The chunks split evenly (above): only the embedding's and the loss's may be empty.
   } else if (m.layers < chunks) {
-    return at("pp", fmt::format("{} layers cannot fill {} model chunks (pp {} x {} per stage)",
-                                m.layers, chunks, l.pp, chunks / l.pp));
+    return at("pp", fmt::format("{} layers cannot fill {} model chunks (pp {} x {} per stage){}",
+                                m.layers, chunks, l.pp, chunks / l.pp, account_hint));
   } else if (schedule.equal_chunks() && m.layers % chunks != 0) {
     return at("schedule",
               fmt::format("schedule {} needs an even number of layers per stage: {} layers do "
@@ -118,8 +149,8 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
   } else if (schedule.interleaves() && v > 1 && m.layers % chunks != 0) {
     return at("virtual_stages",
               fmt::format("{} layers do not split evenly into pp*virtual_stages = "
-                          "{}*{} = {} chunks",
-                          m.layers, l.pp, v, chunks));
+                          "{}*{} = {} chunks (set stage_layers{})",
+                          m.layers, l.pp, v, chunks, account_hint));
   }
   const int64_t per_step = l.dp * t.micro_batch;
   if (t.global_batch % per_step != 0) {

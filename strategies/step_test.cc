@@ -1132,6 +1132,42 @@ TEST_CASE("uneven interleaving as Llama 3 405B ran it: an embedding-only and a h
   const StepReport plain = b.Run();
   CHECK(interleaved.step_time_s < plain.step_time_s * 0.9);
   CHECK(interleaved.bubble_fraction < 0.15);
+
+  // Without stage_layers: 14 layers do not split into 16 chunks, but 14 + 2 do, the embedding
+  // and the loss counted as a layer each (Megatron-LM's --account-for-embedding-in-pipeline-
+  // split and --account-for-loss-in-pipeline-split, account_for: [embedding, loss]), and the
+  // step replays as with the stages stated.
+  s.layout.stage_layers.clear();
+  problem = CheckLayout(s);
+  REQUIRE(problem.has_value());
+  CHECK(problem->message.find("account_for: [embedding, loss] makes 16 units, which do") !=
+        std::string::npos);
+  s.layout.split_embedding = s.layout.split_loss = true;
+  CHECK_FALSE(CheckLayout(s).has_value());
+  CHECK(StageLayers(s.layout, 14) == std::vector<int>{3, 4, 4, 3});
+  b.l = s.layout;
+  b.l.virtual_stages = 4;
+  b.l.schedule = kScheduleInterleaved;
+  CHECK(b.Run().step_time_s == interleaved.step_time_s);
+  // 17 layers with both ends, 19, do not split into 16 chunks; 15 with the loss alone do.
+  s.model.layers = 17;
+  problem = CheckLayout(s);
+  REQUIRE(problem.has_value());
+  CHECK(problem->key == "account_for");
+  CHECK(problem->message.find("with the embedding and the loss counted as a layer each, 19, do "
+                              "not split evenly") != std::string::npos);
+  s.model.layers = 15;
+  s.layout.split_embedding = false;
+  CHECK_FALSE(CheckLayout(s).has_value());
+  CHECK(StageLayers(s.layout, 15) == std::vector<int>{4, 4, 4, 3});
+  CHECK(ChunkLayers(s.layout, 15, 4).back() == std::vector<int>{1, 1, 1, 0});
+  // Llama 3 405B's 126 layers on PP16 x 8 (128 chunks).
+  Layout meta;
+  meta.pp = 16;
+  meta.split_embedding = meta.split_loss = true;
+  std::vector<int> want(16, 8);
+  want.front() = want.back() = 7;
+  CHECK(StageLayers(meta, 126) == want);
 }
 
 }  // namespace

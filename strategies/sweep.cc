@@ -66,6 +66,10 @@ void Normalise(Layout* l) {
     l->grad_reduce = GR::kAuto;
   }
   if (l->cp == 1) l->cp_comm = Layout::CpComm::kRing;  // no exchange to make
+  // account_for is Megatron-LM's split of a one-way pipeline: a schedule that places both ends
+  // on one stage (V, DualPipe) or no pipeline at all keeps its own split.
+  const PipelineSchedule& s = ScheduleOf(l->schedule);
+  if (l->pp == 1 || s.mirrored() || s.bidirectional()) l->split_embedding = l->split_loss = false;
 }
 
 std::string Csv(const SweepEntry& e) {

@@ -540,6 +540,34 @@ TEST_CASE("etp swept: MoE parallel folding ranked beside EP inside DP, bounds an
   CHECK(folded > 0);
 }
 
+TEST_CASE("account_for in a sweep: one-way pipelines count the ends, V and DualPipe keep theirs") {
+  // 30 layers on PP4: with the embedding and the loss, 32 units fill 4 x 4 interleaved chunks.
+  auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
+  Scenario s = Load("scenarios/mixtral-8x7b-ep-32-h100.yaml");
+  s.model.layers = 30;
+  s.layout.ep = 4;  // within DP4
+  s.layout.split_embedding = s.layout.split_loss = true;
+  SweepSpec sw;
+  sw.axes = {{"pp", axis({"4"})},
+             {"dp", SweepAxis{true, {}}},
+             {"schedule", axis({"1f1b", "interleaved-1f1b", "dualpipe", "zb-v"})},
+             {"virtual_stages", axis({"1", "4"})}};
+  s.sweep = sw;
+  s.dp_auto = true;
+  auto [all, pruned] = BothWays(s);
+  std::set<std::string> schedules;
+  for (const SweepEntry& e : all->ranked) {
+    CAPTURE(e.key);
+    const PipelineSchedule& sched = ScheduleOf(e.layout.schedule);
+    const bool one_way = !sched.mirrored() && !sched.bidirectional();
+    CHECK(e.layout.split_embedding == one_way);
+    CHECK((e.key.find(" account-embedding-loss") != std::string::npos) == one_way);
+    schedules.insert(std::string(ScheduleName(e.layout.schedule)));
+  }
+  CHECK(schedules.count("interleaved-1f1b") == 1);
+  CHECK(schedules.count("dualpipe") == 1);
+}
+
 TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
   SweepOptions o;

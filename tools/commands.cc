@@ -69,6 +69,12 @@ Json LayoutJson(const Scenario& s) {
   Json j = Json::Object();
   j.Set("tp", l.tp).Set("pp", l.pp).Set("dp", l.dp).Set("cp", l.cp).Set("ep", l.ep);
   if (l.expert_tp() != l.tp) j.Set("etp", l.expert_tp());
+  if (l.split_embedding || l.split_loss) {
+    Json a = Json::Array();
+    if (l.split_embedding) a.Push(std::string("embedding"));
+    if (l.split_loss) a.Push(std::string("loss"));
+    j.Set("account_for", a);
+  }
   j.Set("sp", l.sp).Set("zero", l.zero).Set("schedule", std::string(ScheduleName(l.schedule)));
   j.Set("virtual_stages", l.virtual_stages);
   if (l.grad_reduce != Layout::GradReduce::kAuto) {

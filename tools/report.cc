@@ -660,6 +660,9 @@ std::string LayoutOf(const YAML::Node& j) {
   l.cp = j["cp"].as<int>();
   l.ep = j["ep"].as<int>();
   if (j["etp"]) l.etp = j["etp"].as<int>();
+  for (const auto& a : j["account_for"]) {
+    (a.as<std::string>() == "embedding" ? l.split_embedding : l.split_loss) = true;
+  }
   l.zero = j["zero"].as<int>();
   if (j["sp"]) l.sp = j["sp"].as<bool>();
   if (j["virtual_stages"]) l.virtual_stages = j["virtual_stages"].as<int>();
