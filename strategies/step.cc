@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "strategies/lowering.h"
 #include "strategies/memory.h"
@@ -135,6 +136,35 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
   if (!alt.ok() || !alt->fits || alt->step_time_s > 0.99 * r.step_time_s) return "";
   return AlsoFits("grad_reduce: step", " holding whole gradients until one reduction per step",
                   *alt, r);
+}
+
+std::string FoldingAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
+                          const ClusterSpec& cluster, const StepReport& r) {
+  if (!model.is_moe() || layout.tp <= 1 || !layout.sp || layout.expert_tp() != layout.tp ||
+      layout.ep <= 1) {
+    return "";
+  }
+  const int64_t ranks = static_cast<int64_t>(layout.tp) * layout.cp * layout.dp;
+  std::optional<StepReport> best;
+  Layout best_layout;
+  for (const int ep : {layout.ep * layout.tp, layout.ep}) {
+    if (model.moe.experts % ep != 0 || ranks % ep != 0) continue;
+    Layout probe = layout;
+    probe.ep = ep;
+    probe.etp = 1;
+    StatusOr<StepReport> alt = SimulateStep(model, training, probe, cluster, StepOptions{});
+    if (!alt.ok() || !alt->fits) continue;
+    if (!best || alt->step_time_s < best->step_time_s) {
+      best = *std::move(alt);
+      best_layout = probe;
+    }
+  }
+  if (!best || best->step_time_s > 0.99 * r.step_time_s) return "";
+  return AlsoFits(fmt::format("etp: 1 with ep: {}", best_layout.ep),
+                  best_layout.ep == layout.ep
+                      ? " with whole experts and the EP group over the TP ranks (MoE folding)"
+                      : " with the EP group over the TP ranks (MoE parallel folding)",
+                  *best, r);
 }
 
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,

@@ -228,6 +228,35 @@ TEST_CASE("--full and the symmetric replay agree on a folded MoE layout (EP acro
   CHECK(unfolded.exposed.tp > sym.exposed.tp);
 }
 
+TEST_CASE("run's folding advice: an EP group that crosses nodes kept in one by etp: 1") {
+  // 64 fine-grained experts on 2 H100 nodes, TP2 + SP, EP8 inside DP8: each EP group holds one
+  // TP coordinate and spans both nodes (4 + 4). Folded, EP8 takes 8 consecutive ranks, one node.
+  Bench b(16);
+  b.FineGrainedMoe(4);
+  b.l.tp = 2;
+  b.l.dp = 8;
+  b.l.sp = true;
+  b.l.ep = 8;
+  b.l.zero = 1;
+  b.t.global_batch = 64;
+  REQUIRE(b.PlanError().empty());
+  const StepReport unfolded = b.Run();
+  const std::string advice = FoldingAdvice(b.model, b.t, b.l, b.cluster, unfolded);
+  CAPTURE(advice);
+  CHECK(advice.rfind("etp: 1 with ep: 8 also fits", 0) == 0);
+  b.l.etp = 1;
+  const StepReport folded = b.Run();
+  CHECK(folded.exposed.ep < unfolded.exposed.ep);
+  CHECK(advice.find(fmt::format("step {:.3f} s", folded.step_time_s)) != std::string::npos);
+  // Folded already, or experts as narrow as nothing to fold: no advice.
+  CHECK(FoldingAdvice(b.model, b.t, b.l, b.cluster, folded).empty());
+  b.l.etp = 0;
+  b.l.tp = 1;
+  b.l.dp = 16;
+  b.l.sp = false;
+  CHECK(FoldingAdvice(b.model, b.t, b.l, b.cluster, b.Run()).empty());
+}
+
 // The bytes a replay of the bench's step moves over all links.
 double LinkBytes(const Bench& b) {
   LoweredStep low;

@@ -929,7 +929,8 @@ Status RunCommand(const CommonOptions& opt) {
   if (!opt.full) {  // an --full replay of every rank is too long to run twice
     for (const std::string& advice :
          {RecomputeLayersAdvice(s.model, s.training, s.layout, s.cluster, r),
-          GradReduceAdvice(s.model, s.training, s.layout, s.cluster, r)}) {
+          GradReduceAdvice(s.model, s.training, s.layout, s.cluster, r),
+          FoldingAdvice(s.model, s.training, s.layout, s.cluster, r)}) {
       if (!advice.empty()) r.warnings.push_back(advice);
     }
   }
