@@ -81,8 +81,8 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
   // Held out and far from the targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
-  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 26.92% MAPE
-  // over the 10 cases that fit (2026-11-26). This checks the file states layouts parasim can
+  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 25.87% MAPE
+  // over the 11 cases that fit (2026-11-26). This checks the file states layouts parasim can
   // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
   // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
   const std::string out = ValidateJson("regimes/megatron-bridge-h100.yaml");
