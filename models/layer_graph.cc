@@ -25,6 +25,24 @@ constexpr EnumNames<GroupKind, 6> kGroups("group", {{{GroupKind::kTp, "tp"},
 }  // namespace
 
 std::string_view CommName(CommKind c) { return kComms.Name(c); }
+
+double FlashComputedShare(const ModelSpec& m, int64_t seq) {
+  // A causal layer computes the blocks on and below the diagonal: half of the matrix.
+  constexpr double kCausal = 0.5;
+  const AttentionWindow& w = m.window;
+  const double s = static_cast<double>(seq);
+  if (w.size <= 0 || static_cast<double>(w.size) >= s || m.layers <= 0) return kCausal;
+  // Flash kernels compute whole tiles of 128 x 128 (FlashAttention-2, Dao 2023, sec. 3.1 and
+  // its kernels' block sizes; cuDNN's fused attention alike): a sliding window of w keys
+  // touches ceil(w / 128) + 1 key tiles per query tile, a chunk of w tokens its causal
+  // triangle, (w / 128 + 1) / 2 tiles per query tile on average.
+  constexpr double kTile = 128;
+  const double size = static_cast<double>(w.size);
+  const double local = std::min(
+      kCausal, w.chunked ? (size + kTile) / (2 * s) : (std::ceil(size / kTile) + 1) * kTile / s);
+  const int global = w.global_every > 0 ? m.layers / w.global_every : 0;
+  return (global * kCausal + (m.layers - global) * local) / m.layers;
+}
 std::string_view GroupName(GroupKind g) { return kGroups.Name(g); }
 
 namespace {
@@ -186,8 +204,8 @@ Op DropoutAdd(const std::string& name, const Dims& d) {
 // The attention core: QK^T and AV over the full key length (CP: keys gathered from the ring),
 // for `heads` local heads with Q and K of `qk` and V of `v` dimensions per head, and K and V
 // of `k_cols` and `v_cols` columns per token (fewer with GQA).
-Op AttentionCore(const GraphShape& s, const Dims& d, double heads, double qk, double v,
-                 double k_cols, double v_cols) {
+Op AttentionCore(const ModelSpec& m, const GraphShape& s, const Dims& d, double heads, double qk,
+                 double v, double k_cols, double v_cols) {
   const double s_kv = static_cast<double>(s.seq_len);
   const double q_cols = heads * qk, o_cols = heads * v;
   Op core;
@@ -218,7 +236,8 @@ Op AttentionCore(const GraphShape& s, const Dims& d, double heads, double qk, do
   } else {
     // Flash attention saves only the output's log-sum-exp (fp32) besides Q, K, V.
     core.saved.push_back({"attention.lse", heads * d.T * 4, true});
-    core.causal_fraction = 0.5;  // masked blocks above the diagonal are skipped
+    // Masked blocks above the diagonal are skipped, and outside a local layer's window.
+    core.causal_fraction = FlashComputedShare(m, s.seq_len);
     core.fwd_bytes = Bytes(d.T * (q_cols + k_cols + v_cols + o_cols) * d.a);
     core.bwd_bytes = core.fwd_bytes * 2.5;
   }
@@ -288,7 +307,7 @@ void AddMlaAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, 
   rope_op.deepseek_recompute = true;
   bb.Add(std::move(rope_op));
   // The up-projections' outputs (Q, K, V of the core) are rebuilt from the latents.
-  Op core = AttentionCore(s, d, heads_local, qk, v, heads_local * qk, heads_local * v);
+  Op core = AttentionCore(m, s, d, heads_local, qk, v, heads_local * qk, heads_local * v);
   for (SavedTensor& t : core.saved) {
     if (t.name == "attention.q" || t.name == "attention.k" || t.name == "attention.v") {
       t.deepseek = 0;
@@ -334,7 +353,7 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
     bb.Add(Elementwise("rope", 2 * qk, 2 * qk));
   }
 
-  bb.Add(AttentionCore(s, d, heads_local, hd, hd, kv_cols, kv_cols));
+  bb.Add(AttentionCore(m, s, d, heads_local, hd, hd, kv_cols, kv_cols));
 
   Op out =
       Gemm("out_proj", T, static_cast<int64_t>(q_cols), m.hidden, q_cols * d.h + bias * d.h / t);

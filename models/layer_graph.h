@@ -28,6 +28,12 @@ enum class CommKind : uint8_t { kNone, kAllReduce, kReduceScatter, kAllGather, k
 enum class GroupKind : uint8_t { kTp, kCp, kEp, kDp, kPp, kEtp };
 
 std::string_view CommName(CommKind c);
+
+// The share of a layer's attention matrix (queries x keys, seq x seq) a flash kernel computes,
+// averaged over the model's layers: half for causal attention, less on layers of local
+// attention (ModelSpec::window). Every layer shares one graph, so the average prices the model's
+// attention whole.
+double FlashComputedShare(const ModelSpec& m, int64_t seq);
 std::string_view GroupName(GroupKind g);
 
 struct CommSpec {

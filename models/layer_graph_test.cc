@@ -180,6 +180,35 @@ TEST_CASE("MoE under TP: the all-to-all dispatcher's collectives, with and witho
   CHECK(s.bytes.count("fwd all-gather etp") == 0);
 }
 
+TEST_CASE("local attention: flash computes the tiles of each layer's window, averaged over layers") {
+  auto cat = LoadModelCatalog();
+  // GPT-OSS: a 128-key sliding window on every other layer. At 4,096 tokens a windowed layer
+  // computes 2 key tiles of 128 per query tile, 2 x 128 / 4096 of the matrix; a full layer half.
+  const ModelSpec oss = *cat->Find("gpt-oss-120b");
+  CHECK(FlashComputedShare(oss, 4096) == doctest::Approx((0.5 + 256.0 / 4096) / 2));
+  // Llama 4 Maverick: 8,192-token chunks on three layers of four; at 8K a chunk is the whole
+  // sequence, at 128K each layer's chunks hold (8192 + 128) / (2 x 131072) of it.
+  const ModelSpec l4 = *cat->Find("llama4-maverick");
+  CHECK(FlashComputedShare(l4, 8192) == 0.5);
+  CHECK(FlashComputedShare(l4, 131072) ==
+        doctest::Approx((12 * 0.5 + 36 * (8192.0 + 128) / (2 * 131072)) / 48));
+  // Without a window, or where the window holds the sequence: causal, half.
+  CHECK(FlashComputedShare(Gpt3(), 2048) == 0.5);
+  CHECK(FlashComputedShare(oss, 128) == 0.5);
+  // The layer graph's attention core carries it under flash attention; standard attention
+  // materialises every score.
+  GraphShape flash{.micro_batch = 1, .seq_len = 4096, .ep = 8};
+  const ModelGraph g = BuildModelGraph(oss, flash);
+  GraphShape standard = flash;
+  standard.attention = AttentionKind::kStandard;
+  const ModelGraph g_std = BuildModelGraph(oss, standard);
+  for (size_t i = 0; i < g.moe.size(); ++i) {
+    if (g.moe.op(i).kind != OpKind::kAttention) continue;
+    CHECK(g.moe.op(i).causal_fraction == FlashComputedShare(oss, 4096));
+    CHECK(g_std.moe.op(i).causal_fraction == 1.0);
+  }
+}
+
 TEST_CASE("MLA (DeepSeek-V3): the layer graph's parameters and core FLOPs follow the spec") {
   auto cat = LoadModelCatalog();
   const ModelSpec m = *cat->Find("deepseek-v3");

@@ -56,9 +56,9 @@ ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
 StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                    ModelSpec m, bool catalog_entry) {
   std::vector<std::string_view> keys = {
-      "extends",         "layers", "hidden",       "heads", "kv_heads", "head_dim",
-      "ffn_hidden",      "vocab",  "max_position", "mlp",   "norm",     "position",
-      "tied_embeddings", "bias",   "moe",          "mla",   "mtp_depth"};
+      "extends",         "layers", "hidden",       "heads", "kv_heads",  "head_dim",
+      "ffn_hidden",      "vocab",  "max_position", "mlp",   "norm",      "position",
+      "tied_embeddings", "bias",   "moe",          "mla",   "mtp_depth", "attention_window"};
   if (catalog_entry) {
     keys.push_back("source");
     keys.push_back("params");
@@ -131,6 +131,19 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
       return e.Error(
           "top_k", fmt::format("top_k {} is more than the {} experts", m.moe.top_k, m.moe.experts));
     }
+  }
+  if (r.Has("attention_window")) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader w, MapReader::Open(ctx, r.Node("attention_window"), r.Path("attention_window"),
+                                     {"size", "kind", "global_every"}));
+    PARASIM_RETURN_IF_ERROR(w.Require("size"));
+    PARASIM_RETURN_IF_ERROR(w.Int("size", &m.window.size, 1, kBig));
+    if (w.Has("kind")) {
+      std::string kind;
+      PARASIM_RETURN_IF_ERROR(w.Enum("kind", &kind, {"sliding", "chunked"}));
+      m.window.chunked = kind == "chunked";
+    }
+    PARASIM_RETURN_IF_ERROR(w.Int("global_every", &m.window.global_every, 0, 100000));
   }
   if (r.Has("mla")) {
     PARASIM_ASSIGN_OR_RETURN(MapReader a,

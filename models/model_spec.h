@@ -53,6 +53,18 @@ double ExpectedMaxOfNormals(int n);
 // (q_lora_rank; 0 = a plain projection), keys and values from one compressed latent
 // (kv_lora_rank) plus a shared decoupled RoPE key (qk_rope_head_dim). Per head, Q and K have
 // qk_nope_head_dim + qk_rope_head_dim dimensions and V has v_head_dim.
+// Local attention: layers whose queries see only a window of keys. `sliding`: each query the
+// `size` keys before it (GPT-OSS: 128 on every other layer; Mistral 7B: 4,096 on every layer);
+// `chunked`: the keys of its own chunk of `size` tokens (Llama 4: 8,192 on three layers of
+// four). Every `global_every`-th layer (the last of each run) attends to the whole sequence;
+// 0: none does.
+struct AttentionWindow {
+  int64_t size = 0;  // tokens; 0 = every layer attends to the whole sequence
+  bool chunked = false;
+  int global_every = 0;
+  bool operator==(const AttentionWindow&) const = default;
+};
+
 struct MlaSpec {
   int64_t q_lora_rank = 0;
   int64_t kv_lora_rank = 0;  // 0 = no MLA
@@ -82,6 +94,7 @@ struct ModelSpec {
   int bias = -1;  // -1: derived (GELU/LayerNorm models carry biases, SwiGLU/RMSNorm models none)
   MoeSpec moe;
   MlaSpec mla;
+  AttentionWindow window;  // `attention_window`
   // Multi-token prediction (DeepSeek-V3 sec. 2.2): D sequential modules after the LM head,
   // each a projection of [norm(h); norm(embedding of the next token)], one transformer layer
   // (an MoE layer in an MoE model) and the shared LM head and loss. Not in `params`.

@@ -81,7 +81,7 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
   // Held out and far from the issue's targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
-  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 28-58% fast, 25.87% MAPE
+  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 32-58% fast, 26.22% MAPE
   // over the 11 cases that fit (2026-11-26). This checks the file states layouts parasim can
   // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
   // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
@@ -110,12 +110,12 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
 
 TEST_CASE("Megatron-Bridge on B200 and GB200: every stated layout fits and replays; too fast") {
   // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
-  // take the H100's kernel efficiencies, and every case is 13-57% fast, 26.33% MAPE over the 7
-  // (2026-11-26). This guards the file's layouts and the direction of the error, which a
-  // Blackwell calibration is to remove.
+  // take the H100's kernel efficiencies, and every case is 13-57% fast, 27.13% MAPE over the 7
+  // (2026-11-26, since GPT-OSS's sliding-window layers compute their windows only). This guards
+  // the file's layouts and the direction of the error, which a Blackwell calibration is to remove.
   const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
   CHECK(Field(out, "failed") == 0);
-  CHECK(Field(out, "mape") <= 0.27);
+  CHECK(Field(out, "mape") <= 0.28);
   int cases = 0;
   for (size_t at = out.find("\"error\": "); at != std::string::npos;
        at = out.find("\"error\": ", at + 1)) {
