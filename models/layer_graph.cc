@@ -398,9 +398,10 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   // under TP), sends each copy to the EP rank of its expert, and where the experts are
   // tensor-parallel (etp > 1) all-gathers what arrived over the expert-TP group; the experts'
   // outputs are reduce-scattered back over that group before the combining all-to-all. No TP
-  // collective surrounds the routed experts. Where every rank of the expert-TP group holds the
-  // same tokens (TP without SP, etp = tp), nothing is gathered and the experts' partial outputs
-  // are all-reduced instead.
+  // collective surrounds the routed experts. Where every rank of the TP group holds the same
+  // tokens (TP without SP, where etp = tp), nothing is gathered: the block is one TP region, its
+  // input's gradient and its output all-reduced over TP (after the combine, which sums each
+  // token's copies first), as the dense MLP's are.
   const bool same_tokens = d.t > 1 && !d.sp;
   const double local = d.T_out;  // tokens this rank routes
   // Tokens routed from the ranks of this rank's expert-TP group: the experts' input.
@@ -409,7 +410,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   Op ln = Norm("moe_norm", m, d);
   // Shared experts are a dense MLP over the TP group (Megatron-Core's SharedExpertMLP): their
   // input is gathered over TP (SP) and their output reduce-scattered (LeaveTp, below).
-  if (e.shared_experts > 0) EnterTp(&ln, d);
+  if (e.shared_experts > 0 || same_tokens) EnterTp(&ln, d);
   Vertex in = bb.Add(std::move(ln));
   Op router = Gemm("router", static_cast<int64_t>(local), m.hidden, e.experts, d.h * e.experts);
   router.saved.push_back({"router.input", local * d.h * d.a, false, 0});
@@ -449,9 +450,6 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
       Gemm("expert_fc1", rows, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
            local_experts * (d.h * (glu ? 2 : 1) * f + bias * (glu ? 2 : 1) * f), local_experts);
   fc1.expert = true;
-  if (etp > 1 && same_tokens) {
-    fc1.bwd_comm = {CommKind::kAllReduce, GroupKind::kEtp, dispatch_bytes, false};
-  }
   fc1.saved.push_back({"expert_fc1.input", rows * local_experts * d.h * d.a, false});
   bb.Add(std::move(fc1));
   const double act = rows * local_experts * f * d.a;
@@ -465,11 +463,16 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   Op fc2 = Gemm("expert_fc2", rows, static_cast<int64_t>(f), m.hidden,
                 local_experts * (f * d.h + bias * d.h / etp), local_experts);
   fc2.expert = true;
+  // Without SP the routed experts' partial outputs are all-reduced over TP with the rest of the
+  // block: after the combine, or after the shared experts where there are some (LeaveTp
+  // below); with EP and no shared expert the combine's all-to-all follows, so on the copies
+  // after fc2.
+  const bool reduce_after_combine = same_tokens && s.ep <= 1 && e.shared_experts == 0;
   if (gathers) {
     fc2.fwd_comm = {CommKind::kReduceScatter, GroupKind::kEtp, gathered, false};
     fc2.bwd_comm = {CommKind::kAllGather, GroupKind::kEtp, gathered, false};
-  } else if (etp > 1) {
-    fc2.fwd_comm = {CommKind::kAllReduce, GroupKind::kEtp, dispatch_bytes, false};
+  } else if (same_tokens && s.ep > 1 && e.shared_experts == 0) {
+    fc2.fwd_comm = {CommKind::kAllReduce, GroupKind::kTp, dispatch_bytes, false};
   }
   fc2.saved.push_back({"expert_fc2.input", act, false, 0});
   bb.Add(std::move(fc2));
@@ -478,6 +481,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
     combine.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, dispatch_bytes, false};
     combine.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, fp8_bytes, false};
   }
+  if (reduce_after_combine) LeaveTp(&combine, d);
   bb.Add(std::move(combine));
   const int64_t T = static_cast<int64_t>(d.T);
   const double fs = static_cast<double>(e.expert_ffn_hidden) / d.t;

@@ -170,6 +170,16 @@ TEST_CASE("MoE under TP: the all-to-all dispatcher's collectives, with and witho
   CHECK(f.expert_params == doctest::Approx(2 * a.expert_params));
   // The same expert FLOPs per rank: half the tokens through whole experts.
   CHECK(f.expert_flops == doctest::Approx(a.expert_flops * load1 / load2).epsilon(0.001));
+  // TP without SP (every TP rank holds the same tokens), no EP: one TP region, as a dense MLP's,
+  // its input's gradient and its combined output all-reduced.
+  GraphShape no_sp = base;
+  no_sp.sp = false;
+  no_sp.ep = 1;
+  const Comms r = comms(BuildModelGraph(m, no_sp).moe);
+  CHECK(r.bytes.size() == 2);
+  CHECK(r.bytes.at("fwd all-reduce tp") == doctest::Approx(T * h * 2));
+  CHECK(r.bytes.at("bwd all-reduce tp") == doctest::Approx(T * h * 2));
+  CHECK(r.router_rows == 4096);
   // Shared experts stay a dense TP MLP: their input gathered over TP, output reduce-scattered.
   ModelSpec ds = *cat->Find("deepseek-v3");
   GraphShape dsf = fold;
@@ -180,7 +190,8 @@ TEST_CASE("MoE under TP: the all-to-all dispatcher's collectives, with and witho
   CHECK(s.bytes.count("fwd all-gather etp") == 0);
 }
 
-TEST_CASE("local attention: flash computes the tiles of each layer's window, averaged over layers") {
+TEST_CASE(
+    "local attention: flash computes the tiles of each layer's window, averaged over layers") {
   auto cat = LoadModelCatalog();
   // GPT-OSS: a 128-key sliding window on every other layer. At 4,096 tokens a windowed layer
   // computes 2 key tiles of 128 per query tile, 2 x 128 / 4096 of the matrix; a full layer half.
