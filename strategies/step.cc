@@ -160,11 +160,12 @@ std::string FoldingAdvice(const ModelSpec& model, const Training& training, cons
     }
   }
   if (!best || best->step_time_s > 0.99 * r.step_time_s) return "";
-  return AlsoFits(fmt::format("etp: 1 with ep: {}", best_layout.ep),
-                  best_layout.ep == layout.ep
-                      ? " with whole experts and the EP group over the TP ranks (MoE folding)"
-                      : " with the EP group over the TP ranks (MoE parallel folding)",
-                  *best, r);
+  return AlsoFits(
+      fmt::format("etp: 1 with ep: {}", best_layout.ep),
+      best_layout.ep == layout.ep
+          ? " with whole experts and the EP group over the TP ranks (MoE parallel folding)"
+          : " with the EP group over the TP ranks (MoE parallel folding)",
+      *best, r);
 }
 
 StatusOr<StepReport> ReplayStep(LoweredStep low, const ModelSpec& model, const Training& training,
