@@ -182,6 +182,17 @@ TEST_CASE("coarse and op-level replays give the same step time") {
   }
 }
 
+// `b` replayed one replica per stage and every rank (--full): the same step. Returns both.
+std::pair<StepReport, StepReport> SymmetricAndFull(Bench& b) {
+  StepOptions full;
+  full.full = true;
+  StepReport sym = b.Run();
+  StepReport all = b.Run(full);
+  CHECK(all.tasks > 4 * sym.tasks);
+  CHECK(all.step_time_s == doctest::Approx(sym.step_time_s).epsilon(0.001));
+  return {sym, all};
+}
+
 TEST_CASE("--full (every rank) and the symmetric replay agree on a 2-node case") {
   Bench b(16);
   b.l.tp = 2;
@@ -191,12 +202,7 @@ TEST_CASE("--full (every rank) and the symmetric replay agree on a 2-node case")
   b.t.recompute = RecomputeKind::kSelective;
   for (int zero : {0, 1}) {
     b.l.zero = zero;
-    StepOptions full;
-    full.full = true;
-    StepReport sym = b.Run();
-    StepReport all = b.Run(full);
-    CHECK(all.tasks > 4 * sym.tasks);
-    CHECK(all.step_time_s == doctest::Approx(sym.step_time_s).epsilon(0.001));
+    const auto [sym, all] = SymmetricAndFull(b);
     CHECK(all.exposed.dp == doctest::Approx(sym.exposed.dp).epsilon(0.01));
   }
 }
@@ -212,12 +218,7 @@ TEST_CASE("--full and the symmetric replay agree on a folded MoE layout (EP acro
   b.t.global_batch = 32;
   b.t.recompute = RecomputeKind::kSelective;
   b.l.zero = 1;
-  StepOptions full;
-  full.full = true;
-  StepReport sym = b.Run();
-  StepReport all = b.Run(full);
-  CHECK(all.tasks > 4 * sym.tasks);
-  CHECK(all.step_time_s == doctest::Approx(sym.step_time_s).epsilon(0.001));
+  const auto [sym, all] = SymmetricAndFull(b);
   CHECK(all.exposed.ep == doctest::Approx(sym.exposed.ep).epsilon(0.01));
   CHECK(sym.exposed.ep > 0);
   // Unfolded (ETP2: EP4 inside the data-parallel ranks) the experts are half as wide per rank,
@@ -871,12 +872,17 @@ TEST_CASE("MFU and tokens/s follow from the replayed step time and the layer gra
   CHECK((f.model + f.recompute) * B == doctest::Approx(sc21_hw).epsilon(0.02));
 }
 
-TEST_CASE("placement: TP innermost, pipeline outermost; group shapes for the cost model") {
-  HardwareCatalog hw = *LoadHardwareCatalog();
+// A cluster of `nodes` 8-GPU nodes of catalog GPU `gpu` (placement needs no fabric).
+ClusterSpec EightGpuNodes(const char* gpu, int nodes) {
   ClusterSpec c;
-  c.gpu = *hw.FindGpu("a100-sxm4-80gb");
-  c.nodes = 128;
+  c.gpu = *LoadHardwareCatalog()->FindGpu(gpu);
+  c.nodes = nodes;
   c.gpus_per_node = 8;
+  return c;
+}
+
+TEST_CASE("placement: TP innermost, pipeline outermost; group shapes for the cost model") {
+  ClusterSpec c = EightGpuNodes("a100-sxm4-80gb", 128);
   Layout l;
   l.tp = 8;
   l.pp = 8;
@@ -912,11 +918,7 @@ TEST_CASE("placement: TP innermost, pipeline outermost; group shapes for the cos
 }
 
 TEST_CASE("placement: MoE parallel folding regroups a stage's ranks as etp x ep x edp") {
-  HardwareCatalog hw = *LoadHardwareCatalog();
-  ClusterSpec c;
-  c.gpu = *hw.FindGpu("h100-sxm5-80gb");
-  c.nodes = 32;
-  c.gpus_per_node = 8;
+  const ClusterSpec c = EightGpuNodes("h100-sxm5-80gb", 32);
   // Qwen3 235B on 256 H100 (Megatron-Bridge): TP2 PP8 DP16, EP32 with ETP1: one EP group
   // holds every rank of a stage, TP pairs included, so 8 of its 32 members share a node.
   Layout q;
