@@ -69,9 +69,8 @@ double BusFactor(Collective c, int64_t n) {
 CostModel::CostModel(const ClusterSpec& cluster, Dtype precision)
     : cluster_(cluster), precision_(precision) {
   shape_norm_ = ShapeFactor(8192, 8192, 8192);
-  base_gemm_efficiency_ = precision == Dtype::kFp8 && cluster.gpu.gemm_efficiency_fp8 > 0
-                              ? cluster.gpu.gemm_efficiency_fp8
-                              : cluster.gpu.gemm_efficiency;
+  base_gemm_efficiency_ =
+      precision == Dtype::kFp8 ? cluster.gpu.Fp8GemmEfficiency() : cluster.gpu.gemm_efficiency;
   for (const GemmShapeFit& g : cluster.gpu.gemm_shapes) {
     // Exact dtype first; the other 16-bit type (same tensor-core rate) fills the gaps.
     const bool sixteen = [](Dtype d) { return d == Dtype::kBf16 || d == Dtype::kFp16; }(g.dtype);

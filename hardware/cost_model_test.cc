@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "hardware/fit.h"
 #include "hardware/measurements.h"
 
 namespace parasim {
@@ -209,6 +210,41 @@ TEST_CASE("the default sustained factor is the H100's measured burst-to-sustaine
         doctest::Approx(0.820));
   CHECK(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1).gpu.sustained_factor ==
         kDefaultSustainedFactor);
+}
+
+TEST_CASE("FP8 GEMMs take the FP8/16-bit efficiency ratio fitted to the same H100 runs") {
+  // hardware/spec.h, kFp8GemmEfficiencyRatio: both efficiencies fitted to the nine GEMM files of
+  // one calibration, so that the clocks they ran at cancel.
+  const std::string dir = "hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/";
+  std::vector<Measurements> runs;
+  for (const char* f :
+       {"gemm-weak-scaling-shapes.yaml", "deepseek-v3-gemm-bf16.yaml", "deepseek-v3-gemm-fp8.yaml",
+        "gpt-2.7b-b4-flash.yaml", "gpt3-1.3b-b2-standard.yaml", "gpt3-1.3b-b4-flash.yaml",
+        "gpt3-1.3b-b8-flash.yaml", "gpt3-350m-b4-standard.yaml", "gpt3-350m-b8-flash.yaml"}) {
+    auto m = LoadMeasurements(dir + f);
+    REQUIRE_MESSAGE(m.ok(), m.status().message());
+    runs.push_back(*m);
+  }
+  const ClusterSpec h100 = Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1);
+  auto fit = FitMeasurements(runs, h100);
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  REQUIRE(fit->profile.gemm_efficiency);
+  REQUIRE(fit->profile.gemm_efficiency_fp8);
+  CHECK(*fit->profile.gemm_efficiency_fp8 / *fit->profile.gemm_efficiency ==
+        doctest::Approx(kFp8GemmEfficiencyRatio).epsilon(0.002));
+  // The catalog states no FP8 efficiency, so a large FP8 GEMM runs at the 16-bit efficiency
+  // times the ratio of the doubled peak: 1.71x the bf16 GEMM, not 2x.
+  CHECK(h100.gpu.gemm_efficiency_fp8 == 0);
+  CostModel bf16(h100, Dtype::kBf16), fp8(h100, Dtype::kFp8);
+  CHECK(fp8.GemmEfficiency(8192, 8192, 8192) ==
+        doctest::Approx(h100.gpu.gemm_efficiency * kFp8GemmEfficiencyRatio));
+  const double speedup = (bf16.GemmTime(8192, 8192, 8192) - bf16.Launch()).seconds() /
+                         (fp8.GemmTime(8192, 8192, 8192) - fp8.Launch()).seconds();
+  CHECK(speedup == doctest::Approx(2 * kFp8GemmEfficiencyRatio).epsilon(0.001));
+  // A profile's own FP8 efficiency replaces it.
+  ClusterSpec stated = h100;
+  stated.gpu.gemm_efficiency_fp8 = 0.5;
+  CHECK(CostModel(stated, Dtype::kFp8).GemmEfficiency(8192, 8192, 8192) == doctest::Approx(0.5));
 }
 
 }  // namespace

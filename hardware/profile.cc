@@ -251,6 +251,7 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
         fmt::format("{} {} (catalog {})", what, FormatDuration(*v), FormatDuration(*field)));
     *field = *v;
   };
+  const double catalog_fp8 = c->gpu.Fp8GemmEfficiency();  // before the profile's 16-bit one
   num("gemm_efficiency", p.gemm_efficiency, &c->gpu.gemm_efficiency);
   num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
   time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
@@ -258,8 +259,8 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
   num("contended_compute", p.contended_compute, &c->gpu.contended_compute);
   num("contended_memory", p.contended_memory, &c->gpu.contended_memory);
   if (p.gemm_efficiency_fp8) {
-    changed.push_back(fmt::format("gemm_efficiency_fp8 {:.3g} (catalog: gemm_efficiency)",
-                                  *p.gemm_efficiency_fp8));
+    changed.push_back(fmt::format("gemm_efficiency_fp8 {:.3g} (catalog {:.3g})",
+                                  *p.gemm_efficiency_fp8, catalog_fp8));
     c->gpu.gemm_efficiency_fp8 = *p.gemm_efficiency_fp8;
   }
   for (auto [key, from, to] :

@@ -50,6 +50,16 @@ inline constexpr double kDefaultSustainedFactor = 0.826;
 // all-to-all 20 SMs): bf16 GEMMs of a TP-8 22B layer and 8192^3 ran 1.19-1.41x slower (mean
 // 1.30); a 2 GiB copy 1.06x.
 inline constexpr double kDefaultContendedCompute = 1.30;
+
+// An FP8 GEMM reaches a smaller fraction of its (twice as high) peak than a 16-bit one: FP8
+// efficiency over 16-bit efficiency, each fitted (`parasim fit`, shape curve) to the same
+// calibration runs so that clocks and host are alike, on an H100 SXM here:
+// hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/, the nine GEMM files together,
+// 864 16-bit and 384 FP8 cuBLASLt shapes (per-tensor scales, bf16 out): 0.6351 / 0.7437 =
+// 0.854 (the files alone: 0.845-0.884). A GPU whose catalog entry states no
+// gemm_efficiency_fp8 prices FP8 GEMMs at gemm_efficiency times this; the ratio is Hopper's,
+// an assumption for other GPUs until a calibration profile replaces it.
+inline constexpr double kFp8GemmEfficiencyRatio = 0.854;
 inline constexpr double kDefaultContendedMemory = 1.06;
 
 // Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
@@ -95,12 +105,18 @@ struct GpuSpec {
   double contended_compute = kDefaultContendedCompute;
   double contended_memory = kDefaultContendedMemory;
   // From a calibration profile only (none in the catalog):
-  double gemm_efficiency_fp8 = 0;          // large fp8 GEMMs vs the fp8 peak; 0 = gemm_efficiency
-  std::vector<GemmShapeFit> gemm_shapes;   // exact measured shapes
+  double gemm_efficiency_fp8 = 0;         // large fp8 GEMMs vs the fp8 peak; 0: Fp8GemmEfficiency()
+  std::vector<GemmShapeFit> gemm_shapes;  // exact measured shapes
   AttentionEfficiency attention_standard;  // materialised softmax (attention: standard)
   AttentionEfficiency attention_flash;     // fused kernels (attention: flash)
 
   FlopRate Peak(Dtype d) const { return peak[static_cast<int>(d)]; }
+  // Large FP8 GEMMs' fraction of the fp8 peak: a profile's measured one, else gemm_efficiency x
+  // kFp8GemmEfficiencyRatio.
+  double Fp8GemmEfficiency() const {
+    return gemm_efficiency_fp8 > 0 ? gemm_efficiency_fp8
+                                   : gemm_efficiency * kFp8GemmEfficiencyRatio;
+  }
 };
 
 enum class FabricKind { kIntra, kInter };

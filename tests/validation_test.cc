@@ -56,8 +56,9 @@ TEST_CASE("Megatron-LM SC21 Table 1: MAPE at most 5%, no case worse than 10%") {
 
 TEST_CASE("DeepSeek-V3 and V2 on 2,048 H800: within 12% of their published GPU-hours per token") {
   // Wall-clock cases (step over goodput): V3 replayed with DualPipe's F&B overlap, FP8 and the
-  // recompute set is 10.1% fast today, V2 with ZB-H1 0.2%. Issue #17's target is 10%; this
-  // guards against regressions and checks the basis is applied.
+  // recompute set is 9.9% fast (2026-11-26, FP8 GEMMs at the measured FP8/16-bit ratio; 6.5%
+  // before), V2 with ZB-H1 3.6% slow. Issue #17's target was 10%; this guards against
+  // regressions and checks the basis is applied.
   auto r = RunParasim("validate --json " + Runfile("tests/validation/regimes/deepseek-h800.yaml"));
   REQUIRE(r.exit_code == 0);
   CHECK(Field(r.out, "failed") == 0);
@@ -81,13 +82,14 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
   // Held out and far from the issue's targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
-  // FP8 on few GPUs is predicted 22-39% slow, fine-grained dropless MoE 32-58% fast, 26.22% MAPE
-  // over the 11 cases that fit (2026-11-26). This checks the file states layouts parasim can
-  // replay (one case, GPT-OSS at micro-batch 4, does not fit in parasim's memory model) and
-  // guards the two 1,024-GPU Llama 3.1 405B cases, which predict within 4-9%.
+  // FP8 on few GPUs is predicted 14-32% slow, fine-grained dropless MoE 32-59% fast, 23.99% MAPE
+  // over the 11 cases that fit (2026-11-26, FP8 GEMMs at the measured FP8/16-bit ratio; 26.22%
+  // before). This checks the file states layouts parasim can replay (one case, GPT-OSS at
+  // micro-batch 4, does not fit in parasim's memory model) and guards the two 1,024-GPU Llama 3.1
+  // 405B cases, which predict within 0-4%.
   const std::string out = ValidateJson("regimes/megatron-bridge-h100.yaml");
   CHECK(Field(out, "failed") == 1);
-  CHECK(Field(out, "mape") <= 0.31);
+  CHECK(Field(out, "mape") <= 0.25);
   auto error_of = [&](const char* name) {
     const size_t at = out.find(std::string("\"") + name + "\"");
     REQUIRE(at != std::string::npos);
@@ -98,9 +100,9 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
   for (const char* name :
        {"mbridge-26.02-llama3.1-405b-fp8-1024gpu", "mbridge-25.11-llama3.1-405b-fp8-1024gpu"}) {
     CAPTURE(name);
-    CHECK(std::abs(error_of(name)) <= 0.10);
+    CHECK(std::abs(error_of(name)) <= 0.06);
   }
-  // Qwen3 235B's EP32 spans its TP2 pairs (MoE parallel folding, etp: 1): 15% fast, 2026-11-26.
+  // Qwen3 235B's EP32 spans its TP2 pairs (MoE parallel folding, etp: 1): 16% fast, 2026-11-26.
   for (const char* name :
        {"mbridge-26.02-qwen3-235b-a22b-fp8-256gpu", "mbridge-25.11-qwen3-235b-a22b-fp8-256gpu"}) {
     CAPTURE(name);
@@ -110,12 +112,13 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
 
 TEST_CASE("Megatron-Bridge on B200 and GB200: every stated layout fits and replays; too fast") {
   // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
-  // take the H100's kernel efficiencies, and every case is 13-57% fast, 27.13% MAPE over the 7
-  // (2026-11-26, since GPT-OSS's sliding-window layers compute their windows only). This guards
+  // take the H100's kernel efficiencies (FP8 at the H100's FP8/16-bit ratio), and every case is
+  // 6-57% fast, 22.56% MAPE over the 7 (2026-11-26; 27.13% while FP8 ran at the 16-bit
+  // efficiency, since GPT-OSS's sliding-window layers compute their windows only). This guards
   // the file's layouts and the direction of the error, which a Blackwell calibration is to remove.
   const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
   CHECK(Field(out, "failed") == 0);
-  CHECK(Field(out, "mape") <= 0.28);
+  CHECK(Field(out, "mape") <= 0.24);
   int cases = 0;
   for (size_t at = out.find("\"error\": "); at != std::string::npos;
        at = out.find("\"error\": ", at + 1)) {
