@@ -554,11 +554,22 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     // The fp32 softmax is kept for the backward. (torchtitan's F.cross_entropy on .float()
     // logits makes about 22 and 26 with bf16: 48 in all against 52.)
     const double per_logit = d.T * v_local;
-    const double logits = per_logit * 4;
-    const double cast = d.a < 4 ? d.a + 4 : 0;  // .float() of fp32 logits is a no-op
-    Op loss = Elementwise("cross_entropy", per_logit * (32 + cast), per_logit * (8 + cast));
-    loss.saved.push_back({"logits", logits, false});
-    bb.Add(std::move(loss));
+    if (s.fused_cross_entropy) {
+      // Fused (training.cross_entropy: fused): Transformer Engine's parallel_cross_entropy, as
+      // Megatron-Core calls it with cross_entropy_loss_fusion and cross_entropy_fusion_impl
+      // "te" (transformer_engine/pytorch/triton/cross_entropy.py). The forward's online
+      // softmax reads each logit once, in its own type, and keeps a max, a sum and the
+      // target's logit per token; the backward reads the logits again and writes the gradient
+      // in their place. The logits themselves are kept for it, in their own type.
+      Op loss = Elementwise("cross_entropy", per_logit * d.a, per_logit * 2 * d.a);
+      loss.saved.push_back({"logits", per_logit * d.a, false});
+      bb.Add(std::move(loss));
+    } else {
+      const double cast = d.a < 4 ? d.a + 4 : 0;  // .float() of fp32 logits is a no-op
+      Op loss = Elementwise("cross_entropy", per_logit * (32 + cast), per_logit * (8 + cast));
+      loss.saved.push_back({"logits", per_logit * 4, false});
+      bb.Add(std::move(loss));
+    }
     g.head = bb.Finish();
   }
   if (m.mtp_depth > 0) {

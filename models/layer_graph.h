@@ -106,6 +106,7 @@ struct GraphShape {
   int etp = 0;           // the experts' TP width (Layout::etp); 0: tp
   double act_bytes = 2;  // bytes per activation element (16-bit)
   AttentionKind attention = AttentionKind::kFlash;
+  bool fused_cross_entropy = false;  // Training::fused_cross_entropy
   // FP8 training's recipe (precision: fp8); none for 16- and 32-bit training.
   std::optional<Fp8Recipe> fp8 = std::nullopt;
   int dropout = -1;  // -1: derived (GELU/LayerNorm models use dropout, SwiGLU models not)

@@ -313,6 +313,42 @@ TEST_CASE("cross-entropy: Megatron-LM's passes over the vocab-parallel logits") 
   }
 }
 
+TEST_CASE("fused cross-entropy: one read of the logits forward, a read and a write backward") {
+  // training.cross_entropy: fused, Transformer Engine's parallel_cross_entropy: the online
+  // softmax reads each logit once in its own type; the backward rewrites them as the gradient.
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("llama3-70b");
+  for (double a : {2.0, 4.0}) {
+    CAPTURE(a);
+    GraphShape shape{.micro_batch = 1, .seq_len = 8192, .tp = 4, .act_bytes = a};
+    shape.fused_cross_entropy = true;
+    const ModelGraph fused = BuildModelGraph(m, shape);
+    shape.fused_cross_entropy = false;
+    const ModelGraph unfused = BuildModelGraph(m, shape);
+    const double logits = 8192.0 * m.vocab / 4;
+    auto loss_of = [](const ModelGraph& g) -> const Op* {
+      for (size_t i = 0; i < g.head.size(); ++i) {
+        if (g.head.op(i).name == "cross_entropy") return &g.head.op(i);
+      }
+      return nullptr;
+    };
+    const Op* f = loss_of(fused);
+    const Op* u = loss_of(unfused);
+    REQUIRE(f != nullptr);
+    REQUIRE(u != nullptr);
+    CHECK(f->fwd_bytes.bytes() == doctest::Approx(a * logits));
+    CHECK(f->bwd_bytes.bytes() == doctest::Approx(2 * a * logits));
+    REQUIRE(f->saved.size() == 1);
+    CHECK(f->saved[0].bytes == doctest::Approx(a * logits));
+    // Against the unfused passes on fp32: 38 and 14 bytes a 16-bit logit, 32 and 8 an fp32 one.
+    CHECK(u->fwd_bytes.bytes() / f->fwd_bytes.bytes() == doctest::Approx(a < 4 ? 19 : 8));
+    CHECK(u->saved[0].bytes / f->saved[0].bytes == doctest::Approx(4 / a));
+    // Nothing else in the graph changes.
+    CHECK(fused.dense.size() == unfused.dense.size());
+    CHECK(fused.head.size() == unfused.head.size());
+  }
+}
+
 TEST_CASE("recompute deepseek: norms, MLA up-projections and SwiGLU rebuilt; SwiGLU input in FP8") {
   // DeepSeek-V3 secs. 3.2.3 and 3.3.2, on one MoE layer of 4096 tokens with EP64.
   auto cat = LoadModelCatalog();

@@ -69,6 +69,10 @@ struct Training {
   // 2, Transformer Engine, PyTorch SDPA); `attention: standard` for the materialised softmax of
   // Megatron-LM 2021-22 (the published SC21 and Korthikanti 2022 runs state it).
   AttentionKind attention = AttentionKind::kFlash;
+  // The loss over the vocabulary as one fused kernel pair (Megatron-Core's
+  // cross_entropy_loss_fusion, Transformer Engine's parallel_cross_entropy), or pass by pass on
+  // fp32 logits (Megatron-LM's default path, PyTorch's F.cross_entropy on .float() logits).
+  bool fused_cross_entropy = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;

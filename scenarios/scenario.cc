@@ -209,11 +209,11 @@ Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs
 
 Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, "training",
-                      {"seq_len", "global_batch", "micro_batch", "precision", "optimizer",
-                       "grad_dtype", "recompute", "recompute_layers", "tokens", "finetune",
-                       "attention", "fp8_recipe", "moments", "grad_accumulation"}));
+      MapReader m, MapReader::Open(ctx, node, "training",
+                                   {"seq_len", "global_batch", "micro_batch", "precision",
+                                    "optimizer", "grad_dtype", "recompute", "recompute_layers",
+                                    "tokens", "finetune", "attention", "fp8_recipe", "moments",
+                                    "grad_accumulation", "cross_entropy"}));
   PARASIM_RETURN_IF_ERROR(m.Require("seq_len"));
   PARASIM_RETURN_IF_ERROR(m.Require("global_batch"));
   PARASIM_RETURN_IF_ERROR(m.Int("seq_len", &t->seq_len, 1, int64_t{1} << 32));
@@ -262,6 +262,10 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   if (m.Has("attention")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("attention", &s, {"flash", "standard"}));
     t->attention = s == "flash" ? AttentionKind::kFlash : AttentionKind::kStandard;
+  }
+  if (m.Has("cross_entropy")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("cross_entropy", &s, {"unfused", "fused"}));
+    t->fused_cross_entropy = s == "fused";
   }
   if (m.Has("grad_accumulation")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("grad_accumulation", &s, GradAccumulationNames()));

@@ -75,7 +75,7 @@ std::string Sentence(const Layout& l, const Training& t) {
   }
   return fmt::format(
       "TP{} PP{} DP{} CP{}{} EP{}{}{}, ZeRO-{}{}{}, {}{}, {} micro-batches of {} x {} tokens, "
-      "recompute {}{}",
+      "recompute {}{}{}",
       l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep,
       l.expert_tp() != l.tp ? fmt::format(" ETP{}", l.expert_tp()) : std::string(),
       l.sp && l.tp > 1 ? " +SP" : "", l.zero,
@@ -95,7 +95,8 @@ std::string Sentence(const Layout& l, const Training& t) {
           : std::string(RecomputeName(t.recompute)),
       t.grad_accumulation == GradAccumulation::kSeparate
           ? ", weight gradients accumulated by a pass of their own"
-          : "");
+          : "",
+      t.fused_cross_entropy ? ", fused cross-entropy" : "");
 }
 
 }  // namespace
