@@ -83,7 +83,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
       MapReader::Open(ctx, node, path,
                       {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
                        "memory_efficiency", "launch_overhead", "sustained_factor", "device_names",
-                       "server", "attention_flash", "gemm_efficiency_fp8"}));
+                       "server", "attention_flash", "gemm_efficiency_fp8", "mxfp8"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -94,6 +94,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Int("sms", &g.sms, 1, 100000));
   PARASIM_RETURN_IF_ERROR(m.Number("gemm_efficiency", &g.gemm_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Number("gemm_efficiency_fp8", &g.gemm_efficiency_fp8, 0.01, 1.0));
+  PARASIM_RETURN_IF_ERROR(m.Bool("mxfp8", &g.mxfp8));
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));

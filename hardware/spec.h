@@ -104,6 +104,8 @@ struct GpuSpec {
   // Slowdown beside a running collective: GEMMs and attention; memory-bound kernels.
   double contended_compute = kDefaultContendedCompute;
   double contended_memory = kDefaultContendedMemory;
+  // Tensor cores that apply MXFP8's per-32 E8M0 scales themselves (training.fp8_recipe: mxfp8).
+  bool mxfp8 = false;
   // From a calibration profile only (none in the catalog):
   double gemm_efficiency_fp8 = 0;         // large fp8 GEMMs vs the fp8 peak; 0: Fp8GemmEfficiency()
   std::vector<GemmShapeFit> gemm_shapes;  // exact measured shapes

@@ -590,7 +590,17 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
 
 // One E4M3 byte, plus blockwise's fp32 scale per 1x128 tile (a weight's 128x128 blocks add
 // 4 / 16384, left out).
-double Fp8ElementBytes(Fp8Recipe r) { return r == Fp8Recipe::kBlockwise ? 1.0 + 4.0 / 128 : 1.0; }
+double Fp8ElementBytes(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kTensorwise:
+      return 1.0;
+    case Fp8Recipe::kBlockwise:
+      return 1.0 + 4.0 / 128;  // an fp32 scale per 128 values
+    case Fp8Recipe::kMxfp8:
+      return 1.0 + 1.0 / 32;  // an E8M0 scale (one byte) per 32 values
+  }
+  return 1.0;
+}
 
 bool Recomputes(const Op& op, RecomputeKind r) {
   switch (r) {

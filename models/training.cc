@@ -11,9 +11,10 @@ constexpr EnumNames<RecomputeKind, 5> kRecomputes(
                         {RecomputeKind::kFull, "full"},
                         {RecomputeKind::kDeepseek, "deepseek"},
                         {RecomputeKind::kSelectiveOp, "selective-op"}}});
-constexpr EnumNames<Fp8Recipe, 2> kFp8Recipes("fp8 recipe",
+constexpr EnumNames<Fp8Recipe, 3> kFp8Recipes("fp8 recipe",
                                               {{{Fp8Recipe::kTensorwise, "tensorwise"},
-                                                {Fp8Recipe::kBlockwise, "blockwise"}}});
+                                                {Fp8Recipe::kBlockwise, "blockwise"},
+                                                {Fp8Recipe::kMxfp8, "mxfp8"}}});
 constexpr EnumNames<GradAccumulation, 2> kGradAccumulations(
     "gradient accumulation",
     {{{GradAccumulation::kFused, "fused"}, {GradAccumulation::kSeparate, "separate"}}});

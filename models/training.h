@@ -35,11 +35,14 @@ enum class GradAccumulation { kFused, kSeparate };
 // - blockwise: DeepSeek-V3's fine-grained scaling (arXiv 2412.19437 Sec. 3.3.2): activations and
 //   gradients per 1x128 tile, weights per 128x128 block, one fp32 scale each; the MoE dispatch
 //   sends FP8 (Sec. 3.3.3).
-enum class Fp8Recipe { kTensorwise, kBlockwise };
+// Per-tensor scales (Transformer Engine's current/delayed scaling), DeepSeek-V3's 1x128/128x128
+// blocks, or MXFP8 (one E8M0 scale per 32 values along the inner dimension, on tensor cores that
+// apply the scales themselves: Blackwell).
+enum class Fp8Recipe { kTensorwise, kBlockwise, kMxfp8 };
 
 std::string_view Fp8RecipeName(Fp8Recipe r);
 StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s);
-std::vector<std::string_view> Fp8RecipeNames();  // tensorwise, blockwise
+std::vector<std::string_view> Fp8RecipeNames();  // tensorwise, blockwise, mxfp8
 
 std::string_view RecomputeName(RecomputeKind r);
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s);

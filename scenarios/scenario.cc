@@ -714,6 +714,36 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
   return ctx.ErrorAt(n, "parallelism." + problem->key, problem->message);
 }
 
+// What the training's number format asks of a GPU: tensor cores of that type (a catalog peak),
+// and for MXFP8 tensor cores that apply its block scales. `combination` names a co-design
+// sweep's cluster, empty for the scenario's own.
+Status CheckPrecisionOnGpu(const YamlContext& ctx, const YAML::Node& training, const Training& t,
+                           const GpuSpec& g, const std::string& combination) {
+  const std::string in =
+      combination.empty() ? "" : fmt::format(" (in the sweep's combination {})", combination);
+  if (g.Peak(t.precision).flops_per_second() <= 0) {
+    std::vector<std::string_view> has;
+    for (std::string_view d : DtypeNames()) {
+      if (g.Peak(*ParseDtype(d)).flops_per_second() > 0) has.push_back(d);
+    }
+    const YAML::Node at = training["precision"].IsDefined() ? training["precision"] : training;
+    return ctx.ErrorAt(
+        at, "training.precision",
+        fmt::format("{} needs {} tensor cores and {} has none (no {} peak in the catalog){}; "
+                    "expected one of {}",
+                    DtypeName(t.precision), DtypeName(t.precision), g.id, DtypeName(t.precision),
+                    in, fmt::join(has, ", ")));
+  }
+  if (t.precision == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8 && !g.mxfp8) {
+    return ctx.ErrorAt(training["fp8_recipe"], "training.fp8_recipe",
+                       fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales "
+                                   "(Blackwell: b200, gb200, b300) and {} has none{}; expected "
+                                   "tensorwise or blockwise on it",
+                                   g.id, in));
+  }
+  return Status::Ok();
+}
+
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,
                                     const Catalogs& cat) {
   PARASIM_ASSIGN_OR_RETURN(MapReader top, MapReader::Open(ctx, root, "",
@@ -727,6 +757,8 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   PARASIM_RETURN_IF_ERROR(ParseCluster(ctx, top.Node("cluster"), cat, &s.cluster, dir));
   PARASIM_RETURN_IF_ERROR(ParseModel(ctx, top.Node("model"), cat, &s.model));
   PARASIM_RETURN_IF_ERROR(ParseTraining(ctx, top.Node("training"), &s.training));
+  PARASIM_RETURN_IF_ERROR(
+      CheckPrecisionOnGpu(ctx, top.Node("training"), s.training, s.cluster.gpu, ""));
   YAML::Node par = top.Node("parallelism");
   if (par.IsDefined() && !par.IsNull()) {
     PARASIM_RETURN_IF_ERROR(ParseParallelism(ctx, par, &s));
@@ -738,6 +770,10 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
     std::vector<HardwareAxis> hardware;
     PARASIM_RETURN_IF_ERROR(ParseSweep(ctx, top.Node("sweep"), &sw, &hardware));
     PARASIM_RETURN_IF_ERROR(BuildSweepHardware(root, ctx, cat, dir, hardware, &sw));
+    for (const SweepHardware& h : sw.hardware) {
+      PARASIM_RETURN_IF_ERROR(
+          CheckPrecisionOnGpu(ctx, top.Node("training"), s.training, h.cluster.gpu, h.label));
+    }
     s.sweep = sw;
   }
   if (top.Has("reliability")) {

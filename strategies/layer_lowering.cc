@@ -213,6 +213,14 @@ void LayerLowering::AddFp8Casts(const Op& op, OpTime* ot) const {
     // forward and weight gradient, then the output gradient for the input and weight gradients.
     ot->fwd += cast(4 * x);
     ot->bwd += cast(4 * g);
+  } else if (ctx_.training.fp8_recipe == Fp8Recipe::kMxfp8) {
+    // MXFP8's blocks run along the inner dimension of each GEMM, so a tensor used both ways is
+    // quantized both ways, rowwise and columnwise, in one kernel (Transformer Engine's "tensor
+    // usages", docs/.../performance_considerations): the input for forward and weight gradient,
+    // the output gradient for the input and weight gradients, each with its E8M0 scales.
+    const double e = Fp8ElementBytes(Fp8Recipe::kMxfp8);
+    ot->fwd += cast((2 + 2 * e) * x);
+    ot->bwd += cast((2 + 2 * e) * g);
   } else {
     // DeepSeek-V3: the input cast per 1x128 tile for forward, the output gradient per 1x128 and
     // per 128x1 for the two backward GEMMs, and the cached input re-cast per 128x1 for the

@@ -202,7 +202,7 @@ TEST_CASE(
   }
   CHECK(fp8_ops == 4);                 // qkv, out, fc1 (gate and up), fc2
   CHECK_FALSE(graph->head.op(1).fp8);  // lm_head
-  for (Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise}) {
+  for (Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
     CAPTURE(Fp8RecipeName(r));
     b.t.fp8_recipe = r;
     // Every layer's Linears move from the bf16 GEMM to the FP8 GEMM plus the recipe's casts
@@ -215,9 +215,14 @@ TEST_CASE(
       const Op& op = graph->dense.op(i);
       if (!op.fp8) continue;
       const double x = static_cast<double>(op.m) * op.k, g = static_cast<double>(op.m) * op.n;
-      Duration df = r == Fp8Recipe::kTensorwise ? cast(4 * x) : cast((2 + e) * x);
-      Duration db =
-          r == Fp8Recipe::kTensorwise ? cast(4 * g) : cast((2 + 2 * e) * g) + cast(2 * e * x);
+      // Tensorwise: cast and transpose; MXFP8: rowwise and columnwise copies with their scales;
+      // blockwise: 1x128 forward, both tilings of the gradient, the input re-cast per 128x1.
+      Duration df = r == Fp8Recipe::kTensorwise ? cast(4 * x)
+                    : r == Fp8Recipe::kMxfp8    ? cast((2 + 2 * e) * x)
+                                                : cast((2 + e) * x);
+      Duration db = r == Fp8Recipe::kTensorwise ? cast(4 * g)
+                    : r == Fp8Recipe::kMxfp8    ? cast((2 + 2 * e) * g)
+                                                : cast((2 + 2 * e) * g) + cast(2 * e * x);
       for (const GemmCall& c : TrainingGemms(op, false)) {
         const Duration d =
             fp8.GemmTime(c.m, c.n, c.k, c.batch) - bf16.GemmTime(c.m, c.n, c.k, c.batch);
@@ -244,7 +249,7 @@ TEST_CASE("FP8 memory: Linear inputs cached as E4M3 (and scales); bf16 moments; 
   REQUIRE(gemm_saved > 0);
   const double a16 = ActivationBytes(g16->dense, RecomputeKind::kNone);
   b.t.precision = Dtype::kFp8;
-  for (Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise}) {
+  for (Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
     b.t.fp8_recipe = r;
     const auto g8 = SharedModelGraph(b.model, RankShape(b.t, b.l));
     const double a8 = ActivationBytes(g8->dense, RecomputeKind::kNone);
@@ -254,6 +259,7 @@ TEST_CASE("FP8 memory: Linear inputs cached as E4M3 (and scales); bf16 moments; 
           doctest::Approx(ActivationBytes(g16->dense, RecomputeKind::kFull)));
   }
   CHECK(Fp8ElementBytes(Fp8Recipe::kBlockwise) == doctest::Approx(1 + 4.0 / 128));
+  CHECK(Fp8ElementBytes(Fp8Recipe::kMxfp8) == doctest::Approx(1 + 1.0 / 32));  // E8M0 per 32
   // DeepSeek-V3's states: bf16 weights, fp32 gradients and master weights, bf16 moments.
   b.t.grad_dtype = Dtype::kFp32;
   b.t.moments = Dtype::kBf16;

@@ -114,19 +114,20 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
 TEST_CASE("Megatron-Bridge on B200 and GB200: every stated layout fits and replays; too fast") {
   // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
   // take the H100's kernel efficiencies (FP8 at the H100's FP8/16-bit ratio), and every case is
-  // 9-59% fast, 24.84% MAPE over the 7 (2026-11-26, with the fused cross-entropy the rows run;
-  // 22.56% without it, 27.13% while FP8 ran at the 16-bit efficiency). This guards
+  // 9-73% fast, 29.62% MAPE over the 13 (2026-11-26, with the six MXFP8 rows, three of them
+  // fine-grained MoE; 24.84% over the 7 before them, 27.13% while FP8 ran at the 16-bit
+  // efficiency and the loss unfused). This guards
   // the file's layouts and the direction of the error, which a Blackwell calibration is to remove.
   const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
   CHECK(Field(out, "failed") == 0);
-  CHECK(Field(out, "mape") <= 0.26);
+  CHECK(Field(out, "mape") <= 0.31);
   int cases = 0;
   for (size_t at = out.find("\"error\": "); at != std::string::npos;
        at = out.find("\"error\": ", at + 1)) {
     ++cases;
     CHECK(std::stod(out.substr(at + 9)) < 0);  // predicted faster than measured
   }
-  CHECK(cases == 7);
+  CHECK(cases == 13);
 }
 
 TEST_CASE("the copied validation files are identical to ../shared/validation when it exists") {
