@@ -167,16 +167,28 @@ double ShapeSpread(const CostModel& cm, const std::vector<GemmPoint>& gemms, int
   return std::sqrt(var);
 }
 
-TEST_CASE("the GEMM shape curve follows the GEMMs measured on an H100") {
+// The GEMM files of the H100 calibration of 2026-11-22/23 (hardware/profiles/), with or without
+// the FP8-only DeepSeek-V3 file.
+std::vector<Measurements> H100GemmRuns(bool with_fp8_file) {
   const std::string dir = "hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/";
-  std::vector<GemmPoint> gemms;
-  for (const char* f :
-       {"gemm-weak-scaling-shapes.yaml", "deepseek-v3-gemm-bf16.yaml", "gpt-2.7b-b4-flash.yaml",
-        "gpt3-1.3b-b2-standard.yaml", "gpt3-1.3b-b4-flash.yaml", "gpt3-1.3b-b8-flash.yaml",
-        "gpt3-350m-b4-standard.yaml", "gpt3-350m-b8-flash.yaml"}) {
+  std::vector<std::string> files = {"gemm-weak-scaling-shapes.yaml", "deepseek-v3-gemm-bf16.yaml",
+                                    "gpt-2.7b-b4-flash.yaml",        "gpt3-1.3b-b2-standard.yaml",
+                                    "gpt3-1.3b-b4-flash.yaml",       "gpt3-1.3b-b8-flash.yaml",
+                                    "gpt3-350m-b4-standard.yaml",    "gpt3-350m-b8-flash.yaml"};
+  if (with_fp8_file) files.push_back("deepseek-v3-gemm-fp8.yaml");
+  std::vector<Measurements> runs;
+  for (const std::string& f : files) {
     auto m = LoadMeasurements(dir + f);
     REQUIRE_MESSAGE(m.ok(), m.status().message());
-    gemms.insert(gemms.end(), m->gemm.begin(), m->gemm.end());
+    runs.push_back(*m);
+  }
+  return runs;
+}
+
+TEST_CASE("the GEMM shape curve follows the GEMMs measured on an H100") {
+  std::vector<GemmPoint> gemms;
+  for (const Measurements& m : H100GemmRuns(false)) {
+    gemms.insert(gemms.end(), m.gemm.begin(), m.gemm.end());
   }
   CostModel cm(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1), Dtype::kBf16);
   int count = 0;
@@ -215,16 +227,7 @@ TEST_CASE("the default sustained factor is the H100's measured burst-to-sustaine
 TEST_CASE("FP8 GEMMs take the FP8/16-bit efficiency ratio fitted to the same H100 runs") {
   // hardware/spec.h, kFp8GemmEfficiencyRatio: both efficiencies fitted to the nine GEMM files of
   // one calibration, so that the clocks they ran at cancel.
-  const std::string dir = "hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/";
-  std::vector<Measurements> runs;
-  for (const char* f :
-       {"gemm-weak-scaling-shapes.yaml", "deepseek-v3-gemm-bf16.yaml", "deepseek-v3-gemm-fp8.yaml",
-        "gpt-2.7b-b4-flash.yaml", "gpt3-1.3b-b2-standard.yaml", "gpt3-1.3b-b4-flash.yaml",
-        "gpt3-1.3b-b8-flash.yaml", "gpt3-350m-b4-standard.yaml", "gpt3-350m-b8-flash.yaml"}) {
-    auto m = LoadMeasurements(dir + f);
-    REQUIRE_MESSAGE(m.ok(), m.status().message());
-    runs.push_back(*m);
-  }
+  const std::vector<Measurements> runs = H100GemmRuns(true);
   const ClusterSpec h100 = Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1);
   auto fit = FitMeasurements(runs, h100);
   REQUIRE_MESSAGE(fit.ok(), fit.status().message());
