@@ -138,6 +138,16 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
                   *alt, r);
 }
 
+std::string LossFusionAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
+                             const ClusterSpec& cluster, const StepReport& r) {
+  if (!r.fits || training.fused_cross_entropy) return "";
+  Training probe = training;
+  probe.fused_cross_entropy = true;
+  StatusOr<StepReport> alt = SimulateStep(model, probe, layout, cluster, StepOptions{});
+  if (!alt.ok() || !alt->fits || alt->step_time_s > 0.99 * r.step_time_s) return "";
+  return AlsoFits("cross_entropy: fused", " and runs the loss as one fused kernel pair", *alt, r);
+}
+
 std::string FoldingAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                           const ClusterSpec& cluster, const StepReport& r) {
   if (!model.is_moe() || layout.tp <= 1 || !layout.sp || layout.expert_tp() != layout.tp ||

@@ -83,6 +83,13 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
 std::string FoldingAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                           const ClusterSpec& cluster, const StepReport& r);
 
+// For `run`: a step whose loss runs pass by pass on fp32 logits (training.cross_entropy:
+// unfused), replayed with the fused loss instead; the advice when that is at least 1% shorter
+// (large vocabularies against the hidden size), else empty. The fused loss keeps less, so it
+// fits where the step does.
+std::string LossFusionAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
+                             const ClusterSpec& cluster, const StepReport& r);
+
 // Lowers, replays and summarises. `lowered` and `timeline`, when given, receive the program
 // and its timeline (for traces).
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,
