@@ -31,11 +31,12 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
     double hbm_gbps;
     double mem_gib;
   };
-  for (Row r : {Row{"a100-sxm4-80gb", 312, 2039, 80}, Row{"a100-sxm4-40gb", 312, 1555, 40},
-                Row{"h100-sxm5-80gb", 989.4, 3350, 81559.0 / 1024}, Row{"b200", 2250, 8000, 179},
-                Row{"gb200", 2500, 8000, 186}, Row{"mi300x", 1307.4, 5300, 191.7},
-                Row{"mi355x", 2500, 8000, 288}, Row{"h100-pcie-80gb", 756, 2000, 81559.0 / 1024},
-                Row{"h200-sxm-141gb", 989.4, 4800, 143771.0 / 1024}}) {
+  for (Row r :
+       {Row{"a100-sxm4-80gb", 312, 2039, 80}, Row{"a100-sxm4-40gb", 312, 1555, 40},
+        Row{"h100-sxm5-80gb", 989.4, 3350, 81559.0 / 1024}, Row{"b200", 2250, 8000, 179},
+        Row{"gb200", 2500, 8000, 186}, Row{"mi300x", 1307.4, 5300, 191.7},
+        Row{"mi355x", 2500, 8000, 288}, Row{"h100-pcie-80gb", 756, 2000, 81559.0 / 1024},
+        Row{"h200-sxm-141gb", 989.4, 4800, 143771.0 / 1024}, Row{"gb300", 2500, 8000, 288}}) {
     CAPTURE(r.id);
     const GpuSpec* g = cat->FindGpu(r.id);
     REQUIRE(g);
@@ -59,6 +60,15 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
     CHECK(cat->FindGpu(id)->attention_flash.backward == doctest::Approx(0.269));
   }
   CHECK(cat->FindGpu("a100-sxm4-80gb")->attention_flash.forward == 0);
+  // MXFP8's block-scaled tensor cores: data-center Blackwell (compute capability 10.x) only.
+  for (auto id : {"b200", "gb200", "b300", "gb300"}) {
+    CAPTURE(id);
+    CHECK(cat->FindGpu(id)->mxfp8);
+  }
+  for (auto id : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "mi300x"}) {
+    CAPTURE(id);
+    CHECK_FALSE(cat->FindGpu(id)->mxfp8);
+  }
 }
 
 }  // namespace
