@@ -43,11 +43,17 @@ std::string AccountOf(const Layout& l) {
                                            : " account-loss";
 }
 
+// The training's number format where it is not bf16 (the default keys name nothing).
+std::string PrecisionOf(const Training& t) {
+  return t.precision == Dtype::kBf16 ? "" : fmt::format(" {}", DtypeName(t.precision));
+}
+
 std::string Key(const Layout& l, const Training& t) {
-  return fmt::format("tp{} pp{} dp{} cp{}{} ep{}{} sp{} zero{}{}{} {}{} v{} mb{} gb{} {}", l.tp,
+  return fmt::format("tp{} pp{} dp{} cp{}{} ep{}{} sp{} zero{}{}{} {}{} v{} mb{} gb{} {}{}", l.tp,
                      l.pp, l.dp, l.cp, CpCommOf(l), l.ep, EtpOf(l), l.sp ? 1 : 0, l.zero,
                      CopiesOf(l), ReduceOf(l), ScheduleName(l.schedule), AccountOf(l),
-                     l.virtual_stages, t.micro_batch, t.global_batch, RecomputeOf(t));
+                     l.virtual_stages, t.micro_batch, t.global_batch, RecomputeOf(t),
+                     PrecisionOf(t));
 }
 
 std::string Short(const Layout& l, const Training& t) {
@@ -63,6 +69,7 @@ std::string Short(const Layout& l, const Training& t) {
   s += ReduceOf(l);
   s += fmt::format(" mb{} gb{}", t.micro_batch, t.global_batch);
   if (t.recompute != RecomputeKind::kNone) s += fmt::format(" rc-{}", RecomputeOf(t));
+  s += PrecisionOf(t);
   return s;
 }
 

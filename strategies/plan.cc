@@ -43,6 +43,11 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
                                 l.tp, l.pp, l.dp, l.cp, l.gpus(), s.cluster.nodes,
                                 s.cluster.gpus_per_node, gpus));
   }
+  if (s.cluster.gpu.Peak(t.precision).flops_per_second() <= 0) {
+    return at("precision",
+              fmt::format("{} needs {} tensor cores and {} has none", DtypeName(t.precision),
+                          DtypeName(t.precision), s.cluster.gpu.id));
+  }
   if (m.heads % l.tp != 0) {
     return at("tp",
               fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads));

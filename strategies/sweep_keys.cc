@@ -152,6 +152,18 @@ const std::vector<SweepKey> kKeys = {
        out.push_back(-1);
        return out;
      }},
+    // The number format of the layers' GEMMs: auto tries bf16 and, where the GPU has FP8 tensor
+    // cores, fp8 (the scenario's fp8_recipe, tensorwise by default). Gradients keep the
+    // scenario's grad_dtype.
+    {"precision", Named<Dtype, ParseDtype>,
+     [](int64_t v, Layout*, Training* t) { t->precision = static_cast<Dtype>(v); },
+     [](const Scenario& s) {
+       std::vector<int64_t> out = {static_cast<int64_t>(Dtype::kBf16)};
+       if (s.cluster.gpu.Peak(Dtype::kFp8).flops_per_second() > 0) {
+         out.push_back(static_cast<int64_t>(Dtype::kFp8));
+       }
+       return out;
+     }},
 };
 
 }  // namespace
@@ -174,7 +186,8 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           static_cast<int64_t>(l.grad_reduce),
           static_cast<int64_t>(l.cp_comm),
           t.global_batch,
-          t.recompute_layers};
+          t.recompute_layers,
+          static_cast<int64_t>(t.precision)};
 }
 
 const SweepKey* FindSweepKey(std::string_view name) {

@@ -540,6 +540,39 @@ TEST_CASE("etp swept: MoE parallel folding ranked beside EP inside DP, bounds an
   CHECK(folded > 0);
 }
 
+TEST_CASE("precision swept: FP8 beside bf16 where the GPU has FP8, bounds and pruning exact") {
+  auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
+  // Llama 3 70B on 64 H100: auto tries bf16 and fp8; FP8 ranks first and keeps less.
+  Scenario s = Load("scenarios/llama3-70b-64-h100.yaml");
+  CHECK(
+      FindSweepKey("precision")->auto_values(s) ==
+      std::vector<int64_t>{static_cast<int64_t>(Dtype::kBf16), static_cast<int64_t>(Dtype::kFp8)});
+  SweepSpec sw;
+  sw.axes = {{"precision", SweepAxis{true, {}}}, {"recompute", axis({"none", "selective"})}};
+  s.sweep = sw;
+  auto [all, pruned] = BothWays(s);
+  REQUIRE(all->ranked.size() == 4);
+  for (const SweepEntry& e : all->ranked) {
+    CAPTURE(e.key);
+    CHECK((e.key.find(" fp8") != std::string::npos) == (e.training.precision == Dtype::kFp8));
+    std::vector<double> held;
+    auto bound = BoundsOf(s, e, &held);
+    REQUIRE(bound.ok());
+    CHECK(bound->step_s <= e.step_time_s);
+  }
+  CHECK(all->ranked.front().training.precision == Dtype::kFp8);
+  // On the A100s, which have no FP8 tensor cores, auto is bf16 alone and a listed fp8 is no
+  // valid layout.
+  Scenario a = Load("scenarios/gpt3-175b-1024-a100.yaml");
+  CHECK(FindSweepKey("precision")->auto_values(a) ==
+        std::vector<int64_t>{static_cast<int64_t>(Dtype::kBf16)});
+  a.training.precision = Dtype::kFp8;
+  const auto problem = CheckLayout(a);
+  REQUIRE(problem);
+  CHECK(problem->key == "precision");
+  CHECK(problem->message == "fp8 needs fp8 tensor cores and a100-sxm4-80gb has none");
+}
+
 TEST_CASE("account_for in a sweep: one-way pipelines count the ends, V and DualPipe keep theirs") {
   // 30 layers on PP4: with the embedding and the loss, 32 units fill 4 x 4 interleaved chunks.
   auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
@@ -620,7 +653,12 @@ TEST_CASE("a sweep point tells apart every value of every key (the enumeration d
   for (const SweepKey& k : SweepKeys()) {
     CAPTURE(k.name);
     std::vector<int64_t> values = k.auto_values(s);
-    if (values.size() < 2) values = {*k.parse("1"), *k.parse("2")};
+    if (values.size() < 2) {
+      // Numbers, or two names (precision on the A100s, whose auto is bf16 alone).
+      auto a = k.parse("1"), b = k.parse("2");
+      values = a.ok() && b.ok() ? std::vector<int64_t>{*a, *b}
+                                : std::vector<int64_t>{*k.parse("bf16"), *k.parse("fp8")};
+    }
     std::set<SweepPoint> points;
     for (int64_t v : values) {
       Layout l = s.layout;

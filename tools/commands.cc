@@ -87,6 +87,9 @@ Json LayoutJson(const Scenario& s) {
   if (s.training.recompute != RecomputeKind::kNone && s.training.recompute_layers >= 0) {
     j.Set("recompute_layers", s.training.recompute_layers);
   }
+  if (s.training.precision != Dtype::kBf16) {
+    j.Set("precision", std::string(DtypeName(s.training.precision)));
+  }
   return j;
 }
 

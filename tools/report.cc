@@ -680,6 +680,9 @@ std::string LayoutOf(const YAML::Node& j) {
   t.global_batch = j["global_batch"].as<int64_t>();
   if (auto rc = ParseRecompute(j["recompute"].as<std::string>()); rc.ok()) t.recompute = *rc;
   if (j["recompute_layers"]) t.recompute_layers = j["recompute_layers"].as<int>();
+  if (j["precision"]) {
+    if (auto p = ParseDtype(j["precision"].as<std::string>()); p.ok()) t.precision = *p;
+  }
   return FormatLayout(l, t, LayoutStyle::kShort);
 }
 
