@@ -43,9 +43,14 @@ std::string AccountOf(const Layout& l) {
                                            : " account-loss";
 }
 
-// The training's number format where it is not bf16 (the default keys name nothing).
+// The training's number format where it is not bf16 (the default keys name nothing), and FP8's
+// recipe where it is not per-tensor.
 std::string PrecisionOf(const Training& t) {
-  return t.precision == Dtype::kBf16 ? "" : fmt::format(" {}", DtypeName(t.precision));
+  if (t.precision == Dtype::kBf16) return "";
+  if (t.precision == Dtype::kFp8 && t.fp8_recipe != Fp8Recipe::kTensorwise) {
+    return fmt::format(" fp8-{}", Fp8RecipeName(t.fp8_recipe));
+  }
+  return fmt::format(" {}", DtypeName(t.precision));
 }
 
 std::string Key(const Layout& l, const Training& t) {

@@ -48,6 +48,12 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
               fmt::format("{} needs {} tensor cores and {} has none", DtypeName(t.precision),
                           DtypeName(t.precision), s.cluster.gpu.id));
   }
+  if (t.precision == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8 && !s.cluster.gpu.mxfp8) {
+    return at(
+        "fp8_recipe",
+        fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales and {} has none",
+                    s.cluster.gpu.id));
+  }
   if (m.heads % l.tp != 0) {
     return at("tp",
               fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads));

@@ -259,6 +259,7 @@ void EnumerateRange(const Scenario& base, const SweepSpec& spec, const Grid& g, 
       if (t.global_batch == 0) continue;
     }
     Normalise(&l);
+    if (t.precision != Dtype::kFp8) t.fp8_recipe = Fp8Recipe::kTensorwise;  // no FP8 to scale
     if (l.gpus() != base.cluster.gpus()) continue;
     // Points folded onto a canonical form already seen (nine in ten of a wide grid's valid
     // points) are dropped before they are checked; the caller drops those seen by another range.

@@ -164,6 +164,16 @@ const std::vector<SweepKey> kKeys = {
        }
        return out;
      }},
+    // FP8's scaling (with precision fp8; the sweep folds it away for other precisions): auto
+    // tries per-tensor and DeepSeek-V3's blocks, and MXFP8 where the GPU's tensor cores take it.
+    {"fp8_recipe", Named<Fp8Recipe, ParseFp8Recipe>,
+     [](int64_t v, Layout*, Training* t) { t->fp8_recipe = static_cast<Fp8Recipe>(v); },
+     [](const Scenario& s) {
+       std::vector<int64_t> out = {static_cast<int64_t>(Fp8Recipe::kTensorwise),
+                                   static_cast<int64_t>(Fp8Recipe::kBlockwise)};
+       if (s.cluster.gpu.mxfp8) out.push_back(static_cast<int64_t>(Fp8Recipe::kMxfp8));
+       return out;
+     }},
 };
 
 }  // namespace
@@ -187,7 +197,8 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           static_cast<int64_t>(l.cp_comm),
           t.global_batch,
           t.recompute_layers,
-          static_cast<int64_t>(t.precision)};
+          static_cast<int64_t>(t.precision),
+          static_cast<int64_t>(t.fp8_recipe)};
 }
 
 const SweepKey* FindSweepKey(std::string_view name) {

@@ -32,14 +32,14 @@ struct SweepKey {
 
 // In the order the sweep enumerates them: tp, pp, dp, cp, ep, etp, micro_batch, virtual_stages,
 // schedule, zero, recompute, sp, grad_reduce, cp_comm, global_batch, recompute_layers,
-// precision.
+// precision, fp8_recipe.
 const std::vector<SweepKey>& SweepKeys();
 const SweepKey* FindSweepKey(std::string_view name);
 
 // What the keys above set in a layout and training, one number per key (sp as 0/1, enums by
 // value): two grid points with the same SweepPoint over the same base scenario are the same
 // layout and training. A key added to the table adds its field here (sweep_test checks).
-using SweepPoint = std::array<int64_t, 17>;
+using SweepPoint = std::array<int64_t, 18>;
 SweepPoint SweepPointOf(const Layout& l, const Training& t);
 using SweepPointHash = sim::WholeNumbersHash;
 

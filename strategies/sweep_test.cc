@@ -561,6 +561,25 @@ TEST_CASE("precision swept: FP8 beside bf16 where the GPU has FP8, bounds and pr
     CHECK(bound->step_s <= e.step_time_s);
   }
   CHECK(all->ranked.front().training.precision == Dtype::kFp8);
+  // With the recipes too: bf16 is one layout whatever the recipe; MXFP8 only on Blackwell.
+  CHECK(FindSweepKey("fp8_recipe")->auto_values(s).size() == 2);
+  s.sweep->axes = {{"precision", SweepAxis{true, {}}}, {"fp8_recipe", SweepAxis{true, {}}}};
+  auto [recipes, recipes_pruned] = BothWays(s);
+  std::set<std::string> keys;
+  for (const SweepEntry& e : recipes->ranked) keys.insert(e.key);
+  CHECK(keys.size() == 3);  // bf16, fp8, fp8-blockwise
+  CHECK(std::count_if(keys.begin(), keys.end(), [](const std::string& k) {
+          return k.find(" fp8-blockwise") != std::string::npos;
+        }) == 1);
+  Scenario b = s;
+  b.cluster.gpu = *LoadHardwareCatalog()->FindGpu("b200");
+  CHECK(FindSweepKey("fp8_recipe")->auto_values(b).size() == 3);
+  s.training.precision = Dtype::kFp8;
+  s.training.fp8_recipe = Fp8Recipe::kMxfp8;
+  s.sweep.reset();
+  const auto no_mx = CheckLayout(s);
+  REQUIRE(no_mx);
+  CHECK(no_mx->key == "fp8_recipe");
   // On the A100s, which have no FP8 tensor cores, auto is bf16 alone and a listed fp8 is no
   // valid layout.
   Scenario a = Load("scenarios/gpt3-175b-1024-a100.yaml");

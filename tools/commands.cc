@@ -90,6 +90,9 @@ Json LayoutJson(const Scenario& s) {
   if (s.training.precision != Dtype::kBf16) {
     j.Set("precision", std::string(DtypeName(s.training.precision)));
   }
+  if (s.training.precision == Dtype::kFp8 && s.training.fp8_recipe != Fp8Recipe::kTensorwise) {
+    j.Set("fp8_recipe", std::string(Fp8RecipeName(s.training.fp8_recipe)));
+  }
   return j;
 }
 

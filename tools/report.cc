@@ -683,6 +683,9 @@ std::string LayoutOf(const YAML::Node& j) {
   if (j["precision"]) {
     if (auto p = ParseDtype(j["precision"].as<std::string>()); p.ok()) t.precision = *p;
   }
+  if (j["fp8_recipe"]) {
+    if (auto r = ParseFp8Recipe(j["fp8_recipe"].as<std::string>()); r.ok()) t.fp8_recipe = *r;
+  }
   return FormatLayout(l, t, LayoutStyle::kShort);
 }
 
