@@ -50,6 +50,7 @@ inline constexpr double kDefaultSustainedFactor = 0.826;
 // all-to-all 20 SMs): bf16 GEMMs of a TP-8 22B layer and 8192^3 ran 1.19-1.41x slower (mean
 // 1.30); a 2 GiB copy 1.06x.
 inline constexpr double kDefaultContendedCompute = 1.30;
+inline constexpr double kDefaultContendedMemory = 1.06;
 
 // An FP8 GEMM reaches a smaller fraction of its (twice as high) peak than a 16-bit one: FP8
 // efficiency over 16-bit efficiency, each fitted (`parasim fit`, shape curve) to the same
@@ -60,7 +61,6 @@ inline constexpr double kDefaultContendedCompute = 1.30;
 // gemm_efficiency_fp8 prices FP8 GEMMs at gemm_efficiency times this; the ratio is Hopper's,
 // an assumption for other GPUs until a calibration profile replaces it.
 inline constexpr double kFp8GemmEfficiencyRatio = 0.854;
-inline constexpr double kDefaultContendedMemory = 1.06;
 
 // Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };

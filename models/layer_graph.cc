@@ -589,7 +589,7 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
 }
 
 // One E4M3 byte, plus blockwise's fp32 scale per 1x128 tile (a weight's 128x128 blocks add
-// 4 / 16384, left out).
+// 4 / 16384, left out) or MXFP8's E8M0 byte per 32 values.
 double Fp8ElementBytes(Fp8Recipe r) {
   switch (r) {
     case Fp8Recipe::kTensorwise:

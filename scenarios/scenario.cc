@@ -735,11 +735,12 @@ Status CheckPrecisionOnGpu(const YamlContext& ctx, const YAML::Node& training, c
                     in, fmt::join(has, ", ")));
   }
   if (t.precision == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8 && !g.mxfp8) {
-    return ctx.ErrorAt(training["fp8_recipe"], "training.fp8_recipe",
-                       fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales "
-                                   "(Blackwell: b200, gb200, b300) and {} has none{}; expected "
-                                   "tensorwise or blockwise on it",
-                                   g.id, in));
+    return ctx.ErrorAt(
+        training["fp8_recipe"], "training.fp8_recipe",
+        fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales "
+                    "(Blackwell: b200, gb200, b300, gb300) and {} has none{}; expected "
+                    "tensorwise or blockwise on it",
+                    g.id, in));
   }
   return Status::Ok();
 }
