@@ -794,7 +794,9 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   }
   // A scenario whose sweep block varies the layout is checked per layout by the sweep; the
   // fixed layout must still be valid when no sweep is present.
-  if (!s.sweep) PARASIM_RETURN_IF_ERROR(ValidateLayout(s, ctx, par.IsDefined() ? par : root));
+  const Status own = ValidateLayout(s, ctx, par.IsDefined() ? par : root);
+  if (!s.sweep) PARASIM_RETURN_IF_ERROR(own);
+  s.fixed_layout = own;
   return s;
 }
 

@@ -62,6 +62,10 @@ struct Scenario {
   bool dp_auto = false;
   std::optional<SweepSpec> sweep;
   Reliability reliability;  // failures, checkpoints, stragglers (strategies/goodput.h)
+  // With a sweep block the scenario's own layout may be a placeholder the sweep varies, so the
+  // loader does not refuse it: this says (located) whether it is valid, for the commands that
+  // replay it (run, memory, diff, report, compare).
+  Status fixed_layout = Status::Ok();
 };
 
 // Keys a sweep block may vary (parallelism and training keys).

@@ -207,6 +207,14 @@ StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& traini
                                   const Layout& layout, const ClusterSpec& cluster,
                                   const StepOptions& options, LoweredStep* lowered,
                                   sim::Timeline* timeline) {
+  // A layout on more GPUs than the cluster has would place ranks past its links: refused (the
+  // loader, the commands and the sweep refuse every invalid layout, CheckLayout; a layout on
+  // part of the cluster replays there, as the step tests and `scale` replay such).
+  if (layout.gpus() > cluster.gpus()) {
+    return InvalidArgument(
+        fmt::format("parallelism.dp: tp*pp*dp*cp = {}*{}*{}*{} = {} GPUs, but the cluster has {}",
+                    layout.tp, layout.pp, layout.dp, layout.cp, layout.gpus(), cluster.gpus()));
+  }
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   PARASIM_ASSIGN_OR_RETURN(LoweredStep low, LowerStep(model, training, layout, cluster, options));

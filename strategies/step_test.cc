@@ -229,6 +229,18 @@ TEST_CASE("--full and the symmetric replay agree on a folded MoE layout (EP acro
   CHECK(unfolded.exposed.tp > sym.exposed.tp);
 }
 
+TEST_CASE("a layout on more GPUs than the cluster has is refused by the replay") {
+  // A sweep scenario's own layout may be a placeholder (fuzzing found one that crashed `run`).
+  Bench b(4);
+  b.l.tp = 6;
+  b.l.dp = 4;
+  REQUIRE_FALSE(b.PlanError().empty());
+  auto r = SimulateStep(b.model, b.t, b.l, b.cluster, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() ==
+        "parallelism.dp: tp*pp*dp*cp = 6*1*4*1 = 24 GPUs, but the cluster has 4");
+}
+
 TEST_CASE("run's loss advice: a large vocabulary's unfused loss, replayed fused") {
   // Qwen3 30B-A3B's 152K-token vocabulary against its 2,048 hidden (3B parameters active): the
   // unfused loss's 52 bytes a logit are a few percent of a step on two A100 nodes.

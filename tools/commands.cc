@@ -926,6 +926,7 @@ static Status RepeatReplays(const Scenario& s, const StepOptions& so, const Step
 Status RunCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
+  PARASIM_RETURN_IF_ERROR(s.fixed_layout);
   StepOptions so;
   so.full = opt.full;
   so.granularity = opt.ops ? Granularity::kOp : Granularity::kCoarse;
@@ -1024,7 +1025,9 @@ StatusOr<ScenarioPair> LoadPair(const CommonOptions& opt, const Catalogs& cat) {
     in_b = YamlInput(opt.vs);
   }
   PARASIM_ASSIGN_OR_RETURN(Scenario a, LoadScenario(InputOf(opt), sa, cat));
+  PARASIM_RETURN_IF_ERROR(a.fixed_layout);
   PARASIM_ASSIGN_OR_RETURN(Scenario b, LoadScenario(in_b, sb, cat));
+  PARASIM_RETURN_IF_ERROR(b.fixed_layout);
   return ScenarioPair{std::move(a), std::move(b)};
 }
 
@@ -1163,6 +1166,7 @@ Status CompareCommand(const CommonOptions& opt) {
   }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
+  PARASIM_RETURN_IF_ERROR(s.fixed_layout);
   if (opt.stage < 0 || opt.stage >= s.layout.pp) {
     return InvalidArgument(fmt::format("--stage {}:1:1: error: expected a pipeline stage 0 to {}",
                                        opt.stage, s.layout.pp - 1));
@@ -1208,6 +1212,7 @@ Status ReportCommand(const CommonOptions& opt) {
     PARASIM_ASSIGN_OR_RETURN(pair, LoadPair(opt, cat));
   } else {
     PARASIM_ASSIGN_OR_RETURN(pair.a, LoadScenario(InputOf(opt), opt.sets, cat));
+    PARASIM_RETURN_IF_ERROR(pair.a.fixed_layout);
   }
   const Scenario& s = pair.a;
   std::optional<SweepOutcome> sweep;
@@ -1255,6 +1260,7 @@ Status ReportCommand(const CommonOptions& opt) {
 Status MemoryCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
+  PARASIM_RETURN_IF_ERROR(s.fixed_layout);
   MemoryReport r = EstimateMemory(s.model, s.training, s.layout, s.cluster);
   if (opt.json) {
     Json stages = Json::Array();
