@@ -714,35 +714,17 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
   return ctx.ErrorAt(n, "parallelism." + problem->key, problem->message);
 }
 
-// What the training's number format asks of a GPU: tensor cores of that type (a catalog peak),
-// and for MXFP8 tensor cores that apply its block scales. `combination` names a co-design
-// sweep's cluster, empty for the scenario's own.
+// The training's number format on GPU `g` (PrecisionProblem), located at the training key at
+// fault; `combination` names a co-design sweep's cluster, empty for the scenario's own.
 Status CheckPrecisionOnGpu(const YamlContext& ctx, const YAML::Node& training, const Training& t,
                            const GpuSpec& g, const std::string& combination) {
-  const std::string in =
-      combination.empty() ? "" : fmt::format(" (in the sweep's combination {})", combination);
-  if (g.Peak(t.precision).flops_per_second() <= 0) {
-    std::vector<std::string_view> has;
-    for (std::string_view d : DtypeNames()) {
-      if (g.Peak(*ParseDtype(d)).flops_per_second() > 0) has.push_back(d);
-    }
-    const YAML::Node at = training["precision"].IsDefined() ? training["precision"] : training;
-    return ctx.ErrorAt(
-        at, "training.precision",
-        fmt::format("{} needs {} tensor cores and {} has none (no {} peak in the catalog){}; "
-                    "expected one of {}",
-                    DtypeName(t.precision), DtypeName(t.precision), g.id, DtypeName(t.precision),
-                    in, fmt::join(has, ", ")));
-  }
-  if (t.precision == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8 && !g.mxfp8) {
-    return ctx.ErrorAt(
-        training["fp8_recipe"], "training.fp8_recipe",
-        fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales "
-                    "(Blackwell: b200, gb200, b300, gb300) and {} has none{}; expected "
-                    "tensorwise or blockwise on it",
-                    g.id, in));
-  }
-  return Status::Ok();
+  const std::optional<LayoutProblem> problem = PrecisionProblem(t, g);
+  if (!problem) return Status::Ok();
+  const YAML::Node at = training[problem->key].IsDefined() ? training[problem->key] : training;
+  return ctx.ErrorAt(at, "training." + problem->key,
+                     combination.empty() ? problem->message
+                                         : fmt::format("{} (in the sweep's combination {})",
+                                                       problem->message, combination));
 }
 
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,

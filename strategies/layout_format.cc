@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "strategies/schedule.h"
 
@@ -30,9 +31,10 @@ std::string CpCommOf(const Layout& l) { return l.gathers_kv() ? " cp-all-gather"
 // ZeRO 3 over flat buffers, without the copies of per-parameter sharding: " no-copies".
 std::string CopiesOf(const Layout& l) { return l.zero == 3 && !l.zero3_copies ? " no-copies" : ""; }
 
-// Expert tensor parallelism narrower or wider than TP (MoE parallel folding): " etp1".
-std::string EtpOf(const Layout& l) {
-  return l.expert_tp() != l.tp ? fmt::format(" etp{}", l.expert_tp()) : "";
+// Expert tensor parallelism narrower or wider than TP (MoE parallel folding): " etp1" (" ETP1"
+// with `name` "ETP").
+std::string EtpOf(const Layout& l, std::string_view name = "etp") {
+  return l.expert_tp() != l.tp ? fmt::format(" {}{}", name, l.expert_tp()) : "";
 }
 
 // What the pipeline split counts as a layer besides the layers (parallelism.account_for).
@@ -65,7 +67,7 @@ std::string Short(const Layout& l, const Training& t) {
   std::string s = fmt::format("TP{}{} PP{} DP{}", l.tp, l.sp && l.tp > 1 ? "+SP" : "", l.pp, l.dp);
   if (l.cp > 1) s += fmt::format(" CP{}{}", l.cp, CpCommOf(l));
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
-  if (l.expert_tp() != l.tp) s += fmt::format(" ETP{}", l.expert_tp());
+  s += EtpOf(l, "ETP");
   if (l.pp > 1) {
     s += ScheduleOf(l.schedule).interleaves() ? fmt::format(" int-v{}", l.virtual_stages)
                                               : fmt::format(" {}", ScheduleName(l.schedule));
@@ -88,8 +90,7 @@ std::string Sentence(const Layout& l, const Training& t) {
   return fmt::format(
       "TP{} PP{} DP{} CP{}{} EP{}{}{}, ZeRO-{}{}{}, {}{}, {} micro-batches of {} x {} tokens, "
       "recompute {}{}{}",
-      l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep,
-      l.expert_tp() != l.tp ? fmt::format(" ETP{}", l.expert_tp()) : std::string(),
+      l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep, EtpOf(l, "ETP"),
       l.sp && l.tp > 1 ? " +SP" : "", l.zero,
       l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "", reduce,
       ScheduleName(l.schedule),

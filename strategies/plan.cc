@@ -1,9 +1,12 @@
 #include "strategies/plan.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <numeric>
+#include <string_view>
+#include <vector>
 
 #include "sim/parse_units.h"
 #include "strategies/schedule.h"
@@ -29,6 +32,28 @@ Status ApplySweepValue(Scenario* s, std::string_view key, std::string_view value
   return Status::Ok();
 }
 
+std::optional<LayoutProblem> PrecisionProblem(const Training& t, const GpuSpec& g) {
+  if (g.Peak(t.precision).flops_per_second() <= 0) {
+    std::vector<std::string_view> has;
+    for (std::string_view d : DtypeNames()) {
+      if (g.Peak(*ParseDtype(d)).flops_per_second() > 0) has.push_back(d);
+    }
+    return LayoutProblem{"precision",
+                         fmt::format("{} needs {} tensor cores and {} has none (no {} peak in the "
+                                     "catalog); expected one of {}",
+                                     DtypeName(t.precision), DtypeName(t.precision), g.id,
+                                     DtypeName(t.precision), fmt::join(has, ", "))};
+  }
+  if (t.precision == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8 && !g.mxfp8) {
+    return LayoutProblem{"fp8_recipe",
+                         fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales "
+                                     "(Blackwell: b200, gb200, b300, gb300) and {} has none; "
+                                     "expected tensorwise or blockwise on it",
+                                     g.id)};
+  }
+  return std::nullopt;
+}
+
 std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
   const Layout& l = s.layout;
   const ModelSpec& m = s.model;
@@ -43,17 +68,7 @@ std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
                                 l.tp, l.pp, l.dp, l.cp, l.gpus(), s.cluster.nodes,
                                 s.cluster.gpus_per_node, gpus));
   }
-  if (s.cluster.gpu.Peak(t.precision).flops_per_second() <= 0) {
-    return at("precision",
-              fmt::format("{} needs {} tensor cores and {} has none", DtypeName(t.precision),
-                          DtypeName(t.precision), s.cluster.gpu.id));
-  }
-  if (t.precision == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8 && !s.cluster.gpu.mxfp8) {
-    return at(
-        "fp8_recipe",
-        fmt::format("mxfp8 needs tensor cores that apply MXFP8's block scales and {} has none",
-                    s.cluster.gpu.id));
-  }
+  if (auto problem = PrecisionProblem(t, s.cluster.gpu)) return problem;
   if (m.heads % l.tp != 0) {
     return at("tp",
               fmt::format("tp {} does not divide the model's {} attention heads", l.tp, m.heads));

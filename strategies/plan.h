@@ -62,8 +62,8 @@ struct Scenario {
   bool dp_auto = false;
   std::optional<SweepSpec> sweep;
   Reliability reliability;  // failures, checkpoints, stragglers (strategies/goodput.h)
-  // With a sweep block the scenario's own layout may be a placeholder the sweep varies, so the
-  // loader does not refuse it: this says (located) whether it is valid, for the commands that
+  // With a sweep block the scenario's own layout need not be valid alone (the sweep varies it), so
+  // the loader does not refuse it: this says (located) whether it is valid, for the commands that
   // replay it (run, memory, diff, report, compare).
   Status fixed_layout = Status::Ok();
 };
@@ -81,5 +81,9 @@ struct LayoutProblem {
 };
 // Checks the layout against cluster, model and training (and the schedule's constraints).
 std::optional<LayoutProblem> CheckLayout(const Scenario& s);
+// What a training's number format asks of a GPU: tensor cores of that type (a catalog peak),
+// and for MXFP8 tensor cores that apply its block scales. The training key at fault
+// ("precision" or "fp8_recipe") and what the GPU can run instead.
+std::optional<LayoutProblem> PrecisionProblem(const Training& t, const GpuSpec& g);
 
 }  // namespace parasim

@@ -209,15 +209,9 @@ TEST_CASE("--full (every rank) and the symmetric replay agree on a 2-node case")
 
 TEST_CASE("--full and the symmetric replay agree on a folded MoE layout (EP across TP, ETP1)") {
   Bench b(16, "mixtral-8x7b");
-  b.l.tp = 2;
-  b.l.pp = 2;
-  b.l.dp = 4;
-  b.l.sp = true;
-  b.l.ep = 8;
-  b.l.etp = 1;
+  b.l = Layout{.tp = 2, .pp = 2, .dp = 4, .ep = 8, .etp = 1, .sp = true, .zero = 1};
   b.t.global_batch = 32;
   b.t.recompute = RecomputeKind::kSelective;
-  b.l.zero = 1;
   const auto [sym, all] = SymmetricAndFull(b);
   CHECK(all.exposed.ep == doctest::Approx(sym.exposed.ep).epsilon(0.01));
   CHECK(sym.exposed.ep > 0);
@@ -230,7 +224,7 @@ TEST_CASE("--full and the symmetric replay agree on a folded MoE layout (EP acro
 }
 
 TEST_CASE("a layout on more GPUs than the cluster has is refused by the replay") {
-  // A sweep scenario's own layout may be a placeholder (fuzzing found one that crashed `run`).
+  // A sweep scenario's own layout need not be valid alone (fuzzing found one that crashed `run`).
   Bench b(4);
   b.l.tp = 6;
   b.l.dp = 4;
@@ -954,12 +948,7 @@ TEST_CASE("placement: MoE parallel folding regroups a stage's ranks as etp x ep 
   const ClusterSpec c = EightGpuNodes("h100-sxm5-80gb", 32);
   // Qwen3 235B on 256 H100 (Megatron-Bridge): TP2 PP8 DP16, EP32 with ETP1: one EP group
   // holds every rank of a stage, TP pairs included, so 8 of its 32 members share a node.
-  Layout q;
-  q.tp = 2;
-  q.pp = 8;
-  q.dp = 16;
-  q.ep = 32;
-  q.etp = 1;
+  Layout q{.tp = 2, .pp = 8, .dp = 16, .ep = 32, .etp = 1};
   Placement fold(q, c);
   const GroupPlacement ep = fold.Group(GroupKind::kEp);
   CHECK(ep.size == 32);
@@ -972,12 +961,7 @@ TEST_CASE("placement: MoE parallel folding regroups a stage's ranks as etp x ep 
   for (int64_t i = 0; i < 32; ++i) CHECK(stage0[static_cast<size_t>(i)] == i);
   CHECK(fold.Members(GroupKind::kEp, 37).front() >= 32);  // the second stage's ranks
   // TP4 DP8 with EP8 x ETP2: expert-TP pairs inside each TP group, EP across them.
-  Layout f;
-  f.tp = 4;
-  f.dp = 8;
-  f.pp = 8;
-  f.ep = 8;
-  f.etp = 2;
+  Layout f{.tp = 4, .pp = 8, .dp = 8, .ep = 8, .etp = 2};
   Placement two(f, c);
   CHECK(two.Members(GroupKind::kEtp, 0) == std::vector<int64_t>{0, 1});
   CHECK(two.Members(GroupKind::kEtp, 6) == std::vector<int64_t>{6, 7});

@@ -47,8 +47,10 @@ struct Grid {
 
 // Points of the grid that behave exactly like another point are folded onto it (SP without
 // TP is no SP; one model chunk is plain 1F1B; one stage has no schedule; ZeRO without data
-// parallelism shards nothing); the duplicates then collapse by key.
-void Normalise(Layout* l) {
+// parallelism shards nothing; an FP8 recipe without FP8 scales nothing); the duplicates then
+// collapse by key.
+void Normalise(Layout* l, Training* t) {
+  if (t->precision != Dtype::kFp8) t->fp8_recipe = Fp8Recipe::kTensorwise;
   if (l->tp == 1) l->sp = false;
   const bool interleaves = ScheduleOf(l->schedule).interleaves();
   if (!interleaves) l->virtual_stages = 1;
@@ -196,8 +198,8 @@ StatusOr<Grid> BuildGrid(const Scenario& base, const SweepSpec& spec, const Swee
   // come one after another, where EnumerateRange drops them without a lookup. The order of the
   // points is nobody else's: the entries are sorted by key.
   auto folds = [](const Axis& a) {
-    static constexpr std::string_view kFolded[] = {"virtual_stages", "schedule",    "sp",
-                                                   "cp_comm",        "grad_reduce", "zero"};
+    static constexpr std::string_view kFolded[] = {
+        "virtual_stages", "schedule", "sp", "cp_comm", "fp8_recipe", "grad_reduce", "zero"};
     return std::find(std::begin(kFolded), std::end(kFolded), a.key->name) - std::begin(kFolded);
   };
   std::stable_sort(g.axes.begin(), g.axes.end(),
@@ -258,8 +260,7 @@ void EnumerateRange(const Scenario& base, const SweepSpec& spec, const Grid& g, 
       t.global_batch = spec.global_batch_max / unit * unit;
       if (t.global_batch == 0) continue;
     }
-    Normalise(&l);
-    if (t.precision != Dtype::kFp8) t.fp8_recipe = Fp8Recipe::kTensorwise;  // no FP8 to scale
+    Normalise(&l, &t);
     if (l.gpus() != base.cluster.gpus()) continue;
     // Points folded onto a canonical form already seen (nine in ten of a wide grid's valid
     // points) are dropped before they are checked; the caller drops those seen by another range.

@@ -580,6 +580,8 @@ TEST_CASE("precision swept: FP8 beside bf16 where the GPU has FP8, bounds and pr
   const auto no_mx = CheckLayout(s);
   REQUIRE(no_mx);
   CHECK(no_mx->key == "fp8_recipe");
+  CHECK(no_mx->message.find("and h100-sxm5-80gb has none; expected tensorwise or blockwise") !=
+        std::string::npos);
   // On the A100s, which have no FP8 tensor cores, auto is bf16 alone and a listed fp8 is no
   // valid layout.
   Scenario a = Load("scenarios/gpt3-175b-1024-a100.yaml");
@@ -589,7 +591,9 @@ TEST_CASE("precision swept: FP8 beside bf16 where the GPU has FP8, bounds and pr
   const auto problem = CheckLayout(a);
   REQUIRE(problem);
   CHECK(problem->key == "precision");
-  CHECK(problem->message == "fp8 needs fp8 tensor cores and a100-sxm4-80gb has none");
+  CHECK(problem->message ==
+        "fp8 needs fp8 tensor cores and a100-sxm4-80gb has none (no fp8 peak in the catalog); "
+        "expected one of fp32, tf32, fp16, bf16");
 }
 
 TEST_CASE("account_for in a sweep: one-way pipelines count the ends, V and DualPipe keep theirs") {

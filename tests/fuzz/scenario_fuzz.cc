@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.status().message().find("fuzz.yaml:") == std::string::npos) std::abort();
     return 0;
   }
-  // A sweep scenario's own layout may be a placeholder: run and the other commands refuse it
+  // A sweep scenario's own layout need not be valid alone: run and the other commands refuse it
   // (fixed_layout), and so does the replay.
   if (!s->fixed_layout.ok()) {
     if (s->fixed_layout.message().find("fuzz.yaml:") == std::string::npos) std::abort();
