@@ -34,10 +34,11 @@ Status Optional(const MapReader& m, const char* key, std::optional<Duration>* ou
 Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationProfile* pp) {
   CalibrationProfile& p = *pp;
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader c, MapReader::Open(ctx, node, "compute",
-                                   {"gemm_efficiency", "memory_efficiency", "launch_overhead",
-                                    "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
-                                    "attention_flash", "contended_compute", "contended_memory"}));
+      MapReader c,
+      MapReader::Open(ctx, node, "compute",
+                      {"gemm_efficiency", "memory_efficiency", "launch_overhead", "host_op_time",
+                       "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
+                       "attention_flash", "contended_compute", "contended_memory"}));
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency_fp8", 0.01, 1.0, &p.gemm_efficiency_fp8));
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                             {"attention_flash", &p.attention_flash}}) {
@@ -52,6 +53,7 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
   PARASIM_RETURN_IF_ERROR(Optional(c, "contended_compute", 1.0, 4.0, &p.contended_compute));
   PARASIM_RETURN_IF_ERROR(Optional(c, "contended_memory", 1.0, 4.0, &p.contended_memory));
   PARASIM_RETURN_IF_ERROR(Optional(c, "launch_overhead", &p.launch_overhead));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "host_op_time", &p.host_op_time));
   return Status::Ok();
 }
 
@@ -166,9 +168,9 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   // Strings in double quotes with JSON escapes (a JSON string is a YAML double-quoted scalar).
   out += fmt::format("gpu: {}\n", JsonEscape(p.gpu));
   if (!p.source.empty()) out += fmt::format("source: {}\n", JsonEscape(p.source));
-  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.sustained_factor ||
-      p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash || p.contended_compute ||
-      p.contended_memory) {
+  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.host_op_time ||
+      p.sustained_factor || p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash ||
+      p.contended_compute || p.contended_memory) {
     out += "compute:\n";
     if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
     if (p.memory_efficiency) {
@@ -176,6 +178,9 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
     }
     if (p.launch_overhead) {
       out += fmt::format("  launch_overhead: {:.6g}us\n", p.launch_overhead->microseconds());
+    }
+    if (p.host_op_time) {
+      out += fmt::format("  host_op_time: {:.6g}us\n", p.host_op_time->microseconds());
     }
     if (p.sustained_factor) {
       out += fmt::format("  sustained_factor: {:.6g}\n", *p.sustained_factor);
@@ -255,6 +260,7 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
   num("gemm_efficiency", p.gemm_efficiency, &c->gpu.gemm_efficiency);
   num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
   time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
+  time("host_op_time", p.host_op_time, &c->gpu.host_op_time);
   num("sustained_factor", p.sustained_factor, &c->gpu.sustained_factor);
   num("contended_compute", p.contended_compute, &c->gpu.contended_compute);
   num("contended_memory", p.contended_memory, &c->gpu.contended_memory);

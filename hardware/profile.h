@@ -9,6 +9,7 @@
 //     gemm_efficiency: 0.80             # large-GEMM fraction of the dense peak
 //     memory_efficiency: 0.87           # streaming fraction of HBM bandwidth
 //     launch_overhead: 4.1us            # per kernel
+//     host_op_time: 15us                # host time to issue a framework op (hardware/spec.h)
 //     sustained_factor: 0.83            # in-step kernel rates vs alone (hardware/spec.h)
 //     contended_compute: 1.30           # GEMM/attention slowdown beside a collective
 //     contended_memory: 1.06            # memory-bound kernels' slowdown beside a collective
@@ -52,6 +53,7 @@ struct CalibrationProfile {
   std::optional<double> gemm_efficiency;
   std::optional<double> memory_efficiency;
   std::optional<Duration> launch_overhead;
+  std::optional<Duration> host_op_time;  // GpuSpec::host_op_time
   std::optional<double> sustained_factor;
   // Slowdowns beside a running collective (GpuSpec::contended_compute / contended_memory).
   std::optional<double> contended_compute;

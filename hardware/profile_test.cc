@@ -26,6 +26,7 @@ compute:
   gemm_efficiency: 0.7
   memory_efficiency: 0.9
   launch_overhead: 6us
+  host_op_time: 40us
   contended_compute: 1.25
 fabrics:
   nvlink4-h100: {efficiency: 0.5, latency: 10us}
@@ -41,8 +42,9 @@ TEST_CASE("a profile replaces the catalog defaults and says which") {
                                .time.seconds();
   auto changed = ApplyCalibrationProfile(*p, &c);
   REQUIRE(changed.ok());
-  CHECK(changed->size() == 6);
+  CHECK(changed->size() == 7);
   CHECK(c.gpu.gemm_efficiency == 0.7);
+  CHECK(c.gpu.host_op_time == Duration::Microseconds(40));
   CHECK(c.gpu.contended_compute == 1.25);
   CHECK(c.gpu.contended_memory == kDefaultContendedMemory);
   CHECK(c.intra.efficiency == 0.5);
@@ -63,6 +65,7 @@ TEST_CASE("profiles round-trip through their text form") {
   CHECK(*q->gemm_efficiency == *p->gemm_efficiency);
   CHECK(*q->memory_efficiency == *p->memory_efficiency);
   CHECK(*q->launch_overhead == *p->launch_overhead);
+  CHECK(*q->host_op_time == Duration::Microseconds(40));
   CHECK(*q->contended_compute == 1.25);
   CHECK_FALSE(q->contended_memory.has_value());
   REQUIRE(q->fabrics.size() == 1);

@@ -79,11 +79,11 @@ Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEff
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, path,
-                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
-                       "memory_efficiency", "launch_overhead", "sustained_factor", "device_names",
-                       "server", "attention_flash", "gemm_efficiency_fp8", "mxfp8"}));
+      MapReader m, MapReader::Open(ctx, node, path,
+                                   {"name", "memory", "hbm_bandwidth", "peak", "sms",
+                                    "gemm_efficiency", "memory_efficiency", "launch_overhead",
+                                    "sustained_factor", "device_names", "server", "attention_flash",
+                                    "gemm_efficiency_fp8", "mxfp8", "host_op_time"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -97,6 +97,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Bool("mxfp8", &g.mxfp8));
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
+  PARASIM_RETURN_IF_ERROR(m.Time("host_op_time", &g.host_op_time));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));

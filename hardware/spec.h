@@ -62,6 +62,18 @@ inline constexpr double kDefaultContendedMemory = 1.06;
 // an assumption for other GPUs until a calibration profile replaces it.
 inline constexpr double kFp8GemmEfficiencyRatio = 0.854;
 
+// Host (CPU) time to issue one framework op from Python: the op's dispatch, its launch and the
+// interpreter around it. The host runs ahead of the GPU where it can, so the replay pays it only
+// where it cannot: after a device-to-host synchronisation, such as dropless MoE's (the host
+// learns each expert's token count) before Transformer Engine's grouped Linear issues one GEMM,
+// and under FP8 one quantization, per local expert (training.expert_gemm: per_expert). Measured
+// on an H100 SXM host here (tools/gpu_check/moe_issue_bench.py, 2026-11-26, PyTorch 2.11 eager,
+// tools/gpu_check/moe-issue-h100-2026-11-26.jsonl): one MoE layer's experts issued one by one
+// in bf16, 24 shapes of 4-32 experts and 512-8192 tokens, 11.3-17.5 us per launched kernel,
+// median 15.3; a lone one-element add 9.3 us. An assumption for other hosts (Grace, other
+// x86) until a calibration profile or `parasim fit --runs` replaces it (compute.host_op_time).
+inline constexpr double kDefaultHostOpTimeUs = 15.3;
+
 // Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
 enum class Algo { kRing, kTree, kHierarchical, kDirect, kPat };
@@ -100,6 +112,7 @@ struct GpuSpec {
   double gemm_efficiency = 0.8;    // best achieved fraction of peak for a large GEMM
   double memory_efficiency = 0.8;  // achieved fraction of HBM bandwidth, streaming
   Duration launch_overhead = Duration::Microseconds(4);
+  Duration host_op_time = Duration::Microseconds(kDefaultHostOpTimeUs);  // see the constant
   double sustained_factor = kDefaultSustainedFactor;  // in-step kernel rates vs alone
   // Slowdown beside a running collective: GEMMs and attention; memory-bound kernels.
   double contended_compute = kDefaultContendedCompute;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hardware/spec.h"
+#include "models/model_spec.h"
 
 namespace parasim {
 
@@ -76,6 +77,17 @@ struct Training {
   // cross_entropy_loss_fusion, Transformer Engine's parallel_cross_entropy), or pass by pass on
   // fp32 logits (Megatron-LM's default path, PyTorch's F.cross_entropy on .float() logits).
   bool fused_cross_entropy = false;
+  // How the routed experts' GEMMs are issued (training.expert_gemm):
+  // - grouped: one grouped kernel for all local experts per GEMM (DeepSeek's DeepGEMM,
+  //   torch._grouped_mm as torchtitan runs it, CUTLASS grouped GEMM);
+  // - per_expert: one GEMM per local expert, and under FP8 one quantization of its input or
+  //   gradient, as Transformer Engine's GroupedLinear issues them (grouped_linear.py: its
+  //   general_grouped_gemm, a loop of cuBLAS calls over 4 streams, nvte_multi_stream_cublas_gemm),
+  //   Megatron-Core's TEGroupedMLP with moe_grouped_gemm. Under dropless routing the host learns
+  //   the token counts first (a synchronisation), so those launches cannot run ahead of the GPU:
+  //   the replay prices each expert GEMM at no less than its launches' host time
+  //   (GpuSpec::host_op_time).
+  bool per_expert_gemm = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
@@ -86,6 +98,14 @@ struct Training {
 // bf16 under FP8 (its GEMMs write bf16 gradients).
 inline double BackwardGradBytes(const Training& t) {
   return t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
+}
+
+// Whether the host issues the routed experts' kernels one expert at a time after a
+// synchronisation (Training::per_expert_gemm under dropless routing), so that the replay waits
+// on the host (GpuSpec::host_op_time). Token dropping sizes every expert's input in advance:
+// no synchronisation, and the host runs ahead.
+inline bool IssuesExpertsFromHost(const ModelSpec& m, const Training& t) {
+  return m.is_moe() && t.per_expert_gemm && m.moe.capacity_factor <= 0;
 }
 
 }  // namespace parasim

@@ -5,6 +5,9 @@
 // Parameters (each bounded, each a key of the calibration profile):
 //   sustained_factor   in-step kernel rate over the rate benchmarked alone, per GPU [0.5, 1];
 //   launch_overhead    host time per kernel (dispatch, framework), per GPU [1 us, 40 us];
+//   host_op_time       host time to issue a framework op where the GPU waits on the host
+//                      (training.expert_gemm: per_expert after dropless routing) [1 us, 200 us],
+//                      fitted only when some case issues its experts so;
 //   <inter>.efficiency achieved fraction of the inter-node fabric's bandwidth [0.5, 1], fitted
 //                      only when some case crosses nodes.
 // Least squares on relative errors by a bounded Levenberg-Marquardt on finite differences. A case

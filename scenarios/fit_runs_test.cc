@@ -30,16 +30,24 @@ constexpr const char* kCases[] = {
     "{global_batch: 64, micro_batch: 1}}",
 };
 
-std::string File(const std::vector<double>& measured) {
-  std::string f =
-      "source: synthetic (replayed with known parameters)\ndefaults:\n  cluster: {gpu: "
-      "a100-sxm4-80gb, gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: ib-hdr-200g}\n"
-      "  training: {seq_len: 2048}\ncases:\n";
+// A runs file of `cases` (flow-style scenario fragments over `defaults`) and their step times.
+template <size_t N>
+std::string RunsFile(const char* defaults, const char* const (&cases)[N],
+                     const std::vector<double>& measured) {
+  std::string f = fmt::format(
+      "source: synthetic (replayed with known parameters)\ndefaults:\n{}cases:\n", defaults);
   for (size_t i = 0; i < measured.size(); ++i) {
     f += fmt::format("  - name: c{}\n    scenario: {}\n    measured: {{step_time: {:.9g}s}}\n", i,
-                     kCases[i], measured[i]);
+                     cases[i], measured[i]);
   }
   return f;
+}
+
+std::string File(const std::vector<double>& measured) {
+  return RunsFile(
+      "  cluster: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: "
+      "ib-hdr-200g}\n  training: {seq_len: 2048}\n",
+      kCases, measured);
 }
 
 // Writes the runs file at TEST_TMPDIR/name with each case's step time replayed under
@@ -101,6 +109,51 @@ TEST_CASE("fit --runs --set states a key in every case before fitting") {
   REQUIRE(unstated.ok());
   CHECK(unstated->params[0].fitted < 0.69);
   CHECK(unstated->mape_after > stated->mape_after);
+}
+
+TEST_CASE("fit --runs fits the host's op time where experts wait on the host") {
+  // Qwen3 30B-A3B issued one expert at a time after dropless routing, 4 to 16 local experts a
+  // GPU, replayed with a host op time of 40 us: fitted back from the default 15.3 us.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string path = dir + "/moe.yaml";
+  const char* cases[] = {
+      "{cluster: {nodes: 1}, parallelism: {dp: 8, ep: 8}, training: {micro_batch: 1}}",
+      "{cluster: {nodes: 2}, parallelism: {dp: 16, ep: 16}, training: {micro_batch: 1}}",
+      "{cluster: {nodes: 4}, parallelism: {dp: 32, ep: 32}, training: {micro_batch: 2}}",
+  };
+  auto write = [&](const std::vector<double>& measured) {
+    std::ofstream(path) << RunsFile(
+        "  cluster: {gpu: b200, gpus_per_node: 8, intra_node: nvlink5, inter_node: "
+        "ib-ndr-400g}\n  model: qwen3-30b-a3b\n  training: {seq_len: 4096, global_batch: 64, "
+        "expert_gemm: per_expert}\n  parallelism: {zero: 1}\n",
+        cases, measured);
+  };
+  write(std::vector<double>(std::size(cases), 1.0));
+  auto file = LoadValidationFile(path, {});
+  REQUIRE_MESSAGE(file.ok(), file.status().message());
+  std::vector<double> measured;
+  for (const ValidationInput& in : file->cases) {
+    ClusterSpec c = in.scenario.cluster;
+    c.gpu.host_op_time = Duration::Microseconds(40);
+    auto r = SimulateStep(in.scenario.model, in.scenario.training, in.scenario.layout, c, {});
+    REQUIRE(r.ok());
+    measured.push_back(r->step_time_s);
+  }
+  write(measured);
+  auto fit = FitRuns({path}, {}, SweepOptions{}, {"host_op_time"});
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  REQUIRE(fit->params.size() == 1);
+  CHECK(fit->params[0].name == "host_op_time");
+  CHECK(fit->params[0].start == doctest::Approx(kDefaultHostOpTimeUs));
+  CHECK(fit->params[0].fitted == doctest::Approx(40).epsilon(0.02));
+  CHECK(fit->mape_before > 0.05);
+  CHECK(fit->mape_after < 0.002);
+  REQUIRE(fit->profile.host_op_time.has_value());
+  CHECK(fit->profile.host_op_time->microseconds() == doctest::Approx(40).epsilon(0.02));
+  // Stated grouped, the experts never wait on the host: nothing to fit.
+  auto grouped =
+      FitRuns({path}, {"training.expert_gemm=grouped"}, SweepOptions{}, {"host_op_time"});
+  CHECK(!grouped.ok());
 }
 
 TEST_CASE("fit --runs refuses a file that mixes GPUs") {

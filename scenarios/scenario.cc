@@ -213,7 +213,7 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
                                    {"seq_len", "global_batch", "micro_batch", "precision",
                                     "optimizer", "grad_dtype", "recompute", "recompute_layers",
                                     "tokens", "finetune", "attention", "fp8_recipe", "moments",
-                                    "grad_accumulation", "cross_entropy"}));
+                                    "grad_accumulation", "cross_entropy", "expert_gemm"}));
   PARASIM_RETURN_IF_ERROR(m.Require("seq_len"));
   PARASIM_RETURN_IF_ERROR(m.Require("global_batch"));
   PARASIM_RETURN_IF_ERROR(m.Int("seq_len", &t->seq_len, 1, int64_t{1} << 32));
@@ -266,6 +266,10 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   if (m.Has("cross_entropy")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("cross_entropy", &s, {"unfused", "fused"}));
     t->fused_cross_entropy = s == "fused";
+  }
+  if (m.Has("expert_gemm")) {
+    PARASIM_RETURN_IF_ERROR(m.Enum("expert_gemm", &s, {"grouped", "per_expert"}));
+    t->per_expert_gemm = s == "per_expert";
   }
   if (m.Has("grad_accumulation")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("grad_accumulation", &s, GradAccumulationNames()));

@@ -120,6 +120,7 @@ OpTime LayerLowering::Time(const Op& op) {
         if (g.pass == 'W') ot.wgrad += t;
       }
       if (op.fp8) AddFp8Casts(op, &ot);
+      if (op.expert && IssuesExpertsFromHost(ctx_.model, t)) HostIssueFloor(op, frozen, &ot);
       ot.wgrad += accumulate;  // after the weight-gradient GEMM, in its pass
       if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
         // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
@@ -174,6 +175,21 @@ OpTime LayerLowering::Time(const Op& op) {
     ot.label_r = ctx_.program.Intern("R " + op.name);
   }
   return ot;
+}
+
+void LayerLowering::HostIssueFloor(const Op& op, bool frozen, OpTime* ot) const {
+  // Transformer Engine's GroupedLinear, per local expert (op.batch of them): forward one GEMM,
+  // backward the input-gradient and the weight-gradient GEMMs, and under FP8 one quantization of
+  // the forward's input and of the backward's gradient (tex.fused_multi_quantize over the
+  // experts' splits). Issued after dropless routing's synchronisation, these kernels start no
+  // sooner than the host issues them: each pass takes at least its launches' host time.
+  const double experts = static_cast<double>(op.batch);
+  const double quantize = op.fp8 ? 1 : 0;
+  const Duration h = ctx_.cluster.gpu.host_op_time;
+  const Duration dgrad = ot->bwd - ot->wgrad;
+  ot->fwd = Max(ot->fwd, h * (experts * (1 + quantize)));
+  if (!frozen) ot->wgrad = Max(ot->wgrad, h * experts);
+  ot->bwd = Max(dgrad, h * (experts * (1 + quantize))) + ot->wgrad;
 }
 
 Duration LayerLowering::AccumulationTime(const Op& op) const {

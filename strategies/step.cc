@@ -148,6 +148,22 @@ std::string LossFusionAdvice(const ModelSpec& model, const Training& training, c
   return AlsoFits("cross_entropy: fused", " and runs the loss as one fused kernel pair", *alt, r);
 }
 
+std::string GroupedGemmAdvice(const ModelSpec& model, const Training& training,
+                              const Layout& layout, const ClusterSpec& cluster,
+                              const StepReport& r) {
+  if (!r.fits || !IssuesExpertsFromHost(model, training)) return "";
+  Training probe = training;
+  probe.per_expert_gemm = false;
+  StatusOr<StepReport> alt = SimulateStep(model, probe, layout, cluster, StepOptions{});
+  if (!alt.ok() || alt->step_time_s > 0.99 * r.step_time_s) return "";
+  return fmt::format(
+      "the expert GEMMs wait on the host issuing them one expert at a time after dropless "
+      "routing's synchronisation ({:.1f} us an op, gpu host_op_time); one grouped kernel per "
+      "GEMM (expert_gemm: grouped) would take the step to {:.3f} s, {:.1f}% shorter",
+      cluster.gpu.host_op_time.microseconds(), alt->step_time_s,
+      100 * (1 - alt->step_time_s / r.step_time_s));
+}
+
 std::string FoldingAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                           const ClusterSpec& cluster, const StepReport& r) {
   if (!model.is_moe() || layout.tp <= 1 || !layout.sp || layout.expert_tp() != layout.tp ||

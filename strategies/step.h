@@ -83,6 +83,14 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
 std::string FoldingAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                           const ClusterSpec& cluster, const StepReport& r);
 
+// For `run`: a step whose expert GEMMs are issued one expert at a time after dropless routing's
+// synchronisation (training.expert_gemm: per_expert), replayed with one grouped kernel per GEMM;
+// the advice when that is at least 1% shorter (the host, not the GPU, sets the experts' pace),
+// else empty. Memory does not change.
+std::string GroupedGemmAdvice(const ModelSpec& model, const Training& training,
+                              const Layout& layout, const ClusterSpec& cluster,
+                              const StepReport& r);
+
 // For `run`: a step whose loss runs pass by pass on fp32 logits (training.cross_entropy:
 // unfused), replayed with the fused loss instead; the advice when that is at least 1% shorter
 // (large vocabularies against the hidden size), else empty. The fused loss keeps less, so it

@@ -256,6 +256,50 @@ TEST_CASE("run's loss advice: a large vocabulary's unfused loss, replayed fused"
   CHECK(LossFusionAdvice(b.model, b.t, b.l, b.cluster, fused).empty());
 }
 
+TEST_CASE("expert_gemm: per_expert: each expert GEMM waits on the host after dropless routing") {
+  // Qwen3 30B-A3B on 8 B200s, EP8: 16 local experts of 128, 48 MoE layers. With a host op
+  // time far above any kernel's, the host sets the pace of every expert GEMM: per micro-batch
+  // and layer, forward fc1 and fc2 one op an expert each, backward two each (input and weight
+  // gradients), 6 x 16 ops in all, on top of the replay without it.
+  Bench b(8, "qwen3-30b-a3b");
+  b.Hardware("b200", "nvlink5", "ib-ndr-400g");
+  b.l.dp = 8;
+  b.l.ep = 8;
+  b.l.zero = 1;
+  b.t.seq_len = 4096;
+  b.t.global_batch = 16;  // 2 micro-batches a GPU
+  REQUIRE(b.PlanError().empty());
+  const StepReport grouped = b.Run();
+  REQUIRE(grouped.fits);
+  b.t.per_expert_gemm = true;
+  b.cluster.gpu.host_op_time = Duration::Microseconds(0.001);
+  CHECK(b.Run().step_time_s == doctest::Approx(grouped.step_time_s).epsilon(1e-6));
+  const double h = 0.002;  // 2 ms an op: the host, not the GPU, sets the experts' pace
+  b.cluster.gpu.host_op_time = Duration::Seconds(h);
+  const StepReport host = b.Run();
+  const double ops = 2.0 * b.model.layers * 6 * (b.model.moe.experts / b.l.ep);
+  CAPTURE(grouped.step_time_s);
+  CAPTURE(host.step_time_s);
+  CHECK(host.step_time_s > grouped.step_time_s + 0.97 * ops * h);
+  CHECK(host.step_time_s < grouped.step_time_s + ops * h);
+  const std::string advice = GroupedGemmAdvice(b.model, b.t, b.l, b.cluster, host);
+  CAPTURE(advice);
+  CHECK(advice.find("expert_gemm: grouped") != std::string::npos);
+  CHECK(advice.find(fmt::format("{:.3f} s", grouped.step_time_s)) != std::string::npos);
+  // FP8 adds a quantization an expert to each GEMM's forward and input gradient: 10 ops.
+  b.t.precision = Dtype::kFp8;
+  b.t.grad_dtype = Dtype::kBf16;
+  const StepReport fp8 = b.Run();
+  CHECK(fp8.step_time_s > host.step_time_s + 0.97 * ops / 6 * 4 * h - grouped.step_time_s);
+  b.t.precision = Dtype::kBf16;
+  // Token dropping sizes the experts' inputs in advance: no synchronisation, no host wait.
+  b.model.moe.capacity_factor = 1.0;
+  const StepReport dropping = b.Run();
+  b.t.per_expert_gemm = false;
+  CHECK(dropping.step_time_s == doctest::Approx(b.Run().step_time_s).epsilon(1e-6));
+  CHECK(GroupedGemmAdvice(b.model, b.t, b.l, b.cluster, dropping).empty());
+}
+
 TEST_CASE("run's folding advice: an EP group that crosses nodes kept in one by etp: 1") {
   // 64 fine-grained experts on 2 H100 nodes, TP2 + SP, EP8 inside DP8: each EP group holds one
   // TP coordinate and spans both nodes (4 + 4). Folded, EP8 takes 8 consecutive ranks, one node.

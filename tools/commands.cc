@@ -938,7 +938,8 @@ Status RunCommand(const CommonOptions& opt) {
          {RecomputeLayersAdvice(s.model, s.training, s.layout, s.cluster, r),
           GradReduceAdvice(s.model, s.training, s.layout, s.cluster, r),
           FoldingAdvice(s.model, s.training, s.layout, s.cluster, r),
-          LossFusionAdvice(s.model, s.training, s.layout, s.cluster, r)}) {
+          LossFusionAdvice(s.model, s.training, s.layout, s.cluster, r),
+          GroupedGemmAdvice(s.model, s.training, s.layout, s.cluster, r)}) {
       if (!advice.empty()) r.warnings.push_back(advice);
     }
   }

@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
                   "times of this validation-format file (measured jobs); repeat to fit several "
                   "together");
   fit->add_option("--params", opt.params,
-                  "with --runs: fit only these (sustained_factor, launch_overhead, efficiency); "
+                  "with --runs: fit only these (sustained_factor, launch_overhead, host_op_time, "
+                  "efficiency); "
                   "the others keep the scenario's values")
       ->delimiter(',');
   fit->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
