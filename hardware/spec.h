@@ -62,17 +62,21 @@ inline constexpr double kDefaultContendedMemory = 1.06;
 // an assumption for other GPUs until a calibration profile replaces it.
 inline constexpr double kFp8GemmEfficiencyRatio = 0.854;
 
-// Host (CPU) time to issue one framework op from Python: the op's dispatch, its launch and the
-// interpreter around it. The host runs ahead of the GPU where it can, so the replay pays it only
-// where it cannot: after a device-to-host synchronisation, such as dropless MoE's (the host
-// learns each expert's token count) before Transformer Engine's grouped Linear issues one GEMM,
-// and under FP8 one quantization, per local expert (training.expert_gemm: per_expert). Measured
-// on an H100 SXM host here (tools/gpu_check/moe_issue_bench.py, 2026-11-26, PyTorch 2.11 eager,
-// tools/gpu_check/moe-issue-h100-2026-11-26.jsonl): one MoE layer's experts issued one by one
-// in bf16, 24 shapes of 4-32 experts and 512-8192 tokens, 11.3-17.5 us per launched kernel,
-// median 15.3; a lone one-element add 9.3 us. An assumption for other hosts (Grace, other
-// x86) until a calibration profile or `parasim fit --runs` replaces it (compute.host_op_time).
-inline constexpr double kDefaultHostOpTimeUs = 15.3;
+// Host (CPU) time to issue one framework op from Python in a training step: the op's dispatch,
+// autograd's bookkeeping, its launch and the interpreter around it. The host runs ahead of the
+// GPU where it can, so the replay pays it only where it cannot: in a MoE layer whose experts
+// Transformer Engine's GroupedLinear issues one at a time after dropless routing's
+// device-to-host synchronisation (training.expert_gemm: per_expert; LayerLowering's
+// HostBoundBlock). Measured here (2026-11-26, PyTorch 2.11, tools/gpu_check/):
+// - moe_step_check.py on an H200 machine (moe-step-h200-2026-11-26.jsonl): 8 layers of a dense
+//   MLP and 16 experts issued one at a time, trained with autograd; with a narrow dense MLP the
+//   step is the host's, 21.2 us a kernel forward (900) and 28.7 backward (1,332): 25.7 over
+//   the step, the value here;
+// - moe_issue_bench.py on an H100 machine (moe-issue-h100-2026-11-26.jsonl): the same experts'
+//   kernels issued without autograd, 11.3-17.5 us a kernel (median 15.3).
+// An assumption for other hosts (Grace, other x86) and stacks until a calibration profile or
+// `parasim fit --runs` replaces it (compute.host_op_time).
+inline constexpr double kDefaultHostOpTimeUs = 25.7;
 
 // Collective operations and the algorithms the cost model prices them with (hardware/cost_model.h).
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };

@@ -85,8 +85,8 @@ struct Training {
   //   general_grouped_gemm, a loop of cuBLAS calls over 4 streams, nvte_multi_stream_cublas_gemm),
   //   Megatron-Core's TEGroupedMLP with moe_grouped_gemm. Under dropless routing the host learns
   //   the token counts first (a synchronisation), so those launches cannot run ahead of the GPU:
-  //   the replay prices each expert GEMM at no less than its launches' host time
-  //   (GpuSpec::host_op_time).
+  //   the replay prices the MoE layer's passes at no less than the host's time to issue their
+  //   kernels (GpuSpec::host_op_time; LayerLowering::HostBoundBlock).
   bool per_expert_gemm = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   double tokens = 0;  // total training tokens; 0 = not given

@@ -120,7 +120,6 @@ OpTime LayerLowering::Time(const Op& op) {
         if (g.pass == 'W') ot.wgrad += t;
       }
       if (op.fp8) AddFp8Casts(op, &ot);
-      if (op.expert && IssuesExpertsFromHost(ctx_.model, t)) HostIssueFloor(op, frozen, &ot);
       ot.wgrad += accumulate;  // after the weight-gradient GEMM, in its pass
       if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
         // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
@@ -177,19 +176,54 @@ OpTime LayerLowering::Time(const Op& op) {
   return ot;
 }
 
-void LayerLowering::HostIssueFloor(const Op& op, bool frozen, OpTime* ot) const {
-  // Transformer Engine's GroupedLinear, per local expert (op.batch of them): forward one GEMM,
-  // backward the input-gradient and the weight-gradient GEMMs, and under FP8 one quantization of
-  // the forward's input and of the backward's gradient (tex.fused_multi_quantize over the
-  // experts' splits). Issued after dropless routing's synchronisation, these kernels start no
-  // sooner than the host issues them: each pass takes at least its launches' host time.
-  const double experts = static_cast<double>(op.batch);
+namespace {
+
+// Kernels the host issues for an op in one pass (HostBoundBlock). One a pass for most ops; a
+// GEMM's backward two (input and weight gradients, one when frozen). The routed experts as
+// Transformer Engine's GroupedLinear issues them, per local expert (op.batch of them): forward
+// one GEMM, backward the input- and weight-gradient GEMMs, and under FP8 one quantization of the
+// forward's input and of the backward's gradient (tex.fused_multi_quantize over the experts'
+// splits).
+double HostKernels(const Op& op, bool backward, bool frozen) {
+  const bool weights = op.kind == OpKind::kGemm && op.params > 0 && !frozen;
+  if (!op.expert) return backward && weights ? 2 : 1;
   const double quantize = op.fp8 ? 1 : 0;
-  const Duration h = ctx_.cluster.gpu.host_op_time;
-  const Duration dgrad = ot->bwd - ot->wgrad;
-  ot->fwd = Max(ot->fwd, h * (experts * (1 + quantize)));
-  if (!frozen) ot->wgrad = Max(ot->wgrad, h * experts);
-  ot->bwd = Max(dgrad, h * (experts * (1 + quantize))) + ot->wgrad;
+  return static_cast<double>(op.batch) * (1 + quantize + (backward && weights ? 1 : 0));
+}
+
+}  // namespace
+
+void LayerLowering::HostBoundBlock(const Block& b, BlockTime* bt) const {
+  // A MoE layer whose experts the host issues one at a time after dropless routing's
+  // device-to-host synchronisation (IssuesExpertsFromHost). No kernel starts before the host
+  // has issued it (GpuSpec::host_op_time each), and the host runs ahead of the GPU except across
+  // that synchronisation (tools/gpu_check/moe_step_check.py, docs/MODEL.md "Dropless experts
+  // issued from the host"):
+  // - forward: after the synchronisation the GPU's queue is empty, so the experts take the
+  //   longer of their kernels and their issue, and the rest of the layer likewise;
+  // - backward: no synchronisation, so the layer takes the longer of all its kernels and all
+  //   their issue.
+  // The time the host adds is spread over the ops whose issue it is, in proportion.
+  const bool frozen = ctx_.training.finetune != FinetuneKind::kNone;
+  const double h = ctx_.cluster.gpu.host_op_time.seconds();
+  auto spread = [&](bool backward, auto in_section) {
+    double gpu = 0, kernels = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (!in_section(b.op(i))) continue;
+      gpu += (backward ? bt->ops[i].bwd : bt->ops[i].fwd).seconds();
+      kernels += HostKernels(b.op(i), backward, frozen);
+    }
+    const double wait = kernels * h - gpu;
+    if (wait <= 0) return;
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (!in_section(b.op(i))) continue;
+      Duration& d = backward ? bt->ops[i].bwd : bt->ops[i].fwd;
+      d += Duration::Seconds(wait * HostKernels(b.op(i), backward, frozen) / kernels);
+    }
+  };
+  spread(false, [](const Op& op) { return op.expert; });
+  spread(false, [](const Op& op) { return !op.expert; });
+  spread(true, [](const Op&) { return true; });
 }
 
 Duration LayerLowering::AccumulationTime(const Op& op) const {
@@ -252,6 +286,9 @@ void LayerLowering::AddFp8Casts(const Op& op, OpTime* ot) const {
 
 void LayerLowering::Price(const Block& b, BlockTime* bt) {
   for (size_t i = 0; i < b.size(); ++i) bt->ops.push_back(Time(b.op(i)));
+  if (&b == &graph_->moe && IssuesExpertsFromHost(ctx_.model, ctx_.training)) {
+    HostBoundBlock(b, bt);
+  }
 }
 
 void LayerLowering::BuildTimes() {

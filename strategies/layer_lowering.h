@@ -97,9 +97,9 @@ class LayerLowering {
   // training.grad_accumulation: separate: the pass adding an op's weight gradients of one
   // micro-batch to the accumulated ones; zero when fused.
   Duration AccumulationTime(const Op& op) const;
-  // The routed experts' GEMMs priced at no less than the host's time to issue them one expert
-  // at a time (IssuesExpertsFromHost).
-  void HostIssueFloor(const Op& op, bool frozen, OpTime* ot) const;
+  // A MoE block's passes priced at no less than the host's time to issue their kernels where
+  // the experts are issued one at a time after dropless routing (IssuesExpertsFromHost).
+  void HostBoundBlock(const Block& b, BlockTime* bt) const;
   void Price(const Block& b, BlockTime* bt);
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
   void Segment(Chunk* ch) const;
