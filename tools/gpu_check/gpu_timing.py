@@ -70,3 +70,14 @@ def write_measurements(path, how, family, rows):
         f.write(f'date: "{datetime.date.today().isoformat()}"\n')
         f.write(f"{family}:\n" + "\n".join(rows) + "\n")
     os.replace(path + ".tmp", path)
+
+
+def write_jsonl(path, rows):
+    """Writes `rows` as JSON lines through a temporary file renamed into place."""
+    import json
+    import os
+
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    os.replace(path + ".tmp", path)

@@ -34,7 +34,7 @@ import time
 
 import torch
 
-from gpu_timing import require_gpu, timed, warm_up
+from gpu_timing import require_gpu, timed, warm_up, write_jsonl
 
 E4M3_MAX = 448.0  # torch.finfo(torch.float8_e4m3fn).max
 E5M2_MAX = 57344.0  # torch.finfo(torch.float8_e5m2).max
@@ -244,13 +244,7 @@ def main():
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     print(json.dumps(meta))
     if args.out:
-        with open(args.out + ".tmp", "w", encoding="utf-8") as f:
-            f.write(json.dumps(meta) + "\n")
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
-        import os
-
-        os.replace(args.out + ".tmp", args.out)
+        write_jsonl(args.out, [meta, *rows])
     return 0
 
 

@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from gpu_timing import require_gpu, warm_up
+from gpu_timing import require_gpu, warm_up, write_jsonl
 
 TOKENS, HIDDEN, EXPERTS, TOP_K, EXPERT_FFN, LAYERS = 4096, 2048, 16, 2, 768, 8
 
@@ -123,12 +123,7 @@ def main():
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     print(json.dumps(meta))
     if args.out:
-        import os
-
-        with open(args.out + ".tmp", "w", encoding="utf-8") as f:
-            for row in [meta, *rows]:
-                f.write(json.dumps(row) + "\n")
-        os.replace(args.out + ".tmp", args.out)
+        write_jsonl(args.out, [meta, *rows])
     return 0
 
 
