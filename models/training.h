@@ -86,7 +86,8 @@ struct Training {
   //   Megatron-Core's TEGroupedMLP with moe_grouped_gemm. Under dropless routing the host learns
   //   the token counts first (a synchronisation), so those launches cannot run ahead of the GPU:
   //   the replay prices the MoE layer's passes at no less than the host's time to issue their
-  //   kernels (GpuSpec::host_op_time; LayerLowering::HostBoundBlock).
+  //   kernels (GpuSpec::host_op_time; LayerLowering::HostBoundBlock). The GEMMs themselves run
+  //   four streams at a time (LayerLowering::ExpertGemmTime), with or without dropping.
   bool per_expert_gemm = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   double tokens = 0;  // total training tokens; 0 = not given

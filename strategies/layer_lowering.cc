@@ -115,7 +115,7 @@ OpTime LayerLowering::Time(const Op& op) {
       // FP8 training runs the layers' Linears in FP8 and the rest (router, LM head) in bf16.
       const CostModel& gemm_cost = op.fp8 || !cost16_ ? cm : *cost16_;
       for (const GemmCall& g : TrainingGemms(op, frozen)) {
-        const Duration t = gemm_cost.GemmTime(g.m, g.n, g.k, g.batch);
+        const Duration t = ExpertGemmTime(gemm_cost, op, g);
         (g.pass == 'F' ? ot.fwd : ot.bwd) += t;
         if (g.pass == 'W') ot.wgrad += t;
       }
@@ -178,6 +178,11 @@ OpTime LayerLowering::Time(const Op& op) {
 
 namespace {
 
+// Transformer Engine's grouped Linear without a grouped kernel spreads its per-expert cuBLAS
+// calls over this many CUDA streams (transformer_engine/common/include/transformer_engine/
+// gemm.h, num_streams; nvte_multi_stream_cublas_gemm).
+constexpr int64_t kExpertGemmStreams = 4;
+
 // Kernels the host issues for an op in one pass (HostBoundBlock). One a pass for most ops; a
 // GEMM's backward two (input and weight gradients, one when frozen). The routed experts as
 // Transformer Engine's GroupedLinear issues them, per local expert (op.batch of them): forward
@@ -192,6 +197,16 @@ double HostKernels(const Op& op, bool backward, bool frozen) {
 }
 
 }  // namespace
+
+Duration LayerLowering::ExpertGemmTime(const CostModel& cm, const Op& op, const GemmCall& g) const {
+  if (!op.expert || !ctx_.training.per_expert_gemm || g.batch <= kExpertGemmStreams) {
+    return cm.GemmTime(g.m, g.n, g.k, g.batch);
+  }
+  // One GEMM per local expert, kExpertGemmStreams of them at a time: each wave fills the GPU
+  // as a batch of that many, not as one grouped GEMM of every expert's rows.
+  const double waves = static_cast<double>(g.batch) / kExpertGemmStreams;
+  return cm.GemmTime(g.m, g.n, g.k, kExpertGemmStreams) * waves;
+}
 
 void LayerLowering::HostBoundBlock(const Block& b, BlockTime* bt) const {
   // A MoE layer whose experts the host issues one at a time after dropless routing's

@@ -13,6 +13,7 @@
 
 #include "models/layer_graph.h"
 #include "strategies/lowering.h"
+#include "strategies/step_kernels.h"
 #include "strategies/topology.h"
 
 namespace parasim {
@@ -100,6 +101,9 @@ class LayerLowering {
   // A MoE block's passes priced at no less than the host's time to issue their kernels where
   // the experts are issued one at a time after dropless routing (IssuesExpertsFromHost).
   void HostBoundBlock(const Block& b, BlockTime* bt) const;
+  // A GEMM call's time; the routed experts' issued one per expert (Training::per_expert_gemm)
+  // are priced a few streams at a time rather than as one grouped GEMM.
+  Duration ExpertGemmTime(const CostModel& cm, const Op& op, const GemmCall& g) const;
   void Price(const Block& b, BlockTime* bt);
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
   void Segment(Chunk* ch) const;

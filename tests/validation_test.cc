@@ -82,10 +82,10 @@ TEST_CASE("torchtitan FSDP2 on 64 A100: the ZeRO-3 regime stays where it is") {
 
 TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at scale within 10%") {
   // Held out and far from the targets (docs/MODEL.md, "Megatron-Bridge on H100"): dense
-  // FP8 on few GPUs is predicted 11-24% slow, fine-grained dropless MoE 41-59% fast, 24.44% MAPE
+  // FP8 on few GPUs is predicted 11-24% slow, fine-grained dropless MoE 40-59% fast, 24.23% MAPE
   // over the 11 cases that fit (2026-11-26: FP8 GEMMs at the measured FP8/16-bit ratio, 26.22% ->
   // 23.99%; then the rows' fused cross-entropy, which made every row faster, 25.29%; then the
-  // MoE layers waiting on the host issuing their experts one at a time, 24.44%). This checks the
+  // MoE layers waiting on the host issuing their experts one at a time, 24.23%). This checks the
   // file
   // states layouts parasim can replay (one case, GPT-OSS at micro-batch 4, does not fit in
   // parasim's memory model) and guards the two 1,024-GPU Llama 3.1 405B cases, which predict within
@@ -118,7 +118,7 @@ TEST_CASE(
   // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
   // take the H100's kernel efficiencies (FP8 at the H100's FP8/16-bit ratio). Every B200 and
   // GB200 case is 9-59% fast; the GB300 cases, at the same catalog peaks, -42% to +5% (2026-11-26:
-  // 21.57% MAPE over 19, 24.57% before the dropless experts waited on the host; 29.62% over the
+  // 21.47% MAPE over 19, 24.57% before the dropless experts waited on the host; 29.62% over the
   // 13 before the GB300 rows, 24.84% over 7 before the MXFP8 rows). This guards the file's
   // layouts and the direction of the first generation's
   // error, which a Blackwell calibration is to remove.
