@@ -19,7 +19,9 @@ Modes:
 - `fp8`: per-tensor current scaling as Transformer Engine's Float8CurrentScaling recipe runs it:
   each GEMM operand's amax, scale and E4M3 cast (the gradients' in E5M2), then `_scaled_mm`;
 - `grouped`: bf16 through `torch._grouped_mm`, one kernel per GEMM for all experts (where this
-  PyTorch has it), the floor a grouped kernel gives.
+  PyTorch has it), the floor a grouped kernel gives;
+- `streams4`: `bf16` with the experts spread over four CUDA streams, as Transformer Engine's
+  multi-stream cuBLAS runs them (its num_streams).
 
 It also prints the host's cost of one eager op and the GPU's cost of one tiny kernel from a
 graph (`{"probe": ...}` lines). JSON lines:
@@ -208,6 +210,18 @@ def main():
 
                         def fn():
                             grouped_layer(x, w1, w2, g, offs)
+                    elif mode == "streams4":
+                        streams = [torch.cuda.Stream() for _ in range(4)]
+
+                        def fn():
+                            main = torch.cuda.current_stream()
+                            for st in streams:
+                                st.wait_stream(main)
+                            for i, e in enumerate(zip(xs, w1s, w2s, gs)):
+                                with torch.cuda.stream(streams[i % len(streams)]):
+                                    bf16_expert(*e)
+                            for st in streams:
+                                main.wait_stream(st)
                     else:
                         expert = bf16_expert if mode == "bf16" else fp8_expert
 
