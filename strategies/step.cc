@@ -157,7 +157,7 @@ std::string GroupedGemmAdvice(const ModelSpec& model, const Training& training,
   StatusOr<StepReport> alt = SimulateStep(model, probe, layout, cluster, StepOptions{});
   if (!alt.ok() || alt->step_time_s > 0.99 * r.step_time_s) return "";
   return fmt::format(
-      "the expert GEMMs wait on the host issuing them one expert at a time after dropless "
+      "the MoE layers wait on the host issuing their experts one at a time after dropless "
       "routing's synchronisation ({:.1f} us an op, gpu host_op_time); one grouped kernel per "
       "GEMM (expert_gemm: grouped) would take the step to {:.3f} s, {:.1f}% shorter",
       cluster.gpu.host_op_time.microseconds(), alt->step_time_s,
