@@ -71,7 +71,8 @@ inline constexpr double kFp8GemmEfficiencyRatio = 0.854;
 // - moe_step_check.py on an H200 machine (moe-step-h200-2026-11-26.jsonl): 8 layers of a dense
 //   MLP and 16 experts issued one at a time, trained with autograd; with a narrow dense MLP the
 //   step is the host's, 21.2 us a kernel forward (900) and 28.7 backward (1,332): 25.7 over
-//   the step, the value here;
+//   the step, the value here (on an H100 machine, moe-step-h100-2026-11-26.jsonl: 24.8, 29.4
+//   and 27.6);
 // - moe_issue_bench.py on an H100 machine (moe-issue-h100-2026-11-26.jsonl): the same experts'
 //   kernels issued without autograd, 11.3-17.5 us a kernel (median 15.3).
 // An assumption for other hosts (Grace, other x86) and stacks until a calibration profile or
