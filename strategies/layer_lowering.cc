@@ -302,9 +302,13 @@ void LayerLowering::AddFp8Casts(const Op& op, OpTime* ot) const {
 void LayerLowering::Price(const Block& b, BlockTime* bt) {
   for (size_t i = 0; i < b.size(); ++i) bt->ops.push_back(Time(b.op(i)));
   // MoE layers, and a multi-token-prediction module that holds one (DeepSeek-V3's).
-  bool experts = false;
-  for (size_t i = 0; i < b.size(); ++i) experts = experts || b.op(i).expert;
-  if (experts && IssuesExpertsFromHost(ctx_.model, ctx_.training)) HostBoundBlock(b, bt);
+  if (!IssuesExpertsFromHost(ctx_.model, ctx_.training)) return;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.op(i).expert) {
+      HostBoundBlock(b, bt);
+      return;
+    }
+  }
 }
 
 void LayerLowering::BuildTimes() {

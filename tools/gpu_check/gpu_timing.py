@@ -72,12 +72,29 @@ def write_measurements(path, how, family, rows):
     os.replace(path + ".tmp", path)
 
 
-def write_jsonl(path, rows):
-    """Writes `rows` as JSON lines through a temporary file renamed into place."""
+def cuda_kernels(fn):
+    """The kernels one call of `fn` runs, as the profiler lists them: their count and their
+    durations summed, milliseconds."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return len(kernels), sum(e.time_range.elapsed_us() for e in kernels) / 1e3
+
+
+def finish(rows, path):
+    """Prints the device's line and writes it and `rows` as JSON lines to `path` (when given)
+    through a temporary file renamed into place."""
     import json
     import os
 
+    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    print(json.dumps(meta))
+    if not path:
+        return
     with open(path + ".tmp", "w", encoding="utf-8") as f:
-        for row in rows:
+        for row in [meta, *rows]:
             f.write(json.dumps(row) + "\n")
     os.replace(path + ".tmp", path)

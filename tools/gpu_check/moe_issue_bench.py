@@ -36,7 +36,7 @@ import time
 
 import torch
 
-from gpu_timing import require_gpu, timed, warm_up, write_jsonl
+from gpu_timing import cuda_kernels, finish, require_gpu, timed, warm_up
 
 E4M3_MAX = 448.0  # torch.finfo(torch.float8_e4m3fn).max
 E5M2_MAX = 57344.0  # torch.finfo(torch.float8_e5m2).max
@@ -115,14 +115,9 @@ def host_and_issued(fn, runs):
 
 
 def kernel_count(fn):
-    """Kernels one call of `fn` launches, as the profiler lists them."""
-    from torch.profiler import ProfilerActivity, profile
-
+    """Kernels one call of `fn` launches, as the profiler lists them (0 without a profiler)."""
     try:
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+        return cuda_kernels(fn)[0]
     except Exception as e:  # noqa: BLE001 - no profiler: the row goes without its count
         print(f"no kernel count ({e})", file=sys.stderr)
         return 0
@@ -255,10 +250,7 @@ def main():
                     print(json.dumps(row), flush=True)
                 del xs, w1s, w2s, gs
                 torch.cuda.empty_cache()
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
-    print(json.dumps(meta))
-    if args.out:
-        write_jsonl(args.out, [meta, *rows])
+    finish(rows, args.out)
     return 0
 
 

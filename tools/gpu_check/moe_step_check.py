@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from gpu_timing import require_gpu, warm_up, write_jsonl
+from gpu_timing import cuda_kernels, finish, require_gpu, warm_up
 
 TOKENS, HIDDEN, EXPERTS, TOP_K, EXPERT_FFN, LAYERS = 4096, 2048, 16, 2, 768, 8
 
@@ -55,17 +55,6 @@ def forward(x, params):
         y = torch.cat(outs) * w.flatten()[order].unsqueeze(-1).to(x.dtype)
         x = x + torch.zeros_like(x).index_add(0, src, y)
     return x.float().square().mean()
-
-
-def gpu_busy_ms(fn):
-    """Kernel time of one call of `fn`, summed over its kernels, and their count."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    return sum(e.time_range.elapsed_us() for e in kernels) / 1e3, len(kernels)
 
 
 def main():
@@ -102,10 +91,10 @@ def main():
                 hosts["forward"].append(t1 - t0)
                 walls["backward"].append(t4 - t2)
                 hosts["backward"].append(t3 - t2)
-        fwd_gpu, fwd_kernels = gpu_busy_ms(lambda: forward(x0, params))
+        fwd_kernels, fwd_gpu = cuda_kernels(lambda: forward(x0, params))
         loss = forward(x0, params)
         torch.cuda.synchronize()
-        bwd_gpu, bwd_kernels = gpu_busy_ms(loss.backward)
+        bwd_kernels, bwd_gpu = cuda_kernels(loss.backward)
         for lp in params:
             for t in [lp["d1"], lp["d2"], lp["router"], *lp["w1"], *lp["w2"]]:
                 t.grad = None
@@ -120,10 +109,7 @@ def main():
             print(json.dumps(row), flush=True)
         del params
         torch.cuda.empty_cache()
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
-    print(json.dumps(meta))
-    if args.out:
-        write_jsonl(args.out, [meta, *rows])
+    finish(rows, args.out)
     return 0
 
 
