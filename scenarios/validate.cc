@@ -13,6 +13,77 @@
 
 namespace parasim {
 
+namespace {
+
+// The architecture alone: routing choices (token dropping, the load spread, node-limited
+// routing) are the training's, as a layout's are, and the catalog id and sources are names.
+ModelSpec Architecture(ModelSpec m) {
+  m.id.clear();
+  m.source.clear();
+  m.published_params = m.published_active_params = 0;
+  m.moe.capacity_factor = m.moe.imbalance = m.moe.expert_cv = 0;
+  m.moe.node_limit = 0;
+  return m;
+}
+
+// Whether the case's GPUs and global batch are its own, not its sweep's.
+bool Rankable(const Scenario& s) {
+  if (!s.sweep) return true;
+  if (s.sweep->global_batch_max > 0 || !s.sweep->hardware.empty()) return false;
+  return std::none_of(s.sweep->axes.begin(), s.sweep->axes.end(),
+                      [](const auto& a) { return a.first == "global_batch"; });
+}
+
+void AssignRankGroups(std::vector<ValidationInput>* cases) {
+  for (size_t i = 0; i < cases->size(); ++i) {
+    ValidationInput& c = (*cases)[i];
+    if (!Rankable(c.scenario)) continue;
+    c.measured.gpus_per_sequence = static_cast<double>(c.scenario.cluster.gpus()) /
+                                   static_cast<double>(c.scenario.training.global_batch);
+    c.measured.rank_group = static_cast<int>(i);
+    const ModelSpec arch = Architecture(c.scenario.model);
+    for (size_t j = 0; j < i; ++j) {
+      const ValidationInput& o = (*cases)[j];
+      if (o.measured.rank_group == static_cast<int>(j) &&
+          o.scenario.training.seq_len == c.scenario.training.seq_len &&
+          Architecture(o.scenario.model) == arch) {
+        c.measured.rank_group = static_cast<int>(j);
+        break;
+      }
+    }
+  }
+}
+
+// Every pair of predicted cases in one rank group, scored by the order of their GPU-seconds
+// per sequence.
+Ranking RankPairs(const std::vector<ValidationCase>& cases) {
+  Ranking r;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ValidationCase& a = cases[i];
+    if (!a.ok || a.rank_group < 0) continue;
+    for (size_t j = i + 1; j < cases.size(); ++j) {
+      const ValidationCase& b = cases[j];
+      if (!b.ok || b.rank_group != a.rank_group) continue;
+      RankedPair p{a.name, b.name,
+                   a.measured_s * a.gpus_per_sequence / (b.measured_s * b.gpus_per_sequence),
+                   a.predicted_s * a.gpus_per_sequence / (b.predicted_s * b.gpus_per_sequence)};
+      if (std::max(p.measured_ratio, 1 / p.measured_ratio) - 1 <= kRankTie) {
+        ++r.ties;
+        continue;
+      }
+      ++r.scored;
+      if ((p.measured_ratio > 1) == (p.predicted_ratio > 1) && p.predicted_ratio != 1) {
+        ++r.ordered;
+      } else {
+        r.misordered.push_back(std::move(p));
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
                                             const std::vector<std::string>& sets) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
@@ -68,6 +139,7 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     }
     file.cases.push_back({std::move(vc), std::move(s)});
   }
+  AssignRankGroups(&file.cases);
   return file;
 }
 
@@ -147,6 +219,7 @@ ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases
     rep.max_abs_error = std::max(rep.max_abs_error, std::abs(c.error));
   }
   rep.mape = predicted > 0 ? sum / predicted : 0;
+  rep.ranking = RankPairs(rep.cases);
   return rep;
 }
 

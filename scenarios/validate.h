@@ -34,6 +34,35 @@ struct ValidationCase {
   // the prediction compared is the step time over the goodput of the case's training.tokens.
   bool wall_clock = false;
   double goodput = 1;  // the goodput applied (wall_clock), else 1
+  // Ranking: cases that train the same architecture at the same sequence length share a group
+  // (the index of its first case), and their costs per sequence compare as layouts a planner
+  // ranks. -1: not ranked (its sweep varies the global batch or the hardware).
+  int rank_group = -1;
+  double gpus_per_sequence = 0;  // GPUs / global batch: step time x this = GPU-seconds a sequence
+};
+
+// Two cases of one rank group, their GPU-seconds per sequence as a ratio (a over b).
+struct RankedPair {
+  std::string a, b;
+  double measured_ratio = 1;
+  double predicted_ratio = 1;
+};
+
+// Closer than 2% a sequence, two measured layouts count as equally fast: the choice gains a
+// planner little, and single published runs (throughputs rounded to three or four figures, some
+// read from charts) do not order them reliably. Megatron-Bridge's 25.11 and 26.02 rows of Llama
+// 3 70B on 64 H100, one layout at global batches of 128 and 256, are 1.2% apart a sequence
+// (tests/validation/regimes/megatron-bridge-h100.yaml).
+inline constexpr double kRankTie = 0.02;
+
+// How many pairs of a file's cases the predictions order as the measurements do: what a
+// planner's choice between two layouts of the same model rests on. Pairs whose measured costs
+// lie within kRankTie of each other are ties, where either choice is right, and are not scored.
+struct Ranking {
+  int scored = 0;   // pairs whose measured costs differ by more than kRankTie
+  int ordered = 0;  // of those, the pairs the predictions order as measured
+  int ties = 0;
+  std::vector<RankedPair> misordered;
 };
 
 struct ValidationReport {
@@ -42,6 +71,7 @@ struct ValidationReport {
   double mape = 0;           // mean of |error| over the cases predicted
   double max_abs_error = 0;  // largest |error|
   int failed = 0;            // cases without a prediction
+  Ranking ranking;           // over the cases predicted
 };
 
 // One case as loaded: its measurement and its scenario (defaults merged, --set applied).
@@ -64,7 +94,7 @@ StatusOr<SweepOutcome> SweepCase(const Scenario& s, const SweepOptions& options)
 std::string NoLayoutFits(const SweepOutcome& r);
 // Predicts one case into `c` (predicted_s, error, layout, or ok = false with the reason).
 Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* c);
-// MAPE, max |error| and failures over the cases.
+// MAPE, max |error|, failures and the ranking over the cases.
 ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases);
 
 StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,

@@ -248,6 +248,88 @@ TEST_CASE("a case where nothing fits is reported as failed and the file goes on"
   CHECK(text.out.find("over 1 cases; 2 case(s) FAILED") != std::string::npos);
 }
 
+TEST_CASE("validate scores the order of the cases that train one model, by cost a sequence") {
+  // Three layouts of one model whose predicted order is fixed (no recompute, half the layers
+  // recomputed, all of them), measured so that the half-recomputed one is out of order against
+  // two others; a fourth within 2% of the first (a tie); and three cases not ranked: another
+  // sequence length, a sweep over the global batch, and a case that does not fit.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string f = dir + "/ranking.yaml";
+  std::ofstream(f) << R"(source: test
+defaults:
+  cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8, intra_node: nvlink3-a100,
+            inter_node: ib-hdr-200g}
+  model: gpt3-1.3b
+  training: {seq_len: 2048, global_batch: 8}
+  parallelism: {tp: 1, pp: 1, dp: 8}
+cases:
+  - {name: none, scenario: {training: {recompute: none}}, measured: {step_time: 150ms}}
+  - {name: full, scenario: {training: {recompute: full}}, measured: {step_time: 195ms}}
+  - name: half
+    scenario: {training: {recompute: full, recompute_layers: 12}}
+    measured: {step_time: 120ms}
+  - name: none-on-16
+    scenario:
+      cluster: {nodes: 2}
+      training: {global_batch: 16, recompute: none}
+      parallelism: {dp: 16}
+    measured: {step_time: 151.5ms}
+  - {name: shorter, scenario: {training: {seq_len: 1024}}, measured: {step_time: 90ms}}
+  - {name: swept, scenario: {sweep: {global_batch: [8, 16]}}, measured: {step_time: 150ms}}
+  - {name: too-big, scenario: {model: gpt3-175b}, measured: {step_time: 9s}}
+)";
+  auto r = RunParasim("validate --json " + f);
+  REQUIRE(r.exit_code == 0);
+  CAPTURE(r.out);
+  CHECK(Field(r.out, "failed") == 1);
+  // Pairs: none-full, none-half (out of order), none-none-on-16 (a tie: 150 against 151.5 ms a
+  // sequence on twice the GPUs for twice the batch), full-half, full-none-on-16, half-none-on-16
+  // (out of order).
+  CHECK(Field(r.out, "scored") == 5);
+  CHECK(Field(r.out, "ordered") == 3);
+  CHECK(Field(r.out, "ties") == 1);
+  std::string flat;  // the JSON on one line
+  for (size_t i = 0; i < r.out.size(); ++i) {
+    if (r.out[i] != '\n') {
+      flat += r.out[i];
+      continue;
+    }
+    while (i + 1 < r.out.size() && r.out[i + 1] == ' ') ++i;
+    flat += ' ';
+  }
+  CHECK(flat.find(R"("a": "none", "b": "half", "measured_ratio": 1.25,)") != std::string::npos);
+  CHECK(flat.find(R"("a": "half", "b": "none-on-16",)") != std::string::npos);
+  auto text = RunParasim("validate " + f);
+  CHECK(text.out.find("Ranking: 3 of 5 pairs of cases of the same model ordered as measured") !=
+        std::string::npos);
+  CHECK(text.out.find("1 more within 2%") != std::string::npos);
+  CHECK(text.out.find("Out of order: none against half: measured 1.250x, predicted 0.") !=
+        std::string::npos);
+}
+
+TEST_CASE("the published files' layouts of one model are ranked as measured") {
+  // What a planner's choice rests on (docs/MODEL.md, "Ranking"), 2026-11-26: Korthikanti's
+  // full against selective recompute 4 of 4; Llama 3's 8K runs on 8,192 and 16,384 GPUs 1 of 1;
+  // Megatron-Bridge on H100 5 of 5, on Blackwell 26 of 27 (B200 FP8 against GB200 MXFP8 for
+  // Llama 3 8B is out of order: the catalog's GB200 peaks are 11% above the B200's, and the
+  // tables have it 1-3% faster); torchtitan 1 of 3, where the copied file cannot state
+  // checkpointing every second layer.
+  struct Floor {
+    const char* file;
+    int scored, ordered;
+  };
+  for (const Floor& f :
+       {Floor{"korthikanti-2022-table5.yaml", 4, 4}, Floor{"regimes/llama3-405b-table4.yaml", 1, 1},
+        Floor{"regimes/megatron-bridge-h100.yaml", 5, 5},
+        Floor{"regimes/megatron-bridge-blackwell.yaml", 27, 26},
+        Floor{"regimes/torchtitan-a100-fsdp2.yaml", 3, 1}}) {
+    CAPTURE(f.file);
+    const std::string out = ValidateJson(f.file);
+    CHECK(Field(out, "scored") == f.scored);
+    CHECK(Field(out, "ordered") >= f.ordered);
+  }
+}
+
 TEST_CASE("a bad validation file is bad input with file:line:col") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/bad_validation.yaml";

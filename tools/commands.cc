@@ -610,6 +610,26 @@ Status ScaleCommand(const CommonOptions& opt) {
 
 namespace {
 
+// What the ranking of a file's cases says, a line each (none when no two cases train the same
+// model at the same sequence length).
+std::vector<std::string> RankingLines(const Ranking& r) {
+  std::vector<std::string> out;
+  if (r.scored + r.ties == 0) return out;
+  const std::string ties =
+      r.ties > 0 ? fmt::format("; {} more within {:.0f}%, where either order is right", r.ties,
+                               100 * kRankTie)
+                 : "";
+  out.push_back(
+      fmt::format("Ranking: {} of {} pairs of cases of the same model ordered as "
+                  "measured (GPU-seconds a sequence){}.",
+                  r.ordered, r.scored, ties));
+  for (const RankedPair& p : r.misordered) {
+    out.push_back(fmt::format("Out of order: {} against {}: measured {:.3f}x, predicted {:.3f}x.",
+                              p.a, p.b, p.measured_ratio, p.predicted_ratio));
+  }
+  return out;
+}
+
 // A wall-clock case's prediction is the step over the goodput: say so beside its layout.
 std::string ThroughGoodput(const ValidationCase& c) {
   return c.wall_clock ? fmt::format(" (wall clock: step / goodput {:.1f}%)", 100 * c.goodput)
@@ -636,9 +656,18 @@ Status ValidateCommand(const CommonOptions& opt) {
       }
       cases.Push(o);
     }
+    Json misordered = Json::Array();
+    for (const RankedPair& p : r.ranking.misordered) {
+      Json o = Json::Object();
+      o.Set("a", p.a).Set("b", p.b).Set("measured_ratio", p.measured_ratio);
+      misordered.Push(o.Set("predicted_ratio", p.predicted_ratio));
+    }
+    Json ranking = Json::Object();
+    ranking.Set("scored", r.ranking.scored).Set("ordered", r.ranking.ordered);
+    ranking.Set("ties", r.ranking.ties).Set("tie_band", kRankTie).Set("misordered", misordered);
     Json j = Json::Object();
     j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
-    j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed);
+    j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed).Set("ranking", ranking);
     EmitJson(opt, j);
     return Status::Ok();
   }
@@ -658,6 +687,11 @@ Status ValidateCommand(const CommonOptions& opt) {
     }
     fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}.\n", 100 * r.mape,
                100 * r.max_abs_error, r.cases.size() - r.failed, failed);
+    const std::vector<std::string> ranking = RankingLines(r.ranking);
+    for (size_t i = 0; i < ranking.size(); ++i) {
+      // The headline a paragraph, the pairs out of order a list under it.
+      fmt::print("{}{}{}\n", i <= 1 ? "\n" : "", i == 0 ? "" : "- ", ranking[i]);
+    }
     return Status::Ok();
   }
   fmt::print("{}\n{}\n\n", opt.file, r.source);
@@ -674,6 +708,7 @@ Status ValidateCommand(const CommonOptions& opt) {
   }
   fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}\n", 100 * r.mape,
              100 * r.max_abs_error, r.cases.size() - r.failed, failed);
+  for (const std::string& line : RankingLines(r.ranking)) fmt::print("{}\n", line);
   return Status::Ok();
 }
 
