@@ -148,6 +148,12 @@ Duration CostModel::MemoryTime(Bytes bytes) const {
                                  (cluster_.gpu.memory_efficiency * cluster_.gpu.sustained_factor));
 }
 
+Duration CostModel::ElementwiseTime(Bytes bytes, double elements, double rate) const {
+  const Duration traffic = MemoryTime(bytes);
+  if (rate <= 0 || elements <= 0) return traffic;
+  return Max(traffic, Duration::Seconds(elements / (rate * cluster_.gpu.sustained_factor)));
+}
+
 Bandwidth CostModel::IntraBandwidth() const {
   return cluster_.intra.bandwidth * cluster_.intra.efficiency;
 }

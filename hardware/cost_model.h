@@ -64,6 +64,10 @@ class CostModel {
   Duration AttentionTime(Flops flops, Bytes bytes, bool backward, bool fused = true) const;
   double AttentionEfficiency(bool backward, bool fused) const;
   Duration MemoryTime(Bytes bytes) const;
+  // A memory-bound kernel with per-element work: the longer of its HBM traffic and its
+  // `elements` at `rate` a second (GpuSpec::ElementwiseRates; 0: its traffic alone), the
+  // sustained factor applied to both. No launch overhead.
+  Duration ElementwiseTime(Bytes bytes, double elements, double rate) const;
   Duration Launch() const { return cluster_.gpu.launch_overhead; }
 
   // `network_share` scales the bytes an all-to-all sends off the node: below 1 when routing

@@ -34,11 +34,11 @@ Status Optional(const MapReader& m, const char* key, std::optional<Duration>* ou
 Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationProfile* pp) {
   CalibrationProfile& p = *pp;
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader c,
-      MapReader::Open(ctx, node, "compute",
-                      {"gemm_efficiency", "memory_efficiency", "launch_overhead", "host_op_time",
-                       "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
-                       "attention_flash", "contended_compute", "contended_memory"}));
+      MapReader c, MapReader::Open(ctx, node, "compute",
+                                   {"gemm_efficiency", "memory_efficiency", "launch_overhead",
+                                    "host_op_time", "sustained_factor", "gemm_efficiency_fp8",
+                                    "attention_standard", "attention_flash", "contended_compute",
+                                    "contended_memory", "elementwise_rates"}));
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency_fp8", 0.01, 1.0, &p.gemm_efficiency_fp8));
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                             {"attention_flash", &p.attention_flash}}) {
@@ -46,6 +46,11 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
     AttentionEfficiency e;
     PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(c, key, &e));
     *field = e;
+  }
+  if (c.Has("elementwise_rates")) {
+    ElementwiseRates e;
+    PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(c, "elementwise_rates", &e));
+    p.elementwise_rates = e;
   }
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency", 0.01, 1.0, &p.gemm_efficiency));
   PARASIM_RETURN_IF_ERROR(Optional(c, "memory_efficiency", 0.01, 1.0, &p.memory_efficiency));
@@ -170,7 +175,7 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   if (!p.source.empty()) out += fmt::format("source: {}\n", JsonEscape(p.source));
   if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.host_op_time ||
       p.sustained_factor || p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash ||
-      p.contended_compute || p.contended_memory) {
+      p.contended_compute || p.contended_memory || p.elementwise_rates) {
     out += "compute:\n";
     if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
     if (p.memory_efficiency) {
@@ -200,6 +205,18 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
         out += fmt::format("  {}: {{forward: {:.6g}, backward: {:.6g}}}\n", key, (*field)->forward,
                            (*field)->backward);
       }
+    }
+    if (const auto& e = p.elementwise_rates) {
+      // Only the rates measured: a 0 is no measurement, and the reader takes none as 0.
+      std::string fields;
+      for (auto [name, v] : {std::pair{"activation_forward", e->activation_forward},
+                             {"activation_backward", e->activation_backward},
+                             {"norm_forward", e->norm_forward},
+                             {"dropout_forward", e->dropout_forward},
+                             {"loss_pass", e->loss_pass}}) {
+        if (v > 0) fields += fmt::format("{}{}: {:.6g}", fields.empty() ? "" : ", ", name, v);
+      }
+      out += fmt::format("  elementwise_rates: {{{}}}\n", fields);
     }
   }
   if (!p.gemm_shapes.empty()) out += "gemm_shapes:\n";
@@ -278,6 +295,12 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
                     "gemm_efficiency)",
                     key, (*from)->forward, (*from)->backward));
     *to = **from;
+  }
+  if (p.elementwise_rates) {
+    changed.push_back(
+        fmt::format("elementwise_rates (catalog: {})",
+                    c->gpu.elementwise_rates.any() ? "measured rates" : "none, bandwidth alone"));
+    c->gpu.elementwise_rates = *p.elementwise_rates;
   }
   if (!p.gemm_shapes.empty()) {
     changed.push_back(

@@ -61,6 +61,7 @@ struct CalibrationProfile {
   std::optional<double> gemm_efficiency_fp8;
   std::optional<AttentionEfficiency> attention_standard;
   std::optional<AttentionEfficiency> attention_flash;
+  std::optional<ElementwiseRates> elementwise_rates;  // GpuSpec::elementwise_rates, whole
   std::vector<GemmShapeFit> gemm_shapes;
   std::vector<FabricFit> fabrics;
 };

@@ -28,6 +28,7 @@ compute:
   launch_overhead: 6us
   host_op_time: 40us
   contended_compute: 1.25
+  elementwise_rates: {norm_forward: 4e11, loss_pass: 2.5e11}
 fabrics:
   nvlink4-h100: {efficiency: 0.5, latency: 10us}
 )";
@@ -42,8 +43,12 @@ TEST_CASE("a profile replaces the catalog defaults and says which") {
                                .time.seconds();
   auto changed = ApplyCalibrationProfile(*p, &c);
   REQUIRE(changed.ok());
-  CHECK(changed->size() == 7);
+  CHECK(changed->size() == 8);
   CHECK(c.gpu.gemm_efficiency == 0.7);
+  // Rates replace the catalog's whole: those the profile leaves out are unmeasured (0).
+  CHECK(c.gpu.elementwise_rates.norm_forward == 4e11);
+  CHECK(c.gpu.elementwise_rates.loss_pass == 2.5e11);
+  CHECK(c.gpu.elementwise_rates.activation_forward == 0);
   CHECK(c.gpu.host_op_time == Duration::Microseconds(40));
   CHECK(c.gpu.contended_compute == 1.25);
   CHECK(c.gpu.contended_memory == kDefaultContendedMemory);
@@ -68,6 +73,8 @@ TEST_CASE("profiles round-trip through their text form") {
   CHECK(*q->host_op_time == Duration::Microseconds(40));
   CHECK(*q->contended_compute == 1.25);
   CHECK_FALSE(q->contended_memory.has_value());
+  REQUIRE(q->elementwise_rates.has_value());
+  CHECK(*q->elementwise_rates == *p->elementwise_rates);
   REQUIRE(q->fabrics.size() == 1);
   CHECK(*q->fabrics[0].latency == *p->fabrics[0].latency);
   CHECK(q->source == p->source);

@@ -76,14 +76,34 @@ Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEff
   return Status::Ok();
 }
 
+Status ReadElementwiseRates(const MapReader& m, const char* key, ElementwiseRates* out) {
+  if (!m.Has(key)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader r, MapReader::Open(m.ctx(), m.Node(key), m.Path(key),
+                                   {"activation_forward", "activation_backward", "norm_forward",
+                                    "dropout_forward", "loss_pass"}));
+  ElementwiseRates e = *out;
+  // Elements a second: from a billion (far below any GPU's) to ten quadrillion.
+  for (auto [name, field] : {std::pair{"activation_forward", &e.activation_forward},
+                             {"activation_backward", &e.activation_backward},
+                             {"norm_forward", &e.norm_forward},
+                             {"dropout_forward", &e.dropout_forward},
+                             {"loss_pass", &e.loss_pass}}) {
+    PARASIM_RETURN_IF_ERROR(r.Number(name, field, 1e9, 1e16));
+  }
+  *out = e;
+  return Status::Ok();
+}
+
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader m, MapReader::Open(ctx, node, path,
-                                   {"name", "memory", "hbm_bandwidth", "peak", "sms",
-                                    "gemm_efficiency", "memory_efficiency", "launch_overhead",
-                                    "sustained_factor", "device_names", "server", "attention_flash",
-                                    "gemm_efficiency_fp8", "mxfp8", "host_op_time"}));
+      MapReader m,
+      MapReader::Open(
+          ctx, node, path,
+          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
+           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash",
+           "gemm_efficiency_fp8", "mxfp8", "host_op_time", "elementwise_rates"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -100,6 +120,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Time("host_op_time", &g.host_op_time));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
+  PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));
   PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));
   PARASIM_ASSIGN_OR_RETURN(MapReader p,
                            MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));

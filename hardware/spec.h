@@ -98,6 +98,26 @@ struct AttentionEfficiency {
   double backward = 0;
 };
 
+// How fast a GPU's SMs do the per-element work of the memory-bound kernels that have some, in
+// elements a second at the clocks a short run holds (the sustained factor scales them as it
+// scales every other rate). Such a kernel takes the longer of its HBM traffic and its elements
+// at this rate; 0: not measured, its bytes alone price it. A kernel's elements are those of its
+// output (an activation's T x ffn, a norm's and a dropout's T x hidden).
+struct ElementwiseRates {
+  double activation_forward = 0;   // GeLU (tanh) forward; SwiGLU is taken as it
+  double activation_backward = 0;  // its input gradient
+  double norm_forward = 0;         // LayerNorm forward; RMSNorm is taken as it
+  double dropout_forward = 0;      // dropout and its residual add (random numbers per element)
+  // One pass of PyTorch's unvectorized element-wise kernel over fp32 (a broadcast in-place
+  // operation, a dtype-converting copy): the unfused cross-entropy's (kLossPasses).
+  double loss_pass = 0;
+  bool any() const {
+    return activation_forward > 0 || activation_backward > 0 || norm_forward > 0 ||
+           dropout_forward > 0 || loss_pass > 0;
+  }
+  bool operator==(const ElementwiseRates&) const = default;
+};
+
 struct GpuSpec {
   std::string id;
   std::string name;
@@ -124,6 +144,7 @@ struct GpuSpec {
   double contended_memory = kDefaultContendedMemory;
   // Tensor cores that apply MXFP8's per-32 E8M0 scales themselves (training.fp8_recipe: mxfp8).
   bool mxfp8 = false;
+  ElementwiseRates elementwise_rates;  // the catalog's, measured (none: bandwidth alone)
   // From a calibration profile only (none in the catalog):
   double gemm_efficiency_fp8 = 0;         // large fp8 GEMMs vs the fp8 peak; 0: Fp8GemmEfficiency()
   std::vector<GemmShapeFit> gemm_shapes;  // exact measured shapes
@@ -203,6 +224,9 @@ StatusOr<HardwareCatalog> LoadHardwareCatalog();
 // Reads `key: {forward: F, backward: B}` (fractions of the 16-bit peak) from `m` into *out when
 // present; both directions are required.
 Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEfficiency* out);
+// `key: {activation_forward, activation_backward, norm_forward, dropout_forward, loss_pass}`
+// (elements a second; each optional) over `*out`.
+Status ReadElementwiseRates(const MapReader& m, const char* key, ElementwiseRates* out);
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id);
 StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& node,

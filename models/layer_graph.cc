@@ -98,6 +98,12 @@ Op Elementwise(std::string name, double fwd_bytes, double bwd_bytes) {
   return op;
 }
 
+// An MLP's activation over `elements` outputs, forward and backward (ElementMath::kActivation).
+void Activation(Op* op, double elements) {
+  op->elements = elements;
+  op->fwd_math = op->bwd_math = ElementMath::kActivation;
+}
+
 struct Dims {
   double T;      // tokens of this rank's micro-batch (b * s / cp)
   double T_out;  // tokens outside the TP region (T / t with SP, else T)
@@ -183,6 +189,8 @@ Op NormOver(const std::string& name, const ModelSpec& m, const Dims& d, double t
             double cols) {
   const double x = tokens * cols * d.a;
   Op op = Elementwise(name, 2 * x, 3 * x);
+  op.elements = tokens * cols;
+  op.fwd_math = ElementMath::kNorm;  // its backward streamed at HBM speed when measured
   op.params = (m.norm == NormKind::kLayerNorm ? 2 : 1) * cols;
   op.saved.push_back({name + ".input", x, false});
   op.deepseek_recompute = true;  // its output, a Linear's input, is rebuilt from its input
@@ -197,6 +205,9 @@ Op Norm(const std::string& name, const ModelSpec& m, const Dims& d) {
 Op DropoutAdd(const std::string& name, const Dims& d) {
   const double x = d.T_out * d.h * d.a;
   Op op = Elementwise(name, 3 * x, 3 * x);
+  op.elements = d.T_out * d.h;
+  // The forward draws a random number an element; the backward only applies the saved mask.
+  if (d.dropout) op.fwd_math = ElementMath::kDropout;
   if (d.dropout) op.saved.push_back({name + ".mask", d.T_out * d.h, false});  // 1-byte mask
   return op;
 }
@@ -379,6 +390,7 @@ void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ff
   bb.Add(std::move(fc1));
   const double act = d.T * f * d.a;
   Op nl = Elementwise(glu ? "swiglu" : "gelu", (glu ? 3 : 2) * act, (glu ? 5 : 3) * act);
+  Activation(&nl, act / d.a);
   nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false});
   bb.Add(std::move(nl));
   Op fc2 = Gemm("fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h / t);
@@ -455,6 +467,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   const double act = rows * local_experts * f * d.a;
   Op nl =
       Elementwise(glu ? "expert_swiglu" : "expert_gelu", (glu ? 3 : 2) * act, (glu ? 5 : 3) * act);
+  Activation(&nl, act / d.a);
   // DeepSeek-V3 keeps the SwiGLU input as its FP8 cast under FP8 training and reruns the op.
   nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false,
                       s.fp8 ? Fp8ElementBytes(*s.fp8) / d.a : 1.0});
@@ -567,6 +580,16 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
     } else {
       const double cast = d.a < 4 ? d.a + 4 : 0;  // .float() of fp32 logits is a no-op
       Op loss = Elementwise("cross_entropy", per_logit * (32 + cast), per_logit * (8 + cast));
+      // PyTorch runs the cast to fp32, the in-place subtraction of the max and division by the
+      // sum (broadcast over a row), and the backward's in-place scaling unvectorized: kernels
+      // the SMs bound (elementwise_kernel<128, 2>, unrolled_elementwise_kernel; "Element-wise
+      // kernels on Hopper" in docs/MODEL.md). The max, the exp, the sum and the cast back stream.
+      loss.elements = per_logit;
+      loss.fwd_math = loss.bwd_math = ElementMath::kLossPasses;
+      loss.fwd_sm_passes = cast > 0 ? 3 : 2;
+      loss.fwd_sm_bytes = per_logit * (cast + 8 + 8);
+      loss.bwd_sm_passes = 1;
+      loss.bwd_sm_bytes = per_logit * 8;
       loss.saved.push_back({"logits", per_logit * 4, false});
       bb.Add(std::move(loss));
     }

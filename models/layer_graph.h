@@ -23,6 +23,11 @@
 namespace parasim {
 
 enum class OpKind : uint8_t { kGemm, kAttention, kMemoryBound };
+// The per-element work of a memory-bound pass, priced at the GPU's rate for it
+// (GpuSpec::ElementwiseRates); kStream: none that a GPU's SMs cannot keep up with (copies,
+// casts, adds, scatters). kLossPasses: Megatron-LM's unfused cross-entropy, several kernels of
+// which some (Op::fwd_sm_passes) PyTorch runs unvectorized.
+enum class ElementMath : uint8_t { kStream, kActivation, kNorm, kDropout, kLossPasses };
 enum class CommKind : uint8_t { kNone, kAllReduce, kReduceScatter, kAllGather, kAllToAll };
 // kEtp: the experts' tensor-parallel group (GraphShape::etp), the TP group itself when etp = tp.
 enum class GroupKind : uint8_t { kTp, kCp, kEp, kDp, kPp, kEtp };
@@ -67,6 +72,14 @@ struct Op {
   Flops bwd_flops;
   Bytes fwd_bytes;  // HBM traffic of memory-bound ops (read + write)
   Bytes bwd_bytes;
+  // Memory-bound ops: the elements each pass works on, and what work (ElementMath). Under
+  // kLossPasses, `*_sm_passes` kernels over the elements move `*_sm_bytes` of the traffic at the
+  // SMs' pace; the rest of it streams.
+  double elements = 0;
+  ElementMath fwd_math = ElementMath::kStream;
+  ElementMath bwd_math = ElementMath::kStream;
+  double fwd_sm_passes = 0, bwd_sm_passes = 0;
+  double fwd_sm_bytes = 0, bwd_sm_bytes = 0;
   double causal_fraction = 1.0;  // fraction of attention FLOPs executed (flash skips masked blocks)
   double params = 0;             // parameters held by this rank
   bool expert = false;           // parameters sharded by EP

@@ -313,6 +313,52 @@ TEST_CASE("cross-entropy: Megatron-LM's passes over the vocab-parallel logits") 
   }
 }
 
+TEST_CASE(
+    "memory-bound ops say what per-element work the SMs do: norms, activations, dropout, loss") {
+  // docs/MODEL.md, "Element-wise kernels on Hopper": the kernels whose pace the SMs set on an
+  // H200 (and on an H100 at its HBM's limit) carry their elements and kind; the rest stream.
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("gpt3-1.3b");  // GeLU, LayerNorm, dropout
+  const GraphShape shape{.micro_batch = 2, .seq_len = 2048, .tp = 1, .act_bytes = 2};
+  const ModelGraph g = BuildModelGraph(m, shape);
+  const double tokens = 2.0 * 2048;
+  std::map<std::string, const Op*> ops;
+  for (const Block* b : {&g.dense, &g.head}) {
+    for (size_t i = 0; i < b->size(); ++i) ops[b->op(i).name] = &b->op(i);
+  }
+  REQUIRE(ops.count("attn_norm"));
+  CHECK(ops["attn_norm"]->fwd_math == ElementMath::kNorm);
+  CHECK(ops["attn_norm"]->bwd_math == ElementMath::kStream);
+  CHECK(ops["attn_norm"]->elements == tokens * m.hidden);
+  REQUIRE(ops.count("gelu"));
+  CHECK(ops["gelu"]->fwd_math == ElementMath::kActivation);
+  CHECK(ops["gelu"]->bwd_math == ElementMath::kActivation);
+  CHECK(ops["gelu"]->elements == tokens * m.ffn());
+  REQUIRE(ops.count("mlp_residual"));
+  CHECK(ops["mlp_residual"]->fwd_math == ElementMath::kDropout);
+  CHECK(ops["mlp_residual"]->bwd_math == ElementMath::kStream);
+  // Megatron-LM's unfused loss on 16-bit logits: of 38 bytes a logit forward, the cast (6) and
+  // the in-place subtraction and division (8 each) are PyTorch's unvectorized kernels; of 14
+  // backward, the in-place scaling (8).
+  REQUIRE(ops.count("cross_entropy"));
+  const Op& loss = *ops["cross_entropy"];
+  const double logits = tokens * m.vocab;
+  CHECK(loss.fwd_math == ElementMath::kLossPasses);
+  CHECK(loss.elements == logits);
+  CHECK(loss.fwd_sm_passes == 3);
+  CHECK(loss.fwd_sm_bytes == doctest::Approx(22 * logits));
+  CHECK(loss.bwd_sm_passes == 1);
+  CHECK(loss.bwd_sm_bytes == doctest::Approx(8 * logits));
+  CHECK(loss.fwd_bytes.bytes() == doctest::Approx(38 * logits));
+  // A model without dropout adds its residual as a plain stream.
+  const ModelGraph llama = BuildModelGraph(*cat->Find("llama3-8b"), shape);
+  for (size_t i = 0; i < llama.dense.size(); ++i) {
+    const Op& op = llama.dense.op(i);
+    if (op.name == "mlp_residual") CHECK(op.fwd_math == ElementMath::kStream);
+    if (op.name == "swiglu") CHECK(op.fwd_math == ElementMath::kActivation);
+  }
+}
+
 TEST_CASE("fused cross-entropy: one read of the logits forward, a read and a write backward") {
   // training.cross_entropy: fused, Transformer Engine's parallel_cross_entropy: the online
   // softmax reads each logit once in its own type; the backward rewrites them as the gradient.

@@ -133,10 +133,39 @@ OpTime LayerLowering::Time(const Op& op) {
       ot.fwd = cm.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, fused);
       ot.bwd = cm.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, fused);
       break;
-    case OpKind::kMemoryBound:
-      ot.fwd = cm.MemoryTime(op.fwd_bytes) + cm.Launch();
-      ot.bwd = cm.MemoryTime(op.bwd_bytes) + cm.Launch();
+    case OpKind::kMemoryBound: {
+      const ElementwiseRates& rates = ctx_.cluster.gpu.elementwise_rates;
+      auto rate = [&](ElementMath math, bool backward) {
+        switch (math) {
+          case ElementMath::kActivation:
+            return backward ? rates.activation_backward : rates.activation_forward;
+          case ElementMath::kNorm:
+            return backward ? 0.0 : rates.norm_forward;
+          case ElementMath::kDropout:
+            return backward ? 0.0 : rates.dropout_forward;
+          case ElementMath::kLossPasses:
+            return rates.loss_pass;
+          case ElementMath::kStream:
+            break;
+        }
+        return 0.0;
+      };
+      auto price = [&](Bytes bytes, ElementMath math, double sm_passes, double sm_bytes,
+                       bool backward) {
+        const double r = rate(math, backward);
+        if (math != ElementMath::kLossPasses || r <= 0) {
+          return cm.ElementwiseTime(bytes, op.elements, r);
+        }
+        // Several kernels one after another: those the SMs bound, and the rest streaming.
+        return cm.MemoryTime(Bytes(bytes.bytes() - sm_bytes)) +
+               cm.ElementwiseTime(Bytes(sm_bytes), sm_passes * op.elements, r);
+      };
+      ot.fwd =
+          price(op.fwd_bytes, op.fwd_math, op.fwd_sm_passes, op.fwd_sm_bytes, false) + cm.Launch();
+      ot.bwd =
+          price(op.bwd_bytes, op.bwd_math, op.bwd_sm_passes, op.bwd_sm_bytes, true) + cm.Launch();
       break;
+    }
   }
   ot.bwd += accumulate;
   ot.recompute = Recomputes(op, t.recompute);
