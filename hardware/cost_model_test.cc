@@ -251,10 +251,14 @@ TEST_CASE(
   CHECK(gain >= 1.0);
   CHECK(gain < 1.05);
   CHECK(traffic.seconds() / cm200.MemoryTime(Bytes(bytes)).seconds() > 1.45);
-  // The GPUs with no measurement price by their traffic alone.
+  // The other NVIDIA GPUs of the same SM design (Hopper's smaller parts, Blackwell) take the
+  // H100's rates per SM, unmeasured; the A100s and AMD's price by their traffic alone.
+  const ElementwiseRates b200 = Cluster("b200", "nvlink5", "ib-ndr-400g", 1).gpu.elementwise_rates;
+  CHECK(b200.norm_forward ==
+        doctest::Approx(c.gpu.elementwise_rates.norm_forward * 148 / 132).epsilon(0.005));
   CHECK_FALSE(
       Cluster("a100-sxm4-80gb", "nvlink3-a100", "ib-hdr-200g", 1).gpu.elementwise_rates.any());
-  CHECK_FALSE(Cluster("b200", "nvlink5", "ib-ndr-400g", 1).gpu.elementwise_rates.any());
+  CHECK_FALSE(Cluster("mi300x", "xgmi-mi300x", "roce-400g", 1).gpu.elementwise_rates.any());
 }
 
 TEST_CASE("FP8 GEMMs take the FP8/16-bit efficiency ratio fitted to the same H100 runs") {

@@ -117,15 +117,16 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
 TEST_CASE(
     "Megatron-Bridge on Blackwell: every stated layout fits and replays; B200/GB200 too fast") {
   // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
-  // take the H100's kernel efficiencies (FP8 at the H100's FP8/16-bit ratio). Every B200 and
-  // GB200 case is 9-59% fast; the GB300 cases, at the same catalog peaks, -42% to +5% (2026-11-26:
-  // 21.47% MAPE over 19, 24.57% before the dropless experts waited on the host; 29.62% over the
-  // 13 before the GB300 rows, 24.84% over 7 before the MXFP8 rows). This guards the file's
+  // take the H100's kernel efficiencies (FP8 at the H100's FP8/16-bit ratio) and its element-wise
+  // SM rates per SM. Every B200 and GB200 case is 7-58% fast; the GB300 cases, at the same
+  // catalog peaks, -40% to +6% (2026-11-26: 20.57% MAPE over 19; 21.47% before the element-wise
+  // SM rates, 24.57% before the dropless experts waited on the host; 29.62% over the 13 before
+  // the GB300 rows, 24.84% over 7 before the MXFP8 rows). This guards the file's
   // layouts and the direction of the first generation's
   // error, which a Blackwell calibration is to remove.
   const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
   CHECK(Field(out, "failed") == 0);
-  CHECK(Field(out, "mape") <= 0.225);
+  CHECK(Field(out, "mape") <= 0.215);
   int cases = 0, first_generation = 0;
   for (size_t at = out.find("\"name\": \""); at != std::string::npos;
        at = out.find("\"name\": \"", at + 1)) {
