@@ -34,6 +34,21 @@ bool Rankable(const Scenario& s) {
                       [](const auto& a) { return a.first == "global_batch"; });
 }
 
+// A case's scenario error, naming the case. A check of the merged scenario as a whole (GPU
+// counts that disagree) points at a node the merge made, which has no place in the file: it
+// then points at the case's scenario instead.
+Status InCase(const Status& error, const std::string& path, const YAML::Node& scenario,
+              const std::string& name) {
+  std::string message = error.message();
+  const std::string nowhere = path + ":1:1: ";
+  if (message.rfind(nowhere, 0) == 0 && scenario.Mark().line >= 0) {
+    message = fmt::format("{}:{}:{}: {}", path, scenario.Mark().line + 1,
+                          scenario.Mark().column + 1, message.substr(nowhere.size()));
+  }
+  return Status(error.code(),
+                fmt::format("{} (case '{}', over the file's defaults)", message, name));
+}
+
 void AssignRankGroups(std::vector<ValidationInput>* cases) {
   for (size_t i = 0; i < cases->size(); ++i) {
     ValidationInput& c = (*cases)[i];
@@ -129,7 +144,9 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     YAML::Node merged = DeepMerge(YAML::Clone(defaults), c.Node("scenario"));
     YamlContext case_ctx = ctx;
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
-    PARASIM_ASSIGN_OR_RETURN(Scenario s, ScenarioFromNode(merged, case_ctx, cat));
+    StatusOr<Scenario> loaded = ScenarioFromNode(merged, case_ctx, cat);
+    if (!loaded.ok()) return InCase(loaded.status(), path, c.Node("scenario"), vc.name);
+    Scenario s = *std::move(loaded);
     if (s.name.empty()) s.name = vc.name;
     if (vc.wall_clock && !GoodputModelled(s)) {
       return m.Error("basis",

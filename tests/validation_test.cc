@@ -340,6 +340,19 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   auto r = RunParasim("validate " + f);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(f + ":5:") != std::string::npos);
+  // A case whose cluster disagrees with the defaults' layout: the check of the merged scenario
+  // points at the case and names it, not at the top of the file.
+  const std::string g = dir + "/bad_gpus.yaml";
+  std::ofstream(g) << "source: x\ndefaults:\n  cluster: {gpu: a100-sxm4-80gb, nodes: 1, "
+                      "gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: ib-hdr-200g}\n"
+                      "  model: gpt3-1.3b\n  training: {seq_len: 2048, global_batch: 8}\n"
+                      "  parallelism: {tp: 1, pp: 1, dp: 8}\ncases:\n  - name: two-nodes\n"
+                      "    scenario:\n      cluster: {nodes: 2}\n    measured: {step_time: 1s}\n";
+  auto q = RunParasim("validate " + g);
+  CHECK(q.exit_code == 2);
+  CAPTURE(q.err);
+  CHECK(q.err.find(g + ":10:7: error: parallelism.dp") != std::string::npos);
+  CHECK(q.err.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
 }
 
 }  // namespace
