@@ -144,7 +144,7 @@ struct GpuSpec {
   double contended_memory = kDefaultContendedMemory;
   // Tensor cores that apply MXFP8's per-32 E8M0 scales themselves (training.fp8_recipe: mxfp8).
   bool mxfp8 = false;
-  ElementwiseRates elementwise_rates;  // the catalog's, measured (none: bandwidth alone)
+  ElementwiseRates elementwise_rates;  // measured on Hopper, per SM elsewhere (none: bandwidth)
   // From a calibration profile only (none in the catalog):
   double gemm_efficiency_fp8 = 0;         // large fp8 GEMMs vs the fp8 peak; 0: Fp8GemmEfficiency()
   std::vector<GemmShapeFit> gemm_shapes;  // exact measured shapes
