@@ -115,6 +115,11 @@ struct ElementwiseRates {
     return activation_forward > 0 || activation_backward > 0 || norm_forward > 0 ||
            dropout_forward > 0 || loss_pass > 0;
   }
+  // Every rate times `f` (a profile fitted to a recorded step's element-wise time).
+  ElementwiseRates Scaled(double f) const {
+    return {activation_forward * f, activation_backward * f, norm_forward * f, dropout_forward * f,
+            loss_pass * f};
+  }
   bool operator==(const ElementwiseRates&) const = default;
 };
 

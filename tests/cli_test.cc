@@ -538,6 +538,22 @@ TEST_CASE("compare --trace: a profiler trace recorded on an H100 against its one
     CHECK(ratio > 1 - band);
     CHECK(ratio < 1 + band);
   }
+  // The profile `--out` writes from it replays the step within 2%: each kind's efficiencies,
+  // and the element-wise kernels' SM rates with them, scaled by the kind's measured over
+  // replayed time (351.9 ms against 351.6, 2026-11-26).
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  auto out = RunParasim("compare --trace " + trace + " " + scen + " --out " + dir + "/h100.yaml");
+  REQUIRE(out.exit_code == 0);
+  std::ifstream in(dir + "/h100.yaml");
+  const std::string profile((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(profile.find("elementwise_rates: {activation_forward: ") != std::string::npos);
+  auto cal = RunParasim("compare --json --trace " + trace + " " + scen +
+                        " --set cluster.calibration=" + dir + "/h100.yaml");
+  REQUIRE(cal.exit_code == 0);
+  const double step = KindSeconds(cal.out, "step (GPU span)", "predicted_s") /
+                      KindSeconds(cal.out, "step (GPU span)", "measured_s");
+  CHECK(step > 0.98);
+  CHECK(step < 1.02);
 }
 
 TEST_CASE("compare --trace on an H200 too: the step's element-wise kernels gain what they did") {

@@ -220,6 +220,12 @@ CalibrationProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured
   const GpuSpec& g = s.cluster.gpu;
   prof.gemm_efficiency = scaled(KernelKind::kGemm, g.gemm_efficiency);
   prof.memory_efficiency = scaled(KernelKind::kElementwise, g.memory_efficiency);
+  // The element-wise kernels the SMs bound scale with the same ratio, their rates unbounded.
+  const double em = measured.seconds[static_cast<int>(KernelKind::kElementwise)];
+  const double ep = predicted.seconds[static_cast<int>(KernelKind::kElementwise)];
+  if (g.elementwise_rates.any() && em > 0 && ep > 0) {
+    prof.elementwise_rates = g.elementwise_rates.Scaled(ep / em);
+  }
   const CostModel cost(s.cluster, s.training.precision);
   const bool fused = s.training.attention == AttentionKind::kFlash;
   auto fwd = scaled(KernelKind::kAttention, cost.AttentionEfficiency(false, fused));
