@@ -130,6 +130,38 @@ TEST_CASE("sweep prints the ranking and its speed; --json has the keys scripts r
   CHECK(big.err.find("--max-layouts") != std::string::npos);
 }
 
+TEST_CASE("sweep says which layouts tie with the first, and which of them leaves most memory") {
+  // GPT-3 175B on 1,024 A100: the first eight layouts are within 1.8% (2026-11-26), closer than
+  // validate's tie band, so a planner should not read their order as a finding.
+  const std::string f = Runfile("scenarios/gpt3-175b-1024-a100-sweep.yaml");
+  auto j = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(j.exit_code == 0);
+  const size_t at = j.out.find("\"within_tie_of_best\": ");
+  REQUIRE(at != std::string::npos);
+  const int ties = std::stoi(j.out.substr(at + 22));
+  CHECK(ties >= 1);
+  CHECK(j.out.find("\"tie_band\": 0.02") != std::string::npos);
+  // Every reported layout within the band of #1's step (the same GPUs and tokens) is counted.
+  std::vector<double> steps;
+  for (size_t p = j.out.find("\"step_time_s\": "); p != std::string::npos;
+       p = j.out.find("\"step_time_s\": ", p + 1)) {
+    steps.push_back(std::stod(j.out.substr(p + 15)));
+  }
+  REQUIRE(steps.size() >= 2);
+  int within = 0;
+  for (size_t i = 1; i < steps.size(); ++i) within += steps[i] / steps[0] - 1 <= 0.02;
+  if (within < static_cast<int>(steps.size()) - 1) CHECK(ties == within);
+  auto t = RunParasim("sweep --jobs 2 " + f);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("\n" + std::to_string(ties) + " more layout") != std::string::npos);
+  CHECK(t.out.find(" within 2% of #1 by the objective") != std::string::npos);
+  CHECK(t.out.find("leaves the most memory free") != std::string::npos);
+  // The memory objective ranks by memory: no ties by step.
+  auto m = RunParasim("sweep --json --jobs 2 --set sweep.objective=memory " + f);
+  REQUIRE(m.exit_code == 0);
+  CHECK(m.out.find("\"within_tie_of_best\": 0") != std::string::npos);
+}
+
 TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the report") {
   const std::string f = Runfile("scenarios/llama3-70b-cluster-codesign.yaml");
   auto r = RunParasim("sweep --jobs 2 " + f);

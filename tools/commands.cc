@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -281,6 +282,37 @@ void PrintRun(const Scenario& s, const StepReport& r, const GoodputReport* g = n
 
 }  // namespace
 
+namespace {
+
+// How many of a sweep's ranked layouts after the first are within kRankTie of it by the
+// objective (cost a token, or GPU-seconds a token: the inverse of tokens a second kept), and
+// which of those ties leaves the most memory free. Closer than that, the published runs parasim
+// is validated against do not order two layouts (scenarios/validate.h). None for the memory
+// objective, which ranks by memory.
+struct TiedWithBest {
+  size_t count = 0;
+  size_t roomiest = 0;  // index into ranked
+};
+
+TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& ranked,
+                          const std::function<double(const SweepEntry&)>& free_gib) {
+  TiedWithBest t;
+  const Objective obj = s.sweep ? s.sweep->objective : Objective::kThroughput;
+  if (ranked.empty() || obj == Objective::kMemory) return t;
+  auto cost = [&](const SweepEntry& e) {
+    return obj == Objective::kCost ? CostPerToken(e) : 1 / KeptTokensPerS(e);
+  };
+  const double best = cost(ranked[0]);
+  for (size_t i = 1; i < ranked.size(); ++i) {
+    if (cost(ranked[i]) / best - 1 > kRankTie) continue;
+    ++t.count;
+    if (free_gib(ranked[i]) > free_gib(ranked[t.roomiest])) t.roomiest = i;
+  }
+  return t;
+}
+
+}  // namespace
+
 Status SweepCommand(const CommonOptions& opt) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenario(InputOf(opt), opt.sets, cat));
@@ -338,6 +370,9 @@ Status SweepCommand(const CommonOptions& opt) {
                : fmt::format("{:.4g} GPU-hours", 1e6 * CostPerToken(e)),
         s.training.tokens > 0 ? fmt::format(", {} to train", Seconds(train_s(e))) : "");
   };
+  std::function<double(const SweepEntry&)> free_gib = [&](const SweepEntry& e) {
+    return ClusterOf(s, e).gpu.memory.gib() - Bytes(e.peak_memory_bytes).gib();
+  };
   if (opt.json) {
     Json j = Json::Object();
     j.Set("scenario", s.name).Set("grid_points", r.grid_points);
@@ -363,6 +398,8 @@ Status SweepCommand(const CommonOptions& opt) {
       res.Push(o);
     }
     j.Set("results", res);
+    const TiedWithBest ties = TiesWithBest(s, r.ranked, free_gib);
+    j.Set("within_tie_of_best", static_cast<int64_t>(ties.count)).Set("tie_band", kRankTie);
     Json pareto = Json::Array();
     for (size_t i : r.pareto) pareto.Push(named(r.ranked[i]));
     j.Set("pareto", pareto);
@@ -414,6 +451,14 @@ Status SweepCommand(const CommonOptions& opt) {
                fmt::format("{} {:.0f}%", Seconds(rep.exposed.total()),
                            100 * rep.exposed.total() / rep.step_time_s),
                fmt::format("{:.1f}/{:.0f} GiB", peak, cap(e)), Bottleneck(rep));
+  }
+  if (const TiedWithBest ties = TiesWithBest(s, r.ranked, free_gib); ties.count > 0) {
+    fmt::print(
+        "\n{} more layout{} within {:.0f}% of #1 by the objective, closer than the published runs "
+        "parasim is checked against can tell apart (validate's tie band): among them, #{} leaves "
+        "the most memory free ({:.1f} GiB).\n",
+        ties.count, ties.count == 1 ? " is" : "s are", 100 * kRankTie, ties.roomiest + 1,
+        free_gib(r.ranked[ties.roomiest]));
   }
   if (codesign) {
     fmt::print("\nBest layout on each cluster:\n");
