@@ -50,21 +50,26 @@ Status InCase(const Status& error, const std::string& path, const YAML::Node& sc
 }
 
 void AssignRankGroups(std::vector<ValidationInput>* cases) {
+  struct Head {  // the first case of a rank group
+    int index;
+    int64_t seq_len;
+    ModelSpec arch;
+  };
+  std::vector<Head> heads;
   for (size_t i = 0; i < cases->size(); ++i) {
     ValidationInput& c = (*cases)[i];
     if (!Rankable(c.scenario)) continue;
     c.measured.gpus_per_sequence = static_cast<double>(c.scenario.cluster.gpus()) /
                                    static_cast<double>(c.scenario.training.global_batch);
-    c.measured.rank_group = static_cast<int>(i);
-    const ModelSpec arch = Architecture(c.scenario.model);
-    for (size_t j = 0; j < i; ++j) {
-      const ValidationInput& o = (*cases)[j];
-      if (o.measured.rank_group == static_cast<int>(j) &&
-          o.scenario.training.seq_len == c.scenario.training.seq_len &&
-          Architecture(o.scenario.model) == arch) {
-        c.measured.rank_group = static_cast<int>(j);
-        break;
-      }
+    ModelSpec arch = Architecture(c.scenario.model);
+    auto head = std::find_if(heads.begin(), heads.end(), [&](const Head& h) {
+      return h.seq_len == c.scenario.training.seq_len && h.arch == arch;
+    });
+    if (head == heads.end()) {
+      heads.push_back({static_cast<int>(i), c.scenario.training.seq_len, std::move(arch)});
+      c.measured.rank_group = static_cast<int>(i);
+    } else {
+      c.measured.rank_group = head->index;
     }
   }
 }

@@ -134,15 +134,17 @@ OpTime LayerLowering::Time(const Op& op) {
       ot.bwd = cm.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, fused);
       break;
     case OpKind::kMemoryBound: {
+      // The graph marks only the passes whose per-element work was measured (a norm's and a
+      // dropout's backward stream: ElementMath::kStream).
       const ElementwiseRates& rates = ctx_.cluster.gpu.elementwise_rates;
       auto rate = [&](ElementMath math, bool backward) {
         switch (math) {
           case ElementMath::kActivation:
             return backward ? rates.activation_backward : rates.activation_forward;
           case ElementMath::kNorm:
-            return backward ? 0.0 : rates.norm_forward;
+            return rates.norm_forward;
           case ElementMath::kDropout:
-            return backward ? 0.0 : rates.dropout_forward;
+            return rates.dropout_forward;
           case ElementMath::kLossPasses:
             return rates.loss_pass;
           case ElementMath::kStream:

@@ -27,6 +27,16 @@ std::string Slurp(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A validation file's defaults for GPT-3 1.3B on one DGX A100 (DP8), and the start of its cases.
+constexpr const char* kOneA100Node = R"(defaults:
+  cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8, intra_node: nvlink3-a100,
+            inter_node: ib-hdr-200g}
+  model: gpt3-1.3b
+  training: {seq_len: 2048, global_batch: 8}
+  parallelism: {tp: 1, pp: 1, dp: 8}
+cases:
+)";
+
 double Field(const std::string& json, const std::string& key) {
   auto at = json.rfind("\"" + key + "\":");
   REQUIRE(at != std::string::npos);
@@ -257,15 +267,9 @@ TEST_CASE("validate scores the order of the cases that train one model, by cost 
   // sequence length, a sweep over the global batch, and a case that does not fit.
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/ranking.yaml";
-  std::ofstream(f) << R"(source: test
-defaults:
-  cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8, intra_node: nvlink3-a100,
-            inter_node: ib-hdr-200g}
-  model: gpt3-1.3b
-  training: {seq_len: 2048, global_batch: 8}
-  parallelism: {tp: 1, pp: 1, dp: 8}
-cases:
-  - {name: none, scenario: {training: {recompute: none}}, measured: {step_time: 150ms}}
+  std::ofstream(f)
+      << std::string("source: test\n") + kOneA100Node +
+             R"(  - {name: none, scenario: {training: {recompute: none}}, measured: {step_time: 150ms}}
   - {name: full, scenario: {training: {recompute: full}}, measured: {step_time: 195ms}}
   - name: half
     scenario: {training: {recompute: full, recompute_layers: 12}}
@@ -307,6 +311,11 @@ cases:
   CHECK(text.out.find("1 more within 2%") != std::string::npos);
   CHECK(text.out.find("Out of order: none against half: measured 1.250x, predicted 0.") !=
         std::string::npos);
+  // The summary stays the last line, after the ranking: scripts read it there.
+  const std::string last = text.out.substr(text.out.rfind('\n', text.out.size() - 2) + 1);
+  CHECK(last.rfind("MAPE ", 0) == 0);
+  auto md = RunParasim("validate --markdown " + f);
+  CHECK(md.out.rfind("\nMAPE ") > md.out.rfind("Out of order"));
 }
 
 TEST_CASE("the published files' layouts of one model are ranked as measured") {
@@ -343,15 +352,15 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   // A case whose cluster disagrees with the defaults' layout: the check of the merged scenario
   // points at the case and names it, not at the top of the file.
   const std::string g = dir + "/bad_gpus.yaml";
-  std::ofstream(g) << "source: x\ndefaults:\n  cluster: {gpu: a100-sxm4-80gb, nodes: 1, "
-                      "gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: ib-hdr-200g}\n"
-                      "  model: gpt3-1.3b\n  training: {seq_len: 2048, global_batch: 8}\n"
-                      "  parallelism: {tp: 1, pp: 1, dp: 8}\ncases:\n  - name: two-nodes\n"
-                      "    scenario:\n      cluster: {nodes: 2}\n    measured: {step_time: 1s}\n";
+  std::ofstream(g) << std::string("source: x\n") + kOneA100Node + R"(  - name: two-nodes
+    scenario:
+      cluster: {nodes: 2}
+    measured: {step_time: 1s}
+)";
   auto q = RunParasim("validate " + g);
   CHECK(q.exit_code == 2);
   CAPTURE(q.err);
-  CHECK(q.err.find(g + ":10:7: error: parallelism.dp") != std::string::npos);
+  CHECK(q.err.find(g + ":11:7: error: parallelism.dp") != std::string::npos);
   CHECK(q.err.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
 }
 

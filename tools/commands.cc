@@ -280,9 +280,10 @@ void PrintRun(const Scenario& s, const StepReport& r, const GoodputReport* g = n
   }
 }
 
-}  // namespace
-
-namespace {
+// Memory a layout leaves free on its cluster's GPUs, GiB.
+double FreeGib(const Scenario& s, const SweepEntry& e) {
+  return ClusterOf(s, e).gpu.memory.gib() - Bytes(e.peak_memory_bytes).gib();
+}
 
 // How many of a sweep's ranked layouts after the first are within kRankTie of it by the
 // objective (cost a token, or GPU-seconds a token: the inverse of tokens a second kept), and
@@ -294,8 +295,7 @@ struct TiedWithBest {
   size_t roomiest = 0;  // index into ranked
 };
 
-TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& ranked,
-                          const std::function<double(const SweepEntry&)>& free_gib) {
+TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& ranked) {
   TiedWithBest t;
   const Objective obj = s.sweep ? s.sweep->objective : Objective::kThroughput;
   if (ranked.empty() || obj == Objective::kMemory) return t;
@@ -306,7 +306,7 @@ TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& rank
   for (size_t i = 1; i < ranked.size(); ++i) {
     if (cost(ranked[i]) / best - 1 > kRankTie) continue;
     ++t.count;
-    if (free_gib(ranked[i]) > free_gib(ranked[t.roomiest])) t.roomiest = i;
+    if (FreeGib(s, ranked[i]) > FreeGib(s, ranked[t.roomiest])) t.roomiest = i;
   }
   return t;
 }
@@ -370,9 +370,6 @@ Status SweepCommand(const CommonOptions& opt) {
                : fmt::format("{:.4g} GPU-hours", 1e6 * CostPerToken(e)),
         s.training.tokens > 0 ? fmt::format(", {} to train", Seconds(train_s(e))) : "");
   };
-  std::function<double(const SweepEntry&)> free_gib = [&](const SweepEntry& e) {
-    return ClusterOf(s, e).gpu.memory.gib() - Bytes(e.peak_memory_bytes).gib();
-  };
   if (opt.json) {
     Json j = Json::Object();
     j.Set("scenario", s.name).Set("grid_points", r.grid_points);
@@ -398,7 +395,7 @@ Status SweepCommand(const CommonOptions& opt) {
       res.Push(o);
     }
     j.Set("results", res);
-    const TiedWithBest ties = TiesWithBest(s, r.ranked, free_gib);
+    const TiedWithBest ties = TiesWithBest(s, r.ranked);
     j.Set("within_tie_of_best", static_cast<int64_t>(ties.count)).Set("tie_band", kRankTie);
     Json pareto = Json::Array();
     for (size_t i : r.pareto) pareto.Push(named(r.ranked[i]));
@@ -452,13 +449,13 @@ Status SweepCommand(const CommonOptions& opt) {
                            100 * rep.exposed.total() / rep.step_time_s),
                fmt::format("{:.1f}/{:.0f} GiB", peak, cap(e)), Bottleneck(rep));
   }
-  if (const TiedWithBest ties = TiesWithBest(s, r.ranked, free_gib); ties.count > 0) {
+  if (const TiedWithBest ties = TiesWithBest(s, r.ranked); ties.count > 0) {
     fmt::print(
         "\n{} more layout{} within {:.0f}% of #1 by the objective, closer than the published runs "
         "parasim is checked against can tell apart (validate's tie band): among them, #{} leaves "
         "the most memory free ({:.1f} GiB).\n",
         ties.count, ties.count == 1 ? " is" : "s are", 100 * kRankTie, ties.roomiest + 1,
-        free_gib(r.ranked[ties.roomiest]));
+        FreeGib(s, r.ranked[ties.roomiest]));
   }
   if (codesign) {
     fmt::print("\nBest layout on each cluster:\n");
@@ -481,7 +478,7 @@ Status SweepCommand(const CommonOptions& opt) {
     const SweepEntry& e = r.ranked[i];
     if (!codesign) {
       fmt::print("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1, named(e),
-                 Human(e.tokens_per_s), cap(e) - Bytes(e.peak_memory_bytes).gib());
+                 Human(e.tokens_per_s), FreeGib(s, e));
       continue;
     }
     fmt::print("  #{:<5} {:<{}} {}\n", i + 1, named(e), width, priced_text(e));
@@ -730,13 +727,14 @@ Status ValidateCommand(const CommonOptions& opt) {
       fmt::print("| {} | {:.3f} s | {:.3f} s | {:+.1f}% | {}{} |\n", c.name, c.predicted_s,
                  c.measured_s, 100 * c.error, c.layout, ThroughGoodput(c));
     }
-    fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}.\n", 100 * r.mape,
-               100 * r.max_abs_error, r.cases.size() - r.failed, failed);
     const std::vector<std::string> ranking = RankingLines(r.ranking);
     for (size_t i = 0; i < ranking.size(); ++i) {
       // The headline a paragraph, the pairs out of order a list under it.
       fmt::print("{}{}{}\n", i <= 1 ? "\n" : "", i == 0 ? "" : "- ", ranking[i]);
     }
+    // The summary stays the last line: scripts read it there.
+    fmt::print("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}.\n", 100 * r.mape,
+               100 * r.max_abs_error, r.cases.size() - r.failed, failed);
     return Status::Ok();
   }
   fmt::print("{}\n{}\n\n", opt.file, r.source);
@@ -751,9 +749,10 @@ Status ValidateCommand(const CommonOptions& opt) {
     fmt::print("{:<24} {:>12} {:>12} {:>+7.1f}%  {}{}\n", c.name, Seconds(c.predicted_s),
                Seconds(c.measured_s), 100 * c.error, c.layout, ThroughGoodput(c));
   }
+  for (const std::string& line : RankingLines(r.ranking)) fmt::print("{}\n", line);
+  // The summary stays the last line: scripts read it there.
   fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}\n", 100 * r.mape,
              100 * r.max_abs_error, r.cases.size() - r.failed, failed);
-  for (const std::string& line : RankingLines(r.ranking)) fmt::print("{}\n", line);
   return Status::Ok();
 }
 
