@@ -48,16 +48,10 @@ struct RankedPair {
   double predicted_ratio = 1;
 };
 
-// Closer than 2% a sequence, two measured layouts count as equally fast: the choice gains a
-// planner little, and single published runs (throughputs rounded to three or four figures, some
-// read from charts) do not order them reliably. Megatron-Bridge's 25.11 and 26.02 rows of Llama
-// 3 70B on 64 H100, one layout at global batches of 128 and 256, are 1.2% apart a sequence
-// (tests/validation/regimes/megatron-bridge-h100.yaml).
-inline constexpr double kRankTie = 0.02;
-
 // How many pairs of a file's cases the predictions order as the measurements do: what a
 // planner's choice between two layouts of the same model rests on. Pairs whose measured costs
-// lie within kRankTie of each other are ties, where either choice is right, and are not scored.
+// lie within kRankTie (strategies/sweep.h) of each other are ties, where either choice is right,
+// and are not scored.
 struct Ranking {
   int scored = 0;   // pairs whose measured costs differ by more than kRankTie
   int ordered = 0;  // of those, the pairs the predictions order as measured

@@ -337,18 +337,6 @@ Status Screen(const Scenario& base, bool bound, SweepEntry* e) {
   return Status::Ok();
 }
 
-// The closed-form goodput of a layout that fits, for the time_to_train and cost objectives.
-void FillGoodput(const Scenario& base, SweepEntry* e) {
-  if (e->fits && base.sweep && base.reliability.enabled &&
-      (base.sweep->objective == Objective::kTimeToTrain ||
-       base.sweep->objective == Objective::kCost)) {
-    Scenario s = base;
-    s.layout = e->layout;
-    s.training = e->training;
-    e->goodput = GoodputFactor(s, e->step_time_s);
-  }
-}
-
 // A replay's result `r` for the enumerated and screened `e`: what enumeration and screening
 // found (key, layout, training, bounds, cluster) stays with it.
 SweepEntry Replayed(SweepEntry r, SweepEntry e) {
@@ -452,28 +440,6 @@ std::unordered_map<std::string, SweepEntry> ParseResume(const std::string& text)
     if (ParseCsv(line, &e) && e.reason.rfind(kPrunedNote, 0) != 0) done[e.key] = e;
   }
   return done;
-}
-
-// Runs fn(i) for every i in `items` on `jobs` threads; the first error wins.
-Status ParallelFor(const std::vector<size_t>& items, int jobs,
-                   const std::function<Status(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  Status first_error;
-  auto work = [&]() {
-    for (size_t k = next++; k < items.size(); k = next++) {
-      if (Status st = fn(items[k]); !st.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) first_error = st;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const size_t threads = std::min<size_t>(std::max(1, jobs), items.size());
-  for (size_t j = 1; j < threads; ++j) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
-  return first_error;
 }
 
 // What one process found in a phase, as bytes for Processes::AllGather: its status, then per
@@ -991,6 +957,38 @@ std::vector<Scenario> SweepHardwareScenarios(const Scenario& base) {
 }
 
 }  // namespace
+
+Status ParallelFor(const std::vector<size_t>& items, int jobs,
+                   const std::function<Status(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&]() {
+    for (size_t k = next++; k < items.size(); k = next++) {
+      if (Status st = fn(items[k]); !st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = st;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const size_t threads = std::min<size_t>(std::max(1, jobs), items.size());
+  for (size_t j = 1; j < threads; ++j) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  return first_error;
+}
+
+void FillGoodput(const Scenario& base, SweepEntry* e) {
+  if (e->fits && base.sweep && base.reliability.enabled &&
+      (base.sweep->objective == Objective::kTimeToTrain ||
+       base.sweep->objective == Objective::kCost)) {
+    Scenario s = base;
+    s.layout = e->layout;
+    s.training = e->training;
+    e->goodput = GoodputFactor(s, e->step_time_s);
+  }
+}
 
 bool SweepPriced(const Scenario& base) {
   if (!base.sweep || base.sweep->hardware.empty()) return base.cluster.gpu_hour_cost > 0;

@@ -24,6 +24,14 @@
 
 namespace parasim {
 
+// Closer than 2% a sequence, two measured layouts count as equally fast (validate's ranking,
+// scenarios/validate.h; the sweep's ties with its first layout, and --robust): the choice gains a
+// planner little, and single published runs (throughputs rounded to three or four figures, some
+// read from charts) do not order them reliably. Megatron-Bridge's 25.11 and 26.02 rows of Llama
+// 3 70B on 64 H100, one layout at global batches of 128 and 256, are 1.2% apart a sequence
+// (tests/validation/regimes/megatron-bridge-h100.yaml).
+inline constexpr double kRankTie = 0.02;
+
 struct SweepOptions {
   int jobs = 1;
   std::string out_csv;  // results as they arrive (one line per layout); "" = none
@@ -123,6 +131,13 @@ bool SweepPriced(const Scenario& base);
 // What one token costs on an entry's layout: money (or GPU-hours, unpriced) per token, through
 // failures when the sweep models goodput.
 double CostPerToken(const SweepEntry& e);
+
+// Runs fn(i) for every i in `items` on `jobs` threads; the first error wins.
+Status ParallelFor(const std::vector<size_t>& items, int jobs,
+                   const std::function<Status(size_t)>& fn);
+// Sets a fitting entry's goodput (the time_to_train and cost objectives of a scenario that
+// models failures) from its step time; leaves it at 1 otherwise.
+void FillGoodput(const Scenario& base, SweepEntry* e);
 
 // The largest non-compute share of a step, in words ("exposed TP communication (12%)").
 std::string Bottleneck(const StepReport& r);

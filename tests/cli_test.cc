@@ -162,6 +162,41 @@ TEST_CASE("sweep says which layouts tie with the first, and which of them leaves
   CHECK(m.out.find("\"within_tie_of_best\": 0") != std::string::npos);
 }
 
+TEST_CASE("sweep --robust: whether #1 stays first when the uncertain rates swing") {
+  // Llama 3 70B on 64 H100 over 100 GbE: #1 spreads DP2 over the Ethernet; at 0.55 of the
+  // fabric's rate (the catalog estimates 0.70) a layout without data parallelism is first.
+  const std::string f = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  auto t = RunParasim("sweep --robust --jobs 2 " + f);
+  REQUIRE(t.exit_code == 0);
+  for (const char* text :
+       {"Robustness: the 8 leaders replayed", "scale-out fabric x0.78",
+        "eth-100g efficiency 0.7 -> 0.546", "#2 first, ", "ahead of #1: TP4+SP PP8 DP1",
+        "GEMMs x1.10", "per-kernel overheads x2.00", "under 11 of 12 swings",
+        "measure that parameter on the cluster"}) {
+    CAPTURE(text);
+    CHECK(t.out.find(text) != std::string::npos);
+  }
+  CHECK(t.err.find("robust_s: ") != std::string::npos);
+  auto j = RunParasim("sweep --robust --json --jobs 2 " + f);
+  REQUIRE(j.exit_code == 0);
+  for (const char* key : {"\"robustness\": {", "\"leaders\": 8", "\"held\": 11", "\"swung\": 12",
+                          "\"parameter\": \"inter\"", "\"factor\": 0.78", "\"first_rank\": 2",
+                          "\"holds\": false", "\"behind\": ", "\"applied\": "}) {
+    CAPTURE(key);
+    CHECK(j.out.find(key) != std::string::npos);
+  }
+  // Without the flag, nothing is replayed again and the JSON has no such key.
+  auto plain = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out.find("\"robustness\"") == std::string::npos);
+  CHECK(plain.err.find("robust_s") == std::string::npos);
+  // The GPT-3 175B example's answer holds under every swing.
+  auto g =
+      RunParasim("sweep --robust --jobs 2 " + Runfile("scenarios/gpt3-175b-1024-a100-sweep.yaml"));
+  REQUIRE(g.exit_code == 0);
+  CHECK(g.out.find("under 12 of 12 swings: the answer does not hang on them") != std::string::npos);
+}
+
 TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the report") {
   const std::string f = Runfile("scenarios/llama3-70b-cluster-codesign.yaml");
   auto r = RunParasim("sweep --jobs 2 " + f);

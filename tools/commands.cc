@@ -30,6 +30,7 @@
 #include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
+#include "strategies/robustness.h"
 #include "strategies/scale.h"
 #include "strategies/schedule.h"
 #include "strategies/step.h"
@@ -311,6 +312,56 @@ TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& rank
   return t;
 }
 
+// sweep --robust: how the leaders rank under each swing of the cost model.
+template <typename Named>
+Json RobustnessJson(const SweepOutcome& r, const Robustness& rob, const Named& named) {
+  Json o = Json::Object();
+  o.Set("leaders", static_cast<int64_t>(rob.leaders)).Set("held", static_cast<int64_t>(rob.held));
+  o.Set("swung", static_cast<int64_t>(rob.swings.size()));
+  Json swings = Json::Array();
+  for (const SwingOutcome& w : rob.swings) {
+    Json x = Json::Object();
+    x.Set("parameter", std::string(SwingKey(w.swing.kind))).Set("factor", w.swing.factor);
+    x.Set("applied", w.applied).Set("first_rank", static_cast<int64_t>(w.first + 1));
+    x.Set("first_layout", named(r.ranked[w.first])).Set("behind", w.behind);
+    x.Set("holds", w.holds).Set("step_time_s", w.step_s[0]);
+    swings.Push(x);
+  }
+  o.Set("swings", swings);
+  return o;
+}
+
+template <typename Named>
+void PrintRobustness(const SweepOutcome& r, const Robustness& rob, const Named& named) {
+  if (rob.leaders == 0) {
+    fmt::print("\nRobustness: nothing to swing (the memory objective, or a single layout).\n");
+    return;
+  }
+  fmt::print(
+      "\nRobustness: the {} leaders replayed with one of the cost model's least certain "
+      "parameters swung at a time, by the spread of the measurements behind it:\n",
+      rob.leaders);
+  for (const SwingOutcome& w : rob.swings) {
+    const std::string swing = fmt::format("{} x{:.2f}", SwingName(w.swing.kind), w.swing.factor);
+    std::string verdict;
+    if (w.first == 0) {
+      verdict = "#1 stays first";
+    } else if (w.holds) {
+      verdict = fmt::format("#{} first, #1 within {:.1f}% (a tie)", w.first + 1, 100 * w.behind);
+    } else {
+      verdict = fmt::format("#{} first, {:.1f}% ahead of #1: {}", w.first + 1, 100 * w.behind,
+                            named(r.ranked[w.first]));
+    }
+    fmt::print("  {:<28} {:<38} {}\n", swing, w.applied, verdict);
+  }
+  fmt::print("#1 stays first, or within {:.0f}% of the first, under {} of {} swings{}.\n",
+             100 * kRankTie, rob.held, rob.swings.size(),
+             rob.held == static_cast<int>(rob.swings.size())
+                 ? ": the answer does not hang on them"
+                 : ": where it does not, measure that parameter on the cluster (parasim "
+                   "calibrate, fit --runs) before choosing");
+}
+
 }  // namespace
 
 Status SweepCommand(const CommonOptions& opt) {
@@ -341,6 +392,13 @@ Status SweepCommand(const CommonOptions& opt) {
   }
   PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, RunSweep(s, so));
   if (!primary) return Status::Ok();  // rank 0 prints
+  std::optional<Robustness> robust;
+  if (opt.robust) {
+    const auto t0 = std::chrono::steady_clock::now();
+    PARASIM_ASSIGN_OR_RETURN(robust, SweepRobustness(s, r, {.jobs = so.jobs}));
+    fmt::print(stderr, "robust_s: {:.3f}\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
   fmt::print(stderr,
              "grid_points: {}\nvalid_layouts: {}\nmemory_rejected: {}\npruned: {}\nreplayed: {}\n"
              "elapsed_s: {:.3f}\nvalid_layouts_per_second: {:.0f}\nreplays_per_second: {:.0f}\n",
@@ -397,6 +455,7 @@ Status SweepCommand(const CommonOptions& opt) {
     j.Set("results", res);
     const TiedWithBest ties = TiesWithBest(s, r.ranked);
     j.Set("within_tie_of_best", static_cast<int64_t>(ties.count)).Set("tie_band", kRankTie);
+    if (robust) j.Set("robustness", RobustnessJson(r, *robust, named));
     Json pareto = Json::Array();
     for (size_t i : r.pareto) pareto.Push(named(r.ranked[i]));
     j.Set("pareto", pareto);
@@ -457,6 +516,7 @@ Status SweepCommand(const CommonOptions& opt) {
         ties.count, ties.count == 1 ? " is" : "s are", 100 * kRankTie, ties.roomiest + 1,
         FreeGib(s, r.ranked[ties.roomiest]));
   }
+  if (robust) PrintRobustness(r, *robust, named);
   if (codesign) {
     fmt::print("\nBest layout on each cluster:\n");
     for (size_t h = 0; h < best_on.size(); ++h) {

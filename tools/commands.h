@@ -38,6 +38,7 @@ struct CommonOptions {
   std::string out;
   bool resume = false;
   bool exhaustive = false;  // sweep: replay every layout that fits
+  bool robust = false;      // sweep: replay the leaders under the cost model's swings
   int batch = 16;           // sweep: replays decided together
   // sweep: the MPI ranks it is spread over (tools/mpi_processes.h), null = this process alone
   const Processes* processes = nullptr;

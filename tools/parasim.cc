@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
   sweep->add_flag("--exhaustive", opt.exhaustive,
                   "replay every layout that fits, also those whose lower bounds cannot enter "
                   "the top or the Pareto front (same ranking, slower)");
+  sweep->add_flag("--robust", opt.robust,
+                  "replay the leaders again with each of the cost model's least certain "
+                  "parameters swung in turn, and say whether #1 stays first");
   sweep
       ->add_option("--batch", opt.batch,
                    "replays decided together, at most the workers that replay at once "

@@ -1,0 +1,82 @@
+// How far a sweep's answer holds: its leaders replayed again with one of the cost model's least
+// certain parameters swung at a time, by as much as the measurements behind it spread (the
+// fitted factors of the validation files, the recorded kernels of tools/gpu_check). A planner
+// then knows whether #1 wins whatever those parameters turn out to be on the team's own
+// cluster and software, or only if, say, its inter-node fabric runs as rated.
+//
+//   StatusOr<Robustness> r = SweepRobustness(scenario, outcome, {.jobs = 8});
+//   r->held       // swings under which #1 stays first, or within kRankTie of the first
+//   r->swings[k]  // which leader comes first under swing k, and by how much
+//
+// The swings change rates alone, never memory: a leader that fits still fits. Only the leaders
+// (the sweep's `top`) are replayed again: a layout ranked below them that a swing would promote
+// is not seen.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware/spec.h"
+#include "sim/status.h"
+#include "strategies/plan.h"
+#include "strategies/sweep.h"
+
+namespace parasim {
+
+// The parameters swung, each a family of the cost model's rates.
+enum class SwingKind {
+  kGemm,       // GEMM efficiency (the shape curve's ceiling, FP8's, measured shapes)
+  kAttention,  // attention kernels' efficiencies, fused and materialised
+  kMemory,     // HBM streaming efficiency and the element-wise kernels' SM rates
+  kIntra,      // the scale-up fabric's (NVLink's) achieved fraction of its bandwidth
+  kInter,      // the scale-out fabric's (InfiniBand, RoCE) achieved fraction
+  kHost,       // per-kernel fixed costs: the launch gap and the host's issue time
+};
+inline constexpr int kNumSwingKinds = 6;
+
+struct Swing {
+  SwingKind kind = SwingKind::kGemm;
+  double factor = 1;
+};
+
+// The twelve swings `sweep --robust` replays, each kind down and up (docs/MODEL.md, "How far a
+// sweep's answer holds", gives every factor's source).
+const std::vector<Swing>& DefaultSwings();
+// "GEMMs", "attention", "memory-bound kernels", "scale-up fabric", "scale-out fabric", "per-kernel
+// overheads"; and the JSON name ("gemm", "attention", "memory", "intra", "inter", "host").
+std::string_view SwingName(SwingKind k);
+std::string_view SwingKey(SwingKind k);
+
+// `cluster` with the swing applied: each efficiency times the factor, capped where a fraction of
+// a peak must stay (1, or 0.95 for attention as the cost model caps it); attention efficiencies
+// the catalog leaves to the GEMM efficiency are first made explicit, so that only the attention
+// swing moves them. `applied`, when given, receives what changed ("0.813 -> 0.732").
+ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* applied = nullptr);
+
+struct SwingOutcome {
+  Swing swing;
+  std::string applied;  // on the first leader's cluster
+  size_t first = 0;     // index into the leaders of the one first under the swing
+  double behind = 0;    // how much #1 costs over that one under the swing (0 when #1 is first)
+  bool holds = true;    // #1 first, or within kRankTie of the first
+  std::vector<double> step_s;  // each leader's step under the swing
+};
+
+struct Robustness {
+  size_t leaders = 0;
+  std::vector<SwingOutcome> swings;
+  int held = 0;
+};
+
+struct RobustnessOptions {
+  int jobs = 1;
+  std::vector<Swing> swings = DefaultSwings();
+};
+
+// Replays the first `top` ranked layouts of `outcome` (the sweep of `base`) under each swing and
+// ranks them again by the sweep's objective. Nothing for the memory objective, which the swings
+// do not move, or fewer than two leaders.
+StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& outcome,
+                                     const RobustnessOptions& options);
+
+}  // namespace parasim

@@ -1,0 +1,152 @@
+// sweep --robust: each swing moves the rates it names and no other, at factor 1 it changes no
+// prediction, and on a sweep whose answer hangs on its Ethernet the swing of that fabric puts
+// another layout first.
+#include "strategies/robustness.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "strategies/step.h"
+#include "tests/load_scenario.h"
+
+namespace parasim {
+namespace {
+
+Scenario Load(const std::string& path) { return testing::LoadScenarioOrFail(path); }
+
+double StepOn(const Scenario& s, const ClusterSpec& c) {
+  auto r = SimulateStep(s.model, s.training, s.layout, c, {});
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  return r->step_time_s;
+}
+
+TEST_CASE("a swing moves the rates it names, and at factor 1 no prediction") {
+  const Scenario s = Load("scenarios/llama3-70b-64-h100.yaml");
+  const ClusterSpec& c = s.cluster;
+  const double base = StepOn(s, c);
+  for (int k = 0; k < kNumSwingKinds; ++k) {
+    const auto kind = static_cast<SwingKind>(k);
+    CAPTURE(SwingName(kind));
+    // Attention efficiencies made explicit at their derived values price the step alike.
+    CHECK(StepOn(s, Swung(c, {kind, 1.0})) == doctest::Approx(base).epsilon(1e-12));
+    const ClusterSpec down = Swung(c, {kind, 0.8});
+    const ClusterSpec up = Swung(c, {kind, 1.25});
+    // A rate's factor below 1 slows the step; the per-kernel costs' factor is a cost's.
+    const bool cost = kind == SwingKind::kHost;
+    const double slow = StepOn(s, cost ? up : down), fast = StepOn(s, cost ? down : up);
+    // Every kind weighs on this step: TP on NVLink, DP over InfiniBand, flash attention, and
+    // a kernel's launch gap (the host's issue time only where MoE experts wait on it).
+    CHECK(slow > base);
+    CHECK(fast < base);
+    // What the other kinds price is left alone.
+    if (kind != SwingKind::kGemm) CHECK(down.gpu.gemm_efficiency == c.gpu.gemm_efficiency);
+    if (kind != SwingKind::kMemory) CHECK(down.gpu.memory_efficiency == c.gpu.memory_efficiency);
+    if (kind != SwingKind::kIntra) CHECK(down.intra.efficiency == c.intra.efficiency);
+    if (kind != SwingKind::kInter) CHECK(down.inter.efficiency == c.inter.efficiency);
+    if (kind != SwingKind::kHost) CHECK(down.gpu.host_op_time == c.gpu.host_op_time);
+    if (kind != SwingKind::kAttention) {
+      CHECK(down.gpu.attention_flash.forward == c.gpu.attention_flash.forward);
+    }
+  }
+}
+
+TEST_CASE("swings stop at the caps a fraction of a peak keeps") {
+  const Scenario s = Load("scenarios/llama3-70b-64-h100.yaml");
+  const ClusterSpec& c = s.cluster;
+  // InfiniBand NDR's measured 0.97 reaches line rate and no further.
+  std::string applied;
+  CHECK(Swung(c, {SwingKind::kInter, 1.28}, &applied).inter.efficiency == doctest::Approx(1.0));
+  CHECK(applied == "ib-ndr-400g efficiency 0.97 -> 1");
+  CHECK(Swung(c, {SwingKind::kInter, 0.78}).inter.efficiency == doctest::Approx(0.97 * 0.78));
+  // NVLink's all-reduces reach NVLink SHARP's 480 GB/s bus bandwidth of 450 at most.
+  CHECK(Swung(c, {SwingKind::kIntra, 2.0}).intra.efficiency == doctest::Approx(480.0 / 450));
+  // Attention stops at the cost model's 0.95; the H100's measured fused forward is 0.440.
+  const ClusterSpec att = Swung(c, {SwingKind::kAttention, 3.0});
+  CHECK(att.gpu.attention_flash.forward == doctest::Approx(0.95));
+  CHECK(Swung(c, {SwingKind::kAttention, 1.5}).gpu.attention_flash.backward ==
+        doctest::Approx(0.269 * 1.5));
+  // An A100's attention efficiencies are derived from its GEMM efficiency until measured: the
+  // attention swing scales them, the GEMM swing leaves them where they were.
+  const Scenario a = Load("scenarios/gpt3-175b-1024-a100.yaml");
+  CHECK(a.cluster.gpu.attention_standard.forward == 0);
+  const ClusterSpec g = Swung(a.cluster, {SwingKind::kGemm, 0.9});
+  const ClusterSpec at = Swung(a.cluster, {SwingKind::kAttention, 0.9});
+  CHECK(g.gpu.attention_standard.forward > 0);
+  CHECK(at.gpu.attention_standard.forward ==
+        doctest::Approx(0.9 * g.gpu.attention_standard.forward));
+  // Per-kernel costs scale both the launch gap and the host's issue.
+  const ClusterSpec h = Swung(c, {SwingKind::kHost, 2.0});
+  CHECK(h.gpu.host_op_time.seconds() == doctest::Approx(2 * c.gpu.host_op_time.seconds()));
+  CHECK(h.gpu.launch_overhead.seconds() == doctest::Approx(2 * c.gpu.launch_overhead.seconds()));
+}
+
+TEST_CASE("the Ethernet example's answer hangs on its fabric, and --robust says so") {
+  const Scenario s = Load("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(s, o);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  REQUIRE(r->ranked.size() >= 8);
+  auto rob = SweepRobustness(s, *r, {.jobs = 2});
+  REQUIRE_MESSAGE(rob.ok(), rob.status().message());
+  CHECK(rob->leaders == 8);
+  REQUIRE(rob->swings.size() == DefaultSwings().size());
+  int held = 0;
+  for (const SwingOutcome& w : rob->swings) {
+    CAPTURE(SwingName(w.swing.kind));
+    CAPTURE(w.swing.factor);
+    REQUIRE(w.step_s.size() == rob->leaders);
+    // The same tokens a step on the same GPUs: the first is the shortest step.
+    const size_t shortest =
+        static_cast<size_t>(std::min_element(w.step_s.begin(), w.step_s.end()) - w.step_s.begin());
+    CHECK(w.first == shortest);
+    CHECK(w.behind == doctest::Approx(w.step_s[0] / w.step_s[w.first] - 1));
+    CHECK(w.holds == (w.behind <= kRankTie));
+    held += w.holds;
+    // #1's step under the swing is its replay on the swung cluster.
+    Scenario one = WithLayout(s, r->ranked[0]);
+    CHECK(w.step_s[0] == doctest::Approx(StepOn(one, Swung(one.cluster, w.swing))));
+  }
+  CHECK(rob->held == held);
+  // #1 spreads data parallelism over the Ethernet; with the fabric at 0.55 of its rate instead
+  // of the catalog's estimated 0.70, a layout without it comes first, by more than a tie.
+  const Layout& first = r->ranked[0].layout;
+  CHECK(first.dp > 1);
+  auto slow_net = std::find_if(rob->swings.begin(), rob->swings.end(), [](const SwingOutcome& w) {
+    return w.swing.kind == SwingKind::kInter && w.swing.factor < 1;
+  });
+  REQUIRE(slow_net != rob->swings.end());
+  CHECK_FALSE(slow_net->holds);
+  CHECK(r->ranked[slow_net->first].layout.dp == 1);
+  CHECK(slow_net->behind > kRankTie);
+  CHECK(rob->held < static_cast<int>(rob->swings.size()));
+  // A faster fabric only strengthens #1.
+  auto fast_net = std::find_if(rob->swings.begin(), rob->swings.end(), [](const SwingOutcome& w) {
+    return w.swing.kind == SwingKind::kInter && w.swing.factor > 1;
+  });
+  REQUIRE(fast_net != rob->swings.end());
+  CHECK(fast_net->first == 0);
+}
+
+TEST_CASE("nothing to swing for the memory objective or a single leader") {
+  Scenario s = Load("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  s.sweep->objective = Objective::kMemory;
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(s, o);
+  REQUIRE(r.ok());
+  auto rob = SweepRobustness(s, *r, {.jobs = 2});
+  REQUIRE(rob.ok());
+  CHECK(rob->leaders == 0);
+  CHECK(rob->swings.empty());
+  s.sweep->objective = Objective::kThroughput;
+  s.sweep->top = 1;
+  auto one = SweepRobustness(s, *r, {.jobs = 2});
+  REQUIRE(one.ok());
+  CHECK(one->leaders == 0);
+}
+
+}  // namespace
+}  // namespace parasim
