@@ -149,15 +149,20 @@ PYBIND11_MODULE(parasim, m) {
       "Memory per GPU and per pipeline stage (parasim memory --json).");
   m.def(
       "sweep",
-      [](const py::object& scenario, const py::object& set, int jobs) {
-        py::dict out = Call(parasim::SweepCommand, Options(scenario, set, jobs));
+      [](const py::object& scenario, const py::object& set, int jobs, bool robust) {
+        CommonOptions opt = Options(scenario, set, jobs);
+        opt.robust = robust;
+        py::dict out = Call(parasim::SweepCommand, opt);
         out["layouts"] = parasim::FlatLayouts(out["results"]);
         return out;
       },
       py::arg("scenario"), py::arg("set") = py::none(), py::arg("jobs") = 0,
+      py::arg("robust") = false,
       "Replays every layout of the scenario's sweep block and ranks them (parasim sweep "
       "--json; jobs=0 uses every core), plus 'layouts': the results as flat records, one per "
-      "layout, so pandas.DataFrame(parasim.sweep(path)['layouts']) is a table.");
+      "layout, so pandas.DataFrame(parasim.sweep(path)['layouts']) is a table. robust=True "
+      "adds 'robustness' (sweep --robust): the leaders ranked again under each swing of the "
+      "cost model's least certain rates.");
   m.def(
       "diff",
       [](const py::object& a, const py::object& b, const py::object& set, const py::object& set_a,

@@ -78,6 +78,17 @@ class ModuleTest(unittest.TestCase):
             self.assertIn("exposed_dp_s", f)
         self.assertEqual(flat[0]["peak_memory_bytes"], max(rows[0]["peak_memory_bytes"]))
 
+    def test_sweep_robust(self):
+        doc = dict(SMALL, sweep={"tp": [1, 2, 4], "micro_batch": [1, 2]})
+        self.assertNotIn("robustness", parasim.sweep(doc, jobs=1))
+        got = parasim.sweep(doc, jobs=1, robust=True)["robustness"]
+        # One node: no scale-out fabric to swing.
+        self.assertEqual(got["swung"], 10)
+        self.assertEqual(len(got["swings"]), 10)
+        self.assertEqual(got["held"], sum(w["holds"] for w in got["swings"]))
+        self.assertEqual({w["parameter"] for w in got["swings"]},
+                         {"gemm", "attention", "memory", "intra", "host"})
+
     def test_diff_matches_cli(self):
         got = parasim.diff(EXAMPLE, set_b={"training.recompute": "selective"})
         want = cli("diff", EXAMPLE, "--set-b", "training.recompute=selective")

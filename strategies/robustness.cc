@@ -155,7 +155,17 @@ StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& o
     r.leaders = 0;
     return r;
   }
-  const size_t n = r.leaders, k = options.swings.size();
+  // The scale-out fabric's swings where a leader's cluster has one: beyond one scale-up domain.
+  bool scale_out = false;
+  for (size_t i = 0; i < r.leaders; ++i) {
+    const ClusterSpec& c = ClusterOf(base, outcome.ranked[i]);
+    scale_out = scale_out || c.gpus() > c.domain();
+  }
+  std::vector<Swing> swings;
+  for (const Swing& w : options.swings) {
+    if (w.kind != SwingKind::kInter || scale_out) swings.push_back(w);
+  }
+  const size_t n = r.leaders, k = swings.size();
   // Every (swing, leader) replay on the sweep's threads.
   std::vector<SweepEntry> swung(k * n);
   std::vector<size_t> items(k * n);
@@ -163,7 +173,7 @@ StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& o
   PARASIM_RETURN_IF_ERROR(ParallelFor(items, options.jobs, [&](size_t i) -> Status {
     const SweepEntry& e = outcome.ranked[i % n];
     const Scenario v = WithLayout(base, e);
-    const ClusterSpec c = Swung(v.cluster, options.swings[i / n]);
+    const ClusterSpec c = Swung(v.cluster, swings[i / n]);
     StepOptions so;
     so.critical_path = false;
     PARASIM_ASSIGN_OR_RETURN(StepReport rep, SimulateStep(v.model, e.training, e.layout, c, so));
@@ -177,7 +187,7 @@ StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& o
   }));
   for (size_t w = 0; w < k; ++w) {
     SwingOutcome o;
-    o.swing = options.swings[w];
+    o.swing = swings[w];
     Swung(ClusterOf(base, outcome.ranked[0]), o.swing, &o.applied);
     std::vector<double> cost(n);
     for (size_t i = 0; i < n; ++i) {

@@ -75,7 +75,8 @@ struct RobustnessOptions {
 
 // Replays the first `top` ranked layouts of `outcome` (the sweep of `base`) under each swing and
 // ranks them again by the sweep's objective. Nothing for the memory objective, which the swings
-// do not move, or fewer than two leaders.
+// do not move, or fewer than two leaders; no scale-out swing where every leader's cluster is one
+// scale-up domain (a node, or an NVL72 rack).
 StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& outcome,
                                      const RobustnessOptions& options);
 
