@@ -76,18 +76,22 @@ double CostOf(const Scenario& base, const SweepEntry& e) {
 
 const std::vector<Swing>& DefaultSwings() { return kSwings; }
 
-// Each kind's name in the text and its key in --json, in SwingKind's order.
-constexpr std::array<std::array<std::string_view, 2>, kNumSwingKinds> kSwingNames = {{
-    {"GEMMs", "gemm"},
-    {"attention", "attention"},
-    {"memory-bound kernels", "memory"},
-    {"scale-up fabric", "intra"},
-    {"scale-out fabric", "inter"},
-    {"per-kernel overheads", "host"},
+// Each kind's name in the text, its key in --json, and how to measure it, in SwingKind's order.
+// `calibrate` times one node (tools/calibrate); a fabric between nodes is measured by
+// nccl-tests across two of them, whose log `parasim fit` reads.
+constexpr std::array<std::array<std::string_view, 3>, kNumSwingKinds> kSwingNames = {{
+    {"GEMMs", "gemm", "parasim calibrate --only gemm,sustained"},
+    {"attention", "attention", "parasim calibrate --only attention"},
+    {"memory-bound kernels", "memory", "parasim calibrate --only memory"},
+    {"scale-up fabric", "intra", "parasim calibrate --only collectives"},
+    {"scale-out fabric", "inter", "nccl-tests across two nodes, then parasim fit on its log"},
+    {"per-kernel overheads", "host",
+     "parasim calibrate --only host, or fit --runs --params host_op_time on measured steps"},
 }};
 
 std::string_view SwingName(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][0]; }
 std::string_view SwingKey(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][1]; }
+std::string_view SwingMeasure(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][2]; }
 
 ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* applied) {
   ClusterSpec c = cluster;

@@ -46,6 +46,8 @@ const std::vector<Swing>& DefaultSwings();
 // overheads"; and the JSON name ("gemm", "attention", "memory", "intra", "inter", "host").
 std::string_view SwingName(SwingKind k);
 std::string_view SwingKey(SwingKind k);
+// How a team pins that parameter on its own cluster ("parasim calibrate --only attention").
+std::string_view SwingMeasure(SwingKind k);
 
 // `cluster` with the swing applied: each efficiency times the factor, capped where a fraction of
 // a peak must stay (1, or 0.95 for attention as the cost model caps it); attention efficiencies

@@ -172,16 +172,18 @@ TEST_CASE("sweep --robust: whether #1 stays first when the uncertain rates swing
        {"Robustness: the 8 leaders replayed", "scale-out fabric x0.78",
         "eth-100g efficiency 0.7 -> 0.546", "#2 first, ", "ahead of #1: TP4+SP PP8 DP1",
         "GEMMs x1.10", "per-kernel overheads x2.00", "under 11 of 12 swings",
-        "measure that parameter on the cluster"}) {
+        "Before choosing, measure what it hangs on:\n"
+        "  scale-out fabric: nccl-tests across two nodes, then parasim fit on its log\n"}) {
     CAPTURE(text);
     CHECK(t.out.find(text) != std::string::npos);
   }
   CHECK(t.err.find("robust_s: ") != std::string::npos);
   auto j = RunParasim("sweep --robust --json --jobs 2 " + f);
   REQUIRE(j.exit_code == 0);
-  for (const char* key : {"\"robustness\": {", "\"leaders\": 8", "\"held\": 11", "\"swung\": 12",
-                          "\"parameter\": \"inter\"", "\"factor\": 0.78", "\"first_rank\": 2",
-                          "\"holds\": false", "\"behind\": ", "\"applied\": "}) {
+  for (const char* key :
+       {"\"robustness\": {", "\"leaders\": 8", "\"held\": 11", "\"swung\": 12",
+        "\"parameter\": \"inter\"", "\"factor\": 0.78", "\"first_rank\": 2", "\"holds\": false",
+        "\"behind\": ", "\"applied\": ", "\"measure\": \"parasim calibrate --only attention\""}) {
     CAPTURE(key);
     CHECK(j.out.find(key) != std::string::npos);
   }

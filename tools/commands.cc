@@ -325,6 +325,7 @@ Json RobustnessJson(const SweepOutcome& r, const Robustness& rob, const Named& n
     x.Set("applied", w.applied).Set("first_rank", static_cast<int64_t>(w.first + 1));
     x.Set("first_layout", named(r.ranked[w.first])).Set("behind", w.behind);
     x.Set("holds", w.holds).Set("step_time_s", w.step_s[0]);
+    x.Set("measure", std::string(SwingMeasure(w.swing.kind)));
     swings.Push(x);
   }
   o.Set("swings", swings);
@@ -354,12 +355,17 @@ void PrintRobustness(const SweepOutcome& r, const Robustness& rob, const Named& 
     }
     fmt::print("  {:<28} {:<38} {}\n", swing, w.applied, verdict);
   }
-  fmt::print("#1 stays first, or within {:.0f}% of the first, under {} of {} swings{}.\n",
+  fmt::print("#1 stays first, or within {:.0f}% of the first, under {} of {} swings{}\n",
              100 * kRankTie, rob.held, rob.swings.size(),
              rob.held == static_cast<int>(rob.swings.size())
-                 ? ": the answer does not hang on them"
-                 : ": where it does not, measure that parameter on the cluster (parasim "
-                   "calibrate, fit --runs) before choosing");
+                 ? ": the answer does not hang on them."
+                 : ". Before choosing, measure what it hangs on:");
+  std::vector<SwingKind> told;
+  for (const SwingOutcome& w : rob.swings) {
+    if (w.holds || std::find(told.begin(), told.end(), w.swing.kind) != told.end()) continue;
+    told.push_back(w.swing.kind);
+    fmt::print("  {}: {}\n", SwingName(w.swing.kind), SwingMeasure(w.swing.kind));
+  }
 }
 
 }  // namespace
