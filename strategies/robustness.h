@@ -31,33 +31,44 @@ enum class SwingKind {
   kIntra,      // the scale-up fabric's (NVLink's) achieved fraction of its bandwidth
   kInter,      // the scale-out fabric's (InfiniBand, RoCE) achieved fraction
   kHost,       // per-kernel fixed costs: the launch gap and the host's issue time
+  // Every kernel rate of one GPU type together (its sustained factor): a co-design sweep's
+  // clusters of that GPU alone, where the others stay.
+  kKernels,
 };
-inline constexpr int kNumSwingKinds = 6;
+inline constexpr int kNumSwingKinds = 7;
 
 struct Swing {
   SwingKind kind = SwingKind::kGemm;
   double factor = 1;
+  std::string gpu;  // a catalog GPU id: the clusters of that GPU alone; "" = every cluster
 };
 
-// The twelve swings `sweep --robust` replays, each kind down and up (docs/MODEL.md, "How far a
-// sweep's answer holds", gives every factor's source).
+// The twelve swings `sweep --robust` replays, each shared kind down and up (docs/MODEL.md, "How
+// far a sweep's answer holds", gives every factor's source).
 const std::vector<Swing>& DefaultSwings();
+// Where the leaders run on more than one GPU type (a co-design sweep), each type's kernels
+// alone, down and up: the two swings for `gpu`.
+std::vector<Swing> GpuSwings(const std::string& gpu);
 // "GEMMs", "attention", "memory-bound kernels", "scale-up fabric", "scale-out fabric", "per-kernel
-// overheads"; and the JSON name ("gemm", "attention", "memory", "intra", "inter", "host").
+// overheads", "kernels"; and the JSON name ("gemm", "attention", "memory", "intra", "inter",
+// "host", "kernels").
 std::string_view SwingName(SwingKind k);
 std::string_view SwingKey(SwingKind k);
+// The kind's name, or for one GPU type's swing "b200 kernels".
+std::string SwingLabel(const Swing& s);
 // How a team pins that parameter on its own cluster ("parasim calibrate --only attention").
 std::string_view SwingMeasure(SwingKind k);
 
 // `cluster` with the swing applied: each efficiency times the factor, capped where a fraction of
 // a peak must stay (1, or 0.95 for attention as the cost model caps it); attention efficiencies
 // the catalog leaves to the GEMM efficiency are first made explicit, so that only the attention
-// swing moves them. `applied`, when given, receives what changed ("0.813 -> 0.732").
+// swing moves them. A swing for one GPU type leaves a cluster of another as it is. `applied`, when
+// given, receives what changed ("0.813 -> 0.732").
 ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* applied = nullptr);
 
 struct SwingOutcome {
   Swing swing;
-  std::string applied;  // on the first leader's cluster
+  std::string applied;  // on the first leader's cluster the swing moves
   size_t first = 0;     // index into the leaders of the one first under the swing
   double behind = 0;    // how much #1 costs over that one under the swing (0 when #1 is first)
   bool holds = true;    // #1 first, or within kRankTie of the first
@@ -66,6 +77,8 @@ struct SwingOutcome {
 
 struct Robustness {
   size_t leaders = 0;
+  std::vector<size_t> ranked;  // each leader's index into the sweep's ranking; [0] is #1
+  size_t top = 0;  // how many of them are the ranking's first (the rest: clusters' best)
   std::vector<SwingOutcome> swings;
   int held = 0;
 };
@@ -75,10 +88,11 @@ struct RobustnessOptions {
   std::vector<Swing> swings = DefaultSwings();
 };
 
-// Replays the first `top` ranked layouts of `outcome` (the sweep of `base`) under each swing and
-// ranks them again by the sweep's objective. Nothing for the memory objective, which the swings
-// do not move, or fewer than two leaders; no scale-out swing where every leader's cluster is one
-// scale-up domain (a node, or an NVL72 rack).
+// Replays the first `top` ranked layouts of `outcome` (the sweep of `base`), and in a co-design
+// sweep each cluster's best, under each swing, and ranks them again by the sweep's objective.
+// Nothing for the memory objective, which the swings do not move, or fewer than two leaders; no
+// scale-out swing where every leader's cluster is one scale-up domain (a node, or an NVL72 rack);
+// GpuSwings of each GPU type the leaders run on, where they run on more than one.
 StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& outcome,
                                      const RobustnessOptions& options);
 

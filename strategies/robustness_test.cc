@@ -130,6 +130,56 @@ TEST_CASE("the Ethernet example's answer hangs on its fabric, and --robust says 
   CHECK(fast_net->first == 0);
 }
 
+TEST_CASE("a co-design sweep: each cluster's best is a leader, each GPU type swings alone") {
+  const Scenario s = Load("scenarios/llama3-70b-cluster-codesign.yaml");
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(s, o);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  auto rob = SweepRobustness(s, *r, {.jobs = 2});
+  REQUIRE_MESSAGE(rob.ok(), rob.status().message());
+  // The first ten, then the best of each cluster not among them.
+  REQUIRE(rob->top == 10);
+  REQUIRE(rob->leaders == rob->ranked.size());
+  for (size_t i = 0; i < rob->top; ++i) CHECK(rob->ranked[i] == i);
+  std::vector<bool> seen(s.sweep->hardware.size(), false);
+  for (size_t i : rob->ranked) seen[r->ranked[i].hardware] = true;
+  for (const SweepEntry& e : r->ranked) CHECK(seen[e.hardware]);
+  CHECK(rob->leaders > rob->top);
+  // Twelve shared swings and two for each of the three GPU types.
+  REQUIRE(rob->swings.size() == DefaultSwings().size() + 6);
+  for (const std::string gpu : {"h100-sxm5-80gb", "h200-sxm-141gb", "b200"}) {
+    CAPTURE(gpu);
+    auto w = std::find_if(rob->swings.begin(), rob->swings.end(), [&](const SwingOutcome& x) {
+      return x.swing.kind == SwingKind::kKernels && x.swing.gpu == gpu && x.swing.factor < 1;
+    });
+    REQUIRE(w != rob->swings.end());
+    CHECK(SwingLabel(w->swing) == gpu + " kernels");
+    CHECK(w->applied == "sustained factor 0.826 -> 0.727");
+    // That GPU's leaders slow down; every other leader replays as the sweep did.
+    for (size_t k = 0; k < rob->leaders; ++k) {
+      const SweepEntry& e = r->ranked[rob->ranked[k]];
+      if (ClusterOf(s, e).gpu.id == gpu) {
+        CHECK(w->step_s[k] > e.step_time_s);
+      } else {
+        CHECK(w->step_s[k] == e.step_time_s);
+      }
+    }
+  }
+  // B200's cost a token leads by more than the 12% either way (2026-11-26).
+  CHECK(rob->held == static_cast<int>(rob->swings.size()));
+}
+
+TEST_CASE("a swing for one GPU type leaves another's cluster as it is") {
+  const Scenario s = Load("scenarios/llama3-70b-64-h100.yaml");
+  const ClusterSpec other = Swung(s.cluster, {SwingKind::kKernels, 0.5, "b200"});
+  CHECK(other.gpu.sustained_factor == s.cluster.gpu.sustained_factor);
+  CHECK(StepOn(s, other) == StepOn(s, s.cluster));
+  const ClusterSpec mine = Swung(s.cluster, {SwingKind::kKernels, 0.88, "h100-sxm5-80gb"});
+  CHECK(mine.gpu.sustained_factor == doctest::Approx(0.88 * s.cluster.gpu.sustained_factor));
+  CHECK(StepOn(s, mine) > StepOn(s, s.cluster));
+}
+
 TEST_CASE("nothing to swing for the memory objective or a single leader") {
   Scenario s = Load("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
   s.sweep->objective = Objective::kMemory;

@@ -192,6 +192,16 @@ TEST_CASE("sweep --robust: whether #1 stays first when the uncertain rates swing
   REQUIRE(plain.exit_code == 0);
   CHECK(plain.out.find("\"robustness\"") == std::string::npos);
   CHECK(plain.err.find("robust_s") == std::string::npos);
+  // A co-design sweep swings each GPU type's kernels alone, and replays each cluster's best.
+  auto c = RunParasim("sweep --robust --jobs 2 " +
+                      Runfile("scenarios/llama3-70b-cluster-codesign.yaml"));
+  REQUIRE(c.exit_code == 0);
+  for (const char* text :
+       {"the 10 leaders and 4 more clusters' best replayed", "b200 kernels x0.88",
+        "h100-sxm5-80gb kernels x1.12", "under 18 of 18 swings"}) {
+    CAPTURE(text);
+    CHECK(c.out.find(text) != std::string::npos);
+  }
   // The GPT-3 175B example's answer holds under every swing.
   auto g =
       RunParasim("sweep --robust --jobs 2 " + Runfile("scenarios/gpt3-175b-1024-a100-sweep.yaml"));

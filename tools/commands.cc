@@ -320,10 +320,12 @@ Json RobustnessJson(const SweepOutcome& r, const Robustness& rob, const Named& n
   o.Set("swung", static_cast<int64_t>(rob.swings.size()));
   Json swings = Json::Array();
   for (const SwingOutcome& w : rob.swings) {
+    const size_t first = rob.ranked[w.first];
     Json x = Json::Object();
     x.Set("parameter", std::string(SwingKey(w.swing.kind))).Set("factor", w.swing.factor);
-    x.Set("applied", w.applied).Set("first_rank", static_cast<int64_t>(w.first + 1));
-    x.Set("first_layout", named(r.ranked[w.first])).Set("behind", w.behind);
+    if (!w.swing.gpu.empty()) x.Set("gpu", w.swing.gpu);
+    x.Set("applied", w.applied).Set("first_rank", static_cast<int64_t>(first + 1));
+    x.Set("first_layout", named(r.ranked[first])).Set("behind", w.behind);
     x.Set("holds", w.holds).Set("step_time_s", w.step_s[0]);
     x.Set("measure", std::string(SwingMeasure(w.swing.kind)));
     swings.Push(x);
@@ -338,33 +340,36 @@ void PrintRobustness(const SweepOutcome& r, const Robustness& rob, const Named& 
     fmt::print("\nRobustness: nothing to swing (the memory objective, or a single layout).\n");
     return;
   }
+  const size_t extra = rob.leaders - rob.top;
   fmt::print(
-      "\nRobustness: the {} leaders replayed with one of the cost model's least certain "
+      "\nRobustness: the {} leaders{} replayed with one of the cost model's least certain "
       "parameters swung at a time, by the spread of the measurements behind it:\n",
-      rob.leaders);
+      rob.top, extra > 0 ? fmt::format(" and {} more clusters' best", extra) : "");
   for (const SwingOutcome& w : rob.swings) {
-    const std::string swing = fmt::format("{} x{:.2f}", SwingName(w.swing.kind), w.swing.factor);
+    const size_t first = rob.ranked[w.first];
+    const std::string swing = fmt::format("{} x{:.2f}", SwingLabel(w.swing), w.swing.factor);
     std::string verdict;
     if (w.first == 0) {
       verdict = "#1 stays first";
     } else if (w.holds) {
-      verdict = fmt::format("#{} first, #1 within {:.1f}% (a tie)", w.first + 1, 100 * w.behind);
+      verdict = fmt::format("#{} first, #1 within {:.1f}% (a tie)", first + 1, 100 * w.behind);
     } else {
-      verdict = fmt::format("#{} first, {:.1f}% ahead of #1: {}", w.first + 1, 100 * w.behind,
-                            named(r.ranked[w.first]));
+      verdict = fmt::format("#{} first, {:.1f}% ahead of #1: {}", first + 1, 100 * w.behind,
+                            named(r.ranked[first]));
     }
-    fmt::print("  {:<28} {:<38} {}\n", swing, w.applied, verdict);
+    fmt::print("  {:<32} {:<38} {}\n", swing, w.applied, verdict);
   }
   fmt::print("#1 stays first, or within {:.0f}% of the first, under {} of {} swings{}\n",
              100 * kRankTie, rob.held, rob.swings.size(),
              rob.held == static_cast<int>(rob.swings.size())
                  ? ": the answer does not hang on them."
                  : ". Before choosing, measure what it hangs on:");
-  std::vector<SwingKind> told;
+  std::vector<std::string> told;
   for (const SwingOutcome& w : rob.swings) {
-    if (w.holds || std::find(told.begin(), told.end(), w.swing.kind) != told.end()) continue;
-    told.push_back(w.swing.kind);
-    fmt::print("  {}: {}\n", SwingName(w.swing.kind), SwingMeasure(w.swing.kind));
+    const std::string label = SwingLabel(w.swing);
+    if (w.holds || std::find(told.begin(), told.end(), label) != told.end()) continue;
+    told.push_back(label);
+    fmt::print("  {}: {}\n", label, SwingMeasure(w.swing.kind));
   }
 }
 
