@@ -4,7 +4,7 @@
 // then knows whether #1 wins whatever those parameters turn out to be on the team's own
 // cluster and software, or only if, say, its inter-node fabric runs as rated.
 //
-//   StatusOr<Robustness> r = SweepRobustness(scenario, outcome, {.jobs = 8});
+//   StatusOr<Robustness> r = SweepRobustness(scenario, outcome, RobustnessOptions::Jobs(8));
 //   r->held       // swings under which #1 stays first, or within kRankTie of the first
 //   r->swings[k]  // which leader comes first under swing k, and by how much
 //
@@ -86,6 +86,11 @@ struct Robustness {
 struct RobustnessOptions {
   int jobs = 1;
   std::vector<Swing> swings = DefaultSwings();
+  static RobustnessOptions Jobs(int jobs) {
+    RobustnessOptions o;
+    o.jobs = jobs;
+    return o;
+  }
 };
 
 // Replays the first `top` ranked layouts of `outcome` (the sweep of `base`), and in a co-design

@@ -89,7 +89,7 @@ TEST_CASE("the Ethernet example's answer hangs on its fabric, and --robust says 
   auto r = RunSweep(s, o);
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   REQUIRE(r->ranked.size() >= 8);
-  auto rob = SweepRobustness(s, *r, {.jobs = 2});
+  auto rob = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
   REQUIRE_MESSAGE(rob.ok(), rob.status().message());
   CHECK(rob->leaders == 8);
   REQUIRE(rob->swings.size() == DefaultSwings().size());
@@ -136,7 +136,7 @@ TEST_CASE("a co-design sweep: each cluster's best is a leader, each GPU type swi
   o.jobs = 2;
   auto r = RunSweep(s, o);
   REQUIRE_MESSAGE(r.ok(), r.status().message());
-  auto rob = SweepRobustness(s, *r, {.jobs = 2});
+  auto rob = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
   REQUIRE_MESSAGE(rob.ok(), rob.status().message());
   // The first ten, then the best of each cluster not among them.
   REQUIRE(rob->top == 10);
@@ -187,13 +187,13 @@ TEST_CASE("nothing to swing for the memory objective or a single leader") {
   o.jobs = 2;
   auto r = RunSweep(s, o);
   REQUIRE(r.ok());
-  auto rob = SweepRobustness(s, *r, {.jobs = 2});
+  auto rob = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
   REQUIRE(rob.ok());
   CHECK(rob->leaders == 0);
   CHECK(rob->swings.empty());
   s.sweep->objective = Objective::kThroughput;
   s.sweep->top = 1;
-  auto one = SweepRobustness(s, *r, {.jobs = 2});
+  auto one = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
   REQUIRE(one.ok());
   CHECK(one->leaders == 0);
 }

@@ -406,7 +406,7 @@ Status SweepCommand(const CommonOptions& opt) {
   std::optional<Robustness> robust;
   if (opt.robust) {
     const auto t0 = std::chrono::steady_clock::now();
-    PARASIM_ASSIGN_OR_RETURN(robust, SweepRobustness(s, r, {.jobs = so.jobs}));
+    PARASIM_ASSIGN_OR_RETURN(robust, SweepRobustness(s, r, RobustnessOptions::Jobs(so.jobs)));
     fmt::print(stderr, "robust_s: {:.3f}\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
