@@ -16,8 +16,9 @@ namespace {
 // The factors, each kind down and up, from the spread of the measurements behind the kind's
 // defaults (docs/MODEL.md, "How far a sweep's answer holds"):
 // - GEMMs x0.90 / x1.10: the sustained factors `parasim fit --runs` finds per validation file,
-//   0.776 (Megatron-LM's H100 weak scaling) to 0.903 (Korthikanti Table 5), around the
-//   catalog's 0.820 (A100, fitted on SC21) and 0.826 (H100, measured): -6% to +10%.
+//   0.776 (Megatron-LM's H100 weak scaling with its TP overlap stated; 0.810 as copied) to 0.903
+//   (Korthikanti Table 5), around the catalog's 0.820 (A100, fitted on SC21) and 0.826 (H100,
+//   measured): -6% to +10%.
 // - Attention x0.70 / x1.50: cuDNN's fused attention recorded on an H100 over shapes at 0.26-0.52
 //   of peak forward against the catalog's 0.440 (0.59-1.18x), and 0.39-0.49 backward in this
 //   stack's steps against 0.269 (1.45-1.82x) (hardware/profiles/.../attention-cudnn.yaml,
@@ -43,12 +44,12 @@ const std::vector<Swing> kSwings = {
     {SwingKind::kInter, 1.28},     {SwingKind::kHost, 0.5},    {SwingKind::kHost, 2.0},
 };
 
-// One GPU type's kernels together, x0.88 / x1.12: the dense rows of one GPU type miss together by
-// up to 13% in the validation files. B200 and GB200 at their datasheet peaks with the H100's
-// efficiencies run Megatron-Bridge's dense FP8 rows 7-13% fast; the H100's own dense FP8 rows of
-// 2025-26 are 4-11% slow where its 2024 weak-scaling rows run 7-10% fast; GB300 ran Llama 3 8B
-// 19% faster than GB200 at the same catalog peaks (docs/MODEL.md, "Megatron-Bridge on B200 and
-// GB200").
+// One GPU type's kernels together, x0.88 / x1.12: how far one GPU type's dense rows miss together
+// in the validation files. B200 and GB200 at their datasheet peaks with the H100's efficiencies
+// run Megatron-Bridge's dense FP8 rows 7-13% fast; the H100's dense rows of the same tables run
+// from 4% fast to 11% slow (Megatron-FSDP's Llama 3 8B row, 24% slow, aside), and its 2024
+// weak-scaling rows from 10% fast to 12% slow; GB300 ran Llama 3 8B 19% faster than GB200 at
+// the same catalog peaks (docs/MODEL.md, "Megatron-Bridge on B200 and GB200").
 constexpr double kGpuSwingDown = 0.88, kGpuSwingUp = 1.12;
 
 // The cost model's own cap on attention efficiencies (CostModel::AttentionEfficiency).
