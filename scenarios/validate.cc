@@ -10,6 +10,7 @@
 #include "sim/yaml_reader.h"
 #include "strategies/goodput.h"
 #include "strategies/layout_format.h"
+#include "strategies/robustness.h"
 
 namespace parasim {
 
@@ -193,9 +194,41 @@ std::string NoLayoutFits(const SweepOutcome& r) {
                            r.leanest.key, r.leanest.reason);
 }
 
-Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc) {
+// The case's predicted layout (`s` with it applied) replayed under each swing that applies to
+// its cluster, as the case compares: through the goodput of a wall-clock measurement.
+Status SwingCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc) {
+  std::vector<Swing> swings;
+  for (const Swing& w : DefaultSwings()) {
+    if (w.kind != SwingKind::kInter || s.cluster.gpus() > s.cluster.domain()) swings.push_back(w);
+  }
+  std::vector<double> steps(swings.size());
+  std::vector<size_t> items(swings.size());
+  for (size_t i = 0; i < items.size(); ++i) items[i] = i;
+  PARASIM_RETURN_IF_ERROR(ParallelFor(items, options.jobs, [&](size_t i) -> Status {
+    StepOptions so;
+    so.critical_path = false;
+    PARASIM_ASSIGN_OR_RETURN(
+        StepReport r, SimulateStep(s.model, s.training, s.layout, Swung(s.cluster, swings[i]), so));
+    steps[i] = vc->wall_clock ? r.step_time_s / GoodputFactor(s, r.step_time_s) : r.step_time_s;
+    return Status::Ok();
+  }));
+  const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
+  auto label = [&](auto it) {
+    const Swing& w = swings[static_cast<size_t>(it - steps.begin())];
+    return fmt::format("{} x{:.2f}", SwingLabel(w), w.factor);
+  };
+  vc->swing_lo_s = std::min(*lo, vc->predicted_s);
+  vc->swing_hi_s = std::max(*hi, vc->predicted_s);
+  vc->swing_lo = label(lo);
+  vc->swing_hi = label(hi);
+  return Status::Ok();
+}
+
+Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc,
+                   bool robust) {
   vc->ok = true;
   vc->failure.clear();
+  Scenario chosen = s;
   if (s.sweep) {
     PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, SweepCase(s, options));
     if (r.ranked.empty()) {
@@ -205,6 +238,7 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     }
     vc->predicted_s = r.ranked[0].step_time_s;
     vc->layout = r.ranked[0].key;
+    chosen = WithLayout(s, r.ranked[0]);
   } else {
     PARASIM_ASSIGN_OR_RETURN(StepReport r,
                              SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
@@ -222,6 +256,7 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     vc->predicted_s /= vc->goodput;
   }
   vc->error = vc->predicted_s / vc->measured_s - 1;
+  if (robust) PARASIM_RETURN_IF_ERROR(SwingCase(chosen, options, vc));
   return Status::Ok();
 }
 
@@ -238,6 +273,10 @@ ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases
     }
     sum += std::abs(c.error);
     ++predicted;
+    if (c.swing_hi_s > 0) {
+      ++rep.swung;
+      rep.within_swings += c.within_swings();
+    }
     rep.max_abs_error = std::max(rep.max_abs_error, std::abs(c.error));
   }
   rep.mape = predicted > 0 ? sum / predicted : 0;
@@ -246,11 +285,11 @@ ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases
 }
 
 StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,
-                                    const SweepOptions& options) {
+                                    const SweepOptions& options, bool robust) {
   PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(input, sets));
   std::vector<ValidationCase> cases;
   for (ValidationInput& in : file.cases) {
-    PARASIM_RETURN_IF_ERROR(PredictCase(in.scenario, options, &in.measured));
+    PARASIM_RETURN_IF_ERROR(PredictCase(in.scenario, options, &in.measured, robust));
     cases.push_back(in.measured);
   }
   return Summarize(file.source, std::move(cases));

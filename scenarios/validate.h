@@ -39,6 +39,12 @@ struct ValidationCase {
   // ranks. -1: not ranked (its sweep varies the global batch or the hardware).
   int rank_group = -1;
   double gpus_per_sequence = 0;  // GPUs / global batch: step time x this = GPU-seconds a sequence
+  // validate --robust: the predicted layout replayed under each of sweep --robust's swings
+  // (strategies/robustness.h), the shortest and longest prediction and the swings that give
+  // them; 0 when not asked.
+  double swing_lo_s = 0, swing_hi_s = 0;
+  std::string swing_lo, swing_hi;
+  bool within_swings() const { return swing_lo_s <= measured_s && measured_s <= swing_hi_s; }
 };
 
 // Two cases of one rank group, their GPU-seconds per sequence as a ratio (a over b).
@@ -66,6 +72,9 @@ struct ValidationReport {
   double max_abs_error = 0;  // largest |error|
   int failed = 0;            // cases without a prediction
   Ranking ranking;           // over the cases predicted
+  // validate --robust: the cases predicted with their swings, and those whose measured step
+  // lies within the range the swings span.
+  int swung = 0, within_swings = 0;
 };
 
 // One case as loaded: its measurement and its scenario (defaults merged, --set applied).
@@ -86,12 +95,14 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
 StatusOr<SweepOutcome> SweepCase(const Scenario& s, const SweepOptions& options);
 // Why a case's sweep ranked nothing: no valid layout, or the leanest one and its memory.
 std::string NoLayoutFits(const SweepOutcome& r);
-// Predicts one case into `c` (predicted_s, error, layout, or ok = false with the reason).
-Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* c);
+// Predicts one case into `c` (predicted_s, error, layout, or ok = false with the reason); with
+// `robust`, also the range sweep --robust's swings span (swing_lo_s, swing_hi_s).
+Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* c,
+                   bool robust = false);
 // MAPE, max |error|, failures and the ranking over the cases.
 ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases);
 
 StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,
-                                    const SweepOptions& options);
+                                    const SweepOptions& options, bool robust = false);
 
 }  // namespace parasim

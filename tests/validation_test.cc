@@ -341,6 +341,47 @@ TEST_CASE("the published files' layouts of one model are ranked as measured") {
   }
 }
 
+TEST_CASE("validate --robust: how many measured steps lie within the range the swings span") {
+  // Korthikanti Table 5 (2026-11-26): seven of eight. The 530B model under full recompute,
+  // predicted 9.2% long, stays 0.5% long with the GEMMs at x1.10, the swing that shortens it most.
+  const std::string f = Runfile("tests/validation/korthikanti-2022-table5.yaml");
+  auto j = RunParasim("validate --robust --json --jobs 2 " + f);
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.find("\"swings\": {\n    \"swung\": 8,\n    \"within\": 7\n  }") !=
+        std::string::npos);
+  int cases = 0, within = 0;
+  for (size_t at = j.out.find("\"swing_range_s\": ["); at != std::string::npos;
+       at = j.out.find("\"swing_range_s\": [", at + 1)) {
+    ++cases;
+    // Each range holds the case's own prediction, which comes before it in the case's record.
+    const double lo = std::stod(j.out.substr(at + 18));
+    const double hi = std::stod(j.out.substr(j.out.find(',', at) + 1));
+    const size_t p = j.out.rfind("\"predicted_s\": ", at);
+    REQUIRE(p != std::string::npos);
+    const double predicted = std::stod(j.out.substr(p + 15));
+    CHECK(lo <= predicted);
+    CHECK(predicted <= hi);
+    CHECK(lo < hi);
+    const size_t m = j.out.rfind("\"measured_s\": ", at);
+    const double measured = std::stod(j.out.substr(m + 14));
+    const size_t w = j.out.find("\"within_swings\": ", at);
+    const bool says = j.out.compare(w + 17, 4, "true") == 0;
+    CHECK(says == (lo <= measured && measured <= hi));
+    within += says;
+  }
+  CHECK(cases == 8);
+  CHECK(within == 7);
+  auto t = RunParasim("validate --robust --jobs 2 " + f);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("spans for 7 of 8 cases.\n  530b-full-recompute: measured 49.050 s, swings ") !=
+        std::string::npos);
+  CHECK(t.out.find("(GEMMs x1.10) to ") != std::string::npos);
+  // The MAPE summary stays the last line; without the flag there is no swing line.
+  CHECK(t.out.rfind("MAPE 5.14%") > t.out.rfind("Swings (--robust)"));
+  auto plain = RunParasim("validate --jobs 2 " + f);
+  CHECK(plain.out.find("Swings") == std::string::npos);
+}
+
 TEST_CASE("a bad validation file is bad input with file:line:col") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/bad_validation.yaml";

@@ -753,7 +753,7 @@ std::string ThroughGoodput(const ValidationCase& c) {
 
 Status ValidateCommand(const CommonOptions& opt) {
   SweepOptions so = SweepOptionsOf(opt);
-  PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(InputOf(opt), opt.sets, so));
+  PARASIM_ASSIGN_OR_RETURN(ValidationReport r, Validate(InputOf(opt), opt.sets, so, opt.robust));
   if (opt.json) {
     Json cases = Json::Array();
     for (const auto& c : r.cases) {
@@ -764,6 +764,12 @@ Status ValidateCommand(const CommonOptions& opt) {
       if (c.ok) {
         o.Set("predicted_s", c.predicted_s).Set("error", c.error).Set("layout", c.layout);
         if (c.wall_clock) o.Set("basis", std::string("wall_clock")).Set("goodput", c.goodput);
+        if (c.swing_hi_s > 0) {
+          Json range = Json::Array();
+          range.Push(c.swing_lo_s).Push(c.swing_hi_s);
+          o.Set("swing_range_s", range).Set("swing_lo", c.swing_lo).Set("swing_hi", c.swing_hi);
+          o.Set("within_swings", c.within_swings());
+        }
       } else {
         o.Set("predicted_s", Json()).Set("error", Json());
       }
@@ -781,6 +787,11 @@ Status ValidateCommand(const CommonOptions& opt) {
     Json j = Json::Object();
     j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
     j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed).Set("ranking", ranking);
+    if (opt.robust) {
+      Json sw = Json::Object();
+      sw.Set("swung", r.swung).Set("within", r.within_swings);
+      j.Set("swings", sw);
+    }
     EmitJson(opt, j);
     return Status::Ok();
   }
@@ -821,6 +832,17 @@ Status ValidateCommand(const CommonOptions& opt) {
                Seconds(c.measured_s), 100 * c.error, c.layout, ThroughGoodput(c));
   }
   for (const std::string& line : RankingLines(r.ranking)) fmt::print("{}\n", line);
+  if (opt.robust) {
+    fmt::print(
+        "Swings (--robust): the measured step lies within the range one swing of the cost "
+        "model's uncertain rates spans for {} of {} cases.\n",
+        r.within_swings, r.swung);
+    for (const auto& c : r.cases) {
+      if (c.swing_hi_s <= 0 || c.within_swings()) continue;
+      fmt::print("  {}: measured {}, swings {} ({}) to {} ({})\n", c.name, Seconds(c.measured_s),
+                 Seconds(c.swing_lo_s), c.swing_lo, Seconds(c.swing_hi_s), c.swing_hi);
+    }
+  }
   // The summary stays the last line: scripts read it there.
   fmt::print("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}\n", 100 * r.mape,
              100 * r.max_abs_error, r.cases.size() - r.failed, failed);

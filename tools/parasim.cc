@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
   common(validate, true, "validation YAML file (SCENARIO.md \"Validation file\")");
   validate->add_option("--jobs", opt.jobs, "worker threads for the cases' sweeps");
   validate->add_flag("--markdown", opt.markdown, "print the table as Markdown (docs/MODEL.md)");
+  validate->add_flag("--robust", opt.robust,
+                     "also replay each case's layout under sweep --robust's swings, and say for "
+                     "how many cases the measured step lies within the range they span");
   auto* fit = app.add_subcommand(
       "fit", "fit the cost model to measurements (parasim calibrate output or nccl-tests logs)");
   fit->add_option("measurements", opt.inputs, "measurement files and nccl-tests logs");
