@@ -105,6 +105,13 @@ constexpr std::array<std::array<std::string_view, 3>, kNumSwingKinds> kSwingName
 
 std::string_view SwingName(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][0]; }
 std::string_view SwingKey(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][1]; }
+SwingKind SwingKindOf(std::string_view key) {
+  for (size_t k = 0; k < kSwingNames.size(); ++k) {
+    if (kSwingNames[k][1] == key) return static_cast<SwingKind>(k);
+  }
+  return SwingKind::kKernels;
+}
+
 std::string SwingLabel(const Swing& s) {
   return s.gpu.empty() ? std::string(SwingName(s.kind)) : s.gpu + " kernels";
 }

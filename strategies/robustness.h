@@ -54,6 +54,8 @@ std::vector<Swing> GpuSwings(const std::string& gpu);
 // "host", "kernels").
 std::string_view SwingName(SwingKind k);
 std::string_view SwingKey(SwingKind k);
+// The kind a JSON key names (SwingKey's inverse); kernels where none does.
+SwingKind SwingKindOf(std::string_view key);
 // The kind's name, or for one GPU type's swing "b200 kernels".
 std::string SwingLabel(const Swing& s);
 // How a team pins that parameter on its own cluster ("parasim calibrate --only attention").

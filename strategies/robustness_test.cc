@@ -29,6 +29,7 @@ TEST_CASE("a swing moves the rates it names, and at factor 1 no prediction") {
   for (int k = 0; k < kNumSwingKinds; ++k) {
     const auto kind = static_cast<SwingKind>(k);
     CAPTURE(SwingName(kind));
+    CHECK(SwingKindOf(SwingKey(kind)) == kind);  // as report --from reads sweep --json back
     // Attention efficiencies made explicit at their derived values price the step alike.
     CHECK(StepOn(s, Swung(c, {kind, 1.0})) == doctest::Approx(base).epsilon(1e-12));
     const ClusterSpec down = Swung(c, {kind, 0.8});

@@ -170,6 +170,29 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
       RunParasim("report --from " + dir + "/sweep.json --out " + dir + "/sweep2.html").exit_code ==
       0);
   CHECK(WellFormed(Slurp(dir + "/sweep2.html"), true) == "");
+  // report --robust: how far the sweep's answer holds, the same from a sweep --robust --json.
+  const std::string eth = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  REQUIRE(RunParasim("report --robust --jobs 2 --out " + dir + "/robust.html " + eth).exit_code ==
+          0);
+  const std::string robust_text = Slurp(dir + "/robust.html");
+  CHECK(WellFormed(robust_text, true) == "");
+  const size_t table = robust_text.find(
+      "<h2>How far the answer holds: #1 stays first, or within "
+      "2%, under 11 of 12 swings</h2>");
+  REQUIRE(table != std::string::npos);
+  CHECK(robust_text.find("#2 TP4+SP PP8 DP1 CP2 int-v5 Z1 mb1 gb64 wins") != std::string::npos);
+  auto rj = RunParasim("sweep --robust --json --jobs 2 " + eth);
+  REQUIRE(rj.exit_code == 0);
+  std::ofstream(dir + "/robust.json") << rj.out;
+  REQUIRE(RunParasim("report --from " + dir + "/robust.json --out " + dir + "/robust2.html")
+              .exit_code == 0);
+  const std::string robust2 = Slurp(dir + "/robust2.html");
+  CHECK(WellFormed(robust2, true) == "");
+  const size_t table2 = robust2.find("<h2>How far the answer holds");
+  REQUIRE(table2 != std::string::npos);
+  const size_t end = robust_text.find("</table>", table), end2 = robust2.find("</table>", table2);
+  CHECK(robust_text.substr(table, end - table) == robust2.substr(table2, end2 - table2));
+  CHECK(Slurp(dir + "/sweep2.html").find("How far the answer holds") == std::string::npos);
   std::ofstream(dir + "/other.json") << "{\"hello\": 1}\n";
   CHECK(RunParasim("report --from " + dir + "/other.json").exit_code == 2);
 

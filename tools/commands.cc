@@ -1389,8 +1389,14 @@ Status ReportCommand(const CommonOptions& opt) {
   }
   const Scenario& s = pair.a;
   std::optional<SweepOutcome> sweep;
+  std::optional<Robustness> robust;
   if (s.sweep) {
-    PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, SweepOptionsOf(opt)));
+    const SweepOptions so = SweepOptionsOf(opt);
+    PARASIM_ASSIGN_OR_RETURN(sweep, RunSweep(s, so));
+    if (opt.robust) {
+      PARASIM_ASSIGN_OR_RETURN(robust,
+                               SweepRobustness(s, *sweep, RobustnessOptions::Jobs(so.jobs)));
+    }
   }
   StepOptions o;
   o.record_memory = true;
@@ -1417,7 +1423,8 @@ Status ReportCommand(const CommonOptions& opt) {
                  &mem,
                  sweep ? &*sweep : nullptr,
                  diff ? &*diff : nullptr,
-                 goodput ? &*goodput : nullptr};
+                 goodput ? &*goodput : nullptr,
+                 robust ? &*robust : nullptr};
   const std::string out = opt.out.empty() ? "report.html" : opt.out;
   PARASIM_RETURN_IF_ERROR(WriteFileAtomic(out, ReportHtml(in)));
   if (opt.json) {

@@ -157,6 +157,8 @@ int main(int argc, char** argv) {
   report->add_option("--from", opt.from, "a finished `sweep --json` or `scale --json` output");
   report->add_option("--out", opt.out, "HTML file to write (default report.html)");
   report->add_option("--jobs", opt.jobs, "worker threads for the scenario's sweep, if any");
+  report->add_flag("--robust", opt.robust,
+                   "with a sweep: add how far its answer holds (sweep --robust's swings)");
   report->add_option("--vs", opt.vs, "add a what-if section comparing with scenario B");
   report->add_option("--set-a", opt.sets_a, "with --vs: override a key of this scenario only");
   report->add_option("--set-b", opt.sets_b, "with --vs: override a key of B only");

@@ -12,6 +12,7 @@
 #include "sim/status.h"
 #include "strategies/goodput.h"
 #include "strategies/memory.h"
+#include "strategies/robustness.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
 #include "tools/diff.h"
@@ -35,6 +36,7 @@ struct ReportInput {
   const SweepOutcome* sweep = nullptr;     // optional
   const StepDiff* diff = nullptr;          // optional: report A --vs B
   const GoodputReport* goodput = nullptr;  // optional: failures, checkpoints, stragglers
+  const Robustness* robust = nullptr;      // optional: report --robust, with the sweep
 };
 
 // One simulated training run: training time kept against the wall clock, with its failures
