@@ -319,6 +319,17 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
       }
     }
   }
+  ClusterSpec::Measured& m = c->measured;
+  m.gemm = m.gemm || p.gemm_efficiency || p.gemm_efficiency_fp8 || !p.gemm_shapes.empty() ||
+           p.sustained_factor;
+  m.attention = m.attention || p.attention_flash || p.attention_standard;
+  m.memory = m.memory || p.memory_efficiency || p.elementwise_rates;
+  m.host = m.host || p.launch_overhead || p.host_op_time;
+  for (const FabricFit& f : p.fabrics) {
+    const bool fitted = f.efficiency || !f.collectives.empty();
+    if (f.id == c->intra.id) m.intra = m.intra || fitted;
+    if (f.id == c->inter.id) m.inter = m.inter || fitted;
+  }
   return changed;
 }
 

@@ -54,6 +54,14 @@ TEST_CASE("a profile replaces the catalog defaults and says which") {
   CHECK(c.gpu.contended_memory == kDefaultContendedMemory);
   CHECK(c.intra.efficiency == 0.5);
   CHECK(c.inter.efficiency == H100().inter.efficiency);  // not in the profile: unchanged
+  // What it measured, for sweep --robust: all but attention and the scale-out fabric.
+  CHECK(c.measured.gemm);
+  CHECK(c.measured.memory);
+  CHECK(c.measured.host);
+  CHECK(c.measured.intra);
+  CHECK_FALSE(c.measured.attention);
+  CHECK_FALSE(c.measured.inter);
+  CHECK_FALSE(H100().measured.gemm);
   CostModel cm(c, Dtype::kBf16);
   // Large GEMMs are compute-bound: time scales with 1 / efficiency.
   CHECK(cm.GemmTime(8192, 8192, 8192).seconds() ==

@@ -204,7 +204,17 @@ struct ClusterSpec {
   int64_t pod_gpus = 0;                 // 0 = the whole cluster is one full-bisection pod
   std::string calibration;              // path of a fitted profile, "" when none
   std::vector<std::string> calibrated;  // values the profile replaced, for the report
-  double gpu_hour_cost = 0;             // optional price per GPU-hour for the cost objective
+  // Which families of rates that profile measured on this cluster (ApplyCalibrationProfile):
+  // `sweep --robust` swings those by a measurement's spread, not the catalog's.
+  struct Measured {
+    bool gemm = false;       // gemm_efficiency (and FP8's, shapes), sustained_factor
+    bool attention = false;  // attention_flash / attention_standard
+    bool memory = false;     // memory_efficiency, elementwise_rates
+    bool intra = false;      // the scale-up fabric's efficiency or collective fits
+    bool inter = false;      // the scale-out fabric's
+    bool host = false;       // launch_overhead, host_op_time
+  } measured;
+  double gpu_hour_cost = 0;  // optional price per GPU-hour for the cost objective
 
   int64_t gpus() const { return nodes * gpus_per_node; }
   int nics() const { return nics_per_node > 0 ? nics_per_node : gpus_per_node; }

@@ -52,6 +52,12 @@ const std::vector<Swing> kSwings = {
 // the same catalog peaks (docs/MODEL.md, "Megatron-Bridge on B200 and GB200").
 constexpr double kGpuSwingDown = 0.88, kGpuSwingUp = 1.12;
 
+// A family of rates a calibration profile measured on the cluster swings x0.97 / x1.03: the
+// spread of one measurement across parts, the sustained GEMM rates of two H100 machines at 656
+// and 688.5 TFLOP/s (tools/gpu_check/gemm-sustained-h100-2026-11-26.jsonl and the 2026-11-22
+// profile), +-2.4% about their mean.
+constexpr double kMeasuredSwing = 0.03;
+
 // The cost model's own cap on attention efficiencies (CostModel::AttentionEfficiency).
 constexpr double kAttentionCap = 0.95;
 // NVLink SHARP's all-reduce bus bandwidth over NVLink4's line rate, 480 / 450 GB/s
@@ -128,7 +134,32 @@ ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* a
     if (a.forward <= 0) a.forward = unswung.AttentionEfficiency(false, fused);
     if (a.backward <= 0) a.backward = unswung.AttentionEfficiency(true, fused);
   }
-  const double f = swing.factor;
+  const ClusterSpec::Measured& m = cluster.measured;
+  bool measured = false;
+  switch (swing.kind) {
+    case SwingKind::kGemm:
+    case SwingKind::kKernels:
+      measured = m.gemm;
+      break;
+    case SwingKind::kAttention:
+      measured = m.attention;
+      break;
+    case SwingKind::kMemory:
+      measured = m.memory;
+      break;
+    case SwingKind::kIntra:
+      measured = m.intra;
+      break;
+    case SwingKind::kInter:
+      measured = m.inter;
+      break;
+    case SwingKind::kHost:
+      measured = m.host;
+      break;
+  }
+  const double f = !measured          ? swing.factor
+                   : swing.factor < 1 ? 1 - kMeasuredSwing
+                                      : 1 + kMeasuredSwing;
   std::string what;
   switch (swing.kind) {
     case SwingKind::kGemm: {
@@ -176,6 +207,7 @@ ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* a
       break;
     }
   }
+  if (measured) what += fmt::format(" (calibrated: x{:.2f})", f);
   if (applied != nullptr) *applied = std::move(what);
   return c;
 }

@@ -77,6 +77,15 @@ TEST_CASE("swings stop at the caps a fraction of a peak keeps") {
   CHECK(g.gpu.attention_standard.forward > 0);
   CHECK(at.gpu.attention_standard.forward ==
         doctest::Approx(0.9 * g.gpu.attention_standard.forward));
+  // What a calibration profile measured swings by a measurement's spread, x0.97 / x1.03.
+  ClusterSpec calibrated = c;
+  calibrated.measured.inter = true;
+  std::string said;
+  CHECK(Swung(calibrated, {SwingKind::kInter, 0.78}, &said).inter.efficiency ==
+        doctest::Approx(0.97 * 0.97));
+  CHECK(said == "ib-ndr-400g efficiency 0.97 -> 0.941 (calibrated: x0.97)");
+  CHECK(Swung(calibrated, {SwingKind::kGemm, 0.9}).gpu.gemm_efficiency ==
+        doctest::Approx(0.9 * c.gpu.gemm_efficiency));
   // Per-kernel costs scale both the launch gap and the host's issue.
   const ClusterSpec h = Swung(c, {SwingKind::kHost, 2.0});
   CHECK(h.gpu.host_op_time.seconds() == doctest::Approx(2 * c.gpu.host_op_time.seconds()));

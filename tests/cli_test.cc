@@ -187,6 +187,13 @@ TEST_CASE("sweep --robust: whether #1 stays first when the uncertain rates swing
     CAPTURE(key);
     CHECK(j.out.find(key) != std::string::npos);
   }
+  // Once nccl-tests has measured the fabric (a profile that states it), it swings by a
+  // measurement's spread and the answer holds.
+  auto m = RunParasim("sweep --robust --jobs 2 " + f +
+                      " --set cluster.calibration=" + Runfile("tests/profiles/eth-100g-h100.yaml"));
+  REQUIRE(m.exit_code == 0);
+  CHECK(m.out.find("eth-100g efficiency 0.7 -> 0.679 (calibrated: x0.97)") != std::string::npos);
+  CHECK(m.out.find("under 12 of 12 swings") != std::string::npos);
   // Without the flag, nothing is replayed again and the JSON has no such key.
   auto plain = RunParasim("sweep --json --jobs 2 " + f);
   REQUIRE(plain.exit_code == 0);
