@@ -38,10 +38,12 @@ namespace {
 //   and 21-29 us with it (moe_issue_bench.py, moe_step_check.py; the default 25.7), and
 //   Transformer Engine's per-expert issue fits Megatron-Bridge's Blackwell MoE rows at 42-56 us.
 const std::vector<Swing> kSwings = {
-    {SwingKind::kGemm, 0.90},      {SwingKind::kGemm, 1.10},   {SwingKind::kAttention, 0.70},
-    {SwingKind::kAttention, 1.50}, {SwingKind::kMemory, 0.90}, {SwingKind::kMemory, 1.10},
-    {SwingKind::kIntra, 0.77},     {SwingKind::kIntra, 1.30},  {SwingKind::kInter, 0.78},
-    {SwingKind::kInter, 1.28},     {SwingKind::kHost, 0.5},    {SwingKind::kHost, 2.0},
+    {SwingKind::kGemm, 0.90, {}},      {SwingKind::kGemm, 1.10, {}},
+    {SwingKind::kAttention, 0.70, {}}, {SwingKind::kAttention, 1.50, {}},
+    {SwingKind::kMemory, 0.90, {}},    {SwingKind::kMemory, 1.10, {}},
+    {SwingKind::kIntra, 0.77, {}},     {SwingKind::kIntra, 1.30, {}},
+    {SwingKind::kInter, 0.78, {}},     {SwingKind::kInter, 1.28, {}},
+    {SwingKind::kHost, 0.5, {}},       {SwingKind::kHost, 2.0, {}},
 };
 
 // One GPU type's kernels together, x0.88 / x1.12: how far one GPU type's dense rows miss together

@@ -58,22 +58,22 @@ TEST_CASE("swings stop at the caps a fraction of a peak keeps") {
   const ClusterSpec& c = s.cluster;
   // InfiniBand NDR's measured 0.97 reaches line rate and no further.
   std::string applied;
-  CHECK(Swung(c, {SwingKind::kInter, 1.28}, &applied).inter.efficiency == doctest::Approx(1.0));
+  CHECK(Swung(c, {SwingKind::kInter, 1.28, {}}, &applied).inter.efficiency == doctest::Approx(1.0));
   CHECK(applied == "ib-ndr-400g efficiency 0.97 -> 1");
-  CHECK(Swung(c, {SwingKind::kInter, 0.78}).inter.efficiency == doctest::Approx(0.97 * 0.78));
+  CHECK(Swung(c, {SwingKind::kInter, 0.78, {}}).inter.efficiency == doctest::Approx(0.97 * 0.78));
   // NVLink's all-reduces reach NVLink SHARP's 480 GB/s bus bandwidth of 450 at most.
-  CHECK(Swung(c, {SwingKind::kIntra, 2.0}).intra.efficiency == doctest::Approx(480.0 / 450));
+  CHECK(Swung(c, {SwingKind::kIntra, 2.0, {}}).intra.efficiency == doctest::Approx(480.0 / 450));
   // Attention stops at the cost model's 0.95; the H100's measured fused forward is 0.440.
-  const ClusterSpec att = Swung(c, {SwingKind::kAttention, 3.0});
+  const ClusterSpec att = Swung(c, {SwingKind::kAttention, 3.0, {}});
   CHECK(att.gpu.attention_flash.forward == doctest::Approx(0.95));
-  CHECK(Swung(c, {SwingKind::kAttention, 1.5}).gpu.attention_flash.backward ==
+  CHECK(Swung(c, {SwingKind::kAttention, 1.5, {}}).gpu.attention_flash.backward ==
         doctest::Approx(0.269 * 1.5));
   // An A100's attention efficiencies are derived from its GEMM efficiency until measured: the
   // attention swing scales them, the GEMM swing leaves them where they were.
   const Scenario a = Load("scenarios/gpt3-175b-1024-a100.yaml");
   CHECK(a.cluster.gpu.attention_standard.forward == 0);
-  const ClusterSpec g = Swung(a.cluster, {SwingKind::kGemm, 0.9});
-  const ClusterSpec at = Swung(a.cluster, {SwingKind::kAttention, 0.9});
+  const ClusterSpec g = Swung(a.cluster, {SwingKind::kGemm, 0.9, {}});
+  const ClusterSpec at = Swung(a.cluster, {SwingKind::kAttention, 0.9, {}});
   CHECK(g.gpu.attention_standard.forward > 0);
   CHECK(at.gpu.attention_standard.forward ==
         doctest::Approx(0.9 * g.gpu.attention_standard.forward));
@@ -81,13 +81,13 @@ TEST_CASE("swings stop at the caps a fraction of a peak keeps") {
   ClusterSpec calibrated = c;
   calibrated.measured.inter = true;
   std::string said;
-  CHECK(Swung(calibrated, {SwingKind::kInter, 0.78}, &said).inter.efficiency ==
+  CHECK(Swung(calibrated, {SwingKind::kInter, 0.78, {}}, &said).inter.efficiency ==
         doctest::Approx(0.97 * 0.97));
   CHECK(said == "ib-ndr-400g efficiency 0.97 -> 0.941 (calibrated: x0.97)");
-  CHECK(Swung(calibrated, {SwingKind::kGemm, 0.9}).gpu.gemm_efficiency ==
+  CHECK(Swung(calibrated, {SwingKind::kGemm, 0.9, {}}).gpu.gemm_efficiency ==
         doctest::Approx(0.9 * c.gpu.gemm_efficiency));
   // Per-kernel costs scale both the launch gap and the host's issue.
-  const ClusterSpec h = Swung(c, {SwingKind::kHost, 2.0});
+  const ClusterSpec h = Swung(c, {SwingKind::kHost, 2.0, {}});
   CHECK(h.gpu.host_op_time.seconds() == doctest::Approx(2 * c.gpu.host_op_time.seconds()));
   CHECK(h.gpu.launch_overhead.seconds() == doctest::Approx(2 * c.gpu.launch_overhead.seconds()));
 }
