@@ -31,9 +31,9 @@ TEST_CASE("a swing moves the rates it names, and at factor 1 no prediction") {
     CAPTURE(SwingName(kind));
     CHECK(SwingKindOf(SwingKey(kind)) == kind);  // as report --from reads sweep --json back
     // Attention efficiencies made explicit at their derived values price the step alike.
-    CHECK(StepOn(s, Swung(c, {kind, 1.0})) == doctest::Approx(base).epsilon(1e-12));
-    const ClusterSpec down = Swung(c, {kind, 0.8});
-    const ClusterSpec up = Swung(c, {kind, 1.25});
+    CHECK(StepOn(s, Swung(c, {kind, 1.0, {}})) == doctest::Approx(base).epsilon(1e-12));
+    const ClusterSpec down = Swung(c, {kind, 0.8, {}});
+    const ClusterSpec up = Swung(c, {kind, 1.25, {}});
     // A rate's factor below 1 slows the step; the per-kernel costs' factor is a cost's.
     const bool cost = kind == SwingKind::kHost;
     const double slow = StepOn(s, cost ? up : down), fast = StepOn(s, cost ? down : up);
