@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "strategies/step.h"
 #include "tests/load_scenario.h"
@@ -20,6 +22,21 @@ double StepOn(const Scenario& s, const ClusterSpec& c) {
   auto r = SimulateStep(s.model, s.training, s.layout, c, {});
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   return r->step_time_s;
+}
+
+// A scenario's sweep on two threads and its robustness check, both required to succeed.
+struct Swept {
+  std::optional<SweepOutcome> outcome;
+  std::optional<Robustness> robust;
+};
+Swept SweepAndSwing(const Scenario& s) {
+  SweepOptions o;
+  o.jobs = 2;
+  auto r = RunSweep(s, o);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  auto rob = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
+  REQUIRE_MESSAGE(rob.ok(), rob.status().message());
+  return {std::move(*r), std::move(*rob)};
 }
 
 TEST_CASE("a swing moves the rates it names, and at factor 1 no prediction") {
@@ -94,13 +111,10 @@ TEST_CASE("swings stop at the caps a fraction of a peak keeps") {
 
 TEST_CASE("the Ethernet example's answer hangs on its fabric, and --robust says so") {
   const Scenario s = Load("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
-  SweepOptions o;
-  o.jobs = 2;
-  auto r = RunSweep(s, o);
-  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  const Swept sw = SweepAndSwing(s);
+  const auto& r = sw.outcome;
+  const auto& rob = sw.robust;
   REQUIRE(r->ranked.size() >= 8);
-  auto rob = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
-  REQUIRE_MESSAGE(rob.ok(), rob.status().message());
   CHECK(rob->leaders == 8);
   REQUIRE(rob->swings.size() == DefaultSwings().size());
   int held = 0;
@@ -142,12 +156,9 @@ TEST_CASE("the Ethernet example's answer hangs on its fabric, and --robust says 
 
 TEST_CASE("a co-design sweep: each cluster's best is a leader, each GPU type swings alone") {
   const Scenario s = Load("scenarios/llama3-70b-cluster-codesign.yaml");
-  SweepOptions o;
-  o.jobs = 2;
-  auto r = RunSweep(s, o);
-  REQUIRE_MESSAGE(r.ok(), r.status().message());
-  auto rob = SweepRobustness(s, *r, RobustnessOptions::Jobs(2));
-  REQUIRE_MESSAGE(rob.ok(), rob.status().message());
+  const Swept sw = SweepAndSwing(s);
+  const auto& r = sw.outcome;
+  const auto& rob = sw.robust;
   // The first ten, then the best of each cluster not among them.
   REQUIRE(rob->top == 10);
   REQUIRE(rob->leaders == rob->ranked.size());
