@@ -209,12 +209,9 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
     if (const auto& e = p.elementwise_rates) {
       // Only the rates measured: a 0 is no measurement, and the reader takes none as 0.
       std::string fields;
-      for (auto [name, v] : {std::pair{"activation_forward", e->activation_forward},
-                             {"activation_backward", e->activation_backward},
-                             {"norm_forward", e->norm_forward},
-                             {"dropout_forward", e->dropout_forward},
-                             {"loss_pass", e->loss_pass}}) {
-        if (v > 0) fields += fmt::format("{}{}: {:.6g}", fields.empty() ? "" : ", ", name, v);
+      for (const ElementwiseRateKey& k : kElementwiseRateKeys) {
+        const double v = (*e).*k.rate;
+        if (v > 0) fields += fmt::format("{}{}: {:.6g}", fields.empty() ? "" : ", ", k.key, v);
       }
       out += fmt::format("  elementwise_rates: {{{}}}\n", fields);
     }

@@ -78,18 +78,13 @@ Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEff
 
 Status ReadElementwiseRates(const MapReader& m, const char* key, ElementwiseRates* out) {
   if (!m.Has(key)) return Status::Ok();
-  PARASIM_ASSIGN_OR_RETURN(
-      MapReader r, MapReader::Open(m.ctx(), m.Node(key), m.Path(key),
-                                   {"activation_forward", "activation_backward", "norm_forward",
-                                    "dropout_forward", "loss_pass"}));
+  std::vector<std::string_view> keys;
+  for (const ElementwiseRateKey& k : kElementwiseRateKeys) keys.push_back(k.key);
+  PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(m.ctx(), m.Node(key), m.Path(key), keys));
   ElementwiseRates e = *out;
   // Elements a second: from a billion (far below any GPU's) to ten quadrillion.
-  for (auto [name, field] : {std::pair{"activation_forward", &e.activation_forward},
-                             {"activation_backward", &e.activation_backward},
-                             {"norm_forward", &e.norm_forward},
-                             {"dropout_forward", &e.dropout_forward},
-                             {"loss_pass", &e.loss_pass}}) {
-    PARASIM_RETURN_IF_ERROR(r.Number(name, field, 1e9, 1e16));
+  for (const ElementwiseRateKey& k : kElementwiseRateKeys) {
+    PARASIM_RETURN_IF_ERROR(r.Number(k.key, &(e.*k.rate), 1e9, 1e16));
   }
   *out = e;
   return Status::Ok();

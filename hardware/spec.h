@@ -123,6 +123,19 @@ struct ElementwiseRates {
   bool operator==(const ElementwiseRates&) const = default;
 };
 
+// Each rate's key, in the catalog's and in a profile's `elementwise_rates`, and its member.
+struct ElementwiseRateKey {
+  std::string_view key;
+  double ElementwiseRates::*rate;
+};
+inline constexpr std::array<ElementwiseRateKey, 5> kElementwiseRateKeys = {{
+    {"activation_forward", &ElementwiseRates::activation_forward},
+    {"activation_backward", &ElementwiseRates::activation_backward},
+    {"norm_forward", &ElementwiseRates::norm_forward},
+    {"dropout_forward", &ElementwiseRates::dropout_forward},
+    {"loss_pass", &ElementwiseRates::loss_pass},
+}};
+
 struct GpuSpec {
   std::string id;
   std::string name;

@@ -197,26 +197,17 @@ std::string NoLayoutFits(const SweepOutcome& r) {
 // The case's predicted layout (`s` with it applied) replayed under each swing that applies to
 // its cluster, as the case compares: through the goodput of a wall-clock measurement.
 Status SwingCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc) {
-  std::vector<Swing> swings;
-  for (const Swing& w : DefaultSwings()) {
-    if (w.kind != SwingKind::kInter || s.cluster.gpus() > s.cluster.domain()) swings.push_back(w);
-  }
+  const std::vector<Swing> swings = SwingsFor({&s.cluster}, DefaultSwings());
   std::vector<double> steps(swings.size());
   std::vector<size_t> items(swings.size());
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
   PARASIM_RETURN_IF_ERROR(ParallelFor(items, options.jobs, [&](size_t i) -> Status {
-    StepOptions so;
-    so.critical_path = false;
-    PARASIM_ASSIGN_OR_RETURN(
-        StepReport r, SimulateStep(s.model, s.training, s.layout, Swung(s.cluster, swings[i]), so));
+    PARASIM_ASSIGN_OR_RETURN(StepReport r, SwungStep(s, swings[i]));
     steps[i] = vc->wall_clock ? r.step_time_s / GoodputFactor(s, r.step_time_s) : r.step_time_s;
     return Status::Ok();
   }));
   const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
-  auto label = [&](auto it) {
-    const Swing& w = swings[static_cast<size_t>(it - steps.begin())];
-    return fmt::format("{} x{:.2f}", SwingLabel(w), w.factor);
-  };
+  auto label = [&](auto it) { return SwingText(swings[static_cast<size_t>(it - steps.begin())]); };
   vc->swing_lo_s = std::min(*lo, vc->predicted_s);
   vc->swing_hi_s = std::max(*hi, vc->predicted_s);
   vc->swing_lo = label(lo);

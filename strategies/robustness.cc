@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 
 #include "hardware/cost_model.h"
 #include "strategies/step.h"
@@ -80,15 +79,6 @@ void SwingFabric(FabricSpec* fab, double f, double cap, std::string* applied) {
   *applied = fmt::format("{} efficiency {}", fab->id, Change(was, fab->efficiency));
 }
 
-// The objective's cost of a leader under a swing: seconds a token kept, or money (GPU-hours)
-// a token, as the sweep ranks (TiesWithBest in tools/commands.cc reads the same).
-double CostOf(const Scenario& base, const SweepEntry& e) {
-  const double kept = KeptTokensPerS(e);
-  if (kept <= 0) return std::numeric_limits<double>::infinity();
-  const bool cost = base.sweep && base.sweep->objective == Objective::kCost;
-  return cost ? e.cost_per_s / kept : 1 / kept;
-}
-
 }  // namespace
 
 const std::vector<Swing>& DefaultSwings() { return kSwings; }
@@ -97,25 +87,36 @@ std::vector<Swing> GpuSwings(const std::string& gpu) {
   return {{SwingKind::kKernels, kGpuSwingDown, gpu}, {SwingKind::kKernels, kGpuSwingUp, gpu}};
 }
 
-// Each kind's name in the text, its key in --json, and how to measure it, in SwingKind's order.
-// `calibrate` times one node (tools/calibrate); a fabric between nodes is measured by
-// nccl-tests across two of them, whose log `parasim fit` reads.
-constexpr std::array<std::array<std::string_view, 3>, kNumSwingKinds> kSwingNames = {{
-    {"GEMMs", "gemm", "parasim calibrate --only gemm,sustained"},
-    {"attention", "attention", "parasim calibrate --only attention"},
-    {"memory-bound kernels", "memory", "parasim calibrate --only memory"},
-    {"scale-up fabric", "intra", "parasim calibrate --only collectives"},
-    {"scale-out fabric", "inter", "nccl-tests across two nodes, then parasim fit on its log"},
+// Each kind's name in the text, its key in --json, how to measure it, and which of a profile's
+// measurements covers it, in SwingKind's order. `calibrate` times one node (tools/calibrate); a
+// fabric between nodes is measured by nccl-tests across two of them, whose log `parasim fit`
+// reads.
+struct KindFacts {
+  std::string_view name, key, measure;
+  bool ClusterSpec::Measured::*measured;
+};
+constexpr std::array<KindFacts, kNumSwingKinds> kKinds = {{
+    {"GEMMs", "gemm", "parasim calibrate --only gemm,sustained", &ClusterSpec::Measured::gemm},
+    {"attention", "attention", "parasim calibrate --only attention",
+     &ClusterSpec::Measured::attention},
+    {"memory-bound kernels", "memory", "parasim calibrate --only memory",
+     &ClusterSpec::Measured::memory},
+    {"scale-up fabric", "intra", "parasim calibrate --only collectives",
+     &ClusterSpec::Measured::intra},
+    {"scale-out fabric", "inter", "nccl-tests across two nodes, then parasim fit on its log",
+     &ClusterSpec::Measured::inter},
     {"per-kernel overheads", "host",
-     "parasim calibrate --only host, or fit --runs --params host_op_time on measured steps"},
-    {"kernels", "kernels", "parasim calibrate on that GPU, or fit --runs on its measured steps"},
+     "parasim calibrate --only host, or fit --runs --params host_op_time on measured steps",
+     &ClusterSpec::Measured::host},
+    {"kernels", "kernels", "parasim calibrate on that GPU, or fit --runs on its measured steps",
+     &ClusterSpec::Measured::gemm},
 }};
 
-std::string_view SwingName(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][0]; }
-std::string_view SwingKey(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][1]; }
+std::string_view SwingName(SwingKind k) { return kKinds[static_cast<size_t>(k)].name; }
+std::string_view SwingKey(SwingKind k) { return kKinds[static_cast<size_t>(k)].key; }
 SwingKind SwingKindOf(std::string_view key) {
-  for (size_t k = 0; k < kSwingNames.size(); ++k) {
-    if (kSwingNames[k][1] == key) return static_cast<SwingKind>(k);
+  for (size_t k = 0; k < kKinds.size(); ++k) {
+    if (kKinds[k].key == key) return static_cast<SwingKind>(k);
   }
   return SwingKind::kKernels;
 }
@@ -123,7 +124,8 @@ SwingKind SwingKindOf(std::string_view key) {
 std::string SwingLabel(const Swing& s) {
   return s.gpu.empty() ? std::string(SwingName(s.kind)) : s.gpu + " kernels";
 }
-std::string_view SwingMeasure(SwingKind k) { return kSwingNames[static_cast<size_t>(k)][2]; }
+std::string SwingText(const Swing& s) { return fmt::format("{} x{:.2f}", SwingLabel(s), s.factor); }
+std::string_view SwingMeasure(SwingKind k) { return kKinds[static_cast<size_t>(k)].measure; }
 
 ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* applied) {
   ClusterSpec c = cluster;
@@ -136,29 +138,7 @@ ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* a
     if (a.forward <= 0) a.forward = unswung.AttentionEfficiency(false, fused);
     if (a.backward <= 0) a.backward = unswung.AttentionEfficiency(true, fused);
   }
-  const ClusterSpec::Measured& m = cluster.measured;
-  bool measured = false;
-  switch (swing.kind) {
-    case SwingKind::kGemm:
-    case SwingKind::kKernels:
-      measured = m.gemm;
-      break;
-    case SwingKind::kAttention:
-      measured = m.attention;
-      break;
-    case SwingKind::kMemory:
-      measured = m.memory;
-      break;
-    case SwingKind::kIntra:
-      measured = m.intra;
-      break;
-    case SwingKind::kInter:
-      measured = m.inter;
-      break;
-    case SwingKind::kHost:
-      measured = m.host;
-      break;
-  }
+  const bool measured = cluster.measured.*kKinds[static_cast<size_t>(swing.kind)].measured;
   const double f = !measured          ? swing.factor
                    : swing.factor < 1 ? 1 - kMeasuredSwing
                                       : 1 + kMeasuredSwing;
@@ -214,6 +194,32 @@ ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* a
   return c;
 }
 
+std::vector<Swing> SwingsFor(const std::vector<const ClusterSpec*>& clusters,
+                             const std::vector<Swing>& swings) {
+  bool scale_out = false;
+  std::vector<std::string> gpus;
+  for (const ClusterSpec* c : clusters) {
+    scale_out = scale_out || c->gpus() > c->domain();
+    if (std::find(gpus.begin(), gpus.end(), c->gpu.id) == gpus.end()) gpus.push_back(c->gpu.id);
+  }
+  std::vector<Swing> out;
+  for (const Swing& w : swings) {
+    if (w.kind != SwingKind::kInter || scale_out) out.push_back(w);
+  }
+  if (gpus.size() > 1) {
+    for (const std::string& g : gpus) {
+      for (Swing& w : GpuSwings(g)) out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
+StatusOr<StepReport> SwungStep(const Scenario& s, const Swing& swing) {
+  StepOptions so;
+  so.critical_path = false;
+  return SimulateStep(s.model, s.training, s.layout, Swung(s.cluster, swing), so);
+}
+
 StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& outcome,
                                      const RobustnessOptions& options) {
   Robustness r;
@@ -236,24 +242,9 @@ StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& o
   }
   r.leaders = r.ranked.size();
   r.top = first_n;
-  // The scale-out fabric's swings where a leader's cluster has one: beyond one scale-up domain;
-  // each GPU type's own where the leaders run on more than one.
-  bool scale_out = false;
-  std::vector<std::string> gpus;
-  for (size_t i : r.ranked) {
-    const ClusterSpec& c = ClusterOf(base, outcome.ranked[i]);
-    scale_out = scale_out || c.gpus() > c.domain();
-    if (std::find(gpus.begin(), gpus.end(), c.gpu.id) == gpus.end()) gpus.push_back(c.gpu.id);
-  }
-  std::vector<Swing> swings;
-  for (const Swing& w : options.swings) {
-    if (w.kind != SwingKind::kInter || scale_out) swings.push_back(w);
-  }
-  if (gpus.size() > 1) {
-    for (const std::string& g : gpus) {
-      for (Swing& w : GpuSwings(g)) swings.push_back(std::move(w));
-    }
-  }
+  std::vector<const ClusterSpec*> clusters;
+  for (size_t i : r.ranked) clusters.push_back(&ClusterOf(base, outcome.ranked[i]));
+  const std::vector<Swing> swings = SwingsFor(clusters, options.swings);
   const size_t n = r.leaders, k = swings.size();
   // Every (swing, leader) replay on the sweep's threads.
   std::vector<SweepEntry> swung(k * n);
@@ -261,11 +252,7 @@ StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& o
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
   PARASIM_RETURN_IF_ERROR(ParallelFor(items, options.jobs, [&](size_t i) -> Status {
     const SweepEntry& e = outcome.ranked[r.ranked[i % n]];
-    const Scenario v = WithLayout(base, e);
-    const ClusterSpec c = Swung(v.cluster, swings[i / n]);
-    StepOptions so;
-    so.critical_path = false;
-    PARASIM_ASSIGN_OR_RETURN(StepReport rep, SimulateStep(v.model, e.training, e.layout, c, so));
+    PARASIM_ASSIGN_OR_RETURN(StepReport rep, SwungStep(WithLayout(base, e), swings[i / n]));
     SweepEntry s = EntryOf(e.layout, e.training, rep);
     s.fits = e.fits;  // rates alone move: memory is the unswung replay's
     s.hardware = e.hardware;
@@ -287,7 +274,7 @@ StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& o
     }
     std::vector<double> cost(n);
     for (size_t i = 0; i < n; ++i) {
-      cost[i] = CostOf(base, swung[w * n + i]);
+      cost[i] = ObjectiveCost(base, swung[w * n + i]);
       o.step_s.push_back(swung[w * n + i].step_time_s);
     }
     o.first = static_cast<size_t>(std::min_element(cost.begin(), cost.end()) - cost.begin());

@@ -19,6 +19,7 @@
 #include "hardware/spec.h"
 #include "sim/status.h"
 #include "strategies/plan.h"
+#include "strategies/step.h"
 #include "strategies/sweep.h"
 
 namespace parasim {
@@ -56,8 +57,9 @@ std::string_view SwingName(SwingKind k);
 std::string_view SwingKey(SwingKind k);
 // The kind a JSON key names (SwingKey's inverse); kernels where none does.
 SwingKind SwingKindOf(std::string_view key);
-// The kind's name, or for one GPU type's swing "b200 kernels".
+// The kind's name, or for one GPU type's swing "b200 kernels"; with its factor, "GEMMs x0.90".
 std::string SwingLabel(const Swing& s);
+std::string SwingText(const Swing& s);
 // How a team pins that parameter on its own cluster ("parasim calibrate --only attention").
 std::string_view SwingMeasure(SwingKind k);
 
@@ -67,6 +69,14 @@ std::string_view SwingMeasure(SwingKind k);
 // swing moves them. A swing for one GPU type leaves a cluster of another as it is. `applied`, when
 // given, receives what changed ("0.813 -> 0.732").
 ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* applied = nullptr);
+
+// The swings that apply to layouts on `clusters`: `swings` without the scale-out fabric's where
+// every cluster is one scale-up domain (a node, or an NVL72 rack), and GpuSwings of each GPU
+// type where the clusters hold more than one.
+std::vector<Swing> SwingsFor(const std::vector<const ClusterSpec*>& clusters,
+                             const std::vector<Swing>& swings);
+// A scenario's layout replayed on its cluster under `swing` (no critical path).
+StatusOr<StepReport> SwungStep(const Scenario& s, const Swing& swing);
 
 struct SwingOutcome {
   Swing swing;
@@ -96,10 +106,9 @@ struct RobustnessOptions {
 };
 
 // Replays the first `top` ranked layouts of `outcome` (the sweep of `base`), and in a co-design
-// sweep each cluster's best, under each swing, and ranks them again by the sweep's objective.
-// Nothing for the memory objective, which the swings do not move, or fewer than two leaders; no
-// scale-out swing where every leader's cluster is one scale-up domain (a node, or an NVL72 rack);
-// GpuSwings of each GPU type the leaders run on, where they run on more than one.
+// sweep each cluster's best, under each of SwingsFor(their clusters, options.swings), and ranks
+// them again by the sweep's objective. Nothing for the memory objective, which the swings do not
+// move, or fewer than two leaders.
 StatusOr<Robustness> SweepRobustness(const Scenario& base, const SweepOutcome& outcome,
                                      const RobustnessOptions& options);
 

@@ -1001,6 +1001,12 @@ double CostPerToken(const SweepEntry& e) {
   return kept > 0 ? e.cost_per_s / kept : std::numeric_limits<double>::infinity();
 }
 
+double ObjectiveCost(const Scenario& base, const SweepEntry& e) {
+  if (base.sweep && base.sweep->objective == Objective::kCost) return CostPerToken(e);
+  const double kept = KeptTokensPerS(e);
+  return kept > 0 ? 1 / kept : std::numeric_limits<double>::infinity();
+}
+
 const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e) {
   const bool codesign = base.sweep && e.hardware < base.sweep->hardware.size();
   return codesign ? base.sweep->hardware[e.hardware].cluster : base.cluster;

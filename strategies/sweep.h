@@ -126,6 +126,10 @@ Scenario WithLayout(const Scenario& base, const SweepEntry& e);
 const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e);
 // The throughput an entry keeps through failures, checkpoints and stragglers.
 inline double KeptTokensPerS(const SweepEntry& e) { return e.tokens_per_s * e.goodput; }
+// What the sweep's objective ranks an entry by, lower first: money (or GPU-hours) a token for
+// `cost`, seconds a token kept otherwise; infinite for an entry that keeps no tokens. Not for
+// the memory objective.
+double ObjectiveCost(const Scenario& base, const SweepEntry& e);
 // Whether every cluster a co-design sweep compares has a price (cost_per_s is then money).
 bool SweepPriced(const Scenario& base);
 // What one token costs on an entry's layout: money (or GPU-hours, unpriced) per token, through

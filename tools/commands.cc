@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -298,14 +297,10 @@ struct TiedWithBest {
 
 TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& ranked) {
   TiedWithBest t;
-  const Objective obj = s.sweep ? s.sweep->objective : Objective::kThroughput;
-  if (ranked.empty() || obj == Objective::kMemory) return t;
-  auto cost = [&](const SweepEntry& e) {
-    return obj == Objective::kCost ? CostPerToken(e) : 1 / KeptTokensPerS(e);
-  };
-  const double best = cost(ranked[0]);
+  if (ranked.empty() || (s.sweep && s.sweep->objective == Objective::kMemory)) return t;
+  const double best = ObjectiveCost(s, ranked[0]);
   for (size_t i = 1; i < ranked.size(); ++i) {
-    if (cost(ranked[i]) / best - 1 > kRankTie) continue;
+    if (ObjectiveCost(s, ranked[i]) / best - 1 > kRankTie) continue;
     ++t.count;
     if (FreeGib(s, ranked[i]) > FreeGib(s, ranked[t.roomiest])) t.roomiest = i;
   }
@@ -347,7 +342,7 @@ void PrintRobustness(const SweepOutcome& r, const Robustness& rob, const Named& 
       rob.top, extra > 0 ? fmt::format(" and {} more clusters' best", extra) : "");
   for (const SwingOutcome& w : rob.swings) {
     const size_t first = rob.ranked[w.first];
-    const std::string swing = fmt::format("{} x{:.2f}", SwingLabel(w.swing), w.swing.factor);
+    const std::string swing = SwingText(w.swing);
     std::string verdict;
     if (w.first == 0) {
       verdict = "#1 stays first";

@@ -674,8 +674,8 @@ std::string ReportHtml(const ReportInput& in) {
         const SweepEntry& e = sw.ranked[first];
         std::string layout = FormatLayout(e.layout, e.training, LayoutStyle::kShort);
         if (codesign) layout = base.sweep->hardware[e.hardware].label + ": " + layout;
-        rows.push_back({fmt::format("{} x{:.2f}", SwingLabel(w.swing), w.swing.factor), w.applied,
-                        static_cast<int>(first + 1), layout, w.behind, w.holds});
+        rows.push_back({SwingText(w.swing), w.applied, static_cast<int>(first + 1), layout,
+                        w.behind, w.holds});
       }
       h += RobustnessHtml(rows, rob.held);
     }
@@ -875,10 +875,9 @@ std::string SweepHtml(const YAML::Node& root) {
     for (const auto& w : rob["swings"]) {
       const Swing swing{SwingKindOf(w["parameter"].as<std::string>("")), D(w, "factor"),
                         w["gpu"].as<std::string>("")};
-      rows.push_back({fmt::format("{} x{:.2f}", SwingLabel(swing), swing.factor),
-                      w["applied"].as<std::string>(""), w["first_rank"].as<int>(1),
-                      w["first_layout"].as<std::string>(""), D(w, "behind"),
-                      w["holds"].as<bool>(true)});
+      rows.push_back({SwingText(swing), w["applied"].as<std::string>(""),
+                      w["first_rank"].as<int>(1), w["first_layout"].as<std::string>(""),
+                      D(w, "behind"), w["holds"].as<bool>(true)});
     }
     h += RobustnessHtml(rows, rob["held"].as<int>(0));
   }

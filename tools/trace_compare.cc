@@ -211,20 +211,25 @@ CalibrationProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured
   prof.gpu = s.cluster.gpu.id;
   prof.source =
       fmt::format("parasim compare --trace {} (measured / replayed time per kind)", trace);
-  auto scaled = [&](KernelKind k, double model) -> std::optional<double> {
+  // A kind's replayed over measured time: what its rates are scaled by.
+  auto ratio = [&](KernelKind k) -> std::optional<double> {
     const double m = measured.seconds[static_cast<int>(k)];
     const double p = predicted.seconds[static_cast<int>(k)];
-    if (m <= 0 || p <= 0 || model <= 0) return std::nullopt;
-    return std::clamp(model * p / m, 0.01, 1.0);
+    if (m <= 0 || p <= 0) return std::nullopt;
+    return p / m;
+  };
+  auto scaled = [&](KernelKind k, double model) -> std::optional<double> {
+    const std::optional<double> r = ratio(k);
+    if (!r || model <= 0) return std::nullopt;
+    return std::clamp(model * *r, 0.01, 1.0);
   };
   const GpuSpec& g = s.cluster.gpu;
   prof.gemm_efficiency = scaled(KernelKind::kGemm, g.gemm_efficiency);
   prof.memory_efficiency = scaled(KernelKind::kElementwise, g.memory_efficiency);
   // The element-wise kernels the SMs bound scale with the same ratio, their rates unbounded.
-  const double em = measured.seconds[static_cast<int>(KernelKind::kElementwise)];
-  const double ep = predicted.seconds[static_cast<int>(KernelKind::kElementwise)];
-  if (g.elementwise_rates.any() && em > 0 && ep > 0) {
-    prof.elementwise_rates = g.elementwise_rates.Scaled(ep / em);
+  if (const std::optional<double> r = ratio(KernelKind::kElementwise);
+      r && g.elementwise_rates.any()) {
+    prof.elementwise_rates = g.elementwise_rates.Scaled(*r);
   }
   const CostModel cost(s.cluster, s.training.precision);
   const bool fused = s.training.attention == AttentionKind::kFlash;
