@@ -31,7 +31,7 @@ double DtypeBytes(Dtype d);
 // its own term, kDefaultContendedCompute below). One factor per GPU scales the rates of all
 // compute and memory-bound kernels. A catalog entry may state its own (hardware/catalog/gpus.yaml:
 // the A100s carry the fit on the training subset of tests/validation/subsets.yaml, SC21 Table 1,
-// 0.820); every other GPU takes this default, measured on an H100 SXM here
+// 0.852); every other GPU takes this default, measured on an H100 SXM here
 // (hardware/profiles/h100-sxm5-80gb-2026-11-22-measurements/contention.yaml): an 8192^3 bf16
 // GEMM took 1383 us in a short burst and 1675 us after 30 s of GEMMs back to back, 0.826 of the
 // burst's rate. Every Hopper file stays held out; `parasim fit --runs` of the H100 weak-scaling

@@ -16,7 +16,7 @@ namespace {
 // defaults (docs/MODEL.md, "How far a sweep's answer holds"):
 // - GEMMs x0.90 / x1.10: the sustained factors `parasim fit --runs` finds per validation file,
 //   0.776 (Megatron-LM's H100 weak scaling with its TP overlap stated; 0.810 as copied) to 0.903
-//   (Korthikanti Table 5), around the catalog's 0.820 (A100, fitted on SC21) and 0.826 (H100,
+//   (Korthikanti Table 5), around the catalog's 0.852 (A100, fitted on SC21) and 0.826 (H100,
 //   measured): -6% to +10%.
 // - Attention x0.70 / x1.50: cuDNN's fused attention recorded on an H100 over shapes at 0.26-0.52
 //   of peak forward against the catalog's 0.440 (0.59-1.18x), and 0.39-0.49 backward in this

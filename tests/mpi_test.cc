@@ -89,8 +89,8 @@ std::string Ranking(const std::string& out) {
 TEST_CASE("--batch: two ranks match one process at the same batch; the ranking does not move") {
   const std::string f = Runfile("scenarios/gpt3-175b-1024-a100-sweep.yaml");
   const CliResult base = RunParasim("sweep --jobs 2 " + f);
-  const CliResult one = RunParasim("sweep --jobs 1 --batch 4 " + f);
-  const CliResult two = MpiParasim("sweep --jobs 1 --batch 4 " + f);
+  const CliResult one = RunParasim("sweep --jobs 1 --batch 2 " + f);
+  const CliResult two = MpiParasim("sweep --jobs 1 --batch 2 " + f);
   REQUIRE(base.exit_code == 0);
   REQUIRE(one.exit_code == 0);
   REQUIRE_MESSAGE(two.exit_code == 0, two.err);
