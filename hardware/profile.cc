@@ -168,85 +168,100 @@ StatusOr<CalibrationProfile> LoadCalibrationProfile(const std::string& path) {
   return ParseCalibrationProfile(text, path);
 }
 
+namespace {
+
+// The `compute:` section: the values the profile has, or nothing.
+std::string FormatCompute(const CalibrationProfile& p) {
+  if (!(p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.host_op_time ||
+        p.sustained_factor || p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash ||
+        p.contended_compute || p.contended_memory || p.elementwise_rates)) {
+    return "";
+  }
+  std::string out = "compute:\n";
+  if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
+  if (p.memory_efficiency) {
+    out += fmt::format("  memory_efficiency: {:.6g}\n", *p.memory_efficiency);
+  }
+  if (p.launch_overhead) {
+    out += fmt::format("  launch_overhead: {:.6g}us\n", p.launch_overhead->microseconds());
+  }
+  if (p.host_op_time) {
+    out += fmt::format("  host_op_time: {:.6g}us\n", p.host_op_time->microseconds());
+  }
+  if (p.sustained_factor) {
+    out += fmt::format("  sustained_factor: {:.6g}\n", *p.sustained_factor);
+  }
+  if (p.gemm_efficiency_fp8) {
+    out += fmt::format("  gemm_efficiency_fp8: {:.6g}\n", *p.gemm_efficiency_fp8);
+  }
+  if (p.contended_compute) {
+    out += fmt::format("  contended_compute: {:.6g}\n", *p.contended_compute);
+  }
+  if (p.contended_memory) {
+    out += fmt::format("  contended_memory: {:.6g}\n", *p.contended_memory);
+  }
+  for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
+                            {"attention_flash", &p.attention_flash}}) {
+    if (*field) {
+      out += fmt::format("  {}: {{forward: {:.6g}, backward: {:.6g}}}\n", key, (*field)->forward,
+                         (*field)->backward);
+    }
+  }
+  if (const auto& e = p.elementwise_rates) {
+    // Only the rates measured: a 0 is no measurement, and the reader takes none as 0.
+    std::string fields;
+    for (const ElementwiseRateKey& k : kElementwiseRateKeys) {
+      const double v = (*e).*k.rate;
+      if (v > 0) fields += fmt::format("{}{}: {:.6g}", fields.empty() ? "" : ", ", k.key, v);
+    }
+    out += fmt::format("  elementwise_rates: {{{}}}\n", fields);
+  }
+  return out;
+}
+
+std::string FormatGemmShapes(const std::vector<GemmShapeFit>& shapes) {
+  std::string out = shapes.empty() ? "" : "gemm_shapes:\n";
+  for (const GemmShapeFit& g : shapes) {
+    out += fmt::format("  - {{dtype: {}, m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n",
+                       DtypeName(g.dtype), g.m, g.n, g.k, g.efficiency);
+  }
+  return out;
+}
+
+// One fabric under `fabrics:`: a flow mapping, or a block when it has per-case fits.
+std::string FormatFabric(const FabricFit& f) {
+  std::string fields;
+  if (f.efficiency) fields += fmt::format("efficiency: {:.6g}", *f.efficiency);
+  if (f.latency) {
+    fields +=
+        fmt::format("{}latency: {:.6g}us", fields.empty() ? "" : ", ", f.latency->microseconds());
+  }
+  if (f.collectives.empty()) return fmt::format("  {}: {{{}}}\n", JsonEscape(f.id), fields);
+  std::string out = fmt::format("  {}:\n", JsonEscape(f.id));
+  if (f.efficiency) out += fmt::format("    efficiency: {:.6g}\n", *f.efficiency);
+  if (f.latency) out += fmt::format("    latency: {:.6g}us\n", f.latency->microseconds());
+  out += "    collectives:\n";
+  for (const auto& c : f.collectives) {
+    out += fmt::format(
+        "      - {{op: {}, algo: {}, ranks: {}, per_node: {}, efficiency: {:.6g}, "
+        "latency: {:.6g}us}}\n",
+        CollectiveName(c.op), AlgoName(c.algo), c.ranks, c.per_node, c.efficiency,
+        c.latency.microseconds());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   std::string out = "# parasim calibration profile (see hardware/profile.h)\n";
   // Strings in double quotes with JSON escapes (a JSON string is a YAML double-quoted scalar).
   out += fmt::format("gpu: {}\n", JsonEscape(p.gpu));
   if (!p.source.empty()) out += fmt::format("source: {}\n", JsonEscape(p.source));
-  if (p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.host_op_time ||
-      p.sustained_factor || p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash ||
-      p.contended_compute || p.contended_memory || p.elementwise_rates) {
-    out += "compute:\n";
-    if (p.gemm_efficiency) out += fmt::format("  gemm_efficiency: {:.6g}\n", *p.gemm_efficiency);
-    if (p.memory_efficiency) {
-      out += fmt::format("  memory_efficiency: {:.6g}\n", *p.memory_efficiency);
-    }
-    if (p.launch_overhead) {
-      out += fmt::format("  launch_overhead: {:.6g}us\n", p.launch_overhead->microseconds());
-    }
-    if (p.host_op_time) {
-      out += fmt::format("  host_op_time: {:.6g}us\n", p.host_op_time->microseconds());
-    }
-    if (p.sustained_factor) {
-      out += fmt::format("  sustained_factor: {:.6g}\n", *p.sustained_factor);
-    }
-    if (p.gemm_efficiency_fp8) {
-      out += fmt::format("  gemm_efficiency_fp8: {:.6g}\n", *p.gemm_efficiency_fp8);
-    }
-    if (p.contended_compute) {
-      out += fmt::format("  contended_compute: {:.6g}\n", *p.contended_compute);
-    }
-    if (p.contended_memory) {
-      out += fmt::format("  contended_memory: {:.6g}\n", *p.contended_memory);
-    }
-    for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
-                              {"attention_flash", &p.attention_flash}}) {
-      if (*field) {
-        out += fmt::format("  {}: {{forward: {:.6g}, backward: {:.6g}}}\n", key, (*field)->forward,
-                           (*field)->backward);
-      }
-    }
-    if (const auto& e = p.elementwise_rates) {
-      // Only the rates measured: a 0 is no measurement, and the reader takes none as 0.
-      std::string fields;
-      for (const ElementwiseRateKey& k : kElementwiseRateKeys) {
-        const double v = (*e).*k.rate;
-        if (v > 0) fields += fmt::format("{}{}: {:.6g}", fields.empty() ? "" : ", ", k.key, v);
-      }
-      out += fmt::format("  elementwise_rates: {{{}}}\n", fields);
-    }
-  }
-  if (!p.gemm_shapes.empty()) out += "gemm_shapes:\n";
-  for (const GemmShapeFit& g : p.gemm_shapes) {
-    out += fmt::format("  - {{dtype: {}, m: {}, n: {}, k: {}, efficiency: {:.6g}}}\n",
-                       DtypeName(g.dtype), g.m, g.n, g.k, g.efficiency);
-  }
-  if (!p.fabrics.empty()) {
-    out += "fabrics:\n";
-    for (const FabricFit& f : p.fabrics) {
-      std::string fields;
-      if (f.efficiency) fields += fmt::format("efficiency: {:.6g}", *f.efficiency);
-      if (f.latency) {
-        fields += fmt::format("{}latency: {:.6g}us", fields.empty() ? "" : ", ",
-                              f.latency->microseconds());
-      }
-      if (f.collectives.empty()) {
-        out += fmt::format("  {}: {{{}}}\n", JsonEscape(f.id), fields);
-        continue;
-      }
-      out += fmt::format("  {}:\n", JsonEscape(f.id));
-      if (f.efficiency) out += fmt::format("    efficiency: {:.6g}\n", *f.efficiency);
-      if (f.latency) out += fmt::format("    latency: {:.6g}us\n", f.latency->microseconds());
-      out += "    collectives:\n";
-      for (const auto& c : f.collectives) {
-        out += fmt::format(
-            "      - {{op: {}, algo: {}, ranks: {}, per_node: {}, efficiency: {:.6g}, "
-            "latency: {:.6g}us}}\n",
-            CollectiveName(c.op), AlgoName(c.algo), c.ranks, c.per_node, c.efficiency,
-            c.latency.microseconds());
-      }
-    }
-  }
+  out += FormatCompute(p);
+  out += FormatGemmShapes(p.gemm_shapes);
+  if (!p.fabrics.empty()) out += "fabrics:\n";
+  for (const FabricFit& f : p.fabrics) out += FormatFabric(f);
   return out;
 }
 
