@@ -1,12 +1,8 @@
 #include "hardware/cost_model.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cmath>
 #include <utility>
-
-#include "sim/enum_names.h"
 
 namespace parasim {
 namespace {
@@ -26,45 +22,6 @@ constexpr std::pair<double, double> kTiles[] = {{128, 128}, {128, 64}, {64, 128}
 constexpr double kHalfDim = 64;
 
 }  // namespace
-
-namespace {
-constexpr EnumNames<Algo, 5> kAlgos("algorithm", {{{Algo::kRing, "ring"},
-                                                   {Algo::kTree, "tree"},
-                                                   {Algo::kHierarchical, "hierarchical"},
-                                                   {Algo::kDirect, "direct"},
-                                                   {Algo::kPat, "pat"}}});
-constexpr EnumNames<Collective, 6> kCollectives("collective",
-                                                {{{Collective::kAllReduce, "all_reduce"},
-                                                  {Collective::kReduceScatter, "reduce_scatter"},
-                                                  {Collective::kAllGather, "all_gather"},
-                                                  {Collective::kAllToAll, "alltoall"},
-                                                  {Collective::kBroadcast, "broadcast"},
-                                                  {Collective::kSendRecv, "sendrecv"}}});
-}  // namespace
-
-std::string_view AlgoName(Algo a) { return kAlgos.Name(a); }
-StatusOr<Algo> ParseAlgo(std::string_view s) { return kAlgos.Parse(s); }
-std::vector<std::string_view> AlgoNames() { return kAlgos.Names(); }
-std::string_view CollectiveName(Collective c) { return kCollectives.Name(c); }
-StatusOr<Collective> ParseCollective(std::string_view s) { return kCollectives.Parse(s); }
-std::vector<std::string_view> CollectiveNames() { return kCollectives.Names(); }
-
-double BusFactor(Collective c, int64_t n) {
-  if (n <= 1) return 0;
-  const double nn = static_cast<double>(n);
-  switch (c) {
-    case Collective::kAllReduce:
-      return 2 * (nn - 1) / nn;
-    case Collective::kReduceScatter:
-    case Collective::kAllGather:
-    case Collective::kAllToAll:
-      return (nn - 1) / nn;
-    case Collective::kBroadcast:
-    case Collective::kSendRecv:
-      return 1;
-  }
-  return 1;
-}
 
 CostModel::CostModel(const ClusterSpec& cluster, Dtype precision)
     : cluster_(cluster), precision_(precision) {
@@ -154,179 +111,13 @@ Duration CostModel::ElementwiseTime(Bytes bytes, double elements, double rate) c
   return Max(traffic, Duration::Seconds(elements / (rate * cluster_.gpu.sustained_factor)));
 }
 
-Bandwidth CostModel::IntraBandwidth() const {
-  return cluster_.intra.bandwidth * cluster_.intra.efficiency;
-}
+Bandwidth CostModel::IntraBandwidth() const { return AchievedIntraBandwidth(cluster_); }
 
-Bandwidth CostModel::NicShare() const {
-  return cluster_.inter.bandwidth *
-         (cluster_.inter.efficiency * cluster_.nics() / std::max(1, cluster_.gpus_per_node));
-}
-
-namespace {
-
-// Alpha-beta parameters of one fabric for one case.
-struct AlphaBeta {
-  Bandwidth bw;
-  Duration alpha;
-};
-
-}  // namespace
-
-// How NCCL prices and picks its algorithms (src/graph/tuning.cc, NCCL 2.18-2.23), here with
-// the fabric's alpha and bus efficiency, or a profile's fit for the exact case:
-//   ring:   (n-1) steps (AG, RS; 2(n-1) for AR), of which only (nodes-1) (2(nodes-1)) cross a
-//           node boundary: a ring visits every GPU of a node before leaving it, so the other
-//           steps pay NVLink latency. Every member's NIC share carries the ring (multi-channel).
-//   tree:   all-reduce only, 2 log2(n) steps at about the ring's bandwidth (double binary tree).
-//   hierarchical all-reduce: reduce-scatter in the node, all-reduce across nodes, all-gather in
-//           the node.
-//   PAT:    all-gather and reduce-scatter with one GPU per node (NCCL 2.23+, "parallel
-//           aggregated trees"): log2(n) network steps at the ring's bandwidth.
-// The cheapest applicable algorithm wins, as NCCL's tuner picks by its own cost model.
-class CollectivePricer {
- public:
-  CollectivePricer(const CostModel& cm, const ClusterSpec& cl, Collective c, Bytes data,
-                   GroupPlacement g, double network_share)
-      : cl_(cl), c_(c), D_(data.bytes()), network_share_(network_share) {
-    n_ = std::max<int64_t>(1, g.size);
-    per_node_ = std::clamp<int64_t>(g.per_node, 1, n_);
-    nodes_ = (n_ + per_node_ - 1) / per_node_;
-    intra_ = cm.IntraBandwidth();
-    pod_ = g.beyond_pod ? cl.oversubscription : 1.0;
-    nic_ = cm.NicShare() / pod_;
-  }
-
-  CollectiveCost Price() const {
-    if (c_ == Collective::kSendRecv) return SendRecv();
-    if (n_ <= 1) return CollectiveCost{};
-    if (nodes_ == 1) {
-      const AlphaBeta p = Intra(Algo::kRing);
-      return Finish(p.alpha * Steps(n_), BusFactor(c_, n_) * D_, p.bw, Algo::kRing);
-    }
-    if (c_ == Collective::kAllToAll) return AllToAll();
-    CollectiveCost best = Ring();
-    auto keep = [&](const CollectiveCost& x) {
-      if (x.time < best.time) best = x;
-    };
-    if (c_ == Collective::kAllReduce) {
-      keep(Tree());
-      if (per_node_ > 1) keep(Hierarchical());
-    }
-    if ((c_ == Collective::kAllGather || c_ == Collective::kReduceScatter) && per_node_ == 1) {
-      keep(Pat());
-    }
-    return best;
-  }
-
- private:
-  double Steps(int64_t ranks) const {
-    return c_ == Collective::kAllReduce ? 2.0 * static_cast<double>(ranks - 1)
-                                        : static_cast<double>(ranks - 1);
-  }
-
-  // A profile's fit for this collective, algorithm and group shape replaces the fabric's alpha
-  // and efficiency for that case (hardware/spec.h, FabricSpec::collectives).
-  AlphaBeta Intra(Algo algo) const {
-    const auto* f = cl_.intra.FindCollective(c_, algo, n_, per_node_);
-    return f ? AlphaBeta{cl_.intra.bandwidth * f->efficiency, f->latency}
-             : AlphaBeta{intra_, cl_.intra.latency};
-  }
-  AlphaBeta Inter(Algo algo) const {
-    const auto* f = cl_.inter.FindCollective(c_, algo, n_, per_node_);
-    if (!f) return AlphaBeta{nic_, cl_.inter.latency};
-    return AlphaBeta{
-        cl_.inter.bandwidth * (f->efficiency * cl_.nics() / std::max(1, cl_.gpus_per_node) / pod_),
-        f->latency};
-  }
-  // A flat ring leaves a node through every member's NIC share in parallel, so the node
-  // boundary carries per_node x nic_share (DGX A100: 8 x 24 = 192 GB/s bus bandwidth, as
-  // measured in nccl#812), and runs no faster than NVLink.
-  Bandwidth RingBandwidth(const AlphaBeta& p) const {
-    return Bandwidth(std::min(intra_.bytes_per_second(),
-                              p.bw.bytes_per_second() * static_cast<double>(per_node_)));
-  }
-
-  CollectiveCost Finish(Duration latency, double bus_bytes, Bandwidth bw, Algo algo) const {
-    CollectiveCost r;
-    r.latency = latency;
-    r.bus_bytes = Bytes(bus_bytes);
-    r.bus_bandwidth = bw;
-    r.time = latency + TransferTime(Bytes(bus_bytes), bw);
-    r.inter_node = nodes_ > 1;
-    r.algo = algo;
-    return r;
-  }
-
-  // Point-to-point between two ranks: over NVLink when on one node, else over the NIC share.
-  CollectiveCost SendRecv() const {
-    const bool inter = per_node_ <= 1 && n_ > 1;
-    const AlphaBeta p = inter ? Inter(Algo::kDirect) : Intra(Algo::kDirect);
-    CollectiveCost out = Finish(p.alpha, D_, p.bw, Algo::kDirect);
-    out.inter_node = inter;
-    return out;
-  }
-
-  // Each GPU sends (n - per_node)/n of D off the node through its NIC share, the rest on NVLink;
-  // expressed as bytes over the NIC share so that replayed flows share it correctly.
-  CollectiveCost AllToAll() const {
-    const AlphaBeta p = Inter(Algo::kDirect);
-    const double n = static_cast<double>(n_);
-    const Duration t_inter =
-        TransferTime(Bytes(D_ * network_share_ * static_cast<double>(n_ - per_node_) / n), p.bw);
-    const Duration t_intra =
-        TransferTime(Bytes(D_ * static_cast<double>(per_node_ - 1) / n), intra_);
-    const Duration lat = p.alpha * static_cast<double>(nodes_ - 1) + cl_.intra.latency;
-    const Duration t = Max(t_inter, t_intra);
-    return Finish(lat, t.seconds() * p.bw.bytes_per_second(), p.bw, Algo::kDirect);
-  }
-
-  CollectiveCost Ring() const {
-    const AlphaBeta p = Inter(Algo::kRing);
-    const double inter_steps = Steps(nodes_);
-    const Duration lat = p.alpha * inter_steps + cl_.intra.latency * (Steps(n_) - inter_steps);
-    return Finish(lat, BusFactor(c_, n_) * D_, RingBandwidth(p), Algo::kRing);
-  }
-
-  CollectiveCost Tree() const {
-    const AlphaBeta p = Inter(Algo::kTree);
-    const double depth = std::ceil(std::log2(static_cast<double>(n_)));
-    return Finish(p.alpha * (2 * depth), BusFactor(c_, n_) * D_, RingBandwidth(p), Algo::kTree);
-  }
-
-  CollectiveCost Pat() const {
-    const AlphaBeta p = Inter(Algo::kPat);
-    const double depth = std::ceil(std::log2(static_cast<double>(n_)));
-    return Finish(p.alpha * depth, BusFactor(c_, n_) * D_, RingBandwidth(p), Algo::kPat);
-  }
-
-  CollectiveCost Hierarchical() const {
-    const AlphaBeta p = Inter(Algo::kHierarchical);
-    const double g = static_cast<double>(per_node_), N = static_cast<double>(nodes_);
-    const Duration in_node =
-        TransferTime(Bytes(2 * (g - 1) / g * D_), intra_) + cl_.intra.latency * (2 * (g - 1));
-    const Duration across =
-        TransferTime(Bytes(2 * (N - 1) / N * D_ / g), p.bw) + p.alpha * (2 * (N - 1));
-    const Bandwidth rb = RingBandwidth(p);
-    CollectiveCost r = Finish(p.alpha * (2 * (N - 1)) + cl_.intra.latency * (2 * (g - 1)), 0, rb,
-                              Algo::kHierarchical);
-    r.time = in_node + across;
-    r.bus_bytes = Bytes((r.time - r.latency).seconds() * rb.bytes_per_second());
-    return r;
-  }
-
-  const ClusterSpec& cl_;
-  Collective c_;
-  double D_;
-  double network_share_ = 1.0;
-  int64_t n_ = 1, per_node_ = 1, nodes_ = 1;
-  Bandwidth intra_, nic_;
-  double pod_ = 1;
-};
+Bandwidth CostModel::NicShare() const { return AchievedNicShare(cluster_); }
 
 CollectiveCost CostModel::CollectiveTime(Collective c, Bytes data, GroupPlacement g,
                                          double network_share) const {
-  return CollectivePricer(*this, cluster_, c, data, g, network_share).Price();
+  return PriceCollective(cluster_, CollectiveCase::Of(c, data, g, network_share));
 }
 
 }  // namespace parasim

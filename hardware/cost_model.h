@@ -2,15 +2,18 @@
 //
 //   CostModel cm(cluster, Dtype::kBf16);
 //   Duration g = cm.GemmTime(4096, 4096, 4096);                  // roofline with shape efficiency
-//   CollectiveCost c = cm.Collective(Collective::kAllReduce, Bytes::GB(1), {.size = 16, .per_node =
-//   8});
+//   CollectiveCost c = cm.CollectiveTime(Collective::kAllReduce, Bytes::GB(1),
+//                                         {.size = 16, .per_node = 8});
 //
 // Compute: time = max(FLOPs / (peak x efficiency(shape)), bytes / (HBM x memory efficiency))
 // + launch overhead. GEMM efficiency = the GPU's measured large-GEMM efficiency x wave
 // quantisation on its SMs x small-dimension penalties, normalised to 1 at 8192^3 (the shape the
 // catalog's efficiency was measured at).
-// Collectives: alpha-beta per algorithm (ring, tree, hierarchical), NCCL bus-bandwidth semantics,
-// a node's NICs shared by the GPUs that cross the network at once.
+// Collectives: alpha-beta per algorithm (ring, tree, hierarchical, direct, PAT), NCCL
+// bus-bandwidth semantics, a node's NICs shared by the GPUs that cross the network at once; each
+// algorithm is one object in hardware/collective_algorithm.h, which the fitter reads too. That
+// header also holds the collectives' vocabulary used with this one (AlgoName, CollectiveName,
+// BusFactor, GroupPlacement, CollectiveCost).
 #pragma once
 
 #include <cstdint>
@@ -19,37 +22,12 @@
 #include <tuple>
 #include <vector>
 
+#include "hardware/collective_algorithm.h"
 #include "hardware/spec.h"
 #include "sim/status.h"
 #include "sim/units.h"
 
 namespace parasim {
-
-std::string_view AlgoName(Algo a);
-StatusOr<Algo> ParseAlgo(std::string_view s);   // ring, tree, hierarchical, direct
-std::string_view CollectiveName(Collective c);  // all_reduce, all_gather, ... (nccl-tests names)
-StatusOr<Collective> ParseCollective(std::string_view s);
-std::vector<std::string_view> AlgoNames();
-std::vector<std::string_view> CollectiveNames();
-
-// Where a communication group's members sit: `size` ranks, `per_node` of them on each node.
-struct GroupPlacement {
-  int64_t size = 1;
-  int64_t per_node = 1;
-  bool beyond_pod = false;  // crosses the full-bisection pod boundary (oversubscribed)
-};
-
-struct CollectiveCost {
-  Duration time;            // total, alone on the fabric
-  Duration latency;         // the alpha part
-  Bytes bus_bytes;          // bytes over the bottleneck per GPU (NCCL busbw x time)
-  Bandwidth bus_bandwidth;  // achieved bus bandwidth of the bottleneck
-  bool inter_node = false;
-  Algo algo = Algo::kRing;
-};
-
-// Bus-bandwidth factor of NCCL's nccl-tests: busbw = algbw x factor.
-double BusFactor(Collective c, int64_t n);
 
 class CostModel {
  public:

@@ -192,5 +192,18 @@ TEST_CASE("bad profile sections are refused at their line") {
   }
 }
 
+TEST_CASE("strings with quotes survive the profile's text form") {
+  // Found by tests/fuzz/nccl_fuzz.cc: a quote in a name broke the written file.
+  CalibrationProfile p;
+  p.gpu = "h100: \"sxm\"";
+  p.source = "a \\ b";
+  p.fabrics.push_back({"odd: id", 0.5, std::nullopt, {}});
+  auto q = ParseCalibrationProfile(FormatCalibrationProfile(p), "p.yaml");
+  REQUIRE_MESSAGE(q.ok(), q.status().message());
+  CHECK(q->gpu == p.gpu);
+  CHECK(q->source == p.source);
+  CHECK(q->fabrics[0].id == "odd: id");
+}
+
 }  // namespace
 }  // namespace parasim

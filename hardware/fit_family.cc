@@ -1,0 +1,53 @@
+#include "hardware/fit_family.h"
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <utility>
+
+namespace parasim {
+
+FitContext::FitContext(const std::vector<Measurements>& ms, const ClusterSpec& c)
+    : measurements(ms), cluster(c) {
+  cluster.gpu.sustained_factor = 1.0;
+}
+
+std::vector<double> SolveRelative(const std::vector<std::vector<double>>& a,
+                                  const std::vector<double>& y, const std::vector<double>& t) {
+  const Eigen::Index n = static_cast<Eigen::Index>(y.size());
+  const Eigen::Index k = static_cast<Eigen::Index>(a.empty() ? 0 : a[0].size());
+  Eigen::MatrixXd m(n, k);
+  Eigen::VectorXd b(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j < k; ++j) m(i, j) = a[i][j] / t[i];
+    b(i) = y[i] / t[i];
+  }
+  const Eigen::VectorXd x = m.colPivHouseholderQr().solve(b);
+  return std::vector<double>(x.data(), x.data() + x.size());
+}
+
+FamilyFit Quality(std::string family, const std::vector<double>& measured,
+                  const std::vector<double>& predicted, const std::vector<std::string>& names) {
+  FamilyFit f;
+  f.family = std::move(family);
+  f.points = static_cast<int>(measured.size());
+  if (measured.empty()) return f;
+  double mean = 0;
+  for (double x : measured) mean += x;
+  mean /= static_cast<double>(measured.size());
+  double ss_res = 0, ss_tot = 0, sum_abs = 0;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    ss_res += (measured[i] - predicted[i]) * (measured[i] - predicted[i]);
+    ss_tot += (measured[i] - mean) * (measured[i] - mean);
+    const double e = predicted[i] / measured[i] - 1;
+    sum_abs += std::abs(e);
+    if (std::abs(e) >= std::abs(f.worst_error)) {
+      f.worst_error = e;
+      f.worst = names[i];
+    }
+  }
+  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  f.mape = sum_abs / static_cast<double>(measured.size());
+  return f;
+}
+
+}  // namespace parasim

@@ -1,0 +1,61 @@
+// What every measurement family's fit shares (`parasim fit`, hardware/fit.h): the state a fit
+// carries from one family to the next, the least squares on relative errors each family solves,
+// and the quality each reports (R^2, MAPE and the worst point).
+//
+//   FitContext f(measurements, cluster);
+//   // y = time - known, a = the coefficients of the unknowns, t = the measured times:
+//   std::vector<double> x = SolveRelative(a, y, t);
+//   f.result.families.push_back(Quality("gemm", measured, predicted, names));
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware/measurements.h"
+#include "hardware/profile.h"
+#include "hardware/spec.h"
+
+namespace parasim {
+
+struct FamilyFit {
+  std::string family;  // "gemm", "memory", "collectives nvlink4-h100", ...
+  int points = 0;
+  double r2 = 0;
+  double mape = 0;
+  double worst_error = 0;  // signed relative error of the worst point
+  std::string worst;       // that point, in words
+  std::string fitted;      // the parameters, in words
+};
+
+struct FitResult {
+  CalibrationProfile profile;
+  std::vector<FamilyFit> families;
+  std::vector<std::string> skipped;  // points left out, with the reason
+};
+
+// One fit as its families run in turn: the measurements, the cluster it prices with, which each
+// family refines for the later ones (collectives see the fitted launch overhead, the inter-node
+// fabric the intra-node one), and the result so far. Each family reads the measurements, adds
+// its parameters to the profile and its quality to the families.
+struct FitContext {
+  // `cluster` names the GPU and fabrics measured; its efficiencies are the starting point.
+  FitContext(const std::vector<Measurements>& ms, const ClusterSpec& cluster);
+
+  const std::vector<Measurements>& measurements;
+  ClusterSpec cluster;  // sustained factor 1: microbenchmarks run kernels alone
+  FitResult result;
+
+  double launch_s() const { return cluster.gpu.launch_overhead.seconds(); }
+};
+
+// Least squares of y = A x on relative errors: each row (of A and y) divided by the measured
+// time `t`. Returns x, one value per column of A.
+std::vector<double> SolveRelative(const std::vector<std::vector<double>>& a,
+                                  const std::vector<double>& y, const std::vector<double>& t);
+
+// The quality of a family's fit: R^2 of the times, their mean absolute relative error, and the
+// point (`names`) whose relative error is the largest (the last of equals).
+FamilyFit Quality(std::string family, const std::vector<double>& measured,
+                  const std::vector<double>& predicted, const std::vector<std::string>& names);
+
+}  // namespace parasim
