@@ -40,9 +40,9 @@ StatusOr<std::unique_ptr<BoundedInput>> BoundedInput::Open(const std::string& pa
     return InvalidArgument(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
-    return InvalidArgument(fmt::format(
-        "{}: is {}, not a regular file; give the path of a trace or log file", path,
-        FileKind(st.st_mode)));
+    return InvalidArgument(
+        fmt::format("{}: is {}, not a regular file; give the path of a trace or log file", path,
+                    FileKind(st.st_mode)));
   }
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) {
@@ -66,8 +66,8 @@ StatusOr<size_t> BoundedInput::Read(char* buf, size_t size) {
   if (n < 0) {
     int code = 0;
     const char* what = gzerror(file_, &code);
-    error_ = InvalidArgument(fmt::format("{}: the gzip stream is corrupt ({}), at byte {}",
-                                         path_, what ? what : "?", bytes_read_));
+    error_ = InvalidArgument(fmt::format("{}: the gzip stream is corrupt ({}), at byte {}", path_,
+                                         what ? what : "?", bytes_read_));
     return error_;
   }
   compressed_ = gzdirect(file_) == 0;
@@ -81,8 +81,8 @@ StatusOr<size_t> BoundedInput::Read(char* buf, size_t size) {
       return error_;
     }
     if (code != Z_OK) {
-      error_ = InvalidArgument(fmt::format("{}: the gzip stream is corrupt ({}), at byte {}",
-                                           path_, what ? what : "?", bytes_read_));
+      error_ = InvalidArgument(fmt::format("{}: the gzip stream is corrupt ({}), at byte {}", path_,
+                                           what ? what : "?", bytes_read_));
       return error_;
     }
   }

@@ -89,9 +89,8 @@ TEST_CASE("the inflated size is capped") {
 
 TEST_CASE("a corrupt gzip stream is an error with its offset") {
   const std::string gz = testing::TempFile("corrupt.gz");
-  std::string bytes = testing::ReadAll((testing::WriteGzip(gz, std::string(100000, 'a') +
-                                                                   std::string(100000, 'b')),
-                                        gz));
+  std::string bytes = testing::ReadAll(
+      (testing::WriteGzip(gz, std::string(100000, 'a') + std::string(100000, 'b')), gz));
   std::string damaged = bytes;
   damaged[damaged.size() - 8] ^= 0x5A;  // the trailer's CRC-32
   testing::WriteText(gz, damaged);

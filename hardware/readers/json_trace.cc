@@ -125,11 +125,29 @@ class ChunkStream {
 enum class Frame : uint8_t { kTop, kEvents, kEvent, kArgs, kDevices, kDevice, kDistributed, kSkip };
 // The key last seen in an object the handler reads.
 enum class Field : uint8_t {
-  kOther, kTraceEvents, kDeviceProperties, kDistributedInfo,  // top level
-  kPh, kCat, kName, kTs, kDur, kPid, kTid, kArgs,              // an event
-  kDevice, kStream, kCorrelation,                              // an event's args
-  kId, kNumSms, kTotalGlobalMem, kComputeMajor, kComputeMinor,  // a deviceProperties entry
-  kBackend, kRank, kWorldSize,                                  // distributedInfo
+  kOther,
+  kTraceEvents,
+  kDeviceProperties,
+  kDistributedInfo,  // top level
+  kPh,
+  kCat,
+  kName,
+  kTs,
+  kDur,
+  kPid,
+  kTid,
+  kArgs,  // an event
+  kDevice,
+  kStream,
+  kCorrelation,  // an event's args
+  kId,
+  kNumSms,
+  kTotalGlobalMem,
+  kComputeMajor,
+  kComputeMinor,  // a deviceProperties entry
+  kBackend,
+  kRank,
+  kWorldSize,  // distributedInfo
 };
 
 Field FieldOf(Frame f, std::string_view k) {
@@ -365,12 +383,12 @@ bool TraceHandler::FinishEvent() {
   if (EqualsIgnoreCase(ev_.cat, "gpu_memset") || EqualsIgnoreCase(ev_.cat, "memset")) {
     category = GpuEventCategory::kMemset;
   }
-  const bool step = !category && ev_.name.starts_with("ProfilerStep#") &&
-                    ev_.cat != "gpu_user_annotation";
-  const bool launch = !category && ev_.correlation &&
-                      (EqualsIgnoreCase(ev_.cat, "cuda_runtime") ||
-                       EqualsIgnoreCase(ev_.cat, "cuda_driver") ||
-                       EqualsIgnoreCase(ev_.cat, "runtime"));
+  const bool step =
+      !category && ev_.name.starts_with("ProfilerStep#") && ev_.cat != "gpu_user_annotation";
+  const bool launch =
+      !category && ev_.correlation &&
+      (EqualsIgnoreCase(ev_.cat, "cuda_runtime") || EqualsIgnoreCase(ev_.cat, "cuda_driver") ||
+       EqualsIgnoreCase(ev_.cat, "runtime"));
   if (!category && !step && !launch) return true;
   const std::optional<int64_t> ts = MicrosecondsToNanos(ev_.ts);
   if (!ts) {

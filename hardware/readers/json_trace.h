@@ -42,7 +42,8 @@ struct JsonTraceOptions {
   bool allow_no_gpu_events = false;
 };
 
-StatusOr<ProfilerTrace> ReadJsonTrace(const std::string& path, const JsonTraceOptions& options = {});
+StatusOr<ProfilerTrace> ReadJsonTrace(const std::string& path,
+                                      const JsonTraceOptions& options = {});
 
 // Microseconds as Kineto writes them ("12", "4800027888463.797", "1.5e3") to integer
 // nanoseconds, rounded to the nearest; nullopt when the text is not a finite number or the

@@ -18,12 +18,12 @@ TEST_CASE("microseconds as Kineto writes them, to exact nanoseconds") {
     std::string_view text;
     std::optional<int64_t> ns;
   };
-  for (const Case& c : {Case{"12", 12000}, Case{"4800027888463.797", 4800027888463797},
-                        Case{"0.0005", 1}, Case{"0.0004", 0}, Case{"-3", -3000},
-                        Case{"1.5e3", 1500000}, Case{"2E-3", 2}, Case{".5", 500},
-                        Case{"1e308", std::nullopt}, Case{"NaN", std::nullopt},
-                        Case{"", std::nullopt}, Case{"12abc", std::nullopt},
-                        Case{"99999999999999999", std::nullopt}, Case{"1e", std::nullopt}}) {
+  for (const Case& c :
+       {Case{"12", 12000}, Case{"4800027888463.797", 4800027888463797}, Case{"0.0005", 1},
+        Case{"0.0004", 0}, Case{"-3", -3000}, Case{"1.5e3", 1500000}, Case{"2E-3", 2},
+        Case{".5", 500}, Case{"1e308", std::nullopt}, Case{"NaN", std::nullopt},
+        Case{"", std::nullopt}, Case{"12abc", std::nullopt},
+        Case{"99999999999999999", std::nullopt}, Case{"1e", std::nullopt}}) {
     CAPTURE(c.text);
     CHECK(MicrosecondsToNanos(c.text) == c.ns);
   }
@@ -114,11 +114,14 @@ TEST_CASE("malformed JSON and absurd values, written inline") {
   for (const Case& c : {
            Case{R"({"traceEvents": [{"ph": "X",, }]})", "malformed JSON: "},
            Case{R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1,
-                "dur": 90000000000000}]})", "over 86400 s"},
+                "dur": 90000000000000}]})",
+                "over 86400 s"},
            Case{R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "soon",
-                "dur": 1}]})", "ts 'soon' is not a number"},
+                "dur": 1}]})",
+                "ts 'soon' is not a number"},
            Case{R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1,
-                "dur": NaN}]})", "not a finite number"},
+                "dur": NaN}]})",
+                "not a finite number"},
            Case{R"({"schemaVersion": 1})", "no traceEvents list"},
            Case{R"("just a string")", "no traceEvents list"},
            Case{R"({"traceEvents": [{"name": "\ud800"}]})", "malformed JSON"},

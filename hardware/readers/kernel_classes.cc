@@ -39,7 +39,8 @@ std::string Lower(std::string_view s) {
 
 StatusOr<KernelClassRow> ParseRow(const YamlContext& ctx, const YAML::Node& node,
                                   const std::string& path) {
-  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, path, {"kind", "family", "match"}));
+  PARASIM_ASSIGN_OR_RETURN(MapReader m,
+                           MapReader::Open(ctx, node, path, {"kind", "family", "match"}));
   PARASIM_RETURN_IF_ERROR(m.Require("kind"));
   PARASIM_RETURN_IF_ERROR(m.Require("match"));
   std::string kind;
@@ -94,8 +95,7 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-StatusOr<KernelClassTable> KernelClassTable::Parse(std::string_view yaml,
-                                                   const std::string& file) {
+StatusOr<KernelClassTable> KernelClassTable::Parse(std::string_view yaml, const std::string& file) {
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root,
                            ParseYaml(yaml, file, "a mapping with a `classes` list"));
   YamlContext ctx{file, {}};

@@ -79,8 +79,7 @@ TEST_CASE("the built-in table, kind and family by library") {
       {"void at::native::(anonymous namespace)::softmax_warp_forward<float, float, float, 10>()",
        KernelClass::kNormalization, "softmax"},
       // GEMM: cuBLAS, Hopper nvjet, CUTLASS, DeepGEMM, DeepSeek grouped, grouped, convolution.
-      {"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn", KernelClass::kGemm,
-       "cuBLAS"},
+      {"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn", KernelClass::kGemm, "cuBLAS"},
       {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_cublas",
        KernelClass::kGemm, "cuBLAS"},
       {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NTT", KernelClass::kGemm, "cuBLAS nvjet"},
@@ -89,7 +88,7 @@ TEST_CASE("the built-in table, kind and family by library") {
       {"void deep_gemm::fp8_gemm_kernel<4096, 7168, 128, 128, 128, 1, 5>(float*, int*)",
        KernelClass::kGemm, "DeepGEMM"},
       {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>()",
-       KernelClass::kGemm, "DeepGEMM"},
+       KernelClass::kGemm, "DeepSeek grouped GEMM"},
       {"void cutlass::Kernel<cutlass::gemm::kernel::GemmGrouped<...> >()", KernelClass::kGemm,
        "grouped GEMM"},
       {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128",
@@ -103,10 +102,19 @@ TEST_CASE("the built-in table, kind and family by library") {
        "norm"},
       {"void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, 1>()",
        KernelClass::kNormalization, "norm"},
-      {"triton_poi_fused_gelu_gelu_backward_view_4", KernelClass::kElementwise, "Triton"},
+      {"triton_poi_fused_gelu_gelu_backward_view_4", KernelClass::kElementwise, "activation"},
+      {"triton_poi_fused_add_native_dropout_view_3", KernelClass::kElementwise, "Triton"},
       {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >()",
        KernelClass::kElementwise, "ATen element-wise"},
-      {"rotary_kernel", KernelClass::kElementwise, "other"},
+      {"rotary_kernel", KernelClass::kElementwise, "rotary embedding"},
+      {"void cuda::swiglu_backward<__nv_bfloat16>(void const*, void const*, void*, int, int)",
+       KernelClass::kElementwise, "activation"},
+      {"void cuda::get_fused_mapping<512>(long const*, int*, int*, int*, int*, int*, int*)",
+       KernelClass::kElementwise, "MoE routing"},
+      {"void cuda::batched_transpose<512, 128, 1, 1>(unsigned char const*, unsigned char*)",
+       KernelClass::kElementwise, "transpose"},
+      {"cuda::aux_fi_impl(long const*, float*, int, int, int, int)", KernelClass::kElementwise,
+       "other"},
       {"Memcpy DtoD (Device -> Device)", KernelClass::kMemcpy, "memcpy"},
       {"Memset (Device)", KernelClass::kMemset, "memset"},
   };
@@ -151,8 +159,7 @@ TEST_CASE("a bad user file is an error with its location") {
   for (const Case& c : {Case{"classes:\n  - {kind: matmul, match: \"*\"}\n", "expected"},
                         Case{"classes:\n  - {kind: gemm}\n", "match"},
                         Case{"classes:\n  - {kind: gemm, match: [\"\"]}\n", "empty pattern"},
-                        Case{"classes: 3\n", "expected a list"},
-                        Case{"rows: []\n", "rows"}}) {
+                        Case{"classes: 3\n", "expected a list"}, Case{"rows: []\n", "rows"}}) {
     CAPTURE(c.text);
     testing::WriteText(p, c.text);
     auto t = LoadKernelClasses(p);
@@ -176,8 +183,8 @@ TEST_CASE("every kernel of the recorded H100 trace gets the kind the old classif
   // 91.520 ms (copies, memsets and norms included there).
   CHECK(ns[KernelClass::kGemm] == doctest::Approx(201.528e6).epsilon(1e-5));
   CHECK(ns[KernelClass::kAttention] == doctest::Approx(54.974e6).epsilon(1e-5));
-  CHECK(ns[KernelClass::kElementwise] + ns[KernelClass::kNormalization] +
-            ns[KernelClass::kMemcpy] + ns[KernelClass::kMemset] ==
+  CHECK(ns[KernelClass::kElementwise] + ns[KernelClass::kNormalization] + ns[KernelClass::kMemcpy] +
+            ns[KernelClass::kMemset] ==
         doctest::Approx(91.520e6).epsilon(1e-5));
   CHECK(ns[KernelClass::kNormalization] > 0);
 }

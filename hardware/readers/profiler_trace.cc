@@ -73,9 +73,8 @@ ProfilerTrace ProfilerTraceBuilder::Finish() && {
   });
   for (GpuEvent& e : trace_.events) {
     int64_t t = e.start_ns;
-    auto it = std::lower_bound(
-        launches_.begin(), launches_.end(), e.correlation,
-        [](const TraceLaunch& l, int64_t c) { return l.correlation < c; });
+    auto it = std::lower_bound(launches_.begin(), launches_.end(), e.correlation,
+                               [](const TraceLaunch& l, int64_t c) { return l.correlation < c; });
     if (e.correlation >= 0 && it != launches_.end() && it->correlation == e.correlation) {
       t = it->start_ns;
     }

@@ -47,11 +47,11 @@ struct ProfilerStep {
 // One entry of the trace's deviceProperties list (CUDA's cudaDeviceProp, as Kineto copies it).
 struct TraceDevice {
   int64_t id = -1;
-  std::string name;            // "NVIDIA H800"
-  int64_t sms = 0;             // numSms
-  int64_t memory_bytes = 0;    // totalGlobalMem
-  int64_t compute_major = 0;   // computeMajor
-  int64_t compute_minor = 0;   // computeMinor
+  std::string name;           // "NVIDIA H800"
+  int64_t sms = 0;            // numSms
+  int64_t memory_bytes = 0;   // totalGlobalMem
+  int64_t compute_major = 0;  // computeMajor
+  int64_t compute_minor = 0;  // computeMinor
 };
 
 // distributedInfo: who wrote the trace.
@@ -70,14 +70,14 @@ struct TraceLaunch {
 
 struct ProfilerTrace {
   std::string file;
-  std::vector<std::string> names;  // kernel names, each once
-  std::vector<GpuEvent> events;    // in file order
+  std::vector<std::string> names;   // kernel names, each once
+  std::vector<GpuEvent> events;     // in file order
   std::vector<ProfilerStep> steps;  // sorted by start
   std::vector<TraceDevice> devices;
   std::optional<TraceDistributed> distributed;
-  int64_t events_read = 0;  // every entry of traceEvents, GPU or not
+  int64_t events_read = 0;     // every entry of traceEvents, GPU or not
   int64_t names_repaired = 0;  // names whose invalid UTF-8 was replaced by U+FFFD
-  int64_t bytes_read = 0;  // inflated bytes parsed
+  int64_t bytes_read = 0;      // inflated bytes parsed
 
   std::string_view name(const GpuEvent& e) const { return names[e.name]; }
   // The device most GPU events ran on (-1 when there are none).

@@ -54,8 +54,13 @@ TEST_CASE("invalid UTF-8 is replaced, valid text kept") {
   bool repaired = false;
   CHECK(RepairUtf8("ncclKernel \xC3\xA9", &repaired) == "ncclKernel \xC3\xA9");
   CHECK_FALSE(repaired);
-  CHECK(RepairUtf8("a\xFF" "b\xC0\xAF" "c\xED\xA0\x80", &repaired) ==
-        "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(RepairUtf8("a\xFF"
+                   "b\xC0\xAF"
+                   "c\xED\xA0\x80",
+                   &repaired) ==
+        "a\xEF\xBF\xBD"
+        "b\xEF\xBF\xBD\xEF\xBF\xBD"
+        "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(repaired);
   CHECK(RepairUtf8("\xF0\x9F\x98", &repaired) == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -18,17 +19,23 @@ struct KernelTemplate {
 };
 constexpr std::array<KernelTemplate, 6> kKernels = {{
     {"kernel", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NTT", 7, 480000},
-    {"kernel", "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
-               "cutlass::bfloat16_t> >(Flash_fwd_params)", 7, 210000},
-    {"kernel", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add"
-               "<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::"
-               "BFloat16>, std::array<char*, 3ul>)", 7, 35000},
+    {"kernel",
+     "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+     "cutlass::bfloat16_t> >(Flash_fwd_params)",
+     7, 210000},
+    {"kernel",
+     "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add"
+     "<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::"
+     "BFloat16>, std::array<char*, 3ul>)",
+     7, 35000},
     {"kernel", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 20,
-     900000},
+     300000},
     {"gpu_memcpy", "Memcpy DtoD (Device -> Device)", 7, 12000},
-    {"kernel", "void at::native::(anonymous namespace)::layer_norm_kernel<c10::BFloat16, float>("
-               "long, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, "
-               "float*, float*, c10::BFloat16*)", 7, 41000},
+    {"kernel",
+     "void at::native::(anonymous namespace)::layer_norm_kernel<c10::BFloat16, float>("
+     "long, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, "
+     "float*, float*, c10::BFloat16*)",
+     7, 41000},
 }};
 
 std::string Micros(int64_t ns) { return fmt::format("{}.{:03d}", ns / 1000, ns % 1000); }
@@ -97,8 +104,8 @@ void WriteLaunch(Writer& w, const KernelTemplate& k, int64_t id, int64_t cpu_ns,
     }}
   }},
 )",
-      Micros(cpu_ns), id, id, id, Micros(cpu_ns + 2000), id, id, id, Micros(cpu_ns + 2000),
-      k.cat, k.name, k.stream, Micros(gpu_ns), Micros(dur_ns), id, k.stream, id));
+      Micros(cpu_ns), id, id, id, Micros(cpu_ns + 2000), id, id, id, Micros(cpu_ns + 2000), k.cat,
+      k.name, k.stream, Micros(gpu_ns), Micros(dur_ns), id, k.stream, id));
 }
 
 }  // namespace
@@ -130,6 +137,8 @@ StatusOr<SyntheticTraceStats> WriteSyntheticTrace(const std::string& path,
     cpu += 15000;
     ++id;
     if (++in_step == options.kernels_per_step || w.bytes() >= options.target_bytes) {
+      // The step ends in a synchronisation (the loss read back): the CPU waits for the GPU.
+      cpu = std::max({cpu, compute_free, comm_free});
       ++stats.steps;
       w.Put(fmt::format(R"(  {{
     "ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 4242, "tid": 4242,

@@ -26,8 +26,8 @@ struct SyntheticTraceOptions {
 };
 
 struct SyntheticTraceStats {
-  int64_t bytes = 0;  // uncompressed
-  int64_t events = 0;  // entries of traceEvents
+  int64_t bytes = 0;    // uncompressed
+  int64_t events = 0;   // entries of traceEvents
   int64_t kernels = 0;  // GPU events (kernels, copies)
   int64_t steps = 0;
   std::map<std::string, int64_t> dur_ns_by_name;  // what a reader must sum
