@@ -88,7 +88,12 @@ TEST_CASE("the built-in table, kind and family by library") {
       {"void deep_gemm::fp8_gemm_kernel<4096, 7168, 128, 128, 128, 1, 5>(float*, int*)",
        KernelClass::kGemm, "DeepGEMM"},
       {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>()",
-       KernelClass::kGemm, "DeepSeek grouped GEMM"},
+       KernelClass::kGemm, "DeepSeek FP8 GEMM"},
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel>"
+       "(dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel::Params)",
+       KernelClass::kGemm, "DeepSeek grouped GEMM (experts)"},
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>()",
+       KernelClass::kGemm, "DeepSeek FP8 GEMM (accumulating)"},
       {"void cutlass::Kernel<cutlass::gemm::kernel::GemmGrouped<...> >()", KernelClass::kGemm,
        "grouped GEMM"},
       {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128",
