@@ -36,7 +36,8 @@ TEST_CASE("a folder of two ranks, plain and gzipped, summed rank by rank") {
   // Rank 1's GEMM ran 20 us longer; both ran an NCCL all-reduce and (old naming) all-gather.
   CHECK((*r)[0].summary.measured.Time(KernelClass::kGemm) == 100000);
   CHECK((*r)[1].summary.measured.Time(KernelClass::kGemm) == 120000);
-  CHECK((*r)[1].summary.measured.comm_time_ns.at("NCCL") == 240000);
+  CHECK((*r)[1].summary.measured.comm_time_ns.at("NCCL AllReduce") == 200000);
+  CHECK((*r)[1].summary.measured.comm_time_ns.at("NCCL AllGather") == 40000);
 }
 
 TEST_CASE("what a folder of ranks must not be") {

@@ -88,6 +88,25 @@ TEST_CASE("three steps: the default average leaves the warm-up step out and says
         std::string::npos);
 }
 
+// tests/traces/kineto-step.json: the sums its README states (GEMM 1.3 ms, attention 0.7 ms,
+// element-wise with the copy and the norm 0.2 ms, NCCL 0.73 ms: all-reduce 0.25, reduce-scatter
+// 0.4, send/recv 0.08; span 2.9 ms, idle 0.12 ms), as compare --trace has read them.
+TEST_CASE("the hand-written Kineto step of tests/traces keeps its sums") {
+  auto t = ReadJsonTrace("tests/traces/kineto-step.json");
+  REQUIRE(t.ok());
+  auto s = SummarizeTrace(*t, Table());
+  REQUIRE(s.ok());
+  const KindSums& m = s->measured;
+  CHECK(m.Time(K::kGemm) == 1300000);
+  CHECK(m.Time(K::kAttention) == 700000);
+  CHECK(m.Time(K::kElementwise) + m.Time(K::kNormalization) + m.Time(K::kMemcpy) == 200000);
+  CHECK(m.comm_time_ns.at("NCCL AllReduce") == 250000);
+  CHECK(m.comm_time_ns.at("NCCL ReduceScatter") == 400000);
+  CHECK(m.comm_time_ns.at("NCCL SendRecv") == 80000);
+  CHECK(m.span_ns == 2900000);
+  CHECK(m.idle_ns == 120000);
+}
+
 TEST_CASE("step flags") {
   CHECK(StepChoice::Parse("")->mode == StepChoice::Mode::kDefault);
   CHECK(StepChoice::Parse("all")->mode == StepChoice::Mode::kAll);
