@@ -1,0 +1,419 @@
+#include "hardware/readers/nccl_tests_log.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+
+#include "hardware/readers/nccl_log_lines.h"
+#include "hardware/readers/nccl_tests_columns.h"
+
+namespace parasim {
+
+std::string NcclTestsOp(std::string_view name) {
+  std::string s(name.substr(
+      name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (const size_t perf = s.find("_perf"); perf != std::string::npos) s.resize(perf);
+  struct Alias {
+    std::string_view from, to;
+  };
+  static constexpr Alias kOps[] = {
+      {"all_reduce", "all_reduce"},
+      {"allreduce", "all_reduce"},
+      {"all_gather", "all_gather"},
+      {"allgather", "all_gather"},
+      {"reduce_scatter", "reduce_scatter"},
+      {"reducescatter", "reduce_scatter"},
+      {"alltoall", "alltoall"},
+      {"all_to_all", "alltoall"},
+      {"alltoallv", "alltoallv"},
+      {"sendrecv", "sendrecv"},
+      {"broadcast", "broadcast"},
+      {"reduce", "reduce"},
+      {"gather", "gather"},
+      {"scatter", "scatter"},
+      {"hypercube", "hypercube"},
+  };
+  for (const Alias& a : kOps) {
+    if (s == a.from) return std::string(a.to);
+  }
+  return "";
+}
+
+namespace {
+
+constexpr std::string_view kOpList =
+    "all_reduce, all_gather, reduce_scatter, alltoall, sendrecv, broadcast, reduce, gather, "
+    "scatter, alltoallv, hypercube";
+
+// Ops whose rows print redop "none" (no reduction), and those that reduce.
+bool PrintsNoReduction(std::string_view op) {
+  return op == "all_gather" || op == "alltoall" || op == "alltoallv" || op == "broadcast" ||
+         op == "gather" || op == "scatter";
+}
+bool Reduces(std::string_view op) {
+  return op == "all_reduce" || op == "reduce_scatter" || op == "reduce";
+}
+
+enum RunStartKind { kVersion = 1, kStarting = 2, kThreads = 4 };
+
+// What the reader knows of a section beyond what it keeps.
+struct SectionState {
+  std::optional<NcclColumns> columns;
+  int64_t columns_line = 0;
+  int seen = 0;  // RunStartKind bits
+  bool concluded = false;
+  std::map<std::tuple<int64_t, std::string, std::string, int64_t>, int64_t> sizes;  // -> line
+  std::map<int64_t, std::string> device_hosts;                                      // rank -> host
+};
+
+class Parser {
+ public:
+  Parser(std::string file, const NcclLogOptions& o) : options_(o) { log_.file = std::move(file); }
+  Status Line(std::string_view raw, int64_t no);
+  void TooLong(int64_t no, int64_t bytes) {
+    ++junk_;
+    if (junk_ <= 5) {
+      log_.notes.push_back(
+          fmt::format("{}:{}: a line of {} bytes, not a log line; skipped", log_.file, no, bytes));
+    }
+  }
+  StatusOr<NcclTestsLog> Finish();
+
+ private:
+  // What a line is to the section structure: a run-start line (with its RunStartKind bit), a
+  // device line, the column header, or a result row.
+  enum class Trigger { kRunStart, kDevice, kColumns, kRow };
+  bool NeedsNew(Trigger t, int kind_bit = 0) const;
+  // The section `t` at line `no` belongs to: the current one, or a new one.
+  NcclTestsSection& SectionFor(Trigger t, int64_t no, int kind_bit = 0);
+  Status RunStart(const NcclLine& l, int64_t no);
+  Status Device(const NcclLine& l, int64_t no);
+  Status Row(const NcclLine& l, int64_t no);
+  void Columns(const NcclLine& l, int64_t no);
+  void Footer(const NcclLine& l);
+  Status Where(int64_t no, std::string what) const {
+    return InvalidArgument(fmt::format("{}:{}: {}", log_.file, no, what));
+  }
+  Status CheckSections();
+  Status ResolveOps();
+
+  const NcclLogOptions& options_;
+  NcclTestsLog log_;
+  std::vector<SectionState> state_;
+  std::map<int64_t, int64_t> start_prefix_ranks_;  // launcher rank -> first run-start line
+  int64_t junk_ = 0;
+};
+
+// A run's header lines come once each, before its devices, columns and rows; a line that
+// cannot continue the current section starts the next one.
+bool Parser::NeedsNew(Trigger t, int kind_bit) const {
+  if (log_.sections.empty() || state_.back().concluded) return true;
+  const NcclTestsSection& s = log_.sections.back();
+  const SectionState& st = state_.back();
+  switch (t) {
+    case Trigger::kRunStart:
+      return !s.rows.empty() || (st.seen & kind_bit) || !s.devices.empty() || st.columns;
+    case Trigger::kDevice:
+      return !s.rows.empty() || st.columns.has_value();
+    case Trigger::kColumns:
+      return !s.rows.empty();
+    case Trigger::kRow:
+      return false;
+  }
+  return false;
+}
+
+NcclTestsSection& Parser::SectionFor(Trigger t, int64_t no, int kind_bit) {
+  if (NeedsNew(t, kind_bit)) {
+    log_.sections.emplace_back();
+    log_.sections.back().first_line = no;
+    state_.emplace_back();
+  }
+  return log_.sections.back();
+}
+
+Status Parser::RunStart(const NcclLine& l, int64_t no) {
+  const std::vector<std::string_view> f = NcclFields(l.text, true);
+  const int bit = f[0] == "nThread" ? kThreads : f[0] == "nccl-tests" ? kVersion : kStarting;
+  if (l.prefix_rank >= 0) start_prefix_ranks_.emplace(l.prefix_rank, no);
+  NcclTestsSection& s = SectionFor(Trigger::kRunStart, no, bit);
+  state_.back().seen |= bit;
+  if (bit == kStarting && f.size() > 3) s.program = std::string(f[3]);
+  for (size_t i = 0; bit == kThreads && i + 1 < f.size(); ++i) {
+    auto num = [&](int64_t* out) { *out = std::atoll(std::string(f[i + 1]).c_str()); };
+    if (f[i] == "nThread") num(&s.threads);
+    if (f[i] == "nGpus") num(&s.gpus_per_thread);
+    if (f[i] == "graph:") num(&s.graph_launches);
+  }
+  return Status::Ok();
+}
+
+Status Parser::Device(const NcclLine& l, int64_t no) {
+  NcclDeviceLine d;
+  if (!ParseNcclDeviceLine(l.text, &d)) return Status::Ok();  // a "Rank" comment of another kind
+  NcclTestsSection& s = SectionFor(Trigger::kDevice, no);
+  SectionState& st = state_.back();
+  if (auto [it, fresh] = st.device_hosts.emplace(d.rank, d.host); !fresh) {
+    return Where(
+        no, fmt::format(
+                "rank {} is listed twice (on {} and {}) in the run that starts at line {}: its "
+                "processes ran apart, each as its own 1-rank run (nccl-tests built without MPI=1, "
+                "started by mpirun or srun); rebuild with MPI=1",
+                d.rank, it->second, d.host, s.first_line));
+  }
+  s.devices.push_back({d.rank, d.host, d.device, d.name});
+  return Status::Ok();
+}
+
+Status Parser::Row(const NcclLine& l, int64_t no) {
+  NcclTestsSection& s = SectionFor(Trigger::kRow, no);
+  SectionState& st = state_.back();
+  const std::vector<std::string_view> f = NcclFields(l.text);
+  if (!st.columns) {
+    st.columns = NcclColumns::ForFields(f.size());
+    if (!st.columns) {
+      return Where(
+          no,
+          fmt::format(
+              "a result row of {} fields with no column header before it (# size count type ...); "
+              "keep the log's header lines",
+              f.size()));
+    }
+  }
+  StatusOr<NcclTestsRow> row = ParseNcclRow(f, *st.columns);
+  if (!row.ok()) {
+    std::string what = row.status().message();
+    if (st.columns_line > 0) what += fmt::format(" (column header at line {})", st.columns_line);
+    return Where(no, what);
+  }
+  row->line = no;
+  const auto key = std::make_tuple(row->bytes, row->type, row->redop, row->root);
+  if (auto [it, fresh] = st.sizes.emplace(key, no); !fresh) {
+    return Where(
+        no, fmt::format(
+                "size {} ({} {}) again, first at line {}: two runs' rows in one table (outputs of "
+                "processes that ran apart, or logs pasted together without their headers)",
+                row->bytes, row->type, row->redop, it->second));
+  }
+  s.rows.push_back(std::move(row).value());
+  s.last_line = no;
+  return Status::Ok();
+}
+
+// The column header; a "# size ..." comment that names no table is passed over.
+void Parser::Columns(const NcclLine& l, int64_t no) {
+  const std::vector<std::string_view> f = NcclFields(l.text, true);
+  std::optional<NcclColumns> c = NcclColumns::FromHeader(f);
+  if (!c) return;
+  NcclTestsSection& s = SectionFor(Trigger::kColumns, no);
+  state_.back().columns = c;
+  state_.back().columns_line = no;
+  s.columns.assign(f.begin(), f.end());
+  s.cputime = c->cputime;
+}
+
+void Parser::Footer(const NcclLine& l) {
+  if (log_.sections.empty()) return;
+  NcclTestsSection& s = log_.sections.back();
+  const std::vector<std::string_view> f = NcclFields(l.text, true);
+  const auto colon = std::find(f.begin(), f.end(), ":");
+  if (f[0] == "Collective") {
+    state_.back().concluded = true;
+  } else if (f[0] == "Avg" && colon != f.end() && colon + 1 != f.end()) {
+    s.avg_busbw_gbps = std::atof(std::string(*(colon + 1)).c_str());
+  } else if (f[0] == "Out" && colon != f.end() && colon + 1 != f.end()) {
+    s.out_of_bounds = std::atoll(std::string(*(colon + 1)).c_str());
+  }
+}
+
+Status Parser::Line(std::string_view raw, int64_t no) {
+  const NcclLine l = ClassifyNcclLine(raw);
+  switch (l.kind) {
+    case NcclLineKind::kRunStart:
+      return RunStart(l, no);
+    case NcclLineKind::kDevice:
+      return Device(l, no);
+    case NcclLineKind::kColumns:
+      Columns(l, no);
+      return Status::Ok();
+    case NcclLineKind::kRow:
+      return Row(l, no);
+    case NcclLineKind::kFooter:
+      Footer(l);
+      return Status::Ok();
+    default:
+      return Status::Ok();
+  }
+}
+
+// Sections without rows go (with a note); the rest get their ranks, nodes and GPU.
+Status Parser::CheckSections() {
+  if (start_prefix_ranks_.size() > 1) {
+    auto a = start_prefix_ranks_.begin(), b = std::next(a);
+    return Where(
+        b->second,
+        fmt::format(
+            "ranks {} and {} each printed their own run header (lines {} and {}): the {} processes "
+            "ran apart, each as a 1-rank run (nccl-tests built without MPI=1); rebuild with MPI=1",
+            a->first, b->first, a->second, b->second, start_prefix_ranks_.size()));
+  }
+  std::vector<NcclTestsSection> kept;
+  for (NcclTestsSection& s : log_.sections) {
+    if (s.rows.empty()) {
+      log_.notes.push_back(fmt::format(
+          "{}:{}: a run header without result rows (the run failed or was cut); skipped", log_.file,
+          s.first_line));
+      continue;
+    }
+    std::map<std::string, int64_t> per_host;
+    for (const NcclTestsDevice& d : s.devices) ++per_host[d.host];
+    s.ranks = static_cast<int64_t>(s.devices.size());
+    s.nodes = static_cast<int64_t>(per_host.size());
+    for (const auto& [host, n] : per_host) s.per_node = std::max(s.per_node, n);
+    if (!s.devices.empty()) s.gpu = s.devices.front().name;
+    for (const NcclTestsDevice& d : s.devices) {
+      if (d.name != s.gpu) {
+        log_.notes.push_back(fmt::format("{}:{}: the run mixes GPUs ({} and {})", log_.file,
+                                         s.first_line, s.gpu, d.name));
+        break;
+      }
+    }
+    kept.push_back(std::move(s));
+  }
+  log_.sections = std::move(kept);
+  if (log_.sections.empty()) {
+    return Where(1, "no result rows (size count type ... time algbw busbw) in this nccl-tests log");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::string>> GivenOps(const std::string& text, const std::string& file) {
+  std::vector<std::string> ops;
+  size_t start = 0;
+  while (!text.empty() && start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string one = text.substr(start, comma - start);
+    const std::string op = NcclTestsOp(one);
+    if (op.empty()) {
+      return InvalidArgument(
+          fmt::format("{}: --op {}: not an nccl-tests program; one of {}", file, one, kOpList));
+    }
+    ops.push_back(op);
+    start = comma + 1;
+  }
+  return ops;
+}
+
+// Whether `s`'s rows fit `op`: "none" for the ops that do not reduce, a reduction for those that
+// do. An error naming the first row that does not.
+Status RowsFit(const NcclTestsSection& s, const std::string& file) {
+  for (const NcclTestsRow& r : s.rows) {
+    const bool none = r.redop == "none" || r.redop.empty();
+    if ((Reduces(s.op) && none) || (PrintsNoReduction(s.op) && !none)) {
+      return InvalidArgument(fmt::format(
+          "{}:{}: a row with redop '{}' in a run read as {} ({}): {} runs print {}; give the op "
+          "of each run, comma-separated in file order (--op all_reduce,all_gather)",
+          file, r.line, r.redop.empty() ? "(no redop column)" : r.redop, s.op, s.op_from, s.op,
+          Reduces(s.op) ? "a reduction (sum, ...)" : "none"));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::ResolveOps() {
+  PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> given, GivenOps(options_.op, log_.file));
+  const size_t n = log_.sections.size();
+  if (given.size() > 1 && given.size() != n) {
+    return InvalidArgument(
+        fmt::format("{}: --op names {} ops, the log holds {} runs", log_.file, given.size(), n));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    NcclTestsSection& s = log_.sections[i];
+    const std::string header = NcclTestsOp(s.program);
+    const std::string g = given.empty() ? "" : given.size() == 1 ? given[0] : given[i];
+    if (!s.program.empty() && header.empty()) {
+      return Where(s.first_line,
+                   fmt::format("program {} is no nccl-tests program ({})", s.program, kOpList));
+    }
+    if (!header.empty() && !g.empty() && header != g) {
+      return Where(
+          s.first_line,
+          fmt::format(
+              "the log's header says {} ({}), but the op given is {}: drop --op, or give the log "
+              "of {}_perf",
+              s.program, header, g, g));
+    }
+    s.op = header.empty() ? g : header;
+    s.op_from = !header.empty() ? fmt::format("the header at line {}", s.first_line) : "--op";
+    if (s.op.empty() && n == 1) {
+      s.op = NcclTestsOp(std::filesystem::path(log_.file).filename().string());
+      s.op_from = "the file name";
+    }
+    if (s.op.empty()) {
+      return Where(
+          s.first_line,
+          fmt::format(
+              "cannot tell which nccl-tests program wrote {} (no \"Collective test starting\" "
+              "line, no X_perf in the file name); pass --op{}, one of {}",
+              n == 1 ? "this log"
+                     : fmt::format("the run of lines {}-{}", s.first_line, s.last_line),
+              n == 1 ? "" : " with one op per run, comma-separated", kOpList));
+    }
+    PARASIM_RETURN_IF_ERROR(RowsFit(s, log_.file));
+  }
+  return Status::Ok();
+}
+
+StatusOr<NcclTestsLog> Parser::Finish() {
+  if (junk_ > 5) {
+    log_.notes.push_back(fmt::format("{}: {} over-long lines skipped in all", log_.file, junk_));
+  }
+  PARASIM_RETURN_IF_ERROR(CheckSections());
+  PARASIM_RETURN_IF_ERROR(ResolveOps());
+  return std::move(log_);
+}
+
+}  // namespace
+
+StatusOr<NcclTestsLog> ReadNcclTestsLog(const std::string& path, const NcclLogOptions& options) {
+  PARASIM_ASSIGN_OR_RETURN(std::unique_ptr<BoundedInput> in,
+                           BoundedInput::Open(path, options.limits));
+  Parser p(path, options);
+  LineReader lines(in.get(), options.max_line_bytes);
+  while (lines.Next()) {
+    if (lines.too_long()) {
+      p.TooLong(lines.number(), lines.line_bytes());
+      continue;
+    }
+    PARASIM_RETURN_IF_ERROR(p.Line(lines.line(), lines.number()));
+  }
+  PARASIM_RETURN_IF_ERROR(lines.status());
+  return p.Finish();
+}
+
+StatusOr<NcclTestsLog> ParseNcclTestsLog(std::string_view text, const std::string& file,
+                                         const NcclLogOptions& options) {
+  Parser p(file, options);
+  int64_t no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t nl = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, nl - start);
+    ++no;
+    if (line.size() > options.max_line_bytes) {
+      p.TooLong(no, static_cast<int64_t>(line.size()));
+    } else {
+      PARASIM_RETURN_IF_ERROR(p.Line(line, no));
+    }
+    start = nl + 1;
+  }
+  return p.Finish();
+}
+
+}  // namespace parasim

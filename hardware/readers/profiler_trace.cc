@@ -1,0 +1,140 @@
+#include "hardware/readers/profiler_trace.h"
+
+#include <algorithm>
+#include <map>
+
+namespace parasim {
+
+int64_t ProfilerTrace::MainDevice() const {
+  std::map<int64_t, int64_t> count;
+  for (const GpuEvent& e : events) ++count[e.device];
+  int64_t best = -1, most = 0;
+  for (const auto& [device, n] : count) {
+    if (n > most) best = device, most = n;
+  }
+  return best;
+}
+
+const TraceDevice* ProfilerTrace::Device(int64_t id) const {
+  for (const TraceDevice& d : devices) {
+    if (d.id == id) return &d;
+  }
+  return nullptr;
+}
+
+ProfilerTraceBuilder::ProfilerTraceBuilder(std::string file) { trace_.file = std::move(file); }
+
+uint32_t ProfilerTraceBuilder::InternName(std::string_view name) {
+  auto it = name_ids_.find(std::string(name));
+  if (it != name_ids_.end()) return it->second;
+  bool repaired = false;
+  std::string clean = RepairUtf8(name, &repaired);
+  if (repaired) ++trace_.names_repaired;
+  const auto id = static_cast<uint32_t>(trace_.names.size());
+  trace_.names.push_back(std::move(clean));
+  name_ids_.emplace(std::string(name), id);
+  return id;
+}
+
+namespace {
+
+// Steps in start order, one per number (the widest range when a number repeats: a trace may mark
+// a step both as a user annotation and as a CPU op).
+std::vector<ProfilerStep> UniqueSteps(std::vector<ProfilerStep> steps) {
+  std::map<int64_t, ProfilerStep> by_number;
+  for (const ProfilerStep& s : steps) {
+    auto [it, fresh] = by_number.emplace(s.number, s);
+    if (!fresh && s.dur_ns > it->second.dur_ns) it->second = s;
+  }
+  std::vector<ProfilerStep> out;
+  for (const auto& [n, s] : by_number) out.push_back(s);
+  std::sort(out.begin(), out.end(),
+            [](const ProfilerStep& a, const ProfilerStep& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+// The index of the step whose range holds `t`, or -1.
+int16_t StepAt(const std::vector<ProfilerStep>& steps, int64_t t) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                             [](int64_t v, const ProfilerStep& s) { return v < s.start_ns; });
+  if (it == steps.begin()) return -1;
+  --it;
+  if (t >= it->end_ns()) return -1;
+  return static_cast<int16_t>(it - steps.begin());
+}
+
+}  // namespace
+
+ProfilerTrace ProfilerTraceBuilder::Finish() && {
+  trace_.steps = UniqueSteps(std::move(trace_.steps));
+  if (trace_.steps.size() > 32767) trace_.steps.resize(32767);  // GpuEvent::step is int16
+  std::sort(launches_.begin(), launches_.end(), [](const TraceLaunch& a, const TraceLaunch& b) {
+    return a.correlation < b.correlation;
+  });
+  for (GpuEvent& e : trace_.events) {
+    int64_t t = e.start_ns;
+    auto it = std::lower_bound(launches_.begin(), launches_.end(), e.correlation,
+                               [](const TraceLaunch& l, int64_t c) { return l.correlation < c; });
+    if (e.correlation >= 0 && it != launches_.end() && it->correlation == e.correlation) {
+      t = it->start_ns;
+    }
+    e.step = StepAt(trace_.steps, t);
+  }
+  launches_.clear();
+  launches_.shrink_to_fit();
+  name_ids_.clear();
+  return std::move(trace_);
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i], or 0 when it is not valid (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF).
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (b(1) < lo || b(1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string RepairUtf8(std::string_view s, bool* repaired) {
+  std::string out;
+  out.reserve(s.size());
+  *repaired = false;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      *repaired = true;
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace parasim
