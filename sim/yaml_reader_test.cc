@@ -72,7 +72,8 @@ TEST_CASE("the unlocated checks word their errors as the readers do") {
         "expected an integer from 1 to 64, got 'eight' (counts take no unit)");
   CHECK(ParseInteger("0", 1, 64).status().message() == "expected an integer from 1 to 64, got 0");
   CHECK(ParseInteger("-2", 1, 64).status().message() == "expected an integer from 1 to 64, got -2");
-  CHECK(ParseInteger("1.5", 1, 64).status().message() == "expected an integer from 1 to 64, got 1.5");
+  CHECK(ParseInteger("1.5", 1, 64).status().message() ==
+        "expected an integer from 1 to 64, got 1.5");
   CHECK(*ParseBool("yes"));
   CHECK_FALSE(*ParseBool("off"));
   CHECK(ParseBool("2").status().message() == "expected true or false, got '2'");
