@@ -1,5 +1,8 @@
-// The scenario: cluster x model x training x layout (and an optional sweep space), loaded from
-// the YAML contract of SCENARIO.md with every error located at file:line:col.
+// The scenario: cluster x model x training x layout (and an optional sweep space and
+// reliability model), loaded from the YAML contract of docs/SCENARIO.md with every error located
+// at file:line:col. Each block has its own reader: cluster_block.h, model_block.h,
+// training_block.h, parallelism_block.h, sweep_block.h, reliability_block.h; the keys a sweep
+// may vary are read by the sweep's key table in every place they appear (table_keys.h).
 //
 //   Catalogs cat = *LoadCatalogs();
 //   StatusOr<Scenario> s = LoadScenario("scenarios/gpt3-175b-1024-a100.yaml", {"parallelism.tp=4"},
@@ -8,11 +11,13 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/spec.h"
 #include "models/model_spec.h"
 #include "models/training.h"
+#include "scenarios/catalogs.h"
 #include "sim/status.h"
 #include "sim/yaml_reader.h"
 #include "strategies/layout.h"
@@ -20,11 +25,8 @@
 
 namespace parasim {
 
-struct Catalogs {
-  HardwareCatalog hardware;
-  ModelCatalog models;
-};
-StatusOr<Catalogs> LoadCatalogs();
+// The top-level keys of a scenario file.
+const std::vector<std::string_view>& ScenarioKeys();
 
 StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::string>& sets,
                                 const Catalogs& catalogs);

@@ -228,20 +228,42 @@ StatusOr<std::string> ReadScalar(const YamlContext& ctx, const YAML::Node& n,
   return n.Scalar();
 }
 
-StatusOr<int64_t> ReadInt(const YamlContext& ctx, const YAML::Node& n, std::string_view path,
-                          int64_t lo, int64_t hi) {
-  PARASIM_ASSIGN_OR_RETURN(std::string s, ReadScalar(ctx, n, path));
+StatusOr<int64_t> ParseInteger(std::string_view text, int64_t lo, int64_t hi) {
+  const std::string s(text);
   auto v = ParseCount(s);
   std::string want = fmt::format("expected an integer from {} to {}", lo, hi);
   if (!v.ok()) {
-    if (!s.empty() && s[0] == '-') return ctx.ErrorAt(n, path, fmt::format("{}, got {}", want, s));
-    return ctx.ErrorAt(n, path, fmt::format("{}, got '{}' (counts take no unit)", want, s));
+    if (!s.empty() && s[0] == '-') return InvalidArgument(fmt::format("{}, got {}", want, s));
+    return InvalidArgument(fmt::format("{}, got '{}' (counts take no unit)", want, s));
   }
   double d = *v;
   if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    return ctx.ErrorAt(n, path, fmt::format("{}, got {}", want, s));
+    return InvalidArgument(fmt::format("{}, got {}", want, s));
   }
   return static_cast<int64_t>(d);
+}
+
+StatusOr<bool> ParseBool(std::string_view text) {
+  if (text == "true" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "no" || text == "off") return false;
+  return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(text)));
+}
+
+Status CheckAccepted(std::string_view text, const std::vector<std::string_view>& accepted) {
+  if (std::find(accepted.begin(), accepted.end(), text) != accepted.end()) return Status::Ok();
+  std::string hint = DidYouMean(text, accepted);
+  std::string msg =
+      fmt::format("'{}' is not accepted; expected one of: {}", std::string(text), Join(accepted));
+  if (!hint.empty()) msg += fmt::format(" (did you mean '{}'?)", hint);
+  return InvalidArgument(msg);
+}
+
+StatusOr<int64_t> ReadInt(const YamlContext& ctx, const YAML::Node& n, std::string_view path,
+                          int64_t lo, int64_t hi) {
+  PARASIM_ASSIGN_OR_RETURN(std::string s, ReadScalar(ctx, n, path));
+  StatusOr<int64_t> v = ParseInteger(s, lo, hi);
+  if (!v.ok()) return ctx.ErrorAt(n, path, v.status().message());
+  return *v;
 }
 
 Status MapReader::Int(std::string_view key, int64_t* out, int64_t lo, int64_t hi) const {
@@ -271,13 +293,9 @@ Status MapReader::Number(std::string_view key, double* out, double lo, double hi
 Status MapReader::Bool(std::string_view key, bool* out) const {
   if (!Has(key)) return Status::Ok();
   PARASIM_ASSIGN_OR_RETURN(std::string s, Scalar(key));
-  if (s == "true" || s == "yes" || s == "on") {
-    *out = true;
-  } else if (s == "false" || s == "no" || s == "off") {
-    *out = false;
-  } else {
-    return Error(key, fmt::format("expected true or false, got '{}'", s));
-  }
+  StatusOr<bool> v = ParseBool(s);
+  if (!v.ok()) return Error(key, v.status().message());
+  *out = *v;
   return Status::Ok();
 }
 
@@ -291,12 +309,8 @@ Status MapReader::Enum(std::string_view key, std::string* out,
                        const std::vector<std::string_view>& accepted) const {
   if (!Has(key)) return Status::Ok();
   PARASIM_ASSIGN_OR_RETURN(std::string s, Scalar(key));
-  if (std::find(accepted.begin(), accepted.end(), s) == accepted.end()) {
-    std::string hint = DidYouMean(s, accepted);
-    std::string msg = fmt::format("'{}' is not accepted; expected one of: {}", s, Join(accepted));
-    if (!hint.empty()) msg += fmt::format(" (did you mean '{}'?)", hint);
-    return Error(key, msg);
-  }
+  Status st = CheckAccepted(s, accepted);
+  if (!st.ok()) return Error(key, st.message());
   *out = s;
   return Status::Ok();
 }

@@ -104,6 +104,17 @@ StatusOr<int64_t> ReadInt(const YamlContext& ctx, const YAML::Node& n, std::stri
 StatusOr<std::string> ReadScalar(const YamlContext& ctx, const YAML::Node& n,
                                  std::string_view path);
 
+// The readers' checks of one scalar's text, unlocated, for values read outside a mapping (the
+// sweep's key table, strategies/sweep_keys.h): the same acceptance and wording as MapReader's
+// Int, Bool and Enum, which locate these messages at the key.
+//   ParseInteger("eight", 1, 64) -> "expected an integer from 1 to 64, got 'eight' (counts take
+//   no unit)"
+StatusOr<int64_t> ParseInteger(std::string_view text, int64_t lo, int64_t hi);
+StatusOr<bool> ParseBool(std::string_view text);  // true/yes/on, false/no/off
+// Ok when `text` is one of `accepted`; else "'x' is not accepted; expected one of: a, b (did
+// you mean 'y'?)".
+Status CheckAccepted(std::string_view text, const std::vector<std::string_view>& accepted);
+
 // Deep merge: keys of `over` replace or (for two mappings) merge into `base`. Nodes are shared,
 // not copied, so their marks (line, column) survive.
 YAML::Node DeepMerge(const YAML::Node& base, const YAML::Node& over);

@@ -66,5 +66,35 @@ TEST_CASE("--set replaces a value and errors name the option") {
   CHECK_FALSE(ApplySet(n, "novalue", &ctx).ok());
 }
 
+TEST_CASE("the unlocated checks word their errors as the readers do") {
+  CHECK(*ParseInteger("3e3", 1, 4096) == 3000);
+  CHECK(ParseInteger("eight", 1, 64).status().message() ==
+        "expected an integer from 1 to 64, got 'eight' (counts take no unit)");
+  CHECK(ParseInteger("0", 1, 64).status().message() == "expected an integer from 1 to 64, got 0");
+  CHECK(ParseInteger("-2", 1, 64).status().message() == "expected an integer from 1 to 64, got -2");
+  CHECK(ParseInteger("1.5", 1, 64).status().message() ==
+        "expected an integer from 1 to 64, got 1.5");
+  CHECK(*ParseBool("yes"));
+  CHECK_FALSE(*ParseBool("off"));
+  CHECK(ParseBool("2").status().message() == "expected true or false, got '2'");
+  CHECK(CheckAccepted("ring", {"ring", "all_gather"}).ok());
+  CHECK(CheckAccepted("rnig", {"ring", "all_gather"}).message() ==
+        "'rnig' is not accepted; expected one of: ring, all_gather (did you mean 'ring'?)");
+  // MapReader's readers locate the same messages at the key.
+  YamlContext ctx{"x.yaml", {}};
+  auto root = ParseYaml("a: 0\nb: 2\nc: rnig\n", "x.yaml");
+  REQUIRE(root.ok());
+  auto m = MapReader::Open(ctx, *root, "", {"a", "b", "c"});
+  REQUIRE(m.ok());
+  int64_t a = 0;
+  bool b = false;
+  std::string c;
+  CHECK(m->Int("a", &a, 1, 64).message() ==
+        "x.yaml:1:4: error: a: " + ParseInteger("0", 1, 64).status().message());
+  CHECK(m->Bool("b", &b).message() == "x.yaml:2:4: error: b: " + ParseBool("2").status().message());
+  CHECK(m->Enum("c", &c, {"ring", "all_gather"}).message() ==
+        "x.yaml:3:4: error: c: " + CheckAccepted("rnig", {"ring", "all_gather"}).message());
+}
+
 }  // namespace
 }  // namespace parasim

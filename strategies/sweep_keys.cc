@@ -1,41 +1,46 @@
 #include "strategies/sweep_keys.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
-#include <cmath>
 
-#include "sim/parse_units.h"
+#include "sim/yaml_reader.h"
 #include "strategies/plan.h"
 #include "strategies/schedule.h"
 
 namespace parasim {
 namespace {
 
+// Values read as the scenario's readers read them (sim/yaml_reader.h), so that a key's
+// accepted values, limits and errors are the same in its block, in a sweep and in --set.
 template <int64_t kLo, int64_t kHi>
 StatusOr<int64_t> Integer(std::string_view value) {
-  auto v = ParseCount(value);
-  if (!v.ok() || *v != std::floor(*v) || *v < kLo || *v > kHi) {
-    return InvalidArgument(
-        fmt::format("expected an integer from {} to {}, got '{}'", kLo, kHi, std::string(value)));
-  }
-  return static_cast<int64_t>(*v);
+  return ParseInteger(value, kLo, kHi);
 }
 
 // Parallel degrees within one model replica: 65536 is far past any node or model.
 constexpr int64_t kMaxDegree = 65536;
 
 StatusOr<int64_t> Boolean(std::string_view value) {
-  if (value == "true") return 1;
-  if (value == "false") return 0;
-  return InvalidArgument(fmt::format("expected true or false, got '{}'", std::string(value)));
+  PARASIM_ASSIGN_OR_RETURN(bool b, ParseBool(value));
+  return b ? 1 : 0;
 }
 
-// A named key's value (schedule, recompute, grad_reduce, cp_comm) through its own parser.
-template <class E, StatusOr<E> (*kParse)(std::string_view)>
+// A named key's value (schedule, recompute, grad_reduce, cp_comm, precision, fp8_recipe)
+// through its own parser, which may take aliases (the schedules'); an unknown name lists the
+// names and the nearest one.
+template <class E, StatusOr<E> (*kParse)(std::string_view),
+          std::vector<std::string_view> (*kNames)()>
 StatusOr<int64_t> Named(std::string_view value) {
-  PARASIM_ASSIGN_OR_RETURN(E e, kParse(value));
-  return static_cast<int64_t>(e);
+  StatusOr<E> e = kParse(value);
+  if (e.ok()) return static_cast<int64_t>(*e);
+  Status listed = CheckAccepted(value, kNames());
+  if (listed.ok()) return e.status();
+  return listed;
+}
+
+std::vector<std::string_view> ScheduleNameList() {
+  std::vector<std::string_view> out;
+  for (ScheduleId id : AllSchedules()) out.push_back(ScheduleName(id));
+  return out;
 }
 
 std::vector<int64_t> None(const Scenario&) { return {}; }
@@ -90,58 +95,71 @@ std::vector<int64_t> ScheduleAuto(const Scenario&) {
   return out;
 }
 
+// `block`: "parallelism" for the layout's keys, "training" for the training's.
 const std::vector<SweepKey> kKeys = {
-    {"tp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->tp = int(v); }, TpAuto},
-    {"pp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->pp = int(v); }, PpAuto},
-    {"dp", Integer<1, kMaxGpus>, [](int64_t v, Layout* l, Training*) { l->dp = v; }, None},
-    {"cp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->cp = int(v); }, CpAuto},
-    {"ep", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->ep = int(v); }, EpAuto},
+    {"tp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->tp = int(v); }, TpAuto,
+     "parallelism"},
+    {"pp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->pp = int(v); }, PpAuto,
+     "parallelism"},
+    {"dp", Integer<1, kMaxGpus>, [](int64_t v, Layout* l, Training*) { l->dp = v; }, None,
+     "parallelism"},
+    {"cp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->cp = int(v); }, CpAuto,
+     "parallelism"},
+    {"ep", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->ep = int(v); }, EpAuto,
+     "parallelism"},
     {"etp", Integer<1, kMaxDegree>, [](int64_t v, Layout* l, Training*) { l->etp = int(v); },
-     EtpAuto},
+     EtpAuto, "parallelism"},
     // Micro-batches beyond 16 sequences leave no GEMM faster on any GPU in the catalog.
     {"micro_batch", Integer<1, kMaxCount>,
      [](int64_t v, Layout*, Training* t) { t->micro_batch = v; },
      [](const Scenario&) {
        return std::vector<int64_t>{1, 2, 4, 8, 16};
-     }},
+     },
+     "training"},
     // Megatron-LM's interleaving is used with 2-8 chunks per stage (SC21 Fig. 12 sweeps to 8).
-    {"virtual_stages", Integer<1, kMaxDegree>,
+    // Up to 1024 chunks a stage are accepted (far past any run; every chunk needs a layer).
+    {"virtual_stages", Integer<1, 1024>,
      [](int64_t v, Layout* l, Training*) { l->virtual_stages = int(v); },
-     [](const Scenario&) { return std::vector<int64_t>{1, 2, 3, 4, 6, 8}; }},
-    {"schedule", Named<ScheduleId, FindSchedule>,
+     [](const Scenario&) { return std::vector<int64_t>{1, 2, 3, 4, 6, 8}; }, "parallelism"},
+    {"schedule", Named<ScheduleId, FindSchedule, ScheduleNameList>,
      [](int64_t v, Layout* l, Training*) { l->schedule = static_cast<ScheduleId>(v); },
-     ScheduleAuto},
+     ScheduleAuto, "parallelism"},
     {"zero", Integer<0, 3>, [](int64_t v, Layout* l, Training*) { l->zero = int(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{0, 1, 2, 3};
-     }},
-    {"recompute", Named<RecomputeKind, ParseRecompute>,
+     },
+     "parallelism"},
+    {"recompute", Named<RecomputeKind, ParseRecompute, RecomputeNames>,
      [](int64_t v, Layout*, Training* t) { t->recompute = static_cast<RecomputeKind>(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{static_cast<int64_t>(RecomputeKind::kNone),
                                    static_cast<int64_t>(RecomputeKind::kSelective),
                                    static_cast<int64_t>(RecomputeKind::kFull)};
-     }},
+     },
+     "training"},
     {"sp", Boolean, [](int64_t v, Layout* l, Training*) { l->sp = v != 0; },
      [](const Scenario&) {
        return std::vector<int64_t>{0, 1};
-     }},
+     },
+     "parallelism"},
     // Both reductions: the sweep folds the one the ZeRO stage does by default onto `auto`.
-    {"grad_reduce", Named<Layout::GradReduce, ParseGradReduce>,
+    {"grad_reduce", Named<Layout::GradReduce, ParseGradReduce, GradReduceNames>,
      [](int64_t v, Layout* l, Training*) { l->grad_reduce = static_cast<Layout::GradReduce>(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{static_cast<int64_t>(Layout::GradReduce::kMicroBatch),
                                    static_cast<int64_t>(Layout::GradReduce::kStep)};
-     }},
+     },
+     "parallelism"},
     // Both exchanges; the sweep folds any without context parallelism onto the ring.
-    {"cp_comm", Named<Layout::CpComm, ParseCpComm>,
+    {"cp_comm", Named<Layout::CpComm, ParseCpComm, CpCommNames>,
      [](int64_t v, Layout* l, Training*) { l->cp_comm = static_cast<Layout::CpComm>(v); },
      [](const Scenario&) {
        return std::vector<int64_t>{static_cast<int64_t>(Layout::CpComm::kRing),
                                    static_cast<int64_t>(Layout::CpComm::kAllGather)};
-     }},
+     },
+     "parallelism"},
     {"global_batch", Integer<1, kMaxCount>,
-     [](int64_t v, Layout*, Training* t) { t->global_batch = v; }, None},
+     [](int64_t v, Layout*, Training* t) { t->global_batch = v; }, None, "training"},
     // Layers per chunk the recompute mode covers (Megatron-LM's --recompute-num-layers):
     // auto tries powers of two below the model's depth, and every layer (-1).
     {"recompute_layers", Integer<0, 1 << 20>,
@@ -151,11 +169,12 @@ const std::vector<SweepKey> kKeys = {
        for (int64_t n = 1; n < s.model.layers; n *= 2) out.push_back(n);
        out.push_back(-1);
        return out;
-     }},
+     },
+     "training"},
     // The number format of the layers' GEMMs: auto tries bf16 and, where the GPU has FP8 tensor
     // cores, fp8 (the scenario's fp8_recipe, tensorwise by default). Gradients keep the
     // scenario's grad_dtype.
-    {"precision", Named<Dtype, ParseDtype>,
+    {"precision", Named<Dtype, ParseDtype, DtypeNames>,
      [](int64_t v, Layout*, Training* t) { t->precision = static_cast<Dtype>(v); },
      [](const Scenario& s) {
        std::vector<int64_t> out = {static_cast<int64_t>(Dtype::kBf16)};
@@ -163,17 +182,19 @@ const std::vector<SweepKey> kKeys = {
          out.push_back(static_cast<int64_t>(Dtype::kFp8));
        }
        return out;
-     }},
+     },
+     "training"},
     // FP8's scaling (with precision fp8; the sweep folds it away for other precisions): auto
     // tries per-tensor and DeepSeek-V3's blocks, and MXFP8 where the GPU's tensor cores take it.
-    {"fp8_recipe", Named<Fp8Recipe, ParseFp8Recipe>,
+    {"fp8_recipe", Named<Fp8Recipe, ParseFp8Recipe, Fp8RecipeNames>,
      [](int64_t v, Layout*, Training* t) { t->fp8_recipe = static_cast<Fp8Recipe>(v); },
      [](const Scenario& s) {
        std::vector<int64_t> out = {static_cast<int64_t>(Fp8Recipe::kTensorwise),
                                    static_cast<int64_t>(Fp8Recipe::kBlockwise)};
        if (s.cluster.gpu.mxfp8) out.push_back(static_cast<int64_t>(Fp8Recipe::kMxfp8));
        return out;
-     }},
+     },
+     "training"},
 };
 
 }  // namespace
@@ -206,6 +227,14 @@ const SweepKey* FindSweepKey(std::string_view name) {
     if (k.name == name) return &k;
   }
   return nullptr;
+}
+
+std::vector<std::string_view> SweepKeysOf(std::string_view block) {
+  std::vector<std::string_view> out;
+  for (const SweepKey& k : kKeys) {
+    if (k.block == block) out.push_back(k.name);
+  }
+  return out;
 }
 
 }  // namespace parasim

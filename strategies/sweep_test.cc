@@ -663,8 +663,7 @@ TEST_CASE("one sweep-key table: every key parses, applies and lists its auto val
   CHECK(probe.layout.tp == 4);
   CHECK(probe.layout.schedule == kScheduleInterleaved);
   CHECK(probe.training.recompute == RecomputeKind::kSelective);
-  CHECK(ApplySweepValue(&probe, "zero", "4").message() ==
-        "expected an integer from 0 to 3, got '4'");
+  CHECK(ApplySweepValue(&probe, "zero", "4").message() == "expected an integer from 0 to 3, got 4");
   CHECK(ApplySweepValue(&probe, "gpu", "h100").message() == "'gpu' cannot be swept");
   // tp auto: powers of two up to the node (8 GPUs of a DGX A100).
   CHECK(FindSweepKey("tp")->auto_values(s) == std::vector<int64_t>{1, 2, 4, 8});

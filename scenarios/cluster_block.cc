@@ -1,0 +1,151 @@
+#include "scenarios/cluster_block.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "hardware/profile.h"
+#include "strategies/plan.h"
+
+namespace parasim {
+namespace {
+
+Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
+                      ClusterSpec* c) {
+  YAML::Node g = m.Node("gpu");
+  if (g.IsScalar()) {
+    const GpuSpec* spec = cat.hardware.FindGpu(g.Scalar());
+    if (!spec) {
+      std::string hint = DidYouMean(g.Scalar(), cat.hardware.GpuIds());
+      return m.Error(
+          "gpu",
+          fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
+                      "mapping with memory, hbm_bandwidth, peak)",
+                      g.Scalar(), hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                      fmt::join(cat.hardware.GpuIds(), ", ")));
+    }
+    c->gpu = *spec;
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(c->gpu, ParseGpuSpec(ctx, g, "cluster.gpu", "inline"));
+  }
+  return Status::Ok();
+}
+
+Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
+                  std::string_view key, FabricKind want, FabricSpec* out, bool needed) {
+  if (!m.Has(key)) {
+    if (needed) {
+      return m.Error(key,
+                     fmt::format("missing required key '{}' (a catalog fabric id such as {} "
+                                 "or an inline {{bandwidth, latency}})",
+                                 key, want == FabricKind::kIntra ? "nvlink3-a100" : "ib-hdr-200g"));
+    }
+    out->id = "none";
+    out->kind = want;
+    out->bandwidth = Bandwidth(1);
+    return Status::Ok();
+  }
+  YAML::Node f = m.Node(key);
+  if (f.IsScalar()) {
+    const FabricSpec* spec = cat.hardware.FindFabric(f.Scalar());
+    if (!spec) {
+      std::string hint = DidYouMean(f.Scalar(), cat.hardware.FabricIds());
+      return m.Error(key,
+                     fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
+                                 hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                                 fmt::join(cat.hardware.FabricIds(), ", ")));
+    }
+    *out = *spec;
+  } else {
+    PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline"));
+    out->kind = want;
+  }
+  return Status::Ok();
+}
+
+// A calibration profile named by the scenario, relative to the scenario's folder.
+Status ReadCalibration(const MapReader& m, ClusterSpec* c, const std::string& scenario_dir) {
+  PARASIM_RETURN_IF_ERROR(m.String("calibration", &c->calibration));
+  if (c->calibration.empty()) return Status::Ok();  // `--set cluster.calibration=`: defaults
+  std::filesystem::path p(c->calibration);
+  if (p.is_relative() && !scenario_dir.empty()) p = std::filesystem::path(scenario_dir) / p;
+  if (!std::filesystem::exists(p)) {
+    return m.Error("calibration", fmt::format("calibration profile '{}' not found (make one with "
+                                              "`parasim fit MEASUREMENTS --out FILE`)",
+                                              p.string()));
+  }
+  c->calibration = p.string();
+  // Errors name the profile's own line and column, after the scenario's reference to it.
+  StatusOr<CalibrationProfile> prof = LoadCalibrationProfile(c->calibration);
+  if (!prof.ok()) return m.Error("calibration", prof.status().message());
+  StatusOr<std::vector<std::string>> changed = ApplyCalibrationProfile(*prof, c);
+  if (!changed.ok()) return m.Error("calibration", changed.status().message());
+  c->calibrated = *changed;
+  return Status::Ok();
+}
+
+// The price of one GPU-hour: one number, or a mapping from GPU id to price (a co-design sweep
+// over `gpu` prices each type; the cluster's own GPU must be among them).
+Status ReadGpuHourCost(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
+                       ClusterSpec* c) {
+  if (!m.Has("gpu_hour_cost") || !m.Node("gpu_hour_cost").IsMap()) {
+    return m.Number("gpu_hour_cost", &c->gpu_hour_cost, 0, 1e6);
+  }
+  std::vector<std::string_view> ids = cat.hardware.GpuIds();
+  ids.push_back(c->gpu.id);
+  PARASIM_ASSIGN_OR_RETURN(MapReader prices, MapReader::Open(ctx, m.Node("gpu_hour_cost"),
+                                                             m.Path("gpu_hour_cost"), ids));
+  if (!prices.Has(c->gpu.id)) {
+    std::vector<std::string> priced;
+    for (const auto& kv : prices.node()) priced.push_back(kv.first.Scalar());
+    return m.Error("gpu_hour_cost",
+                   fmt::format("no price for gpu '{}' (priced: {}); add '{}: PRICE' per GPU-hour, "
+                               "or give one price for every GPU",
+                               c->gpu.id, fmt::join(priced, ", "), c->gpu.id));
+  }
+  return prices.Number(c->gpu.id, &c->gpu_hour_cost, 0, 1e6);
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& ClusterKeys() {
+  static const std::vector<std::string_view> kKeys = {
+      "gpu",        "nodes",         "gpus_per_node", "intra_node",
+      "inter_node", "nics_per_node", "nvlink_domain", "oversubscription",
+      "pod_gpus",   "calibration",   "gpu_hour_cost"};
+  return kKeys;
+}
+
+Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
+                    ClusterSpec* c, const std::string& scenario_dir) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, "cluster", ClusterKeys()));
+  PARASIM_RETURN_IF_ERROR(m.Require("gpu"));
+  PARASIM_RETURN_IF_ERROR(ReadClusterGpu(ctx, m, cat, c));
+  PARASIM_RETURN_IF_ERROR(m.Int("nodes", &c->nodes, 1, kMaxGpus));
+  PARASIM_RETURN_IF_ERROR(m.Int("gpus_per_node", &c->gpus_per_node, 1, 1024));
+  PARASIM_RETURN_IF_ERROR(m.Int("nics_per_node", &c->nics_per_node, 1, 1024));
+  PARASIM_RETURN_IF_ERROR(m.Int("nvlink_domain", &c->nvlink_domain, 1, 1 << 20));
+  if (c->nvlink_domain > 0 && c->nvlink_domain % c->gpus_per_node != 0) {
+    return m.Error("nvlink_domain",
+                   fmt::format("{} GPUs is not a whole number of {}-GPU nodes; expected a "
+                               "multiple of gpus_per_node (e.g. 72 for GB200 NVL72 with 4 per "
+                               "node)",
+                               c->nvlink_domain, c->gpus_per_node));
+  }
+  PARASIM_RETURN_IF_ERROR(m.Number("oversubscription", &c->oversubscription, 1.0, 1000.0));
+  PARASIM_RETURN_IF_ERROR(m.Int("pod_gpus", &c->pod_gpus, 1, kMaxGpus));
+  PARASIM_RETURN_IF_ERROR(ReadGpuHourCost(ctx, m, cat, c));
+  if (c->nodes * c->gpus_per_node > kMaxGpus) {
+    return m.Error("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", c->nodes,
+                                        c->gpus_per_node, kMaxGpus));
+  }
+  PARASIM_RETURN_IF_ERROR(
+      ReadFabric(ctx, m, cat, "intra_node", FabricKind::kIntra, &c->intra, c->domain() > 1));
+  PARASIM_RETURN_IF_ERROR(
+      ReadFabric(ctx, m, cat, "inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
+  if (m.Has("calibration")) PARASIM_RETURN_IF_ERROR(ReadCalibration(m, c, scenario_dir));
+  return Status::Ok();
+}
+
+}  // namespace parasim

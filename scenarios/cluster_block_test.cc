@@ -1,0 +1,108 @@
+#include "scenarios/cluster_block.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "scenarios/block_testing.h"
+
+namespace parasim {
+namespace {
+
+// The cluster block of `text` read into `c`.
+Status Read(const std::string& text, ClusterSpec* c, const std::string& dir = "") {
+  return testing::ReadBlock(text, "cluster", [&](const YamlContext& ctx, const YAML::Node& n) {
+    return ParseCluster(ctx, n, testing::TestCatalogs(), c, dir);
+  });
+}
+
+TEST_CASE("a cluster of catalog parts, with the defaults of what it leaves out") {
+  ClusterSpec c;
+  REQUIRE(Read("cluster:\n  gpu: a100-sxm4-80gb\n  nodes: 4\n  gpus_per_node: 8\n"
+               "  intra_node: nvlink3-a100\n  inter_node: ib-hdr-200g\n",
+               &c)
+              .ok());
+  CHECK(c.gpu.id == "a100-sxm4-80gb");
+  CHECK(c.gpus() == 32);
+  CHECK(c.intra.id == "nvlink3-a100");
+  CHECK(c.inter.kind == FabricKind::kInter);
+  CHECK(c.oversubscription == 1.0);
+  CHECK(c.gpu_hour_cost == 0);
+  // One GPU needs no fabric; more than one node needs the inter-node one.
+  ClusterSpec one;
+  REQUIRE(Read("cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 1}\n", &one).ok());
+  CHECK(one.inter.id == "none");
+  ClusterSpec two;
+  CHECK(Read("cluster: {gpu: h100-sxm5-80gb, nodes: 2, gpus_per_node: 1}\n", &two).message() ==
+        "x.yaml:1:10: error: cluster.inter_node: missing required key 'inter_node' (a catalog "
+        "fabric id such as ib-hdr-200g or an inline {bandwidth, latency})");
+}
+
+TEST_CASE("inline GPU and fabric; an unknown id lists the catalog's") {
+  ClusterSpec c;
+  REQUIRE(Read("cluster:\n  gpu: {memory: 80GiB, hbm_bandwidth: 2TB/s, sms: 100, peak: {bf16: "
+               "300TFLOP/s}}\n  nodes: 1\n  gpus_per_node: 2\n"
+               "  intra_node: {bandwidth: 100GB/s, latency: 2us}\n",
+               &c)
+              .ok());
+  CHECK(c.gpu.id == "inline");
+  CHECK(c.gpu.memory.gib() == 80);
+  CHECK(c.intra.kind == FabricKind::kIntra);
+  CHECK(c.intra.latency == Duration::Microseconds(2));
+  ClusterSpec bad;
+  const Status st = Read("cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 1}\n", &bad);
+  CHECK(st.message().find("x.yaml:1:16: error: cluster.gpu: unknown GPU 'a100-80gb'") == 0);
+  CHECK(st.message().find("catalog GPUs: ") != std::string::npos);
+}
+
+TEST_CASE("the NVLink domain spans whole nodes") {
+  ClusterSpec c;
+  REQUIRE(Read("cluster: {gpu: gb200, nodes: 36, gpus_per_node: 4, nvlink_domain: 72, "
+               "intra_node: nvlink5, inter_node: ib-ndr-400g}\n",
+               &c)
+              .ok());
+  CHECK(c.domain() == 72);
+  CHECK(Read("cluster: {gpu: gb200, nodes: 36, gpus_per_node: 4, nvlink_domain: 70, "
+             "intra_node: nvlink5, inter_node: ib-ndr-400g}\n",
+             &c)
+            .message()
+            .find("70 GPUs is not a whole number of 4-GPU nodes") != std::string::npos);
+}
+
+TEST_CASE("a GPU-hour price: one number, or one per GPU type including the cluster's") {
+  const std::string shape = "nodes: 1, gpus_per_node: 1";
+  ClusterSpec c;
+  REQUIRE(Read("cluster: {gpu: b200, " + shape + ", gpu_hour_cost: 4.5}\n", &c).ok());
+  CHECK(c.gpu_hour_cost == 4.5);
+  REQUIRE(
+      Read("cluster: {gpu: b200, " + shape + ", gpu_hour_cost: {b200: 4, h100-sxm5-80gb: 2}}\n", &c)
+          .ok());
+  CHECK(c.gpu_hour_cost == 4);
+  CHECK(Read("cluster: {gpu: b200, " + shape + ", gpu_hour_cost: {h100-sxm5-80gb: 2}}\n", &c)
+            .message()
+            .find("no price for gpu 'b200' (priced: h100-sxm5-80gb)") != std::string::npos);
+}
+
+TEST_CASE("a calibration profile, relative to the scenario's folder, replaces catalog values") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  std::ofstream(dir + "/h100.yaml") << "gpu: h100-sxm5-80gb\ncompute: {gemm_efficiency: 0.5}\n";
+  ClusterSpec c;
+  REQUIRE(Read("cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 1, calibration: "
+               "h100.yaml}\n",
+               &c, dir)
+              .ok());
+  CHECK(c.gpu.gemm_efficiency == 0.5);
+  CHECK(c.calibration == dir + "/h100.yaml");
+  CHECK(c.calibrated.size() == 1);
+  CHECK(Read("cluster: {gpu: b200, nodes: 1, gpus_per_node: 1, calibration: h100.yaml}\n", &c, dir)
+            .message()
+            .find("was measured on 'h100-sxm5-80gb'") != std::string::npos);
+  CHECK(Read("cluster: {gpu: b200, nodes: 1, gpus_per_node: 1, calibration: none.yaml}\n", &c, dir)
+            .message()
+            .find("not found") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,50 @@
+#include "scenarios/model_block.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <string>
+
+namespace parasim {
+
+Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
+                  ModelSpec* out) {
+  auto lookup = [&](const YAML::Node& n, std::string path) -> StatusOr<ModelSpec> {
+    PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, n, path));
+    const ModelSpec* spec = cat.models.Find(id);
+    if (!spec) {
+      std::string hint = DidYouMean(id, cat.models.Ids());
+      return ctx.ErrorAt(
+          n, path,
+          fmt::format("unknown model '{}'{}; catalog models: {} (or an inline "
+                      "mapping with layers, hidden, heads, vocab)",
+                      id, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                      fmt::join(cat.models.Ids(), ", ")));
+    }
+    return *spec;
+  };
+  if (node.IsScalar()) {
+    PARASIM_ASSIGN_OR_RETURN(*out, lookup(node, "model"));
+    return Status::Ok();
+  }
+  ModelSpec base;
+  base.id = "inline";
+  if (node.IsMap() && node["extends"].IsDefined()) {
+    PARASIM_ASSIGN_OR_RETURN(base, lookup(node["extends"], "model.extends"));
+    base.id = base.id + "+overrides";
+    base.published_params = 0;
+    base.published_active_params = 0;
+  }
+  PARASIM_ASSIGN_OR_RETURN(*out, ParseModelSpec(ctx, node, "model", base, false));
+  return Status::Ok();
+}
+
+YAML::Node ExtendingModel(const YAML::Node& root) {
+  const YAML::Node model = root["model"];
+  if (!model.IsDefined() || !model.IsScalar()) return root;
+  YAML::Node extended(YAML::NodeType::Map);
+  extended["extends"] = model.Scalar();
+  return WithNodeAt(root, {"model"}, extended);
+}
+
+}  // namespace parasim

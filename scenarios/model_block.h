@@ -1,0 +1,25 @@
+// A scenario's `model` (docs/SCENARIO.md, "model"): a catalog id, or an inline mapping of the
+// model's keys (models/model_spec.h reads them), optionally starting from a catalog model with
+// `extends`.
+//
+//   ModelSpec m;
+//   PARASIM_RETURN_IF_ERROR(ParseModel(ctx, root["model"], catalogs, &m));
+//   root = ExtendingModel(root);  // `model: gpt3-175b` -> `model: {extends: gpt3-175b}`
+#pragma once
+
+#include "models/model_spec.h"
+#include "scenarios/catalogs.h"
+#include "sim/status.h"
+#include "sim/yaml_reader.h"
+
+namespace parasim {
+
+// Reads `node` (path "model") into `out`.
+Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
+                  ModelSpec* out);
+
+// `root` with a catalog model id turned into `model: {extends: id}`, so that a key set under
+// it (`--set model.layers=80`, a swept model key) extends that model.
+YAML::Node ExtendingModel(const YAML::Node& root);
+
+}  // namespace parasim

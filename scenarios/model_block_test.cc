@@ -1,0 +1,54 @@
+#include "scenarios/model_block.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/block_testing.h"
+
+namespace parasim {
+namespace {
+
+Status Read(const std::string& text, ModelSpec* m) {
+  return testing::ReadBlock(text, "model", [&](const YamlContext& ctx, const YAML::Node& n) {
+    return ParseModel(ctx, n, testing::TestCatalogs(), m);
+  });
+}
+
+TEST_CASE("a model: a catalog id, an inline mapping, or a catalog model extended") {
+  ModelSpec m;
+  REQUIRE(Read("model: gpt3-175b\n", &m).ok());
+  CHECK(m.id == "gpt3-175b");
+  CHECK(m.layers == 96);
+  REQUIRE(Read("model: {layers: 2, hidden: 256, heads: 4, vocab: 1000}\n", &m).ok());
+  CHECK(m.id == "inline");
+  CHECK(m.hidden == 256);
+  REQUIRE(Read("model: {extends: gpt3-175b, layers: 48}\n", &m).ok());
+  CHECK(m.id == "gpt3-175b+overrides");
+  CHECK(m.layers == 48);
+  CHECK(m.hidden == 12288);
+  CHECK(m.published_params == 0);  // the catalog's count is not this model's
+}
+
+TEST_CASE("unknown models are refused with a suggestion, where they are named") {
+  ModelSpec m;
+  const Status id = Read("model: gpt3-1.3\n", &m);
+  CHECK(id.message().find("x.yaml:1:8: error: model: unknown model 'gpt3-1.3' (did you mean "
+                          "'gpt3-1.3b'?)") == 0);
+  const Status ext = Read("model: {extends: gpt5}\n", &m);
+  CHECK(ext.message().find("model.extends: unknown model 'gpt5'") != std::string::npos);
+}
+
+TEST_CASE("a catalog model becomes one that extends it, so that a key set under it refines it") {
+  StatusOr<YAML::Node> root = ParseYaml("model: llama3-8b\ntraining: {seq_len: 8}\n", "x.yaml");
+  REQUIRE(root.ok());
+  const YAML::Node extended = ExtendingModel(*root);
+  CHECK(extended["model"]["extends"].Scalar() == "llama3-8b");
+  CHECK(extended["training"]["seq_len"].Scalar() == "8");
+  CHECK((*root)["model"].IsScalar());  // the root itself is untouched
+  StatusOr<YAML::Node> inline_model = ParseYaml("model: {layers: 2}\n", "x.yaml");
+  CHECK(ExtendingModel(*inline_model)["model"]["layers"].Scalar() == "2");
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,85 @@
+#include "scenarios/scenario.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/block_testing.h"
+
+namespace parasim {
+namespace {
+
+constexpr char kBase[] =
+    "cluster: {gpu: a100-sxm4-80gb, nodes: 2, gpus_per_node: 8, intra_node: nvlink3-a100, "
+    "inter_node: ib-hdr-200g}\n"
+    "model: gpt3-1.3b\n"
+    "training: {seq_len: 2048, global_batch: 64}\n";
+
+StatusOr<Scenario> Load(const std::string& rest, const std::vector<std::string>& sets = {}) {
+  return LoadScenario(YamlInput("s.yaml", kBase + rest), sets, testing::TestCatalogs());
+}
+
+TEST_CASE("dp = auto: the GPUs over tp*pp*cp, which must divide them") {
+  StatusOr<Scenario> s = Load("parallelism: {tp: 2, pp: 2}\n");
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(s->dp_auto);
+  CHECK(s->layout.dp == 4);
+  StatusOr<Scenario> none = Load("");
+  REQUIRE(none.ok());
+  CHECK(none->layout.dp == 16);
+  CHECK(Load("parallelism: {tp: 3, dp: auto}\n").status().message() ==
+        "s.yaml:4:19: error: parallelism: dp = auto needs tp*pp*cp = 3*1*1 = 3 to divide the "
+        "cluster's 16 GPUs");
+}
+
+TEST_CASE("--set replaces a key, and a model key under a catalog id extends that model") {
+  StatusOr<Scenario> s = Load("parallelism: {tp: 2, dp: 8}\n",
+                              {"parallelism.tp=4", "parallelism.dp=4", "model.layers=12"});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(s->layout.tp == 4);
+  CHECK(s->model.layers == 12);
+  CHECK(s->model.id == "gpt3-1.3b+overrides");
+  CHECK(Load("", {"parallelism.tp=eight"}).status().message() ==
+        "--set parallelism.tp=eight:1:21: error: parallelism.tp: expected an integer from 1 to "
+        "65536, got 'eight' (counts take no unit)");
+}
+
+TEST_CASE("the own layout: refused alone, only recorded beside a sweep block") {
+  const std::string bad = "parallelism: {tp: 2, dp: 4}\n";
+  const Status alone = Load(bad).status();
+  CAPTURE(alone.message());
+  CHECK(alone.message().find(
+            "s.yaml:4:26: error: parallelism.dp: tp*pp*dp*cp = 2*1*4*1 = 8 GPUs") == 0);
+  StatusOr<Scenario> swept = Load(bad + "sweep: {tp: [1, 2]}\n");
+  REQUIRE(swept.ok());
+  CHECK(swept->fixed_layout.message() == alone.message());
+  REQUIRE(swept->sweep);
+  CHECK(swept->sweep->axes.size() == 1);
+}
+
+TEST_CASE("top-level keys, and the reliability block") {
+  CHECK(Load("clster: {}\n")
+            .status()
+            .message()
+            .find("unknown key 'clster'; did you mean "
+                  "'cluster'?") != std::string::npos);
+  StatusOr<Scenario> s = Load("reliability: none\n");
+  REQUIRE(s.ok());
+  CHECK_FALSE(s->reliability.enabled);
+  CHECK(std::string(ScenarioKeys().front()) == "name");
+}
+
+TEST_CASE("a co-design sweep checks the training's precision on each of its GPUs") {
+  const std::string fp8 =
+      "cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 8, intra_node: nvlink4-h100}\n"
+      "model: gpt3-1.3b\n"
+      "training: {seq_len: 2048, global_batch: 64, precision: fp8}\n"
+      "sweep: {gpu: [h100-sxm5-80gb, a100-sxm4-80gb]}\n";
+  const Status st = LoadScenario(YamlInput("s.yaml", fp8), {}, testing::TestCatalogs()).status();
+  CHECK(st.message().find("training.precision: fp8 needs fp8 tensor cores and a100-sxm4-80gb has "
+                          "none") != std::string::npos);
+  CHECK(st.message().find("(in the sweep's combination gpu=a100-sxm4-80gb)") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,106 @@
+#include "scenarios/sweep_block.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/block_testing.h"
+#include "strategies/sweep_keys.h"
+
+namespace parasim {
+namespace {
+
+constexpr char kBase[] =
+    "cluster: {gpu: h100-sxm5-80gb, nodes: 8, gpus_per_node: 8, intra_node: nvlink4-h100, "
+    "inter_node: ib-ndr-400g}\n"
+    "model: llama3-8b\n";
+
+Status Read(const std::string& sweep, SweepSpec* sw) {
+  return testing::ReadBlock(kBase + sweep, "", [&](const YamlContext& ctx, const YAML::Node& n) {
+    return ParseSweepBlock(ctx, n, testing::TestCatalogs(), "", sw);
+  });
+}
+
+TEST_CASE("layout axes in file order: lists, one value or auto, each value checked") {
+  SweepSpec sw;
+  REQUIRE(Read("sweep: {pp: auto, tp: [1, 2, 4], zero: 1, global_batch: {max: 512}, objective: "
+               "memory, top: 3}\n",
+               &sw)
+              .ok());
+  REQUIRE(sw.axes.size() == 3);
+  CHECK(sw.axes[0].first == "pp");
+  CHECK(sw.axes[0].second.is_auto);
+  CHECK(sw.axes[1].second.values == std::vector<std::string>{"1", "2", "4"});
+  CHECK(sw.axes[2].second.values == std::vector<std::string>{"1"});
+  CHECK(sw.global_batch_max == 512);
+  CHECK(sw.objective == Objective::kMemory);
+  CHECK(sw.top == 3);
+  CHECK(sw.hardware.empty());
+  CHECK(sw.where == "x.yaml:3:8");
+  // A bad value at its own line and column, in the table's words.
+  CHECK(Read("sweep:\n  tp: [1, eight]\n", &sw).message() ==
+        "x.yaml:4:11: error: sweep.tp: expected an integer from 1 to 65536, got 'eight' (counts "
+        "take no unit)");
+  CHECK(Read("sweep: {global_batch: auto}\n", &sw).message().find("global_batch cannot be auto") !=
+        std::string::npos);
+  CHECK(Read("sweep: {tp: []}\n", &sw).message().find("an empty list sweeps nothing") !=
+        std::string::npos);
+}
+
+TEST_CASE("the block's keys: the table's, the hardware keys, objective and top") {
+  const std::vector<std::string_view> keys = SweepBlockKeys();
+  CHECK(keys.size() == SweepKeys().size() + HardwareSweepKeys().size() + 2);
+  CHECK(keys.front() == "tp");
+  CHECK(keys.back() == "top");
+  SweepSpec sw;
+  CHECK(Read("sweep: {micro_batchs: [1]}\n", &sw).message().find("did you mean 'micro_batch'") !=
+        std::string::npos);
+}
+
+TEST_CASE("hardware co-design: every combination of cluster and model values, labelled") {
+  SweepSpec sw;
+  REQUIRE(Read("sweep:\n  gpu: [h100-sxm5-80gb, h200-sxm-141gb]\n  nodes: [4, 8]\n"
+               "  layers: 16\n",
+               &sw)
+              .ok());
+  REQUIRE(sw.hardware.size() == 4);
+  CHECK(sw.hardware[0].label == "gpu=h100-sxm5-80gb nodes=4 layers=16");
+  CHECK(sw.hardware[1].label == "gpu=h200-sxm-141gb nodes=4 layers=16");
+  CHECK(sw.hardware[3].cluster.gpus() == 64);
+  CHECK(sw.hardware[3].cluster.gpu.id == "h200-sxm-141gb");
+  CHECK(sw.hardware[3].model.layers == 16);  // llama3-8b extended
+  CHECK(sw.hardware[3].model.hidden == 4096);
+  // Cluster fragments merge over the scenario's cluster.
+  SweepSpec fragments;
+  REQUIRE(Read("sweep: {cluster: [{gpu: b200, intra_node: nvlink5}, {gpu: h100-sxm5-80gb, nodes: "
+               "2}]}\n",
+               &fragments)
+              .ok());
+  REQUIRE(fragments.hardware.size() == 2);
+  CHECK(fragments.hardware[0].label == "gpu=b200 intra_node=nvlink5");
+  CHECK(fragments.hardware[0].cluster.intra.id == "nvlink5");
+  CHECK(fragments.hardware[0].cluster.nodes == 8);
+  CHECK(fragments.hardware[1].label == "gpu=h100-sxm5-80gb nodes=2");
+  CHECK(fragments.hardware[1].cluster.gpu.id == "h100-sxm5-80gb");
+  CHECK(fragments.hardware[1].cluster.nodes == 2);
+}
+
+TEST_CASE("hardware keys are listed, parsed as the scenario's, and priced for the cost objective") {
+  SweepSpec sw;
+  CHECK(Read("sweep: {gpu: auto}\n", &sw).message().find("gpu cannot be auto") !=
+        std::string::npos);
+  CHECK(Read("sweep: {cluster: [b200]}\n", &sw)
+            .message()
+            .find("expected a list of cluster "
+                  "mappings") != std::string::npos);
+  const Status unknown = Read("sweep: {gpu: [b2000]}\n", &sw);
+  CHECK(unknown.message().find("unknown GPU 'b2000' (did you mean 'b200'?)") != std::string::npos);
+  CHECK(unknown.message().find("(in the sweep's combination gpu=b2000)") != std::string::npos);
+  CHECK(Read("sweep: {gpu: [b200], objective: cost}\n", &sw)
+            .message()
+            .find("objective cost compares clusters by price, but gpu=b200 has none") !=
+        std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
