@@ -53,6 +53,120 @@ ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
   return c;
 }
 
+namespace {
+
+constexpr int64_t kBig = int64_t{1} << 40;
+
+// The model's sizes and kinds: layers, widths, heads, vocabulary, positions, MLP, norm, bias,
+// and a catalog entry's published parameter counts.
+Status ReadShape(const MapReader& r, ModelSpec* m) {
+  PARASIM_RETURN_IF_ERROR(r.String("source", &m->source));
+  PARASIM_RETURN_IF_ERROR(r.Int("layers", &m->layers, 1, 100000));
+  PARASIM_RETURN_IF_ERROR(r.Int("hidden", &m->hidden, 1, 1 << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("heads", &m->heads, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(r.Int("kv_heads", &m->kv_heads, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(r.Int("head_dim", &m->head_dim, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(r.Int("ffn_hidden", &m->ffn_hidden, 1, 1 << 26));
+  PARASIM_RETURN_IF_ERROR(r.Int("vocab", &m->vocab, 1, 1 << 26));
+  PARASIM_RETURN_IF_ERROR(r.Int("max_position", &m->max_position, 1, kBig));
+  std::string s;
+  if (r.Has("mlp")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("mlp", &s, {"gelu", "swiglu"}));
+    m->mlp = s == "gelu" ? MlpKind::kGelu : MlpKind::kSwiglu;
+  }
+  if (r.Has("norm")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("norm", &s, {"layernorm", "rmsnorm"}));
+    m->norm = s == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
+  }
+  if (r.Has("position")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("position", &s, {"learned", "rope", "alibi"}));
+    m->position = s == "learned" ? PositionKind::kLearned
+                                 : (s == "rope" ? PositionKind::kRope : PositionKind::kAlibi);
+  }
+  PARASIM_RETURN_IF_ERROR(r.Bool("tied_embeddings", &m->tied_embeddings));
+  PARASIM_RETURN_IF_ERROR(r.Int("mtp_depth", &m->mtp_depth, 0, 16));
+  if (r.Has("bias")) {
+    bool b = false;
+    PARASIM_RETURN_IF_ERROR(r.Bool("bias", &b));
+    m->bias = b ? 1 : 0;
+  }
+  PARASIM_RETURN_IF_ERROR(r.Number("params", &m->published_params, 0, 1e18));
+  PARASIM_RETURN_IF_ERROR(r.Number("active_params", &m->published_active_params, 0, 1e18));
+  return Status::Ok();
+}
+
+// `moe`: the experts, their routing and its imbalance.
+Status ReadMoe(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader e,
+      MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
+                      {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers",
+                       "every", "capacity_factor", "imbalance", "node_limit"}));
+  // A model that extends an MoE model may change one key of its `moe`.
+  if (!m->is_moe()) PARASIM_RETURN_IF_ERROR(e.Require("experts"));
+  PARASIM_RETURN_IF_ERROR(e.Int("experts", &m->moe.experts, 1, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(e.Int("top_k", &m->moe.top_k, 1, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(e.Int("expert_ffn_hidden", &m->moe.expert_ffn_hidden, 1, 1 << 26));
+  PARASIM_RETURN_IF_ERROR(e.Int("shared_experts", &m->moe.shared_experts, 0, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(e.Int("dense_layers", &m->moe.dense_layers, 0, 100000));
+  PARASIM_RETURN_IF_ERROR(e.Int("every", &m->moe.every, 1, 1000));
+  PARASIM_RETURN_IF_ERROR(e.Number("capacity_factor", &m->moe.capacity_factor, 0, 1000));
+  if (e.Has("imbalance") && e.Node("imbalance").IsMap()) {
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader b, MapReader::Open(ctx, e.Node("imbalance"), e.Path("imbalance"), {"expert_cv"}));
+    m->moe.imbalance = 0;
+    PARASIM_RETURN_IF_ERROR(b.Number("expert_cv", &m->moe.expert_cv, 0, 10));
+  } else if (!e.Number("imbalance", &m->moe.imbalance, 1, 1000).ok()) {
+    return e.Error("imbalance",
+                   fmt::format("expected the busiest rank's load over the mean, a number from 1 "
+                               "to 1000, or the routing distribution {{expert_cv: c}}, got '{}'",
+                               YAML::Dump(e.Node("imbalance"))));
+  }
+  PARASIM_RETURN_IF_ERROR(e.Int("node_limit", &m->moe.node_limit, 0, 1 << 16));
+  if (m->moe.top_k == 0) m->moe.top_k = std::min(2, m->moe.experts);
+  if (m->moe.expert_ffn_hidden == 0) m->moe.expert_ffn_hidden = m->ffn();
+  if (m->moe.top_k > m->moe.experts) {
+    return e.Error(
+        "top_k", fmt::format("top_k {} is more than the {} experts", m->moe.top_k, m->moe.experts));
+  }
+  return Status::Ok();
+}
+
+// `attention_window`: local attention's window, its kind and the global layers among it.
+Status ReadAttentionWindow(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader w, MapReader::Open(ctx, r.Node("attention_window"), r.Path("attention_window"),
+                                   {"size", "kind", "global_every"}));
+  PARASIM_RETURN_IF_ERROR(w.Require("size"));
+  PARASIM_RETURN_IF_ERROR(w.Int("size", &m->window.size, 1, kBig));
+  if (w.Has("kind")) {
+    std::string kind;
+    PARASIM_RETURN_IF_ERROR(w.Enum("kind", &kind, {"sliding", "chunked"}));
+    m->window.chunked = kind == "chunked";
+  }
+  PARASIM_RETURN_IF_ERROR(w.Int("global_every", &m->window.global_every, 0, 100000));
+  return Status::Ok();
+}
+
+// `mla`: multi-head latent attention's ranks and head dimensions.
+Status ReadMla(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader a,
+                           MapReader::Open(ctx, r.Node("mla"), r.Path("mla"),
+                                           {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                            "qk_rope_head_dim", "v_head_dim"}));
+  for (auto k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+    PARASIM_RETURN_IF_ERROR(a.Require(k));
+  }
+  PARASIM_RETURN_IF_ERROR(a.Int("q_lora_rank", &m->mla.q_lora_rank, 0, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(a.Int("kv_lora_rank", &m->mla.kv_lora_rank, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(a.Int("qk_nope_head_dim", &m->mla.qk_nope_head_dim, 1, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(a.Int("qk_rope_head_dim", &m->mla.qk_rope_head_dim, 0, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(a.Int("v_head_dim", &m->mla.v_head_dim, 1, 1 << 16));
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                    ModelSpec m, bool catalog_entry) {
   std::vector<std::string_view> keys = {
@@ -65,100 +179,10 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
     keys.push_back("active_params");
   }
   PARASIM_ASSIGN_OR_RETURN(MapReader r, MapReader::Open(ctx, node, path, keys));
-  constexpr int64_t kBig = int64_t{1} << 40;
-  PARASIM_RETURN_IF_ERROR(r.String("source", &m.source));
-  PARASIM_RETURN_IF_ERROR(r.Int("layers", &m.layers, 1, 100000));
-  PARASIM_RETURN_IF_ERROR(r.Int("hidden", &m.hidden, 1, 1 << 24));
-  PARASIM_RETURN_IF_ERROR(r.Int("heads", &m.heads, 1, 1 << 20));
-  PARASIM_RETURN_IF_ERROR(r.Int("kv_heads", &m.kv_heads, 1, 1 << 20));
-  PARASIM_RETURN_IF_ERROR(r.Int("head_dim", &m.head_dim, 1, 1 << 20));
-  PARASIM_RETURN_IF_ERROR(r.Int("ffn_hidden", &m.ffn_hidden, 1, 1 << 26));
-  PARASIM_RETURN_IF_ERROR(r.Int("vocab", &m.vocab, 1, 1 << 26));
-  PARASIM_RETURN_IF_ERROR(r.Int("max_position", &m.max_position, 1, kBig));
-  std::string s;
-  if (r.Has("mlp")) {
-    PARASIM_RETURN_IF_ERROR(r.Enum("mlp", &s, {"gelu", "swiglu"}));
-    m.mlp = s == "gelu" ? MlpKind::kGelu : MlpKind::kSwiglu;
-  }
-  if (r.Has("norm")) {
-    PARASIM_RETURN_IF_ERROR(r.Enum("norm", &s, {"layernorm", "rmsnorm"}));
-    m.norm = s == "layernorm" ? NormKind::kLayerNorm : NormKind::kRmsNorm;
-  }
-  if (r.Has("position")) {
-    PARASIM_RETURN_IF_ERROR(r.Enum("position", &s, {"learned", "rope", "alibi"}));
-    m.position = s == "learned" ? PositionKind::kLearned
-                                : (s == "rope" ? PositionKind::kRope : PositionKind::kAlibi);
-  }
-  PARASIM_RETURN_IF_ERROR(r.Bool("tied_embeddings", &m.tied_embeddings));
-  PARASIM_RETURN_IF_ERROR(r.Int("mtp_depth", &m.mtp_depth, 0, 16));
-  if (r.Has("bias")) {
-    bool b = false;
-    PARASIM_RETURN_IF_ERROR(r.Bool("bias", &b));
-    m.bias = b ? 1 : 0;
-  }
-  PARASIM_RETURN_IF_ERROR(r.Number("params", &m.published_params, 0, 1e18));
-  PARASIM_RETURN_IF_ERROR(r.Number("active_params", &m.published_active_params, 0, 1e18));
-  if (r.Has("moe")) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader e,
-        MapReader::Open(ctx, r.Node("moe"), r.Path("moe"),
-                        {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers",
-                         "every", "capacity_factor", "imbalance", "node_limit"}));
-    // A model that extends an MoE model may change one key of its `moe`.
-    if (!m.is_moe()) PARASIM_RETURN_IF_ERROR(e.Require("experts"));
-    PARASIM_RETURN_IF_ERROR(e.Int("experts", &m.moe.experts, 1, 1 << 16));
-    PARASIM_RETURN_IF_ERROR(e.Int("top_k", &m.moe.top_k, 1, 1 << 16));
-    PARASIM_RETURN_IF_ERROR(e.Int("expert_ffn_hidden", &m.moe.expert_ffn_hidden, 1, 1 << 26));
-    PARASIM_RETURN_IF_ERROR(e.Int("shared_experts", &m.moe.shared_experts, 0, 1 << 16));
-    PARASIM_RETURN_IF_ERROR(e.Int("dense_layers", &m.moe.dense_layers, 0, 100000));
-    PARASIM_RETURN_IF_ERROR(e.Int("every", &m.moe.every, 1, 1000));
-    PARASIM_RETURN_IF_ERROR(e.Number("capacity_factor", &m.moe.capacity_factor, 0, 1000));
-    if (e.Has("imbalance") && e.Node("imbalance").IsMap()) {
-      PARASIM_ASSIGN_OR_RETURN(MapReader b, MapReader::Open(ctx, e.Node("imbalance"),
-                                                            e.Path("imbalance"), {"expert_cv"}));
-      m.moe.imbalance = 0;
-      PARASIM_RETURN_IF_ERROR(b.Number("expert_cv", &m.moe.expert_cv, 0, 10));
-    } else if (!e.Number("imbalance", &m.moe.imbalance, 1, 1000).ok()) {
-      return e.Error("imbalance",
-                     fmt::format("expected the busiest rank's load over the mean, a number from 1 "
-                                 "to 1000, or the routing distribution {{expert_cv: c}}, got '{}'",
-                                 YAML::Dump(e.Node("imbalance"))));
-    }
-    PARASIM_RETURN_IF_ERROR(e.Int("node_limit", &m.moe.node_limit, 0, 1 << 16));
-    if (m.moe.top_k == 0) m.moe.top_k = std::min(2, m.moe.experts);
-    if (m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn();
-    if (m.moe.top_k > m.moe.experts) {
-      return e.Error(
-          "top_k", fmt::format("top_k {} is more than the {} experts", m.moe.top_k, m.moe.experts));
-    }
-  }
-  if (r.Has("attention_window")) {
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader w, MapReader::Open(ctx, r.Node("attention_window"), r.Path("attention_window"),
-                                     {"size", "kind", "global_every"}));
-    PARASIM_RETURN_IF_ERROR(w.Require("size"));
-    PARASIM_RETURN_IF_ERROR(w.Int("size", &m.window.size, 1, kBig));
-    if (w.Has("kind")) {
-      std::string kind;
-      PARASIM_RETURN_IF_ERROR(w.Enum("kind", &kind, {"sliding", "chunked"}));
-      m.window.chunked = kind == "chunked";
-    }
-    PARASIM_RETURN_IF_ERROR(w.Int("global_every", &m.window.global_every, 0, 100000));
-  }
-  if (r.Has("mla")) {
-    PARASIM_ASSIGN_OR_RETURN(MapReader a,
-                             MapReader::Open(ctx, r.Node("mla"), r.Path("mla"),
-                                             {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                              "qk_rope_head_dim", "v_head_dim"}));
-    for (auto k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
-      PARASIM_RETURN_IF_ERROR(a.Require(k));
-    }
-    PARASIM_RETURN_IF_ERROR(a.Int("q_lora_rank", &m.mla.q_lora_rank, 0, 1 << 20));
-    PARASIM_RETURN_IF_ERROR(a.Int("kv_lora_rank", &m.mla.kv_lora_rank, 1, 1 << 20));
-    PARASIM_RETURN_IF_ERROR(a.Int("qk_nope_head_dim", &m.mla.qk_nope_head_dim, 1, 1 << 16));
-    PARASIM_RETURN_IF_ERROR(a.Int("qk_rope_head_dim", &m.mla.qk_rope_head_dim, 0, 1 << 16));
-    PARASIM_RETURN_IF_ERROR(a.Int("v_head_dim", &m.mla.v_head_dim, 1, 1 << 16));
-  }
+  PARASIM_RETURN_IF_ERROR(ReadShape(r, &m));
+  if (r.Has("moe")) PARASIM_RETURN_IF_ERROR(ReadMoe(ctx, r, &m));
+  if (r.Has("attention_window")) PARASIM_RETURN_IF_ERROR(ReadAttentionWindow(ctx, r, &m));
+  if (r.Has("mla")) PARASIM_RETURN_IF_ERROR(ReadMla(ctx, r, &m));
   if (m.mlp == MlpKind::kSwiglu && m.ffn_hidden == 0 && m.hidden > 0) {
     // SwiGLU default keeps the parameter count of a 4h GELU MLP: 2/3 * 4h, rounded to 256
     // (Shazeer 2020; Llama's multiple_of rounding).

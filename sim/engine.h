@@ -7,84 +7,24 @@
 // Events are ordered by (time, sequence number), so the same program gives the same timeline
 // bit for bit. Flows over links share bandwidth max-min fairly, recomputed whenever a flow
 // starts or ends. No globals: engines run side by side in one process.
+//
+// The engine in its parts: the options and the timeline (sim/timeline.h); the replay's state
+// (sim/replay_state.h) and its event loop (sim/engine.cc); the steady-state jump
+// (sim/steady_state.h); the deadlock report (sim/deadlock.h); and a lower bound on the makespan
+// without replaying (sim/lower_bound.h, MakespanLowerBound, included here).
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
-#include "sim/huge_pages.h"
+#include "sim/lower_bound.h"
 #include "sim/program.h"
 #include "sim/status.h"
-#include "sim/units.h"
+#include "sim/timeline.h"
 
 namespace parasim::sim {
-
-struct RunOptions {
-  bool record_memory = false;  // keep every memory change as a time series
-  bool critical_path = true;
-  // Per program rank, how much longer its compute-role streams' tasks take than their cost
-  // (a straggling GPU: 1.05 = 5% slower); empty = every rank at 1. Communication is unchanged.
-  std::vector<double> rank_slowdown = {};
-  // Steady-state periodicity, both or neither. shift[t] is the task that plays t's part one
-  // period (a micro-batch) later, kNone where none; anchors are tasks, each playing the part
-  // of the one before, where the replay compares its state with the one it had at the
-  // previous anchor (or, when a state comes back only after k anchors, k anchors before, with
-  // the shift composed k times). When the two are the same but for the shift and the time
-  // between them, and the program is the same shape for every task that the period touched
-  // over the periods ahead (each one's cost, stream, route, category, label, memory events,
-  // dependencies and place in its streams, checked here), the replay places those periods'
-  // tasks from the one it replayed and goes on from there: the timeline is the full replay's,
-  // bit for bit. Unused with record_memory or tasks on several streams.
-  const HugePageVector<TaskId>* shift = nullptr;
-  const std::vector<TaskId>* anchors = nullptr;
-  // Where the replay writes the wall-clock seconds of its setup (its per-task state laid out,
-  // its memory touched for the first time) and of its event loop (null: not timed). For the
-  // engine benchmark, which reports them apart.
-  struct Timing {
-    double setup_s = 0, loop_s = 0;
-  };
-  Timing* timing = nullptr;
-};
-
-struct MemorySample {
-  Duration time;
-  uint32_t rank;
-  double bytes;
-};
-
-struct Timeline {
-  Duration makespan;
-  HugePageVector<Duration> start;     // per task
-  HugePageVector<Duration> end;       // per task
-  std::vector<double> peak_memory;    // per rank, bytes (relative to the rank's initial 0)
-  std::vector<Duration> peak_time;    // per rank, when the peak was first reached
-  std::vector<Duration> busy;         // per stream
-  std::vector<double> link_bytes;     // per link, bytes moved
-  std::vector<MemorySample> memory;   // when record_memory
-  std::vector<TaskId> critical_path;  // from the first task to the last to finish
-  uint64_t events = 0;  // events handled (those of periods placed included); each does something
-  uint64_t moves = 0;   // completions moved in place, a flow re-shared or a kernel slowed (ditto)
-  uint64_t jumped_tasks = 0;    // tasks placed from a replayed period (RunOptions::shift)
-  uint32_t period_anchors = 0;  // anchors the placed period spanned (0: none placed)
-  size_t state_bytes = 0;       // engine runtime state (vectors' capacities)
-
-  // Utilisation of link l over the makespan (0..1).
-  double LinkUtilisation(const Program& p, LinkId l) const;
-};
 
 class Engine {
  public:
   // The program is finalized (dependency rows frozen) if it was not already.
   StatusOr<Timeline> Run(Program& program, const CostProvider& costs, RunOptions options = {});
 };
-
-// A lower bound on Run's makespan with default options, without replaying the events: every
-// task at its shortest (a compute task at its cost, never slowed by a collective beside it; a
-// flow at its latency plus its bytes at its route's slowest link, as if alone), started once
-// its dependencies and the earlier tasks of each of its streams are done (Run's rule); and no
-// link moves more than its capacity, so the step lasts at least each link's bytes over its
-// capacity. One pass over the tasks and dependencies in topological order. Finalizes the
-// program; an error for a dependency cycle.
-StatusOr<Duration> MakespanLowerBound(Program& program, const CostProvider& costs);
 
 }  // namespace parasim::sim

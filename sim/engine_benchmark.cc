@@ -22,9 +22,15 @@
 using namespace parasim;
 using namespace parasim::sim;
 
-int main(int argc, char** argv) {
+namespace {
+
+struct Args {
   int64_t tasks = 1'000'000;
   int repeat = 1;
+};
+
+// [tasks] [--repeat N]; false for anything else.
+bool ParseArgs(int argc, char** argv, Args* args) {
   // A positive count, or 0 when `s` is not one.
   auto count = [](const char* s) {
     char* end = nullptr;
@@ -34,19 +40,22 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const long long v = a == "--repeat" ? (i + 1 < argc ? count(argv[++i]) : 0) : count(argv[i]);
-    if (v <= 0 || (a == "--repeat" && v > 1'000'000)) {
-      fmt::print(stderr, "usage: engine_benchmark [tasks] [--repeat N] (positive counts)\n");
-      return 2;
-    }
+    if (v <= 0 || (a == "--repeat" && v > 1'000'000)) return false;
     if (a == "--repeat") {
-      repeat = static_cast<int>(v);
+      args->repeat = static_cast<int>(v);
     } else {
-      tasks = v;
+      args->tasks = v;
     }
   }
+  return true;
+}
+
+// The synthetic program: 64 ranks of a compute and a comm stream, eight NICs each shared by
+// eight ranks' flows, sixteen compute and sixteen flow costs.
+void BuildProgram(int64_t tasks, Program* program, TableCost* costs) {
+  Program& p = *program;
+  TableCost& cost = *costs;
   const int ranks = 64;
-  Program p;
-  TableCost cost;
   std::vector<StreamId> compute, comm;
   std::vector<RouteId> routes;
   for (int r = 0; r < ranks; ++r) {
@@ -84,10 +93,59 @@ int main(int argc, char** argv) {
     }
   }
   p.Finalize();
+}
+
+// Each replay's wall-clock seconds, and its setup and event loop apart.
+struct Times {
+  std::vector<double> replay, setup, loop;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void PrintReport(const Args& args, const Program& p, const Timeline& tl, const Times& times) {
+  const int64_t tasks = args.tasks;
+  const double secs = Median(times.replay);
+  const double loop_s = Median(times.loop);
+  double bytes_per_task = static_cast<double>(p.MemoryBytes() + tl.state_bytes) / tasks;
+  fmt::print("tasks: {}\n", tasks);
+  fmt::print("events: {}\n", tl.events);
+  fmt::print("moves: {}\n", tl.moves);
+  fmt::print("replay_s: {:.3f}\n", secs);
+  if (args.repeat > 1) {
+    fmt::print("replays: {} (replay_s is their median)\n", args.repeat);
+    fmt::print("replay_fastest_s: {:.3f}\n",
+               *std::min_element(times.replay.begin(), times.replay.end()));
+    fmt::print("replay_first_s: {:.3f}\n", times.replay.front());
+  }
+  // The replay apart: its setup (per-task state laid out, its memory touched for the first
+  // time, which on a virtual machine varies with the host) and its event loop.
+  fmt::print("setup_s: {:.4f}\n", Median(times.setup));
+  fmt::print("loop_s: {:.4f}\n", loop_s);
+  fmt::print("simulated_makespan_s: {:.6f}\n", tl.makespan.seconds());
+  fmt::print("events_per_second: {:.0f}\n", tl.events / secs);
+  fmt::print("loop_events_per_second: {:.0f}\n", tl.events / loop_s);
+  fmt::print("tasks_per_second: {:.0f}\n", tasks / secs);
+  fmt::print("bytes_per_task: {:.1f}\n", bytes_per_task);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!ParseArgs(argc, argv, &args)) {
+    fmt::print(stderr, "usage: engine_benchmark [tasks] [--repeat N] (positive counts)\n");
+    return 2;
+  }
+  Program p;
+  TableCost cost;
+  BuildProgram(args.tasks, &p, &cost);
   Engine engine;
-  std::vector<double> times, setups, loops;
+  Times times;
   StatusOr<Timeline> tl = Internal("no replay");
-  for (int i = 0; i < repeat; ++i) {
+  for (int i = 0; i < args.repeat; ++i) {
     RunOptions::Timing timing;
     auto t0 = std::chrono::steady_clock::now();
     tl = engine.Run(p, cost, {.record_memory = false, .critical_path = true, .timing = &timing});
@@ -96,34 +154,10 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "{}\n", tl.status().message());
       return 1;
     }
-    times.push_back(std::chrono::duration<double>(t1 - t0).count());
-    setups.push_back(timing.setup_s);
-    loops.push_back(timing.loop_s);
+    times.replay.push_back(std::chrono::duration<double>(t1 - t0).count());
+    times.setup.push_back(timing.setup_s);
+    times.loop.push_back(timing.loop_s);
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double secs = median(times);
-  const double loop_s = median(loops);
-  double bytes_per_task = static_cast<double>(p.MemoryBytes() + tl->state_bytes) / tasks;
-  fmt::print("tasks: {}\n", tasks);
-  fmt::print("events: {}\n", tl->events);
-  fmt::print("moves: {}\n", tl->moves);
-  fmt::print("replay_s: {:.3f}\n", secs);
-  if (repeat > 1) {
-    fmt::print("replays: {} (replay_s is their median)\n", repeat);
-    fmt::print("replay_fastest_s: {:.3f}\n", *std::min_element(times.begin(), times.end()));
-    fmt::print("replay_first_s: {:.3f}\n", times.front());
-  }
-  // The replay apart: its setup (per-task state laid out, its memory touched for the first
-  // time, which on a virtual machine varies with the host) and its event loop.
-  fmt::print("setup_s: {:.4f}\n", median(setups));
-  fmt::print("loop_s: {:.4f}\n", loop_s);
-  fmt::print("simulated_makespan_s: {:.6f}\n", tl->makespan.seconds());
-  fmt::print("events_per_second: {:.0f}\n", tl->events / secs);
-  fmt::print("loop_events_per_second: {:.0f}\n", tl->events / loop_s);
-  fmt::print("tasks_per_second: {:.0f}\n", tasks / secs);
-  fmt::print("bytes_per_task: {:.1f}\n", bytes_per_task);
+  PrintReport(args, p, *tl, times);
   return 0;
 }

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/engine.h"
 #include "sim/program.h"
+#include "sim/timeline.h"
 
 namespace parasim::sim {
 
