@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "sim/io.h"
+#include "tools/text.h"
 #include "tools/trace_compare.h"
 #include "tools/verbs/inputs.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

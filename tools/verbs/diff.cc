@@ -4,9 +4,9 @@
 
 #include <fmt/core.h>
 
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/step_json.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

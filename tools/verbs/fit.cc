@@ -13,8 +13,8 @@
 #include "scenarios/fit_runs.h"
 #include "scenarios/scenario.h"
 #include "sim/io.h"
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

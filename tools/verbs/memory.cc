@@ -5,9 +5,9 @@
 
 #include "sim/parse_units.h"
 #include "strategies/layout_format.h"
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/step_json.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

@@ -15,9 +15,9 @@
 #include "strategies/schedule.h"
 #include "strategies/step.h"
 #include "tools/report.h"
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/step_json.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

@@ -7,9 +7,9 @@
 #include "sim/parse_units.h"
 #include "strategies/answer_run.h"
 #include "strategies/layout_format.h"
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/step_json.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

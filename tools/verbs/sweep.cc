@@ -16,9 +16,9 @@
 #include "strategies/answer_sweep.h"
 #include "strategies/layout_format.h"
 #include "strategies/robustness.h"
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/step_json.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

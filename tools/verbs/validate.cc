@@ -4,8 +4,8 @@
 
 #include <fmt/core.h>
 
+#include "tools/text.h"
 #include "tools/verbs/inputs.h"
-#include "tools/verbs/text.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {

@@ -1,4 +1,5 @@
-// Small pieces of the verbs' text views: durations, counts in k/M/B, a scenario's name.
+// Small pieces of the text the verbs and the report print: durations, counts in k/M/B, a
+// scenario's name.
 //
 //   Seconds(0.0123)  // "12.300 ms"
 //   Human(1.2e6)     // "1.20M"
@@ -6,7 +7,7 @@
 
 #include <string>
 
-#include "strategies/plan.h"
+#include "scenarios/scenario.h"
 
 namespace parasim {
 

@@ -1,4 +1,4 @@
-#include "tools/verbs/text.h"
+#include "tools/text.h"
 
 #include <fmt/core.h>
 
