@@ -3,16 +3,17 @@
 // declarations (tools/verbs/verb.h), so every verb has the same flags, defaults and results in
 // both.
 //
-// Adding a verb is one new file and one line of the table:
+// Adding a verb is one new file and one line of the table (and its section in the reference):
 //   1. tools/verbs/NAME.cc: its Options (a field per flag, with the default), its Result, a Run
 //      that returns the Result, ToJson and ToText views of it (the text reads the Result's fields
 //      and computes nothing the JSON lacks; domain numbers live in strategies/), and
 //      `Verb NameVerb()` declaring its name, help and flags (tools/verbs/verb.h shows one).
 //   2. one line `X(NameVerb)` in PARASIM_VERBS below.
+//   3. a section "## `parasim NAME`" in docs/VERBS.md with a row per flag, which
+//      //tools:verbs_test asks for (with the contract every verb's declarations keep).
 // tools/BUILD globs tools/verbs/*.cc, so no BUILD edit is needed unless the verb uses a library
 // no verb used before (then one line in the verbs target's deps). The CLI gains
-// `parasim name --help`, Python gains `parasim.name(...)` with the flags as keywords, and
-// //tools:verbs_test checks the new declarations with every other verb's.
+// `parasim NAME --help` and Python `parasim.NAME(...)`, with the flags as keywords.
 //
 // Verbs to come fit the same shape: `import` (a Megatron-LM arguments file in, a scenario file
 // out: a Document positional, --out, a Result naming the file and the keys it wrote) and
