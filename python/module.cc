@@ -14,6 +14,7 @@
 // input raises parasim.Error (a ValueError) whose message is the CLI's "file:line:col: error:
 // ..."; a dict's messages name "<dict>" and count lines in its JSON form (one key per line). The
 // simulation runs in C++ with the GIL released.
+#include <dlfcn.h>
 #include <fmt/core.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -218,15 +219,25 @@ py::list FlatLayouts(const py::list& results) {
   return rows;
 }
 
+// This module's file (calibrate looks for its program from there, as the CLI from its binary).
+std::string ModuleFile() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&ModuleFile), &info) == 0 || info.dli_fname == nullptr) {
+    return "";
+  }
+  return info.dli_fname;
+}
+
 // Runs a verb as its --json would, and returns the JSON tree as Python objects.
 py::object Call(const Verb& verb, const py::args& args, const py::kwargs& kwargs) {
   const std::vector<FlagValue> values = ValuesOf(verb, args, kwargs);
+  const VerbContext ctx{.json = true, .self = ModuleFile()};
   StatusOr<std::unique_ptr<VerbResult>> result = Status::Ok();
   std::string notes;
   Json json;
   {
     py::gil_scoped_release release;
-    result = verb.run(values, VerbContext{.json = true});
+    result = verb.run(values, ctx);
     if (result.ok()) {
       notes = (*result)->Notes();
       json = (*result)->ToJson();

@@ -268,15 +268,40 @@ class FitTest(VerbTest):
 
 
 class CalibrateTest(VerbTest):
-    def test_no_gpu_program_raises_the_cli_message(self):
-        os.environ.pop("PARASIM_CALIBRATE", None)
-        with self.assertRaises(parasim.Error) as e:
-            parasim.calibrate(quick=True, out=self.files.path("m.yaml"))
-        code, message = cli_error("calibrate", "--quick")
-        self.assertEqual(code, 2)
-        self.assertEqual(str(e.exception), message)
-        self.assertIn("calibrate:1:1: error: the calibration program is not built", message)
+    def setUp(self):
+        super().setUp()
+        # A stand-in for the calibration program (which needs CUDA and a GPU): it notes its
+        # arguments and refuses, as the real one does where no GPU is usable.
+        self.args = self.files.path("args.txt")
+        program = self.files.write(
+            "calibrate.sh", f"#!/bin/sh\necho \"$@\" > {self.args}\n"
+                            "echo 'no usable CUDA GPU here' >&2\nexit 2\n")
+        os.chmod(program, 0o755)
+        os.environ["PARASIM_CALIBRATE"] = program
 
+    def tearDown(self):
+        os.environ.pop("PARASIM_CALIBRATE")
+        super().tearDown()
+
+    def test_refusal_raises_the_cli_message_with_the_same_arguments(self):
+        out = self.files.path("m.yaml")
+        with self.assertRaises(parasim.Error) as e:
+            parasim.calibrate(quick=True, out=out, only=["gemm", "memory"])
+        with open(self.args) as f:
+            python_args = f.read()
+        code, message = cli_error("calibrate", "--quick", "--out", out, "--only", "gemm,memory")
+        with open(self.args) as f:
+            self.assertEqual(f.read(), python_args)
+        self.assertEqual(python_args, f"--out {out} --quick --only gemm,memory\n")
+        self.assertEqual(code, 2)
+        self.assertEqual(message.splitlines()[-1], str(e.exception))
+        self.assertEqual(str(e.exception), "calibrate: the calibration program refused (see above)")
+
+    def test_bad_input(self):
+        with self.assertRaises(parasim.Error) as e:
+            parasim.calibrate(only="gemm;rm")
+        self.assertEqual(str(e.exception), cli_error("calibrate", "--only", "gemm;rm")[1])
+        self.assertRegex(str(e.exception), r"^calibrate:1:1: error: --only 'gemm;rm'")
 
 class ReportTest(VerbTest):
     def test_matches_cli(self):

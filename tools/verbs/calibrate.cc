@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "strategies/step.h"
 #include "tools/verbs/inputs.h"
@@ -26,17 +27,26 @@ struct Result {
   std::string out;  // the measurements file written
 };
 
-// The program: $PARASIM_CALIBRATE, beside this binary (bazel-bin/tools/calibrate/), or none.
+// The program: $PARASIM_CALIBRATE, else beside this binary or `self` (argv[0], or the Python
+// module's file) in Bazel's output tree (bazel-bin/tools/calibrate/, also from bazel-bin/python/);
+// "" when none is built.
 std::string CalibrationProgram(const std::string& self) {
   if (const char* env = std::getenv("PARASIM_CALIBRATE"); env != nullptr && *env != '\0') {
     return env;
   }
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs;
   std::error_code ec;
-  std::filesystem::path me = std::filesystem::canonical("/proc/self/exe", ec);
-  if (ec) me = self;
-  for (auto cand : {me.parent_path() / "calibrate" / "parasim-calibrate",
-                    me.parent_path() / "parasim-calibrate"}) {
-    if (std::filesystem::exists(cand)) return cand.string();
+  if (fs::path me = fs::canonical("/proc/self/exe", ec); !ec) dirs.push_back(me.parent_path());
+  if (!self.empty()) {
+    const fs::path p = fs::canonical(self, ec);
+    dirs.push_back((ec ? fs::path(self) : p).parent_path());
+  }
+  for (const fs::path& dir : dirs) {
+    for (const fs::path& cand : {dir / "calibrate" / "parasim-calibrate", dir / "parasim-calibrate",
+                                 dir.parent_path() / "tools" / "calibrate" / "parasim-calibrate"}) {
+      if (fs::exists(cand, ec)) return cand.string();
+    }
   }
   return "";
 }

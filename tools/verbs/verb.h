@@ -78,7 +78,8 @@ struct VerbContext {
   bool json = false;  // the JSON view will be printed (Run then keeps its notes off stderr)
   // The processes a sweep is spread over (mpirun), null = this process alone.
   const Processes* processes = nullptr;
-  std::string self;       // argv[0]: calibrate looks for its program beside it
+  // argv[0], or the Python module's file: calibrate looks for its program beside it.
+  std::string self;
   bool progress = false;  // draw progress on stderr (the CLI, on a terminal)
   bool primary() const { return processes == nullptr || processes->rank() == 0; }
 };
