@@ -4,7 +4,6 @@
 #include "strategies/sweep.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
