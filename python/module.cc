@@ -1,24 +1,33 @@
-// parasim as a Python module (pybind11): the CLI's verbs, returning what their --json prints
-// as Python dicts and lists.
+// parasim as a Python module (pybind11): one function per verb of the CLI's table
+// (tools/verbs/registry.h), taking the verb's positional input(s) and its flags as keyword
+// arguments, and returning what the verb's --json prints, as dicts and lists built straight from
+// its JSON tree.
 //
 //   import parasim
 //   r = parasim.run("scenarios/gpt3-175b-1024-a100.yaml", set={"parallelism.tp": 4})
 //   r["step_time_s"]
-//   rows = parasim.sweep("scenarios/gpt3-175b-1024-a100-sweep.yaml")["results"]
+//   rows = parasim.sweep("scenarios/gpt3-175b-1024-a100-sweep.yaml", jobs=2)["results"]
+//   parasim.scale("scenarios/llama2-7b-ddp-8-a100.yaml", gpus=[2, 4, 8])
 //
-// A scenario is a path or a dict shaped like the YAML file. Bad input raises parasim.Error (a
-// ValueError) whose message is the CLI's "file:line:col: error: ..."; a dict's messages name
-// "<dict>" and count lines in its JSON form (one key per line). The simulation runs in C++ with
-// the GIL released; Python only converts the finished JSON.
+// A flag's keyword is its name without the dashes ("--max-layouts" -> max_layouts; "--from" is
+// from_), its default the CLI's. A scenario is a path or a dict shaped like the YAML file. Bad
+// input raises parasim.Error (a ValueError) whose message is the CLI's "file:line:col: error:
+// ..."; a dict's messages name "<dict>" and count lines in its JSON form (one key per line). The
+// simulation runs in C++ with the GIL released.
+#include <dlfcn.h>
+#include <fmt/core.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "tools/commands.h"
+#include "tools/verbs/registry.h"
 
 namespace py = pybind11;
 
@@ -29,53 +38,155 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A path (str or os.PathLike) or a dict: the dict travels as JSON text, which is YAML.
-void SetInput(const py::object& doc, CommonOptions* opt) {
-  if (py::isinstance<py::dict>(doc)) {
-    opt->file = "<dict>";
-    opt->text =
-        py::module_::import("json").attr("dumps")(doc, py::arg("indent") = 1).cast<std::string>();
-    return;
-  }
-  opt->file = py::module_::import("os").attr("fspath")(doc).cast<std::string>();
-}
-
-// set={"parallelism.tp": 4} or ["parallelism.tp=4"]: the CLI's --set overrides. A value that is
-// not a string is written as JSON (true, [1, 2]), which the YAML reader takes as it would.
-std::vector<std::string> SetsOf(const py::object& set) {
-  std::vector<std::string> sets;
-  if (set.is_none()) return sets;
-  if (py::isinstance<py::dict>(set)) {
-    py::object dumps = py::module_::import("json").attr("dumps");
-    for (auto [key, value] : set.cast<py::dict>()) {
-      std::string v = py::isinstance<py::str>(value) ? value.cast<std::string>()
-                                                     : dumps(value).cast<std::string>();
-      sets.push_back(py::str(key).cast<std::string>() + "=" + v);
+// A JSON value as Python's json.loads would read its Dump: integral numbers as ints.
+py::object ToPython(const Json& j) {
+  switch (j.kind()) {
+    case Json::Kind::kNull:
+      return py::none();
+    case Json::Kind::kBool:
+      return py::bool_(j.bool_value());
+    case Json::Kind::kNumber: {
+      const double d = j.number();
+      if (!std::isfinite(d)) return py::none();  // Dump writes null
+      if (d == std::floor(d) && std::fabs(d) < 9e15) return py::int_(static_cast<int64_t>(d));
+      return py::float_(d);
     }
-    return sets;
+    case Json::Kind::kString:
+      return py::str(j.string_value());
+    case Json::Kind::kArray: {
+      py::list out;
+      for (const Json& item : j.items()) out.append(ToPython(item));
+      return std::move(out);
+    }
+    case Json::Kind::kObject: {
+      py::dict out;
+      for (const auto& [key, value] : j.fields()) out[py::str(key)] = ToPython(value);
+      return std::move(out);
+    }
   }
-  if (py::isinstance<py::str>(set)) return {set.cast<std::string>()};
-  for (py::handle item : set) sets.push_back(py::str(item).cast<std::string>());
-  return sets;
+  return py::none();
 }
 
-using Verb = Status (*)(const CommonOptions&);
+// A path (str or os.PathLike), or anything else as its str().
+std::string PathOrStr(py::handle value) {
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+  }
+  return py::str(value).cast<std::string>();
+}
 
-// Runs a verb with --json into a string and hands Python the parsed result.
-py::object Call(Verb verb, CommonOptions opt) {
-  std::string out;
-  opt.json = true;
-  opt.json_out = &out;
-  Status st = Status::Ok();
-  {
-    py::gil_scoped_release release;
-    st = verb(opt);
+// A list flag's values: None, a str or path, a dict {"key": value} (--set's "key=value", a value
+// that is not a string written as JSON, which the YAML reader takes as it would), or a list.
+std::vector<std::string> ListOf(const Flag& f, py::handle value) {
+  std::vector<std::string> out;
+  if (value.is_none()) return out;
+  if (py::isinstance<py::dict>(value)) {
+    py::object dumps = py::module_::import("json").attr("dumps");
+    for (auto [key, v] : value.cast<py::dict>()) {
+      out.push_back(
+          py::str(key).cast<std::string>() + "=" +
+          (py::isinstance<py::str>(v) ? v.cast<std::string>() : dumps(v).cast<std::string>()));
+    }
+  } else if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    out.push_back(PathOrStr(value));
+  } else {
+    for (py::handle item : value) out.push_back(PathOrStr(item));
   }
-  if (!st.ok()) {
-    if (st.exit_code() == 2) throw InputError(st.message());
-    throw std::runtime_error(st.message());
+  if (f.delimiter == 0) return out;
+  std::vector<std::string> split;  // as the CLI splits --params a,b
+  for (const std::string& s : out) {
+    size_t at = 0;
+    for (size_t c; (c = s.find(f.delimiter, at)) != std::string::npos; at = c + 1) {
+      split.push_back(s.substr(at, c - at));
+    }
+    split.push_back(s.substr(at));
   }
-  return py::module_::import("json").attr("loads")(out);
+  return split;
+}
+
+// A string flag: None, a str or path, or a list joined by commas (gpus=[8, 16, 64]).
+std::string StringOf(py::handle value) {
+  if (value.is_none()) return "";
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    std::string out;
+    for (py::handle item : value) out += (out.empty() ? "" : ",") + PathOrStr(item);
+    return out;
+  }
+  return PathOrStr(value);
+}
+
+// A document: a path, or a dict that travels as JSON text (which is YAML).
+Document DocumentOf(py::handle value) {
+  if (value.is_none()) return {};
+  if (py::isinstance<py::dict>(value)) {
+    py::object dumps = py::module_::import("json").attr("dumps");
+    return {"<dict>", dumps(value, py::arg("indent") = 1).cast<std::string>()};
+  }
+  return {PathOrStr(value), std::nullopt};
+}
+
+// A Python argument as the value of flag `f`, of the type of its default.
+FlagValue ValueOf(const std::string& verb, const Flag& f, py::handle value) {
+  try {
+    return std::visit(
+        [&](const auto& like) -> FlagValue {
+          using T = std::decay_t<decltype(like)>;
+          if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            return ListOf(f, value);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            return StringOf(value);
+          } else if constexpr (std::is_same_v<T, Document>) {
+            return DocumentOf(value);
+          } else {
+            return value.cast<T>();  // bool, int, int64_t
+          }
+        },
+        f.default_value);
+  } catch (const py::cast_error&) {
+    throw py::type_error(
+        fmt::format("{}(): {}={} is not a {}", verb, f.python, py::repr(value).cast<std::string>(),
+                    std::holds_alternative<bool>(f.default_value) ? "bool" : "number"));
+  }
+}
+
+// The flags' values from a call's arguments: positionals in order, then keywords.
+std::vector<FlagValue> ValuesOf(const Verb& verb, const py::args& args, const py::kwargs& kwargs) {
+  std::vector<FlagValue> values = verb.Defaults();
+  std::vector<bool> given(values.size(), false);
+  std::vector<size_t> positional;
+  for (size_t i = 0; i < verb.flags.size(); ++i) {
+    if (verb.flags[i].positional) positional.push_back(i);
+  }
+  if (args.size() > positional.size()) {
+    throw py::type_error(fmt::format("{}() takes {} positional argument(s) but {} were given",
+                                     verb.name, positional.size(), args.size()));
+  }
+  for (size_t a = 0; a < args.size(); ++a) {
+    values[positional[a]] = ValueOf(verb.name, verb.flags[positional[a]], args[a]);
+    given[positional[a]] = true;
+  }
+  for (auto [key, value] : kwargs) {
+    const std::string name = py::str(key).cast<std::string>();
+    auto it = std::find_if(verb.flags.begin(), verb.flags.end(),
+                           [&](const Flag& f) { return !f.python.empty() && f.python == name; });
+    if (it == verb.flags.end()) {
+      throw py::type_error(
+          fmt::format("{}() got an unexpected keyword argument '{}'", verb.name, name));
+    }
+    const size_t i = it - verb.flags.begin();
+    if (given[i]) {
+      throw py::type_error(fmt::format("{}() got multiple values for '{}'", verb.name, name));
+    }
+    values[i] = ValueOf(verb.name, *it, value);
+    given[i] = true;
+  }
+  for (size_t i : positional) {
+    if (verb.flags[i].required && !given[i]) {
+      throw py::type_error(
+          fmt::format("{}() missing required argument '{}'", verb.name, verb.flags[i].python));
+    }
+  }
+  return values;
 }
 
 // sweep's results as flat records, one per layout, for pandas.DataFrame: the run object's
@@ -108,84 +219,94 @@ py::list FlatLayouts(const py::list& results) {
   return rows;
 }
 
-CommonOptions Options(const py::object& doc, const py::object& set, int jobs = 0) {
-  CommonOptions opt;
-  opt.jobs = jobs;
-  SetInput(doc, &opt);
-  opt.sets = SetsOf(set);
-  return opt;
+// This module's file (calibrate looks for its program from there, as the CLI from its binary).
+std::string ModuleFile() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&ModuleFile), &info) == 0 || info.dli_fname == nullptr) {
+    return "";
+  }
+  return info.dli_fname;
+}
+
+// Runs a verb as its --json would, and returns the JSON tree as Python objects.
+py::object Call(const Verb& verb, const py::args& args, const py::kwargs& kwargs) {
+  const std::vector<FlagValue> values = ValuesOf(verb, args, kwargs);
+  const VerbContext ctx{.json = true, .self = ModuleFile()};
+  StatusOr<std::unique_ptr<VerbResult>> result = Status::Ok();
+  std::string notes;
+  Json json;
+  {
+    py::gil_scoped_release release;
+    result = verb.run(values, ctx);
+    if (result.ok()) {
+      notes = (*result)->Notes();
+      json = (*result)->ToJson();
+    }
+  }
+  if (!result.ok()) {
+    if (result.status().exit_code() == 2) throw InputError(result.status().message());
+    throw std::runtime_error(result.status().message());
+  }
+  if (!notes.empty()) fmt::print(stderr, "{}", notes);
+  py::object out = ToPython(json);
+  // 'layouts': the results as flat records (what pandas.DataFrame wants).
+  if (verb.name == "sweep") out["layouts"] = FlatLayouts(out["results"]);
+  return out;
+}
+
+// A default as Python writes it.
+std::string Repr(const FlagValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return x ? "True" : "False";
+        } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return x.empty() ? "None" : "'" + x + "'";
+        } else {
+          return "None";
+        }
+      },
+      v);
+}
+
+// "run(scenario, *, set=None, timing=False, ...)" and the help of each argument.
+std::string DocOf(const Verb& verb) {
+  std::string sig, args;
+  bool star = false;
+  for (const Flag& f : verb.flags) {
+    if (f.python.empty()) continue;
+    if (!f.positional && !star) {
+      sig += sig.empty() ? "*" : ", *";
+      star = true;
+    }
+    sig += (sig.empty() ? "" : ", ") + f.python + (f.required ? "" : "=" + Repr(f.default_value));
+    args += fmt::format("  {}: {}\n", f.python, f.help);
+  }
+  return fmt::format("{}({})\n\n{}.\nReturns what `parasim {} --json` prints.\n\n{}", verb.name,
+                     sig, verb.help, verb.name, args);
 }
 
 }  // namespace
 }  // namespace parasim
 
 PYBIND11_MODULE(parasim, m) {
-  using parasim::Call;
-  using parasim::CommonOptions;
-  using parasim::Options;
   namespace py = pybind11;
+  py::options options;
+  options.disable_function_signatures();  // each verb's docstring opens with its own
   m.doc() =
       "parasim: a discrete-event cluster simulator for planning large-model training.\n"
-      "Each function returns what the matching CLI verb prints with --json.";
+      "One function per CLI verb, returning what the verb prints with --json.";
   py::register_exception<parasim::InputError>(m, "Error", PyExc_ValueError);
-
-  m.def(
-      "run",
-      [](const py::object& scenario, const py::object& set, bool ops, bool full) {
-        CommonOptions opt = Options(scenario, set);
-        opt.ops = ops;
-        opt.full = full;
-        return Call(parasim::RunCommand, opt);
-      },
-      py::arg("scenario"), py::arg("set") = py::none(), py::arg("ops") = false,
-      py::arg("full") = false,
-      "Predicts one training step of the scenario's layout (parasim run --json).");
-  m.def(
-      "memory",
-      [](const py::object& scenario, const py::object& set) {
-        return Call(parasim::MemoryCommand, Options(scenario, set));
-      },
-      py::arg("scenario"), py::arg("set") = py::none(),
-      "Memory per GPU and per pipeline stage (parasim memory --json).");
-  m.def(
-      "sweep",
-      [](const py::object& scenario, const py::object& set, int jobs, bool robust) {
-        CommonOptions opt = Options(scenario, set, jobs);
-        opt.robust = robust;
-        py::dict out = Call(parasim::SweepCommand, opt);
-        out["layouts"] = parasim::FlatLayouts(out["results"]);
-        return out;
-      },
-      py::arg("scenario"), py::arg("set") = py::none(), py::arg("jobs") = 0,
-      py::arg("robust") = false,
-      "Replays every layout of the scenario's sweep block and ranks them (parasim sweep "
-      "--json; jobs=0 uses every core), plus 'layouts': the results as flat records, one per "
-      "layout, so pandas.DataFrame(parasim.sweep(path)['layouts']) is a table. robust=True "
-      "adds 'robustness' (sweep --robust): the leaders ranked again under each swing of the "
-      "cost model's least certain rates.");
-  m.def(
-      "diff",
-      [](const py::object& a, const py::object& b, const py::object& set, const py::object& set_a,
-         const py::object& set_b) {
-        CommonOptions opt = Options(a, set);
-        if (!b.is_none()) {
-          CommonOptions other = Options(b, py::none());
-          opt.vs = other.file;
-          opt.vs_text = other.text;
-        }
-        opt.sets_a = parasim::SetsOf(set_a);
-        opt.sets_b = parasim::SetsOf(set_b);
-        return Call(parasim::DiffCommand, opt);
-      },
-      py::arg("a"), py::arg("b") = py::none(), py::arg("set") = py::none(),
-      py::arg("set_a") = py::none(), py::arg("set_b") = py::none(),
-      "Two what-ifs side by side (parasim diff --json): B, or A again under set_b; 'rows' holds "
-      "what moved (step time by component, memory per stage, MFU), 'reason' the one-line why.");
-  m.def(
-      "validate",
-      [](const py::object& file, const py::object& set, int jobs) {
-        return Call(parasim::ValidateCommand, Options(file, set, jobs));
-      },
-      py::arg("file"), py::arg("set") = py::none(), py::arg("jobs") = 0,
-      "Predicts every case of a validation file and compares (parasim validate --json).");
+  for (parasim::Verb& v : parasim::Verbs()) {
+    auto verb = std::make_shared<const parasim::Verb>(std::move(v));
+    m.def(
+        verb->name.c_str(),
+        [verb](const py::args& args, const py::kwargs& kwargs) {
+          return parasim::Call(*verb, args, kwargs);
+        },
+        parasim::DocOf(*verb).c_str());
+  }
 }

@@ -36,6 +36,12 @@ class Json {
   Json& Set(std::string key, Json value);
   Json& Push(Json value);
   Kind kind() const { return kind_; }
+  // The value, read back by kind (the Python module converts the tree without printing it).
+  bool bool_value() const { return b_; }
+  double number() const { return d_; }
+  const std::string& string_value() const { return s_; }
+  const std::vector<Json>& items() const { return items_; }
+  const std::vector<std::pair<std::string, Json>>& fields() const { return fields_; }
   std::string Dump(int indent = 2) const;
 
  private:

@@ -246,6 +246,10 @@ TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the
   }
   REQUIRE(RunParasim("report --from " + json + " --out " + html).exit_code == 0);
   CHECK(Slurp(html).find("cost per million tokens") != std::string::npos);
+  // --json prints only JSON, with --from too: the file written.
+  auto from = RunParasim("report --json --from " + json + " --out " + html);
+  REQUIRE(from.exit_code == 0);
+  CHECK(from.out == "{\n  \"out\": \"" + html + "\"\n}\n");
 }
 
 TEST_CASE("scale and advice work on every example scenario") {

@@ -1,7 +1,12 @@
-// Pictures of a replayed step: the pipeline timeline as SVG, and a self-contained HTML report
-// (timeline, memory over time per stage against capacity, memory breakdown per stage, where the
-// step time goes, and the sweep's throughput vs memory scatter when given). No scripts, no
-// network: inline SVG with <title> hover texts.
+// The self-contained HTML report (timeline, memory over time per stage against capacity, memory
+// breakdown per stage, where the step time goes, goodput, what-if against B, and the sweep's
+// scatter and table when given), and the report of a finished `sweep --json` or `scale --json`.
+// No scripts, no network: inline SVG with <title> hover texts. The page is made of sections
+// (tools/report_sections.h) drawn with charts (tools/report_charts.h) from SVG primitives
+// (tools/report_svg.h).
+//
+//   ReportInput in{&scenario, &report, &lowered, &timeline, &memory};
+//   WriteFileAtomic("report.html", ReportHtml(in));
 #pragma once
 
 #include <string>
@@ -16,16 +21,10 @@
 #include "strategies/step.h"
 #include "strategies/sweep.h"
 #include "tools/diff.h"
+#include "tools/report_charts.h"  // TimelineSvg, MemorySvg, GoodputSvg
+#include "tools/report_svg.h"     // XmlEscape
 
 namespace parasim {
-
-// One row per stage (compute stream) plus a thin row for its transfers; tasks shorter than a
-// pixel are aggregated per pixel column by the category that fills most of it.
-std::string TimelineSvg(const LoweredStep& low, const sim::Timeline& tl, int width = 1200);
-
-// Peak-memory curves per stage over the step, with the GPU's capacity.
-std::string MemorySvg(const LoweredStep& low, const sim::Timeline& tl, double capacity_bytes,
-                      int width = 1200);
 
 struct ReportInput {
   const Scenario* scenario = nullptr;
@@ -39,19 +38,11 @@ struct ReportInput {
   const Robustness* robust = nullptr;      // optional: report --robust, with the sweep
 };
 
-// One simulated training run: training time kept against the wall clock, with its failures
-// (red ticks, the rollback to the last checkpoint), planned stops (grey) and the failure-free
-// line.
-std::string GoodputSvg(const GoodputReport& g, int width = 1200);
-
 std::string ReportHtml(const ReportInput& in);
 
 // A report of a finished run from its JSON (`sweep --json` or `scale --json` output): the
 // throughput vs memory scatter and table, or speedup vs GPUs with the ideal line and the Amdahl
 // fit. Errors name the file.
 StatusOr<std::string> ReportFromJson(const std::string& text, const std::string& file);
-
-// Escapes text for XML/HTML content and attributes.
-std::string XmlEscape(std::string_view s);
 
 }  // namespace parasim

@@ -1,0 +1,117 @@
+#include "tools/verbs/step_json.h"
+
+#include "strategies/schedule.h"
+
+namespace parasim {
+
+Json LayoutJson(const Scenario& s) {
+  const Layout& l = s.layout;
+  Json j = Json::Object();
+  j.Set("tp", l.tp).Set("pp", l.pp).Set("dp", l.dp).Set("cp", l.cp).Set("ep", l.ep);
+  if (l.expert_tp() != l.tp) j.Set("etp", l.expert_tp());
+  if (l.split_embedding || l.split_loss) {
+    Json a = Json::Array();
+    if (l.split_embedding) a.Push(std::string("embedding"));
+    if (l.split_loss) a.Push(std::string("loss"));
+    j.Set("account_for", a);
+  }
+  j.Set("sp", l.sp).Set("zero", l.zero).Set("schedule", std::string(ScheduleName(l.schedule)));
+  j.Set("virtual_stages", l.virtual_stages);
+  if (l.grad_reduce != Layout::GradReduce::kAuto) {
+    j.Set("grad_reduce", std::string(GradReduceName(l.grad_reduce)));
+  }
+  if (l.cp_comm != Layout::CpComm::kRing) j.Set("cp_comm", std::string(CpCommName(l.cp_comm)));
+  if (l.zero == 3 && !l.zero3_copies) j.Set("zero3_copies", false);
+  j.Set("micro_batch", s.training.micro_batch).Set("global_batch", s.training.global_batch);
+  j.Set("recompute", std::string(RecomputeName(s.training.recompute)));
+  if (s.training.recompute != RecomputeKind::kNone && s.training.recompute_layers >= 0) {
+    j.Set("recompute_layers", s.training.recompute_layers);
+  }
+  if (s.training.precision != Dtype::kBf16) {
+    j.Set("precision", std::string(DtypeName(s.training.precision)));
+  }
+  if (s.training.precision == Dtype::kFp8 && s.training.fp8_recipe != Fp8Recipe::kTensorwise) {
+    j.Set("fp8_recipe", std::string(Fp8RecipeName(s.training.fp8_recipe)));
+  }
+  return j;
+}
+
+Json GoodputJson(const GoodputReport& g) {
+  const CheckpointPlan& ck = g.inputs.checkpoint;
+  Json c = Json::Object();
+  c.Set("bytes", ck.bytes).Set("bytes_per_gpu", ck.bytes_per_gpu);
+  c.Set("mode", g.inputs.async ? "async" : "sync");
+  c.Set("write_s", ck.write_s).Set("read_s", ck.read_s).Set("stall_s", ck.stall_s);
+  c.Set("interval_s", ck.interval_s).Set("young_daly", ck.young_daly);
+  Json j = Json::Object();
+  j.Set("failures_per_day", g.failures_per_day).Set("mtbf_s", g.mtbf_s);
+  j.Set("wall_s", g.runs.wall.mean);
+  j.Set("interruptions_p10", g.runs.interruptions.p10);
+  j.Set("interruptions_p90", g.runs.interruptions.p90);
+  j.Set("planned_interruptions", g.runs.planned);
+  j.Set("restart_s", g.inputs.restart_s);
+  j.Set("lost_work_s", g.runs.lost_s).Set("checkpoint_stall_s", g.runs.stall_s);
+  j.Set("downtime_s", g.runs.down_s);
+  j.Set("analytic_effective_training_time", g.analytic_effective_time);
+  j.Set("step_time_p50_s", g.steps.p50_s).Set("step_time_mean_s", g.steps.mean_s);
+  j.Set("runs", g.runs.runs).Set("checkpoint", c);
+  return j;
+}
+
+namespace {
+
+// The goodput model's part of the run object.
+void SetGoodput(const Scenario& s, const GoodputReport& g, Json* j) {
+  if (s.training.tokens > 0) {
+    j->Set("ideal_time_to_train_s", g.ideal_time_to_train_s);
+    j->Set("time_to_train_p10_s", g.time_to_train_p10_s);
+    j->Set("time_to_train_p90_s", g.time_to_train_p90_s);
+  }
+  j->Set("goodput", g.goodput).Set("expected_interruptions", g.runs.interruptions.mean);
+  j->Set("effective_training_time", g.runs.effective_training_time);
+  j->Set("step_time_p99_s", g.steps.p99_s).Set("reliability", GoodputJson(g));
+}
+
+}  // namespace
+
+Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g) {
+  Json j = Json::Object();
+  j.Set("scenario", s.name).Set("gpus", s.cluster.gpus());
+  j.Set("step_time_s", r.step_time_s).Set("tokens_per_s", r.tokens_per_s);
+  j.Set("tflops_per_gpu", r.tflops_per_gpu).Set("hw_tflops_per_gpu", r.hw_tflops_per_gpu);
+  j.Set("mfu", r.mfu).Set("hfu", r.hfu);
+  j.Set("bubble_fraction", r.bubble_fraction);
+  j.Set("ideal_bubble_fraction", r.ideal_bubble_fraction);
+  j.Set("micro_batches", r.micro_batches);
+  j.Set("fits", r.fits);
+  Json peaks = Json::Array();
+  for (double b : r.peak_memory_bytes) peaks.Push(b);
+  j.Set("peak_memory_bytes", peaks).Set("memory_capacity_bytes", r.capacity_bytes);
+  Json e = Json::Object();
+  e.Set("tp", r.exposed.tp).Set("cp", r.exposed.cp).Set("ep", r.exposed.ep);
+  e.Set("pp", r.exposed.pp).Set("dp", r.exposed.dp);
+  j.Set("exposed_comm_s", e);
+  Json comp = Json::Array();
+  for (double c : r.stage_compute_s) comp.Push(c);
+  j.Set("stage_compute_s", comp);
+  j.Set("model_flops_per_step", r.model_flops_per_step);
+  j.Set("hw_flops_per_step", r.hw_flops_per_step);
+  if (s.training.tokens > 0) {
+    j.Set("time_to_train_s", r.time_to_train_s).Set("gpu_hours", r.gpu_hours);
+    if (s.cluster.gpu_hour_cost > 0) j.Set("cost", r.cost);
+  }
+  if (g) SetGoodput(s, *g, &j);
+  j.Set("critical_path", r.critical_path);
+  if (!s.cluster.calibration.empty()) {
+    Json cal = Json::Array();
+    for (const auto& c : s.cluster.calibrated) cal.Push(c);
+    j.Set("calibration", s.cluster.calibration).Set("calibrated", cal);
+  }
+  j.Set("layout", LayoutJson(s));
+  Json w = Json::Array();
+  for (const auto& x : r.warnings) w.Push(x);
+  j.Set("warnings", w);
+  return j;
+}
+
+}  // namespace parasim
