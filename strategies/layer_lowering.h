@@ -1,8 +1,9 @@
 // Layer lowering: the layer graph of this rank's shape (models/layer_graph.h) priced op by op
-// (GEMM roofline, attention, memory-bound ops, and the TP/SP, CP and EP collectives each op
-// carries, timed for its whole group), the model chunks of every stage (embedding, layers,
-// head; gradient buckets), and the tasks of a forward, backward or recompute over pieces of a
-// chunk: one task per op (--ops) or one per unit with the exposed part of each collective kind.
+// (layer_pricing.h: GEMM roofline, attention, memory-bound ops, and the TP/SP, CP and EP
+// collectives each op carries, timed for its whole group), the model chunks of every stage
+// (embedding, layers, head; gradient buckets), and the tasks of a forward, backward or
+// recompute over pieces of a chunk: one task per op (--ops) or one per unit with the exposed
+// part of each collective kind.
 #pragma once
 
 #include <array>
@@ -12,15 +13,12 @@
 #include <vector>
 
 #include "models/layer_graph.h"
+#include "strategies/layer_pricing.h"
 #include "strategies/lowering.h"
 #include "strategies/step_kernels.h"
 #include "strategies/topology.h"
 
 namespace parasim {
-
-// The share of an EP all-to-all's off-node bytes that crosses the network under node-limited
-// routing (MoeSpec::node_limit; 1 without a limit or within one node).
-double NodeLimitedShare(const MoeSpec& e, const GroupPlacement& g);
 
 class LayerLowering {
  public:
@@ -92,19 +90,6 @@ class LayerLowering {
   const PhaseSum& PieceSum(const Piece& pc, Phase ph) const;
   static Duration Serial(const PhaseSum& sum, bool ep);
   void EmitSum(int stage, const PhaseSum& sum, TaskCat cat);
-  Duration Comm(const CommSpec& c) const;
-  OpTime Time(const Op& op);
-  void AddFp8Casts(const Op& op, OpTime* ot) const;
-  // training.grad_accumulation: separate: the pass adding an op's weight gradients of one
-  // micro-batch to the accumulated ones; zero when fused.
-  Duration AccumulationTime(const Op& op) const;
-  // A MoE block's passes priced at no less than the host's time to issue their kernels where
-  // the experts are issued one at a time after dropless routing (IssuesExpertsFromHost).
-  void HostBoundBlock(const Block& b, BlockTime* bt) const;
-  // A GEMM call's time; the routed experts' issued one per expert (Training::per_expert_gemm)
-  // are priced a few streams at a time rather than as one grouped GEMM.
-  Duration ExpertGemmTime(const CostModel& cm, const Op& op, const GemmCall& g) const;
-  void Price(const Block& b, BlockTime* bt);
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
   void Segment(Chunk* ch) const;
   void EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph);
@@ -119,7 +104,6 @@ class LayerLowering {
   LoweringContext& ctx_;
   RankTopology& topo_;
   std::shared_ptr<const ModelGraph> graph_;
-  std::optional<CostModel> cost16_;  // bf16 GEMMs of FP8 training (router, LM head)
   BlockTime embedding_, dense_, moe_, head_, mtp_;
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
   // Kept's: per chunk id, [(segment, or the whole chunk last) x phase], and which are filled.

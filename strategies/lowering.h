@@ -5,9 +5,12 @@
 // The planners, each in its own file:
 //   schedule.h        the order of units per stage (one class per schedule)
 //   topology.h        ranks, streams and links of the replayed replicas; tasks on them
-//   layer_lowering.h  op costs of the layer graph, model chunks, TP/SP/CP/EP collectives
+//   layer_pricing.h   op costs of the layer graph, TP/SP/CP/EP collectives
+//   layer_lowering.h  model chunks, the tasks of their forwards and backwards
 //   dp_lowering.h     DP, ZeRO/FSDP gathers and reductions, compression, the optimizer step
-//   step_lowering.h   units in schedule order, pipeline transfers, memory events
+//   step_lowering.h   units in schedule order, pipeline transfers, memory events, bounds
+//   schedule_bound.h  the schedule walked unit by unit at given durations (a lower bound)
+//   step_shift.h      each task's counterpart a steady-state period later
 //   step_summary.h    step time, bubble, exposed communication, MFU, critical path
 //   step_advice.h     warnings, each threshold with its source
 #pragma once

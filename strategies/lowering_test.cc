@@ -4,8 +4,6 @@
 
 #include <doctest/doctest.h>
 
-#include <cmath>
-
 #include "strategies/dp_lowering.h"
 #include "strategies/layer_lowering.h"
 #include "strategies/memory.h"
@@ -269,21 +267,6 @@ TEST_CASE("FP8 memory: Linear inputs cached as E4M3 (and scales); bf16 moments; 
   CHECK(s.optimizer == 8);  // master 4 + m 2 + v 2
   b.t.moments = Dtype::kFp32;
   CHECK(StateBytesPerParam(b.t).optimizer == 12);
-}
-
-TEST_CASE("node-limited routing: a token crosses the network once per node, to at most M nodes") {
-  MoeSpec e;
-  e.experts = 256;
-  e.top_k = 8;
-  GroupPlacement g{64, 8};               // EP64 over 8 nodes
-  CHECK(NodeLimitedShare(e, g) == 1.0);  // no limit: every routed copy on its own
-  e.node_limit = 4;                      // DeepSeek-V3: 4 of the 8 nodes, one copy each
-  CHECK(NodeLimitedShare(e, g) == doctest::Approx(0.5));
-  // Unlimited but sent once per node: the expected distinct nodes of 8 picks among 8.
-  e.node_limit = 8;
-  CHECK(NodeLimitedShare(e, g) == doctest::Approx(8 * (1 - std::pow(7.0 / 8, 8)) / 8));
-  e.node_limit = 4;
-  CHECK(NodeLimitedShare(e, GroupPlacement{8, 8}) == 1.0);  // one node: nothing crosses
 }
 
 }  // namespace

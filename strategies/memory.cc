@@ -39,148 +39,234 @@ GraphShape RankShape(const Training& t, const Layout& l) {
   return shape;
 }
 
+namespace {
+
+// What one dense or MoE layer adds to a stage, the same for every layer of its kind: its
+// expert, dense and LoRA parameters, the activations its recompute mode keeps, and those it
+// drops (rebuilt during backward).
+struct LayerBytes {
+  double expert, dense, lora, kept, dropped;
+};
+
+LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
+  const double kept = ActivationBytes(blk, t.recompute);
+  return LayerBytes{BlockParams(blk, true), BlockParams(blk) - BlockParams(blk, true),
+                    lora ? LoraParams(blk, t.lora_rank) : 0.0, kept,
+                    ActivationBytes(blk, RecomputeKind::kNone) - kept};
+}
+
+// A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
+// layer's activations, averaged over the recomputed layers and the others.
+double WeightGradHold(const ModelGraph& g, const Training& t, const std::vector<char>& recomputed,
+                      int layers) {
+  const double n = static_cast<double>(layers);
+  const double kept = static_cast<double>(std::count(recomputed.begin(), recomputed.end(), 0));
+  const double act = kept == 0   ? ActivationBytes(g.dense, t.recompute)
+                     : kept == n ? ActivationBytes(g.dense, RecomputeKind::kNone)
+                                 : ((n - kept) * ActivationBytes(g.dense, t.recompute) +
+                                    kept * ActivationBytes(g.dense, RecomputeKind::kNone)) /
+                                       n;
+  return act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / act) : 0.0;
+}
+
+// What a stage's chunks hold: its layers, its parameters by kind, and its activations per
+// micro-batch (each chunk's, and the most that recompute rebuilds of one layer).
+struct StageContents {
+  int layers = 0;
+  double dense = 0, expert = 0, lora = 0;
+  double act_per_mb = 0, act_full_layer = 0;
+  std::vector<double> chunk_bytes;
+};
+
+// One layout's memory accounting, stage by stage: what every stage reads, computed once.
+class StageAccounting {
+ public:
+  StageAccounting(const ModelSpec& m, const Training& t, const Layout& l, const ModelGraph& g)
+      : m_(m),
+        t_(t),
+        l_(l),
+        g_(g),
+        schedule_(ScheduleOf(l.schedule)),
+        rule_(StateBytesPerParam(t)),
+        lora_(t.finetune != FinetuneKind::kNone),
+        // Layers past a chunk's recompute_layers keep every activation.
+        recomputed_(RecomputedLayers(l, t, m.layers)),
+        // Each virtual stage's layers in model order, and whether it holds the embedding or the
+        // LM head (a stage's chunks of an interleaved or V schedule hold runs apart from each
+        // other).
+        spans_(ChunkSpans(l, m.layers)),
+        shape_(ShapeOf()),
+        in_flights_(InFlights()),
+        dense_layer_(LayerBytesOf(g.dense, t, lora_)),
+        moe_layer_(m.is_moe() ? LayerBytesOf(g.moe, t, lora_) : dense_layer_) {
+    // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
+    // weights are the LM head's).
+    const double depth = m.mtp_depth;
+    const Block& mtp_layer = g.mtp_layer();
+    mtp_act_ =
+        depth * (ActivationBytes(g.mtp, t.recompute) + ActivationBytes(mtp_layer, t.recompute) +
+                 ActivationBytes(g.head, RecomputeKind::kNone));
+    mtp_expert_ = depth * BlockParams(mtp_layer, true);
+    mtp_dense_ =
+        depth * (BlockParams(g.mtp) + BlockParams(mtp_layer) - BlockParams(mtp_layer, true));
+  }
+
+  double bytes_per_param() const { return rule_.weights + rule_.grads + rule_.optimizer; }
+
+  StageMemory Stage(int s) {
+    const StageContents c = ContentsOf(s);
+    StageMemory st;
+    st.layers = c.layers;
+    States(c, &st);
+    Activations(s, c, &st);
+    Buffers(c, &st);
+    return st;
+  }
+
+ private:
+  // The pipeline's shape, with what a split backward's W holds.
+  PipelineShape ShapeOf() const {
+    PipelineShape shape{l_.pp, ChunksOf(l_),
+                        std::max<int64_t>(1, t_.global_batch / (l_.dp * t_.micro_batch))};
+    if (schedule_.splits_backward()) shape.w_hold = WeightGradHold(g_, t_, recomputed_, m_.layers);
+    return shape;
+  }
+
+  // Per stage, the micro-batches in flight at the peak, as the schedule runs them.
+  std::vector<double> InFlights() const {
+    std::vector<double> in_flights = *SharedInFlights(l_, shape_);
+    if (l_.overlap_ep && l_.pp == 1 && !schedule_.pairs_forward_backward()) {
+      // One stage with overlap.ep runs the next forward before the backward: two in flight.
+      in_flights[0] =
+          PeakInFlight((*SharedLayoutOrders(l_, shape_))[0], shape_.chunks, shape_.w_hold);
+    }
+    return in_flights;
+  }
+
+  // The stage's chunks, layer by layer, with the embedding and the LM head where it holds them.
+  StageContents ContentsOf(int s) const {
+    StageContents c;
+    const int chunks = shape_.chunks;
+    for (int k = 0; k < chunks; ++k) {
+      const ChunkSpan& vs = spans_[VirtualStageOf(schedule_, l_.pp, s, k)];
+      double bytes = 0;
+      for (int i = vs.first; i < vs.first + vs.layers; ++i) {
+        const LayerBytes& lb = m_.IsMoeLayer(i) ? moe_layer_ : dense_layer_;
+        c.expert += lb.expert;
+        c.dense += lb.dense;
+        if (lora_) c.lora += lb.lora;
+        if (recomputed_[static_cast<size_t>(i)]) {
+          bytes += lb.kept;
+          c.act_full_layer = std::max(c.act_full_layer, lb.dropped);
+        } else {
+          bytes += lb.kept + lb.dropped;
+        }
+      }
+      c.layers += vs.layers;
+      if (vs.embedding) c.dense += BlockParams(g_.embedding);
+      if (vs.head) {
+        c.dense += BlockParams(g_.head) + mtp_dense_;
+        c.expert += mtp_expert_;
+        // A tied LM head away from its route's embedding (stage 0, or stage p-1 for
+        // DualPipe's upward copy) keeps its own copy of the table.
+        const bool apart = schedule_.bidirectional() ? l_.pp > 1 : s != 0;
+        if (m_.tied_embeddings && apart) {
+          c.dense += static_cast<double>(m_.vocab) * m_.hidden / l_.tp;
+        }
+        bytes += ActivationBytes(g_.head, RecomputeKind::kNone) + mtp_act_;
+      }
+      c.chunk_bytes.push_back(bytes);
+      c.act_per_mb += bytes;
+    }
+    return c;
+  }
+
+  // Parameters, gradients and optimizer states: LoRA's over a frozen base, or the whole
+  // model's sharded as the ZeRO stage says.
+  void States(const StageContents& c, StageMemory* st) const {
+    const double dense = c.dense, expert = c.expert;
+    st->params = dense + expert;
+    if (lora_) {
+      // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
+      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter).
+      const double base = t_.finetune == FinetuneKind::kQlora ? 4.127 / 8 : rule_.weights;
+      st->params_bytes = st->params * base + c.lora * rule_.weights;
+      st->grads_bytes = c.lora * rule_.grads;
+      st->optimizer_bytes = c.lora * rule_.optimizer;
+      st->params += c.lora;
+      return;
+    }
+    const double shard_dense = static_cast<double>(l_.dp) * l_.cp;  // ZeRO shards over DP (x CP)
+    const double shard_expert = std::max(1.0, l_.expert_data_width());  // edp
+    // This rank's part of dense and expert parameters' bytes, sharded or whole.
+    auto part = [&](double per_param, bool sharded) {
+      return sharded ? per_param * (dense / shard_dense + expert / shard_expert)
+                     : per_param * (dense + expert);
+    };
+    st->params_bytes = part(rule_.weights, l_.zero >= 3);
+    // The accumulated gradients stay whole until a reduction after the last micro-batch,
+    // ZeRO 2/3 included (grad_reduce: step); sharded when every micro-batch reduces them.
+    st->grads_bytes = part(rule_.grads, l_.shards_gradients());
+    st->optimizer_bytes = part(rule_.optimizer, l_.zero >= 1);
+  }
+
+  // Activations of the micro-batches in flight at the peak, as the schedule runs them
+  // (strategies/schedule.h), with recompute's transient on top.
+  void Activations(int s, const StageContents& c, StageMemory* st) {
+    const double in_flight = in_flights_[s];
+    st->in_flight = in_flight;
+    st->activations_bytes = c.act_per_mb * in_flight;
+    if (schedule_.mirrored() && c.act_per_mb > 0) {
+      // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
+      // the stage's order with each chunk's bytes.
+      std::vector<double> w(c.chunk_bytes.size());
+      for (size_t k = 0; k < w.size(); ++k) w[k] = c.chunk_bytes[k] * shape_.w_hold;
+      st->activations_bytes = peaks_.Of(s, c.chunk_bytes, w);
+      st->in_flight = st->activations_bytes / c.act_per_mb;
+    }
+    // Recompute rebuilds what it dropped of one layer at a time during backward.
+    if (t_.recompute != RecomputeKind::kNone) st->activations_bytes += c.act_full_layer;
+  }
+
+  // DDP keeps gradient buckets for communication; ZeRO-3 gathers one layer's parameters.
+  void Buffers(const StageContents& c, StageMemory* st) const {
+    // Two buckets in flight, as DDP keeps them (the layout's, or DDP's 25 MiB).
+    const double bucket = l_.bucket.bytes() > 0 ? l_.bucket.bytes() : kDdpBucket.bytes();
+    double comm = l_.dp > 1 ? 2 * bucket : 0;
+    if (l_.zero == 3 && st->layers > 0) {
+      comm += 2 * rule_.weights * (c.dense + c.expert) / st->layers;
+    }
+    st->other_bytes = comm + kFrameworkReserveBytes;
+  }
+
+  const ModelSpec& m_;
+  const Training& t_;
+  const Layout& l_;
+  const ModelGraph& g_;
+  const PipelineSchedule& schedule_;
+  const StateBytes rule_;
+  const bool lora_;
+  const std::vector<char> recomputed_;
+  const std::vector<ChunkSpan> spans_;
+  const PipelineShape shape_;
+  const std::vector<double> in_flights_;  // per stage, micro-batches in flight at the peak
+  const LayerBytes dense_layer_, moe_layer_;
+  double mtp_act_ = 0, mtp_expert_ = 0, mtp_dense_ = 0;
+  // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
+  StagePeaks peaks_{l_, shape_};
+};
+
+}  // namespace
+
 MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout& l,
                             const ClusterSpec& cluster) {
   MemoryReport rep;
   rep.capacity_bytes = cluster.gpu.memory.bytes();
   const auto graph = SharedModelGraph(m, RankShape(t, l));
-  const ModelGraph& g = *graph;
-  const StateBytes rule = StateBytesPerParam(t);
-  rep.bytes_per_param = rule.weights + rule.grads + rule.optimizer;
-  const double shard_dense = static_cast<double>(l.dp) * l.cp;       // ZeRO shards over DP (x CP)
-  const double shard_expert = std::max(1.0, l.expert_data_width());  // edp
-  const int64_t micro_batches = std::max<int64_t>(1, t.global_batch / (l.dp * t.micro_batch));
-  const bool lora = t.finetune != FinetuneKind::kNone;
-  const PipelineSchedule& schedule = ScheduleOf(l.schedule);
-  PipelineShape shape{l.pp, ChunksOf(l), micro_batches};
-  // Layers past a chunk's recompute_layers keep every activation.
-  const std::vector<char> recomputed = RecomputedLayers(l, t, m.layers);
-  if (schedule.splits_backward()) {
-    // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
-    // layer's activations, averaged over the recomputed layers and the others.
-    const double n = static_cast<double>(m.layers);
-    const double kept = static_cast<double>(std::count(recomputed.begin(), recomputed.end(), 0));
-    const double act = kept == 0   ? ActivationBytes(g.dense, t.recompute)
-                       : kept == n ? ActivationBytes(g.dense, RecomputeKind::kNone)
-                                   : ((n - kept) * ActivationBytes(g.dense, t.recompute) +
-                                      kept * ActivationBytes(g.dense, RecomputeKind::kNone)) /
-                                         n;
-    shape.w_hold = act > 0 ? std::min(1.0, WeightGradBytes(g.dense) / act) : 0.0;
-  }
-  std::vector<double> in_flights = *SharedInFlights(l, shape);
-  if (l.overlap_ep && l.pp == 1 && !schedule.pairs_forward_backward()) {
-    // One stage with overlap.ep runs the next forward before the backward: two in flight.
-    in_flights[0] = PeakInFlight((*SharedLayoutOrders(l, shape))[0], shape.chunks, shape.w_hold);
-  }
-  // Each virtual stage's layers in model order, and whether it holds the embedding or the LM
-  // head (a stage's chunks of an interleaved or V schedule hold runs apart from each other).
-  const bool two_chunks = schedule.mirrored();
-  const int chunks = ChunksOf(l);
-  const std::vector<ChunkSpan> spans = ChunkSpans(l, m.layers);
-  // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
-  StagePeaks peaks(l, shape);
-  // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
-  // weights are the LM head's).
-  const double depth = m.mtp_depth;
-  const Block& mtp_layer = g.mtp_layer();
-  const double mtp_act =
-      depth * (ActivationBytes(g.mtp, t.recompute) + ActivationBytes(mtp_layer, t.recompute) +
-               ActivationBytes(g.head, RecomputeKind::kNone));
-  const double mtp_expert = depth * BlockParams(mtp_layer, true);
-  const double mtp_dense =
-      depth * (BlockParams(g.mtp) + BlockParams(mtp_layer) - BlockParams(mtp_layer, true));
-  // What one dense or MoE layer adds to a stage, the same for every layer of its kind.
-  struct LayerBytes {
-    double expert, dense, lora, kept, dropped;
-  };
-  auto layer_bytes = [&](const Block& blk) {
-    const double kept = ActivationBytes(blk, t.recompute);
-    return LayerBytes{BlockParams(blk, true), BlockParams(blk) - BlockParams(blk, true),
-                      lora ? LoraParams(blk, t.lora_rank) : 0.0, kept,
-                      ActivationBytes(blk, RecomputeKind::kNone) - kept};
-  };
-  const LayerBytes dense_layer = layer_bytes(g.dense);
-  const LayerBytes moe_layer = m.is_moe() ? layer_bytes(g.moe) : dense_layer;
+  StageAccounting stages(m, t, l, *graph);
+  rep.bytes_per_param = stages.bytes_per_param();
   for (int s = 0; s < l.pp; ++s) {
-    StageMemory st;
-    double dense = 0, expert = 0, lora_params = 0, act_per_mb = 0, act_full_layer = 0;
-    // The stage's chunks: their layers, and whether they hold the embedding or the head.
-    std::vector<ChunkSpan> mine;
-    for (int c = 0; c < chunks; ++c) mine.push_back(spans[VirtualStageOf(schedule, l.pp, s, c)]);
-    // Each chunk's parameters and activations per micro-batch.
-    std::vector<double> chunk_bytes;
-    st.layers = 0;
-    for (const ChunkSpan& vs : mine) {
-      double bytes = 0;
-      for (int i = vs.first; i < vs.first + vs.layers; ++i) {
-        const LayerBytes& lb = m.IsMoeLayer(i) ? moe_layer : dense_layer;
-        expert += lb.expert;
-        dense += lb.dense;
-        if (lora) lora_params += lb.lora;
-        if (recomputed[static_cast<size_t>(i)]) {
-          bytes += lb.kept;
-          act_full_layer = std::max(act_full_layer, lb.dropped);
-        } else {
-          bytes += lb.kept + lb.dropped;
-        }
-      }
-      st.layers += vs.layers;
-      if (vs.embedding) dense += BlockParams(g.embedding);
-      if (vs.head) {
-        dense += BlockParams(g.head) + mtp_dense;
-        expert += mtp_expert;
-        // A tied LM head away from its route's embedding (stage 0, or stage p-1 for
-        // DualPipe's upward copy) keeps its own copy of the table.
-        const bool apart = schedule.bidirectional() ? l.pp > 1 : s != 0;
-        if (m.tied_embeddings && apart) {
-          dense += static_cast<double>(m.vocab) * m.hidden / l.tp;
-        }
-        bytes += ActivationBytes(g.head, RecomputeKind::kNone) + mtp_act;
-      }
-      chunk_bytes.push_back(bytes);
-      act_per_mb += bytes;
-    }
-    st.params = dense + expert;
-    if (lora) {
-      // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
-      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter).
-      const double base = t.finetune == FinetuneKind::kQlora ? 4.127 / 8 : rule.weights;
-      st.params_bytes = st.params * base + lora_params * rule.weights;
-      st.grads_bytes = lora_params * rule.grads;
-      st.optimizer_bytes = lora_params * rule.optimizer;
-      st.params += lora_params;
-    } else {
-      // This rank's part of dense and expert parameters' bytes, sharded or whole.
-      auto part = [&](double per_param, bool sharded) {
-        return sharded ? per_param * (dense / shard_dense + expert / shard_expert)
-                       : per_param * (dense + expert);
-      };
-      st.params_bytes = part(rule.weights, l.zero >= 3);
-      // The accumulated gradients stay whole until a reduction after the last micro-batch,
-      // ZeRO 2/3 included (grad_reduce: step); sharded when every micro-batch reduces them.
-      st.grads_bytes = part(rule.grads, l.shards_gradients());
-      st.optimizer_bytes = part(rule.optimizer, l.zero >= 1);
-    }
-    // Micro-batches in flight at the peak, as the schedule runs them (strategies/schedule.h).
-    const double in_flight = in_flights[s];
-    st.in_flight = in_flight;
-    st.activations_bytes = act_per_mb * in_flight;
-    if (two_chunks && act_per_mb > 0) {
-      // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
-      // the stage's order with each chunk's bytes.
-      std::vector<double> w(chunk_bytes.size());
-      for (size_t c = 0; c < w.size(); ++c) w[c] = chunk_bytes[c] * shape.w_hold;
-      st.activations_bytes = peaks.Of(s, chunk_bytes, w);
-      st.in_flight = st.activations_bytes / act_per_mb;
-    }
-    // Recompute rebuilds what it dropped of one layer at a time during backward.
-    if (t.recompute != RecomputeKind::kNone) st.activations_bytes += act_full_layer;
-    // DDP keeps gradient buckets for communication; ZeRO-3 gathers one layer's parameters.
-    // Two buckets in flight, as DDP keeps them (the layout's, or DDP's 25 MiB).
-    const double bucket = l.bucket.bytes() > 0 ? l.bucket.bytes() : kDdpBucket.bytes();
-    double comm = l.dp > 1 ? 2 * bucket : 0;
-    if (l.zero == 3 && st.layers > 0) comm += 2 * rule.weights * (dense + expert) / st.layers;
-    st.other_bytes = comm + kFrameworkReserveBytes;
+    StageMemory st = stages.Stage(s);
     if (st.total() > rep.capacity_bytes) rep.fits = false;
     rep.stages.push_back(st);
   }

@@ -51,10 +51,13 @@ StatusOr<ClusterSpec> Resize(const ClusterSpec& c, int64_t gpus) {
   return out;
 }
 
-StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>& gpus, bool weak,
-                                const SweepOptions& options) {
-  ScaleOutcome out;
-  out.weak = weak;
+namespace {
+
+// The sweep a scaling study runs at every size: the scenario's sweep block, or TP, PP and DP
+// (and EP for a MoE model) over every value with a few micro-batch, ZeRO and recompute
+// choices; without a global batch axis (the study's constant, or scaled with the GPUs) and
+// ranking one layout.
+SweepSpec ScaleSweep(const Scenario& base) {
   SweepSpec spec;
   if (base.sweep) {
     spec = *base.sweep;
@@ -79,11 +82,39 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
   // block's {max: N} is kept (per layout the largest multiple of dp x micro-batch up to N), since
   // GPU counts with odd factors admit no fixed batch.
   std::erase_if(spec.axes, [](const auto& a) { return a.first == "global_batch"; });
-  const int64_t gb_max = spec.global_batch_max;
   spec.top = 1;
+  return spec;
+}
+
+// Each point found against the first found: speedup, efficiency (with and without goodput) and
+// the Karp-Flatt serial fraction; the Amdahl fit over them.
+void CompareToFirst(ScaleOutcome* out) {
+  std::vector<double> rel, speedup;
+  const ScalePoint* first = nullptr;
+  for (ScalePoint& pt : out->points) {
+    if (!pt.found) continue;
+    if (!first) first = &pt;
+    const double r = static_cast<double>(pt.gpus) / static_cast<double>(first->gpus);
+    pt.speedup = pt.report.tokens_per_s / first->report.tokens_per_s;
+    pt.efficiency = pt.speedup / r;
+    pt.goodput_efficiency = pt.efficiency * pt.goodput / first->goodput;
+    pt.karp_flatt = KarpFlatt(pt.speedup, r);
+    rel.push_back(r);
+    speedup.push_back(pt.speedup);
+  }
+  out->parallel_fraction = rel.size() >= 2 ? FitAmdahl(rel, speedup) : 1.0;
+}
+
+}  // namespace
+
+StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>& gpus, bool weak,
+                                const SweepOptions& options) {
+  ScaleOutcome out;
+  out.weak = weak;
+  const SweepSpec spec = ScaleSweep(base);
+  const int64_t gb_max = spec.global_batch_max;
   const double per_gpu =
       static_cast<double>(base.training.global_batch) / static_cast<double>(base.cluster.gpus());
-  std::vector<double> rel, speedup;
   for (int64_t n : gpus) {
     ScalePoint pt;
     pt.gpus = n;
@@ -118,19 +149,7 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
     }
     out.points.push_back(std::move(pt));
   }
-  const ScalePoint* first = nullptr;
-  for (ScalePoint& pt : out.points) {
-    if (!pt.found) continue;
-    if (!first) first = &pt;
-    const double r = static_cast<double>(pt.gpus) / static_cast<double>(first->gpus);
-    pt.speedup = pt.report.tokens_per_s / first->report.tokens_per_s;
-    pt.efficiency = pt.speedup / r;
-    pt.goodput_efficiency = pt.efficiency * pt.goodput / first->goodput;
-    pt.karp_flatt = KarpFlatt(pt.speedup, r);
-    rel.push_back(r);
-    speedup.push_back(pt.speedup);
-  }
-  out.parallel_fraction = rel.size() >= 2 ? FitAmdahl(rel, speedup) : 1.0;
+  CompareToFirst(&out);
   return out;
 }
 

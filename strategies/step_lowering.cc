@@ -5,63 +5,13 @@
 #include <algorithm>
 
 #include "strategies/memory.h"
+#include "strategies/step_shift.h"
+#include "strategies/unit_walk.h"
 
 namespace parasim {
 
 using sim::kNone;
 using sim::TaskId;
-
-namespace {
-
-// Which units have run, by slot (virtual stage x micro-batch, StepLowering::Slot), and so which
-// a stage may run next: F after the previous chunk's F; B after the next chunk's B (the route's
-// last chunk's B after its own F); W after its own B.
-struct UnitsDone {
-  int route;
-  int64_t m;
-  std::vector<char> f, b;
-  size_t Slot(int g, int64_t mb) const { return static_cast<size_t>(g) * m + mb; }
-  bool BackwardReady(int g, size_t idx) const {
-    return (g % route == route - 1 ? f[idx] : b[idx + m]) != 0;
-  }
-  bool Ready(const Unit& u, int g, size_t idx) const {
-    return u.phase == Phase::kF   ? (g % route == 0 || f[idx - m] != 0)
-           : u.phase == Phase::kW ? b[idx] != 0
-                                  : BackwardReady(g, idx);
-  }
-};
-
-// Walks every stage's order, stages in turn, each as far as its units are ready: `take(stage,
-// at, g, idx)` consumes units from order[stage][at] (virtual stage g, slot idx) and returns
-// how many (0: the stage waits for another). False when no stage can proceed (a cycle).
-template <class Take>
-bool WalkOrders(const std::vector<std::vector<Unit>>& order, const PipelineSchedule& schedule,
-                const UnitsDone& done, Take take) {
-  const int p = static_cast<int>(order.size());
-  size_t remaining = 0;
-  for (const auto& units : order) remaining += units.size();
-  std::vector<size_t> pos(order.size(), 0);
-  while (remaining > 0) {
-    bool progress = false;
-    for (int s = 0; s < p; ++s) {
-      while (pos[s] < order[s].size()) {
-        const Unit& u = order[s][pos[s]];
-        const int g = VirtualStageOf(schedule, p, s, u.chunk);
-        const size_t idx = done.Slot(g, u.mb);
-        if (!done.Ready(u, g, idx)) break;
-        const size_t n = take(s, pos[s], g, idx);
-        if (n == 0) break;
-        pos[s] += n;
-        remaining -= n;
-        progress = true;
-      }
-    }
-    if (!progress) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 Status StepLowering::Run() {
   layers_.BuildTimes();
@@ -78,7 +28,7 @@ Status StepLowering::Run() {
   return Status::Ok();
 }
 
-StepLowering::UnitDurations StepLowering::DurationsOf(const Chunk& ch, bool whole_backward) const {
+UnitDurations StepLowering::DurationsOf(const Chunk& ch, bool whole_backward) const {
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   const bool ep = !PairsForwardBackward(ctx_.layout);
   UnitDurations t;
@@ -221,47 +171,30 @@ std::vector<double> StepLowering::FirstBackwardPeaks(const std::vector<double>& 
   return out;
 }
 
-Duration StepLowering::ScheduleBound() const {
+ChunkComm StepLowering::ChunkCommOf(int s, int c) const {
+  const Chunk& ch = layers_.chunk(s, c);
+  const bool per_layer = dp_.GathersPerLayer();
+  ChunkComm cc;
+  const size_t n = ch.segments.size();
+  for (size_t k = 0; k < n; ++k) {
+    const auto [a, b] = ch.segments[k];
+    (k == 0 ? cc.reduce_last : cc.reduce_rest) += dp_.IssuedTime(ch, a, b, false);
+    if (!per_layer) continue;
+    const Duration g = dp_.IssuedTime(ch, a, b, true);
+    cc.gather += g;
+    cc.copy += dp_.CopyOutTime(ch, a, b);
+    if (k == 0) cc.gather_f = g;
+    if (k + 1 == n) cc.gather_b = g;
+  }
+  cc.start_wait = dp_.StartGatherWait(s, c);
+  return cc;
+}
+
+void StepLowering::TransferTimes(std::vector<Duration>* into_f,
+                                 std::vector<Duration>* into_b) const {
   const int p = ctx_.layout.pp;
   const int V = p * ctx_.chunks;
-  const int64_t m = ctx_.micro_batches;
   const int route = ctx_.route;
-  const bool split = ctx_.schedule.splits_backward();
-  const bool per_layer = dp_.GathersPerLayer();
-  const bool waits = dp_.BackwardWaitsForReductions();
-  // Per chunk, the data-parallel collectives as its units issue them: the reductions of a
-  // unit that reduces, the first segment's last (its backward gives those gradients last);
-  // under ZeRO 3 the gathers of each F (first segment first) and B (last segment first); the
-  // start gathers of ZeRO 1/2 before its first forward; ZeRO 3's copies out of the gathers,
-  // on the compute stream beside each F and B.
-  struct ChunkComm {
-    Duration reduce_rest, reduce_last, gather, gather_f, gather_b, start_wait, copy;
-  };
-  std::vector<std::vector<UnitDurations>> times(p);
-  std::vector<std::vector<ChunkComm>> comm(p);
-  for (int s = 0; s < p; ++s) {
-    const std::vector<Chunk>& chunks = layers_.chunks(s);
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      const Chunk& ch = chunks[c];
-      times[s].push_back(DurationsOf(ch, true));
-      ChunkComm cc;
-      const size_t n = ch.segments.size();
-      for (size_t k = 0; k < n; ++k) {
-        const auto [a, b] = ch.segments[k];
-        (k == 0 ? cc.reduce_last : cc.reduce_rest) += dp_.IssuedTime(ch, a, b, false);
-        if (!per_layer) continue;
-        const Duration g = dp_.IssuedTime(ch, a, b, true);
-        cc.gather += g;
-        cc.copy += dp_.CopyOutTime(ch, a, b);
-        if (k == 0) cc.gather_f = g;
-        if (k + 1 == n) cc.gather_b = g;
-      }
-      cc.start_wait = dp_.StartGatherWait(s, static_cast<int>(c));
-      comm[s].push_back(cc);
-    }
-  }
-  // What a unit receives from the unit before it on another stage (Send): one activation's
-  // transfer, alone on its link (the sweep's replica, tp = cp = dp coordinate 0).
   const Bytes act = ActivationBytes();
   auto hop = [&](int from, int to) {
     if (from == to) return Duration::Zero();  // a V's turn: no transfer
@@ -269,93 +202,44 @@ Duration StepLowering::ScheduleBound() const {
     const bool inter = pl.Node(pl.Rank({0, 0, 0, from})) != pl.Node(pl.Rank({0, 0, 0, to}));
     return topo_.TransferCost(act, inter).time;
   };
-  std::vector<Duration> into_f(V), into_b(V);
+  into_f->assign(V, Duration::Zero());
+  into_b->assign(V, Duration::Zero());
   for (int g = 0; g < V; ++g) {
     const int here = PlaceOf(ctx_.schedule, p, g).stage;
-    if (g % route > 0) into_f[g] = hop(PlaceOf(ctx_.schedule, p, g - 1).stage, here);
-    if (g % route < route - 1) into_b[g] = hop(PlaceOf(ctx_.schedule, p, g + 1).stage, here);
+    if (g % route > 0) (*into_f)[g] = hop(PlaceOf(ctx_.schedule, p, g - 1).stage, here);
+    if (g % route < route - 1) (*into_b)[g] = hop(PlaceOf(ctx_.schedule, p, g + 1).stage, here);
   }
-  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, m});
-  const std::vector<std::vector<Unit>>& order = *orders;
-  std::vector<Duration> f_end(Slot(V, 0)), b_end(f_end.size());
-  UnitsDone done{route, m, std::vector<char>(f_end.size(), 0), std::vector<char>(f_end.size(), 0)};
-  // Per stage: its compute stream, and its data-parallel reduce and gather streams, each
-  // running its tasks one after another.
-  std::vector<Duration> stage_end(p), reduce_end(p), gather_end(p);
-  auto f_after = [&](int g, size_t idx) {
-    return g % route == 0 ? Duration::Zero() : f_end[idx - m] + into_f[g];
-  };
-  auto b_after = [&](int g, size_t idx) {
-    return g % route == route - 1 ? f_end[idx] : b_end[idx + m] + into_b[g];
-  };
-  // ZeRO 3: the unit's gathers go on the gather stream as it is emitted (they wait for nothing
-  // else), and its first task waits for the first of them.
-  auto gathered = [&](int s, int chunk, bool forward) {
-    if (!per_layer) return Duration::Zero();
-    const ChunkComm& cc = comm[s][chunk];
-    const Duration first = gather_end[s] + (forward ? cc.gather_f : cc.gather_b);
-    gather_end[s] += cc.gather;
-    return first;
-  };
-  // A unit that reduces issues its reductions from its start, the last at its end.
-  auto reduces = [&](int s, const Unit& u, Duration start, Duration end) {
-    if (!dp_.Reduces(u.mb)) return;
-    const ChunkComm& cc = comm[s][u.chunk];
-    reduce_end[s] = Max(Max(reduce_end[s], start) + cc.reduce_rest, end) + cc.reduce_last;
-    if (waits) stage_end[s] = Max(stage_end[s], reduce_end[s]);
-  };
-  const bool walked =
-      WalkOrders(order, ctx_.schedule, done, [&](int s, size_t at, int g, size_t idx) -> size_t {
-        const std::vector<Unit>& o = order[s];
-        const Unit& u = o[at];
-        // An F&B unit takes its B along, once both are ready (as EmitSchedule emits it), and the
-        // B's W when it follows.
-        const bool pair = RunsAsPair(o, at);
-        const int gb = pair ? VirtualStageOf(ctx_.schedule, p, s, o[at + 1].chunk) : 0;
-        const size_t bidx = pair ? Slot(gb, o[at + 1].mb) : 0;
-        if (pair && !done.BackwardReady(gb, bidx)) return 0;
-        const UnitDurations& t = times[s][u.chunk];
-        if (u.phase == Phase::kF) {
-          Duration start = Max(Max(stage_end[s], f_after(g, idx)), gathered(s, u.chunk, true));
-          if (u.mb == 0) start = Max(start, comm[s][u.chunk].start_wait);
-          f_end[idx] = start + t.f + comm[s][u.chunk].copy;
-          stage_end[s] = f_end[idx];
-          done.f[idx] = 1;
-        } else if (u.phase == Phase::kW) {
-          const Duration start = Max(stage_end[s], b_end[idx]);
-          stage_end[s] = start + t.w;
-          reduces(s, u, start, stage_end[s]);
-        } else {
-          const Duration start =
-              Max(Max(stage_end[s], b_after(g, idx)), gathered(s, u.chunk, false));
-          b_end[idx] = start + t.b + comm[s][u.chunk].copy;
-          stage_end[s] = b_end[idx];
-          done.b[idx] = 1;
-          if (!split) reduces(s, u, start, b_end[idx]);
-        }
-        if (!pair) return 1;
-        const Unit& b = o[at + 1];
-        const bool with_w = at + 2 < o.size() && o[at + 2].phase == Phase::kW &&
-                            o[at + 2].chunk == b.chunk && o[at + 2].mb == b.mb;
-        const UnitDurations& tb = times[s][b.chunk];
-        // The gradient goes on after B (EmitPair emits B then W, unless F&B pairs overlap an EP
-        // all-to-all: then after the whole backward, later still), and the stage after W.
-        const Duration b_start =
-            Max(Max(stage_end[s], b_after(gb, bidx)), gathered(s, b.chunk, false));
-        const Duration copy = comm[s][b.chunk].copy;
-        b_end[bidx] = b_start + copy + (with_w ? Min(tb.b, tb.bw) : tb.b);
-        stage_end[s] = b_start + copy + (with_w ? tb.bw : tb.b);
-        done.b[bidx] = 1;
-        if (with_w || !split) reduces(s, b, b_start, stage_end[s]);
-        return with_w ? 3 : 2;
-      });
-  if (!walked) return Duration::Zero();  // EmitSchedule reports the cycle
-  Duration bound;
+}
+
+Duration StepLowering::ScheduleBound() const {
+  const int p = ctx_.layout.pp;
+  ScheduleBoundInput in{ctx_.schedule};
+  in.stages = p;
+  in.chunks = ctx_.chunks;
+  in.micro_batches = ctx_.micro_batches;
+  in.route = ctx_.route;
+  in.split = ctx_.schedule.splits_backward();
+  in.per_layer = dp_.GathersPerLayer();
+  in.waits = dp_.BackwardWaitsForReductions();
+  // As DataParallelLowering::Reduces.
+  in.dp_reduces = ctx_.dp_comm;
+  in.reduces_every_micro_batch = ctx_.layout.reduces_every_micro_batch();
+  in.last_micro_batch = ctx_.chunk_micro_batches - 1;
+  in.times.resize(p);
+  in.comm.resize(p);
   for (int s = 0; s < p; ++s) {
-    // The optimizer step follows the stage's units and every reduction.
-    bound = Max(bound, Max(stage_end[s], reduce_end[s]) + dp_.OptimizerTime(s));
+    const std::vector<Chunk>& chunks = layers_.chunks(s);
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      in.times[s].push_back(DurationsOf(chunks[c], true));
+      in.comm[s].push_back(ChunkCommOf(s, static_cast<int>(c)));
+    }
+    in.optimizer.push_back(dp_.OptimizerTime(s));
   }
-  return bound;
+  // What a unit receives from the unit before it on another stage (Send): one activation's
+  // transfer, alone on its link (the sweep's replica, tp = cp = dp coordinate 0).
+  TransferTimes(&in.into_f, &in.into_b);
+  const auto orders = SharedLayoutOrders(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
+  return WalkScheduleBound(in, *orders);
 }
 
 void StepLowering::AllocateStates() {
@@ -425,8 +309,8 @@ Status StepLowering::EmitSchedule() {
   // when the step has one.
   ctx_.out.shift.clear();
   ctx_.out.anchors.clear();
-  const int64_t period = ShiftPeriod();
-  std::vector<std::vector<std::pair<TaskId, TaskId>>> emitted(period > 0 ? p : 0);
+  const int64_t period = ShiftPeriod(ctx_.schedule, p, m);
+  EmittedTasks emitted(period > 0 ? p : 0);
   for (size_t s = 0; s < emitted.size(); ++s) emitted[s].assign(order[s].size(), {kNone, kNone});
   const bool walked =
       WalkOrders(order, ctx_.schedule, done, [&](int s, size_t at, int, size_t idx) -> size_t {
@@ -441,82 +325,10 @@ Status StepLowering::EmitSchedule() {
     return Internal(fmt::format("pipeline schedule {} has a cycle (no stage can proceed)",
                                 ctx_.schedule.name()));
   }
-  if (period > 0) BuildShift(order, emitted, period);
-  return Status::Ok();
-}
-
-int64_t StepLowering::ShiftPeriod() const {
-  // The period in micro-batches: one for 1F1B, zero-bubble and DualPipe orders; the stage count
-  // for interleaved and V orders, which run micro-batches in groups of p per chunk.
-  const int64_t m = ctx_.micro_batches;
-  const int64_t stages = ctx_.layout.pp;
-  const int64_t d = ctx_.schedule.interleaves() || ctx_.schedule.v_shape() ? stages : 1;
-  // Skipping periods pays once the pipeline's fill and drain (about p micro-batches each) and
-  // the periods compared leave many to skip: from 4p micro-batches and 16 periods (measured:
-  // GPT-3 175B PP8 1F1B, 96 periods, and DeepSeek-V3's DualPipe, 120, replay faster; the
-  // interleaved 175B and 530B of Korthikanti et al., 8 periods of p, twice as slow).
-  return m >= 4 * stages && m >= 16 * d ? d : 0;
-}
-
-void StepLowering::BuildShift(const std::vector<std::vector<Unit>>& order,
-                              const std::vector<std::vector<std::pair<TaskId, TaskId>>>& emitted,
-                              int64_t d) {
-  // A unit's counterpart one period later is the unit of its stage with the same phase and
-  // chunk and the micro-batch a period on (an F&B pair's, the pair whose units are each a
-  // period on); when both emitted as many tasks, the k-th task of one plays the k-th of the
-  // other's part. The engine checks the program's structure before it relies on this
-  // (sim::RunOptions::shift); stage 0's forwards of chunk 0 are where it compares states.
-  const int64_t m = ctx_.micro_batches;
-  const int64_t stages = static_cast<int64_t>(order.size());
-  auto& shift = ctx_.out.shift;
-  shift.assign(ctx_.program.num_tasks(), kNone);
-  // (phase, chunk, micro-batch) -> a dense index (Phase has four values).
-  const size_t chunks = static_cast<size_t>(ctx_.chunks);
-  auto key = [&](const Unit& u) {
-    return (static_cast<size_t>(u.phase) * chunks + static_cast<size_t>(u.chunk)) *
-               static_cast<size_t>(m) +
-           static_cast<size_t>(u.mb);
-  };
-  std::vector<uint32_t> at_of(4 * chunks * static_cast<size_t>(m));
-  // How many units an emission starting at o[i] took (1, or 2-3 for an F&B pair).
-  auto taken = [&](const std::vector<std::pair<TaskId, TaskId>>& em, size_t i) {
-    size_t k = 1;
-    while (i + k < em.size() && em[i + k].first == kNone && k < 3) ++k;
-    return k;
-  };
-  for (size_t s = 0; s < order.size(); ++s) {
-    const std::vector<Unit>& o = order[s];
-    const auto& em = emitted[s];
-    // (phase, chunk, mb) -> 1 + the place of the emission that began with that unit, or 0.
-    std::fill(at_of.begin(), at_of.end(), 0);
-    for (size_t i = 0; i < o.size(); ++i) {
-      if (em[i].first != kNone) at_of[key(o[i])] = static_cast<uint32_t>(i + 1);
-    }
-    for (size_t i = 0; i < o.size(); ++i) {
-      const auto [b, e] = em[i];
-      if (b == kNone) continue;
-      // Anchors from the end of the pipeline's fill (about p micro-batches), where a steady
-      // state can begin.
-      if (s == 0 && o[i].phase == Phase::kF && o[i].chunk == 0 && o[i].mb % d == 0 &&
-          o[i].mb >= stages) {
-        ctx_.out.anchors.push_back(b);
-      }
-      Unit next = o[i];
-      next.mb += d;
-      if (next.mb >= m || at_of[key(next)] == 0) continue;
-      const size_t j = at_of[key(next)] - 1;
-      const auto [b2, e2] = em[j];
-      const size_t ki = taken(em, i), kj = taken(em, j);
-      if (e2 - b2 != e - b || ki != kj) continue;
-      bool same = true;
-      for (size_t k = 1; k < ki && same; ++k) {
-        same = o[j + k].phase == o[i + k].phase && o[j + k].chunk == o[i + k].chunk &&
-               o[j + k].mb == o[i + k].mb + d;
-      }
-      if (!same) continue;
-      for (TaskId t = b; t < e; ++t) shift[t] = b2 + (t - b);
-    }
+  if (period > 0) {
+    BuildShift(order, emitted, period, ctx_.chunks, m, ctx_.program.num_tasks(), &ctx_.out);
   }
+  return Status::Ok();
 }
 
 void StepLowering::EmitUnit(int s, const Unit& u) {

@@ -13,6 +13,7 @@
 #include "strategies/dp_lowering.h"
 #include "strategies/layer_lowering.h"
 #include "strategies/lowering.h"
+#include "strategies/schedule_bound.h"
 #include "strategies/topology.h"
 
 namespace parasim {
@@ -41,31 +42,24 @@ class StepLowering {
   // receives from and that transfer, and after the data-parallel gathers it waits for; each
   // stage's reductions one after another from the units that issue them; then the optimizer
   // after both. Every collective and transfer at its time alone on the fabric, no contention.
-  // The cost is linear in the step's units.
+  // The cost is linear in the step's units (the walk: schedule_bound.h).
   Duration ScheduleBound() const;
 
  private:
-  // A chunk's units as LowerBound times them (compute and blocking collectives): F, B with
-  // its recompute, W when the backward is split, and an F&B unit's backward taking its W
-  // along (the whole backward, its reduction beside W, at most B then W).
-  struct UnitDurations {
-    Duration f, b, w, bw;
-  };
-  // bw, the backward and W as one unit, is priced op by op only with `whole_backward` (the
-  // schedule bound's merged units); else it is b + w.
+  // A chunk's units as LowerBound times them (UnitDurations: compute and blocking
+  // collectives). bw, the backward and W as one unit, is priced op by op only with
+  // `whole_backward` (the schedule bound's merged units); else it is b + w.
   UnitDurations DurationsOf(const Chunk& ch, bool whole_backward) const;
+  // The data-parallel collectives of chunk c of stage s as its units issue them, and each
+  // virtual stage's transfers into its F and B: ScheduleBound's input (schedule_bound.h).
+  ChunkComm ChunkCommOf(int s, int c) const;
+  void TransferTimes(std::vector<Duration>* into_f, std::vector<Duration>* into_b) const;
   // The mean over every stage's chunks, for the ideal bubble's F, B and W (LoweredStep).
   void RecordUnitTimes();
   void AllocateStates();
+  // Every stage's units in the schedule's order, with the steady-state shift (step_shift.h)
+  // where the step has one.
   Status EmitSchedule();
-  // The steady-state period in micro-batches (LoweredStep::shift), or 0 when the step has too
-  // few periods for skipping them to pay.
-  int64_t ShiftPeriod() const;
-  // The task shift of `period` micro-batches and the anchors, from the task ranges each unit of
-  // each stage's order emitted (kNone where it emitted none).
-  void BuildShift(const std::vector<std::vector<Unit>>& order,
-                  const std::vector<std::vector<std::pair<sim::TaskId, sim::TaskId>>>& emitted,
-                  int64_t period);
   void EmitUnit(int stage, const Unit& u);
   // A forward and a backward as one F&B unit (Unit::pair), with the backward's W when
   // `with_w`: their steps alternate on the compute stream and each one's EP all-to-alls run

@@ -10,6 +10,17 @@
 // dp what the GPU count leaves, cp powers of two up to 16, ep the divisors of the expert count,
 // micro_batch 1..16 in powers of two, virtual stages 1..8 (interleaved only), every schedule,
 // ZeRO stage, recompute mode and sp on/off (when tp > 1).
+//
+// RunSweep puts the parts together, each in its own file:
+//   sweep_grid.h      the grid: its axes, its points folded and checked, one entry per layout
+//   sweep_screen.h    the memory planner and the lower bounds; pruning by them
+//   sweep_replay.h    each layout tried in stages and decided in batches
+//   sweep_executor.h  threads, and processes under mpirun
+//   sweep_results.h   the results file and --resume
+//   sweep_rank.h      the ranking by the objective, and the Pareto front
+//   sweep_explain.h   bottlenecks, and why a layout loses, in words
+//   sweep_codesign.h  the clusters and models compared, cost per token, goodput
+//   sweep_entry.h     one layout's outcome, and the one list of what is found about it
 #pragma once
 
 #include <cstdint>
@@ -21,16 +32,13 @@
 #include "strategies/plan.h"
 #include "strategies/processes.h"
 #include "strategies/step.h"
+#include "strategies/sweep_codesign.h"
+#include "strategies/sweep_entry.h"
+#include "strategies/sweep_executor.h"
+#include "strategies/sweep_explain.h"
+#include "strategies/sweep_rank.h"
 
 namespace parasim {
-
-// Closer than 2% a sequence, two measured layouts count as equally fast (validate's ranking,
-// scenarios/validate.h; the sweep's ties with its first layout, and --robust): the choice gains a
-// planner little, and single published runs (throughputs rounded to three or four figures, some
-// read from charts) do not order them reliably. Megatron-Bridge's 25.11 and 26.02 rows of Llama
-// 3 70B on 64 H100, one layout at global batches of 128 and 256, are 1.2% apart a sequence
-// (tests/validation/regimes/megatron-bridge-h100.yaml).
-inline constexpr double kRankTie = 0.02;
 
 struct SweepOptions {
   int jobs = 1;
@@ -52,39 +60,6 @@ struct SweepOptions {
   // Each process runs RunSweep; the outcome is the same as one process's, and rank 0's alone
   // carries the leaders' reports and writes out_csv.
   const Processes* processes = nullptr;
-};
-
-// One layout's outcome, as ranked and as written to the CSV.
-struct SweepEntry {
-  // Canonical layout text, e.g. "tp8 pp8 dp16 cp1 ep1 sp0 zero1 1f1b v1 mb1 gb1536 full".
-  std::string key;
-  Layout layout;
-  Training training;
-  bool fits = false;
-  std::string reason;  // why it was not replayed (memory), "" when replayed
-  double step_time_s = 0;
-  double tokens_per_s = 0;
-  double mfu = 0;
-  double bubble = 0;
-  ExposedComm exposed;
-  double peak_memory_bytes = 0;  // the largest over stages
-  double compute_s = 0;          // the busiest stage's compute
-  bool replayed = false;         // replayed in the engine (else rejected by the memory planner)
-  bool pruned = false;  // fits the planner, but its bounds cannot enter the ranking: not replayed
-  // Lower bound on the replayed step (StepLowerBounds, raised by sim::MakespanLowerBound once
-  // lowered); 0 = none.
-  double bound_s = 0;
-  // Lower bound on the replayed peak: a stage's states, plus (when pruning) the activations
-  // its schedule's order holds at once.
-  double min_peak_bytes = 0;
-  // Fraction of the failure-free throughput kept through failures, checkpoints and stragglers
-  // (GoodputFactor), for the time_to_train and cost objectives; 1 otherwise.
-  double goodput = 1;
-  // Co-design sweeps: the cluster and model it runs on (an index into the sweep's hardware; 0
-  // otherwise), and what that cluster costs per second: GPUs x price per GPU-hour / 3600, or
-  // GPU-hours per second when not every cluster of the sweep is priced.
-  size_t hardware = 0;
-  double cost_per_s = 0;
 };
 
 struct SweepOutcome {
@@ -118,37 +93,5 @@ struct SweepOutcome {
 };
 
 StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& options);
-
-// The base scenario with an entry's layout and training (and a co-design sweep's cluster and
-// model) applied.
-Scenario WithLayout(const Scenario& base, const SweepEntry& e);
-// The cluster an entry runs on: a co-design sweep's, else the base scenario's.
-const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e);
-// The throughput an entry keeps through failures, checkpoints and stragglers.
-inline double KeptTokensPerS(const SweepEntry& e) { return e.tokens_per_s * e.goodput; }
-// What the sweep's objective ranks an entry by, lower first: money (or GPU-hours) a token for
-// `cost`, seconds a token kept otherwise; infinite for an entry that keeps no tokens. Not for
-// the memory objective.
-double ObjectiveCost(const Scenario& base, const SweepEntry& e);
-// Whether every cluster a co-design sweep compares has a price (cost_per_s is then money).
-bool SweepPriced(const Scenario& base);
-// What one token costs on an entry's layout: money (or GPU-hours, unpriced) per token, through
-// failures when the sweep models goodput.
-double CostPerToken(const SweepEntry& e);
-
-// Runs fn(i) for every i in `items` on `jobs` threads; the first error wins.
-Status ParallelFor(const std::vector<size_t>& items, int jobs,
-                   const std::function<Status(size_t)>& fn);
-// Sets a fitting entry's goodput (the time_to_train and cost objectives of a scenario that
-// models failures) from its step time; leaves it at 1 otherwise.
-void FillGoodput(const Scenario& base, SweepEntry* e);
-
-// The largest non-compute share of a step, in words ("exposed TP communication (12%)").
-std::string Bottleneck(const StepReport& r);
-// A replayed layout's entry: its step report's figures (busiest stage's compute, worst peak).
-SweepEntry EntryOf(const Layout& layout, const Training& training, const StepReport& r);
-
-// Why `entry` loses to `best`, in words.
-std::string WhyBehind(const SweepEntry& entry, const SweepEntry& best);
 
 }  // namespace parasim

@@ -1,6 +1,8 @@
-// Sweep planner tests: the best GPT-3 175B layout is Megatron-like, results are deterministic
-// across threads and after an interrupted run is resumed, --exhaustive replays every feasible
-// layout, and pruning by lower bounds gives the exhaustive sweep's top and Pareto front.
+// Sweep planner tests, of the whole (each part has its own test beside it: sweep_grid_test.cc,
+// sweep_screen_test.cc, sweep_replay_test.cc, ...): the best GPT-3 175B layout is Megatron-like,
+// results are deterministic across threads and after an interrupted run is resumed,
+// --exhaustive replays every feasible layout, and pruning by lower bounds gives the exhaustive
+// sweep's top and Pareto front, for every kind of schedule, sharding and co-design sweep.
 #include "strategies/sweep.h"
 
 #include <doctest/doctest.h>
@@ -79,9 +81,7 @@ TEST_CASE("--exhaustive: every valid layout that fits in memory is replayed") {
   auto r = RunSweep(s, o);
   REQUIRE(r.ok());
   CHECK(r->pruned == 0);
-  // The grid of the file: tp, pp, micro-batch, recompute, ZeRO, sp, every schedule, v.
-  const int64_t schedules = static_cast<int64_t>(AllSchedules().size());
-  CHECK(r->grid_points == 4 * 4 * 4 * 3 * 4 * 2 * schedules * 4);
+  CHECK(r->grid_points > r->valid_layouts);  // the grid itself: sweep_grid_test.cc
   int64_t fit = 0;
   for (const auto& e : r->ranked) {
     CHECK(EstimateMemory(s.model, e.training, e.layout, s.cluster).fits);
@@ -90,13 +90,6 @@ TEST_CASE("--exhaustive: every valid layout that fits in memory is replayed") {
   }
   CHECK(fit == r->feasible);
   CHECK(r->feasible > 10);
-  // The global batch is the largest multiple of dp * micro_batch up to the cap.
-  for (const auto& e : r->ranked) {
-    const int64_t unit = e.layout.dp * e.training.micro_batch;
-    CHECK(e.training.global_batch % unit == 0);
-    CHECK(e.training.global_batch <= 2520);
-    CHECK(e.training.global_batch + unit > 2520);
-  }
 }
 
 // A file in the test's scratch folder.
@@ -337,10 +330,6 @@ TEST_CASE("co-design: clusters and models swept with the layouts, ranked by cost
       CHECK(CostPerToken(a) > CostPerToken(b));
     }
   }
-  // Priced by GPU type: 512 B200 cost 512 x 3.75 per hour.
-  const auto& last = s.sweep->hardware.back();
-  CHECK(last.cluster.gpu.id == "b200");
-  CHECK(last.cluster.gpus() * last.cluster.gpu_hour_cost == doctest::Approx(512 * 3.75));
 }
 
 TEST_CASE("co-design: a swept model key extends the scenario's catalog model") {
@@ -622,19 +611,6 @@ TEST_CASE("account_for in a sweep: one-way pipelines count the ends, V and DualP
   }
   CHECK(schedules.count("interleaved-1f1b") == 1);
   CHECK(schedules.count("dualpipe") == 1);
-}
-
-TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
-  Scenario s = Load("scenarios/turing-530b-5128-a100-sweep.yaml");
-  SweepOptions o;
-  o.max_layouts = 1000;
-  auto r = RunSweep(s, o);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("--max-layouts") != std::string::npos);
-  // The benchmark question (README, Benchmarks) loads and spans its 1,290,240 grid points.
-  auto bench = RunSweep(Load("scenarios/bench/llama3-405b-16k-h100-question.yaml"), o);
-  REQUIRE_FALSE(bench.ok());
-  CHECK(bench.status().message().find("1.29e+06 layouts") != std::string::npos);
 }
 
 }  // namespace
