@@ -43,7 +43,7 @@ TEST_CASE("a sweep larger than --max-layouts is refused with the reason") {
   // The limit counts the grids of the clusters enumerated before (co-design).
   CHECK(BuildGrid(s, *s.sweep, 10'000'000, 0).ok());
   CHECK_FALSE(BuildGrid(s, *s.sweep, 10'000'000, 9'990'000).ok());
-  // The benchmark question (README, Benchmarks) loads and spans its 1,290,240 grid points.
+  // The benchmark question (docs/BENCHMARKS.md) loads and spans its 1,290,240 grid points.
   const Scenario bench = Load("scenarios/bench/llama3-405b-16k-h100-question.yaml");
   auto b = BuildGrid(bench, *bench.sweep, 1000, 0);
   REQUIRE_FALSE(b.ok());

@@ -58,7 +58,7 @@ int RunAndPrint(const Verb& verb, const std::vector<FlagValue>& values, const Ve
 int Main(int argc, char** argv) {
   KeepFreedMemory();
   // Under mpirun every rank runs this program; `sweep` spreads its layouts over them and rank 0
-  // prints (README "Sweeps over many machines").
+  // prints (docs/ARCHITECTURE.md, "Sweeps over many machines").
   auto started = StartMpi(&argc, &argv);
   if (!started.ok()) {
     fmt::print(stderr, "{}\n", started.status().message());
