@@ -17,6 +17,7 @@
 namespace parasim {
 namespace {
 
+using testing::KindSeconds;
 using testing::Runfile;
 using testing::RunParasim;
 using testing::Slurp;
@@ -601,15 +602,6 @@ TEST_CASE("compare --trace: a Kineto trace's kernels by kind against the replay,
   CHECK(RunParasim("compare --trace /no/such.json " + scen).exit_code == 2);
   CHECK(RunParasim("compare " + scen).exit_code == 2);
   CHECK(RunParasim("compare --trace " + trace + " --stage 3 " + scen).exit_code == 2);
-}
-
-// A `compare --json` kind's measured or predicted seconds ("measured_s" / "predicted_s").
-double KindSeconds(const std::string& json, const std::string& kind, const std::string& key) {
-  const size_t at = json.find("\"kind\": \"" + kind + "\"");
-  REQUIRE(at != std::string::npos);
-  const size_t v = json.find("\"" + key + "\":", at);
-  REQUIRE(v != std::string::npos);
-  return std::stod(json.substr(v + key.size() + 3));
 }
 
 TEST_CASE("compare --trace: a profiler trace recorded on an H100 against its one-GPU replay") {
