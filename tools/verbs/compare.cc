@@ -352,13 +352,19 @@ std::string ToText(const Result& res) {
   if (res.listing) return ListingText(res);
   const StageResult& first = res.stages.front();
   const bool one = res.stages.size() == 1 && first.traces == 1;
-  std::string out = fmt::format("{}: {:g} GPU kernels {}; replay of {}stage{} {} of {}{}\n",
-                                res.trace, std::round(first.measured.kernels() * 10) / 10,
-                                one ? "on one rank" : fmt::format("on {} ranks", res.files.size()),
-                                res.layers ? "the layers of " : "", one ? "" : "s",
-                                one ? std::to_string(first.stage) : "by rank", res.scenario,
-                                res.layers ? " (--layers)" : "");
-  out += fmt::format("steps: {}\nGPU: {}\n\n", res.steps_said, res.gpu);
+  double kernels = 0;  // per step, over every trace
+  for (const StageResult& st : res.stages) {
+    kernels += st.measured.kernels() * static_cast<double>(st.traces);
+  }
+  const std::string layers = res.layers ? "the layers of " : "";
+  std::string out =
+      one ? fmt::format("{}: {:g} GPU kernels on one rank; replay of {}stage {} of {}\n", res.trace,
+                        std::round(kernels * 10) / 10, layers, first.stage, res.scenario)
+          : fmt::format(
+                "{}: {:g} GPU kernels on {} ranks; each against the replay of {}its "
+                "stage of {}\n",
+                res.trace, std::round(kernels * 10) / 10, res.files.size(), layers, res.scenario);
+  out += fmt::format("steps: {}\nGPU: {}\n{}", res.steps_said, res.gpu, one ? "\n" : "");
   for (const StageResult& st : res.stages) out += StageText(st, one);
   if (!res.warnings.empty()) out += "\n";
   for (const std::string& w : res.warnings) out += "note: " + w + "\n";
