@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,8 +23,9 @@ namespace {
 using Points = std::vector<const CollectivePoint*>;
 
 std::string Describe(const CollectivePoint& p) {
-  return fmt::format("{} {} ranks ({} per node) {}", CollectiveName(p.op), p.ranks, p.per_node,
-                     FormatBytes(p.bytes));
+  return fmt::format("{} {} ranks ({} per node) {}{}{}", CollectiveName(p.op), p.ranks, p.per_node,
+                     FormatBytes(p.bytes), p.in_place ? " in-place" : "",
+                     p.where.empty() ? "" : " (" + p.where + ")");
 }
 
 int64_t PerNode(const CollectivePoint& k) { return std::clamp<int64_t>(k.per_node, 1, k.ranks); }
@@ -35,10 +37,13 @@ GroupPlacement Placement(const CollectivePoint& k, bool inter) {
 // Fits alpha and efficiency of the intra (inter = false) or inter fabric of `c` to `pts`, in
 // place. With `algo` set, every point is priced with that algorithm (a per-case fit); else with
 // the one the cost model picks, re-picked after each pass. Efficiency stays as it was when no
-// point's time depends on it.
-void FitAlphaBeta(ClusterSpec* c, bool inter, const Points& pts, std::optional<Algo> algo) {
+// point's time depends on it. Returns the values the last pass kept at their bounds.
+std::vector<std::string> FitAlphaBeta(ClusterSpec* c, bool inter, const Points& pts,
+                                      std::optional<Algo> algo) {
+  std::vector<std::string> at_bound;
   FabricSpec& fab = inter ? c->inter : c->intra;
   for (int pass = 0; pass < 3; ++pass) {
+    at_bound.clear();
     CostModel cm(*c, Dtype::kBf16);
     std::vector<std::vector<double>> a;
     std::vector<double> y, t;
@@ -60,9 +65,17 @@ void FitAlphaBeta(ClusterSpec* c, bool inter, const Points& pts, std::optional<A
       for (auto& row : a) row.resize(1);
     }
     const std::vector<double> sol = SolveRelative(a, y, t);
-    fab.latency = Duration::Seconds(std::max(0.0, sol[0]));
-    if (any_x) fab.efficiency = std::clamp(sol[1] > 0 ? 1.0 / sol[1] : 1.0, 0.01, 1.0);
+    // A latency a hair below zero is noise on points the bandwidth term prices; below -0.1 us
+    // per step the fit wants what the model cannot give.
+    const double alpha = Bounded(sol[0] > -1e-7 ? std::max(0.0, sol[0]) : sol[0], 0.0, 1e300,
+                                 "latency per step (s)", &at_bound);
+    fab.latency = Duration::Seconds(alpha);
+    if (any_x) {
+      fab.efficiency = Bounded(sol[1] > 0 ? 1.0 / sol[1] : std::numeric_limits<double>::infinity(),
+                               0.01, 1.0, "bus efficiency", &at_bound);
+    }
   }
+  return at_bound;
 }
 
 FamilyFit CollectiveQuality(const ClusterSpec& cc, bool inter, const Points& pts,
@@ -78,7 +91,12 @@ FamilyFit CollectiveQuality(const ClusterSpec& cc, bool inter, const Points& pts
   return Quality(std::move(family), meas, pred, names);
 }
 
-using CaseFits = std::vector<std::pair<FabricSpec::CollectiveFit, Points>>;
+struct CaseFit {
+  FabricSpec::CollectiveFit fit;
+  Points points;
+  std::vector<std::string> at_bound;
+};
+using CaseFits = std::vector<CaseFit>;
 
 // Per case: points grouped by the algorithm the fabric-wide fit prices them with.
 CaseFits PerCase(FitContext* fc, bool inter, const Points& pts) {
@@ -106,11 +124,12 @@ CaseFits PerCase(FitContext* fc, bool inter, const Points& pts) {
       continue;
     }
     ClusterSpec one = c;
-    FitAlphaBeta(&one, inter, group, static_cast<Algo>(al));
+    std::vector<std::string> bounds = FitAlphaBeta(&one, inter, group, static_cast<Algo>(al));
     const FabricSpec& of = inter ? one.inter : one.intra;
     fits.push_back({{static_cast<Collective>(op), static_cast<Algo>(al), ranks, per_node,
                      of.efficiency, of.latency},
-                    group});
+                    group,
+                    std::move(bounds)});
   }
   return fits;
 }
@@ -119,23 +138,26 @@ void Fabric(FitContext* fc, bool inter, const Points& pts) {
   if (pts.empty()) return;
   ClusterSpec& c = fc->cluster;
   FitResult& r = fc->result;
-  FitAlphaBeta(&c, inter, pts, std::nullopt);
+  std::vector<std::string> bounds = FitAlphaBeta(&c, inter, pts, std::nullopt);
   FabricSpec& fab = inter ? c.inter : c.intra;
   FabricFit ff{fab.id, fab.efficiency, fab.latency, {}};
   FamilyFit f = CollectiveQuality(c, inter, pts, fmt::format("collectives {}", fab.id));
   f.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", fab.efficiency,
                          FormatDuration(fab.latency));
+  f.at_bound = std::move(bounds);
   r.families.push_back(f);
-  const CaseFits fits = PerCase(fc, inter, pts);
-  for (const auto& [cf, group] : fits) ff.collectives.push_back(cf);
+  CaseFits fits = PerCase(fc, inter, pts);
+  for (const CaseFit& cf : fits) ff.collectives.push_back(cf.fit);
   ClusterSpec with = c;
   (inter ? with.inter : with.intra).collectives = ff.collectives;
-  for (const auto& [cf, group] : fits) {
-    FamilyFit g = CollectiveQuality(with, inter, group,
+  for (CaseFit& one : fits) {
+    const FabricSpec::CollectiveFit& cf = one.fit;
+    FamilyFit g = CollectiveQuality(with, inter, one.points,
                                     fmt::format("  {} {} {} x{}/{}", fab.id, CollectiveName(cf.op),
                                                 AlgoName(cf.algo), cf.ranks, cf.per_node));
     g.fitted = fmt::format("bus efficiency {:.4f}, latency {} per step", cf.efficiency,
                            FormatDuration(cf.latency));
+    g.at_bound = std::move(one.at_bound);
     r.families.push_back(g);
   }
   r.profile.fabrics.push_back(ff);
@@ -149,12 +171,8 @@ void FitCollectives(FitContext* f) {
     for (const auto& k : m.collectives) {
       if (k.ranks <= 1) {
         f->result.skipped.push_back(Describe(k) + ": one rank moves nothing");
-      } else if (k.per_node >= k.ranks && k.op != Collective::kSendRecv) {
-        intra_pts.push_back(&k);
-      } else if (k.op == Collective::kSendRecv && k.per_node >= 2) {
-        intra_pts.push_back(&k);
       } else {
-        inter_pts.push_back(&k);
+        (k.CrossesNodes() ? inter_pts : intra_pts).push_back(&k);
       }
     }
   }

@@ -1,6 +1,9 @@
 #include "hardware/fit_family.h"
 
+#include <fmt/core.h>
+
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -35,6 +38,7 @@ FamilyFit Quality(std::string family, const std::vector<double>& measured,
   for (double x : measured) mean += x;
   mean /= static_cast<double>(measured.size());
   double ss_res = 0, ss_tot = 0, sum_abs = 0;
+  std::vector<std::pair<std::string, double>> errors;
   for (size_t i = 0; i < measured.size(); ++i) {
     ss_res += (measured[i] - predicted[i]) * (measured[i] - predicted[i]);
     ss_tot += (measured[i] - mean) * (measured[i] - mean);
@@ -44,10 +48,50 @@ FamilyFit Quality(std::string family, const std::vector<double>& measured,
       f.worst_error = e;
       f.worst = names[i];
     }
+    errors.emplace_back(names[i], e);
   }
   f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
   f.mape = sum_abs / static_cast<double>(measured.size());
+  std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.second) > std::abs(b.second);
+  });
+  errors.resize(std::min<size_t>(3, errors.size()));
+  f.disagree = std::move(errors);
   return f;
+}
+
+double Bounded(double raw, double lo, double hi, std::string_view what,
+               std::vector<std::string>* at_bound) {
+  if (raw >= lo && raw <= hi) return raw;
+  const double kept = std::isnan(raw) ? hi : std::clamp(raw, lo, hi);
+  at_bound->push_back(fmt::format("{} {:.4g} fitted, kept at its bound {:g}", what, raw, kept));
+  return kept;
+}
+
+std::vector<std::string> FitRefusals(const FitResult& r) {
+  std::vector<std::string> out;
+  for (const FamilyFit& f : r.families) {
+    if (!f.written) continue;
+    std::string family = f.family;
+    family.erase(0, family.find_first_not_of(' '));
+    std::string points;
+    for (const auto& [name, e] : f.disagree) {
+      points += fmt::format("{}{} ({:+.1f}%)", points.empty() ? "" : "; ", name, 100 * e);
+    }
+    for (const std::string& b : f.at_bound) {
+      out.push_back(
+          fmt::format("{}: {}: the data do not fit the model there (points furthest "
+                      "from it: {})",
+                      family, b, points.empty() ? "none" : points));
+    }
+    if (f.points >= 3 && f.r2 < kMinProfileR2) {
+      out.push_back(
+          fmt::format("{}: R^2 {:.3f} is below {:g}: the fit explains too little of the "
+                      "{} points (furthest from it: {})",
+                      family, f.r2, kMinProfileR2, f.points, points));
+    }
+  }
+  return out;
 }
 
 }  // namespace parasim

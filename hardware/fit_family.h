@@ -9,6 +9,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hardware/measurements.h"
@@ -25,6 +27,15 @@ struct FamilyFit {
   double worst_error = 0;  // signed relative error of the worst point
   std::string worst;       // that point, in words
   std::string fitted;      // the parameters, in words
+  // The points furthest from the fit, worst first (up to 3): each in words with its source
+  // ("file:line"), and its signed relative error.
+  std::vector<std::pair<std::string, double>> disagree;
+  // Fitted values that left their bounds and were kept at them, in words: a fit that does not
+  // hold (FitRefusals).
+  std::vector<std::string> at_bound;
+  // Whether the profile carries what this family fits; false: reported only (host copies,
+  // sustained clocks), a per-kernel view of a family fitted as a whole, or a check.
+  bool written = true;
 };
 
 struct FitResult {
@@ -54,8 +65,21 @@ std::vector<double> SolveRelative(const std::vector<std::vector<double>>& a,
                                   const std::vector<double>& y, const std::vector<double>& t);
 
 // The quality of a family's fit: R^2 of the times, their mean absolute relative error, and the
-// point (`names`) whose relative error is the largest (the last of equals).
+// point (`names`) whose relative error is the largest (the last of equals), with the two next.
 FamilyFit Quality(std::string family, const std::vector<double>& measured,
                   const std::vector<double>& predicted, const std::vector<std::string>& names);
+
+// `raw` kept within [lo, hi]. Outside, the bound it is kept at, and a line in `at_bound` that
+// names `what` ("bus efficiency 1.37 fitted, kept at its bound 1").
+double Bounded(double raw, double lo, double hi, std::string_view what,
+               std::vector<std::string>* at_bound);
+
+// The R^2 below which a family's fit explains too little to be written as a profile.
+inline constexpr double kMinProfileR2 = 0.9;
+
+// Why the fit does not hold for a profile, one line per family written to it: a fitted value on
+// its bound, or R^2 below kMinProfileR2, each with the points that disagree most. Empty: it
+// holds.
+std::vector<std::string> FitRefusals(const FitResult& r);
 
 }  // namespace parasim

@@ -16,7 +16,8 @@ namespace {
 
 // Attention cores, per kind and direction: compute-bound points fit the efficiency (vs the
 // 16-bit peak) that CostModel::AttentionTime uses; memory-bound ones cannot tell it.
-std::optional<double> AttentionDirection(FitContext* f, const char* kind, bool bwd) {
+std::optional<double> AttentionDirection(FitContext* f, const char* kind, bool bwd,
+                                         std::vector<std::string>* at_bound) {
   const ClusterSpec& c = f->cluster;
   std::vector<std::vector<double>> a;
   std::vector<double> y, t;
@@ -43,11 +44,13 @@ std::optional<double> AttentionDirection(FitContext* f, const char* kind, bool b
   }
   if (a.empty()) return std::nullopt;
   const std::vector<double> x = SolveRelative(a, y, t);
-  return std::clamp(1.0 / x[0], 0.01, 1.0);
+  return Bounded(1.0 / x[0], 0.01, 1.0,
+                 fmt::format("attention {} {} efficiency", kind, bwd ? "backward" : "forward"),
+                 at_bound);
 }
 
 void AttentionCheck(FitContext* f, const char* kind, bool fitted_any,
-                    const AttentionEfficiency& eff) {
+                    const AttentionEfficiency& eff, std::vector<std::string> at_bound) {
   const bool fused = std::string(kind) == "flash";
   CostModel fitted(f->cluster, Dtype::kBf16);
   std::vector<double> pred, meas;
@@ -62,8 +65,8 @@ void AttentionCheck(FitContext* f, const char* kind, bool fitted_any,
             fitted.AttentionTime(at.ForwardFlops() * (bwd ? 2 : 1), at.HbmBytes(bwd), bwd, fused)
                 .seconds());
         meas.push_back(time.seconds());
-        names.push_back(
-            fmt::format("{} b{} s{} d{}", bwd ? "bwd" : "fwd", at.batch, at.seq, at.head_dim));
+        names.push_back(fmt::format("{} b{} s{} d{} ({})", bwd ? "bwd" : "fwd", at.batch, at.seq,
+                                    at.head_dim, at.where));
       }
     }
   }
@@ -72,6 +75,8 @@ void AttentionCheck(FitContext* f, const char* kind, bool fitted_any,
   q.fitted = fitted_any ? fmt::format("forward {:.4f}, backward {:.4f} of the 16-bit peak",
                                       eff.forward, eff.backward)
                         : "nothing fitted: every point is memory-bound (a check of the byte count)";
+  q.written = fitted_any;
+  q.at_bound = std::move(at_bound);
   f->result.families.push_back(q);
 }
 
@@ -82,6 +87,7 @@ struct GemmRows {
   std::vector<std::vector<double>> a;
   std::vector<double> y, t;
   std::vector<const GemmPoint*> used;
+  std::vector<std::string> at_bound;
 };
 
 GemmRows CollectGemms(FitContext* f, bool fp8, Dtype peak_dtype) {
@@ -119,7 +125,10 @@ GemmRows CollectGemms(FitContext* f, bool fp8, Dtype peak_dtype) {
       rows.t.push_back(g.time.seconds());
       rows.used.push_back(&g);
       r.profile.gemm_shapes.push_back(
-          {g.dtype, g.m, g.n, g.k, std::clamp(flops / (peak * kernel), 0.001, 1.0)});
+          {g.dtype, g.m, g.n, g.k,
+           Bounded(flops / (peak * kernel), 0.001, 1.0,
+                   fmt::format("the efficiency of {}x{}x{} ({})", g.m, g.n, g.k, g.where),
+                   &rows.at_bound)});
     }
   }
   return rows;
@@ -143,10 +152,11 @@ void FitLaunch(FitContext* f) {
 // measures the step's own).
 void FitGemms(FitContext* f, bool fp8) {
   const Dtype peak_dtype = fp8 ? Dtype::kFp8 : Dtype::kBf16;
-  const GemmRows rows = CollectGemms(f, fp8, peak_dtype);
+  GemmRows rows = CollectGemms(f, fp8, peak_dtype);
   if (rows.a.empty()) return;
   const std::vector<double> x = SolveRelative(rows.a, rows.y, rows.t);
-  const double e = std::clamp(1.0 / x[0], 0.01, 1.0);
+  const double e = Bounded(1.0 / x[0], 0.01, 1.0, fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency",
+                           &rows.at_bound);
   CalibrationProfile& p = f->result.profile;
   ClusterSpec& c = f->cluster;
   ClusterSpec curve = c;
@@ -165,11 +175,12 @@ void FitGemms(FitContext* f, bool fp8) {
   for (const GemmPoint* g : rows.used) {
     pred.push_back(fitted.GemmTime(g->m, g->n, g->k).seconds());
     meas.push_back(g->time.seconds());
-    names.push_back(fmt::format("{}x{}x{}", g->m, g->n, g->k));
+    names.push_back(fmt::format("{}x{}x{} ({})", g->m, g->n, g->k, g->where));
   }
   FamilyFit q = Quality(fp8 ? "gemm fp8 (shape curve)" : "gemm (shape curve)", meas, pred, names);
   q.fitted = fmt::format("{} {:.4f}; {} shapes kept exactly",
                          fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", e, rows.used.size());
+  q.at_bound = std::move(rows.at_bound);
   f->result.families.push_back(q);
 }
 
@@ -191,7 +202,8 @@ void FitMemory(FitContext* f) {
   }
   if (a.empty()) return;
   const std::vector<double> x = SolveRelative(a, y, t);
-  p.memory_efficiency = std::clamp(1.0 / x[0], 0.01, 1.0);
+  std::vector<std::string> at_bound;
+  p.memory_efficiency = Bounded(1.0 / x[0], 0.01, 1.0, "memory_efficiency", &at_bound);
   c.gpu.memory_efficiency = *p.memory_efficiency;
   CostModel fitted(c, Dtype::kBf16);
   struct Points {
@@ -203,7 +215,7 @@ void FitMemory(FitContext* f) {
   std::map<std::string, Points> by_kernel;
   for (const MemoryPoint* k : used) {
     const double pr = (fitted.MemoryTime(k->bytes) + fitted.Launch()).seconds();
-    const std::string name = fmt::format("{} {}", k->kernel, FormatBytes(k->bytes));
+    const std::string name = fmt::format("{} {} ({})", k->kernel, FormatBytes(k->bytes), k->where);
     for (Points* pts : {&all, &by_kernel[k->kernel]}) {
       pts->pred.push_back(pr);
       pts->meas.push_back(k->time.seconds());
@@ -214,6 +226,7 @@ void FitMemory(FitContext* f) {
   }
   FamilyFit q = Quality("memory", all.meas, all.pred, all.names);
   q.fitted = fmt::format("memory_efficiency {:.4f}", *p.memory_efficiency);
+  q.at_bound = std::move(at_bound);
   f->result.families.push_back(q);
   if (by_kernel.size() > 1) {
     for (const auto& [kernel, pts] : by_kernel) {
@@ -222,6 +235,7 @@ void FitMemory(FitContext* f) {
                               pts.kernel_seconds > 0 ? pts.bytes / pts.kernel_seconds /
                                                            c.gpu.hbm_bandwidth.bytes_per_second()
                                                      : 0.0);
+      fk.written = false;
       f->result.families.push_back(fk);
     }
   }
@@ -231,8 +245,9 @@ void FitAttention(FitContext* f, bool fused) {
   const char* kind = fused ? "flash" : "standard";
   AttentionEfficiency eff;
   bool any = false;
+  std::vector<std::string> at_bound;
   for (bool bwd : {false, true}) {
-    if (auto e = AttentionDirection(f, kind, bwd)) {
+    if (auto e = AttentionDirection(f, kind, bwd, &at_bound)) {
       (bwd ? eff.backward : eff.forward) = *e;
       any = true;
     }
@@ -248,7 +263,7 @@ void FitAttention(FitContext* f, bool fused) {
     (fused ? f->result.profile.attention_flash : f->result.profile.attention_standard) = eff;
     (fused ? c.gpu.attention_flash : c.gpu.attention_standard) = eff;
   }
-  AttentionCheck(f, kind, any, eff);
+  AttentionCheck(f, kind, any, eff, std::move(at_bound));
 }
 
 }  // namespace parasim

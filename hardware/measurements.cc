@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <sstream>
 
 #include "sim/io.h"
 #include "sim/json.h"
@@ -51,6 +49,10 @@ class MeasurementReader {
   Status CollectiveRow(const YAML::Node& n, const std::string& path);
   Status ContentionRow(const YAML::Node& n, const std::string& path);
   Status SustainedRow(const YAML::Node& n, const std::string& path);
+  // "file:line" of a row, for the fit's report of the points that disagree.
+  std::string Where(const YAML::Node& n) const {
+    return fmt::format("{}:{}", m.file, n.Mark().line + 1);
+  }
 
   YamlContext ctx_;
 };
@@ -98,6 +100,7 @@ Status MeasurementReader::GemmRow(const YAML::Node& n, const std::string& path) 
   PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
   PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
   PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  p.where = Where(n);
   m.gemm.push_back(p);
   return Status::Ok();
 }
@@ -116,6 +119,7 @@ Status MeasurementReader::MemoryRow(const YAML::Node& n, const std::string& path
   PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
   PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
   PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  p.where = Where(n);
   m.memory.push_back(p);
   return Status::Ok();
 }
@@ -141,6 +145,7 @@ Status MeasurementReader::AttentionRow(const YAML::Node& n, const std::string& p
     PARASIM_RETURN_IF_ERROR(Positive(r, "backward", p.backward));
   }
   PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  p.where = Where(n);
   m.attention.push_back(p);
   return Status::Ok();
 }
@@ -177,6 +182,7 @@ Status MeasurementReader::CollectiveRow(const YAML::Node& n, const std::string& 
   PARASIM_RETURN_IF_ERROR(r.Time("time", &p.time));
   PARASIM_RETURN_IF_ERROR(Positive(r, "time", p.time));
   PARASIM_RETURN_IF_ERROR(Spread(r, path, &p.spread));
+  p.where = Where(n);
   m.collectives.push_back(p);
   return Status::Ok();
 }
@@ -336,117 +342,44 @@ std::string FormatMeasurements(const Measurements& m) {
   return out;
 }
 
-StatusOr<Collective> ParseNcclTestsProgram(std::string name) {
-  if (name.size() > 5 && name.ends_with("_perf")) name.resize(name.size() - 5);
-  return ParseCollective(name);
+bool CollectivePoint::CrossesNodes() const {
+  if (op == Collective::kSendRecv) return per_node < 2;
+  return per_node < ranks;
 }
 
-namespace {
-
-// What the comment lines of an nccl-tests log say: the program, and one line per rank
-// ("#  Rank  0 Group  0 Pid 1234 on hostname device  0 [0x07] NVIDIA H100 80GB HBM3").
-struct NcclLogHeader {
-  std::string op_name;
-  std::map<std::string, int64_t> ranks_per_host;
-  int64_t ranks = 0;
-  std::string device;
-
-  void Read(const std::string& line) {
-    const auto start = line.find("Collective test starting:");
-    if (start != std::string::npos) {
-      std::istringstream w(line.substr(start + 25));
-      w >> op_name;
-    }
-    std::istringstream w(line.substr(1));
-    std::string tok;
-    w >> tok;
-    if (tok != "Rank") return;
-    std::vector<std::string> t;
-    while (w >> tok) t.push_back(tok);
-    auto on = std::find(t.begin(), t.end(), "on");
-    if (on == t.end() || on + 1 == t.end()) return;
-    ++ranks_per_host[*(on + 1)];
-    ++ranks;
-    auto br = std::find_if(t.begin(), t.end(),
-                           [](const std::string& s) { return !s.empty() && s[0] == '['; });
-    if (device.empty() && br != t.end()) {
-      for (auto it = br + 1; it != t.end(); ++it) device += (device.empty() ? "" : " ") + *it;
-    }
-  }
-};
-
-// The program from the header, else from the file name (all_reduce_perf.log, ...).
-StatusOr<Collective> NcclLogOp(std::string op_name, const std::string& file) {
-  if (op_name.empty()) {
-    const std::string base = file.substr(file.find_last_of('/') + 1);
-    const auto perf = base.find("_perf");
-    if (perf != std::string::npos) op_name = base.substr(0, perf);
-  }
-  StatusOr<Collective> op = ParseNcclTestsProgram(op_name);
-  if (!op.ok()) {
-    return InvalidArgument(fmt::format(
-        "{}:1:1: error: cannot tell which nccl-tests program wrote this log (no \"Collective "
-        "test starting\" line, no X_perf in the file name); pass --op, one of all_reduce, "
-        "all_gather, reduce_scatter, alltoall, sendrecv",
-        file));
-  }
-  return op;
-}
-
-}  // namespace
-
-StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file,
-                                         const std::string& op_given) {
+Measurements MeasurementsFromNcclLog(const NcclTestsLog& log) {
   Measurements m;
-  m.file = file;
-  NcclLogHeader header;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  std::vector<std::pair<int, std::vector<std::string>>> rows;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.rfind("#", 0) == 0) {
-      header.Read(line);
+  m.file = log.file;
+  m.notes = log.notes;
+  for (const NcclTestsSection& s : log.sections) {
+    if (m.device.empty()) m.device = s.gpu;
+    StatusOr<Collective> op = ParseCollective(s.op);
+    if (!op.ok()) {
+      m.notes.push_back(
+          fmt::format("{}:{}: the {} run (lines {}-{}) passed over: the cost model "
+                      "prices no {}",
+                      log.file, s.first_line, s.op, s.first_line, s.last_line, s.op));
       continue;
     }
-    std::istringstream w(line);
-    std::vector<std::string> t;
-    std::string tok;
-    while (w >> tok) t.push_back(tok);
-    if (t.size() >= 11 && std::all_of(t[0].begin(), t[0].end(), ::isdigit)) {
-      rows.push_back({line_no, t});
+    // A run without device lines (the oldest layouts print them differently) is one process
+    // driving nThread x nGpus GPUs.
+    const int64_t ranks =
+        s.ranks > 0 ? s.ranks : std::max<int64_t>(1, s.threads * s.gpus_per_thread);
+    const int64_t per_node = s.per_node > 0 ? s.per_node : ranks;
+    for (const NcclTestsRow& r : s.rows) {
+      for (const NcclTestsResult* half : {&r.out_of_place, &r.in_place}) {
+        if (!half->present || !(half->time_us > 0) || r.bytes <= 0) continue;
+        CollectivePoint p;
+        p.op = *op;
+        p.ranks = ranks;
+        p.per_node = per_node;
+        p.bytes = Bytes(static_cast<double>(r.bytes));
+        p.time = Duration::Microseconds(half->time_us);
+        p.where = fmt::format("{}:{}", log.file, r.line);
+        p.in_place = half == &r.in_place;
+        m.collectives.push_back(p);
+      }
     }
-  }
-  m.device = header.device;
-  PARASIM_ASSIGN_OR_RETURN(Collective op,
-                           NcclLogOp(header.op_name.empty() ? op_given : header.op_name, file));
-  if (rows.empty()) {
-    return InvalidArgument(
-        fmt::format("{}:1:1: error: no result rows (size count type ... time algbw busbw) in this "
-                    "nccl-tests log",
-                    file));
-  }
-  const int64_t ranks = std::max<int64_t>(1, header.ranks);
-  int64_t per_node = 0;
-  for (const auto& [host, n] : header.ranks_per_host) per_node = std::max(per_node, n);
-  if (per_node == 0) per_node = ranks;
-  for (const auto& [ln, t] : rows) {
-    // The last eight columns are out-of-place and in-place (time algbw busbw #wrong).
-    const std::string& time_us = t[t.size() - 8];
-    CollectivePoint p;
-    p.op = op;
-    p.ranks = ranks;
-    p.per_node = per_node;
-    try {
-      p.bytes = Bytes(std::stod(t[0]));
-      p.time = Duration::Microseconds(std::stod(time_us));
-    } catch (const std::exception&) {
-      return InvalidArgument(fmt::format("{}:{}:1: error: cannot read size '{}' and time '{}'",
-                                         file, ln, t[0], time_us));
-    }
-    if (p.time <= Duration::Zero() || p.bytes.bytes() <= 0) continue;
-    m.collectives.push_back(p);
   }
   return m;
 }
@@ -456,7 +389,10 @@ StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::stri
   if (text.find("nThread") != std::string::npos || text.find("nccl-tests") != std::string::npos ||
       text.find("rccl-tests") != std::string::npos ||
       text.find("Collective test starting") != std::string::npos) {
-    return ParseNcclTestsLog(text, path, op);
+    NcclLogOptions options;
+    options.op = op;
+    PARASIM_ASSIGN_OR_RETURN(NcclTestsLog log, ParseNcclTestsLog(text, path, options));
+    return MeasurementsFromNcclLog(log);
   }
   return ParseMeasurements(text, path);
 }

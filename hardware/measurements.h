@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "hardware/cost_model.h"
+#include "hardware/readers/nccl_tests_log.h"
 #include "hardware/spec.h"
 #include "sim/status.h"
 #include "sim/units.h"
@@ -51,6 +52,7 @@ struct GemmPoint {
   int64_t m = 0, n = 0, k = 0;
   Duration time;
   double spread = 0;  // (max - min) / median of the timed runs
+  std::string where;  // "file:line" of the row ("" when made in code)
 };
 
 struct MemoryPoint {
@@ -60,6 +62,7 @@ struct MemoryPoint {
   Bytes bytes;  // bytes read plus written
   Duration time;
   double spread = 0;
+  std::string where;  // "file:line" of the row
 };
 
 struct AttentionPoint {
@@ -71,6 +74,7 @@ struct AttentionPoint {
   Duration forward;
   Duration backward;
   double spread = 0;
+  std::string where;           // "file:line" of the row
   Flops ForwardFlops() const;  // 4 b s^2 d (x 1/2 causal)
   // HBM bytes as the layer graph counts them (models/layer_graph.cc, no dropout). Standard: the
   // 2-byte scores written, read and written by softmax, read by AV (4x; backward 5x). Flash:
@@ -93,6 +97,11 @@ struct CollectivePoint {
   Bytes bytes;  // the NCCL "size" of the buffer
   Duration time;
   double spread = 0;
+  std::string where;      // "file:line" of the row (an nccl-tests log's, or a file's)
+  bool in_place = false;  // an nccl-tests row's in-place half (else out-of-place)
+  // Whether the group spans nodes, so that the inter-node fabric prices it: more ranks than
+  // fit on one node (send/recv: its two ranks on different nodes).
+  bool CrossesNodes() const;
 };
 
 // A kernel timed alone and beside a stand-in for a communication kernel that holds `blocks` of
@@ -134,21 +143,21 @@ struct Measurements {
   std::vector<CollectivePoint> collectives;
   std::vector<ContentionPoint> contention;
   std::vector<SustainedPoint> sustained;
+  std::vector<std::string> notes;  // what reading passed over (runs of ops parasim does not price)
 };
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file);
 std::string FormatMeasurements(const Measurements& m);
-// Reads a measurements file or an nccl-tests / rccl-tests log (all_reduce_perf, all_gather_perf,
-// reduce_scatter_perf, alltoall_perf, sendrecv_perf output), told apart by content. `op` names
-// the collective of a log that does not say which program wrote it (fit --op).
+// Reads a measurements file or an nccl-tests / rccl-tests log, told apart by content. A log is
+// read by hardware/readers/nccl_tests_log.h (every layout, launcher prefixes, several runs in
+// one file); `op` is fit --op: the op of a log that does not name its program (one per run,
+// comma-separated), checked against the header of one that does.
 StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op = "");
-// The collective of an nccl-tests program: "all_reduce_perf" or "all_reduce".
-StatusOr<Collective> ParseNcclTestsProgram(std::string name);
 
-// Parses nccl-tests output: the operation from "Collective test starting: X_perf", else `op`,
-// else the file name; ranks and ranks per host from the "Rank N ... on HOST device" lines (several
-// hosts: a multi-node run), and the out-of-place time of every size row.
-StatusOr<Measurements> ParseNcclTestsLog(const std::string& text, const std::string& file,
-                                         const std::string& op = "");
+// The collective points of a read nccl-tests log: every run's rows, out-of-place and in-place
+// halves both, with the run's op, ranks and ranks per node (from its device lines; nThread x
+// nGpus when it has none). Runs of ops the cost model does not price (reduce, gather, scatter,
+// alltoallv, hypercube) are passed over with a note.
+Measurements MeasurementsFromNcclLog(const NcclTestsLog& log);
 
 }  // namespace parasim

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -27,15 +28,19 @@ void CheckRefused(const std::string& file,
   }
 }
 
-TEST_CASE("nccl-tests logs: operation, ranks per host and out-of-place times") {
+TEST_CASE("nccl-tests logs: operation, ranks per host, both halves of every row") {
   auto ar = LoadMeasurements("hardware/testdata/all_reduce_perf_8gpu.log");
   REQUIRE_MESSAGE(ar.ok(), ar.status().message());
-  REQUIRE(ar->collectives.size() == 12);
+  // 12 rows, each with its out-of-place and in-place time (hardware/readers/nccl_tests_log.h).
+  REQUIRE(ar->collectives.size() == 24);
   CHECK(ar->collectives[0].op == Collective::kAllReduce);
   CHECK(ar->collectives[0].ranks == 8);
   CHECK(ar->collectives[0].per_node == 8);
+  CHECK_FALSE(ar->collectives[0].in_place);
+  CHECK(ar->collectives[1].in_place);
+  CHECK(ar->collectives[0].where.starts_with("hardware/testdata/all_reduce_perf_8gpu.log:"));
   CHECK(ar->device == "NVIDIA H100 80GB HBM3");
-  const auto& big = ar->collectives.back();
+  const auto& big = ar->collectives[ar->collectives.size() - 2];
   CHECK(big.bytes.bytes() == doctest::Approx(4.0 * 1024 * 1024 * 1024));
   // Bus bandwidth of the largest row: about the 230 GB/s the fixture was written with.
   const double busbw = big.bytes.bytes() / big.time.seconds() * BusFactor(big.op, 8) / 1e9;
@@ -45,10 +50,8 @@ TEST_CASE("nccl-tests logs: operation, ranks per host and out-of-place times") {
   CHECK(ag->collectives[0].op == Collective::kAllGather);
   CHECK(ag->collectives[0].ranks == 16);
   CHECK(ag->collectives[0].per_node == 8);
-  auto garbage = ParseNcclTestsLog("# nThread 1\nhello\n", "mystery.log");
-  REQUIRE_FALSE(garbage.ok());
-  CHECK(garbage.status().message().find("mystery.log:1:1") != std::string::npos);
-  CHECK(garbage.status().message().find("pass --op") != std::string::npos);
+  CHECK(ag->collectives[0].CrossesNodes());
+  CHECK_FALSE(ar->collectives[0].CrossesNodes());
   // A log from before nccl-tests printed "Collective test starting", under a name that does not
   // say the program: --op names the collective.
   std::string old_log;
@@ -57,12 +60,36 @@ TEST_CASE("nccl-tests logs: operation, ranks per host and out-of-place times") {
     std::getline(in, line);
     if (line.find("Collective test starting") == std::string::npos) old_log += line + "\n";
   }
-  CHECK_FALSE(ParseNcclTestsLog(old_log, "run-17.txt").ok());
-  auto told = ParseNcclTestsLog(old_log, "run-17.txt", "all_reduce");
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  REQUIRE(WriteFileAtomic(dir + "/run-17.txt", old_log).ok());
+  auto unnamed = LoadMeasurements(dir + "/run-17.txt");
+  REQUIRE_FALSE(unnamed.ok());
+  CHECK(unnamed.status().message().find("pass --op") != std::string::npos);
+  auto told = LoadMeasurements(dir + "/run-17.txt", "all_reduce");
   REQUIRE_MESSAGE(told.ok(), told.status().message());
   CHECK(told->collectives.size() == ar->collectives.size());
   CHECK(told->collectives[0].op == Collective::kAllReduce);
   CHECK(told->collectives[0].ranks == 8);
+}
+
+TEST_CASE("runs of ops the cost model does not price are passed over, said") {
+  NcclTestsLog log;
+  log.file = "gather.log";
+  NcclTestsSection s;
+  s.op = "gather";
+  s.ranks = 8;
+  s.first_line = 3;
+  s.last_line = 9;
+  NcclTestsRow r;
+  r.bytes = 1024;
+  r.out_of_place = {true, 10.0, 0.1, 0.1, "0"};
+  s.rows.push_back(r);
+  log.sections.push_back(s);
+  const Measurements m = MeasurementsFromNcclLog(log);
+  CHECK(m.collectives.empty());
+  REQUIRE(m.notes.size() == 1);
+  CHECK(m.notes[0].find("gather.log:3: the gather run (lines 3-9) passed over") !=
+        std::string::npos);
 }
 
 TEST_CASE("measurement files round-trip and refuse bad values with file:line:col") {

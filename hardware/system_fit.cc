@@ -49,6 +49,7 @@ void FitHostCopies(FitContext* f) {
     q.fitted = fmt::format("{} at latency {} (reported only: no offload model uses it)",
                            x[1] > 0 ? FormatBandwidth(Bandwidth(1.0 / x[1])) : std::string("?"),
                            FormatDuration(Duration::Seconds(std::max(0.0, x[0]))));
+    q.written = false;
     f->result.families.push_back(q);
   }
 }
@@ -95,6 +96,7 @@ void FitSustained(FitContext* f) {
       q.fitted = fmt::format(
           "{}x{}x{} GEMMs: {:.3g} of the first second's rate after {:.0f} s (reported only)", s.m,
           s.n, s.k, s.first.seconds() / s.last.seconds(), s.seconds);
+      q.written = false;
       f->result.families.push_back(q);
     }
   }

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -60,6 +61,14 @@ std::string WithoutTimings(const std::string& json) {
     out += line + "\n";
   }
   return out;
+}
+
+double KindSeconds(const std::string& json, const std::string& kind, const std::string& key) {
+  const size_t at = json.find("\"kind\": \"" + kind + "\"");
+  if (at == std::string::npos) return std::nan("");
+  const size_t v = json.find("\"" + key + "\":", at);
+  if (v == std::string::npos) return std::nan("");
+  return std::stod(json.substr(v + key.size() + 3));
 }
 
 }  // namespace parasim::testing

@@ -27,4 +27,8 @@ std::string Slurp(const std::string& path);
 // A `sweep --json` output without its wall-clock keys (elapsed_s and the rates).
 std::string WithoutTimings(const std::string& json);
 
+// A `compare --json` kind's measured or predicted seconds (`key`: "measured_s" or
+// "predicted_s") of the first stage; NaN when the output has no such kind.
+double KindSeconds(const std::string& json, const std::string& kind, const std::string& key);
+
 }  // namespace parasim::testing

@@ -1,240 +1,292 @@
 #include "tools/trace_compare.h"
 
 #include <fmt/core.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
+#include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <utility>
-#include <vector>
 
 #include "hardware/cost_model.h"
 #include "models/layer_graph.h"
 #include "sim/enum_names.h"
-#include "sim/yaml_reader.h"
 #include "strategies/memory.h"
 
 namespace parasim {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool HasAny(const std::string& s, std::initializer_list<std::string_view> parts) {
-  for (std::string_view p : parts) {
-    if (s.find(p) != std::string::npos) return true;
-  }
-  return false;
-}
-
-// Reads a file through zlib, which passes uncompressed files through unchanged.
-StatusOr<std::string> ReadMaybeGzipped(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr)
-    return InvalidArgument(fmt::format("{}:1:1: error: cannot open the file", path));
-  std::string text;
-  std::vector<char> buf(1 << 20);
-  int n = 0;
-  while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) {
-    text.append(buf.data(), static_cast<size_t>(n));
-    if (text.size() > (size_t{2} << 30)) {
-      gzclose(f);
-      return InvalidArgument(fmt::format(
-          "{}:1:1: error: the trace is over 2 GiB; profile one step of one rank", path));
-    }
-  }
-  const bool failed = n < 0;
-  gzclose(f);
-  if (failed) {
-    return InvalidArgument(fmt::format("{}:1:1: error: the gzip stream is corrupt", path));
-  }
-  return text;
-}
-
-// Total length of the union of intervals.
-double Covered(std::vector<std::pair<double, double>> v) {
-  std::sort(v.begin(), v.end());
-  double covered = 0, end = -1e300;
-  for (auto [a, b] : v) {
-    if (a > end) {
-      covered += b - a;
-      end = b;
-    } else if (b > end) {
-      covered += b - end;
-      end = b;
-    }
-  }
-  return covered;
-}
-
-void Finish(const std::vector<std::pair<double, double>>& spans, KindTimes* k) {
-  if (spans.empty()) return;
-  double first = spans[0].first, last = spans[0].second;
-  for (auto [a, b] : spans) {
-    first = std::min(first, a);
-    last = std::max(last, b);
-  }
-  k->span_s = last - first;
-  k->idle_s = std::max(0.0, k->span_s - Covered(spans));
-}
-
-}  // namespace
-
-namespace {
 constexpr EnumNames<KernelKind, kNumKernelKinds> kKernelKinds(
     "kernel kind", {{{KernelKind::kGemm, "GEMM"},
                      {KernelKind::kAttention, "attention"},
                      {KernelKind::kElementwise, "element-wise"},
                      {KernelKind::kCommunication, "communication"}}});
+
+int64_t Nanos(double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); }
+
+// Where an op of the graph sits, for the replay's families.
+struct OpInfo {
+  OpKind kind = OpKind::kMemoryBound;
+  bool layer = false;   // in a transformer layer (dense or MoE block)
+  bool expert = false;  // a routed expert's op
+};
+
+std::unordered_map<std::string, OpInfo> OpsOf(const Scenario& s) {
+  std::unordered_map<std::string, OpInfo> ops;
+  auto graph = SharedModelGraph(s.model, RankShape(s.training, s.layout));
+  for (const Block* b :
+       {&graph->embedding, &graph->head, &graph->mtp, &graph->dense, &graph->moe}) {
+    const bool layer = b == &graph->dense || b == &graph->moe;
+    for (size_t i = 0; i < b->size(); ++i) {
+      ops[b->op(i).name] = {b->op(i).kind, layer, b->op(i).expert};
+    }
+  }
+  return ops;
+}
+
+// A replayed task's kind and family; nullopt when `layers_only` leaves it out.
+std::optional<std::pair<KernelKind, std::string>> TaskKind(
+    TaskCat cat, const std::string& label, const std::unordered_map<std::string, OpInfo>& ops,
+    bool layers_only) {
+  if (cat >= TaskCat::kTp && cat <= TaskCat::kDp) {
+    if (layers_only && (cat == TaskCat::kPp || cat == TaskCat::kDp)) return std::nullopt;
+    return std::pair{KernelKind::kCommunication, std::string(TaskCatName(cat))};
+  }
+  if (cat == TaskCat::kOptimizer || cat == TaskCat::kDpCopy || cat == TaskCat::kCompress) {
+    if (layers_only) return std::nullopt;
+    return std::pair{KernelKind::kElementwise, std::string(TaskCatName(cat))};
+  }
+  // Compute tasks are labelled "F name", "B name", "W name" or "R name" (the op's name).
+  auto it = label.size() > 2 && label[1] == ' ' ? ops.find(label.substr(2)) : ops.end();
+  if (it == ops.end()) {
+    if (layers_only) return std::nullopt;
+    return std::pair{KernelKind::kElementwise, std::string("other")};
+  }
+  const OpInfo& op = it->second;
+  if (layers_only && !op.layer) return std::nullopt;
+  if (op.kind == OpKind::kGemm) {
+    return std::pair{KernelKind::kGemm, std::string(op.expert  ? "routed experts"
+                                                    : op.layer ? "dense"
+                                                               : "LM head")};
+  }
+  if (op.kind == OpKind::kAttention) return std::pair{KernelKind::kAttention, "attention"};
+  return std::pair{KernelKind::kElementwise,
+                   std::string(op.layer ? "layers" : "embedding/head/loss")};
+}
+
+// The span, idle time and overlap of the replay's counted tasks (`counted`). Idle is the time
+// within their span that no task of the rank covers (`every`): tasks left out (--layers) are
+// neither counted nor idle, so the span is the counted tasks' busy time plus that idle.
+void Finish(std::vector<Interval> counted, std::vector<Interval> every, std::vector<Interval> comm,
+            std::vector<Interval> compute, KindTimes* k) {
+  if (counted.empty()) return;
+  const std::vector<Interval> merged = MergeIntervals(std::move(counted));
+  const Interval range{merged.front().start_ns, merged.back().end_ns};
+  const int64_t busy_any = IntersectionLength(MergeIntervals(std::move(every)), {range});
+  const int64_t idle = range.end_ns - range.start_ns - busy_any;
+  k->idle_s = static_cast<double>(idle) * 1e-9;
+  k->span_s = static_cast<double>(CoveredLength(merged) + idle) * 1e-9;
+  k->overlap = MeasureOverlap(std::move(comm), std::move(compute));
+}
+
 }  // namespace
 
 std::string_view KernelKindName(KernelKind k) { return kKernelKinds.Name(k); }
 
-KernelKind ClassifyKernel(std::string_view name) {
-  const std::string s = Lower(name);
-  if (HasAny(s, {"nccl", "rccl"})) return KernelKind::kCommunication;
-  // cuDNN's fused attention runs its backward with two helper kernels beside the main one,
-  // named without "sdpa" or "flash": the dot of dO and O before it, the cast of the fp32 dQ
-  // after it (cudnn::fusion::compute_dot_do_o_*, convert_dq_to_16bits; seen on an H100 with
-  // cuDNN 9, tests/traces/h100-mcore-1.7b-mb4.json.gz).
-  if (HasAny(s,
-             {"flash", "fmha", "attn", "attention", "sdpa", "softmax", "dot_do_o", "convert_dq"})) {
-    return KernelKind::kAttention;
+KernelKind KindOf(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm:
+      return KernelKind::kGemm;
+    case KernelClass::kAttention:
+      return KernelKind::kAttention;
+    case KernelClass::kCommunication:
+      return KernelKind::kCommunication;
+    default:
+      return KernelKind::kElementwise;
   }
-  // cuBLAS (gemm, nvjet on Hopper), CUTLASS and the xmma/wgmma kernels cuBLASLt dispatches.
-  if (HasAny(s, {"gemm", "cutlass", "cublas", "nvjet", "xmma", "wgmma", "matmul"})) {
-    return KernelKind::kGemm;
-  }
-  return KernelKind::kElementwise;
 }
 
-std::string NcclCollective(std::string_view name) {
-  const std::string s = Lower(name);
-  struct Kind {
-    std::string_view key, name;
-  };
-  for (Kind k : {Kind{"allreduce", "AllReduce"}, Kind{"reducescatter", "ReduceScatter"},
-                 Kind{"allgather", "AllGather"}, Kind{"alltoall", "AllToAll"},
-                 Kind{"sendrecv", "SendRecv"}, Kind{"send", "Send"}, Kind{"recv", "Recv"},
-                 Kind{"broadcast", "Broadcast"}, Kind{"reduce", "Reduce"}}) {
-    if (s.find(k.key) != std::string::npos) return std::string(k.name);
+void KindTimes::Add(const KindTimes& o) {
+  for (int k = 0; k < kNumKernelKinds; ++k) {
+    seconds[k] += o.seconds[k];
+    count[k] += o.count[k];
+    for (const auto& [f, v] : o.families[k]) families[k][f] += v;
   }
-  return "other";
+  span_s += o.span_s;
+  idle_s += o.idle_s;
+  overlap.comm_ns += o.overlap.comm_ns;
+  overlap.compute_ns += o.overlap.compute_ns;
+  overlap.overlapped_ns += o.overlap.overlapped_ns;
+  overlap.exposed_ns += o.overlap.exposed_ns;
 }
 
-StatusOr<KindTimes> ReadKinetoTrace(const std::string& path) {
-  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadMaybeGzipped(path));
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root,
-                           ParseYaml(text, path, "a Chrome trace: a JSON object with traceEvents"));
-  YamlContext ctx{path, {}};
-  const YAML::Node events = root.IsMap() ? root["traceEvents"] : YAML::Node();
-  if (!events || !events.IsSequence()) {
-    return ctx.ErrorAt(root, "traceEvents",
-                       "expected a PyTorch profiler (Kineto) Chrome trace: a JSON object whose "
-                       "traceEvents list holds the step's events");
+void KindTimes::Scale(double f) {
+  for (int k = 0; k < kNumKernelKinds; ++k) {
+    seconds[k] *= f;
+    count[k] *= f;
+    for (auto& [name, v] : families[k]) v *= f;
   }
+  span_s *= f;
+  idle_s *= f;
+  auto scaled = [f](int64_t ns) { return static_cast<int64_t>(std::llround(ns * f)); };
+  overlap.comm_ns = scaled(overlap.comm_ns);
+  overlap.compute_ns = scaled(overlap.compute_ns);
+  overlap.overlapped_ns = scaled(overlap.overlapped_ns);
+  overlap.exposed_ns = overlap.comm_ns - overlap.overlapped_ns;
+}
+
+KindTimes MeasuredKinds(const TraceSummary& s) {
   KindTimes k;
-  std::vector<std::pair<double, double>> spans;
-  for (const YAML::Node& e : events) {
-    if (!e.IsMap() || e["ph"].as<std::string>("") != "X") continue;
-    const std::string cat = Lower(e["cat"].as<std::string>(""));
-    if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
-    double ts = 0, dur = 0;
-    try {
-      ts = e["ts"].as<double>() * 1e-6;
-      dur = e["dur"].as<double>() * 1e-6;
-    } catch (const YAML::Exception&) {
-      return ctx.ErrorAt(e, "traceEvents",
-                         "a GPU event needs numeric ts and dur (microseconds), as Kineto writes");
-    }
-    if (dur < 0) continue;
-    const std::string name = e["name"].as<std::string>("");
-    const KernelKind kind = cat == "kernel" ? ClassifyKernel(name) : KernelKind::kElementwise;
-    k.seconds[static_cast<int>(kind)] += dur;
-    if (kind == KernelKind::kCommunication) k.comm_detail[NcclCollective(name)] += dur;
-    spans.emplace_back(ts, ts + dur);
-    ++k.kernels;
+  for (int c = 0; c < kNumKernelClasses; ++c) {
+    const int kind = static_cast<int>(KindOf(static_cast<KernelClass>(c)));
+    k.seconds[kind] += static_cast<double>(s.measured.time_ns[c]) * 1e-9;
+    k.count[kind] += s.measured.count[c];
   }
-  if (k.kernels == 0) {
-    return ctx.ErrorAt(events, "traceEvents",
-                       "no GPU kernels (events with \"cat\": \"kernel\"); profile with "
-                       "ProfilerActivity.CUDA");
+  const double steps = static_cast<double>(std::max<size_t>(1, s.steps_chosen.size()));
+  for (const KernelListing& row : s.kernels) {
+    k.families[static_cast<int>(KindOf(row.kind))][row.family] +=
+        static_cast<double>(row.time_ns) * 1e-9 / steps;
   }
-  Finish(spans, &k);
+  k.span_s = static_cast<double>(s.measured.span_ns) * 1e-9;
+  k.idle_s = static_cast<double>(s.measured.idle_ns) * 1e-9;
+  k.overlap = s.measured.overlap;
   return k;
 }
 
 KindTimes PredictedKinds(const Scenario& s, const LoweredStep& low, const sim::Timeline& tl,
-                         int stage) {
-  // Op names to kinds, from the graph the step was lowered from.
-  std::unordered_map<std::string, OpKind> kinds;
-  auto graph = SharedModelGraph(s.model, RankShape(s.training, s.layout));
-  for (const Block* b : {&graph->embedding, &graph->dense, &graph->moe, &graph->head}) {
-    for (size_t i = 0; i < b->size(); ++i) kinds[b->op(i).name] = b->op(i).kind;
-  }
+                         int stage, bool layers_only) {
+  const std::unordered_map<std::string, OpInfo> ops = OpsOf(s);
   const sim::Program& p = low.program;
   const uint32_t rank = low.stage_rank[stage];
   KindTimes k;
-  std::vector<std::pair<double, double>> spans;
+  std::vector<Interval> all, every, comm, compute;
   for (sim::TaskId t = 0; t < p.num_tasks(); ++t) {
     if (p.stream_rank(p.stream(t)) != rank) continue;
     const double a = tl.start[t].seconds(), d = tl.end[t].seconds() - a;
     if (d <= 0) continue;
-    spans.emplace_back(a, a + d);
-    ++k.kernels;
+    every.push_back({Nanos(a), Nanos(a + d)});
     const auto cat = static_cast<TaskCat>(p.category(t));
-    if (cat >= TaskCat::kTp && cat <= TaskCat::kDp) {
-      k.seconds[static_cast<int>(KernelKind::kCommunication)] += d;
-      k.comm_detail[std::string(TaskCatName(cat))] += d;
-      continue;
-    }
-    KernelKind kind = KernelKind::kElementwise;
-    const std::string& label = p.label_text(p.label(t));
-    if (label.size() > 2 && label[1] == ' ') {
-      auto it = kinds.find(label.substr(2));
-      if (it != kinds.end() && it->second == OpKind::kGemm) kind = KernelKind::kGemm;
-      if (it != kinds.end() && it->second == OpKind::kAttention) kind = KernelKind::kAttention;
-    }
-    k.seconds[static_cast<int>(kind)] += d;
+    const auto kind = TaskKind(cat, p.label_text(p.label(t)), ops, layers_only);
+    if (!kind) continue;
+    const int i = static_cast<int>(kind->first);
+    k.seconds[i] += d;
+    k.count[i] += 1;
+    k.families[i][kind->second] += d;
+    const Interval iv{Nanos(a), Nanos(a + d)};
+    all.push_back(iv);
+    (kind->first == KernelKind::kCommunication ? comm : compute).push_back(iv);
   }
-  Finish(spans, &k);
+  Finish(std::move(all), std::move(every), std::move(comm), std::move(compute), &k);
   return k;
 }
 
-CalibrationProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured,
-                                    const KindTimes& predicted, const std::string& trace) {
-  CalibrationProfile prof;
+std::vector<std::string> MissingKinds(const KindTimes& measured, const KindTimes& predicted) {
+  std::vector<std::string> out;
+  for (int i = 0; i < kNumKernelKinds; ++i) {
+    const auto k = static_cast<KernelKind>(i);
+    const double m = measured.seconds[i], p = predicted.seconds[i];
+    if (m <= 0 && p > 0) {
+      out.push_back(fmt::format(
+          "{}: the trace has no {} kernels (0 ns) where the replay has {:.3f} ms: if the job ran "
+          "them, the kernel table files them under another kind (compare --kernels lists each "
+          "kernel's kind; --kernel-classes FILE moves them)",
+          KernelKindName(k), KernelKindName(k), p * 1e3));
+    } else if (p <= 0 && m > 0) {
+      out.push_back(fmt::format(
+          "{}: the trace has {:.3f} ms of {} kernels where the replay has none: the scenario "
+          "does not run what the trace ran (or the kernel table files kernels here that belong "
+          "elsewhere: compare --kernels)",
+          KernelKindName(k), m * 1e3, KernelKindName(k)));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Scales model efficiencies by a kind's replayed over measured time, keeping what it refuses.
+class Scaler {
+ public:
+  Scaler(const KindTimes& m, const KindTimes& p, TraceProfile* out) : m_(m), p_(p), out_(out) {}
+
+  std::optional<double> Ratio(KernelKind k) const {
+    const double m = m_.Seconds(k), p = p_.Seconds(k);
+    if (m <= 0 || p <= 0) return std::nullopt;
+    return p / m;
+  }
+
+  // `model` x the ratio, or nullopt (said) when the kind has no time on a side; a value outside
+  // (0.01, 1] is kept clamped and refused with its reason.
+  std::optional<double> Scaled(KernelKind k, double model, std::string_view key) {
+    const std::optional<double> r = Ratio(k);
+    if (!r) {
+      out_->notes.push_back(fmt::format("{} not written: {} has {} time", key, KernelKindName(k),
+                                        m_.Seconds(k) <= 0 ? "no measured" : "no replayed"));
+      return std::nullopt;
+    }
+    if (model <= 0) return std::nullopt;
+    const double v = model * *r;
+    if (v > 1.0) {
+      out_->refused.push_back(fmt::format(
+          "{} would be {:.3g} (the model's {:.3g} x replayed/measured {} time {:.3g}), above 1: "
+          "the trace's {} kernels took {:.3f} ms where the GPU's peak needs {:.3f} ms at least. "
+          "Kernels of this kind are likely filed under another (compare --kernels lists each "
+          "kernel's kind), or the trace ran less work than the scenario (another precision, "
+          "micro-batch or layout)",
+          key, v, model, KernelKindName(k), *r, KernelKindName(k), m_.Seconds(k) * 1e3,
+          p_.Seconds(k) * model * 1e3));
+    } else if (v < 0.01) {
+      out_->refused.push_back(fmt::format(
+          "{} would be {:.3g} (the model's {:.3g} x replayed/measured {} time {:.3g}), below "
+          "0.01: the trace's {} kernels took {:.3f} ms, {:.0f}x the replay's; the trace likely "
+          "holds more work than the scenario (more steps, micro-batches or layers), or kernels "
+          "of other kinds filed here (compare --kernels)",
+          key, v, model, KernelKindName(k), *r, KernelKindName(k), m_.Seconds(k) * 1e3, 1 / *r));
+    }
+    return std::clamp(v, 0.01, 1.0);
+  }
+
+ private:
+  const KindTimes& m_;
+  const KindTimes& p_;
+  TraceProfile* out_;
+};
+
+}  // namespace
+
+TraceProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured,
+                              const KindTimes& predicted, const std::string& trace) {
+  TraceProfile out;
+  CalibrationProfile& prof = out.profile;
   prof.gpu = s.cluster.gpu.id;
   prof.source =
       fmt::format("parasim compare --trace {} (measured / replayed time per kind)", trace);
-  // A kind's replayed over measured time: what its rates are scaled by.
-  auto ratio = [&](KernelKind k) -> std::optional<double> {
-    const double m = measured.seconds[static_cast<int>(k)];
-    const double p = predicted.seconds[static_cast<int>(k)];
-    if (m <= 0 || p <= 0) return std::nullopt;
-    return p / m;
-  };
-  auto scaled = [&](KernelKind k, double model) -> std::optional<double> {
-    const std::optional<double> r = ratio(k);
-    if (!r || model <= 0) return std::nullopt;
-    return std::clamp(model * *r, 0.01, 1.0);
-  };
+  Scaler scale(measured, predicted, &out);
   const GpuSpec& g = s.cluster.gpu;
-  prof.gemm_efficiency = scaled(KernelKind::kGemm, g.gemm_efficiency);
-  prof.memory_efficiency = scaled(KernelKind::kElementwise, g.memory_efficiency);
+  // FP8 training runs its GEMMs at the FP8 efficiency (hardware/cost_model.cc): that is the one
+  // the trace measures.
+  if (s.training.precision == Dtype::kFp8) {
+    prof.gemm_efficiency_fp8 =
+        scale.Scaled(KernelKind::kGemm, g.Fp8GemmEfficiency(), "gemm_efficiency_fp8");
+  } else {
+    prof.gemm_efficiency = scale.Scaled(KernelKind::kGemm, g.gemm_efficiency, "gemm_efficiency");
+  }
+  prof.memory_efficiency =
+      scale.Scaled(KernelKind::kElementwise, g.memory_efficiency, "memory_efficiency");
   // The element-wise kernels the SMs bound scale with the same ratio, their rates unbounded.
-  if (const std::optional<double> r = ratio(KernelKind::kElementwise);
+  if (const std::optional<double> r = scale.Ratio(KernelKind::kElementwise);
       r && g.elementwise_rates.any()) {
     prof.elementwise_rates = g.elementwise_rates.Scaled(*r);
   }
   const CostModel cost(s.cluster, s.training.precision);
   const bool fused = s.training.attention == AttentionKind::kFlash;
-  auto fwd = scaled(KernelKind::kAttention, cost.AttentionEfficiency(false, fused));
-  auto bwd = scaled(KernelKind::kAttention, cost.AttentionEfficiency(true, fused));
+  auto fwd = scale.Scaled(KernelKind::kAttention, cost.AttentionEfficiency(false, fused),
+                          "attention forward efficiency");
+  std::optional<double> bwd;
+  if (fwd) {
+    bwd = scale.Scaled(KernelKind::kAttention, cost.AttentionEfficiency(true, fused),
+                       "attention backward efficiency");
+  }
   if (fwd && bwd) {
     AttentionEfficiency a{*fwd, *bwd};
     if (fused) {
@@ -243,7 +295,7 @@ CalibrationProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured
       prof.attention_standard = a;
     }
   }
-  return prof;
+  return out;
 }
 
 }  // namespace parasim

@@ -37,16 +37,19 @@ StatusOr<std::unique_ptr<BoundedInput>> BoundedInput::Open(const std::string& pa
   PARASIM_RETURN_IF_ERROR(limits.Validate());
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
-    return InvalidArgument(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    return InvalidArgument(
+        InputError(path, 1, 1, fmt::format("cannot open: {}", std::strerror(errno))));
   }
   if (!S_ISREG(st.st_mode)) {
     return InvalidArgument(
-        fmt::format("{}: is {}, not a regular file; give the path of a trace or log file", path,
-                    FileKind(st.st_mode)));
+        InputError(path, 1, 1,
+                   fmt::format("is {}, not a regular file; give the path of a trace or log file",
+                               FileKind(st.st_mode))));
   }
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return InvalidArgument(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    return InvalidArgument(
+        InputError(path, 1, 1, fmt::format("cannot open: {}", std::strerror(errno))));
   }
   gzbuffer(f, 1 << 18);
   return std::unique_ptr<BoundedInput>(
@@ -66,8 +69,9 @@ StatusOr<size_t> BoundedInput::Read(char* buf, size_t size) {
   if (n < 0) {
     int code = 0;
     const char* what = gzerror(file_, &code);
-    error_ = InvalidArgument(fmt::format("{}: the gzip stream is corrupt ({}), at byte {}", path_,
-                                         what ? what : "?", bytes_read_));
+    error_ = InvalidArgument(InputError(path_, 1, 1,
+                                        fmt::format("the gzip stream is corrupt ({}), at byte {}",
+                                                    what ? what : "?", bytes_read_)));
     return error_;
   }
   compressed_ = gzdirect(file_) == 0;
@@ -76,37 +80,67 @@ StatusOr<size_t> BoundedInput::Read(char* buf, size_t size) {
     int code = Z_OK;
     const char* what = gzerror(file_, &code);
     if (code == Z_BUF_ERROR) {
-      error_ = InvalidArgument(fmt::format(
-          "{}: the gzip stream ends early, at byte {}: a truncated file?", path_, bytes_read_));
+      error_ = InvalidArgument(InputError(
+          path_, 1, 1,
+          fmt::format("the gzip stream ends early, at byte {}: a truncated file?", bytes_read_)));
       return error_;
     }
     if (code != Z_OK) {
-      error_ = InvalidArgument(fmt::format("{}: the gzip stream is corrupt ({}), at byte {}", path_,
-                                           what ? what : "?", bytes_read_));
+      error_ = InvalidArgument(InputError(path_, 1, 1,
+                                          fmt::format("the gzip stream is corrupt ({}), at byte {}",
+                                                      what ? what : "?", bytes_read_)));
       return error_;
     }
   }
   bytes_read_ += n;
   if (bytes_read_ > limits_.max_bytes) {
-    error_ = InvalidArgument(fmt::format(
-        "{}: {} past {:.0f} MiB, at {} byte {}; profile fewer steps, or raise the limit "
-        "(InputLimits::max_bytes) if the file is meant to be this large",
-        path_, compressed_ ? "inflates" : "runs", limits_.max_bytes / kMiB,
-        compressed_ ? "compressed" : "", compressed_ ? gzoffset(file_) : bytes_read_));
+    error_ = InvalidArgument(InputError(
+        path_, 1, 1,
+        fmt::format("{} past {:.0f} MiB, at {} byte {}; profile fewer steps, or raise the limit "
+                    "(InputLimits::max_bytes) if the file is meant to be this large",
+                    compressed_ ? "inflates" : "runs", limits_.max_bytes / kMiB,
+                    compressed_ ? "compressed" : "", compressed_ ? gzoffset(file_) : bytes_read_)));
     return error_;
   }
   if (compressed_ && bytes_read_ > limits_.ratio_after_bytes) {
     const int64_t raw = std::max<int64_t>(1, gzoffset(file_));
     const double ratio = static_cast<double>(bytes_read_) / static_cast<double>(raw);
     if (ratio > limits_.max_ratio) {
-      error_ = InvalidArgument(fmt::format(
-          "{}: inflates {:.0f}x ({:.0f} MiB from the first {:.1f} MiB), past the {:.0f}x that "
-          "profiler output reaches: a gzip bomb? at compressed byte {}",
-          path_, ratio, bytes_read_ / kMiB, raw / kMiB, limits_.max_ratio, raw));
+      error_ = InvalidArgument(InputError(
+          path_, 1, 1,
+          fmt::format(
+              "inflates {:.0f}x ({:.0f} MiB from the first {:.1f} MiB), past the {:.0f}x that "
+              "profiler output reaches: a gzip bomb? at compressed byte {}",
+              ratio, bytes_read_ / kMiB, raw / kMiB, limits_.max_ratio, raw)));
       return error_;
     }
   }
   return static_cast<size_t>(n);
+}
+
+std::string InputError(std::string_view file, int64_t line, int64_t col, std::string_view what) {
+  return fmt::format("{}:{}:{}: error: {}", file, line, col, what);
+}
+
+std::pair<int64_t, int64_t> LineColumnAt(const std::string& path, int64_t offset,
+                                         const InputLimits& limits) {
+  StatusOr<std::unique_ptr<BoundedInput>> in = BoundedInput::Open(path, limits);
+  if (!in.ok()) return {1, 1};
+  int64_t line = 1, line_start = 0, at = 0;
+  std::vector<char> buf(1 << 16);
+  while (at < offset) {
+    StatusOr<size_t> n = (*in)->Read(buf.data(), buf.size());
+    if (!n.ok() || *n == 0) break;
+    const int64_t take = std::min<int64_t>(static_cast<int64_t>(*n), offset - at);
+    for (int64_t i = 0; i < take; ++i) {
+      if (buf[static_cast<size_t>(i)] == '\n') {
+        ++line;
+        line_start = at + i + 1;
+      }
+    }
+    at += take;
+  }
+  return {line, offset - line_start + 1};
 }
 
 StatusOr<std::string> ReadBoundedFile(const std::string& path, const InputLimits& limits) {

@@ -14,8 +14,9 @@
 //   while (lines.Next()) { ... lines.line() ... lines.number() ... lines.too_long() ... }
 //   PARASIM_RETURN_IF_ERROR(lines.status());
 //
-// Errors read "file: what, where" ("trace.json.gz: inflates past 4096 MiB, at compressed byte
-// 4194304; a gzip bomb? raise the limit (InputLimits::max_bytes) if the file is real").
+// Errors read "file:line:col: error: what, where", as every parasim input error does (1:1 when
+// the whole file is at fault: "trace.json.gz:1:1: error: inflates past 4096 MiB, at compressed
+// byte 4194304; ..."); InputError writes that form for the readers built on this one.
 #pragma once
 
 #include <zlib.h>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/status.h"
@@ -69,6 +71,16 @@ class BoundedInput {
   bool compressed_ = false;
   Status error_;
 };
+
+// "file:line:col: error: what": the form of every error about a user's file (line and column
+// 1-based; 1 and 1 when the file as a whole is at fault).
+std::string InputError(std::string_view file, int64_t line, int64_t col, std::string_view what);
+
+// The 1-based line and column of byte `offset` (0-based) of a file's text, inflated when it is
+// gzipped, found by reading the file again up to there (for error messages only); 1:1 when the
+// file cannot be read again.
+std::pair<int64_t, int64_t> LineColumnAt(const std::string& path, int64_t offset,
+                                         const InputLimits& limits);
 
 // A whole (small) file read within `limits`: a user's YAML, a log.
 StatusOr<std::string> ReadBoundedFile(const std::string& path, const InputLimits& limits);

@@ -50,7 +50,7 @@ TEST_CASE("what is not a regular file is refused before it is opened") {
                         Case{testing::TempFile("absent.json"), "No such file"}}) {
     auto in = BoundedInput::Open(c.path, {});
     REQUIRE_FALSE(in.ok());
-    CHECK(in.status().message().find(c.path + ": ") == 0);
+    CHECK(in.status().message().find(c.path + ":1:1: error: ") == 0);
     CHECK(in.status().message().find(c.says) != std::string::npos);
   }
 }
@@ -79,7 +79,7 @@ TEST_CASE("the inflated size is capped") {
   REQUIRE(in.ok());
   Status st;
   ReadThrough(in->get(), &st);
-  CHECK(st.message().find(big + ": runs past") == 0);
+  CHECK(st.message().find(big + ":1:1: error: runs past") == 0);
   // The error stays.
   char c;
   CHECK_FALSE((*in)->Read(&c, 1).ok());

@@ -240,7 +240,9 @@ class TraceHandler {
   bool EndObject(rapidjson::SizeType) { return Close(); }
   bool EndArray(rapidjson::SizeType) { return Close(); }
 
-  const Status& status() const { return status_; }
+  // Why the handler stopped the parse ("" when it did not), and the byte it points at.
+  const std::string& failure() const { return failure_; }
+  size_t failure_offset() const { return failure_offset_; }
   bool saw_events() const { return saw_events_; }
   bool root_ok() const { return root_ok_; }
 
@@ -249,7 +251,7 @@ class TraceHandler {
   bool Close();
   bool Value(std::string_view v, bool number);
   bool FinishEvent();
-  bool Fail(std::string message);
+  bool Fail(std::string message, size_t offset);
   std::string EventWhere() const;
 
   const JsonTraceOptions& options_;
@@ -261,11 +263,13 @@ class TraceHandler {
   TraceDevice device_;
   int64_t event_index_ = -1;
   bool saw_events_ = false, root_ok_ = false;
-  Status status_;
+  std::string failure_;
+  size_t failure_offset_ = 0;
 };
 
-bool TraceHandler::Fail(std::string message) {
-  status_ = InvalidArgument(fmt::format("{}: {}", builder_->trace().file, message));
+bool TraceHandler::Fail(std::string message, size_t offset) {
+  failure_ = std::move(message);
+  failure_offset_ = offset;
   return false;
 }
 
@@ -279,7 +283,8 @@ std::string TraceHandler::EventWhere() const {
 bool TraceHandler::Open(bool object) {
   constexpr size_t kMaxDepth = 256;
   if (stack_.size() >= kMaxDepth) {
-    return Fail(fmt::format("JSON nested over {} deep, at byte {}", kMaxDepth, stream_->Tell()));
+    return Fail(fmt::format("JSON nested over {} deep, at byte {}", kMaxDepth, stream_->Tell()),
+                stream_->Tell());
   }
   Frame next = Frame::kSkip;
   if (stack_.empty()) {
@@ -299,7 +304,7 @@ bool TraceHandler::Open(bool object) {
     } else if (parent == Frame::kEvents && object) {
       next = Frame::kEvent;
       ++event_index_;
-      ev_.Reset(stream_->Tell() - 1);
+      ev_.Reset(stream_->Tell());  // the event's "{" (not yet taken)
     } else if (parent == Frame::kEvent && object && field_ == Field::kArgs) {
       next = Frame::kArgs;
     } else if (parent == Frame::kDevices && object) {
@@ -393,7 +398,8 @@ bool TraceHandler::FinishEvent() {
   const std::optional<int64_t> ts = MicrosecondsToNanos(ev_.ts);
   if (!ts) {
     return Fail(fmt::format("ts '{}' is not a number of microseconds, {}",
-                            ev_.has_ts ? ev_.ts.substr(0, 40) : "(missing)", EventWhere()));
+                            ev_.has_ts ? ev_.ts.substr(0, 40) : "(missing)", EventWhere()),
+                ev_.offset);
   }
   if (launch) {
     builder_->AddLaunch({*ev_.correlation, *ts});
@@ -402,14 +408,16 @@ bool TraceHandler::FinishEvent() {
   const std::optional<int64_t> dur = MicrosecondsToNanos(ev_.dur);
   if (!dur) {
     return Fail(fmt::format("dur '{}' is not a finite number of microseconds, {}",
-                            ev_.has_dur ? ev_.dur.substr(0, 40) : "(missing)", EventWhere()));
+                            ev_.has_dur ? ev_.dur.substr(0, 40) : "(missing)", EventWhere()),
+                ev_.offset);
   }
   if (*dur < 0) {
-    return Fail(fmt::format("dur {} us is negative, {}", ev_.dur, EventWhere()));
+    return Fail(fmt::format("dur {} us is negative, {}", ev_.dur, EventWhere()), ev_.offset);
   }
   if (*dur > options_.max_dur_ns) {
     return Fail(fmt::format("dur {} us is over {:.0f} s, not a real duration, {}",
-                            ev_.dur.substr(0, 40), options_.max_dur_ns * 1e-9, EventWhere()));
+                            ev_.dur.substr(0, 40), options_.max_dur_ns * 1e-9, EventWhere()),
+                ev_.offset);
   }
   if (step) {
     const std::optional<int64_t> n = ToInt(std::string_view(ev_.name).substr(13));
@@ -430,17 +438,21 @@ bool TraceHandler::FinishEvent() {
 
 // The message for a parse that stopped: the input's own error, the handler's, or RapidJSON's.
 Status ParseFailure(const rapidjson::ParseResult& r, const ChunkStream& s, const TraceHandler& h,
-                    const std::string& path) {
+                    const std::string& path, const InputLimits& limits) {
   if (!s.status().ok()) return s.status();
-  if (!h.status().ok()) return h.status();
+  auto at = [&](size_t offset, const std::string& what) {
+    const auto [line, col] = LineColumnAt(path, static_cast<int64_t>(offset), limits);
+    return InvalidArgument(InputError(path, line, col, what));
+  };
+  if (!h.failure().empty()) return at(h.failure_offset(), h.failure());
   if (s.at_end() && r.Offset() + 1 >= s.Tell()) {
-    return InvalidArgument(fmt::format(
-        "{}: the JSON ends early at byte {} ({}): a truncated trace? (the profiler was stopped "
-        "before it finished writing)",
-        path, r.Offset(), rapidjson::GetParseError_En(r.Code())));
+    return at(r.Offset(),
+              fmt::format("the JSON ends early at byte {} ({}): a truncated trace? (the "
+                          "profiler was stopped before it finished writing)",
+                          r.Offset(), rapidjson::GetParseError_En(r.Code())));
   }
-  return InvalidArgument(fmt::format("{}: malformed JSON: {}, at byte {}", path,
-                                     rapidjson::GetParseError_En(r.Code()), r.Offset()));
+  return at(r.Offset(), fmt::format("malformed JSON: {}, at byte {}",
+                                    rapidjson::GetParseError_En(r.Code()), r.Offset()));
 }
 
 }  // namespace
@@ -456,20 +468,21 @@ StatusOr<ProfilerTrace> ReadJsonTrace(const std::string& path, const JsonTraceOp
                               rapidjson::kParseNumbersAsStringsFlag |
                               rapidjson::kParseNanAndInfFlag | rapidjson::kParseTrailingCommasFlag;
   const rapidjson::ParseResult r = reader.Parse<kFlags>(stream, handler);
-  if (r.IsError()) return ParseFailure(r, stream, handler, path);
+  if (r.IsError()) return ParseFailure(r, stream, handler, path, options.limits);
   if (!handler.root_ok() || !handler.saw_events()) {
-    return InvalidArgument(fmt::format(
-        "{}: no traceEvents list: expected a PyTorch profiler (Kineto) Chrome trace, a JSON "
-        "object whose traceEvents list holds the events (torch.profiler export_chrome_trace)",
-        path));
+    return InvalidArgument(InputError(
+        path, 1, 1,
+        "no traceEvents list: expected a PyTorch profiler (Kineto) Chrome trace, a JSON object "
+        "whose traceEvents list holds the events (torch.profiler export_chrome_trace)"));
   }
   builder.trace().bytes_read = in->bytes_read();
   ProfilerTrace t = std::move(builder).Finish();
   if (t.events.empty() && !options.allow_no_gpu_events) {
-    return InvalidArgument(fmt::format(
-        "{}: no GPU kernels among its {} events (none with \"cat\": \"kernel\"); profile with "
-        "ProfilerActivity.CUDA",
-        path, t.events_read));
+    return InvalidArgument(InputError(
+        path, 1, 1,
+        fmt::format("no GPU kernels among its {} events (none with \"cat\": \"kernel\"); "
+                    "profile with ProfilerActivity.CUDA",
+                    t.events_read)));
   }
   return t;
 }

@@ -86,20 +86,23 @@ TEST_CASE("gzipped and plain read alike; a bare event array is a trace") {
 TEST_CASE("errors name the file, what is wrong and where") {
   struct Case {
     std::string file;
+    std::string where;  // line:column of the event or of the break
     std::vector<std::string> says;
   };
   for (const Case& c : {
            Case{"traces/bad/negative-dur.json",
+                "5:5",
                 {"dur -3 us is negative", "traceEvents[1]", "ncclKernel_AllReduce", "at byte 2"}},
            Case{"traces/bad/absurd-dur.json",
+                "4:5",
                 {"dur '1e308' is not a finite number", "traceEvents[0]", "at byte"}},
-           Case{"traces/bad/truncated.json", {"ends early at byte", "truncated trace?"}},
-           Case{"traces/bad/no-kernels.json", {"no GPU kernels among its 2 events"}},
+           Case{"traces/bad/truncated.json", "10:51", {"ends early at byte", "truncated trace?"}},
+           Case{"traces/bad/no-kernels.json", "1:1", {"no GPU kernels among its 2 events"}},
        }) {
     CAPTURE(c.file);
     auto t = ReadJsonTrace(Fixture(c.file));
     REQUIRE_FALSE(t.ok());
-    CHECK(t.status().message().find(Fixture(c.file) + ": ") == 0);
+    CHECK(t.status().message().find(Fixture(c.file) + ":" + c.where + ": error: ") == 0);
     for (const std::string& s : c.says) {
       CAPTURE(s);
       CHECK(t.status().message().find(s) != std::string::npos);

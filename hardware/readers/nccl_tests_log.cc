@@ -98,7 +98,7 @@ class Parser {
   void Columns(const NcclLine& l, int64_t no);
   void Footer(const NcclLine& l);
   Status Where(int64_t no, std::string what) const {
-    return InvalidArgument(fmt::format("{}:{}: {}", log_.file, no, what));
+    return InvalidArgument(InputError(log_.file, no, 1, what));
   }
   Status CheckSections();
   Status ResolveOps();
@@ -301,8 +301,8 @@ StatusOr<std::vector<std::string>> GivenOps(const std::string& text, const std::
     const std::string one = text.substr(start, comma - start);
     const std::string op = NcclTestsOp(one);
     if (op.empty()) {
-      return InvalidArgument(
-          fmt::format("{}: --op {}: not an nccl-tests program; one of {}", file, one, kOpList));
+      return InvalidArgument(InputError(
+          file, 1, 1, fmt::format("--op {}: not an nccl-tests program; one of {}", one, kOpList)));
     }
     ops.push_back(op);
     start = comma + 1;
@@ -316,11 +316,13 @@ Status RowsFit(const NcclTestsSection& s, const std::string& file) {
   for (const NcclTestsRow& r : s.rows) {
     const bool none = r.redop == "none" || r.redop.empty();
     if ((Reduces(s.op) && none) || (PrintsNoReduction(s.op) && !none)) {
-      return InvalidArgument(fmt::format(
-          "{}:{}: a row with redop '{}' in a run read as {} ({}): {} runs print {}; give the op "
-          "of each run, comma-separated in file order (--op all_reduce,all_gather)",
-          file, r.line, r.redop.empty() ? "(no redop column)" : r.redop, s.op, s.op_from, s.op,
-          Reduces(s.op) ? "a reduction (sum, ...)" : "none"));
+      return InvalidArgument(InputError(
+          file, r.line, 1,
+          fmt::format(
+              "a row with redop '{}' in a run read as {} ({}): {} runs print {}; give the op of "
+              "each run, comma-separated in file order (--op all_reduce,all_gather)",
+              r.redop.empty() ? "(no redop column)" : r.redop, s.op, s.op_from, s.op,
+              Reduces(s.op) ? "a reduction (sum, ...)" : "none")));
     }
   }
   return Status::Ok();
@@ -330,8 +332,8 @@ Status Parser::ResolveOps() {
   PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> given, GivenOps(options_.op, log_.file));
   const size_t n = log_.sections.size();
   if (given.size() > 1 && given.size() != n) {
-    return InvalidArgument(
-        fmt::format("{}: --op names {} ops, the log holds {} runs", log_.file, given.size(), n));
+    return InvalidArgument(InputError(
+        log_.file, 1, 1, fmt::format("--op names {} ops, the log holds {} runs", given.size(), n)));
   }
   for (size_t i = 0; i < n; ++i) {
     NcclTestsSection& s = log_.sections[i];

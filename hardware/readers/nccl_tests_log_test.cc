@@ -52,7 +52,7 @@ TEST_CASE("all_reduce_perf_mpi under mpirun --tag-output on two H100 nodes") {
   CHECK(Read("nccl/all_reduce_perf_mpi-tag-output-2node-h100.log", "all_reduce_perf").ok());
   auto clash = Read("nccl/all_reduce_perf_mpi-tag-output-2node-h100.log", "all_gather");
   REQUIRE_FALSE(clash.ok());
-  CHECK(clash.status().message().find(":2: the log's header says all_reduce_perf_mpi "
+  CHECK(clash.status().message().find(":2:1: error: the log's header says all_reduce_perf_mpi "
                                       "(all_reduce), but the op given is all_gather") !=
         std::string::npos);
 }
@@ -82,9 +82,9 @@ TEST_CASE("srun --label prefixes; the op from --op or the file name") {
 TEST_CASE("an old log of two programs, split at their headers") {
   auto one_op = Read("nccl/old-2020-two-programs.log", "all_reduce");
   REQUIRE_FALSE(one_op.ok());
-  CHECK(one_op.status().message().find("old-2020-two-programs.log:50: a row with redop '(no "
-                                       "redop column)' in a run read as all_reduce (--op)") !=
-        std::string::npos);
+  CHECK(one_op.status().message().find(
+            "old-2020-two-programs.log:50:1: error: a row with redop '(no "
+            "redop column)' in a run read as all_reduce (--op)") != std::string::npos);
   auto none = Read("nccl/old-2020-two-programs.log");
   REQUIRE_FALSE(none.ok());
   CHECK(none.status().message().find("pass --op with one op per run") != std::string::npos);
@@ -146,16 +146,18 @@ TEST_CASE("2017's layout: nThread without '#', bytes N type op ... res") {
 TEST_CASE("failures carry file:line") {
   auto neg = Read("nccl/bad-negative-time.log", "all_reduce");
   REQUIRE_FALSE(neg.ok());
-  CHECK(neg.status().message().find("bad-negative-time.log:17: out-of-place time -3.10 is "
+  CHECK(neg.status().message().find("bad-negative-time.log:17:1: error: out-of-place time -3.10 is "
                                     "negative (column header at line 14)") != std::string::npos);
   auto absurd = Read("nccl/bad-absurd-busbw.log", "all_reduce");
   REQUIRE_FALSE(absurd.ok());
-  CHECK(absurd.status().message().find("bad-absurd-busbw.log:17: out-of-place busbw 1e+308 is "
-                                       "absurd") != std::string::npos);
+  CHECK(absurd.status().message().find(
+            "bad-absurd-busbw.log:17:1: error: out-of-place busbw 1e+308 is "
+            "absurd") != std::string::npos);
   auto apart = Read("nccl/no-mpi-interleaved.log", "all_reduce");
   REQUIRE_FALSE(apart.ok());
-  CHECK(apart.status().message().find("no-mpi-interleaved.log:8: rank 0 is listed twice (on "
-                                      "ip-10-0-1-20 and ip-10-0-1-21)") != std::string::npos);
+  CHECK(
+      apart.status().message().find("no-mpi-interleaved.log:8:1: error: rank 0 is listed twice (on "
+                                    "ip-10-0-1-20 and ip-10-0-1-21)") != std::string::npos);
   CHECK(apart.status().message().find("MPI=1") != std::string::npos);
 }
 
@@ -179,17 +181,19 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
   auto twice = ParseNcclTestsLog(header + row + row, "twice.log", o);
   REQUIRE_FALSE(twice.ok());
   CHECK(twice.status().message().find(
-            "twice.log:5: size 1024 (float sum) again, first at line 4") != std::string::npos);
+            "twice.log:5:1: error: size 1024 (float sum) again, first at line 4") !=
+        std::string::npos);
 
   auto tagged = ParseNcclTestsLog(
       "[1,0]<stdout>:# nThread 1 nGpus 1\n[1,1]<stdout>:# nThread 1 nGpus 1\n" + row, "t.log", o);
   REQUIRE_FALSE(tagged.ok());
   CHECK(tagged.status().message().find(
-            "t.log:2: ranks 0 and 1 each printed their own run header") != std::string::npos);
+            "t.log:2:1: error: ranks 0 and 1 each printed their own run header") !=
+        std::string::npos);
 
   auto empty = ParseNcclTestsLog(header, "empty.log", o);
   REQUIRE_FALSE(empty.ok());
-  CHECK(empty.status().message().find("empty.log:1: no result rows") != std::string::npos);
+  CHECK(empty.status().message().find("empty.log:1:1: error: no result rows") != std::string::npos);
 
   auto bare =
       ParseNcclTestsLog("# size of the buffers: 1 KiB to 8 GiB\n" + row, "all_reduce_perf.txt", {});

@@ -43,10 +43,9 @@ StatusOr<RankTrace> ReadOne(const std::string& path, const KernelClassTable& tab
     r.rank = RankFromFileName(path);
   }
   if (r.rank < 0) {
-    return InvalidArgument(fmt::format(
-        "{}: the trace does not say its rank (no distributedInfo.rank, no rank-N in the file "
-        "name); name it rank-N.json",
-        path));
+    return InvalidArgument(InputError(path, 1, 1,
+                                      "the trace does not say its rank (no distributedInfo.rank, "
+                                      "no rank-N in the file name); name it rank-N.json"));
   }
   if (const TraceDevice* d = t.Device(t.MainDevice())) r.gpu_name = d->name;
   PARASIM_ASSIGN_OR_RETURN(r.summary, SummarizeTrace(t, table, choice));
@@ -61,30 +60,32 @@ StatusOr<std::vector<RankTrace>> ReadRankTraces(const std::string& dir,
                                                 const JsonTraceOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    return InvalidArgument(fmt::format("{}: not a folder of per-rank traces", dir));
+    return InvalidArgument(InputError(dir, 1, 1, "not a folder of per-rank traces"));
   }
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (IsTraceFile(e)) files.push_back(e.path().string());
   }
-  if (ec) return InvalidArgument(fmt::format("{}: cannot list: {}", dir, ec.message()));
+  if (ec) return InvalidArgument(InputError(dir, 1, 1, "cannot list: " + ec.message()));
   std::sort(files.begin(), files.end());
   if (files.empty()) {
-    return InvalidArgument(fmt::format(
-        "{}: no traces (*.json, *.json.gz) in the folder; give one file per rank", dir));
+    return InvalidArgument(InputError(
+        dir, 1, 1, "no traces (*.json, *.json.gz) in the folder; give one file per rank"));
   }
   std::map<int64_t, RankTrace> by_rank;
   for (const std::string& f : files) {
     PARASIM_ASSIGN_OR_RETURN(RankTrace r, ReadOne(f, table, choice, options));
     if (auto it = by_rank.find(r.rank); it != by_rank.end()) {
-      return InvalidArgument(fmt::format("{}: rank {} again (also {}): one trace per rank", f,
-                                         r.rank, it->second.file));
+      return InvalidArgument(InputError(
+          f, 1, 1,
+          fmt::format("rank {} again (also {}): one trace per rank", r.rank, it->second.file)));
     }
     for (const auto& [rank, other] : by_rank) {
       if (r.world_size > 0 && other.world_size > 0 && r.world_size != other.world_size) {
         return InvalidArgument(
-            fmt::format("{}: world_size {}, but {} says {}: traces of different runs?", f,
-                        r.world_size, other.file, other.world_size));
+            InputError(f, 1, 1,
+                       fmt::format("world_size {}, but {} says {}: traces of different runs?",
+                                   r.world_size, other.file, other.world_size)));
       }
     }
     by_rank.emplace(r.rank, std::move(r));

@@ -54,7 +54,8 @@ TEST_CASE("what a folder of ranks must not be") {
   testing::WriteText((dir / "README.md").string(), "not a trace");
   auto twice = ReadRankTraces(dir.string(), Table());
   REQUIRE_FALSE(twice.ok());
-  CHECK(twice.status().message().find("b.json: rank 0 again (also ") != std::string::npos);
+  CHECK(twice.status().message().find("b.json:1:1: error: rank 0 again (also ") !=
+        std::string::npos);
   fs::remove(dir / "b.json");
   std::string other = rank0;
   const std::string said = "\"rank\": 0, \"world_size\": 2";

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "hardware/readers/bounded_input.h"
+
 namespace parasim {
 
 TraceGpu IdentifyTraceGpu(const ProfilerTrace& trace, const HardwareCatalog& catalog) {
@@ -36,21 +38,24 @@ Status CheckTraceGpu(const TraceGpu& gpu, std::string_view scenario_gpu_id, bool
   if (gpu.catalog_id.empty()) {
     if (allow_unknown) return Status::Ok();
     if (gpu.name.empty()) {
-      return InvalidArgument(fmt::format(
-          "{}: the trace names no GPU (no deviceProperties), so it cannot be checked against "
-          "the scenario's {}; pass --force to compare anyway",
-          gpu.file, scenario_gpu_id));
+      return InvalidArgument(InputError(
+          gpu.file, 1, 1,
+          fmt::format("the trace names no GPU (no deviceProperties), so it cannot be checked "
+                      "against the scenario's {}; pass --force to compare anyway",
+                      scenario_gpu_id)));
     }
-    return InvalidArgument(fmt::format(
-        "{}: the trace ran on \"{}\", which no GPU of the catalog lists in its device_names "
-        "(hardware/catalog/gpus.yaml); the scenario's GPU is {}; add the name to the catalog "
-        "entry it is, or pass --force",
-        gpu.file, gpu.name, scenario_gpu_id));
+    return InvalidArgument(InputError(
+        gpu.file, 1, 1,
+        fmt::format("the trace ran on \"{}\", which no GPU of the catalog lists in its "
+                    "device_names (hardware/catalog/gpus.yaml); the scenario's GPU is {}; add the "
+                    "name to the catalog entry it is, or pass --force",
+                    gpu.name, scenario_gpu_id)));
   }
-  return InvalidArgument(fmt::format(
-      "{}: the trace ran on {}, the scenario on {}: a comparison across GPUs measures the GPUs, "
-      "not the model; compare with --set cluster.gpu={}",
-      gpu.file, gpu.Describe(), scenario_gpu_id, gpu.catalog_id));
+  return InvalidArgument(InputError(
+      gpu.file, 1, 1,
+      fmt::format("the trace ran on {}, the scenario on {}: a comparison across GPUs measures the "
+                  "GPUs, not the model; compare with --set cluster.gpu={}, or pass --force",
+                  gpu.Describe(), scenario_gpu_id, gpu.catalog_id)));
 }
 
 }  // namespace parasim

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "hardware/readers/bounded_input.h"
+
 namespace parasim {
 
 StatusOr<StepChoice> StepChoice::Parse(std::string_view text) {
@@ -19,7 +21,8 @@ StatusOr<StepChoice> StepChoice::Parse(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), c.step);
   if (ec != std::errc() || end != text.data() + text.size() || c.step < 0) {
     return InvalidArgument(fmt::format(
-        "--step {}: expected the N of a ProfilerStep#N, or all (to average every step)", text));
+        "--step={}:1:8: error: expected the N of a ProfilerStep#N, or all (to average every step)",
+        text));
   }
   c.mode = Mode::kOne;
   return c;
@@ -113,9 +116,10 @@ StatusOr<std::vector<int>> ChooseSteps(const ProfilerTrace& t, const StepChoice&
       if (t.steps[i].number == c.step) out.push_back(i);
     }
     if (out.empty()) {
-      return InvalidArgument(
-          fmt::format("{}: --step {}: the trace holds {}", t.file, c.step,
-                      n == 0 ? std::string("no ProfilerStep#N ranges") : StepRange(t.steps)));
+      return InvalidArgument(InputError(
+          t.file, 1, 1,
+          fmt::format("--step {}: the trace holds {}", c.step,
+                      n == 0 ? std::string("no ProfilerStep#N ranges") : StepRange(t.steps))));
     }
     *said = fmt::format("ProfilerStep#{} of {} (--step {})", c.step, StepRange(t.steps), c.step);
     return out;
@@ -207,7 +211,7 @@ StatusOr<TraceSummary> SummarizeTrace(const ProfilerTrace& t, const KernelClassT
   int64_t kernels = 0;
   for (const auto& idx : chosen) kernels += static_cast<int64_t>(idx.size());
   if (kernels == 0) {
-    return InvalidArgument(fmt::format("{}: no GPU kernels in {}", t.file, s.steps_said));
+    return InvalidArgument(InputError(t.file, 1, 1, "no GPU kernels in " + s.steps_said));
   }
   s.kernels = List(t, match, chosen);
   return s;

@@ -60,8 +60,9 @@ void CheckFit(const parasim::Measurements& m) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  if (auto m = parasim::ParseNcclTestsLog(text, "all_reduce_perf.log"); m.ok()) {
-    for (const auto& c : m->collectives) {
+  if (auto log = parasim::ParseNcclTestsLog(text, "all_reduce_perf.log"); log.ok()) {
+    const parasim::Measurements m = parasim::MeasurementsFromNcclLog(*log);
+    for (const auto& c : m.collectives) {
       if (!(c.time.seconds() > 0) || !std::isfinite(c.bytes.bytes())) std::abort();
     }
   }

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -28,34 +29,81 @@ struct Options {
   std::string gpu, op, intra, inter;
   std::string out;
   std::vector<std::string> sets;  // --runs: keys stated in every case
+  bool force = false;             // write a profile from a fit that does not hold
 };
 
 // What was fitted: measurement files' families, or (--runs) step times' parameters.
 struct Result {
   std::optional<FitResult> families;
   std::optional<RunsFit> runs_fit;
-  std::vector<std::string> runs;  // --runs files
-  std::string gpu, intra, inter;  // the GPU and fabrics measured
-  size_t files = 0;               // measurement files read
-  std::string profile;            // the calibration profile, as written
-  std::string out;                // where it was written; "" = nowhere
+  std::vector<std::string> runs;      // --runs files
+  std::string gpu, intra, inter;      // the GPU and fabrics measured
+  size_t files = 0;                   // measurement files read
+  std::string profile;                // the calibration profile, as written
+  std::string out;                    // where it was written; "" = nowhere
+  std::vector<std::string> notes;     // what reading passed over
+  std::vector<std::string> refusals;  // why the fit does not hold (FitRefusals); empty: it holds
+  bool forced = false;                // written with refusals (--force)
 };
+
+// Refuses to write a profile from a fit that does not hold, unless forced; says so either way.
+Status CheckHolds(const Options& o, Result* res) {
+  if (res->refusals.empty() || o.out.empty()) return Status::Ok();
+  if (o.force) {
+    res->forced = true;
+    return Status::Ok();
+  }
+  std::string why;
+  for (const std::string& r : res->refusals) why += "\n  " + r;
+  return InvalidArgument(fmt::format(
+      "{}:1:1: error: not writing the profile: the fit does not hold:{}\nmeasure again (or "
+      "state the cluster: --intra, --inter), or pass --force to write it anyway",
+      o.out, why));
+}
+
+// fit --runs: parameters on their bounds, and (3 cases or more) R^2 of the fitted step times.
+std::vector<std::string> RunsRefusals(const RunsFit& f) {
+  std::vector<std::string> out;
+  std::vector<double> measured, fitted;
+  std::vector<std::string> names;
+  for (const RunsCase& c : f.cases) {
+    measured.push_back(c.measured_s);
+    fitted.push_back(c.after_s);
+    names.push_back("case " + c.name);
+  }
+  const FamilyFit q = Quality("step times", measured, fitted, names);
+  std::string points;
+  for (const auto& [name, e] : q.disagree) {
+    points += fmt::format("{}{} ({:+.1f}%)", points.empty() ? "" : "; ", name, 100 * e);
+  }
+  for (const RunsParam& p : f.params) {
+    const double tol = 1e-6 * std::max(std::abs(p.lo), std::abs(p.hi));
+    if (p.fitted <= p.lo + tol || p.fitted >= p.hi - tol) {
+      out.push_back(
+          fmt::format("{} {:.4g} sits on its bound [{:g}, {:g}]{}: the step times ask "
+                      "for more than it can give (cases furthest from the fit: {})",
+                      p.name, p.fitted, p.lo, p.hi, p.unit.empty() ? "" : " " + p.unit, points));
+    }
+  }
+  if (q.points >= 3 && q.r2 < kMinProfileR2) {
+    out.push_back(fmt::format("step times: R^2 {:.3f} is below {:g} over {} cases (furthest: {})",
+                              q.r2, kMinProfileR2, q.points, points));
+  }
+  return out;
+}
 
 StatusOr<Result> FitRunsOf(const Options& o, const VerbContext& ctx) {
   Result res{.runs = o.runs, .out = o.out};
   PARASIM_ASSIGN_OR_RETURN(
       res.runs_fit, FitRuns(o.runs, o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.params));
   res.profile = FormatCalibrationProfile(res.runs_fit->profile);
+  res.refusals = RunsRefusals(*res.runs_fit);
+  PARASIM_RETURN_IF_ERROR(CheckHolds(o, &res));
   if (!o.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.profile));
   return res;
 }
 
 StatusOr<std::vector<Measurements>> LoadAll(const Options& o) {
-  if (!o.op.empty()) {
-    if (auto c = ParseNcclTestsProgram(o.op); !c.ok()) {
-      return InvalidArgument(fmt::format("--op={}:1:6: error: {}", o.op, c.status().message()));
-    }
-  }
   std::vector<Measurements> ms;
   for (const auto& f : o.measurements) {
     PARASIM_ASSIGN_OR_RETURN(Measurements m, LoadMeasurements(f, o.op));
@@ -65,9 +113,10 @@ StatusOr<std::vector<Measurements>> LoadAll(const Options& o) {
 }
 
 // The GPU measured: --gpu, else the first file that names one, else one whose device (nccl-tests'
-// rank lines, calibrate's `device`) is a catalog GPU's.
+// rank lines, calibrate's `device`) is a catalog GPU's. A file whose device is another catalog
+// GPU's is refused (unless --force); one the catalog does not know is said.
 StatusOr<const GpuSpec*> GpuMeasured(const Options& o, const std::vector<Measurements>& ms,
-                                     const Catalogs& cat) {
+                                     const Catalogs& cat, std::vector<std::string>* notes) {
   std::string gpu_id = o.gpu;
   for (const auto& m : ms) {
     if (gpu_id.empty()) gpu_id = m.gpu;
@@ -86,16 +135,57 @@ StatusOr<const GpuSpec*> GpuMeasured(const Options& o, const std::vector<Measure
     return InvalidArgument(fmt::format("--gpu={}:1:7: error: unknown GPU '{}'; expected one of: {}",
                                        gpu_id, gpu_id, fmt::join(cat.hardware.GpuIds(), ", ")));
   }
+  for (const auto& m : ms) {
+    if (m.device.empty()) continue;
+    const GpuSpec* named = cat.hardware.FindGpuByDevice(m.device);
+    if (!named) {
+      notes->push_back(
+          fmt::format("{}: ran on \"{}\", which the catalog does not list; fitted as "
+                      "{}",
+                      m.file, m.device, gpu->id));
+    } else if (named->id != gpu->id && !o.force) {
+      return InvalidArgument(fmt::format(
+          "{}:1:1: error: measured on {} ({}), but the fit is for {}: pass --gpu {} (or --force "
+          "to fit it as {})",
+          m.file, m.device, named->id, gpu->id, named->id, gpu->id));
+    }
+  }
   return gpu;
+}
+
+// Multi-node points are priced on the inter-node fabric, which their log does not name: it must
+// be stated (--inter), not assumed from the catalog's server (an assumed fabric turns a cluster's
+// own network into a bad fit, or a fit of the wrong thing).
+Status InterStated(const Options& o, const std::vector<Measurements>& ms, const GpuSpec& gpu,
+                   const Catalogs& cat) {
+  if (!o.inter.empty()) return Status::Ok();
+  for (const Measurements& m : ms) {
+    for (const CollectivePoint& p : m.collectives) {
+      if (!p.fabric.empty() || p.ranks <= 1 || !p.CrossesNodes()) continue;
+      const int64_t nodes =
+          (p.ranks + std::max<int64_t>(1, p.per_node) - 1) / std::max<int64_t>(1, p.per_node);
+      return InvalidArgument(fmt::format(
+          "{}:1: error: this {} run spans {} nodes ({} ranks, {} per node), so its times are "
+          "priced on the inter-node fabric, which nothing states; fit would assume {} (the "
+          "catalog's server for {}): pass --inter {} if that is your cluster's network, or the "
+          "fabric it is (one of: {})",
+          p.where.empty() ? m.file : p.where, CollectiveName(p.op), nodes, p.ranks, p.per_node,
+          gpu.server.inter.empty() ? std::string("none") : gpu.server.inter, gpu.id,
+          gpu.server.inter.empty() ? std::string("ID") : gpu.server.inter,
+          fmt::join(cat.hardware.FabricIds(), ", ")));
+    }
+  }
+  return Status::Ok();
 }
 
 // The cluster measured: the GPU, and the fabrics given or those of the server the catalog lists
 // for it.
-StatusOr<ClusterSpec> ClusterMeasured(const Options& o, const GpuSpec& gpu, const Catalogs& cat,
-                                      Result* res) {
+StatusOr<ClusterSpec> ClusterMeasured(const Options& o, const std::vector<Measurements>& ms,
+                                      const GpuSpec& gpu, const Catalogs& cat, Result* res) {
   res->gpu = gpu.id;
   res->intra = !o.intra.empty() ? o.intra : gpu.server.intra;
   res->inter = !o.inter.empty() ? o.inter : gpu.server.inter;
+  PARASIM_RETURN_IF_ERROR(InterStated(o, ms, gpu, cat));
   if (res->intra.empty() || res->inter.empty()) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: the catalog lists no server for '{}'; pass --intra and --inter "
@@ -133,13 +223,36 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(std::vector<Measurements> ms, LoadAll(o));
-  PARASIM_ASSIGN_OR_RETURN(const GpuSpec* gpu, GpuMeasured(o, ms, cat));
   Result res{.files = ms.size(), .out = o.out};
-  PARASIM_ASSIGN_OR_RETURN(ClusterSpec c, ClusterMeasured(o, *gpu, cat, &res));
+  for (const Measurements& m : ms)
+    res.notes.insert(res.notes.end(), m.notes.begin(), m.notes.end());
+  PARASIM_ASSIGN_OR_RETURN(const GpuSpec* gpu, GpuMeasured(o, ms, cat, &res.notes));
+  PARASIM_ASSIGN_OR_RETURN(ClusterSpec c, ClusterMeasured(o, ms, *gpu, cat, &res));
   PARASIM_ASSIGN_OR_RETURN(res.families, FitMeasurements(ms, c));
   res.profile = FormatCalibrationProfile(res.families->profile);
+  res.refusals = FitRefusals(*res.families);
+  PARASIM_RETURN_IF_ERROR(CheckHolds(o, &res));
   if (!o.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.profile));
   return res;
+}
+
+// Whether the fit holds, why not, and what reading passed over.
+void SetHolds(const Result& res, Json& j) {
+  Json refusals = Json::Array(), notes = Json::Array();
+  for (const std::string& r : res.refusals) refusals.Push(r);
+  for (const std::string& n : res.notes) notes.Push(n);
+  j.Set("holds", res.refusals.empty()).Set("refusals", refusals).Set("notes", notes);
+}
+
+// The same, as text.
+std::string HoldsText(const Result& res) {
+  std::string out;
+  for (const std::string& n : res.notes) out += fmt::format("note: {}\n", n);
+  if (res.refusals.empty()) return out;
+  out += fmt::format("\nthe fit does not hold{}:\n",
+                     res.forced ? " (profile written with --force)" : "; fit --out refuses it");
+  for (const std::string& r : res.refusals) out += fmt::format("  {}\n", r);
+  return out;
 }
 
 Json RunsJson(const Result& res) {
@@ -164,6 +277,7 @@ Json RunsJson(const Result& res) {
   j.Set("gpu", f.gpu).Set("params", params).Set("cases", cases).Set("skipped", skipped);
   j.Set("mape_before", f.mape_before).Set("mape_after", f.mape_after);
   j.Set("mape_held_out", f.mape_held_out).Set("profile", res.profile);
+  SetHolds(res, j);
   return j;
 }
 
@@ -174,10 +288,14 @@ Json ToJson(const Result& res) {
     Json o = Json::Object();
     o.Set("family", f.family).Set("points", f.points).Set("r2", f.r2).Set("mape", f.mape);
     o.Set("worst", f.worst).Set("worst_error", f.worst_error).Set("fitted", f.fitted);
+    Json bounds = Json::Array();
+    for (const std::string& b : f.at_bound) bounds.Push(b);
+    o.Set("at_bound", bounds).Set("written", f.written);
     fams.Push(o);
   }
   Json j = Json::Object();
   j.Set("gpu", res.gpu).Set("families", fams).Set("profile", res.profile);
+  SetHolds(res, j);
   if (!res.out.empty()) j.Set("out", res.out);
   return j;
 }
@@ -201,6 +319,7 @@ std::string RunsText(const Result& res) {
   for (const auto& x : f.skipped) out += fmt::format("skipped: {}\n", x);
   out += fmt::format("\nMAPE {:.2f}% before, {:.2f}% fitted, {:.2f}% leave-one-out\n",
                      100 * f.mape_before, 100 * f.mape_after, 100 * f.mape_held_out);
+  out += HoldsText(res);
   if (!res.out.empty()) out += fmt::format("wrote {}\n", res.out);
   return out;
 }
@@ -219,6 +338,7 @@ std::string ToText(const Result& res) {
                        f.worst.empty() ? "" : fmt::format("  (worst: {})", f.worst));
   }
   for (const auto& sk : r.skipped) out += fmt::format("skipped: {}\n", sk);
+  out += HoldsText(res);
   out += fmt::format("\n{}", res.profile);
   if (!res.out.empty()) {
     out += fmt::format("\nwrote {}; use it with `cluster: {{calibration: {}}}` in a scenario\n",
@@ -247,11 +367,19 @@ Verb FitVerb() {
                 Opt(&O::jobs, "--jobs", "worker threads for the cases' sweeps"),
                 Opt(&O::gpu, "--gpu", "catalog id of the GPU measured (default: from the files)"),
                 Opt(&O::op, "--op",
-                    "collective of nccl-tests logs too old to name their program (all_reduce, "
-                    "all_gather, reduce_scatter, alltoall, sendrecv)"),
+                    "the op of nccl-tests logs that do not name their program (all_reduce, "
+                    "all_gather, reduce_scatter, alltoall, sendrecv, ...; one per run, "
+                    "comma-separated); must agree with a header that names it"),
                 Opt(&O::intra, "--intra", "intra-node fabric measured (default: the GPU's NVLink)"),
-                Opt(&O::inter, "--inter", "inter-node fabric measured (default: the GPU's IB)"),
-                Opt(&O::out, "--out", "write the calibration profile here"),
+                Opt(&O::inter, "--inter",
+                    "inter-node fabric measured; required for multi-node logs (the catalog's "
+                    "server fabric is not assumed)"),
+                Opt(&O::out, "--out",
+                    "write the calibration profile here (refused when the fit does not hold: a "
+                    "value on its bound, or R^2 below 0.9)"),
+                Opt(&O::force, "--force",
+                    "write the profile even from a fit that does not hold, and fit logs of "
+                    "another GPU as --gpu's"),
                 SetFlag(&O::sets,
                         "with --runs: override a key in every case, e.g. --set "
                         "training.grad_accumulation=separate (repeatable); unused with measurement "
