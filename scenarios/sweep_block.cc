@@ -137,6 +137,10 @@ std::string ValueLabel(const std::string& key, const YAML::Node& v, size_t i) {
 
 // `root` with the values idx[a] of the hardware axes applied: whole blocks first (the model,
 // cluster fragments), so that single keys refine them.
+// Every combination starts from the scenario's own root: yaml-cpp's `=` between nodes writes into
+// the node assigned to (here the scenario's root, which `r` refers to), so each step rebinds `r` to
+// the new node instead (`reset`). Assigning had carried one combination's cluster into the next:
+// the co-design example priced its 64-node H100 and H200 clusters on the B200's NVLink 5.
 YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxis>& axes,
                            const std::vector<size_t>& idx) {
   YAML::Node r = root;
@@ -146,12 +150,13 @@ YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxi
       if (ax.block.empty() != (pass == 0)) continue;
       const YAML::Node& v = ax.values[idx[a]];
       if (ax.key == "cluster") {
-        r = WithNodeAt(r, {"cluster"}, DeepMerge(static_cast<const YAML::Node&>(r)["cluster"], v));
+        r.reset(
+            WithNodeAt(r, {"cluster"}, DeepMerge(static_cast<const YAML::Node&>(r)["cluster"], v)));
       } else if (ax.key == "model") {
-        r = WithNodeAt(r, {"model"}, v);
+        r.reset(WithNodeAt(r, {"model"}, v));
       } else {
-        if (ax.block == "model") r = ExtendingModel(r);
-        r = WithNodeAt(r, {std::string(ax.block), ax.key}, v);
+        if (ax.block == "model") r.reset(ExtendingModel(r));
+        r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, v));
       }
     }
   }

@@ -83,6 +83,19 @@ TEST_CASE("hardware co-design: every combination of cluster and model values, la
   CHECK(fragments.hardware[1].label == "gpu=h100-sxm5-80gb nodes=2");
   CHECK(fragments.hardware[1].cluster.gpu.id == "h100-sxm5-80gb");
   CHECK(fragments.hardware[1].cluster.nodes == 2);
+  // Each combination starts from the scenario's cluster, not from the one before it: the H100
+  // after the B200 keeps the scenario's NVLink 4 (it took the B200's NVLink 5 until 2026-11-28).
+  CHECK(fragments.hardware[1].cluster.intra.id == "nvlink4-h100");
+  SweepSpec crossed;
+  REQUIRE(Read("sweep:\n  cluster: [{gpu: h100-sxm5-80gb}, {gpu: b200, intra_node: nvlink5}]\n"
+               "  nodes: [4, 8]\n",
+               &crossed)
+              .ok());
+  REQUIRE(crossed.hardware.size() == 4);
+  for (const SweepHardware& h : crossed.hardware) {
+    CAPTURE(h.label);
+    CHECK(h.cluster.intra.id == (h.cluster.gpu.id == "b200" ? "nvlink5" : "nvlink4-h100"));
+  }
 }
 
 TEST_CASE("hardware keys are listed, parsed as the scenario's, and priced for the cost objective") {
