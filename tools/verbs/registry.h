@@ -43,7 +43,8 @@ namespace parasim {
   X(ReportVerb)          \
   X(DiffVerb)            \
   X(CompareVerb)         \
-  X(CatalogVerb)
+  X(CatalogVerb)           \
+  X(ImportVerb)
 
 #define PARASIM_DECLARE_VERB(f) Verb f();
 PARASIM_VERBS(PARASIM_DECLARE_VERB)
