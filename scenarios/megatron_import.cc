@@ -259,7 +259,8 @@ Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp) {
   if (ep > 1 || r.Has("--expert-model-parallel-size")) {
     c.Set("parallelism.ep", std::to_string(ep), "--expert-model-parallel-size");
   }
-  if (r.Has("--expert-tensor-parallel-size")) {
+  // The experts' TP width exists only with experts; Megatron-LM ignores it otherwise.
+  if (r.Has("--expert-tensor-parallel-size") && r.Has("--num-experts")) {
     PARASIM_ASSIGN_OR_RETURN(int64_t etp, r.Int("--expert-tensor-parallel-size", 1, 65536));
     c.Set("parallelism.etp", std::to_string(etp), "--expert-tensor-parallel-size");
   }
@@ -469,7 +470,8 @@ StatusOr<ImportedScenario> ImportMegatron(const MegatronArgs& args, const Import
   PARASIM_RETURN_IF_ERROR(WriteBatch(c, dp));
   ImportedScenario out;
   Classify(c, &out);
-  c.w.Set("name", options.name.empty() ? "\"imported from " + args.file + "\"" : options.name, "");
+  c.w.Set("name", YamlQuote(options.name.empty() ? "imported from " + args.file : options.name),
+          options.name.empty() ? "the file imported" : "the name given to the import");
   WriteTrailer(c, &out);
   const std::string header = fmt::format(
       "# Imported by `parasim import megatron` from {}: {} flags, {} mapped onto the keys "

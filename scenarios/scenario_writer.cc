@@ -77,6 +77,15 @@ std::string Origins(const std::vector<std::string>& froms) {
 
 }  // namespace
 
+std::string YamlQuote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 void ScenarioWriter::Set(const std::string& key, const std::string& value, const std::string& from,
                          const std::string& at) {
   for (Entry& e : entries_) {

@@ -18,6 +18,9 @@
 
 namespace parasim {
 
+// `text` as a double-quoted YAML scalar ("a \"b\"").
+std::string YamlQuote(const std::string& text);
+
 class ScenarioWriter {
  public:
   // Sets a dotted key ("model.moe.experts") to a YAML value ("8", "[7, 8]", "fp8"); a second

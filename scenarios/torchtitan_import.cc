@@ -319,7 +319,7 @@ StatusOr<ImportedScenario> ImportTorchtitan(const std::string& file, const std::
   int64_t dp = 1;
   PARASIM_RETURN_IF_ERROR(WriteParallel(c, w, d, gpus, layers, &dp, &nm));
   PARASIM_RETURN_IF_ERROR(WriteTraining(c, w, d, dp, layers, &nm));
-  w.Set("name", options.name.empty() ? "\"imported from " + file + "\"" : options.name,
+  w.Set("name", YamlQuote(options.name.empty() ? "imported from " + file : options.name),
         "the file imported");
   ImportedScenario out;
   for (const std::string& n : nm) out.not_modelled.push_back({n, "", "", file});

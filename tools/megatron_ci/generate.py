@@ -730,6 +730,8 @@ def emit_case(c, out):
     out.append("      step_time: %s" % fmt_seconds(c["step_s"]))
     if c["peak_bytes"] is not None:
         out.append("      peak_memory: %s" % fmt_gib(c["peak_bytes"]))
+        # Logged by global rank world_size-1 only: the last pipeline stage.
+        out.append("      peak_memory_stage: last")
     out.append("      note: %s" % q(note_for(c)))
 
 
