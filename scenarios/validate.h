@@ -25,9 +25,9 @@ struct ValidationCase {
   double predicted_s = 0;
   double measured_s = 0;  // 0: no measured step time (a case that gives only peak memory)
   double error = 0;       // predicted / measured - 1
-  std::string layout;  // the layout predicted (the sweep's best when the case sweeps)
-  std::string note;    // the measurement's note
-  bool ok = true;      // false: no prediction (nothing fits); `failure` says why
+  std::string layout;     // the layout predicted (the sweep's best when the case sweeps)
+  std::string note;       // the measurement's note
+  bool ok = true;         // false: no prediction (nothing fits); `failure` says why
   std::string failure;
   // Why the case could not even be loaded (an `import:` that parasim cannot express, a node
   // count not given): the case is failed with it and the file goes on; "" = loaded.
@@ -88,7 +88,7 @@ struct ValidationReport {
   double memory_mape = 0;
   double max_abs_memory_error = 0;
   int memory_cases = 0;
-  Ranking ranking;           // over the cases predicted
+  Ranking ranking;  // over the cases predicted
   // validate --robust: the cases predicted with their swings, and those whose measured step
   // lies within the range the swings span.
   int swung = 0, within_swings = 0;

@@ -45,8 +45,15 @@ std::string FlagTable() {
 StatusOr<Result> Run(const Options& o, const VerbContext&) {
   Result res{.format = o.format, .file = o.file, .out = o.out, .flags = o.flags};
   if (o.flags) return res;
-  if (o.file.empty()) {
-    return InvalidArgument(fmt::format("import {}: give the file to import", o.format));
+  if (o.file.empty() && (o.format == "megatron" || o.format == "torchtitan")) {
+    return InvalidArgument(
+        fmt::format("file:1:1: error: import {}: give the file to import", o.format));
+  }
+  if (o.format != "megatron" && o.format != "torchtitan") {
+    return InvalidArgument(fmt::format(
+        "format:1:1: error: import: unknown format '{}'; expected megatron (a Megatron-LM "
+        "model_config.yaml, launch script or flag list) or torchtitan (a job config .toml)",
+        o.format));
   }
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   const ImportOptions io{.gpu = o.gpu,
@@ -57,13 +64,8 @@ StatusOr<Result> Run(const Options& o, const VerbContext&) {
   if (o.format == "megatron") {
     PARASIM_ASSIGN_OR_RETURN(MegatronArgs args, ReadMegatronArgs(o.file));
     PARASIM_ASSIGN_OR_RETURN(res.s, ImportMegatron(args, io, cat));
-  } else if (o.format == "torchtitan") {
-    PARASIM_ASSIGN_OR_RETURN(res.s, ImportTorchtitanFile(o.file, io, cat));
   } else {
-    return InvalidArgument(fmt::format(
-        "import: unknown format '{}'; expected megatron (a Megatron-LM model_config.yaml, launch "
-        "script or flag list) or torchtitan (a job config .toml)",
-        o.format));
+    PARASIM_ASSIGN_OR_RETURN(res.s, ImportTorchtitanFile(o.file, io, cat));
   }
   if (!o.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.s.yaml));
   return res;

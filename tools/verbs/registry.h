@@ -43,7 +43,7 @@ namespace parasim {
   X(ReportVerb)          \
   X(DiffVerb)            \
   X(CompareVerb)         \
-  X(CatalogVerb)           \
+  X(CatalogVerb)         \
   X(ImportVerb)
 
 #define PARASIM_DECLARE_VERB(f) Verb f();
