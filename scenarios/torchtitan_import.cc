@@ -185,7 +185,8 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   if (d.ep > 1) w.Set("parallelism.ep", std::to_string(d.ep), d.ep_at);
   if (d.etp > 0) w.Set("parallelism.etp", std::to_string(d.etp), d.etp_at);
   w.Set("parallelism.sp", d.tp > 1 ? "true" : "false",
-        "torchtitan's tensor parallelism shards the norms' sequence (SequenceParallel)");
+        d.tp > 1 ? "torchtitan's tensor parallelism shards the norms' sequence (SequenceParallel)"
+                 : "no tensor parallelism");
   w.Set("parallelism.zero", shard > 1 ? "3" : "0",
         shard > 1 ? "FSDP2 over the data_parallel_shard_degree ranks" : "DDP (no sharding)");
   if (shard > 1 && d.replicate > 1) {

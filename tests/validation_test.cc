@@ -309,6 +309,15 @@ TEST_CASE("megatron-ci: every file validates; each case predicted or failed with
   CHECK(predicted >= 400);
 }
 
+TEST_CASE("megatron-ci: fit --runs reads an import file, skipping cases it cannot predict") {
+  auto r = RunParasim("fit --params sustained_factor --runs " +
+                      Runfile("tests/validation/megatron-ci/h100-dense.yaml"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("gpt/gpt3_7b_tp1_pp4_memory_speed (dgx_h100, dev)") != std::string::npos);
+  CHECK(r.out.find("skipped: t5/t5_11b_mcore_tp4_pp1 (dgx_h100, dev): import: ") !=
+        std::string::npos);
+}
+
 TEST_CASE("measured peak memory: compared per case beside the time, from the stage measured") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/memory.yaml";

@@ -726,6 +726,9 @@ def emit_case(c, out):
         out.append("      nodes: %d" % c["nodes"])
     out.append("      gpus_per_node: %d" % c["gpus_per_node"] if c["gpus_per_node"] else
                "      gpus_per_node: %d" % (4 if c["platform"] == "dgx_gb200" else 8))
+    if c["platform"] == "dgx_gb200":
+        # A DGX GB200 is an NVL72 rack: its trays of 4 GPUs share one NVLink domain of 72.
+        out.append("      nvlink_domain: 72")
     out.append("    measured:")
     out.append("      step_time: %s" % fmt_seconds(c["step_s"]))
     if c["peak_bytes"] is not None:
@@ -806,7 +809,8 @@ def header(snap, group, n):
         "#   recipes export spec.gpus, the h100/ recipes leave the launcher's default of 8). Where",
         "#   no scale is public (release tests, run from NVIDIA's internal recipes) `nodes` is",
         "#   absent and subsets.yaml lists the case under `unscaled`.",
-        "# - gpu: dgx_h100 -> h100-sxm5-80gb, dgx_gb200 -> gb200 (4 GPUs per node),",
+        "# - gpu: dgx_h100 -> h100-sxm5-80gb, dgx_gb200 -> gb200 (4 GPUs per node, nvlink_domain 72:",
+        "#   a DGX GB200 is an NVL72 rack),",
         "#   dgx_a100 -> a100-sxm4-80gb.",
     ]
     return lines
