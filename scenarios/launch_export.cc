@@ -193,7 +193,8 @@ void TrainingFlags(const Scenario& s, Flags& f) {
     f.Miss("training.recompute_layers", std::to_string(t.recompute_layers),
            "Megatron-LM limits only full recompute to a number of layers");
   }
-  f.Add("--attention-backend", t.attention == AttentionKind::kStandard ? "unfused" : "flash");
+  // auto: Transformer Engine picks its fused (flash) attention, as the import reads it back.
+  f.Add("--attention-backend", t.attention == AttentionKind::kStandard ? "unfused" : "auto");
   if (t.fused_cross_entropy) f.Add("--cross-entropy-loss-fusion");
   if (t.grad_accumulation == GradAccumulation::kSeparate)
     f.Add("--no-gradient-accumulation-fusion");

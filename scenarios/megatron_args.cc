@@ -22,7 +22,10 @@ struct Word {
 // Splits shell text into words with their places (see ShellLexer::Run).
 class ShellLexer {
  public:
-  explicit ShellLexer(const std::string& text) : s_(text) {}
+  // `literal_pipes`: `|` and `&` are characters of a word (a plain list of flags, where a
+  // pipeline layout `Et*7|t*7mL` is written unquoted), not command separators.
+  explicit ShellLexer(const std::string& text, bool literal_pipes = false)
+      : s_(text), literal_pipes_(literal_pipes) {}
 
   // Quotes removed, backslash-newline joined, `#` comments dropped. Unquoted newlines, `;`,
   // `&&`, `||` and `|` end a command, except inside `NAME=( ... )`; `(` and `)` are operators.
@@ -43,7 +46,7 @@ class ShellLexer {
       } else if (c == ' ' || c == '\t' || c == '\r') {
         Finish();
         Advance(1);
-      } else if (c == '\n' || c == ';' || c == '|' || c == '&') {
+      } else if (c == '\n' || c == ';' || (!literal_pipes_ && (c == '|' || c == '&'))) {
         Finish();
         if (depth_ == 0) out_.push_back({{}, Word::Kind::kEnd});
         Advance(1);
@@ -95,6 +98,7 @@ class ShellLexer {
   }
 
   const std::string& s_;
+  bool literal_pipes_;
   size_t i_ = 0;
   int line_ = 1, col_ = 1;
   int depth_ = 0;
@@ -240,9 +244,10 @@ bool Assign(const std::vector<Word>& cmd, const Vars& vars, Vars* out,
   return true;
 }
 
-// A launch script, or a plain list of flags (a text without a `*.py` command).
-StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text) {
-  std::vector<Word> words = ShellLexer(text).Run();
+// A launch script, or a plain list of flags (a text without a `*.py` command, read again with
+// `|` as a character).
+StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool plain = false) {
+  std::vector<Word> words = ShellLexer(text, plain).Run();
   Vars vars;
   MegatronArgs shape;
   std::vector<ArgToken> program_args, all;
@@ -266,6 +271,7 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text) {
     }
     cmd.clear();
   }
+  if (!found && !plain) return FromShell(std::move(file), text, true);
   PARASIM_ASSIGN_OR_RETURN(MegatronArgs out,
                            ArgsFromTokens(std::move(file), found ? program_args : all));
   out.env = std::move(shape.env);

@@ -75,6 +75,10 @@ TEST_CASE("a plain list of flags; a value before any flag is an error") {
   auto a = ParseMegatronArgs("flags.txt", "# from a log\n--num-layers 2 --swiglu\n--lr 1e-4\n");
   REQUIRE(a.ok());
   CHECK(a->args.size() == 3);
+  // In a plain list a pipeline layout needs no quotes.
+  auto layout = ParseMegatronArgs("flags.txt", "--pipeline-model-parallel-layout Et*7|t*7mL\n");
+  REQUIRE(layout.ok());
+  CHECK(layout->args[0].values == std::vector<std::string>{"Et*7|t*7mL"});
   auto bad = ParseMegatronArgs("flags.txt", "\n  32 --num-layers\n");
   REQUIRE(!bad.ok());
   CHECK(bad.status().message().find("flags.txt:2:3: error: '32' comes before any flag") == 0);
