@@ -274,6 +274,12 @@ Status ReadMoe(Context& c, int layers) {
       r.Choice("--moe-token-dispatcher-type", {"alltoall", "allgather", "flex"}, "allgather"));
   if (disp == "alltoall") {
     c.Use("--moe-token-dispatcher-type");
+  } else if (!r.Has("--moe-token-dispatcher-type")) {
+    // Absent, Megatron-LM's default dispatcher still runs: say so.
+    c.not_modelled.push_back({"--moe-token-dispatcher-type", "allgather (Megatron-LM's default)",
+                              "tokens all-gathered to every EP rank: parasim prices an "
+                              "all-to-all",
+                              ""});
   } else {
     c.NotModelled("--moe-token-dispatcher-type",
                   disp == "flex" ? "DeepEP/HybridEP dispatch kernels: parasim prices the tokens' "
