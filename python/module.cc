@@ -302,11 +302,16 @@ PYBIND11_MODULE(parasim, m) {
   py::register_exception<parasim::InputError>(m, "Error", PyExc_ValueError);
   for (parasim::Verb& v : parasim::Verbs()) {
     auto verb = std::make_shared<const parasim::Verb>(std::move(v));
-    m.def(
-        verb->name.c_str(),
-        [verb](const py::args& args, const py::kwargs& kwargs) {
-          return parasim::Call(*verb, args, kwargs);
-        },
-        parasim::DocOf(*verb).c_str());
+    // A verb named by a Python keyword (`import`) is also reachable as NAME_.
+    const std::string alias = verb->name == "import" ? verb->name + "_" : "";
+    for (const std::string& name : {verb->name, alias}) {
+      if (name.empty()) continue;
+      m.def(
+          name.c_str(),
+          [verb](const py::args& args, const py::kwargs& kwargs) {
+            return parasim::Call(*verb, args, kwargs);
+          },
+          parasim::DocOf(*verb).c_str());
+    }
   }
 }

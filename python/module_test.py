@@ -380,6 +380,8 @@ class ModuleTest(unittest.TestCase):
                      "diff", "compare", "catalog"]:
             self.assertTrue(callable(getattr(parasim, verb)), verb)
             self.assertIn(f"parasim {verb} --json", getattr(parasim, verb).__doc__)
+        # `import` is a Python keyword: also parasim.import_.
+        self.assertIs(callable(parasim.import_), True)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,14 @@ Status LoadProblem(const std::string& path, const std::vector<std::string>& sets
                    const SweepOptions& options, Problem* p, RunsFit* out) {
   PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(path, sets));
   for (ValidationInput& in : file.cases) {
+    // Cases that could not be loaded (an import parasim cannot express) or that measured no
+    // step time (peak memory alone) give nothing to fit a time to.
+    if (!in.measured.load_failure.empty() || !in.measured.has_time()) {
+      out->skipped.push_back(
+          in.measured.name + ": " +
+          (in.measured.load_failure.empty() ? "no measured step time" : in.measured.load_failure));
+      continue;
+    }
     Scenario s = in.scenario;
     if (out->gpu.empty()) out->gpu = s.cluster.gpu.id;
     if (s.cluster.gpu.id != out->gpu) {

@@ -114,6 +114,17 @@ cases:
   - name: probe
     scenario: {training: {micro_batch: 2}}
     measured: {step_time: 1s, note: probe, basis: step}
+  - name: imported
+    import:
+      megatron: [--num-layers, "2", --hidden-size, "256", --num-attention-heads, "4",
+                 --seq-length, "512", --vocab-size, "1000", --tensor-model-parallel-size, "8"]
+      env: {NCCL_ALGO: Ring}
+      gpu: a100-sxm4-80gb
+      nodes: 1
+      gpus_per_node: 8
+      nvlink_domain: 8
+      vocab: 1000
+    measured: {peak_memory: 1GiB, peak_memory_stage: last}
 )";
 
 // One kind of input document: how the loader reads it and where docs/SCENARIO.md names its keys.
@@ -152,7 +163,7 @@ const std::vector<Kind>& Kinds() {
          return LoadValidationFile(YamlInput("probe.yaml", YAML::Dump(n)), {}).status();
        },
        {"defaults", "cases[].scenario"},
-       {},
+       {"cases[].import.env"},
        {}},
   };
   return kinds;

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "scenarios/megatron_args.h"
+#include "scenarios/megatron_import.h"
 #include "scenarios/scenario.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
@@ -59,7 +62,9 @@ void AssignRankGroups(std::vector<ValidationInput>* cases) {
   std::vector<Head> heads;
   for (size_t i = 0; i < cases->size(); ++i) {
     ValidationInput& c = (*cases)[i];
-    if (!Rankable(c.scenario)) continue;
+    if (!c.measured.load_failure.empty() || !c.measured.has_time() || !Rankable(c.scenario)) {
+      continue;
+    }
     c.measured.gpus_per_sequence = static_cast<double>(c.scenario.cluster.gpus()) /
                                    static_cast<double>(c.scenario.training.global_batch);
     ModelSpec arch = Architecture(c.scenario.model);
@@ -105,6 +110,133 @@ Ranking RankPairs(const std::vector<ValidationCase>& cases) {
 
 }  // namespace
 
+namespace {
+
+// measured: step_time and/or peak_memory, which stage the peak is from, the note and basis.
+Status ReadMeasured(const YamlContext& ctx, const YAML::Node& node, const std::string& at,
+                    ValidationCase* vc) {
+  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, at + ".measured",
+                                                        {"step_time", "peak_memory",
+                                                         "peak_memory_stage", "note", "basis"}));
+  if (!m.Has("step_time") && !m.Has("peak_memory")) {
+    return ctx.ErrorAt(node, at + ".measured",
+                       "expected step_time (a time), peak_memory (a size) or both");
+  }
+  Duration measured;
+  PARASIM_RETURN_IF_ERROR(m.Time("step_time", &measured));
+  if (m.Has("step_time") && measured <= Duration::Zero()) {
+    return m.Error("step_time", "a measured step time must be positive");
+  }
+  vc->measured_s = measured.seconds();
+  Bytes peak;
+  PARASIM_RETURN_IF_ERROR(m.Size("peak_memory", &peak));
+  if (m.Has("peak_memory") && peak.bytes() <= 0) {
+    return m.Error("peak_memory", "a measured peak memory must be positive, e.g. '61.3GiB'");
+  }
+  vc->measured_peak_bytes = peak.bytes();
+  std::string stage = "max";
+  PARASIM_RETURN_IF_ERROR(m.Enum("peak_memory_stage", &stage, {"max", "last"}));
+  vc->peak_stage_last = stage == "last";
+  PARASIM_RETURN_IF_ERROR(m.String("note", &vc->note));
+  std::string basis = "step";
+  PARASIM_RETURN_IF_ERROR(m.Enum("basis", &basis, {"step", "wall_clock"}));
+  vc->wall_clock = basis == "wall_clock";
+  if (vc->wall_clock && !m.Has("step_time")) {
+    return m.Error("basis", "basis: wall_clock compares a step time: give measured.step_time");
+  }
+  return Status::Ok();
+}
+
+// The import options and arguments of a case's `import:` over the file's defaults.import
+// (read side by side, never merged: merging nodes of the file into each case's document would
+// copy the file's node pool once per case).
+Status ReadImport(const YamlContext& ctx, const YAML::Node& own, const YAML::Node& fallback,
+                  const std::string& at, ImportOptions* o, MegatronArgs* args) {
+  const std::vector<std::string_view> keys = {"megatron",      "env",           "gpu",  "nodes",
+                                              "gpus_per_node", "nvlink_domain", "vocab"};
+  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, own, at + ".import", keys));
+  PARASIM_ASSIGN_OR_RETURN(MapReader d, MapReader::Open(ctx, fallback, "defaults.import", keys));
+  auto pick = [&](std::string_view k) -> const MapReader& { return m.Has(k) ? m : d; };
+  if (!m.Has("megatron") && !d.Has("megatron")) return m.Require("megatron");
+  const YAML::Node list = pick("megatron").Node("megatron");
+  if (!list.IsSequence()) {
+    return ctx.ErrorAt(
+        list, at + ".import.megatron",
+        "expected a list of Megatron-LM argument tokens ['--num-layers', '32', ...]");
+  }
+  std::vector<ArgToken> tokens;
+  for (const YAML::Node& t : list) {
+    PARASIM_ASSIGN_OR_RETURN(std::string text, ReadScalar(ctx, t, at + ".import.megatron"));
+    tokens.push_back({text, t.Mark().line + 1, t.Mark().column + 1});
+  }
+  PARASIM_RETURN_IF_ERROR(pick("gpu").String("gpu", &o->gpu));
+  PARASIM_RETURN_IF_ERROR(pick("nodes").Int("nodes", &o->nodes, 1, kMaxGpus));
+  PARASIM_RETURN_IF_ERROR(pick("gpus_per_node").Int("gpus_per_node", &o->gpus_per_node, 1, 1024));
+  PARASIM_RETURN_IF_ERROR(
+      pick("nvlink_domain").Int("nvlink_domain", &o->nvlink_domain, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(pick("vocab").Int("vocab", &o->vocab, 1, 67108864));
+  PARASIM_ASSIGN_OR_RETURN(*args, ArgsFromTokens(ctx.file, tokens));
+  std::map<std::string, std::string> env;
+  for (const MapReader* r : {&d, &m}) {
+    if (!r->Has("env")) continue;
+    if (!r->Node("env").IsMap()) {
+      return r->Error("env", "expected a mapping from variable to value");
+    }
+    for (const auto& kv : r->Node("env")) env[kv.first.Scalar()] = kv.second.Scalar();
+  }
+  args->env.assign(env.begin(), env.end());
+  return Status::Ok();
+}
+
+// A case's `import:` as the scenario it gives, or *failure set to why it cannot be imported.
+// `scenario` is the case's own fragment (its model.vocab stands in for a tokenizer file's).
+StatusOr<YAML::Node> ImportCase(const YamlContext& ctx, const YAML::Node& import,
+                                const YAML::Node& default_import, const YAML::Node& scenario,
+                                const std::string& at, const std::string& name, const Catalogs& cat,
+                                std::string* failure) {
+  ImportOptions o;
+  MegatronArgs args;
+  PARASIM_RETURN_IF_ERROR(ReadImport(ctx, import, default_import, at, &o, &args));
+  o.name = name;
+  if (o.vocab == 0 && scenario.IsMap()) {
+    const YAML::Node model = scenario["model"];
+    const YAML::Node vocab = model.IsDefined() && model.IsMap() ? model["vocab"] : YAML::Node();
+    if (vocab.IsDefined() && vocab.IsScalar()) {
+      PARASIM_ASSIGN_OR_RETURN(o.vocab, ReadInt(ctx, vocab, "model.vocab", 1, 67108864));
+    }
+  }
+  if (o.nodes == 0) {
+    *failure = "import.nodes not given: the run's node count is not public";
+    return YAML::Node();
+  }
+  StatusOr<ImportedScenario> imported = ImportMegatron(args, o, cat);
+  if (!imported.ok()) {
+    *failure = "import: " + imported.status().message();
+    return YAML::Node();
+  }
+  return ParseYaml(imported->yaml, "<imported>");
+}
+
+// A case's scenario node: its import (when it has one) under the file's defaults and its own
+// fragment; "" in *failure when it loaded.
+StatusOr<YAML::Node> CaseNode(const YamlContext& ctx, const MapReader& c,
+                              const YAML::Node& defaults, const YAML::Node& default_import,
+                              const std::string& at, const std::string& name, const Catalogs& cat,
+                              std::string* failure) {
+  const YAML::Node own = c.Has("scenario") ? c.Node("scenario") : YAML::Node(YAML::NodeType::Map);
+  if (!c.Has("import")) {
+    // The case's scenario over a fresh copy of the defaults (DeepMerge shares nodes).
+    return DeepMerge(YAML::Clone(defaults), own);
+  }
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node imported, ImportCase(ctx, c.Node("import"), default_import,
+                                                           own, at, name, cat, failure));
+  if (!failure->empty() || (defaults.size() == 0 && !c.Has("scenario"))) return imported;
+  // Scenario keys over the imported scenario.
+  return DeepMerge(imported, DeepMerge(YAML::Clone(defaults), own));
+}
+
+}  // namespace
+
 StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
                                             const std::vector<std::string>& sets) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
@@ -122,43 +254,48 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     return ctx.ErrorAt(cases, "cases", "expected a list of cases, each {name, scenario, measured}");
   }
   YAML::Node defaults =
-      top.Has("defaults") ? top.Node("defaults") : YAML::Node(YAML::NodeType::Map);
+      top.Has("defaults") ? YAML::Clone(top.Node("defaults")) : YAML::Node(YAML::NodeType::Map);
   if (!defaults.IsMap()) {
     return ctx.ErrorAt(defaults, "defaults", "expected a mapping (a scenario fragment)");
   }
+  // defaults.import goes under each case's import; the rest is a scenario fragment.
+  YAML::Node default_import =
+      defaults["import"].IsDefined() ? defaults["import"] : YAML::Node(YAML::NodeType::Map);
+  defaults.remove("import");
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("cases[{}]", i);
-    PARASIM_ASSIGN_OR_RETURN(MapReader c,
-                             MapReader::Open(ctx, cases[i], at, {"name", "scenario", "measured"}));
+    PARASIM_ASSIGN_OR_RETURN(
+        MapReader c,
+        MapReader::Open(ctx, cases[i], at, {"name", "scenario", "import", "measured"}));
     ValidationCase vc;
-    for (auto k : {"name", "scenario", "measured"}) PARASIM_RETURN_IF_ERROR(c.Require(k));
-    PARASIM_RETURN_IF_ERROR(c.String("name", &vc.name));
-    PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, c.Node("measured"), at + ".measured",
-                                                          {"step_time", "note", "basis"}));
-    PARASIM_RETURN_IF_ERROR(m.Require("step_time"));
-    Duration measured;
-    PARASIM_RETURN_IF_ERROR(m.Time("step_time", &measured));
-    if (measured <= Duration::Zero()) {
-      return m.Error("step_time", "a measured step time must be positive");
+    for (auto k : {"name", "measured"}) PARASIM_RETURN_IF_ERROR(c.Require(k));
+    if (!c.Has("scenario") && !c.Has("import")) {
+      return ctx.ErrorAt(cases[i], at, "expected a scenario fragment, an import block or both");
     }
-    PARASIM_RETURN_IF_ERROR(m.String("note", &vc.note));
-    std::string basis = "step";
-    PARASIM_RETURN_IF_ERROR(m.Enum("basis", &basis, {"step", "wall_clock"}));
-    vc.wall_clock = basis == "wall_clock";
-    vc.measured_s = measured.seconds();
-    // The case's scenario over a fresh copy of the defaults (DeepMerge shares nodes).
-    YAML::Node merged = DeepMerge(YAML::Clone(defaults), c.Node("scenario"));
+    PARASIM_RETURN_IF_ERROR(c.String("name", &vc.name));
+    PARASIM_RETURN_IF_ERROR(ReadMeasured(ctx, c.Node("measured"), at, &vc));
+    PARASIM_ASSIGN_OR_RETURN(YAML::Node merged, CaseNode(ctx, c, defaults, default_import, at,
+                                                         vc.name, cat, &vc.load_failure));
+    if (!vc.load_failure.empty()) {
+      file.cases.push_back({std::move(vc), Scenario()});
+      continue;
+    }
     YamlContext case_ctx = ctx;
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
     StatusOr<Scenario> loaded = ScenarioFromNode(merged, case_ctx, cat);
+    if (!loaded.ok() && c.Has("import")) {
+      vc.load_failure = "the imported scenario: " + loaded.status().message();
+      file.cases.push_back({std::move(vc), Scenario()});
+      continue;
+    }
     if (!loaded.ok()) return InCase(loaded.status(), path, c.Node("scenario"), vc.name);
     Scenario s = *std::move(loaded);
     if (s.name.empty()) s.name = vc.name;
     if (vc.wall_clock && !GoodputModelled(s)) {
-      return m.Error("basis",
-                     "basis: wall_clock compares the step time through failures and checkpoints "
-                     "(the goodput model): the case needs training.tokens, the tokens the "
-                     "published time covers, and no `reliability: none`");
+      return ctx.ErrorAt(c.Node("measured"), at + ".measured.basis",
+                         "basis: wall_clock compares the step time through failures and "
+                         "checkpoints (the goodput model): the case needs training.tokens, the "
+                         "tokens the published time covers, and no `reliability: none`");
     }
     file.cases.push_back({std::move(vc), std::move(s)});
   }
@@ -215,10 +352,27 @@ Status SwingCase(const Scenario& s, const SweepOptions& options, ValidationCase*
   return Status::Ok();
 }
 
+namespace {
+
+// The predicted peak of the stage the measurement is from, and its error.
+void SetMemory(const std::vector<double>& peaks, ValidationCase* vc) {
+  if (!vc->has_memory() || peaks.empty()) return;
+  vc->predicted_peak_bytes =
+      vc->peak_stage_last ? peaks.back() : *std::max_element(peaks.begin(), peaks.end());
+  vc->memory_error = vc->predicted_peak_bytes / vc->measured_peak_bytes - 1;
+}
+
+}  // namespace
+
 Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCase* vc,
                    bool robust) {
   vc->ok = true;
   vc->failure.clear();
+  if (!vc->load_failure.empty()) {
+    vc->ok = false;
+    vc->failure = vc->load_failure;
+    return Status::Ok();
+  }
   Scenario chosen = s;
   if (s.sweep) {
     PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, SweepCase(s, options));
@@ -230,11 +384,17 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     vc->predicted_s = r.ranked[0].step_time_s;
     vc->layout = r.ranked[0].key;
     chosen = WithLayout(s, r.ranked[0]);
+    if (vc->has_memory()) {
+      PARASIM_ASSIGN_OR_RETURN(StepReport m, SimulateStep(chosen.model, chosen.training,
+                                                          chosen.layout, chosen.cluster, {}));
+      SetMemory(m.peak_memory_bytes, vc);
+    }
   } else {
     PARASIM_ASSIGN_OR_RETURN(StepReport r,
                              SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
     vc->predicted_s = r.step_time_s;
     vc->layout = FormatLayout(s.layout, s.training, LayoutStyle::kKey);
+    SetMemory(r.peak_memory_bytes, vc);
     if (!r.fits) {
       vc->ok = false;
       vc->failure = "no layout fits: " + OverMemory(r.peak_memory_bytes, r.capacity_bytes);
@@ -246,8 +406,8 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     vc->goodput = GoodputFactor(s, vc->predicted_s);
     vc->predicted_s /= vc->goodput;
   }
-  vc->error = vc->predicted_s / vc->measured_s - 1;
-  if (robust) PARASIM_RETURN_IF_ERROR(SwingCase(chosen, options, vc));
+  vc->error = vc->has_time() ? vc->predicted_s / vc->measured_s - 1 : 0;
+  if (robust && vc->has_time()) PARASIM_RETURN_IF_ERROR(SwingCase(chosen, options, vc));
   return Status::Ok();
 }
 
@@ -255,22 +415,28 @@ ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases
   ValidationReport rep;
   rep.source = std::move(source);
   rep.cases = std::move(cases);
-  double sum = 0;
-  int predicted = 0;
+  double sum = 0, memory_sum = 0;
   for (const ValidationCase& c : rep.cases) {
     if (!c.ok) {
       ++rep.failed;
       continue;
     }
+    if (c.has_memory()) {
+      memory_sum += std::abs(c.memory_error);
+      ++rep.memory_cases;
+      rep.max_abs_memory_error = std::max(rep.max_abs_memory_error, std::abs(c.memory_error));
+    }
+    if (!c.has_time()) continue;
     sum += std::abs(c.error);
-    ++predicted;
+    ++rep.timed;
     if (c.swing_hi_s > 0) {
       ++rep.swung;
       rep.within_swings += c.within_swings();
     }
     rep.max_abs_error = std::max(rep.max_abs_error, std::abs(c.error));
   }
-  rep.mape = predicted > 0 ? sum / predicted : 0;
+  rep.mape = rep.timed > 0 ? sum / rep.timed : 0;
+  rep.memory_mape = rep.memory_cases > 0 ? memory_sum / rep.memory_cases : 0;
   rep.ranking = RankPairs(rep.cases);
   return rep;
 }
@@ -280,7 +446,12 @@ StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<st
   PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(input, sets));
   std::vector<ValidationCase> cases;
   for (ValidationInput& in : file.cases) {
-    PARASIM_RETURN_IF_ERROR(PredictCase(in.scenario, options, &in.measured, robust));
+    // A case whose replay fails is reported failed with the reason; the file goes on.
+    const Status st = PredictCase(in.scenario, options, &in.measured, robust);
+    if (!st.ok()) {
+      in.measured.ok = false;
+      in.measured.failure = "replay: " + st.message();
+    }
     cases.push_back(in.measured);
   }
   return Summarize(file.source, std::move(cases));

@@ -23,12 +23,24 @@ namespace parasim {
 struct ValidationCase {
   std::string name;
   double predicted_s = 0;
-  double measured_s = 0;
-  double error = 0;    // predicted / measured - 1
-  std::string layout;  // the layout predicted (the sweep's best when the case sweeps)
-  std::string note;    // the measurement's note
-  bool ok = true;      // false: no prediction (nothing fits); `failure` says why
+  double measured_s = 0;  // 0: no measured step time (a case that gives only peak memory)
+  double error = 0;       // predicted / measured - 1
+  std::string layout;     // the layout predicted (the sweep's best when the case sweeps)
+  std::string note;       // the measurement's note
+  bool ok = true;         // false: no prediction (nothing fits); `failure` says why
   std::string failure;
+  // Why the case could not even be loaded (an `import:` that parasim cannot express, a node
+  // count not given): the case is failed with it and the file goes on; "" = loaded.
+  std::string load_failure;
+  // measured.peak_memory (0 = not given) against the prediction of the stage it was measured on
+  // (`peak_memory_stage: last`, the last pipeline stage, as Megatron-LM's last rank logs it; or
+  // `max`, the largest stage). memory_error = predicted / measured - 1.
+  double measured_peak_bytes = 0;
+  double predicted_peak_bytes = 0;
+  double memory_error = 0;
+  bool peak_stage_last = false;
+  bool has_time() const { return measured_s > 0; }
+  bool has_memory() const { return measured_peak_bytes > 0; }
   // measured.basis: `step` (a steady-state step) or `wall_clock` (a published average over a
   // whole run, failures, restarts and checkpoints included, such as GPU-hours per token): then
   // the prediction compared is the step time over the goodput of the case's training.tokens.
@@ -71,13 +83,19 @@ struct ValidationReport {
   double mape = 0;           // mean of |error| over the cases predicted
   double max_abs_error = 0;  // largest |error|
   int failed = 0;            // cases without a prediction
-  Ranking ranking;           // over the cases predicted
+  int timed = 0;             // cases predicted with a measured step time (mape's)
+  // Peak memory over the cases predicted that give measured.peak_memory.
+  double memory_mape = 0;
+  double max_abs_memory_error = 0;
+  int memory_cases = 0;
+  Ranking ranking;  // over the cases predicted
   // validate --robust: the cases predicted with their swings, and those whose measured step
   // lies within the range the swings span.
   int swung = 0, within_swings = 0;
 };
 
-// One case as loaded: its measurement and its scenario (defaults merged, --set applied).
+// One case as loaded: its measurement and its scenario (defaults merged, --set applied); a case
+// whose `import:` failed holds its reason in measured.load_failure and no scenario.
 struct ValidationInput {
   ValidationCase measured;  // name, measured_s and note
   Scenario scenario;

@@ -728,3 +728,60 @@ TEST_CASE("catalog --json lists every id of SCENARIO.md") {
 
 }  // namespace
 }  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("import megatron: a launch script to a scenario `run` takes as written") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string out = dir + "/imported.yaml";
+  auto r = RunParasim("import megatron " + Runfile("tests/fixtures/megatron/train_gpt.sh") +
+                      " --gpu h100-sxm5-80gb --out " + out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("wrote " + out) == 0);
+  auto run = RunParasim("run --json " + out);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("\"step_time_s\"") != std::string::npos);
+  // To stdout without --out; --json says what was read.
+  auto text = RunParasim("import megatron " + Runfile("tests/fixtures/megatron/train_gpt.sh") +
+                         " --gpu h100-sxm5-80gb");
+  CHECK(text.out.find("  tp: 4                                 # --tensor-model-parallel-size 4") !=
+        std::string::npos);
+  auto json = RunParasim("import megatron --json " +
+                         Runfile("tests/fixtures/megatron/train_gpt.sh") + " --gpu h100-sxm5-80gb");
+  CHECK(json.out.find("\"not_modelled\"") != std::string::npos);
+  CHECK(RunParasim("import megatron --flags").out.find("--num-layers") != std::string::npos);
+}
+
+TEST_CASE("import megatron: bad input is exit 2 at the flag's file:line:col") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string f = dir + "/bad_flags.txt";
+  std::ofstream(f)
+      << "--num-layers 2 --hidden-size 256\n--num-attention-heads 4 --sequence-paralel\n";
+  auto r = RunParasim("import megatron " + f + " --gpu h100-sxm5-80gb");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(f + ":2:25: error: unknown Megatron-LM flag '--sequence-paralel' (did you "
+                       "mean '--sequence-parallel'?)") != std::string::npos);
+  CHECK(RunParasim("import megatorn " + f).exit_code == 2);
+  CHECK(RunParasim("import megatron " + Runfile("tests/fixtures/megatron/train_gpt.sh"))
+            .err.find("give --gpu ID") != std::string::npos);
+}
+
+TEST_CASE("run and sweep --launch: the layout as the flags that launch it") {
+  auto r = RunParasim("run --launch megatron " + Runfile("scenarios/llama3-70b-64-h100.yaml"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py \\\n"
+                   "  --num-layers 80") != std::string::npos);
+  auto j =
+      RunParasim("run --json --launch torchtitan " + Runfile("scenarios/llama3-70b-64-h100.yaml"));
+  CHECK(j.out.find("\"toml\": \"[model]") != std::string::npos);
+  CHECK(RunParasim("run --launch nemo " + Runfile("scenarios/llama3-70b-64-h100.yaml")).exit_code ==
+        2);
+  auto s = RunParasim("sweep --jobs 2 --launch megatron " +
+                      Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml"));
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.out.find("launch (Megatron-LM):") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -15,10 +15,9 @@
 // no verb used before (then one line in the verbs target's deps). The CLI gains
 // `parasim NAME --help` and Python `parasim.NAME(...)`, with the flags as keywords.
 //
-// Verbs to come fit the same shape: `import` (a Megatron-LM arguments file in, a scenario file
-// out: a Document positional, --out, a Result naming the file and the keys it wrote) and
-// `serve` (a serving scenario's latency and throughput: a Result with the figures, a JSON and a
-// text view of them).
+// Verbs to come fit the same shape: `serve` (a serving scenario's latency and throughput: a
+// Result with the figures, a JSON and a text view of them), as `import` does (a launch
+// configuration in, a scenario out: positionals, --out, a Result naming the keys it wrote).
 //
 //   for (const Verb& v : Verbs()) app.add_subcommand(v.name, v.help);
 #pragma once
@@ -43,7 +42,8 @@ namespace parasim {
   X(ReportVerb)          \
   X(DiffVerb)            \
   X(CompareVerb)         \
-  X(CatalogVerb)
+  X(CatalogVerb)         \
+  X(ImportVerb)
 
 #define PARASIM_DECLARE_VERB(f) Verb f();
 PARASIM_VERBS(PARASIM_DECLARE_VERB)

@@ -17,6 +17,7 @@
 #include "tools/report.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/launch.h"
 #include "tools/verbs/step_json.h"
 #include "tools/verbs/verb.h"
 
@@ -29,16 +30,18 @@ struct Options {
   bool timing = false;
   int repeat = 1;  // --timing: replays measured (the first, then the median and fastest)
   bool full = false;
-  std::string trace;  // an op-level Chrome trace to write
-  std::string svg;    // the pipeline timeline as SVG
-  bool ops = false;   // replay at op granularity
+  std::string trace;   // an op-level Chrome trace to write
+  std::string svg;     // the pipeline timeline as SVG
+  bool ops = false;    // replay at op granularity
+  std::string launch;  // megatron | torchtitan: the layout's launch flags or config
 };
 
 struct Result {
   Scenario s;
   StepReport r;  // with the goodput model: its time to train, GPU-hours and cost through failures
   std::optional<GoodputReport> goodput;
-  std::string notes;  // --timing's figures, the files written
+  std::string notes;   // --timing's figures, the files written
+  std::string launch;  // --launch's format, "" = none
 };
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
@@ -115,7 +118,8 @@ Status WritePictures(const Options& o, const StepOptions& so, bool json, Result*
 }
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
-  Result res;
+  PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
+  Result res{.launch = o.launch};
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadFixedScenario(o.scenario, o.sets));
   const Scenario& s = res.s;
   StepOptions so;
@@ -150,7 +154,9 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
 }
 
 Json ToJson(const Result& res) {
-  return RunJson(res.s, res.r, res.goodput ? &*res.goodput : nullptr);
+  Json j = RunJson(res.s, res.r, res.goodput ? &*res.goodput : nullptr);
+  if (!res.launch.empty()) j.Set("launch", LaunchJson(ExportLaunch(res.s), res.launch));
+  return j;
 }
 
 std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputReport& g) {
@@ -267,7 +273,8 @@ std::string ToText(const Result& res) {
   out += MemoryLine(r);
   if (g) out += GoodputText(s, r, *g);
   if (s.training.tokens > 0) out += TimeToTrainText(s, r, g);
-  return out + FootText(s, r);
+  out += FootText(s, r);
+  return res.launch.empty() ? out : out + LaunchText(ExportLaunch(s), res.launch);
 }
 
 std::string Notes(const Result& res) { return res.notes; }
@@ -291,7 +298,10 @@ Verb RunVerb() {
                 Opt(&O::trace, "--trace", "write an op-level Chrome trace (Perfetto) to FILE"),
                 Opt(&O::svg, "--svg", "write the pipeline timeline of the step as SVG to FILE"),
                 Opt(&O::ops, "--ops",
-                    "replay at op granularity (one task per op) instead of per micro-batch phase")},
+                    "replay at op granularity (one task per op) instead of per micro-batch phase"),
+                Opt(&O::launch, "--launch",
+                    "megatron or torchtitan: print the layout as the Megatron-LM flags or the "
+                    "torchtitan config that launch it")},
       .run = Run,
       .json = ToJson,
       .text = ToText,

@@ -17,6 +17,7 @@
 #include "strategies/robustness.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/launch.h"
 #include "tools/verbs/step_json.h"
 #include "tools/verbs/verb.h"
 
@@ -33,6 +34,7 @@ struct Options {
   bool robust = false;      // replay the leaders under the cost model's swings
   int batch = 16;           // replays decided together
   int64_t max_layouts = 10'000'000;
+  std::string launch;  // megatron | torchtitan: the best layout's launch flags or config
 };
 
 struct Result {
@@ -46,6 +48,8 @@ struct Result {
   LearningRateAdvice lr;
   bool codesign = false;  // the sweep compares clusters: layouts are named with theirs, priced
   bool priced = false;    // every cluster has a price: costs are money, not GPU-hours
+  std::string launch;     // --launch's format ("" = none)
+  std::optional<LaunchConfig> best_launch;  // the best layout's, with --launch
 };
 
 // A progress bar on stderr: done / total layouts and the time left.
@@ -67,7 +71,8 @@ std::function<void(int64_t, int64_t)> ProgressBar() {
 }
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
-  Result res;
+  PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
+  Result res{.launch = o.launch};
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadScenarioOf(o.scenario, o.sets));
   const Scenario& s = res.s;
   SweepOptions so = SweepOptionsOf(o.jobs, ctx.processes);
@@ -90,6 +95,9 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   res.lr = LearningRateAdviceOf(s, res.r);
   res.codesign = s.sweep && !s.sweep->hardware.empty();
   res.priced = SweepPriced(s);
+  if (!o.launch.empty() && !res.r.ranked.empty()) {
+    res.best_launch = ExportLaunch(WithLayout(s, res.r.ranked[0]));
+  }
   return res;
 }
 
@@ -198,6 +206,7 @@ Json ToJson(const Result& res) {
   Json pareto = Json::Array();
   for (size_t i : r.pareto) pareto.Push(Named(res, r.ranked[i]));
   j.Set("pareto", pareto);
+  if (res.best_launch) j.Set("launch", LaunchJson(*res.best_launch, res.launch));
   if (res.codesign) j.Set("clusters", ClustersJson(res));
   return j;
 }
@@ -379,7 +388,8 @@ std::string ToText(const Result& res) {
   out += TableText(res) + TiesText(res);
   if (res.robust) out += RobustnessText(res);
   if (res.codesign) out += ClustersText(res);
-  return out + ParetoText(res) + RunnersUpText(res) + LearningRateText(res.lr);
+  out += ParetoText(res) + RunnersUpText(res) + LearningRateText(res.lr);
+  return res.best_launch ? out + LaunchText(*res.best_launch, res.launch) : out;
 }
 
 }  // namespace
@@ -410,7 +420,10 @@ Verb SweepVerb() {
                     "(threads x MPI ranks; default 16); changes the pruned and replayed counts, "
                     "not the ranking or the Pareto front")
                     .Range(1, 1 << 20),
-                Opt(&O::max_layouts, "--max-layouts", "refuse sweeps larger than this").Positive()},
+                Opt(&O::max_layouts, "--max-layouts", "refuse sweeps larger than this").Positive(),
+                Opt(&O::launch, "--launch",
+                    "megatron or torchtitan: print the best layout (#1) as the Megatron-LM flags "
+                    "or the torchtitan config that launch it")},
       .run = Run,
       .json = ToJson,
       .text = ToText,

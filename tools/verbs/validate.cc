@@ -4,6 +4,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <array>
+
+#include "sim/parse_units.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/verb.h"
@@ -37,9 +41,18 @@ Json CaseJson(const ValidationCase& c) {
   Json o = Json::Object();
   // SCENARIO.md: a failed case has `error` null and a `status` naming why.
   o.Set("name", c.name).Set("status", c.ok ? std::string("ok") : c.failure);
-  o.Set("measured_s", c.measured_s);
+  o.Set("measured_s", c.has_time() ? Json(c.measured_s) : Json());
+  if (c.has_memory()) {
+    // The prediction is kept for a case that does not fit: how far over is the memory error.
+    o.Set("measured_peak_bytes", c.measured_peak_bytes);
+    o.Set("peak_memory_stage", std::string(c.peak_stage_last ? "last" : "max"));
+    o.Set("predicted_peak_bytes",
+          c.predicted_peak_bytes > 0 ? Json(c.predicted_peak_bytes) : Json());
+    o.Set("memory_error", c.ok ? Json(c.memory_error) : Json());
+  }
   if (!c.ok) return o.Set("predicted_s", Json()).Set("error", Json());
-  o.Set("predicted_s", c.predicted_s).Set("error", c.error).Set("layout", c.layout);
+  o.Set("predicted_s", c.predicted_s).Set("error", c.has_time() ? Json(c.error) : Json());
+  o.Set("layout", c.layout);
   if (c.wall_clock) o.Set("basis", std::string("wall_clock")).Set("goodput", c.goodput);
   if (c.swing_hi_s > 0) {
     Json range = Json::Array();
@@ -70,6 +83,9 @@ Json ToJson(const Result& res) {
   Json j = Json::Object();
   j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
   j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed);
+  j.Set("memory_mape", r.memory_cases > 0 ? Json(r.memory_mape) : Json());
+  j.Set("max_abs_memory_error", r.memory_cases > 0 ? Json(r.max_abs_memory_error) : Json());
+  j.Set("memory_cases", r.memory_cases);
   j.Set("ranking", RankingJson(r.ranking));
   if (res.robust) {
     Json sw = Json::Object();
@@ -105,6 +121,28 @@ std::string ThroughGoodput(const ValidationCase& c) {
                       : std::string();
 }
 
+// The memory part of the summary line, where cases give a measured peak.
+std::string MemoryText(const ValidationReport& r) {
+  return r.memory_cases > 0
+             ? fmt::format("; memory MAPE {:.2f}%, max |error| {:.2f}% over {} cases",
+                           100 * r.memory_mape, 100 * r.max_abs_memory_error, r.memory_cases)
+             : "";
+}
+
+// A case's time columns: predicted, measured and error ("" where no step time was measured).
+std::string TimeError(const ValidationCase& c) {
+  return c.has_time() ? fmt::format("{:+.1f}%", 100 * c.error) : std::string("-");
+}
+
+// A case's memory cells: predicted and measured peak, and the error ("-" where absent).
+std::array<std::string, 3> MemoryCells(const ValidationCase& c) {
+  if (!c.has_memory()) return {"-", "-", "-"};
+  return {
+      c.predicted_peak_bytes > 0 ? FormatBytes(Bytes(c.predicted_peak_bytes)) : std::string("-"),
+      FormatBytes(Bytes(c.measured_peak_bytes)),
+      c.ok ? fmt::format("{:+.1f}%", 100 * c.memory_error) : std::string("-")};
+}
+
 std::string FailedText(const ValidationReport& r) {
   return r.failed > 0 ? fmt::format("; {} case(s) FAILED (no prediction)", r.failed) : "";
 }
@@ -112,15 +150,23 @@ std::string FailedText(const ValidationReport& r) {
 // --markdown: the table of docs/MODEL.md.
 std::string MarkdownText(const ValidationReport& r) {
   std::string out = fmt::format("Source: {}\n\n", r.source);
-  out += "| case | predicted | measured | error | layout predicted |\n";
-  out += "| --- | ---: | ---: | ---: | --- |\n";
+  const bool memory = std::any_of(r.cases.begin(), r.cases.end(),
+                                  [](const ValidationCase& c) { return c.has_memory(); });
+  out += memory ? "| case | predicted | measured | error | peak predicted | peak measured | "
+                  "memory error | layout predicted |\n| --- | ---: | ---: | ---: | ---: | ---: | "
+                  "---: | --- |\n"
+                : "| case | predicted | measured | error | layout predicted |\n"
+                  "| --- | ---: | ---: | ---: | --- |\n";
   for (const auto& c : r.cases) {
+    const std::string measured = c.has_time() ? fmt::format("{:.3f} s", c.measured_s) : "-";
+    const auto m = MemoryCells(c);
+    const std::string cols = memory ? fmt::format("{} | {} | {} | ", m[0], m[1], m[2]) : "";
     if (!c.ok) {
-      out += fmt::format("| {} | failed | {:.3f} s | | {} |\n", c.name, c.measured_s, c.failure);
+      out += fmt::format("| {} | failed | {} | | {}{} |\n", c.name, measured, cols, c.failure);
       continue;
     }
-    out += fmt::format("| {} | {:.3f} s | {:.3f} s | {:+.1f}% | {}{} |\n", c.name, c.predicted_s,
-                       c.measured_s, 100 * c.error, c.layout, ThroughGoodput(c));
+    out += fmt::format("| {} | {:.3f} s | {} | {} | {}{}{} |\n", c.name, c.predicted_s, measured,
+                       TimeError(c), cols, c.layout, ThroughGoodput(c));
   }
   const std::vector<std::string> ranking = RankingLines(r.ranking);
   for (size_t i = 0; i < ranking.size(); ++i) {
@@ -128,8 +174,8 @@ std::string MarkdownText(const ValidationReport& r) {
     out += fmt::format("{}{}{}\n", i <= 1 ? "\n" : "", i == 0 ? "" : "- ", ranking[i]);
   }
   // The summary stays the last line: scripts read it there.
-  return out + fmt::format("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}.\n", 100 * r.mape,
-                           100 * r.max_abs_error, r.cases.size() - r.failed, FailedText(r));
+  return out + fmt::format("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}{}.\n", 100 * r.mape,
+                           100 * r.max_abs_error, r.timed, MemoryText(r), FailedText(r));
 }
 
 // --robust: how many measured steps lie within the swings' range, and those that do not.
@@ -151,22 +197,31 @@ std::string ToText(const Result& res) {
   const ValidationReport& r = res.r;
   if (res.markdown) return MarkdownText(r);
   std::string out = fmt::format("{}\n{}\n\n", res.file, r.source);
-  out += fmt::format("{:<24} {:>12} {:>12} {:>8}  {}\n", "case", "predicted", "measured", "error",
-                     "layout (best of the case's sweep)");
+  const bool memory = std::any_of(r.cases.begin(), r.cases.end(),
+                                  [](const ValidationCase& c) { return c.has_memory(); });
+  auto mem = [&](const ValidationCase& c) {
+    const auto m = MemoryCells(c);
+    return memory ? fmt::format(" {:>11} {:>11} {:>8}", m[0], m[1], m[2]) : std::string();
+  };
+  out += fmt::format(
+      "{:<24} {:>12} {:>12} {:>8}{}  {}\n", "case", "predicted", "measured", "error",
+      memory ? fmt::format(" {:>11} {:>11} {:>8}", "peak pred", "peak meas", "mem err") : "",
+      "layout (best of the case's sweep)");
   for (const auto& c : r.cases) {
+    const std::string measured = c.has_time() ? Seconds(c.measured_s) : "-";
     if (!c.ok) {
-      out += fmt::format("{:<24} {:>12} {:>12} {:>8}  {}\n", c.name, "FAILED",
-                         Seconds(c.measured_s), "", c.failure);
+      out += fmt::format("{:<24} {:>12} {:>12} {:>8}{}  {}\n", c.name, "FAILED", measured, "",
+                         mem(c), c.failure);
       continue;
     }
-    out += fmt::format("{:<24} {:>12} {:>12} {:>+7.1f}%  {}{}\n", c.name, Seconds(c.predicted_s),
-                       Seconds(c.measured_s), 100 * c.error, c.layout, ThroughGoodput(c));
+    out += fmt::format("{:<24} {:>12} {:>12} {:>8}{}  {}{}\n", c.name, Seconds(c.predicted_s),
+                       measured, TimeError(c), mem(c), c.layout, ThroughGoodput(c));
   }
   for (const std::string& line : RankingLines(r.ranking)) out += line + "\n";
   if (res.robust) out += SwingsText(r);
   // The summary stays the last line: scripts read it there.
-  return out + fmt::format("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}\n", 100 * r.mape,
-                           100 * r.max_abs_error, r.cases.size() - r.failed, FailedText(r));
+  return out + fmt::format("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}{}\n", 100 * r.mape,
+                           100 * r.max_abs_error, r.timed, MemoryText(r), FailedText(r));
 }
 
 }  // namespace

@@ -1,0 +1,320 @@
+#include "scenarios/launch_export.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "scenarios/megatron_exprs.h"
+#include "strategies/layout.h"
+#include "strategies/schedule.h"
+
+namespace parasim {
+namespace {
+
+// Builds the flag list; `Miss` records what cannot be said.
+class Flags {
+ public:
+  explicit Flags(LaunchConfig* l) : l_(l) {}
+  void Add(const std::string& flag) { l_->megatron.push_back(flag); }
+  template <typename T>
+  void Add(const std::string& flag, const T& value) {
+    l_->megatron.push_back(flag);
+    l_->megatron.push_back(fmt::format("{}", value));
+  }
+  void Miss(const std::string& key, const std::string& value, const std::string& why) {
+    l_->megatron_missing.push_back({key, value, why});
+  }
+
+ private:
+  LaunchConfig* l_;
+};
+
+// "--moe-layer-freq": the MoE pattern as runs of a Python list expression.
+std::string LayerFreq(const ModelSpec& m) {
+  std::string out;
+  int i = 0;
+  while (i < m.layers) {
+    const int bit = m.IsMoeLayer(i) ? 1 : 0;
+    int run = 0;
+    while (i < m.layers && (m.IsMoeLayer(i) ? 1 : 0) == bit) {
+      ++run;
+      ++i;
+    }
+    out += fmt::format("{}[{}]*{}", out.empty() ? "" : "+", bit, run);
+  }
+  return "(" + out + ")";
+}
+
+// The largest of 128, 64, ..., 1 that leaves the vocabulary unpadded at this TP.
+int Divisor(int64_t vocab, int tp) {
+  for (int d = 128; d > 1; d /= 2) {
+    if (vocab % (static_cast<int64_t>(d) * tp) == 0) return d;
+  }
+  return 1;
+}
+
+void ModelFlags(const Scenario& s, Flags& f) {
+  const ModelSpec& m = s.model;
+  f.Add("--num-layers", m.layers);
+  f.Add("--hidden-size", m.hidden);
+  f.Add("--num-attention-heads", m.heads);
+  if (m.kv() != m.heads) {
+    f.Add("--group-query-attention");
+    f.Add("--num-query-groups", m.kv());
+  }
+  if (!m.mla.enabled()) f.Add("--kv-channels", m.hd());
+  f.Add("--ffn-hidden-size", m.ffn());
+  if (m.mlp == MlpKind::kSwiglu) f.Add("--swiglu");
+  f.Add("--normalization", m.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm");
+  if (m.position == PositionKind::kAlibi) {
+    f.Miss("model.position", "alibi", "Megatron-LM has no ALiBi positions");
+  }
+  const bool learned = m.position == PositionKind::kLearned;
+  f.Add("--position-embedding-type", learned ? "learned_absolute" : "rope");
+  f.Add("--max-position-embeddings", m.max_position > 0 ? m.max_position : s.training.seq_len);
+  if (!m.tied_embeddings) f.Add("--untie-embeddings-and-output-weights");
+  if (!m.has_bias()) f.Add("--disable-bias-linear");
+  // A flat vocabulary from NullTokenizer, padded to nothing more (replace it by the job's own).
+  f.Add("--tokenizer-type", "NullTokenizer");
+  f.Add("--vocab-size", m.vocab);
+  const int d = Divisor(m.vocab, s.layout.tp);
+  f.Add("--make-vocab-size-divisible-by", d);
+  if (m.vocab % (static_cast<int64_t>(d) * s.layout.tp) != 0) {
+    f.Miss("model.vocab", std::to_string(m.vocab),
+           "not a multiple of TP: Megatron-LM pads the embedding to one");
+  }
+  if (m.window.size > 0) {
+    f.Miss("model.attention_window",
+           fmt::format("{{size: {}, kind: {}, global_every: {}}}", m.window.size,
+                       m.window.chunked ? "chunked" : "sliding", m.window.global_every),
+           "local attention: Megatron-LM's --window-size is not read by the import");
+  }
+  if (m.mla.enabled()) {
+    f.Add("--multi-latent-attention");
+    if (m.mla.q_lora_rank == 0) {
+      f.Miss("model.mla.q_lora_rank", "0", "no query bottleneck: Megatron-LM always has one");
+    }
+    f.Add("--q-lora-rank", m.mla.q_lora_rank);
+    f.Add("--kv-lora-rank", m.mla.kv_lora_rank);
+    f.Add("--qk-head-dim", m.mla.qk_nope_head_dim);
+    f.Add("--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
+    f.Add("--v-head-dim", m.mla.v_head_dim);
+  }
+  if (m.mtp_depth > 0) f.Add("--mtp-num-layers", m.mtp_depth);
+}
+
+void MoeFlags(const Scenario& s, Flags& f) {
+  const MoeSpec& e = s.model.moe;
+  if (!s.model.is_moe()) return;
+  f.Add("--num-experts", e.experts);
+  f.Add("--moe-router-topk", e.top_k);
+  f.Add("--moe-ffn-hidden-size", e.expert_ffn_hidden > 0 ? e.expert_ffn_hidden : s.model.ffn());
+  const int64_t width = e.expert_ffn_hidden > 0 ? e.expert_ffn_hidden : s.model.ffn();
+  if (e.shared_experts > 0)
+    f.Add("--moe-shared-expert-intermediate-size", e.shared_experts * width);
+  if (e.dense_layers > 0 || e.every > 1) f.Add("--moe-layer-freq", LayerFreq(s.model));
+  f.Add("--moe-token-dispatcher-type", "alltoall");
+  if (e.capacity_factor > 0) f.Add("--moe-expert-capacity-factor", e.capacity_factor);
+  if (e.node_limit > 0) {
+    const int ep_nodes = std::max(1, s.layout.ep / s.cluster.gpus_per_node);
+    f.Add("--moe-router-num-groups", ep_nodes);
+    f.Add("--moe-router-group-topk", e.node_limit);
+  }
+  if (e.imbalance > 0 || e.expert_cv > 0) {
+    f.Miss("model.moe.imbalance",
+           e.imbalance > 0 ? fmt::format("{}", e.imbalance)
+                           : fmt::format("{{expert_cv: {}}}", e.expert_cv),
+           "a routing statistic, not a launch setting");
+  }
+  if (s.training.per_expert_gemm) {
+    f.Add("--moe-grouped-gemm");
+  } else {
+    f.Miss("training.expert_gemm", "grouped",
+           "one grouped kernel for all local experts: Transformer Engine issues a GEMM per expert");
+  }
+}
+
+void PrecisionFlags(const Training& t, Flags& f) {
+  const Dtype p = t.precision;
+  if (p == Dtype::kBf16 || p == Dtype::kFp8) f.Add("--bf16");
+  if (p == Dtype::kFp16) f.Add("--fp16");
+  if (p == Dtype::kTf32) f.Miss("training.precision", "tf32", "Megatron-LM trains fp32, not tf32");
+  if (p == Dtype::kFp8) {
+    f.Add("--fp8-format", "hybrid");
+    f.Add("--fp8-recipe", std::string(Fp8RecipeName(t.fp8_recipe)));
+  }
+  const Dtype base = p == Dtype::kFp8 ? Dtype::kBf16 : p;
+  const Dtype g = t.grad_dtype;
+  if (base == Dtype::kBf16 && g == Dtype::kBf16) f.Add("--grad-reduce-in-bf16");
+  if (base == Dtype::kFp16 && g == Dtype::kFp32) f.Add("--accumulate-allreduce-grads-in-fp32");
+  const bool ok = (base == Dtype::kBf16 && (g == Dtype::kBf16 || g == Dtype::kFp32)) ||
+                  (base == Dtype::kFp16 && (g == Dtype::kFp16 || g == Dtype::kFp32)) ||
+                  (base != Dtype::kBf16 && base != Dtype::kFp16 && g == Dtype::kFp32);
+  if (!ok) {
+    f.Miss("training.grad_dtype", std::string(DtypeName(g)),
+           "gradients in this type under this precision: Megatron-LM has no flag for it");
+  }
+  if (t.moments == Dtype::kBf16) {
+    f.Add("--use-precision-aware-optimizer");
+    f.Add("--exp-avg-dtype", "bf16");
+    f.Add("--exp-avg-sq-dtype", "bf16");
+  }
+  if (t.optimizer == OptimizerKind::kSgd) f.Add("--optimizer", "sgd");
+}
+
+void TrainingFlags(const Scenario& s, Flags& f) {
+  const Training& t = s.training;
+  f.Add("--seq-length", t.seq_len);
+  f.Add("--micro-batch-size", t.micro_batch);
+  f.Add("--global-batch-size", t.global_batch);
+  PrecisionFlags(t, f);
+  switch (t.recompute) {
+    case RecomputeKind::kNone:
+      break;
+    case RecomputeKind::kSelective:
+      f.Add("--recompute-granularity", "selective");
+      break;
+    case RecomputeKind::kDeepseek:
+      f.Add("--recompute-granularity", "selective");
+      f.Add("--recompute-modules", "layernorm mla_up_proj moe_act");
+      break;
+    case RecomputeKind::kFull:
+      f.Add("--recompute-granularity", "full");
+      f.Add("--recompute-method", t.recompute_layers >= 0 ? "block" : "uniform");
+      f.Add("--recompute-num-layers", t.recompute_layers >= 0 ? t.recompute_layers : 1);
+      break;
+    case RecomputeKind::kSelectiveOp:
+      f.Miss("training.recompute", "selective-op",
+             "torchtitan's op-level policy, not Megatron-LM's");
+      break;
+  }
+  if (t.recompute != RecomputeKind::kFull && t.recompute_layers >= 0) {
+    f.Miss("training.recompute_layers", std::to_string(t.recompute_layers),
+           "Megatron-LM limits only full recompute to a number of layers");
+  }
+  // auto: Transformer Engine picks its fused (flash) attention, as the import reads it back.
+  f.Add("--attention-backend", t.attention == AttentionKind::kStandard ? "unfused" : "auto");
+  if (t.fused_cross_entropy) f.Add("--cross-entropy-loss-fusion");
+  if (t.grad_accumulation == GradAccumulation::kSeparate)
+    f.Add("--no-gradient-accumulation-fusion");
+  if (t.finetune != FinetuneKind::kNone) {
+    f.Miss("training.finetune", "{method: lora}", "Megatron-LM's training has no LoRA flags");
+  }
+  const double samples = t.tokens / static_cast<double>(t.seq_len);
+  if (t.tokens > 0 && samples == std::floor(samples)) {
+    f.Add("--train-samples", static_cast<int64_t>(samples));
+  } else if (t.tokens > 0) {
+    f.Miss("training.tokens", fmt::format("{}", t.tokens), "not a whole number of sequences");
+  }
+}
+
+// --pipeline-model-parallel-layout from the layers of each stage's chunks.
+std::string LayoutString(const Scenario& s, int chunks) {
+  const std::vector<std::vector<int>> c = ChunkLayers(s.layout, s.model.layers, chunks);
+  std::string out;
+  for (int v = 0; v < chunks; ++v) {
+    for (int p = 0; p < s.layout.pp; ++p) {
+      if (!out.empty()) out += "|";
+      if (v == 0 && p == 0) out += "E";
+      if (c[p][v] > 0) out += c[p][v] == 1 ? "t" : fmt::format("t*{}", c[p][v]);
+      if (v == chunks - 1 && p == s.layout.pp - 1) {
+        out += std::string(static_cast<size_t>(s.model.mtp_depth), 'm') + "L";
+      }
+    }
+  }
+  return out;
+}
+
+void PipelineFlags(const Scenario& s, Flags& f) {
+  const Layout& l = s.layout;
+  const bool interleaved = l.schedule == kScheduleInterleaved;
+  const int chunks = interleaved ? l.virtual_stages : 1;
+  if (l.schedule != kSchedule1F1B && !interleaved) {
+    f.Miss("parallelism.schedule", std::string(ScheduleName(l.schedule)),
+           "Megatron-LM runs 1F1B and interleaved 1F1B");
+  }
+  if (!l.stage_layers.empty()) {
+    f.Add("--pipeline-model-parallel-layout", LayoutString(s, chunks));
+    return;
+  }
+  if (interleaved && chunks > 1) f.Add("--num-virtual-stages-per-pipeline-rank", chunks);
+  if (l.split_embedding) f.Add("--account-for-embedding-in-pipeline-split");
+  if (l.split_loss) f.Add("--account-for-loss-in-pipeline-split");
+}
+
+void ParallelFlags(const Scenario& s, Flags& f) {
+  const Layout& l = s.layout;
+  f.Add("--tensor-model-parallel-size", l.tp);
+  f.Add("--pipeline-model-parallel-size", l.pp);
+  if (l.cp > 1) f.Add("--context-parallel-size", l.cp);
+  if (l.ep > 1) f.Add("--expert-model-parallel-size", l.ep);
+  if (l.etp > 0 && s.model.is_moe()) f.Add("--expert-tensor-parallel-size", l.etp);
+  if (l.sp) f.Add("--sequence-parallel");
+  PipelineFlags(s, f);
+  if (l.zero == 1) f.Add("--use-distributed-optimizer");
+  if (l.zero == 2 || (l.zero == 3 && !l.zero3_copies)) {
+    f.Add("--use-megatron-fsdp");
+    f.Add("--data-parallel-sharding-strategy", l.zero == 2 ? "optim_grads" : "optim_grads_params");
+  }
+  if (l.zero == 3 && l.zero3_copies) f.Add("--use-torch-fsdp2");
+  if (l.overlap_dp) {
+    f.Add("--overlap-grad-reduce");
+    if (l.zero >= 1) f.Add("--overlap-param-gather");
+  }
+  if (l.overlap_tp == Layout::TpOverlap::kAll) f.Add("--tp-comm-overlap");
+  if (l.overlap_tp == Layout::TpOverlap::kNone) {
+    f.Miss("parallelism.overlap.tp", "false", "Megatron-Core always overlaps the backward's TP");
+  }
+  if (l.overlap_ep) f.Add("--overlap-moe-expert-parallel-comm");
+  if (l.cp > 1) f.Add("--cp-comm-type", l.gathers_kv() ? "all_gather" : "p2p");
+  if (l.grad_reduce != Layout::GradReduce::kAuto) {
+    f.Miss("parallelism.grad_reduce", std::string(GradReduceName(l.grad_reduce)),
+           "Megatron-LM reduces as its ZeRO stage does");
+  }
+  const double grad_bytes = DtypeBytes(s.training.grad_dtype);
+  const double elements = l.bucket.bytes() / grad_bytes;
+  if (l.bucket.bytes() > 0 && elements == std::floor(elements)) {
+    f.Add("--ddp-bucket-size", static_cast<int64_t>(elements));
+  } else if (l.bucket.bytes() > 0) {
+    f.Miss("parallelism.bucket", fmt::format("{}B", l.bucket.bytes()), "not whole gradients");
+  }
+  if (l.compression != CompressionKind::kNone) {
+    f.Miss("parallelism.compression", "...", "Megatron-LM does not compress gradients");
+  }
+  const std::vector<RankDim> tp_pp_dp = {RankDim::kTp, RankDim::kCp, RankDim::kEp, RankDim::kPp,
+                                         RankDim::kDp};
+  if (l.order == tp_pp_dp) f.Add("--use-tp-pp-dp-mapping");
+  if (l.order != tp_pp_dp && l.order != DefaultRankOrder()) {
+    f.Miss("parallelism.order", "...", "Megatron-LM orders ranks tp-cp-ep-dp-pp or tp-cp-ep-pp-dp");
+  }
+}
+
+}  // namespace
+
+LaunchConfig ExportLaunch(const Scenario& s) {
+  LaunchConfig l;
+  l.nodes = s.cluster.nodes;
+  l.gpus_per_node = s.cluster.gpus_per_node;
+  Flags f(&l);
+  ModelFlags(s, f);
+  MoeFlags(s, f);
+  TrainingFlags(s, f);
+  ParallelFlags(s, f);
+  ExportTorchtitan(s, &l);
+  return l;
+}
+
+std::string MegatronScript(const LaunchConfig& l) {
+  std::string out = fmt::format("torchrun --nnodes {} --nproc-per-node {} pretrain_gpt.py", l.nodes,
+                                l.gpus_per_node);
+  for (const std::string& t : l.megatron) {
+    const bool flag = t.rfind("--", 0) == 0;
+    // Quote what the shell would split or read: blanks, `|`, `(`, `*`.
+    const bool quote = t.find_first_of(" |()*[]") != std::string::npos;
+    out += flag ? " \\\n  " + t : " " + (quote ? "'" + t + "'" : t);
+  }
+  return out + "\n";
+}
+
+}  // namespace parasim

@@ -1,0 +1,95 @@
+#include "scenarios/launch_export.h"
+
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "scenarios/megatron_args.h"
+#include "scenarios/megatron_import.h"
+#include "scenarios/scenario.h"
+#include "strategies/step.h"
+
+namespace parasim {
+namespace {
+
+const Catalogs& Cat() {
+  static const Catalogs cat = *LoadCatalogs();
+  return cat;
+}
+
+std::vector<std::string> Examples() {
+  const std::string dir = std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios";
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The scenario's layout exported as Megatron-LM flags, imported again with the scenario's own
+// cluster block, and the keys the flags cannot carry set back as they were.
+StatusOr<Scenario> RoundTrip(const std::string& file, const LaunchConfig& l) {
+  PARASIM_ASSIGN_OR_RETURN(MegatronArgs args, ParseMegatronArgs("launch.sh", MegatronScript(l)));
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node original, LoadYamlFile(file));
+  ImportOptions o;
+  o.gpu = original["cluster"]["gpu"].IsScalar() ? original["cluster"]["gpu"].Scalar()
+                                                : "h100-sxm5-80gb";
+  PARASIM_ASSIGN_OR_RETURN(ImportedScenario imported, ImportMegatron(args, o, Cat()));
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(imported.yaml, "<imported>"));
+  root["cluster"] = original["cluster"];
+  YamlContext ctx{"<imported>", {}};
+  for (const NotExported& m : l.megatron_missing) {
+    PARASIM_RETURN_IF_ERROR(ApplySet(root, m.key + "=" + m.value, &ctx));
+  }
+  return ScenarioFromNode(root, ctx, Cat());
+}
+
+TEST_CASE(
+    "round trip: every example's layout, exported as Megatron-LM flags and imported "
+    "again with its cluster, predicts the same step and peak memory") {
+  const std::vector<std::string> files = Examples();
+  REQUIRE(files.size() >= 10);
+  for (const std::string& file : files) {
+    CAPTURE(file);
+    auto s = LoadScenario(file, {}, Cat());
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    const LaunchConfig l = ExportLaunch(*s);
+    std::string missing;
+    for (const NotExported& m : l.megatron_missing) missing += m.key + "=" + m.value + " ";
+    CAPTURE(missing);
+    auto back = RoundTrip(file, l);
+    REQUIRE_MESSAGE(back.ok(), back.status().message());
+    auto a = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
+    auto b = SimulateStep(back->model, back->training, back->layout, back->cluster, {});
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(a->step_time_s == b->step_time_s);
+    CHECK(a->peak_memory_bytes == b->peak_memory_bytes);
+  }
+}
+
+TEST_CASE("what the flags cannot carry is listed with why") {
+  auto s = LoadScenario(
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/deepseek-v3-2048-h800.yaml", {},
+      Cat());
+  REQUIRE(s.ok());
+  const LaunchConfig l = ExportLaunch(*s);
+  bool schedule = false;
+  for (const NotExported& m : l.megatron_missing) schedule |= m.key == "parallelism.schedule";
+  CHECK(schedule);  // DualPipe
+  const std::string script = MegatronScript(l);
+  CHECK(script.find("torchrun --nnodes 256 --nproc-per-node 8 pretrain_gpt.py") == 0);
+  CHECK(script.find("--moe-router-group-topk 4") != std::string::npos);
+  CHECK(script.find("--fp8-recipe blockwise") != std::string::npos);
+  CHECK(script.find("--pipeline-model-parallel-layout 'Et*4|") != std::string::npos);
+  const std::string toml = TorchtitanToml(l);
+  CHECK(toml.find("name = \"deepseek_v3\"") != std::string::npos);
+  CHECK(toml.find("pipeline_parallel_degree = 16") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

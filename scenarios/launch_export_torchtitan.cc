@@ -1,0 +1,146 @@
+// The torchtitan job config of a scenario's layout (scenarios/launch_export.h): the keys
+// `parasim import torchtitan` reads back (scenarios/torchtitan_import.h).
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "scenarios/launch_export.h"
+#include "strategies/schedule.h"
+
+namespace parasim {
+namespace {
+
+// torchtitan's name and flavor of a catalog model (torchtitan/models/*/__init__.py).
+struct Flavor {
+  std::string_view id, name, flavor;
+};
+constexpr Flavor kFlavors[] = {
+    {"llama3-8b", "llama3", "8B"},
+    {"llama3-70b", "llama3", "70B"},
+    {"llama3-405b", "llama3", "405B"},
+    {"llama2-7b", "llama2", "7B"},
+    {"llama2-13b", "llama2", "13B"},
+    {"llama2-70b", "llama2", "70B"},
+    {"deepseek-v3", "deepseek_v3", "671B"},
+    {"qwen3-30b-a3b", "qwen3", "30B-A3B"},
+    {"qwen3-235b-a22b", "qwen3", "235B-A22B"},
+};
+
+// torchtitan's pipeline schedule names (torch.distributed.pipelining), or "".
+std::string_view Schedule(const Layout& l) {
+  const std::string_view n = ScheduleName(l.schedule);
+  if (n == "1f1b") return "1F1B";
+  if (n == "gpipe") return "GPipe";
+  if (n == "interleaved-1f1b") return "Interleaved1F1B";
+  if (n == "zb-v") return "ZBVZeroBubble";
+  if (n == "dualpipe-v") return "DualPipeV";
+  return "";
+}
+
+void Miss(LaunchConfig* l, const std::string& key, const std::string& value,
+          const std::string& why) {
+  l->torchtitan_missing.push_back({key, value, why});
+}
+
+void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
+  const Layout& p = s.layout;
+  std::vector<std::string>& t = l->torchtitan;
+  t.push_back("[parallelism]");
+  t.push_back(fmt::format("data_parallel_shard_degree = {}", p.zero == 3 ? p.dp : 1));
+  t.push_back(fmt::format("data_parallel_replicate_degree = {}", p.zero == 3 ? 1 : p.dp));
+  if (p.zero == 1 || p.zero == 2) {
+    Miss(l, "parallelism.zero", std::to_string(p.zero),
+         "torchtitan shards everything (FSDP2, ZeRO 3) or nothing (DDP)");
+  }
+  t.push_back(fmt::format("tensor_parallel_degree = {}", p.tp));
+  t.push_back(fmt::format("pipeline_parallel_degree = {}", p.pp));
+  t.push_back(fmt::format("context_parallel_degree = {}", p.cp));
+  if (p.ep > 1) t.push_back(fmt::format("expert_parallel_degree = {}", p.ep));
+  if (p.etp > 0) t.push_back(fmt::format("expert_tensor_parallel_degree = {}", p.etp));
+  if (p.overlap_tp == Layout::TpOverlap::kAll) t.push_back("enable_async_tensor_parallel = true");
+  const std::string_view sched = Schedule(p);
+  if (sched.empty()) {
+    Miss(l, "parallelism.schedule", std::string(ScheduleName(p.schedule)),
+         "not among torchtitan's pipeline schedules");
+  } else if (p.pp > 1) {
+    t.push_back(fmt::format("pipeline_parallel_schedule = \"{}\"", sched));
+    if (p.pp > 1)
+      t.push_back(fmt::format("pipeline_parallel_microbatch_size = {}", s.training.micro_batch));
+  }
+  if (p.schedule == kScheduleInterleaved && s.model.layers % (p.pp * p.virtual_stages) == 0) {
+    t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}",
+                            s.model.layers / (p.pp * p.virtual_stages)));
+  }
+}
+
+void TrainingKeys(const Scenario& s, LaunchConfig* l) {
+  const Training& tr = s.training;
+  std::vector<std::string>& t = l->torchtitan;
+  t.push_back("[training]");
+  const int64_t local = s.layout.pp > 1 ? tr.global_batch / s.layout.dp : tr.micro_batch;
+  t.push_back(fmt::format("local_batch_size = {}", local));
+  t.push_back(fmt::format("global_batch_size = {}", tr.global_batch));
+  t.push_back(fmt::format("seq_len = {}", tr.seq_len));
+  t.push_back(fmt::format("mixed_precision_param = \"{}\"",
+                          tr.precision == Dtype::kFp32 ? "float32" : "bfloat16"));
+  t.push_back(fmt::format("mixed_precision_reduce = \"{}\"",
+                          tr.grad_dtype == Dtype::kBf16 ? "bfloat16" : "float32"));
+  const double steps = tr.tokens / static_cast<double>(tr.global_batch * tr.seq_len);
+  if (tr.tokens > 0 && steps == std::floor(steps)) {
+    t.push_back(fmt::format("steps = {}", static_cast<int64_t>(steps)));
+  }
+  t.push_back("[activation_checkpoint]");
+  const int layers = s.model.layers;
+  switch (tr.recompute) {
+    case RecomputeKind::kNone:
+      t.push_back("mode = \"none\"");
+      break;
+    case RecomputeKind::kSelectiveOp:
+      t.push_back("mode = \"selective\"");
+      t.push_back("selective_ac_option = \"op\"");
+      break;
+    case RecomputeKind::kFull:
+      if (tr.recompute_layers > 0 && layers % tr.recompute_layers == 0 &&
+          tr.recompute_layers < layers) {
+        t.push_back("mode = \"selective\"");
+        t.push_back(fmt::format("selective_ac_option = \"{}\"", layers / tr.recompute_layers));
+      } else {
+        t.push_back("mode = \"full\"");
+      }
+      break;
+    default:
+      t.push_back("mode = \"none\"");
+      Miss(l, "training.recompute", std::string(RecomputeName(tr.recompute)),
+           "torchtitan checkpoints whole layers or its op-level policy");
+  }
+}
+
+}  // namespace
+
+void ExportTorchtitan(const Scenario& s, LaunchConfig* l) {
+  std::vector<std::string>& t = l->torchtitan;
+  t.push_back("[model]");
+  bool named = false;
+  for (const Flavor& f : kFlavors) {
+    if (s.model.id != f.id) continue;
+    t.push_back(fmt::format("name = \"{}\"", f.name));
+    t.push_back(fmt::format("flavor = \"{}\"", f.flavor));
+    named = true;
+  }
+  if (!named) {
+    Miss(l, "model", s.model.id, "torchtitan names its models by flavor; this one has none");
+  }
+  if (s.training.precision == Dtype::kFp8) t.push_back("converters = [\"float8\"]");
+  TrainingKeys(s, l);
+  ParallelismKeys(s, l);
+}
+
+std::string TorchtitanToml(const LaunchConfig& l) {
+  std::string out;
+  for (const std::string& line : l.torchtitan) {
+    out += (line.front() == '[' && !out.empty() ? "\n" : "") + line + "\n";
+  }
+  return out;
+}
+
+}  // namespace parasim

@@ -1,0 +1,150 @@
+#include "scenarios/megatron_exprs.h"
+
+#include <fmt/core.h>
+
+#include <cctype>
+
+namespace parasim {
+namespace {
+
+// Recursive descent over a short expression; `max` bounds the expanded length.
+class Parser {
+ public:
+  Parser(std::string_view s, size_t max) : s_(s), max_(max) {}
+
+  bool AtEnd() {
+    SkipBlanks();
+    return i_ >= s_.size();
+  }
+  bool Eat(char c) {
+    SkipBlanks();
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  StatusOr<int> Count() {
+    SkipBlanks();
+    int n = 0;
+    const size_t start = i_;
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
+      n = n * 10 + (s_[i_++] - '0');
+      if (n > 1000000) return Problem("a repeat count over 1000000");
+    }
+    if (i_ == start) return Problem("expected a number");
+    return n;
+  }
+  template <typename T>
+  Status Repeat(std::vector<T>* v, int n) {
+    if (v->size() * static_cast<size_t>(n) > max_) {
+      return Problem(fmt::format("expands past {} items", max_));
+    }
+    std::vector<T> one = *v;
+    v->clear();
+    for (int k = 0; k < n; ++k) v->insert(v->end(), one.begin(), one.end());
+    return Status::Ok();
+  }
+  Status Problem(const std::string& what) const {
+    return InvalidArgument(fmt::format("'{}': {} at character {}", s_, what, i_ + 1));
+  }
+  char Peek() {
+    SkipBlanks();
+    return i_ < s_.size() ? s_[i_] : '\0';
+  }
+  void Skip() { ++i_; }
+
+ private:
+  void SkipBlanks() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+  }
+  std::string_view s_;
+  size_t i_ = 0;
+  size_t max_;
+};
+
+// list := term ('+' term)*; term := atom ('*' count)*; atom := '(' list ')' | '[' ints ']'.
+StatusOr<std::vector<int>> ListExpr(Parser& p);
+
+StatusOr<std::vector<int>> ListAtom(Parser& p) {
+  if (p.Eat('(')) {
+    PARASIM_ASSIGN_OR_RETURN(std::vector<int> v, ListExpr(p));
+    if (!p.Eat(')')) return p.Problem("expected ')'");
+    return v;
+  }
+  if (!p.Eat('[')) return p.Problem("expected '[' or '('");
+  std::vector<int> v;
+  if (p.Eat(']')) return v;
+  do {
+    PARASIM_ASSIGN_OR_RETURN(int x, p.Count());
+    v.push_back(x);
+  } while (p.Eat(','));
+  if (!p.Eat(']')) return p.Problem("expected ']' or ','");
+  return v;
+}
+
+StatusOr<std::vector<int>> ListExpr(Parser& p) {
+  std::vector<int> out;
+  do {
+    PARASIM_ASSIGN_OR_RETURN(std::vector<int> term, ListAtom(p));
+    while (p.Eat('*')) {
+      PARASIM_ASSIGN_OR_RETURN(int n, p.Count());
+      PARASIM_RETURN_IF_ERROR(p.Repeat(&term, n));
+    }
+    out.insert(out.end(), term.begin(), term.end());
+  } while (p.Eat('+'));
+  return out;
+}
+
+// layout := item*; item := atom ('*' count)?; atom := '(' layout ')' | E | t | m | L | '|'.
+StatusOr<std::vector<char>> LayoutExpr(Parser& p) {
+  std::vector<char> out;
+  for (char c = p.Peek(); c != '\0' && c != ')'; c = p.Peek()) {
+    std::vector<char> item;
+    if (p.Eat('(')) {
+      PARASIM_ASSIGN_OR_RETURN(item, LayoutExpr(p));
+      if (!p.Eat(')')) return p.Problem("expected ')'");
+    } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
+      p.Skip();
+      item.push_back(c);
+    } else {
+      return p.Problem(
+          fmt::format("unexpected '{}' (expected E, t, m, L, |, * or parentheses)", c));
+    }
+    if (p.Eat('*')) {
+      PARASIM_ASSIGN_OR_RETURN(int n, p.Count());
+      PARASIM_RETURN_IF_ERROR(p.Repeat(&item, n));
+    }
+    out.insert(out.end(), item.begin(), item.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<int>> ParseLayerList(std::string_view text) {
+  Parser p(text, 1 << 20);
+  PARASIM_ASSIGN_OR_RETURN(std::vector<int> v, ListExpr(p));
+  if (!p.AtEnd()) return p.Problem("unexpected text after the list");
+  return v;
+}
+
+StatusOr<std::vector<LayoutSegment>> ParsePipelineLayout(std::string_view text) {
+  Parser p(text, 1 << 20);
+  PARASIM_ASSIGN_OR_RETURN(std::vector<char> items, LayoutExpr(p));
+  if (!p.AtEnd()) return p.Problem("unbalanced ')'");
+  std::vector<LayoutSegment> out(1);
+  for (char c : items) {
+    LayoutSegment& s = out.back();
+    if (c == 'E') s.embedding = true;
+    if (c == 'L') s.loss = true;
+    if (c == 't') ++s.layers;
+    if (c == 'm') ++s.mtp;
+    if (c == '|') out.emplace_back();
+  }
+  // A closing `|` ends the last segment rather than opening an empty one.
+  if (out.size() > 1 && !items.empty() && items.back() == '|') out.pop_back();
+  return out;
+}
+
+}  // namespace parasim

@@ -1,0 +1,339 @@
+// The model and training flags of `parasim import megatron` (scenarios/megatron_import.h).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+
+#include "scenarios/megatron_exprs.h"
+#include "scenarios/megatron_import_parts.h"
+
+namespace parasim::megatron_import {
+namespace {
+
+constexpr int64_t kMaxWidth = 67108864;  // the model block's limit on ffn_hidden and vocab
+
+// Vocabularies of the tokenizers whose size Megatron-LM does not take from a flag.
+struct Tokenizer {
+  std::string_view type;
+  int64_t vocab;
+  std::string_view source;
+};
+constexpr Tokenizer kTokenizers[] = {
+    {"GPT2BPETokenizer", 50257, "GPT-2's byte-level BPE (Radford et al. 2019: 50,257 tokens)"},
+    {"Llama2Tokenizer", 32000, "Llama 2's SentencePiece (Touvron et al. 2023: 32K tokens)"},
+    {"BertWordPieceLowerCase", 30522, "BERT's uncased WordPiece (bert-base-uncased: 30,522)"},
+    {"BertWordPieceCase", 28996, "BERT's cased WordPiece (bert-base-cased: 28,996)"},
+};
+
+Status ReadShape(Context& c) {
+  const FlagReader& r = c.r;
+  for (const char* f : {"--num-layers", "--hidden-size", "--num-attention-heads"}) {
+    if (!r.Has(f)) {
+      return InvalidArgument(
+          fmt::format("{}: error: no {}: the model's shape needs --num-layers, "
+                      "--hidden-size and --num-attention-heads",
+                      r.args().file, f));
+    }
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t layers, r.Int("--num-layers", 1, 100000));
+  PARASIM_ASSIGN_OR_RETURN(int64_t hidden, r.Int("--hidden-size", 1, 16777216));
+  PARASIM_ASSIGN_OR_RETURN(int64_t heads, r.Int("--num-attention-heads", 1, 1048576));
+  c.Set("model.layers", std::to_string(layers), "--num-layers");
+  c.Set("model.hidden", std::to_string(hidden), "--hidden-size");
+  c.Set("model.heads", std::to_string(heads), "--num-attention-heads");
+  if (r.Has("--num-query-groups")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("--num-query-groups", 1, heads));
+    c.Use("--group-query-attention");
+    c.Set("model.kv_heads", std::to_string(kv), "--num-query-groups");
+  } else if (r.Has("--group-query-attention")) {
+    c.Set("model.kv_heads", "1", "--group-query-attention");  // num_query_groups' default: 1
+  }
+  if (r.Has("--kv-channels")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t hd, r.Int("--kv-channels", 1, 1048576));
+    c.Set("model.head_dim", std::to_string(hd), "--kv-channels");
+  }
+  const bool swiglu = r.Has("--swiglu");
+  c.Use("--swiglu");
+  if (r.Has("--ffn-hidden-size")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t ffn, r.Int("--ffn-hidden-size", 1, kMaxWidth));
+    c.Set("model.ffn_hidden", std::to_string(ffn), "--ffn-hidden-size");
+  } else {
+    // Megatron-LM's default (arguments.py): 4h, or under SwiGLU 8h/3 rounded down to 64.
+    const int64_t ffn = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
+    c.Derived("model.ffn_hidden", std::to_string(ffn),
+              swiglu ? "Megatron-LM's default under --swiglu: 8h/3 rounded down to 64"
+                     : "Megatron-LM's default: 4h");
+  }
+  c.Derived("model.mlp", swiglu ? "swiglu" : "gelu",
+            swiglu ? "--swiglu" : "Megatron-LM's default (GeLU)", swiglu ? "--swiglu" : "");
+  return Status::Ok();
+}
+
+Status ReadLayerKinds(Context& c) {
+  const FlagReader& r = c.r;
+  PARASIM_ASSIGN_OR_RETURN(std::string norm,
+                           r.Choice("--normalization", {"LayerNorm", "RMSNorm"}, "LayerNorm"));
+  c.Derived("model.norm", norm == "RMSNorm" ? "rmsnorm" : "layernorm",
+            r.Has("--normalization") ? r.Text("--normalization") : "Megatron-LM's default",
+            "--normalization");
+  PARASIM_ASSIGN_OR_RETURN(
+      std::string pos,
+      r.Choice("--position-embedding-type",
+               {"learned_absolute", "rope", "none", "relative", "yarn", "mrope"},
+               r.Has("--use-rotary-position-embeddings") ? "rope" : "learned_absolute"));
+  c.Use("--use-rotary-position-embeddings");
+  const std::string pos_from = r.Has("--position-embedding-type")
+                                   ? r.Text("--position-embedding-type")
+                                   : (r.Has("--use-rotary-position-embeddings")
+                                          ? "--use-rotary-position-embeddings"
+                                          : "Megatron-LM's default (learned_absolute)");
+  if (pos == "learned_absolute") {
+    c.Derived("model.position", "learned", pos_from, "--position-embedding-type");
+    if (r.Has("--max-position-embeddings")) {
+      PARASIM_ASSIGN_OR_RETURN(int64_t mp, r.Int("--max-position-embeddings", 1, int64_t{1} << 40));
+      c.Set("model.max_position", std::to_string(mp), "--max-position-embeddings");
+    }
+  } else {
+    c.Use("--max-position-embeddings");  // no table without learned positions
+    c.Derived("model.position", "rope", pos_from, "--position-embedding-type");
+    if (pos != "rope") {
+      c.NotModelled("--position-embedding-type",
+                    "no learned table and no rotation of its own: priced as RoPE (no parameters)");
+    }
+  }
+  const bool untied = r.Has("--untie-embeddings-and-output-weights");
+  c.Derived("model.tied_embeddings", untied ? "false" : "true",
+            untied ? "--untie-embeddings-and-output-weights"
+                   : "Megatron-LM's default: the output layer shares the embedding",
+            untied ? "--untie-embeddings-and-output-weights" : "");
+  const bool nobias = r.Has("--disable-bias-linear");
+  c.Derived("model.bias", nobias ? "false" : "true",
+            nobias ? "--disable-bias-linear" : "Megatron-LM's default: linear layers with biases",
+            nobias ? "--disable-bias-linear" : "");
+  return Status::Ok();
+}
+
+// The vocabulary before padding, and what it came from.
+StatusOr<std::pair<int64_t, std::string>> BaseVocab(Context& c) {
+  const FlagReader& r = c.r;
+  if (r.Has("--vocab-size")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t v, r.Int("--vocab-size", 1, kMaxWidth));
+    c.Use("--tokenizer-type");
+    return std::pair<int64_t, std::string>{v, r.Text("--vocab-size")};
+  }
+  std::string type = r.Value("--tokenizer-type");
+  std::string from = r.Text("--tokenizer-type");
+  c.Use("--tokenizer-type");
+  if (type.empty() && r.Has("--merge-file")) {
+    type = "GPT2BPETokenizer";  // a BPE vocabulary with merges and no type: GPT-2's
+    from = "--merge-file with no --tokenizer-type";
+    c.Use("--merge-file");
+  }
+  for (const Tokenizer& t : kTokenizers) {
+    if (type != t.type) continue;
+    int64_t v = t.vocab;
+    if (type.rfind("BertWordPiece", 0) == 0 && r.Has("--vocab-extra-ids")) {
+      PARASIM_ASSIGN_OR_RETURN(int64_t extra, r.Int("--vocab-extra-ids", 0, 1 << 20));
+      c.Use("--vocab-extra-ids");
+      v += extra;
+    }
+    return std::pair<int64_t, std::string>{v, fmt::format("{}: {}", from, t.source)};
+  }
+  if (c.o.vocab > 0) {
+    return std::pair<int64_t, std::string>{c.o.vocab, "the vocabulary given to the import"};
+  }
+  const std::string flag = r.Has("--tokenizer-type") ? "--tokenizer-type" : "--vocab-file";
+  MegatronArg none;
+  const MegatronArg* at = r.Get(flag) ? r.Get(flag) : &none;
+  return r.args().ErrorAt(
+      *at, fmt::format("the vocabulary size cannot be read from the arguments ({}); give "
+                       "--vocab-size N among them, or the vocabulary to the import (parasim "
+                       "import megatron --vocab N; a validation case's import.vocab)",
+                       type.empty() ? "no --tokenizer-type and no --merge-file"
+                                    : "the " + type + " reads it from its model file"));
+}
+
+Status ReadVocab(Context& c, int tp) {
+  PARASIM_ASSIGN_OR_RETURN(auto base, BaseVocab(c));
+  PARASIM_ASSIGN_OR_RETURN(int64_t div, c.r.Int("--make-vocab-size-divisible-by", 1, 1 << 20, 128));
+  c.Use("--make-vocab-size-divisible-by");
+  // Megatron-LM pads the embedding to a multiple of this x TP (build_tokenizer.py).
+  const int64_t multiple = div * tp;
+  const int64_t padded = (base.first + multiple - 1) / multiple * multiple;
+  c.Derived("model.vocab", std::to_string(padded),
+            fmt::format("{} padded to a multiple of {} x TP {}", base.second, div, tp),
+            c.r.Has("--vocab-size") ? "--vocab-size" : "--tokenizer-type");
+  return Status::Ok();
+}
+
+// --moe-layer-freq: an int N (layer i is MoE when i % N == 0) or a list of 0/1 per layer.
+Status ReadLayerFreq(Context& c, int layers) {
+  const FlagReader& r = c.r;
+  if (!r.Has("--moe-layer-freq")) return Status::Ok();
+  const std::string v = r.Value("--moe-layer-freq");
+  std::vector<int> pattern;
+  if (v.find('[') == std::string::npos) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t n, r.Int("--moe-layer-freq", 1, 1000));
+    for (int i = 0; i < layers; ++i) pattern.push_back(i % n == 0 ? 1 : 0);
+  } else {
+    StatusOr<std::vector<int>> list = ParseLayerList(v);
+    if (!list.ok()) return r.Error("--moe-layer-freq", list.status().message());
+    pattern = *std::move(list);
+  }
+  if (static_cast<int>(pattern.size()) != layers) {
+    return r.Error("--moe-layer-freq",
+                   fmt::format("gives {} layers, --num-layers {}", pattern.size(), layers));
+  }
+  // parasim's pattern: `dense_layers` dense, then every `every`-th layer MoE.
+  int dense = 0;
+  while (dense < layers && pattern[dense] == 0) ++dense;
+  const int moe = static_cast<int>(std::count(pattern.begin(), pattern.end(), 1));
+  int every = 1;
+  if (moe > 0 && layers > dense) every = std::max(1, (layers - dense) / moe);
+  bool exact = true;
+  for (int i = dense; i < layers; ++i) {
+    // Megatron's int form puts MoE first in each period, parasim's last: the same count.
+    exact &= pattern[i] == ((i - dense) % every == (every - 1) ? 1 : 0);
+  }
+  c.Set("model.moe.dense_layers", std::to_string(dense), "--moe-layer-freq");
+  c.Set("model.moe.every", std::to_string(every), "--moe-layer-freq");
+  if (!exact) {
+    c.NotModelled("--moe-layer-freq",
+                  fmt::format("the MoE layers' places: parasim puts {} MoE layer(s) after {} "
+                              "dense, one in every {} (the same count where it divides)",
+                              moe, dense, every));
+  }
+  return Status::Ok();
+}
+
+// Group-limited routing is node-limited routing where the groups are the EP ranks' nodes.
+Status ReadRouting(Context& c) {
+  const FlagReader& r = c.r;
+  if (r.Has("--moe-router-num-groups") != r.Has("--moe-router-group-topk")) {
+    c.Use("--moe-router-num-groups");
+    c.Use("--moe-router-group-topk");
+    return Status::Ok();
+  }
+  if (!r.Has("--moe-router-num-groups")) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("--moe-router-num-groups", 1, 65536));
+  PARASIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("--moe-router-group-topk", 1, groups));
+  PARASIM_ASSIGN_OR_RETURN(int64_t ep, r.Int("--expert-model-parallel-size", 1, 65536, 1));
+  const int gpn = std::max(1, c.gpus_per_node);
+  const int64_t ep_nodes = std::max<int64_t>(1, ep / gpn);
+  if (groups == ep_nodes && ep > gpn) {
+    c.Use("--moe-router-num-groups");
+    c.Set("model.moe.node_limit", std::to_string(topk), "--moe-router-group-topk");
+    return Status::Ok();
+  }
+  c.Use("--moe-router-group-topk");
+  c.NotModelled("--moe-router-num-groups",
+                fmt::format("group-limited routing over {} groups where EP {} spans {} node(s): "
+                            "parasim limits routing by nodes only",
+                            groups, ep, ep_nodes));
+  return Status::Ok();
+}
+
+Status ReadMoe(Context& c, int layers) {
+  const FlagReader& r = c.r;
+  if (!r.Has("--num-experts")) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(int64_t experts, r.Int("--num-experts", 1, 65536));
+  PARASIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("--moe-router-topk", 1, experts, 2));
+  c.Set("model.moe.experts", std::to_string(experts), "--num-experts");
+  c.Derived("model.moe.top_k", std::to_string(topk),
+            r.Has("--moe-router-topk") ? r.Text("--moe-router-topk") : "Megatron-LM's default",
+            "--moe-router-topk");
+  const std::string ffn = c.w.Get("model.ffn_hidden");
+  int64_t expert_ffn = std::stoll(ffn);
+  if (r.Has("--moe-ffn-hidden-size")) {
+    PARASIM_ASSIGN_OR_RETURN(expert_ffn, r.Int("--moe-ffn-hidden-size", 1, kMaxWidth));
+  }
+  c.Derived("model.moe.expert_ffn_hidden", std::to_string(expert_ffn),
+            r.Has("--moe-ffn-hidden-size") ? r.Text("--moe-ffn-hidden-size")
+                                           : "Megatron-LM's default: --ffn-hidden-size",
+            "--moe-ffn-hidden-size");
+  if (r.Has("--moe-shared-expert-intermediate-size")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t shared,
+                             r.Int("--moe-shared-expert-intermediate-size", 1, kMaxWidth));
+    const int64_t n = std::max<int64_t>(1, (shared + expert_ffn / 2) / expert_ffn);
+    c.Set("model.moe.shared_experts", std::to_string(n), "--moe-shared-expert-intermediate-size");
+    if (n * expert_ffn != shared) {
+      c.NotModelled("--moe-shared-expert-intermediate-size",
+                    fmt::format("a shared width of {} is not a whole number of {}-wide experts: "
+                                "{} taken",
+                                shared, expert_ffn, n));
+    }
+  }
+  if (r.Has("--moe-expert-capacity-factor")) {
+    PARASIM_ASSIGN_OR_RETURN(double cf, r.Number("--moe-expert-capacity-factor", 0, 1000));
+    c.Set("model.moe.capacity_factor", fmt::format("{}", cf), "--moe-expert-capacity-factor");
+  }
+  PARASIM_RETURN_IF_ERROR(ReadLayerFreq(c, layers));
+  PARASIM_RETURN_IF_ERROR(ReadRouting(c));
+  PARASIM_ASSIGN_OR_RETURN(
+      std::string disp,
+      r.Choice("--moe-token-dispatcher-type", {"alltoall", "allgather", "flex"}, "allgather"));
+  if (disp == "alltoall") {
+    c.Use("--moe-token-dispatcher-type");
+  } else if (!r.Has("--moe-token-dispatcher-type")) {
+    // Absent, Megatron-LM's default dispatcher still runs: say so.
+    c.not_modelled.push_back({"--moe-token-dispatcher-type", "allgather (Megatron-LM's default)",
+                              "tokens all-gathered to every EP rank: parasim prices an "
+                              "all-to-all",
+                              ""});
+  } else {
+    c.NotModelled("--moe-token-dispatcher-type",
+                  disp == "flex" ? "DeepEP/HybridEP dispatch kernels: parasim prices the tokens' "
+                                   "all-to-all"
+                                 : "tokens all-gathered to every EP rank (Megatron-LM's default "
+                                   "dispatcher): parasim prices an all-to-all");
+  }
+  // Transformer Engine issues the experts' GEMMs one per expert: GroupedLinear under
+  // --moe-grouped-gemm, SequentialMLP's loop without it (training.expert_gemm in SCENARIO.md).
+  const bool grouped = r.Has("--moe-grouped-gemm");
+  c.Derived("training.expert_gemm", "per_expert",
+            grouped ? "--moe-grouped-gemm: Transformer Engine's GroupedLinear, a GEMM per expert"
+                    : "no --moe-grouped-gemm: a GEMM per expert (SequentialMLP)",
+            grouped ? "--moe-grouped-gemm" : "--num-experts");
+  return Status::Ok();
+}
+
+Status ReadMlaMtp(Context& c) {
+  const FlagReader& r = c.r;
+  if (r.Has("--multi-latent-attention")) {
+    c.Use("--multi-latent-attention");
+    // MLATransformerConfig's defaults (megatron/core/transformer/transformer_config.py).
+    struct Dim {
+      const char* flag;
+      const char* key;
+      int64_t fallback;
+    };
+    for (const Dim& d :
+         {Dim{"--q-lora-rank", "q_lora_rank", 512}, Dim{"--kv-lora-rank", "kv_lora_rank", 512},
+          Dim{"--qk-head-dim", "qk_nope_head_dim", 128},
+          Dim{"--qk-pos-emb-head-dim", "qk_rope_head_dim", 64},
+          Dim{"--v-head-dim", "v_head_dim", 128}}) {
+      PARASIM_ASSIGN_OR_RETURN(int64_t v, r.Int(d.flag, 0, 1048576, d.fallback));
+      c.Derived(std::string("model.mla.") + d.key, std::to_string(v),
+                r.Has(d.flag) ? r.Text(d.flag)
+                              : fmt::format("--multi-latent-attention: {}'s default", d.flag),
+                r.Has(d.flag) ? d.flag : "--multi-latent-attention");
+    }
+  }
+  if (r.Has("--mtp-num-layers")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t d, r.Int("--mtp-num-layers", 0, 16));
+    c.Set("model.mtp_depth", std::to_string(d), "--mtp-num-layers");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadModel(Context& c, int tp) {
+  PARASIM_RETURN_IF_ERROR(ReadShape(c));
+  PARASIM_RETURN_IF_ERROR(ReadLayerKinds(c));
+  PARASIM_RETURN_IF_ERROR(ReadVocab(c, tp));
+  PARASIM_RETURN_IF_ERROR(ReadMoe(c, std::stoi(c.w.Get("model.layers"))));
+  return ReadMlaMtp(c);
+}
+
+}  // namespace parasim::megatron_import

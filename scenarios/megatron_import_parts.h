@@ -1,0 +1,58 @@
+// The parts of `parasim import megatron` (scenarios/megatron_import.h), internal to its
+// library: one function per group of flags, each writing its keys through the context.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/megatron_import.h"
+#include "scenarios/megatron_reader.h"
+#include "scenarios/scenario_writer.h"
+
+namespace parasim::megatron_import {
+
+struct Context {
+  const FlagReader& r;
+  const ImportOptions& o;
+  const Catalogs& cat;
+  int gpus_per_node = 8;  // the cluster's
+  ScenarioWriter w;
+  std::vector<UnappliedFlag> not_modelled;  // mapped flags whose value parasim cannot express
+  std::vector<std::string> used;            // flags the mapping read
+
+  // Sets `key` from `flag` (its text and place go into the comment and the error map).
+  void Set(const std::string& key, const std::string& value, const std::string& flag) {
+    Use(flag);
+    w.Set(key, value, r.Text(flag), r.At(flag));
+  }
+  // Sets `key` from a default or a derivation: `from` is the comment, `flag` (may be "") the
+  // flag whose place an error points at.
+  void Derived(const std::string& key, const std::string& value, const std::string& from,
+               const std::string& flag = "") {
+    if (!flag.empty()) Use(flag);
+    w.Set(key, value, from, flag.empty() ? "" : r.At(flag));
+  }
+  void Use(const std::string& flag) {
+    if (r.Has(flag)) used.push_back(flag);
+  }
+  // A mapped flag whose value parasim cannot express: listed with why.
+  void NotModelled(const std::string& flag, const std::string& why) {
+    Use(flag);
+    const MegatronArg* a = r.Get(flag);
+    std::string value;
+    for (const std::string& v : a ? a->values : std::vector<std::string>{}) {
+      value += (value.empty() ? "" : " ") + v;
+    }
+    not_modelled.push_back({flag, value, why, r.At(flag)});
+  }
+};
+
+// Model shape, vocabulary, MoE, MLA and MTP (megatron_import_model.cc).
+Status ReadModel(Context& c, int tp);
+// Precision, optimizer, recompute and kernels (megatron_import_training.cc).
+Status ReadTraining(Context& c);
+// Parallel sizes, ZeRO, overlap and the pipeline split (megatron_import.cc); `gpus` the
+// cluster's.
+Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp);
+
+}  // namespace parasim::megatron_import

@@ -1,0 +1,201 @@
+#include "scenarios/megatron_import.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace parasim {
+namespace {
+
+// A workspace file in the test's runfiles.
+std::string Runfile(const std::string& path) {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/parasim/" + path;
+}
+
+const Catalogs& Cat() {
+  static const Catalogs cat = *LoadCatalogs();
+  return cat;
+}
+
+StatusOr<ImportedScenario> Import(const std::string& text, ImportOptions o = {}) {
+  if (o.gpu.empty()) o.gpu = "h100-sxm5-80gb";
+  PARASIM_ASSIGN_OR_RETURN(MegatronArgs a, ParseMegatronArgs("args.txt", text));
+  return ImportMegatron(a, o, Cat());
+}
+
+StatusOr<ImportedScenario> ImportFixture(const std::string& name, ImportOptions o) {
+  PARASIM_ASSIGN_OR_RETURN(MegatronArgs a,
+                           ReadMegatronArgs(Runfile("tests/fixtures/megatron/" + name)));
+  return ImportMegatron(a, o, Cat());
+}
+
+// A small dense model's flags; each test adds its own.
+const std::string kBase =
+    "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+    "--max-position-embeddings 2048 --micro-batch-size 1 --vocab-size 50257 --bf16 ";
+
+bool Line(const ImportedScenario& s, const std::string& text) {
+  return s.yaml.find(text) != std::string::npos;
+}
+
+TEST_CASE("a functional-test config: MoE with MLA, MTP and a pipeline layout") {
+  auto s = ImportFixture("moe_model_config.yaml", {.gpu = "h100-sxm5-80gb", .nodes = 2});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const Scenario& sc = s->scenario;
+  CHECK(sc.cluster.gpus() == 16);
+  CHECK(sc.model.layers == 14);
+  CHECK(sc.model.moe.experts == 32);
+  CHECK(sc.model.moe.top_k == 4);
+  CHECK(sc.model.moe.dense_layers == 2);
+  CHECK(sc.model.moe.every == 1);
+  CHECK(sc.model.moe.shared_experts == 1);
+  CHECK(sc.model.moe.expert_ffn_hidden == 1024);
+  CHECK(sc.model.mla.kv_lora_rank == 256);
+  CHECK(sc.model.mla.q_lora_rank == 768);
+  CHECK(sc.model.mla.qk_rope_head_dim == 32);
+  CHECK(sc.model.mtp_depth == 1);
+  CHECK(sc.model.vocab == 32000);  // a multiple of 128 x TP 1 already
+  CHECK(!sc.model.tied_embeddings);
+  CHECK(sc.layout.pp == 2);
+  CHECK(sc.layout.dp == 8);
+  CHECK(sc.layout.ep == 8);
+  CHECK(sc.layout.etp == 1);
+  CHECK(sc.layout.zero == 1);
+  CHECK(sc.layout.overlap_dp);
+  CHECK(sc.layout.stage_layers == std::vector<int>{6, 8});
+  CHECK(sc.training.recompute == RecomputeKind::kDeepseek);
+  CHECK(sc.training.per_expert_gemm);
+  CHECK(sc.training.fused_cross_entropy);
+  CHECK(sc.training.grad_dtype == Dtype::kFp32);  // --bf16: fp32 main gradients
+  CHECK(sc.training.attention == AttentionKind::kFlash);
+  CHECK(sc.training.global_batch == 64);
+  CHECK(sc.training.tokens == 100.0 * 64 * 4096);
+  CHECK(Line(*s, "stage_layers: [6, 8]"));
+  CHECK(Line(*s, "# --pipeline-model-parallel-layout Et*6|t*8mL"));
+  CHECK(Line(*s, "#   --deterministic-mode: deterministic kernels"));
+  CHECK(Line(*s, "NCCL_ALGO=Ring"));
+  CHECK(Line(*s, "--lr"));  // with no effect, listed
+}
+
+TEST_CASE("a launch script: torchrun's shape, GPT-2's vocabulary padded to 128 x TP") {
+  auto s = ImportFixture("train_gpt.sh", {.gpu = "h100-sxm5-80gb"});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const Scenario& sc = s->scenario;
+  CHECK(sc.cluster.nodes == 4);
+  CHECK(sc.cluster.gpus_per_node == 8);
+  CHECK(sc.layout.tp == 4);
+  CHECK(sc.layout.pp == 2);
+  CHECK(sc.layout.dp == 4);
+  CHECK(sc.layout.sp);
+  // 50257 rounded up to a multiple of 128 x 4 = 512.
+  CHECK(sc.model.vocab == 50688);
+  CHECK(sc.model.tied_embeddings);
+  CHECK(sc.model.bias == 1);
+  CHECK(sc.model.ffn_hidden == 4 * 2048);
+  CHECK(sc.training.micro_batch == 2);
+}
+
+TEST_CASE("a plain list: GQA, FP8, block recompute and context parallelism") {
+  auto s = ImportFixture("llama_flags.txt", {.gpu = "h100-sxm5-80gb", .nodes = 2});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const Scenario& sc = s->scenario;
+  CHECK(sc.model.kv_heads == 8);
+  CHECK(sc.model.vocab == 32000);  // Llama2Tokenizer
+  CHECK(sc.model.mlp == MlpKind::kSwiglu);
+  CHECK(sc.model.norm == NormKind::kRmsNorm);
+  CHECK(sc.model.position == PositionKind::kRope);
+  CHECK(sc.training.precision == Dtype::kFp8);
+  CHECK(sc.training.fp8_recipe == Fp8Recipe::kTensorwise);
+  CHECK(sc.training.recompute == RecomputeKind::kFull);
+  CHECK(sc.training.recompute_layers == 4);
+  CHECK(sc.layout.cp == 2);
+  CHECK(sc.layout.dp == 4);
+  CHECK(!sc.layout.overlap_dp);  // no --overlap-grad-reduce
+}
+
+TEST_CASE("Megatron-LM's defaults where flags are absent") {
+  auto s = Import(kBase + "--swiglu --global-batch-size 8");
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  // SwiGLU's default width: 8h/3 rounded down to 64 (2730 -> 2688).
+  CHECK(s->scenario.model.ffn_hidden == 2688);
+  CHECK(s->scenario.model.vocab == 50304);  // 50257 to a multiple of 128
+  CHECK(s->scenario.layout.dp == 8);
+  CHECK(s->scenario.layout.zero == 0);
+  CHECK(s->scenario.training.attention == AttentionKind::kFlash);
+  auto local = Import(kBase + "--transformer-impl local");
+  REQUIRE(local.ok());
+  CHECK(local->scenario.training.attention == AttentionKind::kStandard);
+  CHECK(local->scenario.training.global_batch == 8);  // micro-batch x DP
+  auto unfused = Import(kBase + "--attention-backend unfused --no-gradient-accumulation-fusion");
+  REQUIRE(unfused.ok());
+  CHECK(unfused->scenario.training.attention == AttentionKind::kStandard);
+  CHECK(unfused->scenario.training.grad_accumulation == GradAccumulation::kSeparate);
+}
+
+TEST_CASE("virtual stages, uneven first and last stages, the rank order") {
+  auto v = Import(kBase +
+                  "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
+                  "--global-batch-size 16");
+  REQUIRE_MESSAGE(v.ok(), v.status().message());
+  CHECK(v->scenario.layout.virtual_stages == 2);
+  CHECK(v->scenario.layout.schedule == kScheduleInterleaved);
+  auto fl = Import(
+      "--num-layers 10 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+      "--max-position-embeddings 2048 --vocab-size 50257 --pipeline-model-parallel-size 4 "
+      "--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 2 "
+      "--use-tp-pp-dp-mapping");
+  REQUIRE_MESSAGE(fl.ok(), fl.status().message());
+  CHECK(fl->scenario.layout.stage_layers == std::vector<int>{2, 3, 3, 2});
+  CHECK(fl->scenario.layout.order[3] == RankDim::kPp);
+}
+
+TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
+  struct Bad {
+    std::string args;
+    std::string message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {kBase + "--num-layer 4",
+            "unknown Megatron-LM flag '--num-layer' (did you mean "
+            "'--num-layers'?)"},
+           {kBase + "--fp16", "--fp16: contradicts --bf16"},
+           {kBase + "--tensor-model-parallel-size 3",
+            "tp x pp x cp = 3 x 1 x 1 = 3 does not divide the cluster's 8 GPUs"},
+           {kBase + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*3|ttL'",
+            "places 5 decoder layers (t), --num-layers 4"},
+           {kBase + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|t|tL'",
+            "3 segments do not split over --pipeline-model-parallel-size 2"},
+           {kBase + "--hybrid-layer-pattern M-M- --mamba-num-heads 8",
+            "cannot import: 2 flag(s) describe a model parasim cannot build: "
+            "--hybrid-layer-pattern"},
+           {kBase + "--sequence-parallel yes", "--sequence-parallel: takes no value"},
+           {kBase + "--global-batch-size 12",
+            "12 is not a multiple of --micro-batch-size 1 x "
+            "data-parallel 8"},
+           {kBase + "--attention-backend flashy", "(did you mean 'flash'?)"},
+           {kBase + "--num-experts 8 --expert-model-parallel-size 3",
+            "(the imported scenario's parallelism.ep)"},
+       }) {
+    CAPTURE(b.args);
+    auto s = Import(b.args);
+    REQUIRE(!s.ok());
+    CHECK(s.status().message().find("args.txt:1:") == 0);
+    CAPTURE(s.status().message());
+    CHECK(s.status().message().find(b.message) != std::string::npos);
+  }
+  auto no_vocab = Import(
+      "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+      "--tokenizer-type GPTSentencePieceTokenizer");
+  REQUIRE(!no_vocab.ok());
+  CHECK(no_vocab.status().message().find("give --vocab-size N") != std::string::npos);
+  auto given = Import(
+      "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
+      "--tokenizer-type GPTSentencePieceTokenizer",
+      {.gpu = "h100-sxm5-80gb", .vocab = 129280});
+  REQUIRE(given.ok());
+  CHECK(given->scenario.model.vocab == 129280);
+}
+
+}  // namespace
+}  // namespace parasim

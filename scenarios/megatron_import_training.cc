@@ -1,0 +1,213 @@
+// The precision, optimizer, recompute and kernel flags of `parasim import megatron`
+// (scenarios/megatron_import.h).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+
+#include "scenarios/megatron_import_parts.h"
+
+namespace parasim::megatron_import {
+namespace {
+
+Status ReadPrecision(Context& c) {
+  const FlagReader& r = c.r;
+  const bool bf16 = r.Has("--bf16"), fp16 = r.Has("--fp16");
+  if (bf16 && fp16) {
+    return r.Error("--fp16",
+                   fmt::format("contradicts --bf16 (at {}): give one of them", r.At("--bf16")));
+  }
+  const std::string base = bf16 ? "bf16" : (fp16 ? "fp16" : "fp32");
+  const std::string base_flag = bf16 ? "--bf16" : (fp16 ? "--fp16" : "");
+  if (r.Has("--fp8-format")) {
+    PARASIM_RETURN_IF_ERROR(r.Choice("--fp8-format", {"e4m3", "hybrid"}).status());
+    PARASIM_ASSIGN_OR_RETURN(
+        std::string recipe,
+        r.Choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed"));
+    c.Set("training.precision", "fp8", "--fp8-format");
+    // Delayed and current (tensorwise) scaling both keep one scale per tensor.
+    const std::string mapped = recipe == "delayed" ? "tensorwise" : recipe;
+    c.Derived("training.fp8_recipe", mapped,
+              r.Has("--fp8-recipe") ? r.Text("--fp8-recipe")
+                                    : "Megatron-LM's default recipe (delayed: a scale per tensor)",
+              "--fp8-recipe");
+    c.Use(base_flag);
+  } else {
+    c.Use("--fp8-recipe");
+    c.Derived("training.precision", base,
+              base_flag.empty() ? "no --bf16 or --fp16: Megatron-LM trains in fp32" : base_flag,
+              base_flag);
+  }
+  // Gradients: fp32 main gradients under --bf16 (arguments.py forces the fp32 accumulation),
+  // the parameters' dtype under --fp16 unless asked for fp32.
+  std::string grad = bf16 ? "fp32" : base;
+  std::string from = bf16 ? "--bf16: Megatron-LM accumulates and reduces gradients in fp32"
+                          : (fp16 ? "--fp16: gradients in the parameters' fp16" : "fp32 training");
+  std::string flag = base_flag;
+  for (const char* f : {"--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16"}) {
+    if (r.Has(f)) {
+      grad = std::string(f) == "--grad-reduce-in-bf16" ? "bf16" : "fp32";
+      from = f;
+      flag = f;
+    }
+  }
+  if (r.Has("--main-grads-dtype")) {
+    PARASIM_ASSIGN_OR_RETURN(std::string g, r.Choice("--main-grads-dtype", {"fp32", "bf16"}));
+    if (flag != "--grad-reduce-in-bf16") {
+      grad = g;
+      from = r.Text("--main-grads-dtype");
+      flag = "--main-grads-dtype";
+    }
+    c.Use("--main-grads-dtype");
+  }
+  c.Derived("training.grad_dtype", grad, from, flag);
+  return Status::Ok();
+}
+
+Status ReadOptimizer(Context& c) {
+  const FlagReader& r = c.r;
+  PARASIM_ASSIGN_OR_RETURN(std::string opt,
+                           r.Choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"}, "adam"));
+  if (opt == "adam" || opt == "sgd") {
+    c.Derived("training.optimizer", opt,
+              r.Has("--optimizer") ? r.Text("--optimizer") : "Megatron-LM's default (Adam)",
+              "--optimizer");
+  } else {
+    c.Derived("training.optimizer", "adam", "Adam's states in place of Muon's (not modelled)");
+    c.NotModelled("--optimizer",
+                  "Muon (one momentum buffer, Newton-Schulz iterations on each "
+                  "matrix): parasim prices Adam's states and step");
+  }
+  std::string moments;
+  for (const char* f : {"--exp-avg-dtype", "--exp-avg-sq-dtype"}) {
+    if (!r.Has(f)) continue;
+    PARASIM_ASSIGN_OR_RETURN(std::string m, r.Choice(f, {"fp32", "fp16", "bf16", "fp8"}));
+    if (m != "fp32" && m != "bf16") {
+      c.NotModelled(f, fmt::format("Adam moments in {}: parasim keeps them in fp32 or bf16", m));
+      continue;
+    }
+    if (!moments.empty() && m != moments) {
+      c.NotModelled(f, "the two moments in different types: parasim keeps both in one");
+      continue;
+    }
+    moments = m;
+    c.Set("training.moments", m, f);
+  }
+  return Status::Ok();
+}
+
+// --recompute-modules: Megatron-LM's selective recompute of the attention core, or
+// DeepSeek-V3's set (norms, MLA up-projections, the experts' activation).
+Status ReadModules(Context& c) {
+  const FlagReader& r = c.r;
+  const MegatronArg* m = r.Get("--recompute-modules");
+  std::set<std::string> mods = {"core_attn"};  // the default (transformer_config.py)
+  if (m) mods = {m->values.begin(), m->values.end()};
+  const std::set<std::string> deepseek = {"layernorm", "mla_up_proj", "moe_act", "mlp"};
+  if (mods == std::set<std::string>{"core_attn"}) {
+    c.Derived("training.recompute", "selective",
+              m ? r.Text("--recompute-modules") : "--recompute-granularity selective",
+              m ? "--recompute-modules" : "--recompute-granularity");
+    return Status::Ok();
+  }
+  const bool subset = std::all_of(mods.begin(), mods.end(),
+                                  [&](const std::string& s) { return deepseek.count(s) > 0; });
+  if (subset && mods.count("moe_act") > 0) {
+    c.Set("training.recompute", "deepseek", "--recompute-modules");
+    if (mods.size() < 3 || mods.count("mlp") > 0) {
+      c.NotModelled("--recompute-modules",
+                    "this set of modules: parasim's `deepseek` recomputes the norms, the MLA "
+                    "up-projections and the experts' activation");
+    }
+    return Status::Ok();
+  }
+  c.Derived("training.recompute", "none", "recompute modules parasim has no mode for");
+  c.NotModelled("--recompute-modules",
+                "this set of modules: parasim recomputes the attention core (selective), "
+                "DeepSeek-V3's set (deepseek) or whole layers (full)");
+  return Status::Ok();
+}
+
+Status ReadRecompute(Context& c) {
+  const FlagReader& r = c.r;
+  std::string gran;
+  if (r.Has("--recompute-granularity")) {
+    PARASIM_ASSIGN_OR_RETURN(gran, r.Choice("--recompute-granularity", {"full", "selective"}));
+    c.Use("--recompute-granularity");
+  } else if (r.Has("--recompute-activations")) {
+    gran = "selective";
+    c.Use("--recompute-activations");
+  }
+  if (gran.empty()) {
+    c.Derived("training.recompute", "none", "no --recompute-granularity");
+    return Status::Ok();
+  }
+  if (gran == "selective") return ReadModules(c);
+  c.Use("--recompute-modules");
+  c.Set("training.recompute", "full", "--recompute-granularity");
+  PARASIM_ASSIGN_OR_RETURN(std::string method,
+                           r.Choice("--recompute-method", {"uniform", "block"}, "uniform"));
+  PARASIM_ASSIGN_OR_RETURN(int64_t n, r.Int("--recompute-num-layers", 0, 1048576, 1));
+  c.Use("--recompute-method");
+  if (method == "block") {
+    c.Set("training.recompute_layers", std::to_string(n), "--recompute-num-layers");
+  } else if (n > 1) {
+    c.NotModelled("--recompute-num-layers",
+                  fmt::format("uniform blocks of {} layers (one input kept per block): parasim "
+                              "keeps each layer's input",
+                              n));
+  } else {
+    c.Use("--recompute-num-layers");
+  }
+  return Status::Ok();
+}
+
+Status ReadKernels(Context& c) {
+  const FlagReader& r = c.r;
+  PARASIM_ASSIGN_OR_RETURN(
+      std::string impl,
+      r.Choice("--transformer-impl", {"transformer_engine", "local", "inference_optimized"},
+               "transformer_engine"));
+  PARASIM_ASSIGN_OR_RETURN(
+      std::string backend,
+      r.Choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"}, "auto"));
+  c.Use("--transformer-impl");
+  std::string attention = "flash", from, flag = "--attention-backend";
+  if (backend == "unfused" || backend == "local") {
+    attention = "standard";
+    from = r.Text("--attention-backend") + ": the softmax materialised";
+  } else if (r.Has("--use-flash-attn") || r.Has("--attention-backend")) {
+    from = r.Has("--attention-backend") ? r.Text("--attention-backend") : "--use-flash-attn";
+    flag = r.Has("--attention-backend") ? flag : "--use-flash-attn";
+  } else if (impl == "local") {
+    attention = "standard";
+    from = "--transformer-impl local: Megatron-Core's unfused attention";
+    flag = "--transformer-impl";
+  } else {
+    from = "Megatron-LM's default backend (auto): Transformer Engine's fused attention";
+    flag = "";
+  }
+  c.Use("--use-flash-attn");
+  c.Derived("training.attention", attention, from, flag);
+  const bool ce = r.Has("--cross-entropy-loss-fusion");
+  c.Derived("training.cross_entropy", ce ? "fused" : "unfused",
+            ce ? "--cross-entropy-loss-fusion" : "Megatron-LM's default: the loss pass by pass",
+            ce ? "--cross-entropy-loss-fusion" : "");
+  const bool sep = r.Has("--no-gradient-accumulation-fusion");
+  c.Derived("training.grad_accumulation", sep ? "separate" : "fused",
+            sep ? "--no-gradient-accumulation-fusion"
+                : "Megatron-LM's default: the weight-gradient GEMM accumulates in place",
+            sep ? "--no-gradient-accumulation-fusion" : "");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadTraining(Context& c) {
+  PARASIM_RETURN_IF_ERROR(ReadPrecision(c));
+  PARASIM_RETURN_IF_ERROR(ReadOptimizer(c));
+  PARASIM_RETURN_IF_ERROR(ReadRecompute(c));
+  return ReadKernels(c);
+}
+
+}  // namespace parasim::megatron_import

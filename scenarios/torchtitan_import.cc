@@ -1,0 +1,344 @@
+#include "scenarios/torchtitan_import.h"
+
+#include <fmt/core.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <set>
+
+#include "scenarios/scenario_writer.h"
+#include "sim/io.h"
+
+namespace parasim {
+namespace {
+
+// torchtitan's model flavors that the catalog holds (torchtitan/models/*/__init__.py).
+struct Flavor {
+  std::string_view name, flavor, id;
+};
+constexpr Flavor kFlavors[] = {
+    {"llama3", "8B", "llama3-8b"},
+    {"llama3", "70B", "llama3-70b"},
+    {"llama3", "405B", "llama3-405b"},
+    {"llama2", "7B", "llama2-7b"},
+    {"llama2", "13B", "llama2-13b"},
+    {"llama2", "70B", "llama2-70b"},
+    {"deepseek_v3", "671B", "deepseek-v3"},
+    {"qwen3", "30B-A3B", "qwen3-30b-a3b"},
+    {"qwen3", "235B-A22B", "qwen3-235b-a22b"},
+};
+
+// A key of the config: a table path and a key ("parallelism", "tensor_parallel_degree").
+struct Key {
+  std::string_view table, key;
+  std::string Path() const { return fmt::format("{}.{}", table, key); }
+};
+
+// The TOML document with located reads; remembers the keys it read.
+class Config {
+ public:
+  Config(std::string file, toml::table t) : file_(std::move(file)), t_(std::move(t)) {}
+
+  // The first of `keys` present, or null; `label` gets "[table] key = value".
+  const toml::node* Find(std::initializer_list<Key> keys, std::string* label = nullptr) {
+    for (const Key& k : keys) {
+      const toml::node* n = t_.at_path(k.Path()).node();
+      if (!n) continue;
+      read_.insert(k.Path());
+      if (label) *label = fmt::format("[{}] {} = {}", k.table, k.key, Text(*n));
+      return n;
+    }
+    return nullptr;
+  }
+  StatusOr<int64_t> Int(std::initializer_list<Key> keys, int64_t lo, int64_t hi, int64_t fallback,
+                        std::string* label) {
+    const toml::node* n = Find(keys, label);
+    if (!n) return fallback;
+    const std::optional<int64_t> v = n->value<int64_t>();
+    if (!v || *v < lo || *v > hi) {
+      return Error(*n, fmt::format("{}: expected an integer from {} to {}", *label, lo, hi));
+    }
+    return *v;
+  }
+  std::string Str(std::initializer_list<Key> keys, const std::string& fallback,
+                  std::string* label) {
+    const toml::node* n = Find(keys, label);
+    return n && n->value<std::string>() ? *n->value<std::string>() : fallback;
+  }
+  Status Error(const toml::node& n, const std::string& message) const {
+    return InvalidArgument(fmt::format("{}:{}:{}: error: {}", file_, n.source().begin.line,
+                                       n.source().begin.column, message));
+  }
+  // Every leaf key the import did not read, "table.key".
+  std::vector<std::string> Unread() const {
+    std::vector<std::string> out;
+    Walk(t_, "", &out);
+    return out;
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  static std::string Text(const toml::node& n) {
+    if (n.is_string()) return "\"" + *n.value<std::string>() + "\"";
+    if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
+    if (n.is_integer()) return std::to_string(*n.value<int64_t>());
+    if (n.is_floating_point()) return fmt::format("{}", *n.value<double>());
+    if (const toml::array* a = n.as_array()) {
+      std::string out = "[";
+      for (const auto& e : *a) out += (out.size() > 1 ? ", " : "") + Text(e);
+      return out + "]";
+    }
+    return "...";
+  }
+  void Walk(const toml::table& t, const std::string& at, std::vector<std::string>* out) const {
+    for (const auto& [k, v] : t) {
+      const std::string path = at.empty() ? std::string(k.str()) : at + "." + std::string(k.str());
+      if (const toml::table* sub = v.as_table()) {
+        Walk(*sub, path, out);
+      } else if (read_.count(path) == 0) {
+        out->push_back(path);
+      }
+    }
+  }
+  std::string file_;
+  toml::table t_;
+  std::set<std::string> read_;
+};
+
+Status ReadModel(Config& c, ScenarioWriter& w) {
+  std::string name_at, flavor_at;
+  const std::string name = c.Str({{"model", "name"}}, "", &name_at);
+  const std::string flavor = c.Str({{"model", "flavor"}}, "", &flavor_at);
+  for (const Flavor& f : kFlavors) {
+    if (name == f.name && flavor == f.flavor) {
+      w.Set("model.extends", std::string(f.id), name_at + ", " + flavor_at);
+      // torchtitan's DeepSeek-V3 trains no multi-token-prediction module.
+      if (f.id == "deepseek-v3") w.Set("model.mtp_depth", "0", name_at + ": no MTP module");
+      return Status::Ok();
+    }
+  }
+  std::string known;
+  for (const Flavor& f : kFlavors)
+    known += fmt::format("{}{} {}", known.empty() ? "" : ", ", f.name, f.flavor);
+  return InvalidArgument(fmt::format(
+      "{}: error: [model] name = \"{}\", flavor = \"{}\" is not a model the catalog holds; "
+      "known: {} (or write the scenario's model by hand)",
+      c.file(), name, flavor, known));
+}
+
+// Degrees, with the older spellings under [training] and [experimental].
+struct Degrees {
+  int64_t tp = 1, pp = 1, cp = 1, ep = 1, etp = 0, shard = -1, replicate = 1;
+  std::string tp_at, pp_at, cp_at, ep_at, etp_at, shard_at, replicate_at;
+};
+
+Status ReadDegrees(Config& c, Degrees* d) {
+  PARASIM_ASSIGN_OR_RETURN(d->tp, c.Int({{"parallelism", "tensor_parallel_degree"},
+                                         {"training", "tensor_parallel_degree"}},
+                                        1, 65536, 1, &d->tp_at));
+  PARASIM_ASSIGN_OR_RETURN(d->pp, c.Int({{"parallelism", "pipeline_parallel_degree"},
+                                         {"experimental", "pipeline_parallel_degree"}},
+                                        1, 65536, 1, &d->pp_at));
+  PARASIM_ASSIGN_OR_RETURN(d->cp, c.Int({{"parallelism", "context_parallel_degree"},
+                                         {"experimental", "context_parallel_degree"}},
+                                        1, 65536, 1, &d->cp_at));
+  PARASIM_ASSIGN_OR_RETURN(
+      d->ep, c.Int({{"parallelism", "expert_parallel_degree"}}, 1, 65536, 1, &d->ep_at));
+  PARASIM_ASSIGN_OR_RETURN(
+      d->etp, c.Int({{"parallelism", "expert_tensor_parallel_degree"}}, 1, 65536, 0, &d->etp_at));
+  PARASIM_ASSIGN_OR_RETURN(d->shard, c.Int({{"parallelism", "data_parallel_shard_degree"},
+                                            {"training", "data_parallel_shard_degree"},
+                                            {"training", "data_parallel_degree"}},
+                                           -1, 16777216, -1, &d->shard_at));
+  PARASIM_ASSIGN_OR_RETURN(d->replicate, c.Int({{"parallelism", "data_parallel_replicate_degree"},
+                                                {"training", "data_parallel_replicate_degree"}},
+                                               1, 16777216, 1, &d->replicate_at));
+  return Status::Ok();
+}
+
+// torchtitan's pipeline schedules (torch.distributed.pipelining) as parasim's.
+std::string ScheduleOf(const std::string& s) {
+  if (s == "1F1B") return "1f1b";
+  if (s == "GPipe") return "gpipe";
+  if (s == "Interleaved1F1B") return "interleaved-1f1b";
+  if (s == "ZBVZeroBubble") return "zb-v";
+  if (s == "DualPipeV") return "dualpipe-v";
+  return "";
+}
+
+Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpus, int layers,
+                     int64_t* dp, std::vector<std::string>* nm) {
+  const int64_t model = d.tp * d.pp * d.cp * d.replicate;
+  const int64_t shard = d.shard > 0 ? d.shard : (gpus % model == 0 ? gpus / model : 0);
+  if (shard <= 0 || model * shard != gpus) {
+    return InvalidArgument(fmt::format(
+        "{}: error: tp x pp x cp x dp_replicate x dp_shard = {} x {} x {} x {} x {} does not "
+        "match the cluster's {} GPUs: give --nodes and --gpus-per-node to the import",
+        c.file(), d.tp, d.pp, d.cp, d.replicate, d.shard, gpus));
+  }
+  *dp = shard * d.replicate;
+  w.Set("parallelism.tp", std::to_string(d.tp), d.tp_at.empty() ? "default 1" : d.tp_at);
+  w.Set("parallelism.pp", std::to_string(d.pp), d.pp_at.empty() ? "default 1" : d.pp_at);
+  w.Set("parallelism.cp", std::to_string(d.cp), d.cp_at.empty() ? "default 1" : d.cp_at);
+  w.Set("parallelism.dp", std::to_string(*dp),
+        fmt::format("dp_shard {} x dp_replicate {}", shard, d.replicate));
+  if (d.ep > 1) w.Set("parallelism.ep", std::to_string(d.ep), d.ep_at);
+  if (d.etp > 0) w.Set("parallelism.etp", std::to_string(d.etp), d.etp_at);
+  w.Set("parallelism.sp", d.tp > 1 ? "true" : "false",
+        d.tp > 1 ? "torchtitan's tensor parallelism shards the norms' sequence (SequenceParallel)"
+                 : "no tensor parallelism");
+  w.Set("parallelism.zero", shard > 1 ? "3" : "0",
+        shard > 1 ? "FSDP2 over the data_parallel_shard_degree ranks" : "DDP (no sharding)");
+  if (shard > 1 && d.replicate > 1) {
+    nm->push_back(
+        "data_parallel_replicate_degree with sharding (HSDP): parasim shards over the "
+        "whole data-parallel group");
+  }
+  std::string async_at;
+  const toml::node* async = c.Find({{"parallelism", "enable_async_tensor_parallel"}}, &async_at);
+  const bool overlap = async && async->value<bool>().value_or(false);
+  w.Set("parallelism.overlap.tp", overlap ? "true" : "false",
+        overlap ? async_at : "DTensor's TP collectives block (no async TP)");
+  std::string sched_at;
+  const std::string sched = c.Str({{"parallelism", "pipeline_parallel_schedule"},
+                                   {"experimental", "pipeline_parallel_schedule"}},
+                                  "1F1B", &sched_at);
+  const std::string mapped = ScheduleOf(sched);
+  w.Set("parallelism.schedule", mapped.empty() ? "1f1b" : mapped,
+        sched_at.empty() ? "torchtitan's default schedule (1F1B)" : sched_at);
+  if (mapped.empty()) nm->push_back(fmt::format("pipeline schedule {}: priced as 1F1B", sched));
+  if (mapped == "interleaved-1f1b") {
+    std::string per_at;
+    PARASIM_ASSIGN_OR_RETURN(
+        int64_t per,
+        c.Int({{"parallelism", "pipeline_parallel_layers_per_stage"}}, 1, layers, 0, &per_at));
+    const int64_t vp = per > 0 ? std::max<int64_t>(1, layers / (d.pp * per)) : 2;
+    w.Set("parallelism.virtual_stages", std::to_string(vp),
+          per > 0 ? per_at : "two stages a rank (not given)");
+  }
+  return Status::Ok();
+}
+
+Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp, int layers,
+                     std::vector<std::string>* nm) {
+  std::string seq_at, local_at, global_at, micro_at;
+  const toml::node* seq_node = c.Find({{"training", "seq_len"}}, &seq_at);
+  if (!seq_node || !seq_node->value<int64_t>()) {
+    return InvalidArgument(fmt::format("{}: error: no [training] seq_len", c.file()));
+  }
+  w.Set("training.seq_len", std::to_string(*seq_node->value<int64_t>()), seq_at);
+  PARASIM_ASSIGN_OR_RETURN(int64_t local,
+                           c.Int({{"training", "local_batch_size"}, {"training", "batch_size"}}, 1,
+                                 int64_t{1} << 40, 8, &local_at));
+  PARASIM_ASSIGN_OR_RETURN(int64_t global, c.Int({{"training", "global_batch_size"}}, -1,
+                                                 int64_t{1} << 40, -1, &global_at));
+  if (global <= 0) global = local * dp;
+  int64_t micro = local;
+  if (d.pp > 1) {
+    PARASIM_ASSIGN_OR_RETURN(micro, c.Int({{"parallelism", "pipeline_parallel_microbatch_size"}}, 1,
+                                          local, 1, &micro_at));
+  }
+  w.Set("training.global_batch", std::to_string(global),
+        global_at.empty() ? fmt::format("local batch x dp: {}", local_at) : global_at);
+  w.Set("training.micro_batch", std::to_string(micro),
+        d.pp > 1           ? (micro_at.empty() ? "pipeline micro-batches of 1 (default)" : micro_at)
+        : local_at.empty() ? "torchtitan's default local batch (8)"
+                           : local_at);
+  if (global > local * dp) {
+    w.Set("training.grad_accumulation", "separate",
+          "gradient accumulation: PyTorch autograd adds each micro-batch's gradients");
+  }
+  std::string param_at, reduce_at;
+  const std::string param = c.Str({{"training", "mixed_precision_param"}}, "bfloat16", &param_at);
+  const std::string reduce = c.Str({{"training", "mixed_precision_reduce"}}, "float32", &reduce_at);
+  std::string fp8_at;
+  const toml::node* fp8 = c.Find({{"float8", "enable_float8_linear"}}, &fp8_at);
+  const toml::node* conv = c.Find({{"model", "converters"}}, &fp8_at);
+  bool float8 = fp8 && fp8->value<bool>().value_or(false);
+  if (conv && conv->as_array()) {
+    for (const auto& e : *conv->as_array())
+      float8 |= e.value<std::string>().value_or("") == "float8";
+  }
+  w.Set("training.precision", float8 ? "fp8" : (param == "float32" ? "fp32" : "bf16"),
+        float8 ? fp8_at : (param_at.empty() ? "torchtitan's default (bfloat16)" : param_at));
+  w.Set("training.grad_dtype", reduce == "bfloat16" ? "bf16" : "fp32",
+        reduce_at.empty() ? "torchtitan's default reduce dtype (float32)" : reduce_at);
+  w.Set("training.attention", "flash", "PyTorch SDPA's flash kernels");
+  std::string opt_at;
+  const std::string opt = c.Str({{"optimizer", "name"}}, "AdamW", &opt_at);
+  w.Set("training.optimizer", "adam", opt_at.empty() ? "torchtitan's default (AdamW)" : opt_at);
+  if (opt != "AdamW" && opt != "Adam") nm->push_back("optimizer " + opt + ": priced as Adam");
+  std::string mode_at, opt_ac_at;
+  const std::string mode = c.Str({{"activation_checkpoint", "mode"}}, "selective", &mode_at);
+  const std::string ac = c.Str({{"activation_checkpoint", "selective_ac_option"}}, "2", &opt_ac_at);
+  if (mode == "none" || mode == "full") {
+    w.Set("training.recompute", mode, mode_at);
+  } else if (ac == "op") {
+    w.Set("training.recompute", "selective-op", mode_at + ", " + opt_ac_at);
+  } else {
+    const int every = std::max(1, std::atoi(ac.c_str()));
+    w.Set("training.recompute", "full", mode_at + ": every " + ac + "-th layer checkpointed");
+    w.Set("training.recompute_layers", std::to_string(layers / every),
+          fmt::format("{} (layers / {})", opt_ac_at.empty() ? "selective_ac_option 2" : opt_ac_at,
+                      every));
+  }
+  std::string steps_at;
+  PARASIM_ASSIGN_OR_RETURN(int64_t steps,
+                           c.Int({{"training", "steps"}}, 0, int64_t{1} << 40, 0, &steps_at));
+  if (steps > 0) {
+    w.Set("training.tokens",
+          fmt::format("{}", static_cast<double>(steps) * static_cast<double>(global) *
+                                static_cast<double>(*seq_node->value<int64_t>())),
+          steps_at);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ImportedScenario> ImportTorchtitan(const std::string& file, const std::string& text,
+                                            const ImportOptions& options,
+                                            const Catalogs& catalogs) {
+  toml::table table;
+  try {
+    table = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument(fmt::format("{}:{}:{}: error: TOML: {}", file, e.source().begin.line,
+                                       e.source().begin.column, e.description()));
+  }
+  Config c(file, std::move(table));
+  ScenarioWriter w;
+  int64_t gpus = 0;
+  int gpn = 0;
+  PARASIM_RETURN_IF_ERROR(WriteImportCluster(options, {}, file, catalogs, &w, &gpus, &gpn));
+  PARASIM_RETURN_IF_ERROR(ReadModel(c, w));
+  const ModelSpec* m = catalogs.models.Find(w.Get("model.extends"));
+  const int layers = m ? m->layers : 1;
+  Degrees d;
+  PARASIM_RETURN_IF_ERROR(ReadDegrees(c, &d));
+  std::vector<std::string> nm;
+  int64_t dp = 1;
+  PARASIM_RETURN_IF_ERROR(WriteParallel(c, w, d, gpus, layers, &dp, &nm));
+  PARASIM_RETURN_IF_ERROR(WriteTraining(c, w, d, dp, layers, &nm));
+  w.Set("name", YamlQuote(options.name.empty() ? "imported from " + file : options.name),
+        "the file imported");
+  ImportedScenario out;
+  for (const std::string& n : nm) out.not_modelled.push_back({n, "", "", file});
+  out.no_effect = c.Unread();
+  w.Trailer("Not modelled:", nm);
+  w.Trailer("Keys not read (no effect on time or memory, or not modelled):", out.no_effect);
+  const std::string header = fmt::format(
+      "# Imported by `parasim import torchtitan` from {} ({} keys not read, listed at the end).",
+      file, out.no_effect.size());
+  PARASIM_RETURN_IF_ERROR(FinishImport(w, header, file, catalogs, &out));
+  return out;
+}
+
+StatusOr<ImportedScenario> ImportTorchtitanFile(const std::string& path,
+                                                const ImportOptions& options,
+                                                const Catalogs& catalogs) {
+  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ImportTorchtitan(path, text, options, catalogs);
+}
+
+}  // namespace parasim

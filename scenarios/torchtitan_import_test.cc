@@ -1,0 +1,80 @@
+#include "scenarios/torchtitan_import.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace parasim {
+namespace {
+
+const Catalogs& Cat() {
+  static const Catalogs cat = *LoadCatalogs();
+  return cat;
+}
+
+TEST_CASE(
+    "torchtitan's Llama 3 8B config as tests/validation/regimes/torchtitan-a100-fsdp2.yaml "
+    "states it") {
+  const std::string path =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/tests/fixtures/torchtitan/llama3_8b.toml";
+  auto s = ImportTorchtitanFile(path, {.gpu = "a100-sxm4-80gb", .nodes = 8}, Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const Scenario& sc = s->scenario;
+  CHECK(sc.model.layers == 32);
+  CHECK(sc.model.vocab == 128256);
+  CHECK(sc.layout.dp == 64);
+  CHECK(sc.layout.zero == 3);
+  CHECK(sc.layout.zero3_copies);
+  CHECK(sc.training.seq_len == 8192);
+  CHECK(sc.training.global_batch == 64);
+  CHECK(sc.training.micro_batch == 1);
+  CHECK(sc.training.recompute == RecomputeKind::kSelectiveOp);
+  CHECK(sc.training.precision == Dtype::kBf16);
+  CHECK(sc.training.grad_dtype == Dtype::kFp32);
+  CHECK(s->yaml.find("# [activation_checkpoint] mode = \"selective\", "
+                     "[activation_checkpoint] selective_ac_option = \"op\"") != std::string::npos);
+  CHECK(s->yaml.find("job.dump_folder") != std::string::npos);  // not read: listed
+}
+
+TEST_CASE("selective layer checkpointing, TP, PP and FP8; errors located") {
+  const std::string toml = R"([model]
+name = "llama3"
+flavor = "70B"
+converters = ["float8"]
+[training]
+local_batch_size = 4
+seq_len = 4096
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved1F1B"
+[activation_checkpoint]
+mode = "selective"
+selective_ac_option = "2"
+)";
+  auto s = ImportTorchtitan("c.toml", toml, {.gpu = "h100-sxm5-80gb", .nodes = 4}, Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const Scenario& sc = s->scenario;
+  CHECK(sc.layout.tp == 8);
+  CHECK(sc.layout.pp == 2);
+  CHECK(sc.layout.dp == 2);
+  CHECK(sc.layout.sp);
+  CHECK(sc.layout.virtual_stages == 2);
+  CHECK(sc.training.precision == Dtype::kFp8);
+  CHECK(sc.training.recompute == RecomputeKind::kFull);
+  CHECK(sc.training.recompute_layers == 40);
+  CHECK(sc.training.micro_batch == 1);
+  CHECK(sc.training.global_batch == 8);
+  auto bad =
+      ImportTorchtitan("c.toml", "[training]\nseq_len = = 3\n", {.gpu = "h100-sxm5-80gb"}, Cat());
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().message().find("c.toml:2:") == 0);
+  auto flavor = ImportTorchtitan("c.toml", "[model]\nname = \"llama3\"\nflavor = \"9B\"\n",
+                                 {.gpu = "h100-sxm5-80gb"}, Cat());
+  REQUIRE(!flavor.ok());
+  CHECK(flavor.status().message().find("known: llama3 8B") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim
