@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "scenarios/serving_scenario.h"
 #include "sim/io.h"
 #include "sim/parse_units.h"
 #include "sim/trace.h"
@@ -17,6 +18,7 @@
 #include "tools/report.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/serve.h"
 #include "tools/verbs/step_json.h"
 #include "tools/verbs/verb.h"
 
@@ -38,7 +40,8 @@ struct Result {
   Scenario s;
   StepReport r;  // with the goodput model: its time to train, GPU-hours and cost through failures
   std::optional<GoodputReport> goodput;
-  std::string notes;  // --timing's figures, the files written
+  std::string notes;                    // --timing's figures, the files written
+  std::optional<ServeOutcome> serving;  // a serving scenario, handed to serve
 };
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
@@ -116,6 +119,10 @@ Status WritePictures(const Options& o, const StepOptions& so, bool json, Result*
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   Result res;
+  if (IsServingScenario(o.scenario.Input())) {
+    PARASIM_ASSIGN_OR_RETURN(res.serving, ServeDocument(o.scenario, o.sets, {}));
+    return res;
+  }
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadFixedScenario(o.scenario, o.sets));
   const Scenario& s = res.s;
   StepOptions so;
@@ -150,6 +157,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
 }
 
 Json ToJson(const Result& res) {
+  if (res.serving) return ServeJson(*res.serving);
   return RunJson(res.s, res.r, res.goodput ? &*res.goodput : nullptr);
 }
 
@@ -241,6 +249,7 @@ std::string FootText(const Scenario& s, const StepReport& r) {
 }
 
 std::string ToText(const Result& res) {
+  if (res.serving) return ServeText(*res.serving);
   const Scenario& s = res.s;
   const StepReport& r = res.r;
   const GoodputReport* g = res.goodput ? &*res.goodput : nullptr;
@@ -270,7 +279,7 @@ std::string ToText(const Result& res) {
   return out + FootText(s, r);
 }
 
-std::string Notes(const Result& res) { return res.notes; }
+std::string Notes(const Result& res) { return res.serving ? ServeNotes(*res.serving) : res.notes; }
 
 }  // namespace
 
