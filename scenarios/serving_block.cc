@@ -74,6 +74,11 @@ Status ReadLength(const YamlContext& ctx, const MapReader& m, std::string_view k
   }
   PARASIM_RETURN_IF_ERROR(r.Int("min", &d->min, 1, int64_t{1} << 24));
   PARASIM_RETURN_IF_ERROR(r.Int("max", &d->max, d->min, int64_t{1} << 24));
+  if (d->kind == LengthDist::Kind::kLognormal && d->max > 0 && d->a >= d->max) {
+    return r.Error("max", fmt::format("the lognormal's mean ({}) must lie below max ({}): the "
+                                      "mean is the clipped distribution's",
+                                      d->a, d->max));
+  }
   return Status::Ok();
 }
 

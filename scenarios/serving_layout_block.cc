@@ -7,7 +7,8 @@ namespace parasim {
 namespace {
 
 const std::vector<std::string_view>& PoolKeys() {
-  static const std::vector<std::string_view> kKeys = {"tp", "pp", "ep", "replicas", "dp_attention"};
+  static const std::vector<std::string_view> kKeys = {
+      "tp", "pp", "ep", "replicas", "dp_attention", "max_num_tokens", "max_seqs"};
   return kKeys;
 }
 
@@ -19,6 +20,8 @@ Status ReadPool(const MapReader& m, PoolLayout* p) {
   PARASIM_RETURN_IF_ERROR(m.Bool("dp_attention", &p->dp_attention));
   p->ep = p->dp_attention ? p->tp : 1;
   PARASIM_RETURN_IF_ERROR(m.Int("ep", &p->ep, 1, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(m.Int("max_num_tokens", &p->max_num_tokens, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(m.Int("max_seqs", &p->max_seqs, 1, int64_t{1} << 24));
   p->replicas = 0;
   if (m.Has("replicas") &&
       !(m.Node("replicas").IsScalar() && m.Node("replicas").Scalar() == "auto")) {

@@ -66,7 +66,10 @@ ServingCost::ServingCost(const ModelSpec& m, const ClusterSpec& c, const Serving
       formats_(ServeFormatsOf(p, c.gpu)),
       cost16_(c, Dtype::kBf16),
       low_(c, formats_.compute),
-      overhead_(engine.iteration_overhead.value_or(kDefaultIterationOverhead)) {}
+      overhead_(engine.iteration_overhead.value_or(kDefaultIterationOverhead)) {
+  if (pool.max_num_tokens > 0) engine_.max_num_tokens = pool.max_num_tokens;
+  if (pool.max_seqs > 0) engine_.max_seqs = pool.max_seqs;
+}
 
 StatusOr<ServingCost> ServingCost::Build(const ModelSpec& m, const ClusterSpec& c,
                                          const ServingPrecision& p, const PoolLayout& pool,

@@ -77,6 +77,8 @@ class ServingCost {
                                      const EnginePolicy& engine);
   int stages() const { return pool_.pp; }
   const PoolLayout& pool() const { return pool_; }
+  // The engine's policy on this pool's replicas (the pool's own budget and cap applied).
+  const EnginePolicy& engine() const { return engine_; }
   const ServingMemory& memory() const { return memory_; }
   Duration iteration_overhead() const { return overhead_; }
   // Stage `s`'s time for the iteration; decode-only iterations replayed as a CUDA graph pay

@@ -78,7 +78,7 @@ class Replay {
   std::vector<KvPoint> kv_raw_;
   std::vector<bool> admitted_;
   size_t admitted_count_ = 0;
-  int64_t window_start_ = -1, window_end_ = -1;
+  int64_t window_end_ = -1;
   std::vector<std::pair<int64_t, double>> generated_;  // (iteration end, output tokens by then)
   double kv_peak_ = 0;
   std::vector<int64_t> replayed_;
@@ -144,7 +144,7 @@ void Replay::Setup(std::optional<double> rate) {
                                                    : ReplicaRole::kDecode;
     for (int64_t r = 0; r < replayed_[static_cast<size_t>(p)]; ++r) {
       replicas_.push_back(
-          {p, ReplicaScheduler(sv.engine, c.memory().kv_tokens, c.stages(), role, &seqs_),
+          {p, ReplicaScheduler(c.engine(), c.memory().kv_tokens, c.stages(), role, &seqs_),
            std::vector<int64_t>(static_cast<size_t>(c.stages()), 0),
            std::vector<Batch>(static_cast<size_t>(c.stages())), entity});
       entity += static_cast<uint32_t>(c.stages());
@@ -195,10 +195,7 @@ void Replay::Arrive(uint32_t id, int64_t now) {
 }
 
 void Replay::Finish(uint32_t id, int64_t now) {
-  if (seqs_[id].generated >= seqs_[id].output) {
-    out_[id].finish_s = static_cast<double>(now) * 1e-12;
-    if (window_start_ < 0) window_start_ = now;
-  }
+  if (seqs_[id].generated >= seqs_[id].output) out_[id].finish_s = static_cast<double>(now) * 1e-12;
   out_[id].preemptions = seqs_[id].preemptions;
   --unfinished_;
   if (closed_loop_ && next_issue_ < requests_.size()) Issue(next_issue_++, now);
@@ -350,9 +347,19 @@ ServingReplay Replay::Collect() {
     if (!o.served()) ++out.rejected;
     out.makespan_s = std::max(out.makespan_s, o.finish_s);
   }
-  if (window_start_ >= 0 && window_end_ > window_start_) {
-    out.window_s = static_cast<double>(window_end_ - window_start_) * 1e-12;
-    out.window_tokens = GeneratedBy(window_end_) - GeneratedBy(window_start_);
+  // The window opens once the batches have filled: after the median request's time in the
+  // system (the earliest requests' ends come from the shortest ones, while the batch still grows).
+  std::vector<double> e2e;
+  for (const RequestOutcome& o : out.requests) {
+    if (o.served()) e2e.push_back(o.finish_s - o.arrival_s);
+  }
+  std::nth_element(e2e.begin(), e2e.begin() + static_cast<std::ptrdiff_t>(e2e.size() / 2),
+                   e2e.end());
+  const int64_t window_start =
+      e2e.empty() ? -1 : static_cast<int64_t>(std::llround(e2e[e2e.size() / 2] * 1e12));
+  if (window_start >= 0 && window_end_ > window_start) {
+    out.window_s = static_cast<double>(window_end_ - window_start) * 1e-12;
+    out.window_tokens = GeneratedBy(window_end_) - GeneratedBy(window_start);
   }
   // KV use in at most kKvPoints spans, each its highest.
   const double span = out.makespan_s > 0 ? out.makespan_s / kKvPoints : 1;

@@ -60,10 +60,10 @@ struct ServingReplay {
   std::vector<KvPoint> kv;  // at most kKvPoints, each the most in use over its span
   double kv_peak_used = 0;  // the most of one replica's KV blocks in use at once
   double makespan_s = 0;    // to the last request's end
-  // The steady window: from the first request's end to the last request's admission (its first
-  // iteration), and the output tokens generated within it. A replay of a few thousand requests
-  // starts with a burst of prompts and ends in a drain, which a run of hours (MLPerf's) does
-  // not see.
+  // The steady window: from the median request's time in the system (once the batches have
+  // filled) to the last request's admission (its first iteration), and the output tokens
+  // generated within it. A replay of a few thousand requests starts with the batches filling and
+  // ends in a drain, which a run of hours (MLPerf's) does not see.
   double window_s = 0;
   double window_tokens = 0;
   int64_t iterations = 0;

@@ -122,8 +122,8 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
     in_tokens += static_cast<double>(o.input);
     ++rep.served;
   }
-  // Over the steady window where it holds enough of the run, else over the whole run.
-  if (r.window_s > 0.5 * r.makespan_s && r.window_tokens > 0 && out_tokens > 0) {
+  // Over the steady window where it spans a fifth of the run or more, else over the whole run.
+  if (r.window_s > 0.2 * r.makespan_s && r.window_tokens > 0 && out_tokens > 0) {
     rep.tokens_per_s = r.window_tokens / r.window_s * r.scale;
   } else if (r.makespan_s > 0) {
     rep.tokens_per_s = out_tokens / r.makespan_s * r.scale;

@@ -23,7 +23,8 @@ double ServingRng::Normal() {
 
 double ServingRng::Exponential(double rate) { return -std::log(1.0 - Uniform()) / rate; }
 
-int64_t DrawLength(const LengthDist& d, ServingRng& rng) {
+int64_t LengthSampler::Draw(ServingRng& rng) const {
+  const LengthDist& d = d_;
   double x = d.a;
   switch (d.kind) {
     case LengthDist::Kind::kFixed:
@@ -32,12 +33,9 @@ int64_t DrawLength(const LengthDist& d, ServingRng& rng) {
       // Whole numbers from a to b, each as likely.
       x = std::floor(d.a + rng.Uniform() * (d.b - d.a + 1));
       break;
-    case LengthDist::Kind::kLognormal: {
-      // Mean a: the log's mean is ln(a) - sigma^2 / 2.
-      const double mu = std::log(d.a) - d.b * d.b / 2;
-      x = std::exp(mu + d.b * rng.Normal());
+    case LengthDist::Kind::kLognormal:
+      x = std::exp(mu_ + d.b * rng.Normal());
       break;
-    }
   }
   int64_t n = std::llround(x);
   n = std::max<int64_t>(n, std::max<int64_t>(1, d.min));
@@ -50,9 +48,10 @@ namespace {
 // Lengths for `count` requests; arrivals left at 0.
 std::vector<ServedRequest> Lengths(const RequestSpec& spec, ServingRng& rng) {
   std::vector<ServedRequest> out(static_cast<size_t>(spec.count));
+  const LengthSampler input(spec.input), output(spec.output);
   for (ServedRequest& r : out) {
-    r.input = DrawLength(spec.input, rng);
-    r.output = DrawLength(spec.output, rng);
+    r.input = input.Draw(rng);
+    r.output = output.Draw(rng);
   }
   return out;
 }

@@ -38,8 +38,17 @@ class ServingRng {
   double spare_ = 0;
 };
 
-// One draw of a length distribution, rounded and clipped to [min, max].
-int64_t DrawLength(const LengthDist& d, ServingRng& rng);
+// Draws of a length distribution, rounded and clipped to [min, max].
+class LengthSampler {
+ public:
+  explicit LengthSampler(const LengthDist& d)
+      : d_(d), mu_(d.kind == LengthDist::Kind::kLognormal ? d.LogMean() : 0) {}
+  int64_t Draw(ServingRng& rng) const;
+
+ private:
+  LengthDist d_;
+  double mu_;  // the lognormal's log-mean
+};
 
 std::vector<ServedRequest> GenerateRequests(const RequestSpec& spec);
 // The same requests arriving as a Poisson process at `rate_per_s` instead of the spec's own

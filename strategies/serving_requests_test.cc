@@ -46,6 +46,22 @@ TEST_CASE("lengths follow their distributions") {
   CHECK(*std::max_element(out.begin(), out.end()) == 300);
 }
 
+TEST_CASE("a clipped lognormal keeps its stated mean") {
+  // MLPerf's Llama 2 70B outputs: 294.45 tokens on average, at most 1024 (inference_rules.adoc).
+  const RequestSpec r =
+      Spec({LengthDist::Kind::kLognormal, 294.45, 0.8, 1, 1024}, LengthDist::Fixed(1), 40000);
+  std::vector<double> in;
+  for (const ServedRequest& x : GenerateRequests(r)) {
+    in.push_back(static_cast<double>(x.input));
+    CHECK(x.input <= 1024);
+  }
+  CHECK(Mean(in) == doctest::Approx(294.45).epsilon(0.02));
+  // Unclipped, the log-mean is ln(mean) - sigma^2 / 2; the clip raises it.
+  const LengthDist free{LengthDist::Kind::kLognormal, 294.45, 0.8, 1, 0};
+  CHECK(free.LogMean() == doctest::Approx(std::log(294.45) - 0.32));
+  CHECK(LengthDist{LengthDist::Kind::kLognormal, 294.45, 0.8, 1, 1024}.LogMean() > free.LogMean());
+}
+
 TEST_CASE("clipping, fixed lengths, and the same requests for the same seed") {
   RequestSpec r =
       Spec({LengthDist::Kind::kLognormal, 500, 1.5, 10, 1024}, LengthDist::Fixed(64), 5000);

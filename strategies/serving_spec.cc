@@ -54,6 +54,25 @@ double LengthDist::Mean() const {
   return a;
 }
 
+double LengthDist::LogMean() const {
+  const double s2 = b * b;
+  const double free = std::log(a) - s2 / 2;
+  if (max <= 0 || b <= 0) return free;
+  const double lm = std::log(static_cast<double>(max));
+  auto phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  auto clipped_mean = [&](double mu) {
+    return std::exp(mu + s2 / 2) * phi((lm - mu - s2) / b) +
+           static_cast<double>(max) * (1 - phi((lm - mu) / b));
+  };
+  // The clipped mean grows with mu, from 0 to `max`: bisect between a low and a high enough mu.
+  double lo = free - 10, hi = lm + 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (clipped_mean(mid) < a ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 std::string_view SloMetricName(SloMetric m) {
   switch (m) {
     case SloMetric::kTtft:

@@ -40,15 +40,20 @@ struct ServingPrecision {
   ServeDtype kv = ServeDtype::kBf16;
 };
 
-// A distribution of token counts: fixed, uniform on [a, b], or lognormal with mean `a` (tokens)
-// and `b` the standard deviation of its logarithm; every draw clipped to [min, max] when given.
+// A distribution of token counts: fixed, uniform on [a, b], or lognormal with `b` the standard
+// deviation of its logarithm and mean `a` tokens once clipped; every draw clipped to [min, max]
+// when given.
 struct LengthDist {
   enum class Kind : uint8_t { kFixed, kUniform, kLognormal };
   Kind kind = Kind::kFixed;
   double a = 128, b = 0;
   int64_t min = 1, max = 0;  // max 0: no upper clip
   static LengthDist Fixed(int64_t n) { return {Kind::kFixed, static_cast<double>(n), 0, 1, 0}; }
-  double Mean() const;  // before clipping
+  double Mean() const;
+  // The lognormal's log-mean mu that gives a mean of `a` after the clip at `max`:
+  // E[min(X, M)] = e^(mu + s^2/2) Phi((ln M - mu - s^2) / s) + M (1 - Phi((ln M - mu) / s)),
+  // solved by bisection (ln(a) - s^2 / 2 without a clip). `a` must be below `max`.
+  double LogMean() const;
 };
 
 // How requests arrive: all at t = 0 (offline), a Poisson process (`burst` requests at a time,
@@ -133,6 +138,10 @@ struct PoolLayout {
   int ep = 1;
   int64_t replicas = 1;
   bool dp_attention = false;
+  // The engine's token budget and sequence cap for this pool's replicas (a disaggregated
+  // layout's pools run engines of their own); 0: the scenario's engine's.
+  int64_t max_num_tokens = 0;
+  int64_t max_seqs = 0;
   int64_t gpus_per_replica() const { return static_cast<int64_t>(tp) * pp; }
   int64_t gpus() const { return gpus_per_replica() * replicas; }
   bool operator==(const PoolLayout&) const = default;
