@@ -71,13 +71,21 @@ ServingCost::ServingCost(const ModelSpec& m, const ClusterSpec& c, const Serving
   if (pool.max_seqs > 0) engine_.max_seqs = pool.max_seqs;
 }
 
+std::shared_ptr<ServingChainCache::Table> ServingChainCache::For(const PoolLayout& pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Table>& t = tables_[{pool.tp, pool.pp, pool.ep, pool.dp_attention}];
+  if (!t) t = std::make_shared<Table>();
+  return t;
+}
+
 StatusOr<ServingCost> ServingCost::Build(const ModelSpec& m, const ClusterSpec& c,
                                          const ServingPrecision& p, const PoolLayout& pool,
-                                         const EnginePolicy& engine) {
+                                         const EnginePolicy& engine, ServingChainCache* cache) {
   if (auto problem = CheckPoolLayout(pool, m)) {
     return InvalidArgument(fmt::format("{}: {}", problem->key, problem->message));
   }
   ServingCost cost(m, c, p, pool, engine);
+  cost.chains_ = cache != nullptr ? cache->For(pool) : std::make_shared<ServingChainCache::Table>();
   PARASIM_RETURN_IF_ERROR(cost.Init());
   return cost;
 }
@@ -93,7 +101,10 @@ Status ServingCost::Init() {
     for (int i = 0; i < stage_layers_[s]; ++i, ++layer) stage_moe_[s] += model_.IsMoeLayer(layer);
   }
   grid_ = BucketGrid();
-  chains_.assign(grid_.size(), std::nullopt);
+  {
+    std::lock_guard<std::mutex> lock(chains_->mu);
+    if (chains_->chains.empty()) chains_->chains.assign(grid_.size(), std::nullopt);
+  }
   InitAttention();
   InitMemory();
   return Status::Ok();
@@ -260,16 +271,23 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   return chains;
 }
 
-const std::vector<ServingCost::Chain>& ServingCost::Chains(int64_t tokens) {
-  const size_t i =
-      static_cast<size_t>(std::lower_bound(grid_.begin(), grid_.end(), tokens) - grid_.begin());
-  const size_t at = std::min(i, grid_.size() - 1);
-  if (!chains_[at]) chains_[at] = Replay(grid_[at]);
-  return *chains_[at];
+ServingCost::Chain ServingCost::ChainAt(size_t at, int s) {
+  {
+    std::lock_guard<std::mutex> lock(chains_->mu);
+    if (chains_->chains[at]) return (*chains_->chains[at])[static_cast<size_t>(s)];
+  }
+  // Replayed outside the lock: another thread may replay the same bucket, to the same chains.
+  std::vector<Chain> replayed = Replay(grid_[at]);
+  const Chain out = replayed[static_cast<size_t>(s)];
+  std::lock_guard<std::mutex> lock(chains_->mu);
+  if (!chains_->chains[at]) chains_->chains[at] = std::move(replayed);
+  return out;
 }
 
-Duration ServingCost::Head(int64_t sampled) const {
+Duration ServingCost::Head(int64_t sampled) {
   if (sampled <= 0) return Duration::Zero();
+  const size_t at = static_cast<size_t>(sampled);
+  if (at < heads_.size() && heads_[at] > Duration::Zero()) return heads_[at];
   const double s = static_cast<double>(sampled);
   const double h = static_cast<double>(model_.hidden);
   const double vocab = static_cast<double>(lm_head_.n);  // this rank's share
@@ -284,7 +302,12 @@ Duration ServingCost::Head(int64_t sampled) const {
                              {attention_tp_, per_node})
              .time;
   }
-  return t + cost16_.MemoryTime(Bytes(2 * s * vocab * attention_tp_)) + cost16_.Launch();
+  t += cost16_.MemoryTime(Bytes(2 * s * vocab * attention_tp_)) + cost16_.Launch();
+  if (at < (size_t{1} << 20)) {
+    if (heads_.size() <= at) heads_.resize(at + 1);
+    heads_[at] = t;
+  }
+  return t;
 }
 
 Duration ServingCost::Attention(const IterationShape& it, int64_t* kernels) const {
@@ -313,12 +336,13 @@ Duration ServingCost::Attention(const IterationShape& it, int64_t* kernels) cons
 StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, bool cuda_graph) {
   const int64_t tokens = std::max<int64_t>(1, it.tokens());
   // The replayed chain, interpolated between the buckets around the iteration's tokens.
-  const size_t hi =
-      static_cast<size_t>(std::lower_bound(grid_.begin(), grid_.end(), tokens) - grid_.begin());
-  const Chain upper = Chains(tokens)[static_cast<size_t>(s)];
+  const size_t hi = std::min(
+      static_cast<size_t>(std::lower_bound(grid_.begin(), grid_.end(), tokens) - grid_.begin()),
+      grid_.size() - 1);
+  const Chain upper = ChainAt(hi, s);
   Chain chain = upper;
-  if (hi > 0 && hi < grid_.size() && grid_[hi] != tokens) {
-    const Chain lower = Chains(grid_[hi - 1])[static_cast<size_t>(s)];
+  if (hi > 0 && grid_[hi] != tokens) {
+    const Chain lower = ChainAt(hi - 1, s);
     const double f = static_cast<double>(tokens - grid_[hi - 1]) /
                      static_cast<double>(grid_[hi] - grid_[hi - 1]);
     chain.time = lower.time + (upper.time - lower.time) * f;

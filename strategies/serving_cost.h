@@ -21,7 +21,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "hardware/cost_model.h"
@@ -52,6 +56,29 @@ struct IterationShape {
   bool decode_only() const { return prefill_tokens == 0; }
 };
 
+// A stage's chain of ops replayed for a number of tokens: its time, of it the blocking
+// collectives, and the kernels it launches.
+struct ServingChain {
+  Duration time, comm;
+  int64_t kernels = 0;
+};
+
+// The replayed chains of the pool shapes of one scenario (its model, cluster and formats), kept
+// across the ServingCosts of a sweep's layouts that share a shape (tp, pp, ep, dp_attention), so
+// each bucket of tokens is replayed once. Safe to share between threads.
+class ServingChainCache {
+ public:
+  struct Table {
+    std::mutex mu;
+    std::vector<std::optional<std::vector<ServingChain>>> chains;  // per bucket, per stage
+  };
+  std::shared_ptr<Table> For(const PoolLayout& pool);
+
+ private:
+  std::mutex mu_;
+  std::map<std::tuple<int, int, int, bool>, std::shared_ptr<Table>> tables_;
+};
+
 // One stage's time for an iteration and what it is made of.
 struct StageCost {
   Duration total;
@@ -72,9 +99,11 @@ struct ServingMemory {
 
 class ServingCost {
  public:
+  // `cache`: chains shared with other layouts of the same scenario (null: this cost's own).
   static StatusOr<ServingCost> Build(const ModelSpec& m, const ClusterSpec& c,
                                      const ServingPrecision& p, const PoolLayout& pool,
-                                     const EnginePolicy& engine);
+                                     const EnginePolicy& engine,
+                                     ServingChainCache* cache = nullptr);
   int stages() const { return pool_.pp; }
   const PoolLayout& pool() const { return pool_; }
   // The engine's policy on this pool's replicas (the pool's own budget and cap applied).
@@ -94,18 +123,14 @@ class ServingCost {
  private:
   ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
               const PoolLayout& pool, const EnginePolicy& engine);
-  // A stage's replayed chain for `tokens` tokens of the replica: time, of it the collectives,
-  // and the kernels launched.
-  struct Chain {
-    Duration time, comm;
-    int64_t kernels = 0;
-  };
-  const std::vector<Chain>& Chains(int64_t tokens);
+  using Chain = ServingChain;
+  // Stage `s`'s chain for the bucket `at` of the token grid, replayed when first asked.
+  Chain ChainAt(size_t at, int s);
   Status Init();
   void InitAttention();
   void InitMemory();
   std::vector<Chain> Replay(int64_t tokens) const;
-  Duration Head(int64_t sampled) const;
+  Duration Head(int64_t sampled);
   Duration Attention(const IterationShape& it, int64_t* kernels) const;
   int64_t RankTokens(int64_t tokens) const;
 
@@ -123,9 +148,10 @@ class ServingCost {
   // output), KV bytes per token per layer.
   double flops_per_pair_ = 0, query_bytes_ = 0, kv_layer_bytes_ = 0, kv_model_bytes_ = 0;
   Op lm_head_;
+  std::vector<Duration> heads_;  // Head's time per tokens sampled, as asked
   ServingMemory memory_;
-  std::vector<int64_t> grid_;                              // bucket token counts
-  std::vector<std::optional<std::vector<Chain>>> chains_;  // per bucket
+  std::vector<int64_t> grid_;                         // bucket token counts
+  std::shared_ptr<ServingChainCache::Table> chains_;  // this pool shape's, maybe shared
 };
 
 }  // namespace parasim

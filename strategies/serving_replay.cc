@@ -11,14 +11,14 @@
 
 namespace parasim {
 
-StatusOr<ServingSystem> ServingSystem::Build(const ServingScenario& s) {
+StatusOr<ServingSystem> ServingSystem::Build(const ServingScenario& s, ServingChainCache* cache) {
   ServingSystem sys;
   const ServingLayout& l = s.serving.layout;
   const ServingSpec& sv = s.serving;
   for (const PoolLayout* p : l.disaggregated ? std::vector<const PoolLayout*>{&l.prefill, &l.decode}
                                              : std::vector<const PoolLayout*>{&l.unified}) {
-    PARASIM_ASSIGN_OR_RETURN(ServingCost c,
-                             ServingCost::Build(s.model, s.cluster, sv.precision, *p, sv.engine));
+    PARASIM_ASSIGN_OR_RETURN(
+        ServingCost c, ServingCost::Build(s.model, s.cluster, sv.precision, *p, sv.engine, cache));
     sys.costs_.push_back(std::move(c));
   }
   return sys;
@@ -84,7 +84,8 @@ class Replay {
   std::vector<int64_t> replayed_;
 };
 
-// Replicas replayed per pool, and the share of the requests they serve.
+}  // namespace
+
 double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed) {
   std::vector<int64_t> pools = l.disaggregated
                                    ? std::vector<int64_t>{l.prefill.replicas, l.decode.replicas}
@@ -98,11 +99,16 @@ double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed) {
   return static_cast<double>(replayed->front()) / static_cast<double>(pools.front());
 }
 
+namespace {
+
 void Replay::Setup(std::optional<double> rate) {
   const ServingSpec& sv = s_.serving;
   fraction_ = ReplayedShare(sv.layout, &replayed_);
   const Arrival& a = sv.requests.arrival;
-  if (rate) {
+  if (rate && *rate <= 0) {
+    requests_ = GenerateRequests(sv.requests);
+    for (ServedRequest& r : requests_) r.arrival_s = 0;
+  } else if (rate) {
     requests_ = AtPoissonRate(sv.requests, *rate * fraction_);
   } else if (a.kind == Arrival::Kind::kPoisson) {
     requests_ = AtPoissonRate(sv.requests, a.rate_per_s * fraction_);
@@ -363,10 +369,12 @@ ServingReplay Replay::Collect() {
   }
   // KV use in at most kKvPoints spans, each its highest.
   const double span = out.makespan_s > 0 ? out.makespan_s / kKvPoints : 1;
+  int64_t last = -1;
   for (const KvPoint& p : kv_raw_) {
-    const double bin = std::floor(p.time_s / span);
-    if (out.kv.empty() || std::floor(out.kv.back().time_s / span) < bin) {
-      out.kv.push_back({bin * span, p.used});
+    const int64_t bin = static_cast<int64_t>(std::floor(p.time_s / span));
+    if (bin > last) {
+      out.kv.push_back({static_cast<double>(bin) * span, p.used});
+      last = bin;
     } else {
       out.kv.back().used = std::max(out.kv.back().used, p.used);
     }

@@ -30,7 +30,9 @@ inline constexpr int64_t kMaxReplayedReplicas = 8;
 // The cost models of a scenario's pools: one unified pool, or a prefill and a decode pool.
 class ServingSystem {
  public:
-  static StatusOr<ServingSystem> Build(const ServingScenario& s);
+  // `cache`: replayed chains shared with other layouts of the same scenario (a sweep's).
+  static StatusOr<ServingSystem> Build(const ServingScenario& s,
+                                       ServingChainCache* cache = nullptr);
   bool disaggregated() const { return costs_.size() == 2; }
   ServingCost& pool(int i) { return costs_[static_cast<size_t>(i)]; }
   const ServingCost& pool(int i) const { return costs_[static_cast<size_t>(i)]; }
@@ -72,10 +74,15 @@ struct ServingReplay {
   double scale = 1;               // the system's replicas over those replayed
   std::vector<int64_t> replayed;  // replicas replayed per pool
 };
-inline constexpr size_t kKvPoints = 200;
+inline constexpr size_t kKvPoints = 100;
+
+// The replicas replayed of each pool of `l` (at most kMaxReplayedReplicas, the pools' ratio
+// kept), and the share of the requests they serve (replayed over the system's replicas).
+double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed);
 
 // `rate_per_s`: replay the scenario's requests arriving as a Poisson process at this rate
-// instead of their own arrivals (the search for the highest rate that holds the targets).
+// instead of their own arrivals (the search for the highest rate that holds the targets); 0:
+// all at once (the capacity).
 StatusOr<ServingReplay> ReplayServing(const ServingScenario& s, ServingSystem& sys,
                                       std::optional<double> rate_per_s = std::nullopt);
 

@@ -152,30 +152,36 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
   return rep;
 }
 
-StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys, double start_rate) {
+StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
   auto holds = [&](double rate) -> StatusOr<bool> {
     PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
     return Summarize(s, sys, r).meets_slo;
   };
-  // A bracket [lo, hi] with lo holding and hi not, from the throughput's own rate.
-  double lo = 0, hi = std::max(start_rate, 1e-3);
-  for (int i = 0; i < 20; ++i) {
-    PARASIM_ASSIGN_OR_RETURN(bool ok, holds(hi));
-    if (!ok) break;
-    lo = hi;
-    hi *= 2;
-  }
-  if (lo == 0) {
-    // Below the start: halve until one holds (or give up at a thousandth of it).
-    for (int i = 0; i < 10 && lo == 0; ++i) {
-      hi /= 2;
-      PARASIM_ASSIGN_OR_RETURN(bool ok, holds(hi));
-      if (ok) lo = hi;
+  // The capacity: the same requests all at once. The highest rate that holds the targets lies
+  // below it (at capacity the queue grows without end), most often within a factor of two.
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  const double capacity = Summarize(s, sys, all).requests_per_s;
+  if (capacity <= 0) return 0.0;
+  double hi = capacity, lo = capacity / 2;
+  PARASIM_ASSIGN_OR_RETURN(bool at_capacity, holds(hi));
+  if (at_capacity) {
+    // A short replay's capacity is a low estimate (its batches fill and drain): go up.
+    for (int i = 0; i < 10 && at_capacity; ++i) {
+      lo = hi;
+      hi *= 1.5;
+      PARASIM_ASSIGN_OR_RETURN(at_capacity, holds(hi));
     }
-    if (lo == 0) return 0.0;
-    hi = lo * 2;
+    if (at_capacity) return hi;
+  } else {
+    for (int i = 0;; ++i) {
+      PARASIM_ASSIGN_OR_RETURN(bool ok, holds(lo));
+      if (ok) break;
+      if (i == 10) return 0.0;  // none down to a thousandth of the capacity
+      hi = lo;
+      lo /= 2;
+    }
   }
-  while (hi / lo > 1.02) {
+  while (hi / lo > kRateTolerance) {
     const double mid = std::sqrt(lo * hi);
     PARASIM_ASSIGN_OR_RETURN(bool ok, holds(mid));
     (ok ? lo : hi) = mid;
@@ -183,12 +189,26 @@ StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys, doub
   return lo;
 }
 
-StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o) {
+StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int points) {
   PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s));
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  const double capacity = Summarize(s, sys, all).requests_per_s;
+  std::vector<LatencyPoint> out;
+  for (int i = 1; i <= points && capacity > 0; ++i) {
+    const double rate = capacity * i / points;
+    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
+    const ServingReport rep = Summarize(s, sys, r);
+    out.push_back({rate, rep.tokens_per_s, rep.ttft, rep.tpot});
+  }
+  return out;
+}
+
+StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o) {
+  PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s, o.cache));
   PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys));
   ServingReport rep = Summarize(s, sys, r);
   if (o.search_rate && !s.serving.slo.empty() && rep.fits) {
-    PARASIM_ASSIGN_OR_RETURN(rep.max_rate_at_slo, MaxRateAtSlo(s, sys, rep.requests_per_s));
+    PARASIM_ASSIGN_OR_RETURN(rep.max_rate_at_slo, MaxRateAtSlo(s, sys));
   }
   return rep;
 }

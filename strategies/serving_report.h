@@ -67,14 +67,26 @@ struct ServingReport {
 ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys, const ServingReplay& r);
 
 struct ServeOptions {
-  bool search_rate = true;  // max_rate_at_slo (a replay per rate tried; needs targets)
+  bool search_rate = true;             // max_rate_at_slo (a replay per rate tried; needs targets)
+  ServingChainCache* cache = nullptr;  // chains shared across a sweep's layouts
 };
+// Latency against throughput: the scenario's requests replayed as a Poisson process at `points`
+// rates evenly spread up to the capacity (the requests all at once), a point each.
+struct LatencyPoint {
+  double rate_per_s = 0;
+  double tokens_per_s = 0;  // output tokens, every GPU
+  LatencyStats ttft, tpot;
+};
+StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int points);
+
 // Builds the system, replays the scenario, and (with targets) searches the highest rate.
 StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o = {});
 
 // The highest Poisson arrival rate (requests a second, the whole system) at which every target
-// holds: a bracket doubled up from the replay's own throughput, then bisected to 2%. 0 when no
-// rate holds them.
-StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys, double start_rate);
+// holds, bisected to kRateTolerance between half the capacity (the requests replayed all at
+// once) and the capacity, halving further down where half does not hold. 0 when no rate holds
+// them.
+inline constexpr double kRateTolerance = 1.03;
+StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys);
 
 }  // namespace parasim

@@ -32,6 +32,7 @@ void ReplicaScheduler::Enqueue(uint32_t id) {
 
 bool ReplicaScheduler::Grow(uint32_t id, int64_t tokens) {
   Sequence& s = seqs_[id];
+  if (tokens <= s.blocks * policy_.block_size) return true;  // room in its last block
   const int64_t need = BlocksFor(tokens) - s.blocks;
   if (need <= 0) return true;
   if (need > free_blocks_) return false;

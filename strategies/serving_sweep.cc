@@ -6,13 +6,16 @@
 #include <chrono>
 #include <cmath>
 
+#include "strategies/serving_replay.h"
 #include "strategies/sweep_executor.h"
 
 namespace parasim {
 namespace {
 
 // The shares of a disaggregated layout's GPUs given to its prefill pool (DistServe, OSDI'24,
-// searches the split; these bracket its and Splitwise's choices).
+// searches the split; these bracket its and Splitwise's choices), and its pools' TP: prefill no
+// wider than decode (prefill is compute-bound and gains from replicas; decode is bound by
+// reading the weights and gains from TP, DistServe sec. 3).
 constexpr double kPrefillShares[] = {0.25, 0.5, 0.75};
 
 std::vector<int> PowersOfTwo(int64_t most) {
@@ -60,6 +63,7 @@ void Disaggregated(const ServingScenario& s, const ServingSweepSpec& sw, int64_t
                    std::vector<ServingLayout>* out) {
   for (int tp_p : TpAxis(s, sw, g)) {
     for (int tp_d : TpAxis(s, sw, g)) {
+      if (tp_p > tp_d) continue;
       for (double share : kPrefillShares) {
         const int64_t prefill = std::llround(static_cast<double>(g) * share / tp_p);
         const int64_t left = g - prefill * tp_p;
@@ -125,9 +129,9 @@ void ReplicationAdvice(const ServingSweepOutcome& o, std::vector<std::string>* a
   }
   advice->push_back(fmt::format(
       "shard: {} serves {:.0f}% more tokens a second per GPU within the targets than {}, the "
-      "smallest replica that fits ({} GPUs): its KV cache or its latency needs the wider replica",
+      "smallest replica that fits ({} GPU{}): its KV cache or its latency needs the wider replica",
       FormatServingLayout(best.layout), 100 * (best.score / small->score - 1),
-      FormatServingLayout(small->layout), fewest));
+      FormatServingLayout(small->layout), fewest, fewest > 1 ? "s" : ""));
 }
 
 // What a pipeline costs every token: a pp > 1 layout against the same replica without PP.
@@ -196,27 +200,77 @@ std::vector<ServingLayout> ServingLayouts(const ServingScenario& s) {
   return out;
 }
 
+namespace {
+
+// A layout with each pool's replicas as replayed (ServingReplay's symmetry): layouts with the
+// same one replay the same replicas, their highest rates within the targets in the ratio of the
+// shares of the requests they replay.
+ServingLayout Replayed(const ServingLayout& l, double* share) {
+  std::vector<int64_t> replayed;
+  *share = ReplayedShare(l, &replayed);
+  ServingLayout out = l;
+  if (l.disaggregated) {
+    out.prefill.replicas = replayed[0];
+    out.decode.replicas = replayed[1];
+  } else {
+    out.unified.replicas = replayed[0];
+  }
+  return out;
+}
+
+// Replays one layout: with the search for its highest rate, or (`known` >= 0) with that rate
+// taken from a layout of the same replayed replicas, scaled by the shares.
+Status Evaluate(const ServingScenario& s, double known_rate, ServingChainCache* cache,
+                ServingCandidate* c) {
+  ServingScenario one = s;
+  one.serving.layout = c->layout;
+  one.serving.sweep.reset();
+  const bool search = !s.serving.slo.empty() && known_rate < 0;
+  StatusOr<ServingReport> r = Serve(one, {.search_rate = search, .cache = cache});
+  if (!r.ok()) {
+    c->reason = r.status().message();
+    return Status::Ok();
+  }
+  c->report = *std::move(r);
+  if (known_rate >= 0 && c->report.fits) c->report.max_rate_at_slo = known_rate;
+  Score(s, c);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<ServingSweepOutcome> RunServingSweep(const ServingScenario& s, int jobs) {
   const auto t0 = std::chrono::steady_clock::now();
   ServingSweepOutcome o;
   const std::vector<ServingLayout> layouts = ServingLayouts(s);
   o.layouts = static_cast<int64_t>(layouts.size());
   std::vector<ServingCandidate> found(layouts.size());
-  std::vector<size_t> items(layouts.size());
-  for (size_t i = 0; i < items.size(); ++i) items[i] = i;
-  PARASIM_RETURN_IF_ERROR(ParallelFor(items, jobs, [&](size_t i) -> Status {
-    ServingScenario c = s;
-    c.serving.layout = layouts[i];
-    c.serving.sweep.reset();
+  // The first layout of each replayed shape searches its rate; the others take it.
+  std::vector<size_t> first, rest;
+  std::vector<size_t> shape_of(layouts.size());
+  std::vector<double> share(layouts.size());
+  std::vector<ServingLayout> shapes;
+  for (size_t i = 0; i < layouts.size(); ++i) {
     found[i].layout = layouts[i];
-    StatusOr<ServingReport> r = Serve(c, {.search_rate = !s.serving.slo.empty()});
-    if (!r.ok()) {
-      found[i].reason = r.status().message();
-      return Status::Ok();
+    const ServingLayout shape = Replayed(layouts[i], &share[i]);
+    auto at = std::find(shapes.begin(), shapes.end(), shape);
+    shape_of[i] = static_cast<size_t>(at - shapes.begin());
+    if (at == shapes.end()) {
+      shapes.push_back(shape);
+      first.push_back(i);
+    } else {
+      rest.push_back(i);
     }
-    found[i].report = *std::move(r);
-    Score(s, &found[i]);
-    return Status::Ok();
+  }
+  std::vector<size_t> searched(shapes.size());
+  for (size_t i : first) searched[shape_of[i]] = i;
+  ServingChainCache cache;  // each pool shape's chains replayed once
+  PARASIM_RETURN_IF_ERROR(
+      ParallelFor(first, jobs, [&](size_t i) { return Evaluate(s, -1, &cache, &found[i]); }));
+  PARASIM_RETURN_IF_ERROR(ParallelFor(rest, jobs, [&](size_t i) {
+    const size_t j = searched[shape_of[i]];
+    return Evaluate(s, std::max(0.0, found[j].report.max_rate_at_slo) * share[j] / share[i], &cache,
+                    &found[i]);
   }));
   for (ServingCandidate& c : found) (c.ok ? o.ranked : o.excluded).push_back(std::move(c));
   std::stable_sort(

@@ -92,6 +92,23 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   auto mem = RunParasim("memory " + f);
   CHECK(mem.exit_code == 2);
   CHECK(mem.err.find("run it with `parasim serve`") != std::string::npos);
+  // report on a serving scenario: its page, self-contained.
+  const std::string html = std::string(std::getenv("TEST_TMPDIR")) + "/serve.html";
+  REQUIRE(RunParasim("report --out " + html + " " + f).exit_code == 0);
+  CHECK(Slurp(html).find("Latency against throughput") != std::string::npos);
+  CHECK(Slurp(html).find("KV cache over the replay") != std::string::npos);
+}
+
+TEST_CASE("serve --sweep ranks layouts, advises, and says how long it took") {
+  auto r = RunParasim(
+      "serve --sweep --jobs 2 --set sweep.gpus=[8] --set sweep.tp=[2,8] "
+      "--set sweep.pp=[1] --set sweep.disaggregated=false " +
+      Runfile("scenarios/llama3-70b-serve-sweep-h100.yaml"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("layouts replayed") != std::string::npos);
+  CHECK(r.out.find(" 1. ") != std::string::npos);
+  CHECK(r.out.find("advice: ") != std::string::npos);
+  CHECK(r.err.find("serve --sweep: 2 layouts in ") != std::string::npos);
 }
 
 TEST_CASE("run prints what a newcomer needs, the same each time") {

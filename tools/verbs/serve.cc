@@ -170,7 +170,7 @@ StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std:
   return out;
 }
 
-Json ServingReportJson(const ServingReport& r) {
+Json ServingReportJson(const ServingReport& r, bool kv_use) {
   Json j = Json::Object();
   j.Set("layout", r.layout).Set("gpus", r.gpus);
   j.Set("tokens_per_s", r.tokens_per_s).Set("input_tokens_per_s", r.input_tokens_per_s);
@@ -196,6 +196,7 @@ Json ServingReportJson(const ServingReport& r) {
   Json replayed = Json::Array();
   for (int64_t n : r.replicas_replayed) replayed.Push(n);
   j.Set("replicas_replayed", replayed);
+  if (!kv_use) return j;
   Json kv = Json::Array();
   for (const KvPoint& p : r.kv) kv.Push(Json::Array().Push(p.time_s).Push(p.used));
   j.Set("kv_use", kv);
@@ -204,7 +205,7 @@ Json ServingReportJson(const ServingReport& r) {
 
 Json ServeJson(const ServeOutcome& o) {
   if (!o.sweep) {
-    Json j = ServingReportJson(o.report);
+    Json j = ServingReportJson(o.report, /*kv_use=*/true);
     j.Set("layout_detail", LayoutJson(o.s.serving.layout));
     return j;
   }
@@ -214,7 +215,7 @@ Json ServeJson(const ServeOutcome& o) {
   Json results = Json::Array();
   for (const auto* v : {&w.ranked, &w.excluded}) {
     for (const ServingCandidate& c : *v) {
-      Json r = ServingReportJson(c.report);
+      Json r = ServingReportJson(c.report, /*kv_use=*/false);
       r.Set("layout", FormatServingLayout(c.layout)).Set("layout_detail", LayoutJson(c.layout));
       r.Set("score_tokens_per_s_per_gpu", c.score).Set("ok", c.ok).Set("reason", c.reason);
       results.Push(r);

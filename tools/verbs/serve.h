@@ -31,7 +31,8 @@ struct ServeOutcome {
 
 StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std::string>& sets,
                                      const ServeFlags& flags);
-Json ServingReportJson(const ServingReport& r);
+// One report's JSON; `kv_use`: with the KV cache's use over time (a sweep's results leave it).
+Json ServingReportJson(const ServingReport& r, bool kv_use);
 Json ServeJson(const ServeOutcome& o);
 std::string ServeText(const ServeOutcome& o);
 // The sweep's elapsed time and counts, for stderr.
