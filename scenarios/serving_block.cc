@@ -153,7 +153,7 @@ Status ReadRequests(const YamlContext& ctx, const MapReader& m, const std::strin
   PARASIM_RETURN_IF_ERROR(ReadLength(ctx, r, "input_tokens", &rq->input));
   PARASIM_RETURN_IF_ERROR(ReadLength(ctx, r, "output_tokens", &rq->output));
   PARASIM_RETURN_IF_ERROR(ReadArrival(ctx, r, &rq->arrival));
-  PARASIM_RETURN_IF_ERROR(r.Int("count", &rq->count, 1, int64_t{1} << 26));
+  PARASIM_RETURN_IF_ERROR(r.Int("count", &rq->count, 1, int64_t{1} << 22));
   PARASIM_RETURN_IF_ERROR(r.Number("prefix_cache_hit", &rq->prefix_hit, 0, 0.99));
   int64_t seed = static_cast<int64_t>(rq->seed);
   PARASIM_RETURN_IF_ERROR(r.Int("seed", &seed, 0, int64_t{1} << 62));
