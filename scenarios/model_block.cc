@@ -47,4 +47,12 @@ YAML::Node ExtendingModel(const YAML::Node& root) {
   return WithNodeAt(root, {"model"}, extended);
 }
 
+Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root, YamlContext* ctx) {
+  for (const auto& s : sets) {
+    if (s.rfind("model.", 0) == 0) *root = ExtendingModel(*root);
+    PARASIM_RETURN_IF_ERROR(ApplySet(*root, s, ctx));
+  }
+  return Status::Ok();
+}
+
 }  // namespace parasim

@@ -222,6 +222,8 @@ TEST_CASE("declared subsets: each validation file once; the A100s' factor is the
     const std::string name = e.path().string().substr(dir.string().size() + 1);
     // megatron-ci/ has its own subsets, by case (the test below).
     if (name.rfind("megatron-ci/", 0) == 0) continue;
+    // The serving files have subsets of their own (serving/subsets.yaml, checked below).
+    if (name.rfind("serving/", 0) == 0) continue;
     if (e.path().extension() == ".yaml" && name != "subsets.yaml") present.insert(name);
   }
   CHECK(listed == present);
@@ -356,6 +358,58 @@ TEST_CASE("measured peak memory: compared per case beside the time, from the sta
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("expected step_time (a time), peak_memory (a size) or both") !=
         std::string::npos);
+
+// The input-length mean a serving validation file states in its defaults.
+std::string PromptMean(const std::string& text) {
+  const size_t at = text.find("input_tokens: {lognormal: {mean: ");
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + std::strlen("input_tokens: {lognormal: {mean: ");
+  return text.substr(from, text.find(',', from) - from);
+}
+
+TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out throughput in 15%") {
+  const std::string dir = Runfile("tests/validation/serving");
+  const std::string text = Slurp(dir + "/subsets.yaml");
+  const std::vector<std::string> training = Subset(text, "training");
+  const std::vector<std::string> held_out = Subset(text, "held_out");
+  const std::vector<std::string> reference = Subset(text, "reference");
+  REQUIRE(!training.empty());
+  REQUIRE(!held_out.empty());
+  std::set<std::string> listed, present;
+  for (const auto* subset : {&training, &held_out, &reference}) {
+    for (const std::string& f : *subset) CHECK(listed.insert(f).second);
+  }
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().string().substr(dir.size() + 1);
+    if (e.path().extension() == ".yaml" && name != "subsets.yaml") present.insert(name);
+  }
+  CHECK(listed == present);
+  // The fitted prompt mean of a benchmark is the same in each of its files (not per case, not
+  // per subset): train/X.yaml's, wherever X is.
+  for (const std::string& f : listed) {
+    const std::string train = dir + "/train/" + f.substr(f.find('/') + 1);
+    CAPTURE(f);
+    REQUIRE(std::filesystem::exists(train));
+    CHECK(PromptMean(Slurp(dir + "/" + f)) == PromptMean(Slurp(train)));
+  }
+  // Throughput within 15% MAPE on the held-out files together (issue 63's target), and the
+  // training files (on which the prompt means were fitted) likewise.
+  for (const auto* subset : {&held_out, &training}) {
+    double sum = 0;
+    int cases = 0, failed = 0;
+    for (const std::string& f : *subset) {
+      const std::string out = ValidateJson("serving/" + f);
+      CHECK(out.find("\"kind\": \"serving\"") != std::string::npos);
+      const double n = Field(out, "cases");  // the throughput summary's, the last "cases"
+      sum += Field(out, "mape") * n;
+      cases += static_cast<int>(n);
+      failed += static_cast<int>(Field(out, "failed"));
+    }
+    CAPTURE(subset == &held_out ? "held out" : "training");
+    CHECK(failed == 0);
+    CHECK(cases >= 15);
+    CHECK(sum / cases <= 0.15);
+  }
 }
 
 TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {

@@ -6,13 +6,16 @@
 
 #include <optional>
 
+#include "scenarios/serving_scenario.h"
 #include "sim/io.h"
 #include "strategies/goodput.h"
 #include "strategies/memory.h"
 #include "strategies/robustness.h"
 #include "strategies/sweep.h"
 #include "tools/diff.h"
+#include "tools/report_serving.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/serve.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {
@@ -51,11 +54,27 @@ struct Extras {
   std::optional<GoodputReport> goodput;
 };
 
+// A serving scenario's report: serve's figures, latency against throughput, KV over time, and
+// with a sweep block its ranked layouts.
+StatusOr<Result> ServingReport(const Options& o) {
+  PARASIM_ASSIGN_OR_RETURN(ServeOutcome served, ServeDocument(o.scenario, o.sets, {}));
+  std::optional<ServingSweepOutcome> sweep;
+  if (served.s.serving.sweep) {
+    PARASIM_ASSIGN_OR_RETURN(sweep, RunServingSweep(served.s, o.jobs));
+  }
+  PARASIM_ASSIGN_OR_RETURN(std::vector<LatencyPoint> curve, LatencyCurve(served.s, 8));
+  Result res{.out = o.out.empty() ? "report.html" : o.out};
+  PARASIM_RETURN_IF_ERROR(WriteFileAtomic(
+      res.out, ServingReportHtml(served.s, served.report, curve, sweep ? &*sweep : nullptr)));
+  return res;
+}
+
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   if (!o.from.empty()) return FromJson(o);
   if (o.scenario.empty()) {
     return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
   }
+  if (IsServingScenario(o.scenario.Input())) return ServingReport(o);
   // With --vs (or --set-a/--set-b) the report's scenario is diff's side A.
   const bool compare = !o.vs.empty() || !o.sets_a.empty() || !o.sets_b.empty();
   ScenarioPair pair;

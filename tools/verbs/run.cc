@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "scenarios/serving_scenario.h"
 #include "sim/io.h"
 #include "sim/parse_units.h"
 #include "sim/trace.h"
@@ -18,6 +19,7 @@
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/launch.h"
+#include "tools/verbs/serve.h"
 #include "tools/verbs/step_json.h"
 #include "tools/verbs/verb.h"
 
@@ -40,8 +42,9 @@ struct Result {
   Scenario s;
   StepReport r;  // with the goodput model: its time to train, GPU-hours and cost through failures
   std::optional<GoodputReport> goodput;
-  std::string notes;   // --timing's figures, the files written
-  std::string launch;  // --launch's format, "" = none
+  std::string notes;                    // --timing's figures, the files written
+  std::string launch;                   // --launch's format, "" = none
+  std::optional<ServeOutcome> serving;  // a serving scenario, handed to serve
 };
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
@@ -120,6 +123,15 @@ Status WritePictures(const Options& o, const StepOptions& so, bool json, Result*
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
   Result res{.launch = o.launch};
+  if (IsServingScenario(o.scenario.Input())) {
+    if (!o.launch.empty()) {
+      return InvalidArgument(fmt::format(
+          "{}: --launch {} prints a training layout's launch flags; a serving scenario has none",
+          o.scenario.file, o.launch));
+    }
+    PARASIM_ASSIGN_OR_RETURN(res.serving, ServeDocument(o.scenario, o.sets, {}));
+    return res;
+  }
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadFixedScenario(o.scenario, o.sets));
   const Scenario& s = res.s;
   StepOptions so;
@@ -154,6 +166,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
 }
 
 Json ToJson(const Result& res) {
+  if (res.serving) return ServeJson(*res.serving);
   Json j = RunJson(res.s, res.r, res.goodput ? &*res.goodput : nullptr);
   if (!res.launch.empty()) j.Set("launch", LaunchJson(ExportLaunch(res.s), res.launch));
   return j;
@@ -247,6 +260,7 @@ std::string FootText(const Scenario& s, const StepReport& r) {
 }
 
 std::string ToText(const Result& res) {
+  if (res.serving) return ServeText(*res.serving);
   const Scenario& s = res.s;
   const StepReport& r = res.r;
   const GoodputReport* g = res.goodput ? &*res.goodput : nullptr;
@@ -277,7 +291,7 @@ std::string ToText(const Result& res) {
   return res.launch.empty() ? out : out + LaunchText(ExportLaunch(s), res.launch);
 }
 
-std::string Notes(const Result& res) { return res.notes; }
+std::string Notes(const Result& res) { return res.serving ? ServeNotes(*res.serving) : res.notes; }
 
 }  // namespace
 

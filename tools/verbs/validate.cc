@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "sim/parse_units.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/serve_validate.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {
@@ -28,10 +30,15 @@ struct Result {
   std::string file;
   bool markdown = false;
   bool robust = false;
+  std::optional<ServingValidationReport> serving;  // a file of serving cases
 };
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   Result res{.file = o.file.file, .markdown = o.markdown, .robust = o.robust};
+  if (IsServingValidationFile(o.file.Input())) {
+    PARASIM_ASSIGN_OR_RETURN(res.serving, ValidateServing(o.file.Input(), o.sets, o.jobs));
+    return res;
+  }
   PARASIM_ASSIGN_OR_RETURN(
       res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust));
   return res;
@@ -77,6 +84,7 @@ Json RankingJson(const Ranking& rk) {
 }
 
 Json ToJson(const Result& res) {
+  if (res.serving) return ServingValidationJson(*res.serving);
   const ValidationReport& r = res.r;
   Json cases = Json::Array();
   for (const auto& c : r.cases) cases.Push(CaseJson(c));
@@ -194,6 +202,10 @@ std::string SwingsText(const ValidationReport& r) {
 }
 
 std::string ToText(const Result& res) {
+  if (res.serving) {
+    return res.markdown ? ServingValidationMarkdown(*res.serving)
+                        : ServingValidationText(res.file, *res.serving);
+  }
   const ValidationReport& r = res.r;
   if (res.markdown) return MarkdownText(r);
   std::string out = fmt::format("{}\n{}\n\n", res.file, r.source);
