@@ -358,6 +358,7 @@ TEST_CASE("measured peak memory: compared per case beside the time, from the sta
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("expected step_time (a time), peak_memory (a size) or both") !=
         std::string::npos);
+}
 
 // The input-length mean a serving validation file states in its defaults.
 std::string PromptMean(const std::string& text) {
