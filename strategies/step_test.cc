@@ -31,34 +31,44 @@ bool HasWarning(const StepReport& r, const std::string& needle) {
   return false;
 }
 
-TEST_CASE("4 uniform stages, 16 micro-batches, 1F1B: bubble 18.75%; interleaved v=2 halves it") {
+TEST_CASE(
+    "4 uniform stages, 16 micro-batches, 1F1B: (p-1)/m = 18.75% of the work, 3/19 of the step; "
+    "interleaved v=2 halves it") {
   Bench b(4);
   b.UniformStages();
   b.l.pp = 4;
   b.t.global_batch = 16;
   StepReport r = b.Run();
   CHECK(r.micro_batches == 16);
-  CHECK(r.bubble_fraction == doctest::Approx(0.1875).epsilon(0.5 / 18.75));
-  CHECK(r.ideal_bubble_fraction == doctest::Approx(0.1875));
+  // Each stage idles (p-1)(F+B) of a step of (m+p-1)(F+B): 3/19 = 15.8% of the step.
+  CHECK(r.ideal_bubble_of_work == doctest::Approx(0.1875));
+  CHECK(r.ideal_bubble_fraction == doctest::Approx(3.0 / 19));
+  CHECK(r.bubble_fraction == doctest::Approx(3.0 / 19).epsilon(0.05));
+  REQUIRE(r.bubble_fraction_per_stage.size() == 4);
+  for (double f : r.bubble_fraction_per_stage) CHECK(f == doctest::Approx(3.0 / 19).epsilon(0.1));
   b.l.schedule = kScheduleInterleaved;
   b.l.virtual_stages = 2;
   StepReport ri = b.Run();
-  CHECK(ri.bubble_fraction == doctest::Approx(0.1875 / 2).epsilon(0.1));
+  CHECK(ri.ideal_bubble_fraction == doctest::Approx(1.5 / 17.5));
+  CHECK(ri.bubble_fraction == doctest::Approx(1.5 / 17.5).epsilon(0.1));
   CHECK(ri.step_time_s < r.step_time_s);
   // GPipe has the same bubble as 1F1B.
   b.l.schedule = kScheduleGpipe;
   b.l.virtual_stages = 1;
-  CHECK(b.Run().bubble_fraction == doctest::Approx(0.1875).epsilon(0.5 / 18.75));
+  CHECK(b.Run().bubble_fraction == doctest::Approx(3.0 / 19).epsilon(0.05));
 }
 
-TEST_CASE("16 stages and 4 micro-batches: bubble about 375% of the ideal, and a warning") {
+TEST_CASE(
+    "16 stages and 4 micro-batches: a bubble of 375% of the work, 15/19 of the step, and a "
+    "warning") {
   Bench b(16);
   b.UniformStages();
   b.model.layers = 32;
   b.l.pp = 16;
   b.t.global_batch = 4;
   StepReport r = b.Run();
-  CHECK(r.bubble_fraction == doctest::Approx(3.75).epsilon(0.03));
+  CHECK(r.ideal_bubble_of_work == doctest::Approx(3.75));
+  CHECK(r.bubble_fraction == doctest::Approx(15.0 / 19).epsilon(0.03));
   CHECK(HasWarning(r, "4 micro-batches for 16 pipeline stages"));
   b.l.pp = 4;
   b.t.global_batch = 64;
