@@ -100,9 +100,12 @@ Duration StepLowering::LowerBound() {
     }
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
     const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
-    // The optimizer's pass ends each rank's compute stream, after every collective.
+    // The optimizer's pass ends each rank's compute stream, after every collective: stage s's
+    // after its own last unit; after the drain (the backwards of the stages before it, stage
+    // 0's last), stage 0's.
     const Duration opt = dp_.OptimizerTime(s);
-    bound = Max(bound, wait + stage + (split ? Duration::Zero() : drain) + opt);
+    bound = Max(bound, wait + stage + opt);
+    if (!split && s > 0) bound = Max(bound, wait + stage + drain + dp_.OptimizerTime(0));
     // The stage's data-parallel streams run their collectives one after another, each at
     // least its time alone (a flow's bytes are derived from that time: the rounding to whole
     // bytes is why a part in a million is left out).

@@ -191,6 +191,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   const auto replayed = Clock::now();
   for (const SweepEntry& e : entries) {
     (e.replayed ? out.replayed : e.pruned ? out.pruned : out.memory_rejected) += 1;
+    if (e.replayed && !e.fits) out.replayed_over_memory.push_back(e);
   }
   SweepRanking ranking = RankEntries(spec, entries);
   out.ranked = std::move(ranking.ranked);

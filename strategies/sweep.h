@@ -84,6 +84,9 @@ struct SweepOutcome {
   double valid_layouts_per_second = 0;
   double replays_per_second = 0;
   std::vector<SweepEntry> ranked;  // feasible, best first
+  // Replayed, but over memory in the replay (not ranked), in the grid's order: with `ranked`,
+  // every layout the sweep replayed.
+  std::vector<SweepEntry> replayed_over_memory;
   SweepEntry leanest;  // when nothing fits: the valid layout closest to fitting (its reason)
   // Indices into ranked, fastest first: throughput vs peak memory, or (co-design sweeps)
   // throughput vs cost per token. No other layout is both faster and lower on the other axis.

@@ -13,10 +13,11 @@ namespace parasim {
 std::string CsvLine(const SweepEntry& e) {
   std::string reason = e.reason;
   std::replace(reason.begin(), reason.end(), '"', '\'');
+  // fmt::format, not format_to an iterator: clang builds (tools/fuzz.sh) link the system's
+  // GCC-built libfmt, whose vformat_to<char> they mangle differently.
   std::string line = fmt::format("{},{}", e.key, e.fits ? 1 : 0);
-  auto out = std::back_inserter(line);
-  ForEachFigure([&](double v) { fmt::format_to(out, ",{:.17g}", v); }, e);
-  fmt::format_to(out, ",\"{}\"\n", reason);
+  ForEachFigure([&](double v) { line += fmt::format(",{:.17g}", v); }, e);
+  line += fmt::format(",\"{}\"\n", reason);
   return line;
 }
 

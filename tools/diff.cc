@@ -51,7 +51,7 @@ std::string Reason(const StepReport& ra, const SweepEntry& ea, const StepReport&
   if (ra.tokens_per_s == rb.tokens_per_s) return "the same throughput";
   const bool b_ahead = rb.tokens_per_s > ra.tokens_per_s;
   return fmt::format("{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
-                     b_ahead ? WhyBehind(ea, eb) : WhyBehind(eb, ea));
+                     b_ahead ? WhyBehind(ea, eb, &ra, &rb) : WhyBehind(eb, ea, &rb, &ra));
 }
 
 }  // namespace
@@ -68,9 +68,12 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
   d.rows = {{"step time", DiffUnit::kSeconds, ra.step_time_s, rb.step_time_s},
             {"throughput", DiffUnit::kTokensPerSecond, ra.tokens_per_s, rb.tokens_per_s},
             {"MFU", DiffUnit::kPercent, 100 * ra.mfu, 100 * rb.mfu}};
+  // The busiest stage's step part by part: a partition, adding up to the step time.
   const auto pa = StepParts(ra), pb = StepParts(rb);
   for (int i = 0; i < kNumStepParts; ++i) {
-    d.rows.push_back({std::string(StepPartName(pa[i].part)), DiffUnit::kSeconds, pa[i].s, pb[i].s});
+    DiffRow row{std::string(StepPartName(pa[i].part)), DiffUnit::kSeconds, pa[i].s, pb[i].s};
+    row.step_part = true;
+    d.rows.push_back(row);
   }
   AddMemoryRows(ra, rb, &d.rows);
   d.reason = Reason(ra, ea, rb, eb);

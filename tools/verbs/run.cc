@@ -201,7 +201,8 @@ std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputRep
   return out;
 }
 
-// The pipeline bubble against the schedule's ideal, with the unit times its formula takes.
+// The pipeline bubble per stage against the schedule's ideal, on one basis (idle time inside
+// the step over the step; strategies/step_summary.h), with the unit times its formula takes.
 std::string BubbleText(const Layout& l, const StepReport& r) {
   const PipelineSchedule& sched = ScheduleOf(l.schedule);
   const UnitTimes& t = r.unit_times;
@@ -209,10 +210,21 @@ std::string BubbleText(const Layout& l, const StepReport& r) {
       sched.ideal_takes_unit_times()
           ? fmt::format(" with F {}, B {}, W {}", Seconds(t.f), Seconds(t.b), Seconds(t.w))
           : "";
-  return fmt::format("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}{}: {:.1f}%)\n",
-                     100 * r.bubble_fraction,
-                     sched.IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}), times,
-                     100 * r.ideal_bubble_fraction);
+  std::string stages;
+  const std::vector<double>& b = r.bubble_fraction_per_stage;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 && b.size() > 6) {
+      stages += ", ...";
+      i = b.size() - 2;
+    }
+    stages += fmt::format("{}{:.1f}%", i > 0 ? ", " : "", 100 * b[i]);
+  }
+  return fmt::format(
+      "  pipeline bubble  {:.1f}% of the step, mean over stages (per stage {}; idle inside the "
+      "step, waits on transfers counted as pp); ideal {:.1f}% ({} = {:.1f}% of the work{})\n",
+      100 * r.bubble_fraction, stages, 100 * r.ideal_bubble_fraction,
+      sched.IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}), 100 * r.ideal_bubble_of_work,
+      times);
 }
 
 // Peak memory per stage (the first four and the last two of a long pipeline) and the verdict.

@@ -81,6 +81,9 @@ struct VerbContext {
   // argv[0], or the Python module's file: calibrate looks for its program beside it.
   std::string self;
   bool progress = false;  // draw progress on stderr (the CLI, on a terminal)
+  // The JSON view lists every layout a verb replayed as flat records ("layouts": the sweep's),
+  // not only its leaders: the Python module's wish (a table for pandas).
+  bool every_layout = false;
   bool primary() const { return processes == nullptr || processes->rank() == 0; }
 };
 
