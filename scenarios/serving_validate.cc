@@ -67,9 +67,12 @@ bool IsServingValidationFile(const YamlInput& input) {
   if (!root.ok() || !root->IsMap()) return false;
   const YAML::Node d = (*root)["defaults"];
   if (d.IsMap() && d["serving"].IsDefined()) return true;
+  // A missing key of a const node is an invalid node, which answers IsDefined() but throws on
+  // IsMap(): ask IsDefined() first (a validation file's first case may hold `import` alone).
   const YAML::Node c = (*root)["cases"];
-  return c.IsSequence() && c.size() > 0 && c[0].IsMap() && c[0]["scenario"].IsMap() &&
-         c[0]["scenario"]["serving"].IsDefined();
+  if (!c.IsDefined() || !c.IsSequence() || c.size() == 0 || !c[0].IsMap()) return false;
+  const YAML::Node s = c[0]["scenario"];
+  return s.IsDefined() && s.IsMap() && s["serving"].IsDefined();
 }
 
 StatusOr<ServingValidationFile> LoadServingValidationFile(const YamlInput& input,
