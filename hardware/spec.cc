@@ -39,6 +39,7 @@ namespace {
 
 // The GPU's CUDA device names and its usual server (GpuSpec::device_names, server).
 Status ReadDeviceFacts(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
+  PARASIM_RETURN_IF_ERROR(m.Number("compute_capability", &g->compute_capability, 1.0, 99.0));
   if (m.Has("device_names")) {
     const YAML::Node list = m.Node("device_names");
     if (!list.IsSequence()) {
@@ -94,11 +95,11 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m,
-      MapReader::Open(
-          ctx, node, path,
-          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
-           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash",
-           "gemm_efficiency_fp8", "mxfp8", "host_op_time", "elementwise_rates"}));
+      MapReader::Open(ctx, node, path,
+                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
+                       "memory_efficiency", "launch_overhead", "sustained_factor", "device_names",
+                       "server", "attention_flash", "gemm_efficiency_fp8", "mxfp8", "host_op_time",
+                       "elementwise_rates", "compute_capability"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;

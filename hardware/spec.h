@@ -143,6 +143,9 @@ struct GpuSpec {
   Bandwidth hbm_bandwidth;
   std::array<FlopRate, kNumDtypes> peak{};  // zero where the GPU has no such unit
   int sms = 0;  // streaming multiprocessors: the wave grid of GEMM tiles
+  // CUDA compute capability (8.0 Ampere, 9.0 Hopper, 10.0 Blackwell); 0 where the GPU is not
+  // NVIDIA's. Libraries size their workspaces by it (strategies/workspaces.h).
+  double compute_capability = 0;
   // The names the CUDA driver reports for this GPU (cudaDeviceProp::name, nvidia-smi), so a
   // calibration run or an nccl-tests log names its catalog entry.
   std::vector<std::string> device_names;

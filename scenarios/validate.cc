@@ -354,7 +354,8 @@ Status SwingCase(const Scenario& s, const SweepOptions& options, ValidationCase*
 
 namespace {
 
-// The predicted peak of the stage the measurement is from, and its error.
+// The predicted peak of the stage the measurement is from, and its error: PyTorch's allocated
+// bytes, as a measured peak_memory counts them (SCENARIO.md).
 void SetMemory(const std::vector<double>& peaks, ValidationCase* vc) {
   if (!vc->has_memory() || peaks.empty()) return;
   vc->predicted_peak_bytes =
@@ -387,14 +388,14 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     if (vc->has_memory()) {
       PARASIM_ASSIGN_OR_RETURN(StepReport m, SimulateStep(chosen.model, chosen.training,
                                                           chosen.layout, chosen.cluster, {}));
-      SetMemory(m.peak_memory_bytes, vc);
+      SetMemory(m.peak_allocated_bytes, vc);
     }
   } else {
     PARASIM_ASSIGN_OR_RETURN(StepReport r,
                              SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
     vc->predicted_s = r.step_time_s;
     vc->layout = FormatLayout(s.layout, s.training, LayoutStyle::kKey);
-    SetMemory(r.peak_memory_bytes, vc);
+    SetMemory(r.peak_allocated_bytes, vc);
     if (!r.fits) {
       vc->ok = false;
       vc->failure = "no layout fits: " + OverMemory(r.peak_memory_bytes, r.capacity_bytes);
