@@ -150,9 +150,13 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     YAML::Node merged = DeepMerge(YAML::Clone(defaults), c.Node("scenario"));
     YamlContext case_ctx = ctx;
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
-    StatusOr<Scenario> loaded = ScenarioFromNode(merged, case_ctx, cat);
+    // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).
+    StatusOr<Scenario> loaded =
+        ScenarioFromNode(merged, case_ctx, cat, /*keep_invalid_layout=*/true);
     if (!loaded.ok()) return InCase(loaded.status(), path, c.Node("scenario"), vc.name);
     Scenario s = *std::move(loaded);
+    if (!s.fixed_layout.ok())
+      s.fixed_layout = InCase(s.fixed_layout, path, c.Node("scenario"), vc.name);
     if (s.name.empty()) s.name = vc.name;
     if (vc.wall_clock && !GoodputModelled(s)) {
       return m.Error("basis",
@@ -219,6 +223,11 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
                    bool robust) {
   vc->ok = true;
   vc->failure.clear();
+  if (!s.sweep && !s.fixed_layout.ok()) {
+    vc->ok = false;
+    vc->failure = "invalid layout: " + s.fixed_layout.message();
+    return Status::Ok();
+  }
   Scenario chosen = s;
   if (s.sweep) {
     PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, SweepCase(s, options));
