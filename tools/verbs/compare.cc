@@ -155,7 +155,8 @@ Verb CompareVerb() {
                 SetFlag(&O::sets), JsonFlag<O>(),
                 Opt(&O::trace, "--trace",
                     "Kineto Chrome trace of one step on one rank (.json or .json.gz)")
-                    .Required(),
+                    .Required()
+                    .Input(),
                 Opt(&O::stage, "--stage", "pipeline stage the traced rank runs (default 0)"),
                 Opt(&O::out, "--out", "write the measured efficiencies as a calibration profile")},
       .run = Run,
