@@ -251,6 +251,14 @@ struct HardwareCatalog {
 // Parses the catalogs embedded in the binary (hardware/catalog/*.yaml).
 StatusOr<HardwareCatalog> LoadHardwareCatalog();
 
+// Where a catalog value comes from: the comment on its line in hardware/catalog/gpus.yaml or
+// fabrics.yaml ("memory" of "a100-sxm4-80gb": "nvidia-smi total for A100 80GB"), in file order.
+struct ValueSource {
+  std::string entry, key, source;
+};
+std::vector<ValueSource> GpuSources();
+std::vector<ValueSource> FabricSources();
+
 // Field parsers shared by the catalog and inline scenario mappings.
 // Reads `key: {forward: F, backward: B}` (fractions of the 16-bit peak) from `m` into *out when
 // present; both directions are required.

@@ -282,7 +282,9 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     }
     YamlContext case_ctx = ctx;
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
-    StatusOr<Scenario> loaded = ScenarioFromNode(merged, case_ctx, cat);
+    // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).
+    StatusOr<Scenario> loaded =
+        ScenarioFromNode(merged, case_ctx, cat, /*keep_invalid_layout=*/true);
     if (!loaded.ok() && c.Has("import")) {
       vc.load_failure = "the imported scenario: " + loaded.status().message();
       file.cases.push_back({std::move(vc), Scenario()});
@@ -290,6 +292,8 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     }
     if (!loaded.ok()) return InCase(loaded.status(), path, c.Node("scenario"), vc.name);
     Scenario s = *std::move(loaded);
+    if (!s.fixed_layout.ok())
+      s.fixed_layout = InCase(s.fixed_layout, path, c.Node("scenario"), vc.name);
     if (s.name.empty()) s.name = vc.name;
     if (vc.wall_clock && !GoodputModelled(s)) {
       return ctx.ErrorAt(c.Node("measured"), at + ".measured.basis",
@@ -372,6 +376,11 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
   if (!vc->load_failure.empty()) {
     vc->ok = false;
     vc->failure = vc->load_failure;
+    return Status::Ok();
+  }
+  if (!s.sweep && !s.fixed_layout.ok()) {
+    vc->ok = false;
+    vc->failure = "invalid layout: " + s.fixed_layout.message();
     return Status::Ok();
   }
   Scenario chosen = s;
