@@ -26,7 +26,8 @@ Status Optional(const MapReader& m, const char* key, double lo, double hi,
 Status Optional(const MapReader& m, const char* key, std::optional<Duration>* out) {
   if (!m.Has(key)) return Status::Ok();
   Duration d;
-  PARASIM_RETURN_IF_ERROR(m.Time(key, &d));
+  // As a catalog GPU's overheads (hardware/spec.cc): at most a second.
+  PARASIM_RETURN_IF_ERROR(m.Time(key, &d, Duration::Zero(), Duration::Seconds(1)));
   *out = d;
   return Status::Ok();
 }
@@ -98,7 +99,8 @@ Status ReadCollectiveFit(const YamlContext& ctx, const YAML::Node& node, const s
   cf.per_node = cf.ranks;
   PARASIM_RETURN_IF_ERROR(r.Int("per_node", &cf.per_node, 1, cf.ranks));
   PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &cf.efficiency, 0.01, 1.0));
-  PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency));
+  // As a catalog fabric's latency (hardware/spec.cc): at most a second.
+  PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency, Duration::Zero(), Duration::Seconds(1)));
   fit->collectives.push_back(cf);
   return Status::Ok();
 }

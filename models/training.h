@@ -90,6 +90,13 @@ struct Training {
   //   four streams at a time (LayerLowering::ExpertGemmTime), with or without dropping.
   bool per_expert_gemm = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
+  // The layers run Transformer Engine's modules (Megatron-LM's default --transformer-impl
+  // transformer_engine), which hold a cuBLAS workspace of their own; false: the framework's
+  // own modules on PyTorch ops (Megatron-LM's `local`, torchtitan).
+  bool transformer_engine = true;
+  // The cuBLAS workspace PyTorch holds per handle and stream (CUBLAS_WORKSPACE_CONFIG); 0: its
+  // default for the GPU (strategies/workspaces.h).
+  Bytes blas_workspace;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
   int lora_rank = 16;

@@ -123,14 +123,36 @@ TEST_CASE("Megatron-LM's defaults where flags are absent") {
   CHECK(s->scenario.layout.dp == 8);
   CHECK(s->scenario.layout.zero == 0);
   CHECK(s->scenario.training.attention == AttentionKind::kFlash);
+  CHECK(s->scenario.training.transformer_engine);
+  CHECK(s->scenario.training.blas_workspace.bytes() == 0);
   auto local = Import(kBase + "--transformer-impl local");
   REQUIRE(local.ok());
   CHECK(local->scenario.training.attention == AttentionKind::kStandard);
+  CHECK_FALSE(local->scenario.training.transformer_engine);
+  CHECK(Line(*local, "transformer_engine: false"));
   CHECK(local->scenario.training.global_batch == 8);  // micro-batch x DP
   auto unfused = Import(kBase + "--attention-backend unfused --no-gradient-accumulation-fusion");
   REQUIRE(unfused.ok());
   CHECK(unfused->scenario.training.attention == AttentionKind::kStandard);
   CHECK(unfused->scenario.training.grad_accumulation == GradAccumulation::kSeparate);
+}
+
+TEST_CASE("CUBLAS_WORKSPACE_CONFIG sizes the cuBLAS workspace; other variables are listed") {
+  // PyTorch's format: the sum of SIZE KiB x COUNT over the :SIZE:COUNT pairs.
+  struct Row {
+    const char* value;
+    double bytes;  // 0: PyTorch's default (nothing written)
+  };
+  for (Row r : {Row{":4096:8", 32.0 * 1024 * 1024}, Row{":4096:2:16:8", 8.125 * 1024 * 1024},
+                Row{":16:8", 128.0 * 1024}, Row{"garbage", 0}}) {
+    CAPTURE(r.value);
+    auto s = Import("export CUBLAS_WORKSPACE_CONFIG=" + std::string(r.value) +
+                    "\nexport NCCL_ALGO=Ring\ntorchrun pretrain_gpt.py " + kBase + "\n");
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    CHECK(s->scenario.training.blas_workspace.bytes() == r.bytes);
+    CHECK(Line(*s, "NCCL_ALGO=Ring"));  // still listed as not modelled
+    CHECK(Line(*s, "#   CUBLAS_WORKSPACE_CONFIG") == (r.bytes == 0));
+  }
 }
 
 TEST_CASE("virtual stages, uneven first and last stages, the rank order") {

@@ -13,13 +13,11 @@ Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs
     PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, n, path));
     const ModelSpec* spec = cat.models.Find(id);
     if (!spec) {
-      std::string hint = DidYouMean(id, cat.models.Ids());
       return ctx.ErrorAt(
           n, path,
           fmt::format("unknown model '{}'{}; catalog models: {} (or an inline "
                       "mapping with layers, hidden, heads, vocab)",
-                      id, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
-                      fmt::join(cat.models.Ids(), ", ")));
+                      id, SuggestionHint(id, cat.models.Ids()), fmt::join(cat.models.Ids(), ", ")));
     }
     return *spec;
   };

@@ -69,7 +69,7 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
 }
 
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,
-                                    const Catalogs& cat) {
+                                    const Catalogs& cat, bool keep_invalid_layout) {
   PARASIM_ASSIGN_OR_RETURN(MapReader top, MapReader::Open(ctx, root, "", ScenarioKeys()));
   if (top.Has("serving")) {
     // A serving scenario (scenarios/serving_scenario.h): `parasim serve` reads it.
@@ -101,7 +101,7 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   // A scenario whose sweep block varies the layout is checked per layout by the sweep; the
   // fixed layout must still be valid when no sweep is present.
   const Status own = ValidateLayout(s, ctx, par.IsDefined() ? par : root);
-  if (!s.sweep) PARASIM_RETURN_IF_ERROR(own);
+  if (!s.sweep && !keep_invalid_layout) PARASIM_RETURN_IF_ERROR(own);
   s.fixed_layout = own;
   return s;
 }

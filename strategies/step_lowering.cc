@@ -253,6 +253,7 @@ void StepLowering::AllocateStates() {
     const StageMemory& st = mem.stages[s];
     const double fixed = st.held_bytes();
     ctx_.out.static_bytes.push_back(fixed);
+    ctx_.out.reserve_bytes.push_back(st.reserve_bytes);
     for (Replica& r : topo_.stage(s)) {
       TaskId t = ctx_.program.AddCompute(r.compute, ctx_.Key(Duration::Zero()),
                                          static_cast<uint8_t>(TaskCat::kForward), start_label);
@@ -461,6 +462,11 @@ void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& f
   auto& reps = topo_.stage(s);
   for (size_t i = 0; i < reps.size(); ++i) {
     ctx_.program.AddMemory(first[i], reps[i].rank, Bytes(ch.act), sim::MemoryAt::kStart);
+    // Beside them while the unit runs: its ops' working memory (the loss's copies of the logits).
+    if (ch.transient > 0) {
+      ctx_.program.AddMemory(first[i], reps[i].rank, Bytes(ch.transient), sim::MemoryAt::kStart);
+      ctx_.program.AddMemory(reps[i].prev, reps[i].rank, Bytes(-ch.transient), sim::MemoryAt::kEnd);
+    }
   }
   if (g % ctx_.route < ctx_.route - 1) {
     Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, FwdIn(Slot(g + 1, u.mb)));
@@ -474,13 +480,14 @@ void StepLowering::EndBackward(int s, const Unit& u, const std::vector<TaskId>& 
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
+  // Recompute rebuilds one layer's dropped activations at a time (Megatron recomputes per
+  // layer); the loss's backward works on copies of the logits before it: one or the other.
+  const double working = std::max(recompute ? ch.act_full_max : 0.0, ch.transient);
   for (size_t i = 0; i < reps.size(); ++i) {
     Replica& r = reps[i];
-    if (recompute && ch.act_full_max > 0) {
-      // Recompute rebuilds one layer's dropped activations at a time (Megatron recomputes per
-      // layer).
-      ctx_.program.AddMemory(first[i], r.rank, Bytes(ch.act_full_max), sim::MemoryAt::kStart);
-      ctx_.program.AddMemory(r.prev, r.rank, Bytes(-ch.act_full_max), sim::MemoryAt::kEnd);
+    if (working > 0) {
+      ctx_.program.AddMemory(first[i], r.rank, Bytes(working), sim::MemoryAt::kStart);
+      ctx_.program.AddMemory(r.prev, r.rank, Bytes(-working), sim::MemoryAt::kEnd);
     }
     // A split backward keeps what W needs (rebuilt by full recompute: then more than `act`).
     const double release = keep_w ? ch.act - ch.act_w : ch.act;

@@ -343,6 +343,9 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   for (int s = 0; s < low.stages; ++s) {
     const double peak = tl.peak_memory[low.stage_rank[s]];
     r.peak_memory_bytes.push_back(peak);
+    const size_t si = static_cast<size_t>(s);
+    r.peak_allocated_bytes.push_back(peak -
+                                     (si < low.reserve_bytes.size() ? low.reserve_bytes[si] : 0.0));
     if (peak > r.capacity_bytes) r.fits = false;
   }
   Throughput(model, training, layout, cluster, &r);

@@ -80,6 +80,9 @@ struct StepReport {
   int busiest_stage = 0;
   std::array<double, kNumStepParts> parts_s = {};
   std::vector<double> peak_memory_bytes;  // per stage, from the replay
+  // Of it, what PyTorch's allocator counts (torch.cuda.max_memory_allocated): the peak less
+  // the reserve outside it (strategies/memory.h).
+  std::vector<double> peak_allocated_bytes;
   double capacity_bytes = 0;
   bool fits = true;
   double time_to_train_s = 0;  // when training.tokens is given

@@ -311,6 +311,43 @@ TEST_CASE("megatron-ci: every file validates; each case predicted or failed with
   CHECK(predicted >= 400);
 }
 
+TEST_CASE("megatron-ci: the last stage's peak allocated memory on the held-out cases") {
+  // docs/MODEL.md, "Peak memory" (2026-11-29): held-out MAPE 5.2% over 274 cases (3.3% dense);
+  // the GPT 7B runs within 1%. Before the allocator's view and the working memory: 40.4%.
+  const std::string text = Slurp(Runfile("tests/validation/megatron-ci/subsets.yaml"));
+  const std::vector<std::string> held = Subset(text, "held_out");
+  const std::set<std::string> held_out(held.begin(), held.end());
+  double sum = 0, sum_7b = 0;
+  int n = 0, n_7b = 0;
+  for (const std::string& f : CorpusFiles()) {
+    auto r = RunParasim("validate --json " + f);
+    REQUIRE(r.exit_code == 0);
+    for (size_t at = r.out.find("\"name\": \""); at != std::string::npos;
+         at = r.out.find("\"name\": \"", at + 1)) {
+      const size_t begin = at + 9, end = r.out.find('"', begin);
+      const std::string name = r.out.substr(begin, end - begin);
+      const size_t next = r.out.find("\"name\": \"", end);
+      const size_t mem = r.out.find("\"memory_error\": ", end);
+      if (mem == std::string::npos || (next != std::string::npos && mem > next)) continue;
+      if (r.out.compare(mem + 16, 4, "null") == 0) continue;
+      const double e = std::abs(std::stod(r.out.substr(mem + 16)));
+      if (name.find("gpt3_7b_") != std::string::npos) {
+        CAPTURE(name);
+        CHECK(e <= 0.03);
+        sum_7b += e;
+        ++n_7b;
+      }
+      if (held_out.count(name.substr(0, name.find(" (")))) {
+        sum += e;
+        ++n;
+      }
+    }
+  }
+  CHECK(n >= 270);
+  CHECK(n_7b == 6);
+  CHECK(sum / n <= 0.06);
+}
+
 TEST_CASE("megatron-ci: fit --runs reads an import file, skipping cases it cannot predict") {
   auto r = RunParasim("fit --params sustained_factor --runs " +
                       Runfile("tests/validation/megatron-ci/h100-dense.yaml"));
@@ -637,8 +674,9 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   auto r = RunParasim("validate " + f);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(f + ":5:") != std::string::npos);
-  // A case whose cluster disagrees with the defaults' layout: the check of the merged scenario
-  // points at the case and names it, not at the top of the file.
+  // A case whose cluster disagrees with the defaults' layout is reported as failed, the check of
+  // the merged scenario pointing at the case and naming it, not at the top of the file; the
+  // file's other cases are still predicted (SCENARIO.md, "Validation file").
   const std::string g = dir + "/bad_gpus.yaml";
   std::ofstream(g) << std::string("source: x\n") + kOneA100Node + R"(  - name: two-nodes
     scenario:
@@ -646,10 +684,11 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
     measured: {step_time: 1s}
 )";
   auto q = RunParasim("validate " + g);
-  CHECK(q.exit_code == 2);
-  CAPTURE(q.err);
-  CHECK(q.err.find(g + ":11:7: error: parallelism.dp") != std::string::npos);
-  CHECK(q.err.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
+  CHECK(q.exit_code == 0);
+  CAPTURE(q.out);
+  CHECK(q.out.find("invalid layout: " + g + ":11:7: error: parallelism.dp") != std::string::npos);
+  CHECK(q.out.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
+  CHECK(q.out.find("1 case(s) FAILED") != std::string::npos);
 }
 
 }  // namespace

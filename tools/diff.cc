@@ -94,7 +94,7 @@ std::string DiffValue(const DiffRow& row, bool side_b) {
   const double v = side_b ? row.b : row.a;
   switch (row.unit) {
     case DiffUnit::kSeconds:
-      return FormatDuration(Duration::Seconds(v));
+      return FormatSeconds(v);
     case DiffUnit::kPercent:
       return fmt::format("{:.1f}%", v);
     case DiffUnit::kGiB:
@@ -113,7 +113,7 @@ std::string DiffChange(const DiffRow& row) {
     case DiffUnit::kPercent:
       return fmt::format("{:+.1f} points", delta);
     case DiffUnit::kSeconds:
-      abs = (delta < 0 ? "-" : "+") + FormatDuration(Duration::Seconds(std::fabs(delta)));
+      abs = (delta < 0 ? "-" : "+") + FormatSeconds(std::fabs(delta));
       break;
     case DiffUnit::kGiB:
       abs = fmt::format("{:+.1f} GiB", delta);

@@ -63,8 +63,9 @@ std::string MemoryBreakdownSvg(const MemoryReport& m) {
     segs.push_back({{st.params_bytes, "#4e79a7", "parameters"},
                     {st.grads_bytes, "#59a14f", "gradients"},
                     {st.optimizer_bytes, "#b07aa1", "optimizer states"},
-                    {st.activations_bytes, "#f28e2b", "activations"},
-                    {st.other_bytes, "#bab0ac", "other (buffers, framework)"}});
+                    {st.activations_bytes + st.transient_bytes, "#f28e2b", "activations"},
+                    {st.other_bytes + st.reserve_bytes, "#bab0ac",
+                     "other (buffers, workspaces, framework reserve)"}});
   }
   return StackedBars(
       "Memory per GPU by stage: parameters (blue), gradients (green), optimizer "

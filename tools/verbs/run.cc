@@ -146,6 +146,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
     PARASIM_ASSIGN_OR_RETURN(res.goodput, ModelGoodput(s, res.r.step_time_s, lowered));
     if (o.timing) res.notes += fmt::format("goodput_ms: {:.3f}\n", MsSince(g0));
     WithGoodput(s, *res.goodput, &res.r);
+    if (!res.goodput->runs.note.empty()) res.r.warnings.push_back(res.goodput->runs.note);
   }
   if (o.timing) {
     const StepReport& r = res.r;

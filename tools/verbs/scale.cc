@@ -140,7 +140,7 @@ Verb ScaleVerb() {
                     "GPU counts, e.g. 8,16,64 or 8,16,...,4096 (doubling); default: one node "
                     "up to the scenario's cluster"),
                 Opt(&O::weak, "--weak", "keep the batch per GPU instead of the global batch"),
-                Opt(&O::jobs, "--jobs", "worker threads (default: all cores)")},
+                JobsFlag(&O::jobs)},
       .run = Run,
       .json = ToJson,
       .text = ToText,

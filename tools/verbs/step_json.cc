@@ -95,6 +95,9 @@ Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g) {
   Json peaks = Json::Array();
   for (double b : r.peak_memory_bytes) peaks.Push(b);
   j.Set("peak_memory_bytes", peaks).Set("memory_capacity_bytes", r.capacity_bytes);
+  Json allocated = Json::Array();
+  for (double b : r.peak_allocated_bytes) allocated.Push(b);
+  j.Set("peak_allocated_bytes", allocated);
   Json e = Json::Object();
   e.Set("tp", r.exposed.tp).Set("cp", r.exposed.cp).Set("ep", r.exposed.ep);
   e.Set("pp", r.exposed.pp).Set("dp", r.exposed.dp);

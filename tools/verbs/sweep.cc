@@ -81,6 +81,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   so.max_layouts = o.max_layouts;
   so.out_csv = o.out;
   so.resume = o.resume;
+  so.fingerprint = ScenarioFingerprint(o.scenario, o.sets);
   so.exhaustive = o.exhaustive;
   so.batch = o.batch;
   if (ctx.progress && ctx.primary()) so.progress = ProgressBar();
@@ -113,9 +114,15 @@ std::string Notes(const Result& res) {
       "elapsed_s: {:.3f}\nvalid_layouts_per_second: {:.0f}\nreplays_per_second: {:.0f}\n",
       r.grid_points, r.valid_layouts, r.memory_rejected, r.pruned, r.replayed, r.elapsed_s,
       r.valid_layouts_per_second, r.replays_per_second);
-  return out +
-         fmt::format("phases_s: enumerate {:.3f}, screen {:.3f}, replay {:.3f}, report {:.3f}\n",
+  out += fmt::format("phases_s: enumerate {:.3f}, screen {:.3f}, replay {:.3f}, report {:.3f}\n",
                      r.enumerate_s, r.screen_s, r.replay_s, r.report_s);
+  if (r.resumed > 0 || r.resume_refused > 0) {
+    out += fmt::format(
+        "resumed: {} layouts taken from the results file; {} lines refused (their "
+        "check fails: edited, or written for another scenario) and decided again\n",
+        r.resumed, r.resume_refused);
+  }
+  return out;
 }
 
 // A layout as the ranking names it: a co-design sweep's with its cluster.
@@ -428,8 +435,7 @@ Verb SweepVerb() {
       .flags = {Arg(&O::scenario, "file", "scenario YAML file with a sweep block")
                     .Python("scenario")
                     .Required(),
-                SetFlag(&O::sets), JsonFlag<O>(),
-                Opt(&O::jobs, "--jobs", "worker threads (default: all cores)"),
+                SetFlag(&O::sets), JsonFlag<O>(), JobsFlag(&O::jobs),
                 Opt(&O::out, "--out", "write every layout's result to this CSV as results arrive"),
                 Opt(&O::resume, "--resume",
                     "skip layouts already in --out (after an interruption)"),

@@ -248,7 +248,7 @@ Verb ValidateVerb() {
       .flags = {Arg(&O::file, "file", "validation YAML file (SCENARIO.md \"Validation file\")")
                     .Required(),
                 SetFlag(&O::sets), JsonFlag<O>(),
-                Opt(&O::jobs, "--jobs", "worker threads for the cases' sweeps"),
+                JobsFlag(&O::jobs, "worker threads for the cases' sweeps"),
                 Opt(&O::markdown, "--markdown", "print the table as Markdown (docs/MODEL.md)"),
                 Opt(&O::robust, "--robust",
                     "also replay each case's layout under sweep --robust's swings, and say for "
