@@ -197,6 +197,8 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
   PARASIM_RETURN_IF_ERROR(r.Int("max_num_tokens", &e->max_num_tokens, 1, int64_t{1} << 24));
   PARASIM_RETURN_IF_ERROR(r.Int("max_seqs", &e->max_seqs, 1, int64_t{1} << 24));
   PARASIM_RETURN_IF_ERROR(r.Bool("chunked_prefill", &e->chunked_prefill));
+  PARASIM_RETURN_IF_ERROR(
+      r.Int("long_prefill_threshold", &e->long_prefill_threshold, 0, int64_t{1} << 24));
   PARASIM_RETURN_IF_ERROR(r.Int("block_size", &e->block_size, 1, 1 << 16));
   PARASIM_RETURN_IF_ERROR(r.Number("kv_fraction", &e->kv_fraction, 0.01, 1));
   std::string s;
@@ -204,7 +206,19 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
     PARASIM_RETURN_IF_ERROR(r.Enum("preemption", &s, {"recompute", "none"}));
     e->preempt = s == "recompute";
   }
-  PARASIM_RETURN_IF_ERROR(r.Bool("cuda_graphs", &e->cuda_graphs));
+  // true, false, or piecewise (vLLM V1's capture: every iteration up to its largest size).
+  std::string graphs;
+  PARASIM_RETURN_IF_ERROR(r.String("cuda_graphs", &graphs));
+  if (graphs == "piecewise") {
+    e->cuda_graphs = e->piecewise_graphs = true;
+  } else if (r.Has("cuda_graphs")) {
+    StatusOr<bool> b = ParseBool(graphs);
+    if (!b.ok()) return r.Error("cuda_graphs", "expected true, false or piecewise");
+    e->cuda_graphs = *b;
+    e->piecewise_graphs = false;
+  }
+  PARASIM_RETURN_IF_ERROR(
+      r.Int("cuda_graph_max_tokens", &e->graph_max_tokens, 1, int64_t{1} << 24));
   if (r.Has("iteration_overhead")) {
     Duration d;
     PARASIM_RETURN_IF_ERROR(r.Time("iteration_overhead", &d));
@@ -228,9 +242,16 @@ const std::vector<std::string_view>& ServingRequestKeys() {
 }
 
 const std::vector<std::string_view>& ServingEngineKeys() {
-  static const std::vector<std::string_view> kKeys = {
-      "max_num_tokens", "max_seqs",   "chunked_prefill", "block_size",
-      "kv_fraction",    "preemption", "cuda_graphs",     "iteration_overhead"};
+  static const std::vector<std::string_view> kKeys = {"max_num_tokens",
+                                                      "max_seqs",
+                                                      "chunked_prefill",
+                                                      "long_prefill_threshold",
+                                                      "block_size",
+                                                      "kv_fraction",
+                                                      "preemption",
+                                                      "cuda_graphs",
+                                                      "cuda_graph_max_tokens",
+                                                      "iteration_overhead"};
   return kKeys;
 }
 

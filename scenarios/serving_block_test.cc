@@ -69,6 +69,17 @@ TEST_CASE("a serving block: formats, lengths, arrivals, targets, policy") {
   CHECK_FALSE(sv.engine.preempt);
   CHECK_FALSE(sv.engine.cuda_graphs);
   CHECK(sv.engine.iteration_overhead->seconds() == doctest::Approx(2e-3));
+  // vLLM's engine: a long-prefill cap, piecewise graphs up to its largest capture size.
+  ServingSpec v;
+  REQUIRE(Read("serving:\n  engine: {long_prefill_threshold: 256, cuda_graphs: piecewise,\n"
+               "           cuda_graph_max_tokens: 4232}\n",
+               &v)
+              .ok());
+  CHECK(v.engine.long_prefill_threshold == 256);
+  CHECK(v.engine.cuda_graphs);
+  CHECK(v.engine.piecewise_graphs);
+  CHECK(v.engine.graph_max_tokens == 4232);
+  CHECK_FALSE(sv.engine.piecewise_graphs);
 }
 
 TEST_CASE("bad serving input is located and says what is accepted") {
@@ -94,6 +105,8 @@ TEST_CASE("bad serving input is located and says what is accepted") {
       {"serving: {engine: {preemption: swap}}\n",
        "x.yaml:1:32: error: serving.engine.preemption: 'swap' is not accepted; expected one of: "
        "recompute, none"},
+      {"serving: {engine: {cuda_graphs: full}}\n",
+       "x.yaml:1:33: error: serving.engine.cuda_graphs: expected true, false or piecewise"},
       {"serving: {requests: {trace: missing.csv}}\n",
        "x.yaml:1:29: error: serving.requests.trace: cannot read the trace file"},
       {"serving: {requests: {output_tokens: {uniform: [300, 100]}}}\n",

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "scenarios/serving_scenario.h"
@@ -23,22 +24,30 @@ Status ReadMeasured(const MapReader& c, ServingValidationCase* vc) {
   PARASIM_RETURN_IF_ERROR(m.Number("tokens_per_s", &vc->tokens.measured, 1e-9, 1e15));
   struct Latency {
     const char* key;
-    ServingFigure* figure;
+    double* seconds;
   };
-  for (const Latency& l :
-       {Latency{"ttft_p99", &vc->ttft_p99}, Latency{"tpot_p99", &vc->tpot_p99},
-        Latency{"ttft_p50", &vc->ttft_p50}, Latency{"tpot_p50", &vc->tpot_p50}}) {
+  LatencyFigures& l = vc->latency;
+  for (const Latency& t :
+       {Latency{"ttft_p99", &l.ttft_p99.measured}, Latency{"tpot_p99", &l.tpot_p99.measured},
+        Latency{"ttft_p50", &l.ttft_p50.measured}, Latency{"tpot_p50", &l.tpot_p50.measured},
+        Latency{"e2e_mean", &vc->e2e_mean}, Latency{"tpot_mean", &vc->tpot_mean.measured}}) {
     Duration d;
-    PARASIM_RETURN_IF_ERROR(m.Time(l.key, &d));
-    if (m.Has(l.key) && d <= Duration::Zero()) return m.Error(l.key, "a latency must be positive");
-    l.figure->measured = d.seconds();
+    PARASIM_RETURN_IF_ERROR(m.Time(t.key, &d));
+    if (m.Has(t.key) && d <= Duration::Zero()) return m.Error(t.key, "a latency must be positive");
+    *t.seconds = d.seconds();
   }
-  if (!vc->tokens.given() && !vc->ttft_p99.given() && !vc->tpot_p99.given() &&
-      !vc->ttft_p50.given() && !vc->tpot_p50.given()) {
+  if (!vc->tokens.given() && !l.ttft_p99.given() && !l.tpot_p99.given() && !l.ttft_p50.given() &&
+      !l.tpot_p50.given()) {
     return c.Error("measured",
                    "give at least one of tokens_per_s, ttft_p99, tpot_p99, ttft_p50, "
                    "tpot_p50");
   }
+  if (m.Has("e2e_mean") != m.Has("tpot_mean")) {
+    return m.Error(m.Has("e2e_mean") ? "e2e_mean" : "tpot_mean",
+                   "give e2e_mean and tpot_mean together (the run's concurrency is its rate x "
+                   "e2e_mean, and its mean TPOT is compared there)");
+  }
+  PARASIM_RETURN_IF_ERROR(m.String("offline_case", &vc->offline_case));
   return m.String("note", &vc->note);
 }
 
@@ -47,18 +56,82 @@ void Compare(ServingFigure* f, double predicted) {
   if (f->given()) f->error = predicted / f->measured - 1;
 }
 
-void Add(const ServingFigure& f, FigureSummary* s, double* sum) {
+void Compare(LatencyFigures* f, const ServingReport& r) {
+  Compare(&f->ttft_p99, r.ttft.p99);
+  Compare(&f->tpot_p99, r.tpot.p99);
+  Compare(&f->ttft_p50, r.ttft.p50);
+  Compare(&f->tpot_p50, r.tpot.p50);
+}
+
+void Add(const ServingFigure& f, FigureSummary* s) {
   if (!f.given()) return;
   ++s->cases;
-  *sum += std::abs(f.error);
+  s->mape += std::abs(f.error);  // a sum until Finish
   s->max_abs_error = std::max(s->max_abs_error, std::abs(f.error));
+  s->within += std::abs(f.error) <= kWithin;
+}
+
+void Finish(FigureSummary* s) {
+  if (s->cases > 0) s->mape /= s->cases;
+}
+
+// The views that need a case's own scenario: at its stated settings, the search, and at the
+// run's concurrency.
+Status ReplayCase(ServingValidationInput& in, bool search) {
+  ServingValidationCase& c = in.measured;
+  const ServingScenario& s = in.scenario;
+  c.layout = FormatServingLayout(s.serving.layout);
+  const Arrival& a = s.serving.requests.arrival;
+  if (a.kind == Arrival::Kind::kPoisson) c.rate_per_s = a.rate_per_s;
+  const bool rate_search = search && !s.serving.slo.empty() && c.rate_per_s > 0;
+  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = rate_search}));
+  if (!r.fits) {
+    c.ok = false;
+    c.failure = "does not fit: " + r.fit_reason;
+    return Status::Ok();
+  }
+  Compare(&c.tokens, r.tokens_per_s);
+  Compare(&c.latency, r);
+  if (rate_search) {
+    c.max_rate.measured = c.rate_per_s;
+    Compare(&c.max_rate, r.max_rate_at_slo);
+  }
+  if (c.tpot_mean.given() && c.rate_per_s > 0) {
+    // Little's law: the requests in flight are the rate times their mean time in the system.
+    c.concurrency = c.rate_per_s * c.e2e_mean;
+    ServingScenario closed = s;
+    closed.serving.requests.arrival = {
+        .kind = Arrival::Kind::kConcurrency,
+        .concurrency = std::max<int64_t>(1, std::llround(c.concurrency))};
+    PARASIM_ASSIGN_OR_RETURN(ServingReport at, Serve(closed, {.search_rate = false}));
+    Compare(&c.tpot_mean, at.tpot.mean);
+  }
+  return Status::Ok();
+}
+
+// The view at the run's load fraction, once every case's own replay is done.
+Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidationInput>& all) {
+  ServingValidationCase& c = in.measured;
+  if (c.offline_case.empty() || !c.ok || c.rate_per_s <= 0) return Status::Ok();
+  for (const ServingValidationInput& o : all) {
+    const ServingValidationCase& off = o.measured;
+    if (off.name != c.offline_case || !off.ok || !off.tokens.given()) continue;
+    c.load_scale = off.tokens.predicted / off.tokens.measured;
+    ServingScenario s = in.scenario;
+    s.serving.requests.arrival.rate_per_s = c.rate_per_s * c.load_scale;
+    PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false}));
+    c.at_load = c.latency;
+    Compare(&c.at_load, r);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
 const std::vector<std::string_view>& ServingMeasuredKeys() {
-  static const std::vector<std::string_view> kKeys = {"tokens_per_s", "ttft_p99", "tpot_p99",
-                                                      "ttft_p50",     "tpot_p50", "note"};
+  static const std::vector<std::string_view> kKeys = {"tokens_per_s", "ttft_p99",     "tpot_p99",
+                                                      "ttft_p50",     "tpot_p50",     "e2e_mean",
+                                                      "tpot_mean",    "offline_case", "note"};
   return kKeys;
 }
 
@@ -112,51 +185,59 @@ StatusOr<ServingValidationFile> LoadServingValidationFile(const YamlInput& input
     if (in.scenario.name.empty()) in.scenario.name = in.measured.name;
     file.cases.push_back(std::move(in));
   }
+  // Each offline_case names a case of the file that gives a throughput.
+  for (size_t i = 0; i < file.cases.size(); ++i) {
+    const std::string& name = file.cases[i].measured.offline_case;
+    if (name.empty()) continue;
+    const bool found = std::any_of(file.cases.begin(), file.cases.end(), [&](const auto& o) {
+      return o.measured.name == name && o.measured.tokens.given();
+    });
+    if (!found) {
+      return ctx.ErrorAt(
+          cases[i]["measured"]["offline_case"], fmt::format("cases[{}].measured.offline_case", i),
+          fmt::format("'{}' names no case of this file that gives tokens_per_s", name));
+    }
+  }
   return file;
 }
 
 StatusOr<ServingValidationReport> ValidateServing(const YamlInput& input,
-                                                  const std::vector<std::string>& sets, int jobs) {
+                                                  const std::vector<std::string>& sets, int jobs,
+                                                  bool search) {
   PARASIM_ASSIGN_OR_RETURN(ServingValidationFile file, LoadServingValidationFile(input, sets));
   ServingValidationReport rep;
   rep.source = file.source;
   std::vector<size_t> items(file.cases.size());
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
-  PARASIM_RETURN_IF_ERROR(ParallelFor(items, jobs, [&](size_t i) -> Status {
-    ServingValidationInput& in = file.cases[i];
-    ServingValidationCase& c = in.measured;
-    c.layout = FormatServingLayout(in.scenario.serving.layout);
-    PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(in.scenario, {.search_rate = false}));
-    if (!r.fits) {
-      c.ok = false;
-      c.failure = "does not fit: " + r.fit_reason;
-      return Status::Ok();
-    }
-    Compare(&c.tokens, r.tokens_per_s);
-    Compare(&c.ttft_p99, r.ttft.p99);
-    Compare(&c.tpot_p99, r.tpot.p99);
-    Compare(&c.ttft_p50, r.ttft.p50);
-    Compare(&c.tpot_p50, r.tpot.p50);
-    return Status::Ok();
-  }));
-  double tokens = 0, ttft = 0, tpot = 0;
+  PARASIM_RETURN_IF_ERROR(ParallelFor(
+      items, jobs, [&](size_t i) -> Status { return ReplayCase(file.cases[i], search); }));
+  PARASIM_RETURN_IF_ERROR(ParallelFor(
+      items, jobs, [&](size_t i) -> Status { return ReplayAtLoad(file.cases[i], file.cases); }));
   for (ServingValidationInput& in : file.cases) {
     const ServingValidationCase& c = in.measured;
     if (!c.ok) {
       ++rep.failed;
     } else {
-      Add(c.tokens, &rep.throughput, &tokens);
-      Add(c.ttft_p99, &rep.ttft, &ttft);
-      Add(c.ttft_p50, &rep.ttft, &ttft);
-      Add(c.tpot_p99, &rep.tpot, &tpot);
-      Add(c.tpot_p50, &rep.tpot, &tpot);
+      Add(c.tokens, &rep.throughput);
+      for (const ServingFigure* f : {&c.latency.ttft_p99, &c.latency.ttft_p50}) Add(*f, &rep.ttft);
+      for (const ServingFigure* f : {&c.latency.tpot_p99, &c.latency.tpot_p50}) Add(*f, &rep.tpot);
+      if (c.load_scale > 0) {
+        for (const ServingFigure* f : {&c.at_load.ttft_p99, &c.at_load.ttft_p50}) {
+          Add(*f, &rep.load_ttft);
+        }
+        for (const ServingFigure* f : {&c.at_load.tpot_p99, &c.at_load.tpot_p50}) {
+          Add(*f, &rep.load_tpot);
+        }
+      }
+      if (c.concurrency > 0) Add(c.tpot_mean, &rep.concurrency_tpot);
+      Add(c.max_rate, &rep.max_rate);
     }
     rep.cases.push_back(c);
   }
-  auto mape = [](FigureSummary* s, double sum) { s->mape = s->cases > 0 ? sum / s->cases : 0; };
-  mape(&rep.throughput, tokens);
-  mape(&rep.ttft, ttft);
-  mape(&rep.tpot, tpot);
+  for (FigureSummary* s : {&rep.throughput, &rep.ttft, &rep.tpot, &rep.load_ttft, &rep.load_tpot,
+                           &rep.concurrency_tpot, &rep.max_rate}) {
+    Finish(s);
+  }
   return rep;
 }
 

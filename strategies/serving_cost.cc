@@ -333,7 +333,16 @@ Duration ServingCost::Attention(const IterationShape& it, int64_t* kernels) cons
   return t;
 }
 
-StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, bool cuda_graph) {
+GraphMode ServingCost::GraphsFor(const IterationShape& it) const {
+  // vLLM's piecewise graphs hold every iteration up to their largest size; larger ones run
+  // eagerly, decode-only or not.
+  if (engine_.piecewise_graphs) {
+    return it.tokens() <= engine_.graph_max_tokens ? GraphMode::kPiecewise : GraphMode::kEager;
+  }
+  return engine_.cuda_graphs && it.decode_only() ? GraphMode::kWhole : GraphMode::kEager;
+}
+
+StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode graphs) {
   const int64_t tokens = std::max<int64_t>(1, it.tokens());
   // The replayed chain, interpolated between the buckets around the iteration's tokens.
   const size_t hi = std::min(
@@ -359,14 +368,16 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, bool cuda
     out.total += Head(it.sampled);
     kernels += 3;
   }
-  if (cuda_graph && it.decode_only()) {
+  // The attention kernels stay outside a piecewise graph.
+  if (graphs == GraphMode::kPiecewise) kernels -= attention_kernels * layers;
+  if (graphs == GraphMode::kPiecewise || (graphs == GraphMode::kWhole && it.decode_only())) {
     out.total = Max(Duration::Zero(), out.total - cost16_.Launch() * static_cast<double>(kernels));
   }
   return out;
 }
 
-Duration ServingCost::StageTime(int s, const IterationShape& it, bool cuda_graph) {
-  return StageBreakdown(s, it, cuda_graph).total;
+Duration ServingCost::StageTime(int s, const IterationShape& it, GraphMode graphs) {
+  return StageBreakdown(s, it, graphs).total;
 }
 
 Duration ServingCost::TransferTime(const IterationShape& it) const {

@@ -16,7 +16,7 @@
 //   PARASIM_ASSIGN_OR_RETURN(ServingCost cost, ServingCost::Build(model, cluster, precision, pool,
 //                                                                 engine));
 //   IterationShape it{.decode_seqs = 64, .decode_context = 64 * 1500, .sampled = 64};
-//   Duration d = cost.StageTime(0, it, /*cuda_graph=*/true);
+//   Duration d = cost.StageTime(0, it, GraphMode::kWhole);
 //   cost.memory().kv_tokens      // KV-cache tokens one replica holds
 #pragma once
 
@@ -79,6 +79,11 @@ class ServingChainCache {
   std::map<std::tuple<int, int, int, bool>, std::shared_ptr<Table>> tables_;
 };
 
+// How an iteration's kernels launch: one by one; as one CUDA graph (a decode-only iteration,
+// as TensorRT-LLM captures generation batches); or as graphs between its attention kernels,
+// which launch one by one (vLLM V1's piecewise capture).
+enum class GraphMode : uint8_t { kEager, kWhole, kPiecewise };
+
 // One stage's time for an iteration and what it is made of.
 struct StageCost {
   Duration total;
@@ -110,10 +115,12 @@ class ServingCost {
   const EnginePolicy& engine() const { return engine_; }
   const ServingMemory& memory() const { return memory_; }
   Duration iteration_overhead() const { return overhead_; }
-  // Stage `s`'s time for the iteration; decode-only iterations replayed as a CUDA graph pay
-  // no launch overhead per kernel.
-  Duration StageTime(int s, const IterationShape& it, bool cuda_graph);
-  StageCost StageBreakdown(int s, const IterationShape& it, bool cuda_graph);
+  // Stage `s`'s time for the iteration; the kernels a CUDA graph holds pay no launch overhead
+  // (kWhole: every kernel of a decode-only iteration; kPiecewise: all but the attention's).
+  Duration StageTime(int s, const IterationShape& it, GraphMode graphs);
+  StageCost StageBreakdown(int s, const IterationShape& it, GraphMode graphs);
+  // How the engine launches the kernels of iteration `it`.
+  GraphMode GraphsFor(const IterationShape& it) const;
   // The activations one stage sends the next (zero with one stage).
   Duration TransferTime(const IterationShape& it) const;
   // Bytes of KV one token takes over the whole model (every stage's GPUs together): what a

@@ -29,18 +29,19 @@ TEST_CASE("a decode step of one sequence reads the weights once") {
   // At 4.8 TB/s x 0.896 (device copy measured) x 0.826 (sustained): 19.4 ms, and the kernels'
   // launches on top without a CUDA graph.
   const double read_s = m.weights / (4.8e12 * 0.896 * 0.826);
-  const double step = c.StageTime(0, Decode(1, 512), false).seconds();
+  const double step = c.StageTime(0, Decode(1, 512), GraphMode::kEager).seconds();
   CHECK(step > read_s);
   CHECK(step < 1.25 * read_s);
   // A CUDA graph removes the launches: a step of 1 sequence within 5% of reading the weights.
-  CHECK(c.StageTime(0, Decode(1, 512), true).seconds() == doctest::Approx(read_s).epsilon(0.05));
+  CHECK(c.StageTime(0, Decode(1, 512), GraphMode::kWhole).seconds() ==
+        doctest::Approx(read_s).epsilon(0.05));
 }
 
 TEST_CASE("seed 002: TP's collective share of a decode step grows as the batch shrinks") {
   ServingCost c = Cost("llama3-70b", "h100-sxm5-80gb", kFp8, {.tp = 8});
   double last = 1;
   for (int64_t batch : {1, 8, 64, 256, 1024}) {
-    const StageCost s = c.StageBreakdown(0, Decode(batch, 2048), true);
+    const StageCost s = c.StageBreakdown(0, Decode(batch, 2048), GraphMode::kWhole);
     const double share = s.comm.seconds() / s.total.seconds();
     CAPTURE(batch);
     CHECK(share < last);
@@ -48,14 +49,14 @@ TEST_CASE("seed 002: TP's collective share of a decode step grows as the batch s
   }
   // One sequence: 160 all-reduces of a few KB, each 14 ring steps at NVLink's latency, are a
   // fifth of a step that reads 9 GB of weights per GPU.
-  const StageCost one = c.StageBreakdown(0, Decode(1, 2048), true);
+  const StageCost one = c.StageBreakdown(0, Decode(1, 2048), GraphMode::kWhole);
   CHECK(one.comm.seconds() / one.total.seconds() > 0.15);
 }
 
 TEST_CASE("prefill is compute-bound: its GEMMs at the FP8 rate") {
   ServingCost c = Cost("llama3-8b", "h100-sxm5-80gb", kFp8, {});
   IterationShape p{.prefill_tokens = 8192, .prefill_pairs = 4 * 2048 * 1024.5, .sampled = 4};
-  const StageCost s = c.StageBreakdown(0, p, false);
+  const StageCost s = c.StageBreakdown(0, p, GraphMode::kEager);
   // 2 x 7.5e9 linear parameters x 8192 tokens at 1979 TFLOP/s x 0.807 x 0.854 x 0.826.
   const double gemm_s = 2 * 7.0e9 * 8192 / (1978.9e12 * 0.807 * 0.854 * 0.826);
   CHECK((s.total - s.attention).seconds() > gemm_s);
@@ -63,12 +64,49 @@ TEST_CASE("prefill is compute-bound: its GEMMs at the FP8 rate") {
   CHECK(s.attention > Duration::Zero());
 }
 
+TEST_CASE("CUDA graphs: whole for decode-only iterations, piecewise around the attention") {
+  // vLLM V1 (piecewise, up to its largest capture size) against TensorRT-LLM (decode only).
+  EnginePolicy vllm;
+  vllm.piecewise_graphs = true;
+  vllm.graph_max_tokens = 1024;
+  ServingCost c = Cost("llama3-8b", "h100-sxm5-80gb", kFp8, {}, vllm);
+  IterationShape mixed = Decode(100, 1000);
+  mixed.prefill_tokens = 800;
+  mixed.prefill_pairs = 800 * 400.5;
+  ++mixed.sampled;
+  CHECK(c.GraphsFor(mixed) == GraphMode::kPiecewise);
+  mixed.prefill_tokens = 1000;  // 1100 tokens: beyond the largest graph, launched one by one
+  CHECK(c.GraphsFor(mixed) == GraphMode::kEager);
+  mixed.prefill_tokens = 800;
+  const StageCost eager = c.StageBreakdown(0, mixed, GraphMode::kEager);
+  const StageCost piecewise = c.StageBreakdown(0, mixed, GraphMode::kPiecewise);
+  const StageCost whole = c.StageBreakdown(0, mixed, GraphMode::kWhole);
+  // The piecewise graph saves the launch of every kernel but the attention's (two a layer here,
+  // the prompts' and the decodes'; 4 us each on H100, the catalog's launch overhead), and a
+  // whole graph does not apply to an iteration holding prompt tokens.
+  const double saved = (eager.total - piecewise.total).seconds();
+  CHECK(saved > 32 * 5 * 4e-6);
+  CHECK(saved < 32 * 20 * 4e-6);
+  CHECK(whole.total == eager.total);
+  CHECK(piecewise.attention == eager.attention);
+  EnginePolicy trt;
+  ServingCost t = Cost("llama3-8b", "h100-sxm5-80gb", kFp8, {}, trt);
+  CHECK(t.GraphsFor(mixed) == GraphMode::kEager);
+  CHECK(t.GraphsFor(Decode(100, 1000)) == GraphMode::kWhole);
+  CHECK(c.GraphsFor(Decode(2000, 1000)) == GraphMode::kEager);  // beyond vLLM's largest graph
+  // A decode-only iteration: the whole graph saves the attention's launches too.
+  const double pw = c.StageTime(0, Decode(100, 1000), GraphMode::kPiecewise).seconds();
+  const double wh = c.StageTime(0, Decode(100, 1000), GraphMode::kWhole).seconds();
+  CHECK(wh == doctest::Approx(pw - 32 * 4e-6).epsilon(1e-3));
+}
+
 TEST_CASE("pipeline stages split the layers; memory and what does not fit") {
   ServingCost one = Cost("llama3-70b", "h100-sxm5-80gb", kFp8, {.tp = 2});
   ServingCost two = Cost("llama3-70b", "h100-sxm5-80gb", kFp8, {.tp = 2, .pp = 2});
   const IterationShape it = Decode(64, 1000);
-  const double whole = one.StageTime(0, it, true).seconds();
-  CHECK(two.StageTime(0, it, true).seconds() == doctest::Approx(whole / 2).epsilon(0.1));
+  const double whole = one.StageTime(0, it, GraphMode::kWhole).seconds();
+  CHECK(two.StageTime(0, it, GraphMode::kWhole).seconds() ==
+        doctest::Approx(whole / 2).epsilon(0.1));
   CHECK(two.stages() == 2);
   CHECK(two.TransferTime(it) > Duration::Zero());
   CHECK(one.TransferTime(it) == Duration::Zero());
@@ -81,8 +119,8 @@ TEST_CASE("pipeline stages split the layers; memory and what does not fit") {
 
 TEST_CASE("experts: a few tokens read the experts they reach; data-parallel attention") {
   ServingCost tp = Cost("mixtral-8x7b", "h100-sxm5-80gb", kFp8, {});
-  const double one = tp.StageTime(0, Decode(1, 500), true).seconds();
-  const double many = tp.StageTime(0, Decode(256, 500), true).seconds();
+  const double one = tp.StageTime(0, Decode(1, 500), GraphMode::kWhole).seconds();
+  const double many = tp.StageTime(0, Decode(256, 500), GraphMode::kWhole).seconds();
   // One token reads 2 of 8 experts (and the attention): well under half of what 256 read.
   CHECK(one < 0.5 * many);
   ServingCost dp =
@@ -90,7 +128,7 @@ TEST_CASE("experts: a few tokens read the experts they reach; data-parallel atte
   // Eight ranks each hold the attention whole and an eighth of the experts, and together
   // eight times the KV of one rank.
   CHECK(dp.memory().kv_tokens > 7 * tp.memory().kv_tokens);
-  CHECK(dp.StageBreakdown(0, Decode(256, 500), true).comm > Duration::Zero());
+  CHECK(dp.StageBreakdown(0, Decode(256, 500), GraphMode::kWhole).comm > Duration::Zero());
 }
 
 }  // namespace

@@ -210,14 +210,13 @@ void Replay::Finish(uint32_t id, int64_t now) {
 void Replay::Wake(size_t ri, int64_t now) {
   Replica& r = replicas_[ri];
   ServingCost& cost = sys_.pool(r.pool);
-  const bool graphs = s_.serving.engine.cuda_graphs;
   for (int g = 0; g < cost.stages(); ++g) {
     if (r.sched.busy(g)) continue;
     Batch b = r.sched.Form(g);
     if (b.empty()) continue;
     // The host prepares the iteration, then each stage runs it when free, after the stage
     // before it and the hand-over of its activations.
-    const bool graph = graphs && b.shape.decode_only();
+    const GraphMode graph = cost.GraphsFor(b.shape);
     int64_t t = now + cost.iteration_overhead().picoseconds();
     const int64_t transfer = cost.TransferTime(b.shape).picoseconds();
     for (int st = 0; st < cost.stages(); ++st) {

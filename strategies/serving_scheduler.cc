@@ -69,6 +69,11 @@ bool ReplicaScheduler::PreemptNewest(int group) {
   return true;
 }
 
+int64_t ReplicaScheduler::Chunk(int64_t remaining) const {
+  const int64_t cap = policy_.long_prefill_threshold;
+  return policy_.chunked_prefill && cap > 0 ? std::min(remaining, cap) : remaining;
+}
+
 void ReplicaScheduler::Add(Batch* b, uint32_t id, int64_t tokens) {
   const Sequence& s = seqs_[id];
   b->items.push_back({id, tokens});
@@ -92,7 +97,7 @@ void ReplicaScheduler::AddRunning(int group, Batch* b, int64_t* budget) {
     if (static_cast<int64_t>(b->items.size()) >= policy_.max_seqs || *budget <= 0) break;
     const uint32_t id = run[i];
     const Sequence& s = seqs_[id];
-    const int64_t tokens = s.prompt_done() ? 0 : std::min(s.prompt - s.prefilled, *budget);
+    const int64_t tokens = s.prompt_done() ? 0 : std::min(Chunk(s.prompt - s.prefilled), *budget);
     const int64_t grow = s.kv + std::max<int64_t>(1, tokens);
     bool preempted_self = false;
     while (!Grow(id, grow)) {
@@ -118,7 +123,7 @@ void ReplicaScheduler::AddWaiting(int group, Batch* b, int64_t* budget) {
     const uint32_t id = waiting_.front();
     Sequence& s = seqs_[id];
     int64_t tokens = s.ready ? 0 : s.prompt - s.prefilled;
-    if (policy_.chunked_prefill) tokens = std::min(tokens, *budget);
+    if (policy_.chunked_prefill) tokens = std::min(Chunk(tokens), *budget);
     // Unchunked, a prompt runs whole: it waits for an iteration with room for it, or runs alone.
     if (tokens > *budget && !b->empty()) break;
     // Blocks for what it computes now, or reserved for its whole output without preemption.

@@ -96,6 +96,9 @@ class ReplicaScheduler {
   void AddRunning(int group, Batch* b, int64_t* budget);
   void AddWaiting(int group, Batch* b, int64_t* budget);
   void Add(Batch* b, uint32_t id, int64_t tokens);
+  // The prompt tokens a sequence with `remaining` to prefill may compute in one iteration
+  // before the budget: all of them, or the long-prefill cap with chunked prefill.
+  int64_t Chunk(int64_t remaining) const;
 
   EnginePolicy policy_;
   ReplicaRole role_;

@@ -106,6 +106,40 @@ TEST_CASE("an iteration's shape: chunks, decodes, causal pairs, tokens sampled")
   CHECK(r.Complete(0, b).size() == 1);  // request 1 has its 2 tokens
 }
 
+TEST_CASE("vLLM's long-prefill threshold: each prompt advances by at most its cap a step") {
+  // Three prompts of 600 tokens under a budget of 1024 and a cap of 256 (the Red Hat MLPerf
+  // v5.1 vLLM Server command): the first iteration computes 256 of each (768 tokens), not 1024
+  // of the first and none of the third; each needs ceil(600 / 256) = 3 iterations.
+  EnginePolicy p;
+  p.max_num_tokens = 1024;
+  p.long_prefill_threshold = 256;
+  std::vector<Sequence> seqs(3);
+  for (Sequence& s : seqs) {
+    s.input = s.prompt = 600;
+    s.output = 2;
+  }
+  ReplicaScheduler r(p, 100000, 1, ReplicaRole::kUnified, &seqs);
+  for (uint32_t i = 0; i < 3; ++i) r.Enqueue(i);
+  Batch b = r.Form(0);
+  CHECK(b.items.size() == 3);
+  CHECK(b.shape.prefill_tokens == 768);
+  r.Complete(0, b);
+  b = r.Form(0);
+  CHECK(b.shape.prefill_tokens == 768);
+  r.Complete(0, b);
+  b = r.Form(0);  // the last 88 of each: every prompt done, a token sampled each
+  CHECK(b.shape.prefill_tokens == 3 * 88);
+  CHECK(b.shape.sampled == 3);
+  // Without chunked prefill the cap does not apply: a prompt enters whole.
+  p.chunked_prefill = false;
+  std::vector<Sequence> whole(1);
+  whole[0].input = whole[0].prompt = 600;
+  whole[0].output = 2;
+  ReplicaScheduler w(p, 100000, 1, ReplicaRole::kUnified, &whole);
+  w.Enqueue(0);
+  CHECK(w.Form(0).shape.prefill_tokens == 600);
+}
+
 TEST_CASE("a prefill replica hands a prompt over once computed, and frees it when told") {
   EnginePolicy p;
   std::vector<Sequence> seqs(1);

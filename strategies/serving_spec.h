@@ -114,6 +114,10 @@ struct EnginePolicy {
   // A prompt split over iterations to fill the token budget beside the decodes (Sarathi-Serve,
   // OSDI'24; vLLM V1's default); off: a prompt enters whole or waits.
   bool chunked_prefill = true;
+  // The most prompt tokens one sequence computes in an iteration, 0: no cap beyond the budget
+  // (vLLM's long_prefill_token_threshold: its V1 scheduler cuts a longer chunk to this many
+  // tokens, so that several prompts advance together; vllm/v1/core/sched/scheduler.py).
+  int64_t long_prefill_threshold = 0;
   int64_t block_size = 16;  // tokens per KV block (vLLM's default, PagedAttention, SOSP'23)
   // The share of the memory left after weights and activations given to the KV cache
   // (TensorRT-LLM's kv_cache_free_gpu_mem_fraction, default 0.9).
@@ -122,8 +126,14 @@ struct EnginePolicy {
   // its blocks back and is prefilled again later), or none: a request is admitted only with
   // blocks for its whole output reserved (TensorRT-LLM's GUARANTEED_NO_EVICT).
   bool preempt = true;
-  // Decode-only iterations replayed as one CUDA graph: no launch overhead per kernel.
+  // Decode-only iterations replayed as one CUDA graph: no launch overhead per kernel
+  // (TensorRT-LLM captures generation-only batches).
   bool cuda_graphs = true;
+  // Every iteration of at most graph_max_tokens tokens replayed as CUDA graphs between its
+  // attention kernels, which launch one by one: vLLM V1's piecewise capture (vLLM docs,
+  // "CUDA Graphs": PIECEWISE mode; its largest capture size, `cuda_graph_sizes`, 512 by default).
+  bool piecewise_graphs = false;
+  int64_t graph_max_tokens = 512;
   // Host time per iteration before its kernels start (scheduling, sampling, detokenising);
   // unset: kDefaultIterationOverhead (strategies/serving_cost.h).
   std::optional<Duration> iteration_overhead;

@@ -450,6 +450,79 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
   }
 }
 
+// Llama 3 8B on one H100: an Offline case and a Server case that names it, with the run's mean
+// latency and TPOT (the figures are this test's, not a measurement).
+constexpr const char* kServingViews = R"(source: test
+defaults:
+  cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 1, intra_node: nvlink4-h100,
+            inter_node: ib-ndr-400g}
+  model: llama3-8b
+  serving:
+    precision: fp8
+    requests: {input_tokens: 512, output_tokens: 64, count: 200}
+  parallelism: {tp: 1, pp: 1, replicas: 1}
+cases:
+  - name: offline
+    source: test
+    scenario: {serving: {requests: {arrival: offline}}}
+    measured: {tokens_per_s: 5000}
+  - name: server
+    source: test
+    scenario: {serving: {requests: {arrival: {rate: 8/s}}, slo: {ttft_p99: 2s, tpot_p99: 50ms}}}
+    measured: {ttft_p99: 100ms, tpot_p99: 20ms, e2e_mean: 2s, tpot_mean: 15ms, offline_case: offline}
+)";
+
+TEST_CASE("serving views beside the stated settings: the run's load, its concurrency, the search") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string f = dir + "/views.yaml";
+  std::ofstream(f) << kServingViews;
+  auto r = RunParasim("validate --json --search " + f);
+  REQUIRE(r.exit_code == 0);
+  // At the run's load: the rate scaled by the Offline case's predicted over measured throughput.
+  const std::string out = r.out;
+  const size_t off = out.find("\"tokens_per_s\"");
+  REQUIRE(off != std::string::npos);
+  const double predicted = Field(out.substr(0, out.find("\"error\"", off)), "predicted");
+  const size_t load = out.find("\"at_load\"");
+  REQUIRE(load != std::string::npos);
+  const std::string view = out.substr(load, out.find('}', out.find("rate_scale", load)) - load);
+  CHECK(Field(view, "rate_scale") == doctest::Approx(predicted / 5000).epsilon(1e-6));
+  CHECK(Field(view, "rate_per_s") == doctest::Approx(8 * predicted / 5000).epsilon(1e-6));
+  // At the run's concurrency: rate x mean latency = 16 requests in flight (Little's law).
+  CHECK(Field(out.substr(0, out.find("\"tpot_mean\"")), "concurrency") == doctest::Approx(16));
+  // The search: the highest rate within the targets set against the run's 8/s.
+  auto count = [](const std::string& text, const std::string& key) {
+    int n = 0;
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(out, "\"max_rate_at_slo\"") == 2);  // the case's and the summary's
+  // Without --search there is no rate search; the stated settings' figures are unchanged.
+  auto plain = RunParasim("validate --json " + f);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(count(plain.out, "\"max_rate_at_slo\"") == 1);  // the summary's alone
+  CHECK(Field(plain.out, "ttft_mape") == doctest::Approx(Field(out, "ttft_mape")));
+  // Bad input: an Offline case that is not in the file, a mean latency without a mean TPOT.
+  struct Bad {
+    std::string from, to, message;
+  };
+  for (const Bad& b :
+       {Bad{"offline_case: offline", "offline_case: elsewhere",
+            ":18:94: error: cases[1].measured.offline_case: 'elsewhere' names no case"},
+        Bad{"tpot_mean: 15ms, ", "",
+            ":18:59: error: cases[1].measured.e2e_mean: give e2e_mean "
+            "and tpot_mean together"}}) {
+    std::string text = kServingViews;
+    text.replace(text.find(b.from), b.from.size(), b.to);
+    const std::string g = dir + "/bad_views.yaml";
+    std::ofstream(g) << text;
+    auto q = RunParasim("validate " + g);
+    CAPTURE(q.err);
+    CHECK(q.exit_code == 2);
+    CHECK(q.err.find(g + b.message) != std::string::npos);
+  }
+}
+
 TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/no_fit.yaml";

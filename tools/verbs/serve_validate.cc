@@ -19,7 +19,7 @@ Json FigureJson(const ServingFigure& f) {
 Json SummaryJson(const FigureSummary& s) {
   Json j = Json::Object();
   j.Set("cases", s.cases).Set("mape", s.mape).Set("max_abs_error", s.max_abs_error);
-  return j;
+  return j.Set("within_20", s.within);
 }
 
 // The figures a case gives: a name, the figure, and whether it is a latency.
@@ -28,12 +28,16 @@ struct Named {
   const ServingFigure* f;
   bool latency;
 };
+std::vector<Named> Latencies(const LatencyFigures& l) {
+  return {{"ttft_p99", &l.ttft_p99, true},
+          {"tpot_p99", &l.tpot_p99, true},
+          {"ttft_p50", &l.ttft_p50, true},
+          {"tpot_p50", &l.tpot_p50, true}};
+}
 std::vector<Named> Figures(const ServingValidationCase& c) {
-  return {{"tokens_per_s", &c.tokens, false},
-          {"ttft_p99", &c.ttft_p99, true},
-          {"tpot_p99", &c.tpot_p99, true},
-          {"ttft_p50", &c.ttft_p50, true},
-          {"tpot_p50", &c.tpot_p50, true}};
+  std::vector<Named> out = {{"tokens_per_s", &c.tokens, false}};
+  for (const Named& n : Latencies(c.latency)) out.push_back(n);
+  return out;
 }
 
 std::string Value(const ServingFigure& f, bool latency, bool predicted) {
@@ -41,13 +45,77 @@ std::string Value(const ServingFigure& f, bool latency, bool predicted) {
   return latency ? FormatDuration(Duration::Seconds(v)) : Human(v);
 }
 
+std::string Within(const FigureSummary& s) { return fmt::format("{}/{}", s.within, s.cases); }
+
 std::string Summary(const ServingValidationReport& r) {
+  std::string views;
+  if (r.ttft.cases + r.tpot.cases > 0) {
+    views += fmt::format("; within 20%: TTFT {}, TPOT {}", Within(r.ttft), Within(r.tpot));
+  }
+  if (r.load_ttft.cases + r.load_tpot.cases > 0) {
+    views += fmt::format("; at the runs' load: TTFT {} (MAPE {:.1f}%), TPOT {} (MAPE {:.1f}%)",
+                         Within(r.load_ttft), 100 * r.load_ttft.mape, Within(r.load_tpot),
+                         100 * r.load_tpot.mape);
+  }
+  if (r.concurrency_tpot.cases > 0) {
+    views += fmt::format("; at the runs' concurrency: mean TPOT {} (MAPE {:.1f}%)",
+                         Within(r.concurrency_tpot), 100 * r.concurrency_tpot.mape);
+  }
+  if (r.max_rate.cases > 0) {
+    views += fmt::format("; max rate at SLO against the runs' rates: MAPE {:.1f}% over {}",
+                         100 * r.max_rate.mape, r.max_rate.cases);
+  }
   return fmt::format(
       "throughput MAPE {:.2f}% (max |error| {:.2f}%) over {} cases; TTFT MAPE {:.2f}% over {} "
-      "figures; TPOT MAPE {:.2f}% over {} figures{}",
+      "figures; TPOT MAPE {:.2f}% over {} figures{}{}",
       100 * r.throughput.mape, 100 * r.throughput.max_abs_error, r.throughput.cases,
-      100 * r.ttft.mape, r.ttft.cases, 100 * r.tpot.mape, r.tpot.cases,
+      100 * r.ttft.mape, r.ttft.cases, 100 * r.tpot.mape, r.tpot.cases, views,
       r.failed > 0 ? fmt::format("; {} case(s) FAILED (no prediction)", r.failed) : "");
+}
+
+// The views beside the stated settings a case gives, as JSON.
+void ViewsJson(const ServingValidationCase& c, Json* o) {
+  if (c.load_scale > 0) {
+    Json l = Json::Object();
+    l.Set("offline_case", c.offline_case).Set("rate_scale", c.load_scale);
+    l.Set("rate_per_s", c.rate_per_s * c.load_scale);
+    for (const Named& n : Latencies(c.at_load)) {
+      if (n.f->given()) l.Set(n.key, FigureJson(*n.f));
+    }
+    o->Set("at_load", l);
+  }
+  if (c.concurrency > 0) {
+    Json j = Json::Object();
+    j.Set("concurrency", c.concurrency).Set("tpot_mean", FigureJson(c.tpot_mean));
+    o->Set("at_concurrency", j);
+  }
+  if (c.max_rate.given()) o->Set("max_rate_at_slo", FigureJson(c.max_rate));
+}
+
+std::string Line(const char* key, const ServingFigure& f, bool latency) {
+  return fmt::format("  {:<14} predicted {:>12} measured {:>12} {:>+7.1f}%\n", key,
+                     Value(f, latency, true), Value(f, latency, false), 100 * f.error);
+}
+
+std::string ViewsText(const ServingValidationCase& c) {
+  std::string out;
+  if (c.load_scale > 0) {
+    out += fmt::format("  at the run's load (rate x {:.3f}, {}'s predicted over measured):\n",
+                       c.load_scale, c.offline_case);
+    for (const Named& n : Latencies(c.at_load)) {
+      if (n.f->given()) out += "  " + Line(n.key, *n.f, true);
+    }
+  }
+  if (c.concurrency > 0) {
+    out += fmt::format("  at the run's concurrency ({:.0f} requests in flight):\n", c.concurrency);
+    out += "  " + Line("tpot_mean", c.tpot_mean, true);
+  }
+  if (c.max_rate.given()) {
+    out += fmt::format("  {:<14} predicted {:>10.2f}/s the run's {:>10.2f}/s {:>+7.1f}%\n",
+                       "max_rate_at_slo", c.max_rate.predicted, c.max_rate.measured,
+                       100 * c.max_rate.error);
+  }
+  return out;
 }
 
 }  // namespace
@@ -61,6 +129,7 @@ Json ServingValidationJson(const ServingValidationReport& r) {
     for (const Named& n : Figures(c)) {
       if (n.f->given()) o.Set(n.key, c.ok ? FigureJson(*n.f) : Json());
     }
+    if (c.ok) ViewsJson(c, &o);
     // SCENARIO.md's validate keys: the throughput's, or null for a failed case.
     o.Set("error", c.ok && c.tokens.given() ? Json(c.tokens.error) : Json());
     cases.Push(o);
@@ -70,6 +139,11 @@ Json ServingValidationJson(const ServingValidationReport& r) {
   Json j = Json::Object();
   j.Set("source", r.source).Set("kind", "serving").Set("cases", cases);
   j.Set("ttft", SummaryJson(r.ttft)).Set("tpot", SummaryJson(r.tpot));
+  Json load = Json::Object();
+  load.Set("ttft", SummaryJson(r.load_ttft)).Set("tpot", SummaryJson(r.load_tpot));
+  j.Set("at_load", load);
+  j.Set("at_concurrency", Json::Object().Set("tpot_mean", SummaryJson(r.concurrency_tpot)));
+  j.Set("max_rate_at_slo", SummaryJson(r.max_rate));
   j.Set("throughput", SummaryJson(r.throughput));
   j.Set("ttft_mape", r.ttft.mape).Set("tpot_mape", r.tpot.mape).Set("failed", r.failed);
   return j.Set("mape", r.throughput.mape).Set("max_abs_error", r.throughput.max_abs_error);
@@ -84,15 +158,50 @@ std::string ServingValidationText(const std::string& file, const ServingValidati
       continue;
     }
     for (const Named& n : Figures(c)) {
-      if (!n.f->given()) continue;
-      out += fmt::format("  {:<14} predicted {:>12} measured {:>12} {:>+7.1f}%\n", n.key,
-                         Value(*n.f, n.latency, true), Value(*n.f, n.latency, false),
-                         100 * n.f->error);
+      if (n.f->given()) out += Line(n.key, *n.f, n.latency);
     }
+    out += ViewsText(c);
   }
   // The summary stays the last line: scripts read it there.
   return out + Summary(r) + "\n";
 }
+
+namespace {
+
+std::string Cell(const ServingFigure& f, bool latency) {
+  if (!f.given()) return std::string(" | | |");
+  return fmt::format(" {} | {} | {:+.1f}% |", Value(f, latency, true), Value(f, latency, false),
+                     100 * f.error);
+}
+
+// The second table: the views beside the stated settings, for the cases that give one.
+std::string ViewsMarkdown(const ServingValidationReport& r) {
+  std::string out =
+      "\n| case | load scale | TTFT P99 at the run's load | measured | error | TPOT P99 at the "
+      "run's load | measured | error | in flight | mean TPOT there | measured | error | max "
+      "rate at SLO | the run's | error |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+      "| ---: | ---: |\n";
+  int rows = 0;
+  for (const ServingValidationCase& c : r.cases) {
+    if (!c.ok || (c.load_scale <= 0 && c.concurrency <= 0 && !c.max_rate.given())) continue;
+    ++rows;
+    out += fmt::format("| {} | {} |", c.name,
+                       c.load_scale > 0 ? fmt::format("{:.3f}", c.load_scale) : "");
+    out += c.load_scale > 0 ? Cell(c.at_load.ttft_p99, true) + Cell(c.at_load.tpot_p99, true)
+                            : " | | | | | |";
+    out += c.concurrency > 0 ? fmt::format(" {:.0f} |", c.concurrency) + Cell(c.tpot_mean, true)
+                             : " | | | |";
+    out += c.max_rate.given()
+               ? fmt::format(" {:.2f}/s | {:.2f}/s | {:+.1f}% |", c.max_rate.predicted,
+                             c.max_rate.measured, 100 * c.max_rate.error)
+               : " | | |";
+    out += "\n";
+  }
+  return rows > 0 ? out : std::string();
+}
+
+}  // namespace
 
 std::string ServingValidationMarkdown(const ServingValidationReport& r) {
   std::string out = fmt::format("Source: {}\n\n", r.source);
@@ -100,20 +209,15 @@ std::string ServingValidationMarkdown(const ServingValidationReport& r) {
       "| case | layout | tokens/s predicted | measured | error | TTFT P99 predicted | measured "
       "| error | TPOT P99 predicted | measured | error |\n";
   out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  auto cell = [](const ServingFigure& f, bool latency) {
-    if (!f.given()) return std::string(" | | |");
-    return fmt::format(" {} | {} | {:+.1f}% |", Value(f, latency, true), Value(f, latency, false),
-                       100 * f.error);
-  };
   for (const ServingValidationCase& c : r.cases) {
     if (!c.ok) {
       out += fmt::format("| {} | {} | failed: {} | | | | | | | | |\n", c.name, c.layout, c.failure);
       continue;
     }
-    out += fmt::format("| {} | {} |{}{}{}\n", c.name, c.layout, cell(c.tokens, false),
-                       cell(c.ttft_p99, true), cell(c.tpot_p99, true));
+    out += fmt::format("| {} | {} |{}{}{}\n", c.name, c.layout, Cell(c.tokens, false),
+                       Cell(c.latency.ttft_p99, true), Cell(c.latency.tpot_p99, true));
   }
-  return out + "\n" + Summary(r) + ".\n";
+  return out + ViewsMarkdown(r) + "\n" + Summary(r) + ".\n";
 }
 
 }  // namespace parasim

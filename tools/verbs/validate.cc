@@ -23,6 +23,7 @@ struct Options {
   int jobs = 0;
   bool markdown = false;  // a Markdown table for docs/MODEL.md
   bool robust = false;    // each case's layout under sweep --robust's swings too
+  bool search = false;    // serving: each case's max_rate_at_slo against its rate
 };
 
 struct Result {
@@ -36,7 +37,8 @@ struct Result {
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   Result res{.file = o.file.file, .markdown = o.markdown, .robust = o.robust};
   if (IsServingValidationFile(o.file.Input())) {
-    PARASIM_ASSIGN_OR_RETURN(res.serving, ValidateServing(o.file.Input(), o.sets, o.jobs));
+    PARASIM_ASSIGN_OR_RETURN(res.serving,
+                             ValidateServing(o.file.Input(), o.sets, o.jobs, o.search));
     return res;
   }
   PARASIM_ASSIGN_OR_RETURN(
@@ -250,7 +252,10 @@ Verb ValidateVerb() {
                 Opt(&O::markdown, "--markdown", "print the table as Markdown (docs/MODEL.md)"),
                 Opt(&O::robust, "--robust",
                     "also replay each case's layout under sweep --robust's swings, and say for "
-                    "how many cases the measured step lies within the range they span")},
+                    "how many cases the measured step lies within the range they span"),
+                Opt(&O::search, "--search",
+                    "serving files: also search each case's highest rate within its serving.slo "
+                    "and set it against the rate the run held")},
       .run = Run,
       .json = ToJson,
       .text = ToText,
