@@ -94,11 +94,11 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m,
-      MapReader::Open(
-          ctx, node, path,
-          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
-           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash",
-           "gemm_efficiency_fp8", "mxfp8", "host_op_time", "elementwise_rates"}));
+      MapReader::Open(ctx, node, path,
+                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
+                       "memory_efficiency", "launch_overhead", "sustained_factor", "device_names",
+                       "server", "attention_flash", "gemm_efficiency_fp8", "mxfp8", "host_op_time",
+                       "elementwise_rates", "host_micro_batch_time", "host_step_time"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -113,6 +113,8 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
   PARASIM_RETURN_IF_ERROR(m.Time("host_op_time", &g.host_op_time));
+  PARASIM_RETURN_IF_ERROR(m.Time("host_micro_batch_time", &g.host_micro_batch_time));
+  PARASIM_RETURN_IF_ERROR(m.Time("host_step_time", &g.host_step_time));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));

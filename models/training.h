@@ -90,6 +90,13 @@ struct Training {
   //   four streams at a time (LayerLowering::ExpertGemmTime), with or without dropping.
   bool per_expert_gemm = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
+  // PyTorch's deterministic algorithms (torch.use_deterministic_algorithms(True), as Megatron-LM's
+  // --deterministic-mode sets: megatron/training/determinism.py). With it PyTorch fills every
+  // newly allocated tensor with NaN before use (torch.utils.deterministic.fill_uninitialized_
+  // memory, on by default; aten's empty_cuda does it, so Transformer Engine's outputs too): one
+  // more memory-bound kernel per op output, on the GPU and on the host that issues it
+  // (strategies/host_ops.h).
+  bool deterministic = false;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
   int lora_rank = 16;

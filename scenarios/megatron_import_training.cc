@@ -198,6 +198,9 @@ Status ReadKernels(Context& c) {
             sep ? "--no-gradient-accumulation-fusion"
                 : "Megatron-LM's default: the weight-gradient GEMM accumulates in place",
             sep ? "--no-gradient-accumulation-fusion" : "");
+  if (r.Has("--deterministic-mode")) {
+    c.Set("training.deterministic", "true", "--deterministic-mode");
+  }
   return Status::Ok();
 }
 

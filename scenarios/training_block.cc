@@ -62,7 +62,7 @@ Status ReadKernels(const MapReader& m, Training* t) {
     PARASIM_RETURN_IF_ERROR(m.Enum("grad_accumulation", &s, GradAccumulationNames()));
     t->grad_accumulation = *ParseGradAccumulation(s);
   }
-  return Status::Ok();
+  return m.Bool("deterministic", &t->deterministic);
 }
 
 Status ReadFinetune(const YamlContext& ctx, const MapReader& m, Training* t) {
@@ -82,9 +82,11 @@ Status ReadFinetune(const YamlContext& ctx, const MapReader& m, Training* t) {
 
 const std::vector<std::string_view>& TrainingKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "seq_len",   "global_batch",      "micro_batch",   "precision",  "optimizer", "grad_dtype",
-      "recompute", "recompute_layers",  "tokens",        "finetune",   "attention", "fp8_recipe",
-      "moments",   "grad_accumulation", "cross_entropy", "expert_gemm"};
+      "seq_len",      "global_batch",      "micro_batch",   "precision",
+      "optimizer",    "grad_dtype",        "recompute",     "recompute_layers",
+      "tokens",       "finetune",          "attention",     "fp8_recipe",
+      "moments",      "grad_accumulation", "cross_entropy", "expert_gemm",
+      "deterministic"};
   return kKeys;
 }
 

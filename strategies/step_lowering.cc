@@ -359,6 +359,7 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
   const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
   const Chunk& cf = layers_.chunk(s, f.chunk);
   const Chunk& cb = layers_.chunk(s, b.chunk);
+  topo_.HostWork(s, ctx_.cluster.gpu.host_micro_batch_time);  // as EmitForward
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   const std::vector<LayerLowering::FbStep> fs = layers_.FbSteps(cf, {Phase::kF}, false);
   const std::vector<LayerLowering::FbStep> bs =
@@ -420,7 +421,13 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g % ctx_.route > 0) topo_.WaitFor(s, FwdIn(Slot(g, u.mb)));
+  if (g % ctx_.route > 0) {
+    HostWaitsForTransfer(s, FwdIn(Slot(g, u.mb)));
+    topo_.WaitFor(s, FwdIn(Slot(g, u.mb)));
+  }
+  // The training loop's Python for this micro-batch (forward_step, backward_step, the batch),
+  // after the receive it waits for.
+  topo_.HostWork(s, ctx_.cluster.gpu.host_micro_batch_time);
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
   if (dp_.GathersPerLayer()) {
@@ -459,6 +466,13 @@ void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& f
   for (size_t i = 0; i < reps.size(); ++i) {
     ctx_.program.AddMemory(first[i], reps[i].rank, Bytes(ch.act), sim::MemoryAt::kStart);
   }
+  if (!ch.pieces.empty() && ch.pieces.back().time == &layers_.head_time()) {
+    // Megatron-LM's loss function checks the micro-batch's loss for NaN and Inf on the host
+    // (pretrain_gpt.py loss_func, rerun_state_machine.validate_result: a tensor read as a
+    // bool, on by default with check_for_nan_in_loss_and_grad), so the host waits for the
+    // forward before it issues anything more.
+    for (Replica& r : reps) topo_.Sync(r, {r.prev});
+  }
   if (g % ctx_.route < ctx_.route - 1) {
     Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, FwdIn(Slot(g + 1, u.mb)));
   }
@@ -494,7 +508,10 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g % ctx_.route < ctx_.route - 1) topo_.WaitFor(s, BwdIn(Slot(g, u.mb)));
+  if (g % ctx_.route < ctx_.route - 1) {
+    HostWaitsForTransfer(s, BwdIn(Slot(g, u.mb)));
+    topo_.WaitFor(s, BwdIn(Slot(g, u.mb)));
+  }
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   // With the backward split, the gradients are reduced and the activations freed after W.
   const bool split = ctx_.schedule.splits_backward();
@@ -547,6 +564,15 @@ Bytes StepLowering::ActivationBytesOf(const LoweringContext& ctx) {
   const Layout& l = ctx.layout;
   return Bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx.model.hidden *
                DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
+}
+
+void StepLowering::HostWaitsForTransfer(int s, std::span<const TaskId> in) {
+  if (!ctx_.schedule.host_syncs_at_transfers()) return;
+  auto& reps = topo_.stage(s);
+  for (size_t i = 0; i < reps.size() && i < in.size(); ++i) {
+    Replica& r = reps[i];
+    topo_.Sync(r, {in[i], r.prev});
+  }
 }
 
 void StepLowering::Send(int from, int to, Phase ph, std::span<TaskId> into) {

@@ -129,6 +129,14 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
     out->ep = std::max(out->ep, exposed(TaskCat::kEp));
     out->pp = std::max(out->pp, exposed(TaskCat::kPp));
     out->dp = std::max(out->dp, exposed(TaskCat::kDp));
+    // The host's time with nothing on the GPU: its intervals less compute and every collective.
+    Intervals gpu = compute, scratch;
+    for (int c = 0; c < kNumTaskCats; ++c) {
+      if (c != static_cast<int>(TaskCat::kHost)) AddSorted(st.iv[s][c], &gpu, &scratch);
+    }
+    Merge(&gpu);
+    out->host = std::max(
+        out->host, Seconds(Uncovered(st.iv[s][static_cast<int>(TaskCat::kHost)], gpu, makespan)));
     const double work = tl.busy[low.stage_compute[s]].seconds() - st.optimizer_s[s];
     if (work > *busiest_work) {
       *busiest_work = work;
@@ -145,11 +153,15 @@ double Bubble(const StageTimes& st, int s, double work) {
   // Every category but the waits (compute, TP, CP, EP, compression).
   Intervals compute_like = st.compute[s], scratch;
   for (int c = 0; c < kNumTaskCats; ++c) {
-    if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp)) continue;
+    if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp) ||
+        c == static_cast<int>(TaskCat::kHost)) {
+      continue;
+    }
     AddSorted(st.iv[s][c], &compute_like, &scratch);
   }
   Merge(&compute_like);
-  const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp});
+  // Waiting on transfers, gathers and the host is reported as such, not as bubble.
+  const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp, TaskCat::kHost});
   const double waited = Seconds(Uncovered(waits, compute_like, span));
   const double idle = Seconds(span) - work;
   return work > 0 ? std::max(0.0, idle - waited) / work : 0.0;
@@ -256,7 +268,8 @@ constexpr EnumNames<StepPart, kNumStepParts> kStepParts(
                    {StepPart::kCp, "exposed CP communication"},
                    {StepPart::kEp, "expert all-to-all"},
                    {StepPart::kPp, "pipeline transfers"},
-                   {StepPart::kDp, "gradient sync (DP)"}}});
+                   {StepPart::kDp, "gradient sync (DP)"},
+                   {StepPart::kHost, "host issue (CPU)"}}});
 }  // namespace
 
 std::string_view StepPartName(StepPart p) { return kStepParts.Name(p); }
@@ -269,7 +282,8 @@ std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubbl
            {StepPart::kCp, e.cp},
            {StepPart::kEp, e.ep},
            {StepPart::kPp, e.pp},
-           {StepPart::kDp, e.dp}}};
+           {StepPart::kDp, e.dp},
+           {StepPart::kHost, e.host}}};
 }
 
 double BusiestCompute(const StepReport& r) {

@@ -21,6 +21,9 @@ struct Options {
   int jobs = 0;
   bool markdown = false;  // a Markdown table for docs/MODEL.md
   bool robust = false;    // each case's layout under sweep --robust's swings too
+  // Which cases: --subset, --gpu, --nodes (CaseFilter).
+  std::string subset, gpu;
+  int64_t nodes = 0;
 };
 
 struct Result {
@@ -33,7 +36,8 @@ struct Result {
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   Result res{.file = o.file.file, .markdown = o.markdown, .robust = o.robust};
   PARASIM_ASSIGN_OR_RETURN(
-      res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust));
+      res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust,
+                      CaseFilter{o.subset, o.gpu, o.nodes}));
   return res;
 }
 
@@ -238,7 +242,12 @@ Verb ValidateVerb() {
                 Opt(&O::markdown, "--markdown", "print the table as Markdown (docs/MODEL.md)"),
                 Opt(&O::robust, "--robust",
                     "also replay each case's layout under sweep --robust's swings, and say for "
-                    "how many cases the measured step lies within the range they span")},
+                    "how many cases the measured step lies within the range they span"),
+                Opt(&O::subset, "--subset",
+                    "only the cases of this list (training, held_out, ...) of the subsets.yaml "
+                    "beside the file"),
+                Opt(&O::gpu, "--gpu", "only the cases on this catalog GPU"),
+                Opt(&O::nodes, "--nodes", "only the cases on this many nodes")},
       .run = Run,
       .json = ToJson,
       .text = ToText,
