@@ -26,7 +26,8 @@ Status Optional(const MapReader& m, const char* key, double lo, double hi,
 Status Optional(const MapReader& m, const char* key, std::optional<Duration>* out) {
   if (!m.Has(key)) return Status::Ok();
   Duration d;
-  PARASIM_RETURN_IF_ERROR(m.Time(key, &d));
+  // As a catalog GPU's overheads (hardware/spec.cc): at most a second.
+  PARASIM_RETURN_IF_ERROR(m.Time(key, &d, Duration::Zero(), Duration::Seconds(1)));
   *out = d;
   return Status::Ok();
 }
@@ -101,7 +102,8 @@ Status ReadCollectiveFit(const YamlContext& ctx, const YAML::Node& node, const s
   cf.per_node = cf.ranks;
   PARASIM_RETURN_IF_ERROR(r.Int("per_node", &cf.per_node, 1, cf.ranks));
   PARASIM_RETURN_IF_ERROR(r.Number("efficiency", &cf.efficiency, 0.01, 1.0));
-  PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency));
+  // As a catalog fabric's latency (hardware/spec.cc): at most a second.
+  PARASIM_RETURN_IF_ERROR(r.Time("latency", &cf.latency, Duration::Zero(), Duration::Seconds(1)));
   fit->collectives.push_back(cf);
   return Status::Ok();
 }
@@ -276,6 +278,26 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   return out;
 }
 
+namespace {
+
+// Which of the cluster's figures the profile measured (ClusterSpec::measured).
+void MarkMeasured(const CalibrationProfile& p, ClusterSpec* c) {
+  ClusterSpec::Measured& m = c->measured;
+  m.gemm = m.gemm || p.gemm_efficiency || p.gemm_efficiency_fp8 || !p.gemm_shapes.empty() ||
+           p.sustained_factor;
+  m.attention = m.attention || p.attention_flash || p.attention_standard;
+  m.memory = m.memory || p.memory_efficiency || p.elementwise_rates;
+  m.host =
+      m.host || p.launch_overhead || p.host_op_time || p.host_micro_batch_time || p.host_step_time;
+  for (const FabricFit& f : p.fabrics) {
+    const bool fitted = f.efficiency || !f.collectives.empty();
+    if (f.id == c->intra.id) m.intra = m.intra || fitted;
+    if (f.id == c->inter.id) m.inter = m.inter || fitted;
+  }
+}
+
+}  // namespace
+
 StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProfile& p,
                                                            ClusterSpec* c) {
   if (!p.gpu.empty() && p.gpu != c->gpu.id) {
@@ -344,18 +366,7 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
       }
     }
   }
-  ClusterSpec::Measured& m = c->measured;
-  m.gemm = m.gemm || p.gemm_efficiency || p.gemm_efficiency_fp8 || !p.gemm_shapes.empty() ||
-           p.sustained_factor;
-  m.attention = m.attention || p.attention_flash || p.attention_standard;
-  m.memory = m.memory || p.memory_efficiency || p.elementwise_rates;
-  m.host =
-      m.host || p.launch_overhead || p.host_op_time || p.host_micro_batch_time || p.host_step_time;
-  for (const FabricFit& f : p.fabrics) {
-    const bool fitted = f.efficiency || !f.collectives.empty();
-    if (f.id == c->intra.id) m.intra = m.intra || fitted;
-    if (f.id == c->inter.id) m.inter = m.inter || fitted;
-  }
+  MarkMeasured(p, c);
   return changed;
 }
 

@@ -37,8 +37,26 @@ double DtypeBytes(Dtype d) {
 
 namespace {
 
+// Accepted ranges of a GPU's and a fabric's rates and times, inline or in the catalog. They are
+// not model constants but bounds on what a description may say, each at least two orders of
+// magnitude beyond the catalog's own extremes, so that a step stays inside what the replay
+// represents (sim/units.h kMaxReplayPs) and a typo in a unit ('1000B/s') is refused at its
+// line rather than answered with a step of months:
+// - hbm_bandwidth: the catalog spans 1555 GB/s (A100 40GB datasheet) to 8 TB/s (B200 datasheet).
+const Bandwidth kMinHbm = Bandwidth::GBps(1), kMaxHbm = Bandwidth::GBps(1e6);
+// - peak: the catalog spans 19.5 TFLOP/s (A100 fp32, datasheet) to a few PFLOP/s (Blackwell
+//   fp8, datasheets).
+const FlopRate kMinPeak = FlopRate::TFLOPs(1), kMaxPeak = FlopRate::TFLOPs(1e6);
+// - fabric bandwidth: the catalog spans 12.5 GB/s (100 Gb Ethernet) to 900 GB/s (NVLink5); the
+//   floor is 1 Gb/s Ethernet.
+const Bandwidth kMinLink = Bandwidth::Gbps(1), kMaxLink = Bandwidth::GBps(1e6);
+// - latencies and per-op overheads: the catalog's are 1-25 us; a second is a wide-area round
+//   trip ten times over.
+const Duration kMaxLatency = Duration::Seconds(1);
+
 // The GPU's CUDA device names and its usual server (GpuSpec::device_names, server).
 Status ReadDeviceFacts(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
+  PARASIM_RETURN_IF_ERROR(m.Number("compute_capability", &g->compute_capability, 1.0, 99.0));
   if (m.Has("device_names")) {
     const YAML::Node list = m.Node("device_names");
     if (!list.IsSequence()) {
@@ -94,27 +112,31 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m,
-      MapReader::Open(ctx, node, path,
-                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
-                       "memory_efficiency", "launch_overhead", "sustained_factor", "device_names",
-                       "server", "attention_flash", "gemm_efficiency_fp8", "mxfp8", "host_op_time",
-                       "elementwise_rates", "host_micro_batch_time", "host_step_time"}));
+      MapReader::Open(
+          ctx, node, path,
+          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
+           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash",
+           "gemm_efficiency_fp8", "mxfp8", "host_op_time", "elementwise_rates",
+           "compute_capability", "host_micro_batch_time", "host_step_time"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
   for (auto k : {"memory", "hbm_bandwidth", "peak", "sms"}) PARASIM_RETURN_IF_ERROR(m.Require(k));
   PARASIM_RETURN_IF_ERROR(m.String("name", &g.name));
   PARASIM_RETURN_IF_ERROR(m.Size("memory", &g.memory));
-  PARASIM_RETURN_IF_ERROR(m.Rate("hbm_bandwidth", &g.hbm_bandwidth));
+  PARASIM_RETURN_IF_ERROR(m.Rate("hbm_bandwidth", &g.hbm_bandwidth, kMinHbm, kMaxHbm));
   PARASIM_RETURN_IF_ERROR(m.Int("sms", &g.sms, 1, 100000));
   PARASIM_RETURN_IF_ERROR(m.Number("gemm_efficiency", &g.gemm_efficiency, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Number("gemm_efficiency_fp8", &g.gemm_efficiency_fp8, 0.01, 1.0));
   PARASIM_RETURN_IF_ERROR(m.Bool("mxfp8", &g.mxfp8));
   PARASIM_RETURN_IF_ERROR(m.Number("memory_efficiency", &g.memory_efficiency, 0.01, 1.0));
-  PARASIM_RETURN_IF_ERROR(m.Time("launch_overhead", &g.launch_overhead));
-  PARASIM_RETURN_IF_ERROR(m.Time("host_op_time", &g.host_op_time));
-  PARASIM_RETURN_IF_ERROR(m.Time("host_micro_batch_time", &g.host_micro_batch_time));
-  PARASIM_RETURN_IF_ERROR(m.Time("host_step_time", &g.host_step_time));
+  PARASIM_RETURN_IF_ERROR(
+      m.Time("launch_overhead", &g.launch_overhead, Duration::Zero(), kMaxLatency));
+  PARASIM_RETURN_IF_ERROR(m.Time("host_op_time", &g.host_op_time, Duration::Zero(), kMaxLatency));
+  PARASIM_RETURN_IF_ERROR(
+      m.Time("host_micro_batch_time", &g.host_micro_batch_time, Duration::Zero(), kMaxLatency));
+  PARASIM_RETURN_IF_ERROR(
+      m.Time("host_step_time", &g.host_step_time, Duration::Zero(), kMaxLatency));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));
@@ -122,7 +144,8 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_ASSIGN_OR_RETURN(MapReader p,
                            MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
   for (int i = 0; i < kNumDtypes; ++i) {
-    PARASIM_RETURN_IF_ERROR(p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i]));
+    PARASIM_RETURN_IF_ERROR(
+        p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i], kMinPeak, kMaxPeak));
   }
   if (g.memory.bytes() <= 0) return m.Error("memory", "must be more than 0B");
   if (g.hbm_bandwidth.bytes_per_second() <= 0)
@@ -152,9 +175,9 @@ StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& n
   std::string kind = "intra";
   PARASIM_RETURN_IF_ERROR(m.Enum("kind", &kind, {"intra", "inter"}));
   f.kind = kind == "intra" ? FabricKind::kIntra : FabricKind::kInter;
-  PARASIM_RETURN_IF_ERROR(m.Rate("bandwidth", &f.bandwidth));
+  PARASIM_RETURN_IF_ERROR(m.Rate("bandwidth", &f.bandwidth, kMinLink, kMaxLink));
   f.latency = Duration::Microseconds(5);
-  PARASIM_RETURN_IF_ERROR(m.Time("latency", &f.latency));
+  PARASIM_RETURN_IF_ERROR(m.Time("latency", &f.latency, Duration::Zero(), kMaxLatency));
   PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &f.efficiency, 0.01, 1.0));
   if (f.bandwidth.bytes_per_second() <= 0) return m.Error("bandwidth", "must be more than 0");
   return f;
@@ -182,6 +205,44 @@ StatusOr<HardwareCatalog> LoadHardwareCatalog() {
   }
   return cat;
 }
+
+namespace {
+
+// The commented values of a catalog's text: a line "id:" at the margin opens an entry, an
+// indented "key: value  # source" gives one of its values' source.
+std::vector<ValueSource> SourcesOf(std::string_view text) {
+  std::vector<ValueSource> out;
+  std::string entry;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const size_t colon = line.find(':');
+    if (line.empty() || line[0] == '#' || colon == std::string_view::npos) continue;
+    if (line[0] != ' ') {
+      entry = std::string(line.substr(0, colon));
+      continue;
+    }
+    const size_t hash = line.find(" # ");
+    const size_t key_at = line.find_first_not_of(' ');
+    if (hash == std::string_view::npos || entry.empty() || key_at >= colon || line[key_at] == '#') {
+      continue;
+    }
+    std::string_view key = line.substr(key_at, colon - key_at);
+    if (key.find_first_of("{[\"") != std::string_view::npos) continue;
+    std::string_view source = line.substr(hash + 3);
+    while (!source.empty() && source.front() == ' ') source.remove_prefix(1);
+    out.push_back({entry, std::string(key), std::string(source)});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ValueSource> GpuSources() { return SourcesOf(kGpusYaml); }
+std::vector<ValueSource> FabricSources() { return SourcesOf(kFabricsYaml); }
 
 const GpuSpec* HardwareCatalog::FindGpu(std::string_view id) const {
   for (const auto& g : gpus) {

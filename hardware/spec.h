@@ -159,6 +159,9 @@ struct GpuSpec {
   Bandwidth hbm_bandwidth;
   std::array<FlopRate, kNumDtypes> peak{};  // zero where the GPU has no such unit
   int sms = 0;  // streaming multiprocessors: the wave grid of GEMM tiles
+  // CUDA compute capability (8.0 Ampere, 9.0 Hopper, 10.0 Blackwell); 0 where the GPU is not
+  // NVIDIA's. Libraries size their workspaces by it (strategies/workspaces.h).
+  double compute_capability = 0;
   // The names the CUDA driver reports for this GPU (cudaDeviceProp::name, nvidia-smi), so a
   // calibration run or an nccl-tests log names its catalog entry.
   std::vector<std::string> device_names;
@@ -265,6 +268,14 @@ struct HardwareCatalog {
 
 // Parses the catalogs embedded in the binary (hardware/catalog/*.yaml).
 StatusOr<HardwareCatalog> LoadHardwareCatalog();
+
+// Where a catalog value comes from: the comment on its line in hardware/catalog/gpus.yaml or
+// fabrics.yaml ("memory" of "a100-sxm4-80gb": "nvidia-smi total for A100 80GB"), in file order.
+struct ValueSource {
+  std::string entry, key, source;
+};
+std::vector<ValueSource> GpuSources();
+std::vector<ValueSource> FabricSources();
 
 // Field parsers shared by the catalog and inline scenario mappings.
 // Reads `key: {forward: F, backward: B}` (fractions of the 16-bit peak) from `m` into *out when

@@ -71,6 +71,20 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
   }
 }
 
+TEST_CASE("compute capabilities (CUDA C++ Programming Guide); none for AMD's GPUs") {
+  auto cat = LoadHardwareCatalog();
+  REQUIRE(cat.ok());
+  struct Row {
+    const char* id;
+    double cc;
+  };
+  for (Row r : {Row{"a100-sxm4-80gb", 8.0}, Row{"h100-sxm5-80gb", 9.0}, Row{"h20", 9.0},
+                Row{"b200", 10.0}, Row{"gb200", 10.0}, Row{"gb300", 10.3}, Row{"mi300x", 0}}) {
+    CAPTURE(r.id);
+    CHECK(cat->FindGpu(r.id)->compute_capability == r.cc);
+  }
+}
+
 }  // namespace
 }  // namespace parasim
 

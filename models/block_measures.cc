@@ -1,5 +1,7 @@
 #include "models/block_measures.h"
 
+#include <algorithm>
+
 namespace parasim {
 
 double ActivationBytes(const Block& b, RecomputeKind recompute) {
@@ -32,6 +34,12 @@ double WeightGradBytes(const Block& b) {
     for (const auto& t : b.op(i).saved) total += t.bytes;
   }
   return total;
+}
+
+double TransientBytes(const Block& b) {
+  double most = 0;
+  for (size_t i = 0; i < b.size(); ++i) most = std::max(most, b.op(i).transient);
+  return most;
 }
 
 double ForwardFlops(const Block& b) {

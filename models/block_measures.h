@@ -1,5 +1,6 @@
 // What is measured from one block of the layer graph on this rank (models/layer_graph.h): the
-// bytes it saves for backward under each recompute mode, its FLOPs, its parameters.
+// bytes it saves for backward under each recompute mode, its ops' working memory, its FLOPs,
+// its parameters.
 //
 //   ModelGraph g = BuildModelGraph(model, shape);
 //   double act = ActivationBytes(g.dense, RecomputeKind::kSelective);   // per layer, this rank
@@ -16,6 +17,9 @@ double ActivationBytes(const Block& b, RecomputeKind recompute);
 // Bytes a split backward's weight-gradient pass (W) still needs after the input-gradient pass:
 // the inputs its GEMMs saved (Qi et al. 2024's M_W).
 double WeightGradBytes(const Block& b);
+// The most working memory one of the block's ops holds beside the saved tensors while it runs
+// (Op::transient): what a stage needs on top of its activations at that op.
+double TransientBytes(const Block& b);
 // Sum of forward (backward) matmul FLOPs of one block on this rank.
 double ForwardFlops(const Block& b);
 double BackwardFlops(const Block& b);

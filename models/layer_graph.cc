@@ -53,19 +53,29 @@ Block BuildLayer(const char* name, bool moe, const ModelSpec& m, const GraphShap
 //   and 16-bit logits add the cast to fp32 (a + 4) and the gradient's cast back (4 + a).
 // The fp32 softmax is kept for the backward. (torchtitan's F.cross_entropy on .float()
 // logits makes about 22 and 26 with bf16: 48 in all against 52.)
+// Memory: beside the kept softmax, the 16-bit logits stay alive through the forward (the model
+// holds the LM head's output until its forward returns) and the gradient's 16-bit cast is
+// written before the fp32 gradient is freed: a bytes a logit of working memory either way.
 Op CrossEntropy(const GraphShape& s, const Dims& d, double per_logit) {
+  const double cast = d.a < 4 ? d.a + 4 : 0;  // .float() of fp32 logits is a no-op
   if (s.fused_cross_entropy) {
-    // Fused (training.cross_entropy: fused): Transformer Engine's parallel_cross_entropy, as
-    // Megatron-Core calls it with cross_entropy_loss_fusion and cross_entropy_fusion_impl
-    // "te" (transformer_engine/pytorch/triton/cross_entropy.py). The forward's online
-    // softmax reads each logit once, in its own type, and keeps a max, a sum and the
-    // target's logit per token; the backward reads the logits again and writes the gradient
-    // in their place. The logits themselves are kept for it, in their own type.
+    // Fused (training.cross_entropy: fused): time as Transformer Engine's
+    // parallel_cross_entropy (transformer_engine/pytorch/triton/cross_entropy.py): the
+    // forward's online softmax reads each logit once, in its own type, and keeps a max, a sum
+    // and the target's logit per token; the backward reads the logits again and writes the
+    // gradient in their place.
     Op loss = blocks::Elementwise("cross_entropy", per_logit * d.a, per_logit * 2 * d.a);
-    loss.saved.push_back({"logits", per_logit * d.a, false});
+    // Memory as Megatron-Core's fusion runs by default (cross_entropy_fusion_impl "native",
+    // megatron/core/fusions/fused_cross_entropy.py; its "te" choice is refused by the
+    // arguments' validation at d98e8a6): the unfused passes compiled (torch.compile), on the
+    // logits' fp32 copy, the softmax kept. A compiled function does not write its inputs in
+    // place: the exp is a new fp32 buffer beside the cast it reads, and the 16-bit logits are
+    // still alive, (a + 4) bytes a logit of working memory beside the kept 4 (measured: the
+    // megatron-ci corpus's cross_entropy_loss_fusion runs, docs/MODEL.md "Peak memory").
+    loss.saved.push_back({"softmax", per_logit * 4, false});
+    loss.transient = per_logit * (cast > 0 ? d.a + 4 : d.a);
     return loss;
   }
-  const double cast = d.a < 4 ? d.a + 4 : 0;  // .float() of fp32 logits is a no-op
   Op loss = blocks::Elementwise("cross_entropy", per_logit * (32 + cast), per_logit * (8 + cast));
   // PyTorch runs the cast to fp32, the in-place subtraction of the max and division by the
   // sum (broadcast over a row), and the backward's in-place scaling unvectorized: kernels
@@ -78,6 +88,7 @@ Op CrossEntropy(const GraphShape& s, const Dims& d, double per_logit) {
   loss.bwd_sm_passes = 1;
   loss.bwd_sm_bytes = per_logit * 8;
   loss.saved.push_back({"logits", per_logit * 4, false});
+  loss.transient = cast > 0 ? per_logit * d.a : 0.0;
   return loss;
 }
 

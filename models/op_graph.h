@@ -89,6 +89,9 @@ struct Op {
   CommSpec fwd_comm;  // collective after the op in forward
   CommSpec bwd_comm;  // collective after the op's gradient in backward
   std::vector<SavedTensor> saved;
+  // Bytes the op holds while it runs, forward or backward, beyond what it saves: its input and
+  // output alive at once where it copies, its temporaries. Freed when it ends.
+  double transient = 0;
 };
 
 using OpGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op>;

@@ -97,6 +97,13 @@ struct Training {
   // more memory-bound kernel per op output, on the GPU and on the host that issues it
   // (strategies/host_ops.h).
   bool deterministic = false;
+  // The layers run Transformer Engine's modules (Megatron-LM's default --transformer-impl
+  // transformer_engine), which hold a cuBLAS workspace of their own; false: the framework's
+  // own modules on PyTorch ops (Megatron-LM's `local`, torchtitan).
+  bool transformer_engine = true;
+  // The cuBLAS workspace PyTorch holds per handle and stream (CUBLAS_WORKSPACE_CONFIG); 0: its
+  // default for the GPU (strategies/workspaces.h).
+  Bytes blas_workspace;
   double tokens = 0;  // total training tokens; 0 = not given
   FinetuneKind finetune = FinetuneKind::kNone;
   int lora_rank = 16;

@@ -189,36 +189,6 @@ std::vector<FlagValue> ValuesOf(const Verb& verb, const py::args& args, const py
   return values;
 }
 
-// sweep's results as flat records, one per layout, for pandas.DataFrame: the run object's
-// numbers, its layout's keys beside them, exposed communication as exposed_<kind>_s, and the
-// worst stage's peak memory.
-py::list FlatLayouts(const py::list& results) {
-  py::list rows;
-  for (py::handle h : results) {
-    py::dict r = py::reinterpret_borrow<py::dict>(h);
-    py::dict row;
-    for (auto [k, v] : r) {
-      if (py::isinstance<py::dict>(v) || py::isinstance<py::list>(v)) continue;
-      row[k] = v;
-    }
-    if (r.contains("layout")) {
-      for (auto [k, v] : r["layout"].cast<py::dict>()) row[k] = v;
-    }
-    if (r.contains("exposed_comm_s")) {
-      for (auto [k, v] : r["exposed_comm_s"].cast<py::dict>()) {
-        row[py::str("exposed_" + py::str(k).cast<std::string>() + "_s")] = v;
-      }
-    }
-    if (r.contains("peak_memory_bytes")) {
-      double peak = 0;
-      for (py::handle b : r["peak_memory_bytes"]) peak = std::max(peak, b.cast<double>());
-      row["peak_memory_bytes"] = peak;
-    }
-    rows.append(row);
-  }
-  return rows;
-}
-
 // This module's file (calibrate looks for its program from there, as the CLI from its binary).
 std::string ModuleFile() {
   Dl_info info;
@@ -231,7 +201,7 @@ std::string ModuleFile() {
 // Runs a verb as its --json would, and returns the JSON tree as Python objects.
 py::object Call(const Verb& verb, const py::args& args, const py::kwargs& kwargs) {
   const std::vector<FlagValue> values = ValuesOf(verb, args, kwargs);
-  const VerbContext ctx{.json = true, .self = ModuleFile()};
+  const VerbContext ctx{.json = true, .self = ModuleFile(), .every_layout = true};
   StatusOr<std::unique_ptr<VerbResult>> result = Status::Ok();
   std::string notes;
   Json json;
@@ -248,10 +218,9 @@ py::object Call(const Verb& verb, const py::args& args, const py::kwargs& kwargs
     throw std::runtime_error(result.status().message());
   }
   if (!notes.empty()) fmt::print(stderr, "{}", notes);
-  py::object out = ToPython(json);
-  // 'layouts': the results as flat records (what pandas.DataFrame wants).
-  if (verb.name == "sweep") out["layouts"] = FlatLayouts(out["results"]);
-  return out;
+  // A sweep's 'layouts': every replayed layout as a flat record (what pandas.DataFrame wants),
+  // from its JSON view (VerbContext::every_layout).
+  return ToPython(json);
 }
 
 // A default as Python writes it.

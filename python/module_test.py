@@ -194,11 +194,20 @@ class SweepTest(VerbTest):
         self.assertEqual(len({tuple(sorted(r)) for r in rows}), 1)  # one column set: a table
         times = [r["step_time_s"] for r in rows]
         self.assertEqual(times, sorted(times))
-        # 'layouts': the same results as flat records (what pandas.DataFrame wants).
+        # 'layouts': every replayed layout as a flat record (what pandas.DataFrame wants), the
+        # ranked ones first in the results' order, not only the top rows.
+        got = parasim.sweep(dict(SWEPT, sweep=dict(SWEPT["sweep"], dp="auto", top=2)), jobs=1,
+                            exhaustive=True)
+        rows = got["results"]
+        times = [r["step_time_s"] for r in rows]
+        self.assertEqual(len(rows), 2)
         flat = got["layouts"]
-        self.assertEqual(len(flat), len(rows))
-        self.assertEqual([f["step_time_s"] for f in flat], times)
-        self.assertEqual([f["tp"] for f in flat], [r["layout"]["tp"] for r in rows])
+        self.assertEqual(len(flat), got["replayed"])
+        self.assertGreater(len(flat), len(rows))
+        self.assertEqual([f["step_time_s"] for f in flat[:len(rows)]], times)
+        self.assertEqual([f["tp"] for f in flat[:len(rows)]], [r["layout"]["tp"] for r in rows])
+        self.assertEqual([f["rank"] for f in flat[:got["feasible"]]],
+                         list(range(1, got["feasible"] + 1)))
         for f in flat:
             self.assertFalse(any(isinstance(v, (dict, list)) for v in f.values()))
             self.assertIn("exposed_dp_s", f)

@@ -17,13 +17,11 @@ Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs
   if (g.IsScalar()) {
     const GpuSpec* spec = cat.hardware.FindGpu(g.Scalar());
     if (!spec) {
-      std::string hint = DidYouMean(g.Scalar(), cat.hardware.GpuIds());
-      return m.Error(
-          "gpu",
-          fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
-                      "mapping with memory, hbm_bandwidth, peak)",
-                      g.Scalar(), hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
-                      fmt::join(cat.hardware.GpuIds(), ", ")));
+      return m.Error("gpu",
+                     fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
+                                 "mapping with memory, hbm_bandwidth, peak)",
+                                 g.Scalar(), SuggestionHint(g.Scalar(), cat.hardware.GpuIds()),
+                                 fmt::join(cat.hardware.GpuIds(), ", ")));
     }
     c->gpu = *spec;
   } else {
@@ -33,7 +31,17 @@ Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs
 }
 
 Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
-                  std::string_view key, FabricKind want, FabricSpec* out, bool needed) {
+                  std::string_view key, FabricKind want, FabricSpec* out, bool needed,
+                  std::string_view gpu_server_intra = "") {
+  if (!m.Has(key) && needed && want == FabricKind::kIntra) {
+    // The GPU's usual server names its NVLink or Infinity Fabric (the catalog's `server.intra`):
+    // an H100 SXM's is nvlink4-h100 (DGX H100). SCENARIO.md documents this default.
+    if (const FabricSpec* server = cat.hardware.FindFabric(gpu_server_intra)) {
+      *out = *server;
+      out->kind = want;
+      return Status::Ok();
+    }
+  }
   if (!m.Has(key)) {
     if (needed) {
       return m.Error(key,
@@ -50,11 +58,9 @@ Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& ca
   if (f.IsScalar()) {
     const FabricSpec* spec = cat.hardware.FindFabric(f.Scalar());
     if (!spec) {
-      std::string hint = DidYouMean(f.Scalar(), cat.hardware.FabricIds());
-      return m.Error(key,
-                     fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
-                                 hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
-                                 fmt::join(cat.hardware.FabricIds(), ", ")));
+      return m.Error(key, fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
+                                      SuggestionHint(f.Scalar(), cat.hardware.FabricIds()),
+                                      fmt::join(cat.hardware.FabricIds(), ", ")));
     }
     *out = *spec;
   } else {
@@ -140,8 +146,8 @@ Status ParseCluster(const YamlContext& ctx, const YAML::Node& node, const Catalo
     return m.Error("nodes", fmt::format("{} nodes x {} GPUs is over the limit of {} GPUs", c->nodes,
                                         c->gpus_per_node, kMaxGpus));
   }
-  PARASIM_RETURN_IF_ERROR(
-      ReadFabric(ctx, m, cat, "intra_node", FabricKind::kIntra, &c->intra, c->domain() > 1));
+  PARASIM_RETURN_IF_ERROR(ReadFabric(ctx, m, cat, "intra_node", FabricKind::kIntra, &c->intra,
+                                     c->domain() > 1, c->gpu.server.intra));
   PARASIM_RETURN_IF_ERROR(
       ReadFabric(ctx, m, cat, "inter_node", FabricKind::kInter, &c->inter, c->nodes > 1));
   if (m.Has("calibration")) PARASIM_RETURN_IF_ERROR(ReadCalibration(m, c, scenario_dir));

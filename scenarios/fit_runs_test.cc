@@ -168,11 +168,8 @@ TEST_CASE("fit --runs recovers the host's op, micro-batch and step times from sm
   auto write = [&](const std::vector<double>& measured) {
     std::ofstream(path) << RunsFile(
         "  cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8, intra_node: "
-        "nvlink3-a100}
-  model: {layers: 12, hidden: 512, heads: 8, vocab: 50432}
-  "
-        "training: {seq_len: 1024, micro_batch: 4, deterministic: true}
-",
+        "nvlink3-a100}\n  model: {layers: 12, hidden: 512, heads: 8, vocab: 50432}\n  "
+        "training: {seq_len: 1024, micro_batch: 4, deterministic: true}\n",
         cases, measured);
   };
   write(std::vector<double>(std::size(cases), 1.0));

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "scenarios/megatron_exprs.h"
+#include "sim/parse_units.h"
 #include "strategies/layout.h"
 #include "strategies/schedule.h"
 
@@ -196,6 +197,11 @@ void TrainingFlags(const Scenario& s, Flags& f) {
   // auto: Transformer Engine picks its fused (flash) attention, as the import reads it back.
   f.Add("--attention-backend", t.attention == AttentionKind::kStandard ? "unfused" : "auto");
   if (t.fused_cross_entropy) f.Add("--cross-entropy-loss-fusion");
+  if (!t.transformer_engine) f.Add("--transformer-impl", "local");
+  if (t.blas_workspace.bytes() > 0) {
+    f.Miss("training.blas_workspace", FormatBytes(t.blas_workspace),
+           "an environment variable, not a flag: CUBLAS_WORKSPACE_CONFIG=:SIZE_KIB:COUNT");
+  }
   if (t.grad_accumulation == GradAccumulation::kSeparate)
     f.Add("--no-gradient-accumulation-fusion");
   if (t.deterministic) f.Add("--deterministic-mode");

@@ -340,9 +340,14 @@ void WriteTrailer(Context& c, ImportedScenario* out) {
   }
   if (!line.empty()) inert.push_back(line);
   c.w.Trailer("Flags with no effect on step time or memory:", inert);
+  // The variables the scenario states are not listed: the NVLink domain, and the cuBLAS
+  // workspace where its value sized one.
+  const std::vector<std::string> keys = c.w.Keys();
+  const bool blas = std::find(keys.begin(), keys.end(), "training.blas_workspace") != keys.end();
   std::vector<std::string> env;
   for (const auto& [k, v] : c.r.args().env) {
-    if (k != "NVLINK_DOMAIN_SIZE") env.push_back(k + "=" + v);
+    if (k == "NVLINK_DOMAIN_SIZE" || (blas && k == megatron_import::kBlasWorkspaceEnv)) continue;
+    env.push_back(k + "=" + v);
   }
   c.w.Trailer("Environment, not modelled (NCCL, Transformer Engine and CUDA settings):", env);
 }

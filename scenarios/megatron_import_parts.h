@@ -11,6 +11,9 @@
 
 namespace parasim::megatron_import {
 
+// The environment variable sizing PyTorch's cuBLAS workspace (training.blas_workspace).
+inline constexpr const char* kBlasWorkspaceEnv = "CUBLAS_WORKSPACE_CONFIG";
+
 struct Context {
   const FlagReader& r;
   const ImportOptions& o;

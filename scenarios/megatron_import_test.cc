@@ -74,7 +74,8 @@ TEST_CASE("a functional-test config: MoE with MLA, MTP and a pipeline layout") {
   CHECK(Line(*s, "stage_layers: [6, 8]"));
   CHECK(Line(*s, "# --pipeline-model-parallel-layout Et*6|t*8mL"));
   CHECK(sc.training.deterministic);
-  CHECK(Line(*s, "deterministic: true") && Line(*s, "# --deterministic-mode"));
+  CHECK(Line(*s, "deterministic: true"));
+  CHECK(Line(*s, "# --deterministic-mode"));
   CHECK(Line(*s, "NCCL_ALGO=Ring"));
   CHECK(Line(*s, "--lr"));  // with no effect, listed
 }
@@ -124,14 +125,36 @@ TEST_CASE("Megatron-LM's defaults where flags are absent") {
   CHECK(s->scenario.layout.dp == 8);
   CHECK(s->scenario.layout.zero == 0);
   CHECK(s->scenario.training.attention == AttentionKind::kFlash);
+  CHECK(s->scenario.training.transformer_engine);
+  CHECK(s->scenario.training.blas_workspace.bytes() == 0);
   auto local = Import(kBase + "--transformer-impl local");
   REQUIRE(local.ok());
   CHECK(local->scenario.training.attention == AttentionKind::kStandard);
+  CHECK_FALSE(local->scenario.training.transformer_engine);
+  CHECK(Line(*local, "transformer_engine: false"));
   CHECK(local->scenario.training.global_batch == 8);  // micro-batch x DP
   auto unfused = Import(kBase + "--attention-backend unfused --no-gradient-accumulation-fusion");
   REQUIRE(unfused.ok());
   CHECK(unfused->scenario.training.attention == AttentionKind::kStandard);
   CHECK(unfused->scenario.training.grad_accumulation == GradAccumulation::kSeparate);
+}
+
+TEST_CASE("CUBLAS_WORKSPACE_CONFIG sizes the cuBLAS workspace; other variables are listed") {
+  // PyTorch's format: the sum of SIZE KiB x COUNT over the :SIZE:COUNT pairs.
+  struct Row {
+    const char* value;
+    double bytes;  // 0: PyTorch's default (nothing written)
+  };
+  for (Row r : {Row{":4096:8", 32.0 * 1024 * 1024}, Row{":4096:2:16:8", 8.125 * 1024 * 1024},
+                Row{":16:8", 128.0 * 1024}, Row{"garbage", 0}}) {
+    CAPTURE(r.value);
+    auto s = Import("export CUBLAS_WORKSPACE_CONFIG=" + std::string(r.value) +
+                    "\nexport NCCL_ALGO=Ring\ntorchrun pretrain_gpt.py " + kBase + "\n");
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    CHECK(s->scenario.training.blas_workspace.bytes() == r.bytes);
+    CHECK(Line(*s, "NCCL_ALGO=Ring"));  // still listed as not modelled
+    CHECK(Line(*s, "#   CUBLAS_WORKSPACE_CONFIG") == (r.bytes == 0));
+  }
 }
 
 TEST_CASE("virtual stages, uneven first and last stages, the rank order") {

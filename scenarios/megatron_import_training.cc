@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
+#include <regex>
 #include <set>
 
 #include "scenarios/megatron_import_parts.h"
@@ -162,6 +164,29 @@ Status ReadRecompute(Context& c) {
   return Status::Ok();
 }
 
+// CUBLAS_WORKSPACE_CONFIG=:SIZE:COUNT[:SIZE:COUNT...] sizes PyTorch's cuBLAS workspace per
+// handle and stream: the sum of SIZE KiB x COUNT over the pairs (aten/src/ATen/cuda/
+// CublasHandlePool.cpp, parseChosenWorkspaceSize; a value without a pair leaves its default).
+Status ReadBlasWorkspace(Context& c) {
+  for (const auto& [k, v] : c.r.args().env) {
+    if (k != kBlasWorkspaceEnv) continue;
+    static const std::regex kPair(":([0-9]+):([0-9]+)");
+    double kib = 0;
+    for (auto it = std::sregex_iterator(v.begin(), v.end(), kPair); it != std::sregex_iterator();
+         ++it) {
+      kib += std::stod((*it)[1].str()) * std::stod((*it)[2].str());
+    }
+    if (kib > 0) {
+      const double mib = kib / 1024;
+      c.Derived(
+          "training.blas_workspace",
+          mib == std::floor(mib) ? fmt::format("{:.0f}MiB", mib) : fmt::format("{:.0f}KiB", kib),
+          fmt::format("{}={}: PyTorch's cuBLAS workspace per handle and stream", k, v));
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadKernels(Context& c) {
   const FlagReader& r = c.r;
   PARASIM_ASSIGN_OR_RETURN(
@@ -201,7 +226,12 @@ Status ReadKernels(Context& c) {
   if (r.Has("--deterministic-mode")) {
     c.Set("training.deterministic", "true", "--deterministic-mode");
   }
-  return Status::Ok();
+  if (impl == "local") {
+    c.Derived("training.transformer_engine", "false",
+              "--transformer-impl local: Megatron-Core's own modules, no Transformer Engine",
+              "--transformer-impl");
+  }
+  return ReadBlasWorkspace(c);
 }
 
 }  // namespace

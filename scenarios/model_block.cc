@@ -13,13 +13,11 @@ Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs
     PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, n, path));
     const ModelSpec* spec = cat.models.Find(id);
     if (!spec) {
-      std::string hint = DidYouMean(id, cat.models.Ids());
       return ctx.ErrorAt(
           n, path,
           fmt::format("unknown model '{}'{}; catalog models: {} (or an inline "
                       "mapping with layers, hidden, heads, vocab)",
-                      id, hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
-                      fmt::join(cat.models.Ids(), ", ")));
+                      id, SuggestionHint(id, cat.models.Ids()), fmt::join(cat.models.Ids(), ", ")));
     }
     return *spec;
   };
@@ -45,6 +43,14 @@ YAML::Node ExtendingModel(const YAML::Node& root) {
   YAML::Node extended(YAML::NodeType::Map);
   extended["extends"] = model.Scalar();
   return WithNodeAt(root, {"model"}, extended);
+}
+
+Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root, YamlContext* ctx) {
+  for (const auto& s : sets) {
+    if (s.rfind("model.", 0) == 0) *root = ExtendingModel(*root);
+    PARASIM_RETURN_IF_ERROR(ApplySet(*root, s, ctx));
+  }
+  return Status::Ok();
 }
 
 }  // namespace parasim

@@ -7,6 +7,9 @@
 //   root = ExtendingModel(root);  // `model: gpt3-175b` -> `model: {extends: gpt3-175b}`
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "models/model_spec.h"
 #include "scenarios/catalogs.h"
 #include "sim/status.h"
@@ -21,5 +24,10 @@ Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs
 // `root` with a catalog model id turned into `model: {extends: id}`, so that a key set under
 // it (`--set model.layers=80`, a swept model key) extends that model.
 YAML::Node ExtendingModel(const YAML::Node& root);
+
+// The --set assignments ("a.b=value") applied to a scenario document in turn, each recorded in
+// `ctx` for its errors; a model key set under a catalog id extends that model (ExtendingModel).
+// The training and the serving loaders both read their --set this way.
+Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root, YamlContext* ctx);
 
 }  // namespace parasim

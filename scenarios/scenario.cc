@@ -46,7 +46,7 @@ Status ReadSweep(const YamlContext& ctx, const YAML::Node& root, const MapReader
 
 const std::vector<std::string_view>& ScenarioKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "name", "cluster", "model", "training", "parallelism", "sweep", "reliability"};
+      "name", "cluster", "model", "training", "parallelism", "sweep", "reliability", "serving"};
   return kKeys;
 }
 
@@ -69,8 +69,14 @@ Status ValidateLayout(const Scenario& s, const YamlContext& ctx, const YAML::Nod
 }
 
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,
-                                    const Catalogs& cat) {
+                                    const Catalogs& cat, bool keep_invalid_layout) {
   PARASIM_ASSIGN_OR_RETURN(MapReader top, MapReader::Open(ctx, root, "", ScenarioKeys()));
+  if (top.Has("serving")) {
+    // A serving scenario (scenarios/serving_scenario.h): `parasim serve` reads it.
+    return ctx.ErrorAt(top.Node("serving"), "serving",
+                       "a serving scenario (a serving block in place of training): run it with "
+                       "`parasim serve` (or `parasim run`)");
+  }
   Scenario s;
   s.file = ctx.file;
   PARASIM_RETURN_IF_ERROR(top.String("name", &s.name));
@@ -95,7 +101,7 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   // A scenario whose sweep block varies the layout is checked per layout by the sweep; the
   // fixed layout must still be valid when no sweep is present.
   const Status own = ValidateLayout(s, ctx, par.IsDefined() ? par : root);
-  if (!s.sweep) PARASIM_RETURN_IF_ERROR(own);
+  if (!s.sweep && !keep_invalid_layout) PARASIM_RETURN_IF_ERROR(own);
   s.fixed_layout = own;
   return s;
 }
@@ -104,10 +110,7 @@ StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::s
                                 const Catalogs& cat) {
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(input));
   YamlContext ctx{input.name, {}};
-  for (const auto& s : sets) {
-    if (s.rfind("model.", 0) == 0) root = ExtendingModel(root);
-    PARASIM_RETURN_IF_ERROR(ApplySet(root, s, &ctx));
-  }
+  PARASIM_RETURN_IF_ERROR(ApplyScenarioSets(sets, &root, &ctx));
   return ScenarioFromNode(root, ctx, cat);
 }
 

@@ -30,9 +30,11 @@ const std::vector<std::string_view>& ScenarioKeys();
 
 StatusOr<Scenario> LoadScenario(const YamlInput& input, const std::vector<std::string>& sets,
                                 const Catalogs& catalogs);
-// Builds a scenario from an already merged node (validation cases use this).
+// Builds a scenario from an already merged node (validation cases use this). An invalid fixed
+// layout is refused unless `keep_invalid_layout` (a validation case: reported as failed, the
+// file's other cases predicted), which leaves the problem, located, in Scenario::fixed_layout.
 StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& ctx,
-                                    const Catalogs& catalogs);
+                                    const Catalogs& catalogs, bool keep_invalid_layout = false);
 
 // CheckLayout (strategies/plan.h) located: the key at fault's node in the parallelism block
 // `where`, else the block itself.

@@ -24,6 +24,7 @@
 
 #include "hardware/profile.h"
 #include "scenarios/scenario.h"
+#include "scenarios/serving_scenario.h"
 #include "scenarios/validate.h"
 
 namespace parasim {
@@ -127,6 +128,33 @@ cases:
     measured: {peak_memory: 1GiB, peak_memory_stage: last}
 )";
 
+// A serving scenario with every block its loader reads (cluster and model are the training
+// scenario's, checked there): both length forms, a rate, targets, the engine, two pools, a sweep.
+constexpr char kServing[] = R"(name: probe
+cluster: {gpu: h100-sxm5-80gb, nodes: 2, gpus_per_node: 8, intra_node: nvlink4-h100,
+          inter_node: ib-ndr-400g}
+model: mixtral-8x7b
+serving:
+  precision: fp8
+  weights: fp8
+  activations: fp8
+  kv_dtype: fp8
+  requests:
+    input_tokens: {lognormal: {mean: 800, sigma: 0.5}, min: 4, max: 4096}
+    output_tokens: {uniform: [16, 256]}
+    arrival: {rate: 10/s, burst: 2}
+    count: 100
+    prefix_cache_hit: 0.1
+    seed: 3
+  slo: {ttft_p99: 2s, tpot_p99: 100ms}
+  engine: {max_num_tokens: 4096, max_seqs: 128, chunked_prefill: true, block_size: 16,
+           kv_fraction: 0.9, preemption: recompute, cuda_graphs: true, iteration_overhead: 1ms}
+parallelism:
+  prefill: {tp: 2, pp: 1, ep: 2, replicas: 2, dp_attention: false}
+  decode: {tp: 4, replicas: auto}
+sweep: {tp: [1, 2], pp: [1], ep: auto, gpus: [8, 16], disaggregated: [false, true], top: 5}
+)";
+
 // One kind of input document: how the loader reads it and where docs/SCENARIO.md names its keys.
 struct Kind {
   std::string heading;  // the level-2 heading of its section
@@ -157,6 +185,15 @@ const std::vector<Kind>& Kinds() {
        {},
        {"fabrics"},
        {{"nvlink4-h100", "<fabric>"}}},
+      {"## Serving scenario keys",
+       kServing,
+       [](const YAML::Node& n) {
+         const YamlContext ctx{"probe.yaml", {}};
+         return ServingScenarioFromNode(n, ctx, cat).status();
+       },
+       {"cluster", "model"},
+       {},
+       {}},
       {"## Validation file keys",
        kValidation,
        [](const YAML::Node& n) {

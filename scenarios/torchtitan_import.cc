@@ -264,6 +264,7 @@ Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp,
   w.Set("training.grad_dtype", reduce == "bfloat16" ? "bf16" : "fp32",
         reduce_at.empty() ? "torchtitan's default reduce dtype (float32)" : reduce_at);
   w.Set("training.attention", "flash", "PyTorch SDPA's flash kernels");
+  w.Set("training.transformer_engine", "false", "torchtitan's layers: PyTorch modules");
   std::string opt_at;
   const std::string opt = c.Str({{"optimizer", "name"}}, "AdamW", &opt_at);
   w.Set("training.optimizer", "adam", opt_at.empty() ? "torchtitan's default (AdamW)" : opt_at);

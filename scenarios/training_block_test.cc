@@ -80,6 +80,23 @@ TEST_CASE("formats, kernels and fine-tuning") {
   CHECK(t.tokens == 1e9);
   CHECK(t.finetune == FinetuneKind::kQlora);
   CHECK(t.lora_rank == 8);
+  CHECK(t.transformer_engine);           // Megatron-LM's default --transformer-impl
+  CHECK(t.blas_workspace.bytes() == 0);  // PyTorch's default for the GPU
+}
+
+TEST_CASE("the layers' library and the cuBLAS workspace") {
+  Training t;
+  REQUIRE(Read("training: {seq_len: 8, global_batch: 8, transformer_engine: false, "
+               "blas_workspace: 32MiB}\n",
+               &t)
+              .ok());
+  CHECK_FALSE(t.transformer_engine);
+  CHECK(t.blas_workspace.bytes() == 32.0 * 1024 * 1024);  // CUBLAS_WORKSPACE_CONFIG=:4096:8
+  const Status zero = Read("training: {seq_len: 8, global_batch: 8, blas_workspace: 0B}\n", &t);
+  CHECK(zero.message().find("x.yaml:1:57: error: training.blas_workspace") == 0);
+  CHECK(zero.message().find(":4096:8") != std::string::npos);
+  CHECK_FALSE(
+      Read("training: {seq_len: 8, global_batch: 8, transformer_engine: maybe}\n", &t).ok());
 }
 
 TEST_CASE("a precision the GPU has no tensor cores for is refused at the key") {

@@ -366,7 +366,9 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     }
     YamlContext case_ctx = ctx;
     for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
-    StatusOr<Scenario> loaded = ScenarioFromNode(merged, case_ctx, cat);
+    // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).
+    StatusOr<Scenario> loaded =
+        ScenarioFromNode(merged, case_ctx, cat, /*keep_invalid_layout=*/true);
     if (!loaded.ok() && c.Has("import")) {
       vc.load_failure = "the imported scenario: " + loaded.status().message();
       file.cases.push_back({std::move(vc), Scenario()});
@@ -374,6 +376,8 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     }
     if (!loaded.ok()) return InCase(loaded.status(), path, c.Node("scenario"), vc.name);
     Scenario s = *std::move(loaded);
+    if (!s.fixed_layout.ok())
+      s.fixed_layout = InCase(s.fixed_layout, path, c.Node("scenario"), vc.name);
     if (s.name.empty()) s.name = vc.name;
     if (vc.wall_clock && !GoodputModelled(s)) {
       return ctx.ErrorAt(c.Node("measured"), at + ".measured.basis",
@@ -438,7 +442,8 @@ Status SwingCase(const Scenario& s, const SweepOptions& options, ValidationCase*
 
 namespace {
 
-// The predicted peak of the stage the measurement is from, and its error.
+// The predicted peak of the stage the measurement is from, and its error: PyTorch's allocated
+// bytes, as a measured peak_memory counts them (SCENARIO.md).
 void SetMemory(const std::vector<double>& peaks, ValidationCase* vc) {
   if (!vc->has_memory() || peaks.empty()) return;
   vc->predicted_peak_bytes =
@@ -457,6 +462,11 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     vc->failure = vc->load_failure;
     return Status::Ok();
   }
+  if (!s.sweep && !s.fixed_layout.ok()) {
+    vc->ok = false;
+    vc->failure = "invalid layout: " + s.fixed_layout.message();
+    return Status::Ok();
+  }
   Scenario chosen = s;
   if (s.sweep) {
     PARASIM_ASSIGN_OR_RETURN(SweepOutcome r, SweepCase(s, options));
@@ -471,14 +481,14 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
     if (vc->has_memory()) {
       PARASIM_ASSIGN_OR_RETURN(StepReport m, SimulateStep(chosen.model, chosen.training,
                                                           chosen.layout, chosen.cluster, {}));
-      SetMemory(m.peak_memory_bytes, vc);
+      SetMemory(m.peak_allocated_bytes, vc);
     }
   } else {
     PARASIM_ASSIGN_OR_RETURN(StepReport r,
                              SimulateStep(s.model, s.training, s.layout, s.cluster, {}));
     vc->predicted_s = r.step_time_s;
     vc->layout = FormatLayout(s.layout, s.training, LayoutStyle::kKey);
-    SetMemory(r.peak_memory_bytes, vc);
+    SetMemory(r.peak_allocated_bytes, vc);
     if (!r.fits) {
       vc->ok = false;
       vc->failure = "no layout fits: " + OverMemory(r.peak_memory_bytes, r.capacity_bytes);

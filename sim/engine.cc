@@ -41,6 +41,12 @@ class TaskList {
   size_t n_ = 0;
 };
 
+// A duration in picoseconds scaled by a factor, held just past the longest replay when it
+// would run beyond it (the replay stops there): the sums of times stay far from wrapping.
+int64_t ScaledPs(double ps) {
+  return ps > static_cast<double>(kMaxReplayPs) ? kMaxReplayPs + 1 : RoundHalfAway(ps);
+}
+
 // One replay of a finalized program: the step loop over (time, sequence) events, the stream
 // queues and dependency counts that decide when a task starts (its state: ReplayState), the
 // cost keys' durations asked once each, and the flow network and memory tracker it drives.
@@ -104,6 +110,7 @@ class Replay {
   }
   [[gnu::noinline]] void Retime(uint32_t rank);
   void Finish();
+  [[gnu::noinline]] Status PastHorizon(TaskId t) const;
 
   const Program& p_;
   // Prefetching (Start) pays once the per-task arrays the replay reads, about 40 bytes a task,
@@ -157,8 +164,7 @@ void Replay<kPeriodic>::Retime(uint32_t rank) {
     r.left -= static_cast<double>(s_.now - r.since) / r.factor;
     r.since = s_.now;
     r.factor = s_.comm_running[rank] > 0 ? slow : 1.0;
-    r.done = {s_.now + RoundHalfAway(std::max(r.left, 0.0) * r.factor),
-              static_cast<uint32_t>(s_.seq++)};
+    r.done = {s_.now + ScaledPs(std::max(r.left, 0.0) * r.factor), static_cast<uint32_t>(s_.seq++)};
     PushNumbered(r.done.due, r.done.seq, r.task, EventType::kComplete);
   }
 }
@@ -195,11 +201,11 @@ void Replay<kPeriodic>::Start(TaskId t) {
     if (role == StreamRole::kCompute) {
       const uint32_t rank = p_.stream_rank(st);
       if (rank < options_.rank_slowdown.size()) {
-        d = RoundHalfAway(static_cast<double>(d) * options_.rank_slowdown[rank]);
+        d = ScaledPs(static_cast<double>(d) * options_.rank_slowdown[rank]);
       }
       const double factor = s_.comm_running[rank] > 0 ? keys_.slowdown(key) : 1.0;
       s_.running[st] = {t, s_.now, static_cast<double>(d), factor, Completion{}};
-      if (factor != 1.0) d = RoundHalfAway(static_cast<double>(d) * factor);
+      if (factor != 1.0) d = ScaledPs(static_cast<double>(d) * factor);
       s_.running[st].done = {s_.now + d, static_cast<uint32_t>(s_.seq)};
     }
     Push(s_.now + d, t, EventType::kComplete);
@@ -321,6 +327,20 @@ void Replay<kPeriodic>::Finish() {
 }
 
 template <bool kPeriodic>
+Status Replay<kPeriodic>::PastHorizon(TaskId t) const {
+  std::string what;
+  if (t != kNone) {
+    what = fmt::format(" (task {}, '{}' on {}/{}, ends there)", t, p_.label_text(p_.label(t)),
+                       p_.rank_name(p_.stream_rank(p_.stream(t))), p_.stream_name(p_.stream(t)));
+  }
+  return InvalidArgument(fmt::format(
+      "the step runs past {:.0e} s ({:.1f} days) of simulated time{}: out of range, a step is at "
+      "most that long; check the GPU's peak and hbm_bandwidth and the fabrics' bandwidth and "
+      "latency",
+      kMaxReplaySeconds, kMaxReplaySeconds / 86400, what));
+}
+
+template <bool kPeriodic>
 StatusOr<Timeline> Replay<kPeriodic>::Run() {
   if (n_ >= kMaxTasks) {
     return InvalidArgument(
@@ -337,6 +357,8 @@ StatusOr<Timeline> Replay<kPeriodic>::Run() {
     // The top leaves the queue when the first event its handling queues takes its place, or
     // after the handling when it queues none.
     const Event e = s_.events.top();
+    if (e.time > kMaxReplayPs) [[unlikely]]
+      return PastHorizon(e.task());
     pop_pending_ = true;
     s_.now = e.time;
     ++s_.tl.events;
@@ -354,6 +376,8 @@ StatusOr<Timeline> Replay<kPeriodic>::Run() {
   }
   if (s_.done != n_) return DeadlockError(s_);
   Finish();
+  // A jump over periods (RunOptions::shift) places tasks without their events.
+  if (s_.tl.makespan.picoseconds() > kMaxReplayPs) return PastHorizon(kNone);
   return std::move(s_.tl);
 }
 

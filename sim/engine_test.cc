@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <limits>
+#include <vector>
+
 #include "sim/engine_fixture.h"
 #include "sim/trace.h"
 
@@ -301,6 +305,70 @@ TEST_CASE("chrome trace has one event per task and process names") {
   CHECK(json.find("\"process_name\"") != std::string::npos);
   CHECK(json.find("\"thread_name\"") != std::string::npos);
   CHECK(json.front() == '{');
+}
+
+TEST_CASE("a replay past 1e6 s is refused as out of range, never wrapped") {
+  // Issue 62: a GPU of 1000 B/s gave tasks of years, whose sums wrapped int64 picoseconds into
+  // negative times (a segfault in the flow network, MFU 4817%). Each way a time can grow: a
+  // compute task, a chain of them, a flow's latency and its bytes at a crawl, and a task
+  // beyond even int64's range (Duration::Infinite).
+  struct Case {
+    const char* what;
+    std::function<void(Fixture&)> build;
+  };
+  const std::vector<Case> cases = {
+      {"one long task", [](Fixture& f) { f.Compute(f.s0, 2e9); }},  // 2e6 s
+      {"a chain",
+       [](Fixture& f) {
+         TaskId a = f.Compute(f.s0, 6e8), b = f.Compute(f.s0, 6e8);  // 2 x 6e5 s
+         f.p.AddDep(a, b);
+       }},
+      {"an infinite task",
+       [](Fixture& f) {
+         f.p.AddCompute(f.s0, f.cost.AddCompute(Duration::Infinite()), 0, f.p.Intern("inf"));
+       }},
+      {"a flow's bytes at 1 B/s",
+       [](Fixture& f) {
+         LinkId l = f.p.AddLink("slow", Bandwidth::BytesPerSecond(1));
+         f.p.AddFlow(f.s1, f.cost.AddFlow({Duration::Zero(), Bytes::GB(1)}), 1, f.p.Intern("x"),
+                     f.p.AddRoute({l}));
+       }},
+      {"a flow's latency",
+       [](Fixture& f) {
+         LinkId l = f.p.AddLink("far", Bandwidth::GBps(1));
+         f.p.AddFlow(f.s1, f.cost.AddFlow({Duration::Seconds(5e6), Bytes::GB(1)}), 1,
+                     f.p.Intern("x"), f.p.AddRoute({l}));
+       }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    Fixture f;
+    c.build(f);
+    Engine e;
+    const StatusOr<Timeline> tl = e.Run(f.p, f.cost, {});
+    REQUIRE_FALSE(tl.ok());
+    CHECK(tl.status().exit_code() == 2);
+    CHECK(tl.status().message().find("the step runs past 1e+06 s (11.6 days)") !=
+          std::string::npos);
+    // The lower bound saturates just past the range too, never wraps.
+    const StatusOr<Duration> bound = MakespanLowerBound(f.p, f.cost);
+    REQUIRE(bound.ok());
+    CHECK(bound->picoseconds() > 0);
+  }
+  // Just inside the range: replayed.
+  Fixture f;
+  TaskId a = f.Compute(f.s0, 4e8), b = f.Compute(f.s0, 5e8);  // 9e5 s in all
+  f.p.AddDep(a, b);
+  CHECK(f.Run().makespan.seconds() == doctest::Approx(9e5));
+}
+
+TEST_CASE("Duration arithmetic saturates, never wraps") {
+  const Duration inf = Duration::Infinite();
+  const Duration lowest = Duration::Picoseconds(std::numeric_limits<int64_t>::min());
+  CHECK((inf + Duration::Seconds(1)).is_infinite());
+  CHECK((Duration::Zero() - lowest).is_infinite());  // -INT64_MIN does not exist
+  CHECK((lowest - Duration::Seconds(1)) == lowest);
+  CHECK((Duration::Seconds(1) - Duration::Seconds(3)) == Duration::Seconds(-2));
 }
 
 }  // namespace

@@ -160,8 +160,10 @@ double FlowNetwork::RouteShare(RouteId route, double n) const {
                                                         Due* due) {
   f.rate = rate;
   double secs = f.rate > 0 ? f.remaining / f.rate : std::numeric_limits<double>::infinity();
-  int64_t at = secs >= 9e6 ? std::numeric_limits<int64_t>::max() / 2
-                           : now + Duration::Seconds(secs).picoseconds();
+  // Past the longest replay the completion is held just beyond it (the replay stops there):
+  // now is within it, so the sum cannot wrap.
+  int64_t at = secs > kMaxReplaySeconds ? now + kMaxReplayPs + 1
+                                        : now + Duration::Seconds(secs).picoseconds();
   if (at == f.done.due) return;  // unchanged: the queued completion stands
   f.done = {at, static_cast<uint32_t>((*seq_)++)};
   due->push_back({at, f.done.seq, f.task});

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "sim/utf8.h"
+
 namespace parasim {
 
 Json& Json::Set(std::string key, Json value) {
@@ -22,7 +24,12 @@ Json& Json::Push(Json value) {
   return *this;
 }
 
-std::string JsonEscape(const std::string& s) {
+std::string JsonEscape(const std::string& text) {
+  // JSON is UTF-8 (RFC 8259 section 8.1): a byte that is not is written as U+FFFD. The loaders
+  // refuse such input (sim/yaml_reader.h); this keeps every output parseable regardless.
+  const std::string fixed =
+      InvalidUtf8At(text) == std::string_view::npos ? std::string() : ReplaceInvalidUtf8(text);
+  const std::string& s = fixed.empty() ? text : fixed;
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';

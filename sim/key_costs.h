@@ -42,11 +42,16 @@ class KeyCosts {
       flow_.resize(key + 1);
       slowdown_.resize(key + 1, 1.0);
     }
+    // A cost past the longest replay (kMaxReplayPs) is held just past it: the replay then
+    // stops there with an error rather than adding times that could wrap.
+    constexpr int64_t kPast = kMaxReplayPs + 1;
     if (compute) {
-      duration_ps_[key] = costs_.ComputeDuration(key).picoseconds();
+      duration_ps_[key] = std::clamp<int64_t>(costs_.ComputeDuration(key).picoseconds(), 0, kPast);
       slowdown_[key] = std::max(1.0, costs_.ContendedSlowdown(key));
     } else {
       flow_[key] = costs_.Flow(key);
+      Duration& lat = flow_[key].latency;
+      lat = Duration::Picoseconds(std::clamp<int64_t>(lat.picoseconds(), 0, kPast));
     }
     known_[key] = 1;
   }

@@ -14,6 +14,14 @@
 namespace parasim::sim {
 namespace {
 
+// Past the longest replay a bound is held just beyond it (the replay itself stops there with an
+// error): sums of such times never wrap.
+constexpr int64_t kPast = kMaxReplayPs + 1;
+int64_t FloorPs(double seconds) {
+  if (!(seconds * 1e12 < static_cast<double>(kPast))) return kPast;
+  return std::max<int64_t>(0, static_cast<int64_t>(std::floor(seconds * 1e12)) - 1);
+}
+
 // A task at its shortest for MakespanLowerBound, in picoseconds: a compute task at its cost; a
 // flow at its latency plus its bytes at its route's slowest link, as if alone, whose bytes it
 // counts on each link it crosses. Costs are asked once per key, and slowest links once per route.
@@ -39,8 +47,7 @@ class ShortestDurations {
     const double slowest = slowest_[route];
     // Rounded down: the engine's own rounding of a completion is to the nearest picosecond.
     const double move = std::isfinite(slowest) && slowest > 0 ? f.bytes.bytes() / slowest : 0.0;
-    return f.latency.picoseconds() +
-           std::max<int64_t>(0, static_cast<int64_t>(std::floor(move * 1e12)) - 1);
+    return std::min(kPast, f.latency.picoseconds() + FloorPs(move));
   }
 
   // The busiest link's bytes over its capacity, with the same floor as a flow's: a whole
@@ -50,7 +57,7 @@ class ShortestDurations {
     for (size_t l = 0; l < link_bytes_.size(); ++l) {
       if (capacity_[l] > 0) link_s = std::max(link_s, link_bytes_[l] / capacity_[l]);
     }
-    return std::max<int64_t>(0, static_cast<int64_t>(std::floor(link_s * 1e12)) - 1);
+    return FloorPs(link_s);
   }
 
  private:
@@ -77,7 +84,7 @@ int64_t LongestPathInTaskOrder(const Program& p, ShortestDurations& shortest) {
     for (; e < extra.size() && extra[e].first == t; ++e) {
       start = std::max(start, stream_end[extra[e].second]);
     }
-    const int64_t end = start + shortest(t);
+    const int64_t end = std::min(kPast, start + shortest(t));
     makespan = std::max(makespan, end);
     stream_end[st] = end;
     for (size_t k = first_extra; k < e; ++k) stream_end[extra[k].second] = end;
@@ -124,7 +131,7 @@ StatusOr<int64_t> LongestPath(const Program& p, ShortestDurations& shortest) {
   };
   for (size_t k = 0; k < order.size(); ++k) {
     const TaskId t = order[k];
-    const int64_t end = ready[t] + shortest(t);
+    const int64_t end = std::min(kPast, ready[t] + shortest(t));
     makespan = std::max(makespan, end);
     for (uint32_t j = next_offset[t]; j < next_offset[t + 1]; ++j) release(next[j], end);
     for (TaskId s : p.successors(t)) release(s, end);

@@ -169,8 +169,13 @@ std::string FormatBandwidth(Bandwidth bw) {
 }
 
 std::string FormatDuration(Duration d) {
-  double s = d.seconds();
   if (d.is_infinite()) return "inf";
+  return FormatSeconds(d.seconds());
+}
+
+std::string FormatSeconds(double s) {
+  if (std::isinf(s)) return s > 0 ? "inf" : "-inf";
+  if (std::isnan(s)) return "nan";
   if (s >= 86400 * 2) return fmt::format("{:.1f} days", s / 86400);
   if (s >= 7200) return fmt::format("{:.1f} h", s / 3600);
   if (s >= 1) return fmt::format("{:.3f} s", s);

@@ -29,5 +29,8 @@ StatusOr<double> ParseCount(std::string_view text);
 std::string FormatBytes(Bytes b);  // binary prefixes (GiB)
 std::string FormatBandwidth(Bandwidth bw);
 std::string FormatDuration(Duration d);
+// The same for a time in seconds of any length (an MTBF of months, a run of years), never
+// saturated: "128.0 days"; "inf" only for an infinite one.
+std::string FormatSeconds(double s);
 
 }  // namespace parasim

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace parasim {
 namespace {
@@ -67,6 +68,15 @@ TEST_CASE("RoundHalfAway rounds as std::llround does, halves away from zero") {
                    4503599627370497.0, 9.0e18, -9.0e18, 123456789.987654321}) {
     CHECK(RoundHalfAway(x) == std::llround(x));
   }
+}
+
+TEST_CASE("FormatSeconds writes any length, never saturated") {
+  // Issue 62: an MTBF of 128 days printed as "inf" (through a saturated Duration).
+  CHECK(FormatSeconds(128 * 86400.0) == "128.0 days");
+  CHECK(FormatSeconds(1e9) == "11574.1 days");
+  CHECK(FormatSeconds(0.0123) == "12.300 ms");
+  CHECK(FormatSeconds(std::numeric_limits<double>::infinity()) == "inf");
+  CHECK(FormatDuration(Duration::Seconds(0.0123)) == FormatSeconds(0.0123));
 }
 
 }  // namespace

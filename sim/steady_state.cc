@@ -47,9 +47,16 @@ void SteadyState::AtAnchor() {
   Snapshot cur;
   TakeSnapshot(&cur);
   if (Repeats(&cur)) {
-    const uint64_t periods = Reach(prev_);
+    uint64_t periods = Reach(prev_);
+    // No further than the longest replay (kMaxReplayPs): times placed past it could wrap; the
+    // replay goes on to its end there and is refused.
+    const int64_t period = cur.time - prev_.time;
+    if (period > 0) {
+      periods = std::min<uint64_t>(
+          periods, static_cast<uint64_t>(std::max<int64_t>(0, kMaxReplayPs - s_.now) / period));
+    }
     if (periods > 0) {
-      Jump(periods, cur.time - prev_.time);
+      Jump(periods, period);
       StopLooking();  // one jump: the rest of the step is the drain, replayed
       return;
     }

@@ -47,7 +47,7 @@ class Duration {
   constexpr bool is_infinite() const { return ps_ == std::numeric_limits<int64_t>::max(); }
 
   constexpr Duration operator+(Duration o) const { return Duration(SatAdd(ps_, o.ps_)); }
-  constexpr Duration operator-(Duration o) const { return Duration(SatAdd(ps_, -o.ps_)); }
+  constexpr Duration operator-(Duration o) const { return Duration(SatSub(ps_, o.ps_)); }
   Duration operator*(double k) const { return FromDoublePs(static_cast<double>(ps_) * k); }
   constexpr Duration& operator+=(Duration o) { return *this = *this + o; }
   constexpr Duration& operator-=(Duration o) { return *this = *this - o; }
@@ -62,6 +62,13 @@ class Duration {
     }
     return r;
   }
+  static constexpr int64_t SatSub(int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_sub_overflow(a, b, &r)) {
+      return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+    }
+    return r;
+  }
   static Duration FromDoublePs(double ps) {
     constexpr double kMax = 9.2e18;       // just under INT64_MAX
     if (!(ps < kMax)) return Infinite();  // also catches NaN
@@ -70,6 +77,13 @@ class Duration {
   }
   int64_t ps_ = 0;
 };
+
+// The longest time a replay covers: 1e6 s (11.6 days). Picoseconds in an int64 reach 106.7
+// days; below a tenth of that, any two times of a replay add without wrapping, and a training
+// step (seconds to minutes) is far inside it. A step that would run longer is refused as out of
+// range (sim::Engine::Run), never wrapped or saturated into a wrong answer.
+inline constexpr int64_t kMaxReplayPs = 1'000'000'000'000'000'000;
+inline constexpr double kMaxReplaySeconds = 1e6;
 
 inline Duration Max(Duration a, Duration b) { return a < b ? b : a; }
 inline Duration Min(Duration a, Duration b) { return a < b ? a : b; }

@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
 
+#include "sim/io.h"
 #include "sim/parse_units.h"
+#include "sim/utf8.h"
 
 namespace parasim {
 namespace {
@@ -57,6 +58,17 @@ std::string YamlContext::Where(const YAML::Node& node, std::string_view path) co
       return fmt::format("{}:1:{}", origin, p.size() + 7);  // column of the value in "--set p="
     }
   }
+  // A key that a --set created has no place in the file: the option names it, at the key's
+  // segment ("--set a.b=1" for an unknown 'a' points at its 'a').
+  const bool unplaced = !node.IsDefined() || node.Mark().line < 0;
+  for (const auto& [p, origin] : overrides) {
+    if (unplaced && p.size() > path.size() && p.substr(0, path.size()) == path &&
+        p[path.size()] == '.') {
+      const size_t segment = path.rfind('.');
+      return fmt::format("{}:1:{}", origin,
+                         (segment == std::string_view::npos ? 0 : segment + 1) + 7);
+    }
+  }
   int line = 1, col = 1;
   if (node.IsDefined()) {
     YAML::Mark m = node.Mark();
@@ -75,7 +87,30 @@ Status YamlContext::ErrorAt(const YAML::Node& node, std::string_view path,
   return InvalidArgument(fmt::format("{}: error: {}: {}", Where(node, path), path, message));
 }
 
+namespace {
+// The candidates that begin with `word` (two characters or more).
+std::vector<std::string_view> Family(std::string_view word,
+                                     const std::vector<std::string_view>& candidates) {
+  std::vector<std::string_view> out;
+  if (word.size() < 2) return out;
+  for (auto c : candidates) {
+    if (c.size() > word.size() && c.substr(0, word.size()) == word) out.push_back(c);
+  }
+  return out;
+}
+}  // namespace
+
+std::string SuggestionHint(std::string_view word, const std::vector<std::string_view>& candidates) {
+  const std::vector<std::string_view> family = Family(word, candidates);
+  if (family.size() > 1) return fmt::format(" (did you mean one of: {}?)", Join(family));
+  const std::string one = DidYouMean(word, candidates);
+  return one.empty() ? "" : fmt::format(" (did you mean '{}'?)", one);
+}
+
 std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& candidates) {
+  if (const auto family = Family(word, candidates); !family.empty()) {
+    return std::string(family.front());
+  }
   std::string best;
   size_t best_d = std::numeric_limits<size_t>::max();
   for (auto c : candidates) {
@@ -97,9 +132,43 @@ namespace {
 // every later walk busy for minutes. Checked in about 0.1 s.
 constexpr int64_t kMaxExpandedNodes = 2'000'000;
 
+// Whether the quoted scalar that opens at text[pos] is closed before the end of the text.
+bool QuoteCloses(std::string_view text, size_t pos) {
+  const char q = text[pos];
+  for (size_t i = pos + 1; i < text.size(); ++i) {
+    if (q == '"' && text[i] == '\\') {
+      ++i;  // an escape
+    } else if (text[i] == q) {
+      if (q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside a single-quoted string
+      } else {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// yaml-cpp reads a quoted string that is never closed to the end of the file, swallowing the
+// keys after it: refused where it opens.
+Status CheckQuoted(const YAML::Node& n, std::string_view text, const std::string& file) {
+  const YAML::Mark m = n.Mark();
+  if (m.pos < 0 || static_cast<size_t>(m.pos) >= text.size()) return Status::Ok();
+  const char c = text[static_cast<size_t>(m.pos)];
+  if ((c != '"' && c != '\'') || QuoteCloses(text, static_cast<size_t>(m.pos))) {
+    return Status::Ok();
+  }
+  return InvalidArgument(fmt::format(
+      "{}:{}:{}: error: YAML syntax: the string quoted here with {} is never closed (it would "
+      "run to the end of the file); close it with a matching {}",
+      file, m.line + 1, m.column + 1, c, c));
+}
+
 // yaml-cpp keeps one of two equal keys silently; a repeated key is almost always a mistake.
-// The same walk counts the nodes the document expands to.
-Status CheckDocument(const YAML::Node& n, const std::string& file, int64_t* budget, int depth = 0) {
+// The same walk counts the nodes the document expands to and checks its quoted strings.
+Status CheckDocument(const YAML::Node& n, std::string_view text, const std::string& file,
+                     int64_t* budget, int depth = 0) {
+  if (n.IsScalar()) PARASIM_RETURN_IF_ERROR(CheckQuoted(n, text, file));
   if (--*budget < 0) {
     const YAML::Mark m = n.Mark();
     return InvalidArgument(fmt::format(
@@ -112,6 +181,7 @@ Status CheckDocument(const YAML::Node& n, const std::string& file, int64_t* budg
     std::map<std::string, YAML::Mark> seen;
     for (const auto& kv : n) {
       if (kv.first.IsScalar()) {
+        PARASIM_RETURN_IF_ERROR(CheckQuoted(kv.first, text, file));
         const std::string key = kv.first.Scalar();
         auto [it, inserted] = seen.emplace(key, kv.first.Mark());
         if (!inserted) {
@@ -121,11 +191,11 @@ Status CheckDocument(const YAML::Node& n, const std::string& file, int64_t* budg
               m.line + 1, m.column + 1, key, it->second.line + 1));
         }
       }
-      PARASIM_RETURN_IF_ERROR(CheckDocument(kv.second, file, budget, depth + 1));
+      PARASIM_RETURN_IF_ERROR(CheckDocument(kv.second, text, file, budget, depth + 1));
     }
   } else if (n.IsSequence()) {
     for (const auto& item : n) {
-      PARASIM_RETURN_IF_ERROR(CheckDocument(item, file, budget, depth + 1));
+      PARASIM_RETURN_IF_ERROR(CheckDocument(item, text, file, budget, depth + 1));
     }
   }
   return Status::Ok();
@@ -141,6 +211,15 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
                     "not YAML text",
                     file));
   }
+  if (const size_t bad = InvalidUtf8At(text); bad != std::string_view::npos) {
+    // Every string read may reach JSON, which must be UTF-8 (RFC 8259).
+    const auto line = 1 + std::count(text.begin(), text.begin() + bad, '\n');
+    const size_t nl = bad == 0 ? std::string_view::npos : text.rfind('\n', bad - 1);
+    const size_t col = bad - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+    return InvalidArgument(
+        fmt::format("{}:{}:{}: error: byte 0x{:02X} is not UTF-8 text; save the file as UTF-8",
+                    file, line, col, static_cast<unsigned char>(text[bad])));
+  }
   try {
     YAML::Node n = YAML::Load(std::string(text));
     if (!n.IsDefined() || n.IsNull()) {
@@ -148,7 +227,7 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
           "{}:1:1: error: the file is empty; expected a mapping with {}", file, expected));
     }
     int64_t budget = kMaxExpandedNodes;
-    PARASIM_RETURN_IF_ERROR(CheckDocument(n, file, &budget));
+    PARASIM_RETURN_IF_ERROR(CheckDocument(n, text, file, &budget));
     return n;
   } catch (const YAML::Exception& e) {
     return InvalidArgument(fmt::format("{}:{}:{}: error: YAML syntax: {}", file, e.mark.line + 1,
@@ -157,15 +236,7 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
 }
 
 StatusOr<YAML::Node> LoadYamlFile(const std::string& path, std::string_view expected) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(fmt::format("{}:1:1: error: cannot open the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > (64u << 20)) {
-    return InvalidArgument(
-        fmt::format("{}:1:1: error: the file is over 64 MiB; a scenario is a few KB", path));
-  }
+  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));  // a regular file, at most 64 MiB
   return ParseYaml(text, path, expected);
 }
 
@@ -330,6 +401,40 @@ PARASIM_UNIT_READER(Compute, FlopRate, ParseFlopRate)
 PARASIM_UNIT_READER(Time, Duration, ParseDuration)
 #undef PARASIM_UNIT_READER
 
+namespace {
+// A range's end with the largest prefix that keeps it at least 1: "1 PB/s", "100 MB/s".
+std::string Prefixed(double v, std::string_view unit) {
+  static constexpr std::pair<double, std::string_view> kPrefixes[] = {
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (v >= scale) return fmt::format("{:g} {}{}", v / scale, prefix, unit);
+  }
+  return fmt::format("{:g} {}", v, unit);
+}
+std::string FormatRange(Bandwidth b) { return Prefixed(b.bytes_per_second(), "B/s"); }
+std::string FormatRange(FlopRate r) { return Prefixed(r.flops_per_second(), "FLOP/s"); }
+std::string FormatRange(Duration d) {
+  return d >= Duration::Seconds(1) || d == Duration::Zero() ? fmt::format("{:g} s", d.seconds())
+                                                            : FormatDuration(d);
+}
+}  // namespace
+
+#define PARASIM_RANGED_READER(Method, Type, What)                                               \
+  Status MapReader::Method(std::string_view key, Type* out, Type lo, Type hi) const {           \
+    Type v = *out;                                                                              \
+    PARASIM_RETURN_IF_ERROR(Method(key, &v));                                                   \
+    if (!Has(key) || (lo <= v && v <= hi)) {                                                    \
+      *out = v;                                                                                 \
+      return Status::Ok();                                                                      \
+    }                                                                                           \
+    return Error(key, fmt::format("expected {} from {} to {}, got '{}'", What, FormatRange(lo), \
+                                  FormatRange(hi), Node(key).Scalar()));                        \
+  }
+PARASIM_RANGED_READER(Rate, Bandwidth, "a bandwidth")
+PARASIM_RANGED_READER(Compute, FlopRate, "a compute rate")
+PARASIM_RANGED_READER(Time, Duration, "a time")
+#undef PARASIM_RANGED_READER
+
 YAML::Node DeepMerge(const YAML::Node& base, const YAML::Node& over) {
   if (!over.IsDefined() || over.IsNull()) return base;
   if (!base.IsDefined() || base.IsNull() || !base.IsMap() || !over.IsMap()) return over;
@@ -372,8 +477,46 @@ YAML::Node WithNodeAt(const YAML::Node& root, const std::vector<std::string>& pa
   return set(root, 0);
 }
 
+namespace {
+
+// The deepest key a scenario has is four segments (cluster.gpu.peak.bf16, model.moe.imbalance.x);
+// a --set key deeper than this is a mistake, and refusing it keeps the rebuild of the document
+// along its path short.
+constexpr size_t kMaxSetSegments = 16;
+
+// The segments of a --set key, each non-empty; `origin` is the option's text, in which the key
+// starts at column 7 ("--set ").
+StatusOr<std::vector<std::string>> SetKeySegments(std::string_view key, const std::string& origin) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = key.find('.', start);
+    const std::string_view seg =
+        key.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (seg.empty()) {
+      return InvalidArgument(fmt::format(
+          "{}:1:{}: error: empty key segment in '{}'; a key is names joined by single dots, e.g. "
+          "parallelism.tp",
+          origin, start + 7, key));
+    }
+    if (parts.size() == kMaxSetSegments) {
+      return InvalidArgument(fmt::format(
+          "{}:1:{}: error: the key is more than {} segments deep; scenario keys are at most four "
+          "(e.g. cluster.gpu.peak.bf16)",
+          origin, start + 7, kMaxSetSegments));
+    }
+    parts.emplace_back(seg);
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
 Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx) {
-  std::string origin = fmt::format("--set {}", assignment);
+  // The option's text in messages, cut short: the key and value are echoed in full only when short.
+  std::string origin = fmt::format("--set {}", assignment.substr(0, 200));
+  if (assignment.size() > 200) origin += "...";
   size_t eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     return InvalidArgument(
@@ -381,22 +524,29 @@ Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx)
                     "parallelism.tp=4",
                     origin));
   }
+  PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> parts,
+                           SetKeySegments(assignment.substr(0, eq), origin));
   std::string path(assignment.substr(0, eq));
   std::string value(assignment.substr(eq + 1));
-  YAML::Node v;
+  if (const size_t bad = InvalidUtf8At(value); bad != std::string_view::npos) {
+    return InvalidArgument(fmt::format("{}:1:{}: error: byte 0x{:02X} is not UTF-8 text", origin,
+                                       eq + 8 + bad, static_cast<unsigned char>(value[bad])));
+  }
+  // An empty value is the empty string (`--set cluster.calibration=`: no profile), not null.
+  YAML::Node v(std::string{});
   try {
-    v = YAML::Load(value);
+    if (!value.empty()) v = YAML::Load(value);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(fmt::format("{}:1:{}: error: YAML syntax in the value: {}", origin,
                                        eq + 2 + e.mark.column, e.msg));
   }
-  std::vector<std::string> parts;
-  std::stringstream ss(path);
-  for (std::string p; std::getline(ss, p, '.');) {
-    if (p.empty()) {
-      return InvalidArgument(fmt::format("{}:1:1: error: empty key segment in '{}'", origin, path));
-    }
-    parts.push_back(p);
+  if (!v.IsDefined() || v.IsNull()) {
+    // An empty or null value would drop the key, and the scenario would fall back to defaults
+    // without a word.
+    return InvalidArgument(
+        fmt::format("{}:1:{}: error: {}: no value given ('{}' is YAML's null); give a value, e.g. "
+                    "--set parallelism.tp=4, or edit the file to remove the key",
+                    origin, eq + 8, path, value));
   }
   root = WithNodeAt(root, parts, v);
   ctx->overrides[path] = origin;

@@ -36,8 +36,13 @@ struct YamlContext {
   Status ErrorAt(const YAML::Node& node, std::string_view path, std::string_view message) const;
 };
 
-// Levenshtein-based suggestion: the closest candidate within a small distance, or "".
+// Levenshtein-based suggestion: the closest candidate within a small distance, or "". A word that
+// begins candidates ("h100" of "h100-sxm5-80gb") suggests the first of them.
 std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& candidates);
+// The hint after an unknown id: every candidate the word begins (a family: "h100" ->
+// " (did you mean one of: h100-sxm5-80gb, h100-pcie-80gb?)"), else DidYouMean's
+// (" (did you mean 'b200'?)"), else "".
+std::string SuggestionHint(std::string_view word, const std::vector<std::string_view>& candidates);
 
 // Loads a YAML document from text; a syntax error names file:line:col.
 // `expected` says what an empty file should have held ("a mapping with ...").
@@ -88,6 +93,11 @@ class MapReader {
   Status Rate(std::string_view key, Bandwidth* out) const;
   Status Compute(std::string_view key, FlopRate* out) const;
   Status Time(std::string_view key, Duration* out) const;
+  // The same within [lo, hi]: "expected a bandwidth from 100.0 MB/s to 1000.00 TB/s, got
+  // '1000B/s'" (a value out of range is refused, never clamped).
+  Status Rate(std::string_view key, Bandwidth* out, Bandwidth lo, Bandwidth hi) const;
+  Status Compute(std::string_view key, FlopRate* out, FlopRate lo, FlopRate hi) const;
+  Status Time(std::string_view key, Duration* out, Duration lo, Duration hi) const;
 
  private:
   MapReader(const YamlContext* ctx, YAML::Node node, std::string path)

@@ -96,5 +96,78 @@ TEST_CASE("the unlocated checks word their errors as the readers do") {
         "x.yaml:3:4: error: c: " + CheckAccepted("rnig", {"ring", "all_gather"}).message());
 }
 
+TEST_CASE("text that is not UTF-8, and a quote never closed, are syntax errors where they are") {
+  const auto bad = ParseYaml("name: ok\ncluster: \"caf\xE9\"\n", "u.yaml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(Contains(bad.status().message(), "u.yaml:2:14: error: byte 0xE9 is not UTF-8 text"));
+  CHECK(ParseYaml("name: \"caf\xC3\xA9\"\n", "u.yaml").ok());
+  // yaml-cpp reads an unclosed quote to the end of the file, swallowing the keys after it.
+  for (const char* text : {"name: \"GPT-3\ncluster: {gpu: b200}\n", "name: 'GPT-3\nmodel: x\n"}) {
+    const auto open = ParseYaml(text, "q.yaml");
+    REQUIRE_FALSE(open.ok());
+    CHECK(Contains(open.status().message(), "q.yaml:1:7: error: YAML syntax: the string quoted"));
+  }
+  CHECK(ParseYaml("a: \"x \\\" y\"\nb: 'it''s'\n", "q.yaml").ok());  // escapes close nothing
+}
+
+TEST_CASE("--set: keys of non-empty segments, at most 16 deep; a value; errors at the option") {
+  YAML::Node root = YAML::Load("training: {seq_len: 8}\n");
+  YamlContext ctx{"base.yaml", {}};
+  struct Case {
+    std::string set, says;
+  };
+  for (const Case& c :
+       {Case{"parallelism.dp.=4", "--set parallelism.dp.=4:1:22: error: empty key"},
+        Case{".tp=4", "--set .tp=4:1:7: error: empty key segment"},
+        Case{"a..b=4", "--set a..b=4:1:9: error: empty key segment"},
+        Case{"parallelism=~",
+             "--set parallelism=~:1:19: error: parallelism: no "
+             "value given"},
+        Case{"parallelism=null", "no value given"},
+        Case{"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q=1", "more than 16 segments deep"}}) {
+    CAPTURE(c.set);
+    YAML::Node r = root;
+    const Status st = ApplySet(r, c.set, &ctx);
+    CHECK(st.exit_code() == 2);
+    CHECK(Contains(st.message(), c.says));
+  }
+  YAML::Node r = root;
+  REQUIRE(ApplySet(r, "training.calibration=", &ctx).ok());
+  CHECK(r["training"]["calibration"].Scalar().empty());  // the empty string, not null
+  // A key the option made has no place in the file: errors point at the option's key.
+  REQUIRE(ApplySet(r, "x.y=1", &ctx).ok());
+  CHECK(ctx.Where(r["x"], "x") == "--set x.y=1:1:7");
+  CHECK(ctx.Where(r["x"]["y"], "x.y") == "--set x.y=1:1:10");
+}
+
+TEST_CASE("ranged readers refuse a value outside their range, naming it") {
+  YamlContext ctx{"g.yaml", {}};
+  auto root = ParseYaml("hbm: 1000B/s\npeak: 2PFLOP/s\nlat: 2s\n", "g.yaml");
+  REQUIRE(root.ok());
+  auto m = MapReader::Open(ctx, *root, "", {"hbm", "peak", "lat"});
+  REQUIRE(m.ok());
+  Bandwidth bw;
+  const Status a = m->Rate("hbm", &bw, Bandwidth::GBps(1), Bandwidth::GBps(1e6));
+  CHECK(Contains(
+      a.message(),
+      "g.yaml:1:6: error: hbm: expected a bandwidth from 1 GB/s to 1 PB/s, got '1000B/s'"));
+  FlopRate fr;
+  CHECK(m->Compute("peak", &fr, FlopRate::TFLOPs(1), FlopRate::TFLOPs(1e6)).ok());
+  CHECK(fr.tflops() == 2000);
+  Duration d;
+  const Status c = m->Time("lat", &d, Duration::Zero(), Duration::Seconds(1));
+  CHECK(Contains(c.message(), "expected a time from 0 s to 1 s, got '2s'"));
+}
+
+TEST_CASE("an unknown id suggests its family, else the nearest id") {
+  const std::vector<std::string_view> ids = {"a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+                                             "b200"};
+  CHECK(SuggestionHint("h100", ids) == " (did you mean one of: h100-sxm5-80gb, h100-pcie-80gb?)");
+  CHECK(SuggestionHint("a100", ids) == " (did you mean 'a100-sxm4-80gb'?)");
+  CHECK(SuggestionHint("b2000", ids) == " (did you mean 'b200'?)");
+  CHECK(SuggestionHint("zzzzzzzz", ids).empty());
+  CHECK(DidYouMean("h100", ids) == "h100-sxm5-80gb");
+}
+
 }  // namespace
 }  // namespace parasim

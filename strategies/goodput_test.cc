@@ -81,6 +81,47 @@ TEST_CASE("the Monte Carlo agrees with the closed form; it is deterministic for 
   CHECK(a.wall.mean != c.wall.mean);
 }
 
+TEST_CASE("the Monte Carlo is bounded: fewer runs, else the closed form, and it says so") {
+  // Training with a failure every 5 minutes and 5-s checkpoints every 55 s.
+  GoodputInputs in = Synthetic(300, 5, 60);
+  in.work_s = 3 * 86400.0;  // about 6,000 events a run: 4,000 runs would be 2.4e7
+  RunStats some = SimulateRuns(in, 4000, 7);
+  CHECK_FALSE(some.closed_form);
+  CHECK(some.runs < 4000);
+  CHECK(some.runs >= kMinSimulatedRuns);
+  CHECK(some.note.find("simulated runs of the 4000 asked") != std::string::npos);
+  CHECK(some.effective_training_time == doctest::Approx(AnalyticEffectiveTime(in)).epsilon(0.02));
+  // 3,000 years of it: the closed form alone (it would take billions of events).
+  in.work_s = 3000 * 365 * 86400.0;
+  const RunStats closed = SimulateRuns(in, 200, 7);
+  CHECK(closed.closed_form);
+  CHECK(closed.runs == 0);
+  CHECK(closed.note.find("goodput from the closed form") != std::string::npos);
+  CHECK(closed.effective_training_time == doctest::Approx(AnalyticEffectiveTime(in)));
+  CHECK(closed.wall.mean == doctest::Approx(in.work_s / AnalyticEffectiveTime(in)));
+  // Failures faster than a restart: no progress, an infinite run, not a hang.
+  in = Synthetic(60, 5, 3600);
+  const RunStats never = SimulateRuns(in, 200, 7);
+  CHECK(never.closed_form);
+  CHECK(never.effective_training_time < 1e-20);
+  CHECK(never.wall.mean > 1e20 * in.work_s);
+}
+
+TEST_CASE("a run whose segments end a hair short of their goal still ends") {
+  // Issue 62: training.tokens 1e11 on 131,040 GPUs spun for minutes: the progress added up from
+  // a large wall clock fell a rounding short of the target, and the next segment, a hair long,
+  // did not move the clock. Segments now end at their goal exactly.
+  GoodputInputs in = Synthetic(1352.494, 2.841, 722.841);
+  in.step_time_s = 12.609;
+  in.checkpoint.interval_s = 87.663;
+  for (double work : {9400.123456789, 12345.6789, 1e5 / 3}) {
+    in.work_s = work;
+    const RunStats st = SimulateRuns(in, 50, 3);
+    CHECK_FALSE(st.closed_form);
+    CHECK(st.progress.mean == doctest::Approx(work));
+  }
+}
+
 TEST_CASE("Young/Daly: the interval that minimises the expected overhead is sqrt(2 C M)") {
   for (double stall : {2.0, 10.0, 60.0}) {
     for (double mtbf : {3 * 3600.0, 24 * 3600.0}) {

@@ -104,6 +104,7 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   pc.act = ActivationBytes(b, head ? RecomputeKind::kNone : t.recompute);
   pc.act_full = ActivationBytes(b, RecomputeKind::kNone);
   pc.act_w = WeightGradBytes(b);
+  pc.transient = TransientBytes(b);
   if (t.finetune != FinetuneKind::kNone) {
     pc.dense = LoraParams(b, t.lora_rank);
   } else {
@@ -175,6 +176,7 @@ void LayerLowering::BuildChunks() {
     for (const Piece& pc : ch.pieces) {
       ch.act += pc.act;
       ch.act_w += pc.act_w;
+      ch.transient = std::max(ch.transient, pc.transient);
       if (pc.recompute) {
         ch.act_full_max = std::max(ch.act_full_max, pc.act_full - pc.act);
       }

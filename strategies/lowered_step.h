@@ -59,6 +59,7 @@ struct LoweredStep {
   std::vector<sim::TaskId> pp_flows;         // pipeline transfers
   std::vector<uint32_t> pp_receiver;         // program rank receiving each of pp_flows
   std::vector<double> static_bytes;          // per stage: states and buffers held all step
+  std::vector<double> reserve_bytes;         // per stage: of them, outside PyTorch's allocator
   int64_t micro_batches = 1;
   // A chunk's forward, input-gradient backward (with recompute) and weight gradient (0 unless
   // the schedule splits the backward) in seconds, each the mean over every stage's chunks of

@@ -72,12 +72,13 @@ struct BlockTime {
 // One piece of a model chunk: the embedding, a transformer layer or the head.
 struct Piece {
   const BlockTime* time = nullptr;
-  double act = 0;       // activation bytes saved for backward under the recompute mode
-  double act_full = 0;  // bytes of the piece's activations without recompute
-  double act_w = 0;     // bytes its weight gradient (W) needs after the input gradient (B)
-  double dense = 0;     // trainable dense parameters on this rank
-  double expert = 0;    // trainable expert parameters on this rank
-  bool layer = false;   // a transformer layer (recompute replays layers, not embedding or head)
+  double act = 0;        // activation bytes saved for backward under the recompute mode
+  double act_full = 0;   // bytes of the piece's activations without recompute
+  double act_w = 0;      // bytes its weight gradient (W) needs after the input gradient (B)
+  double transient = 0;  // the most working memory one of its ops holds while it runs
+  double dense = 0;      // trainable dense parameters on this rank
+  double expert = 0;     // trainable expert parameters on this rank
+  bool layer = false;    // a transformer layer (recompute replays layers, not embedding or head)
   // Rerun before backward under the training's recompute mode (a layer the mode applies to:
   // every one, or the first recompute_layers of its chunk); `act` is then what the mode keeps.
   bool recompute = false;
@@ -91,6 +92,7 @@ struct Chunk {
   double act = 0;
   double act_w = 0;         // of it, or rebuilt by recompute, what W needs after B (split backward)
   double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
+  double transient = 0;     // the most working memory of one of its pieces' ops (the loss's)
   int id = -1;              // stage * chunks + chunk in LayerLowering's table (-1: none)
 };
 

@@ -7,6 +7,7 @@
 
 #include "models/layer_graph.h"
 #include "strategies/schedule.h"
+#include "strategies/workspaces.h"
 
 namespace parasim {
 StateBytes StateBytesPerParam(const Training& t) {
@@ -75,13 +76,15 @@ struct StageContents {
   int layers = 0;
   double dense = 0, expert = 0, lora = 0;
   double act_per_mb = 0, act_full_layer = 0;
+  double head_transient = 0;  // the loss's working memory, where the stage holds the LM head
   std::vector<double> chunk_bytes;
 };
 
 // One layout's memory accounting, stage by stage: what every stage reads, computed once.
 class StageAccounting {
  public:
-  StageAccounting(const ModelSpec& m, const Training& t, const Layout& l, const ModelGraph& g)
+  StageAccounting(const ModelSpec& m, const Training& t, const Layout& l, const ModelGraph& g,
+                  double workspaces)
       : m_(m),
         t_(t),
         l_(l),
@@ -98,7 +101,8 @@ class StageAccounting {
         shape_(ShapeOf()),
         in_flights_(InFlights()),
         dense_layer_(LayerBytesOf(g.dense, t, lora_)),
-        moe_layer_(m.is_moe() ? LayerBytesOf(g.moe, t, lora_) : dense_layer_) {
+        moe_layer_(m.is_moe() ? LayerBytesOf(g.moe, t, lora_) : dense_layer_),
+        workspaces_(workspaces) {
     // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
     // weights are the LM head's).
     const double depth = m.mtp_depth;
@@ -174,6 +178,7 @@ class StageAccounting {
           c.dense += static_cast<double>(m_.vocab) * m_.hidden / l_.tp;
         }
         bytes += ActivationBytes(g_.head, RecomputeKind::kNone) + mtp_act_;
+        c.head_transient = TransientBytes(g_.head);
       }
       c.chunk_bytes.push_back(bytes);
       c.act_per_mb += bytes;
@@ -216,27 +221,37 @@ class StageAccounting {
     const double in_flight = in_flights_[s];
     st->in_flight = in_flight;
     st->activations_bytes = c.act_per_mb * in_flight;
-    if (schedule_.mirrored() && c.act_per_mb > 0) {
-      // The two chunks differ (the ends of a route hold the embedding and the LM head): walk
-      // the stage's order with each chunk's bytes.
+    if ((schedule_.mirrored() || shape_.chunks > 1) && c.act_per_mb > 0) {
+      // The chunks differ (the ends of a route hold the embedding and the LM head), and an
+      // interleaved stage's warm-up depends on its place: the last runs (v-1) p forwards before
+      // its first backward, the first 2 (p-1) more (megatron/core/pipeline_parallel/
+      // schedules.py, get_pp_rank_microbatches), which Korthikanti's factor 1 + (p-1)/(p v)
+      // gives for the first stage alone. Walk the stage's order with each chunk's bytes.
       std::vector<double> w(c.chunk_bytes.size());
       for (size_t k = 0; k < w.size(); ++k) w[k] = c.chunk_bytes[k] * shape_.w_hold;
       st->activations_bytes = peaks_.Of(s, c.chunk_bytes, w);
       st->in_flight = st->activations_bytes / c.act_per_mb;
     }
-    // Recompute rebuilds what it dropped of one layer at a time during backward.
-    if (t_.recompute != RecomputeKind::kNone) st->activations_bytes += c.act_full_layer;
+    // Beside them, one op's working memory: recompute rebuilds what it dropped of one layer
+    // at a time during backward, and the loss works on copies of the logits, at other times.
+    const double rebuild = t_.recompute != RecomputeKind::kNone ? c.act_full_layer : 0.0;
+    st->transient_bytes = std::max(rebuild, c.head_transient);
   }
 
-  // DDP keeps gradient buckets for communication; ZeRO-3 gathers one layer's parameters.
+  // Data-parallel buckets are views of the contiguous gradient buffer, reduced (or
+  // reduce-scattered into their own shard) in place: Megatron-LM's DDP
+  // (megatron/core/distributed/param_and_grad_buffer.py, bucket.grad_data) and PyTorch DDP with
+  // gradient_as_bucket_view; NCCL's staging lies in the reserve. (Measured: with two 25 MiB
+  // buckets counted, the megatron-ci training subset's dp > 1 runs came out ~2% higher than its
+  // dp = 1 runs; docs/MODEL.md "Peak memory".) ZeRO-3 gathers a layer's parameters ahead; the
+  // libraries hold their workspaces; the reserve lies outside the allocator.
   void Buffers(const StageContents& c, StageMemory* st) const {
-    // Two buckets in flight, as DDP keeps them (the layout's, or DDP's 25 MiB).
-    const double bucket = l_.bucket.bytes() > 0 ? l_.bucket.bytes() : kDdpBucket.bytes();
-    double comm = l_.dp > 1 ? 2 * bucket : 0;
+    double comm = 0;
     if (l_.zero == 3 && st->layers > 0) {
       comm += 2 * rule_.weights * (c.dense + c.expert) / st->layers;
     }
-    st->other_bytes = comm + kFrameworkReserveBytes;
+    st->other_bytes = comm + workspaces_;
+    st->reserve_bytes = kFrameworkReserveBytes;
   }
 
   const ModelSpec& m_;
@@ -251,6 +266,7 @@ class StageAccounting {
   const PipelineShape shape_;
   const std::vector<double> in_flights_;  // per stage, micro-batches in flight at the peak
   const LayerBytes dense_layer_, moe_layer_;
+  const double workspaces_;  // library workspaces on every GPU (strategies/workspaces.h)
   double mtp_act_ = 0, mtp_expert_ = 0, mtp_dense_ = 0;
   // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
   StagePeaks peaks_{l_, shape_};
@@ -263,7 +279,7 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   MemoryReport rep;
   rep.capacity_bytes = cluster.gpu.memory.bytes();
   const auto graph = SharedModelGraph(m, RankShape(t, l));
-  StageAccounting stages(m, t, l, *graph);
+  StageAccounting stages(m, t, l, *graph, WorkspacesOf(m, t, l, cluster.gpu).total());
   rep.bytes_per_param = stages.bytes_per_param();
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st = stages.Stage(s);

@@ -171,5 +171,67 @@ TEST_CASE("LoRA trains adapters only; QLoRA stores the base in about 4 bits") {
   CHECK(q.stages[0].params_bytes / p == doctest::Approx(0.52).epsilon(0.05));
 }
 
+// The corpus's smallest GPT (tests/validation/megatron-ci: 12 layers, hidden 512, 8 heads, GPT-2's
+// vocabulary padded to 50304), micro-batch 4 x 1024 tokens, bf16 with fp32 main gradients.
+ModelSpec TinyGpt() {
+  ModelSpec m;
+  m.layers = 12;
+  m.hidden = 512;
+  m.heads = 8;
+  m.vocab = 50304;
+  m.max_position = 1024;
+  m.tied_embeddings = true;  // Megatron-LM's default
+  return m;
+}
+
+TEST_CASE("the last stage's peak as torch.cuda.max_memory_allocated counts it") {
+  Setup su;
+  su.cluster.gpu = *su.hw.FindGpu("h100-sxm5-80gb");
+  const ModelSpec m = TinyGpt();
+  Training t;
+  t.seq_len = 1024;
+  t.micro_batch = 4;
+  t.global_batch = 32;
+  t.grad_dtype = Dtype::kFp32;
+  Layout l;
+  l.dp = 8;
+  l.zero = 1;
+  const StageMemory st = EstimateMemory(m, t, l, su.cluster).stages[0];
+  constexpr double kMiB = 1024.0 * 1024.0;
+  // The loss works beside the kept fp32 softmax on the bf16 logits: 2 bytes a logit.
+  CHECK(st.transient_bytes == 2.0 * 4 * 1024 * 50304);
+  // Two cuBLAS workspaces (forward and autograd threads) and Transformer Engine's on an H100;
+  // no data-parallel bucket beside the gradient buffer.
+  CHECK(st.other_bytes == 96 * kMiB + 1024);
+  CHECK(st.reserve_bytes == kFrameworkReserveBytes);
+  CHECK(st.allocated() == st.total() - kFrameworkReserveBytes);
+  // Measured on the last (only) stage: 2,691,792,384 B max allocated (megatron-ci,
+  // gpt3_mcore_te_tp1_pp1_resume_torch_dist_dist_optimizer on dgx_h100: 2,567.1 MiB).
+  CHECK(st.allocated() == doctest::Approx(2691792384.0).epsilon(0.02));
+}
+
+TEST_CASE("interleaved 1F1B: each stage's warm-up as Megatron-LM runs it") {
+  Setup su;
+  ModelSpec m = TinyGpt();
+  m.layers = 16;   // two a chunk
+  m.vocab = 1024;  // an LM head of no weight beside the layers
+  Training t;
+  t.seq_len = 1024;
+  t.global_batch = 8;
+  Layout l;
+  l.pp = 4;
+  l.schedule = kScheduleInterleaved;
+  l.virtual_stages = 2;
+  const MemoryReport r = EstimateMemory(m, t, l, su.cluster);
+  // First stage: (p-1) 2 + (v-1) p = 10 chunk forwards, then one more before its first backward:
+  // 11 of 2 equal chunks, Korthikanti's p (1 + (p-1)/(p v)) = 5.5 micro-batches.
+  CHECK(r.stages[0].in_flight == doctest::Approx(5.5));
+  // Last stage: (v-1) p = 4 forwards of its first chunk, then one of its second before the
+  // first backward: 4 c0 + c1 of c0 + c1 a micro-batch, 2.5 for equal chunks, a little less as
+  // the second also keeps the LM head's input and logits; not the factor's 1 x 1.375.
+  CHECK(r.stages[3].in_flight > 2.3);
+  CHECK(r.stages[3].in_flight < 2.5);
+}
+
 }  // namespace
 }  // namespace parasim

@@ -235,6 +235,13 @@ std::optional<LayoutProblem> BatchProblem(const Layout& l, const Training& t) {
                                 t.global_batch, l.dp, t.micro_batch, per_step));
   }
   const int64_t micro_batches = t.global_batch / per_step;
+  if (micro_batches > kMaxMicroBatches) {
+    return At("dp",
+              fmt::format("global_batch {} is {} micro-batches of dp*micro_batch = {}*{} "
+                          "per step, more than the {} a step replays; raise dp or "
+                          "micro_batch, or lower global_batch",
+                          t.global_batch, micro_batches, l.dp, t.micro_batch, kMaxMicroBatches));
+  }
   const std::string why = ScheduleOf(l.schedule).Constraint({l.pp, ChunksOf(l), micro_batches});
   if (!why.empty()) return At("schedule", why);
   if (t.seq_len % l.cp != 0) {
@@ -283,6 +290,12 @@ std::optional<LayoutProblem> ExpertProblem(const Layout& l, const ModelSpec& m) 
 }
 
 }  // namespace
+
+bool BatchDivides(const Layout& l, const Training& t) {
+  const int64_t per_step = l.dp * t.micro_batch;
+  return per_step > 0 && t.global_batch % per_step == 0 &&
+         t.global_batch / per_step <= kMaxMicroBatches;
+}
 
 std::optional<LayoutProblem> CheckLayout(const Scenario& s) {
   const Layout& l = s.layout;

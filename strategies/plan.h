@@ -24,6 +24,10 @@ namespace parasim {
 
 inline constexpr int64_t kMaxGpus = int64_t{1} << 24;   // 16.7M GPUs: far past any cluster
 inline constexpr int64_t kMaxCount = int64_t{1} << 40;  // sequences, tokens per count key
+// Micro-batches per step (global_batch / (dp x micro_batch)), at most: the replay is linear in
+// them (100,001 take 12 s and 1.4 GiB to replay), and gradient accumulation runs tens to
+// hundreds of micro-batches (GPT-3 on 1024 A100s: 96; SC21 Table 1).
+inline constexpr int64_t kMaxMicroBatches = 16384;
 
 // One swept knob: "auto" (every valid value) or an explicit list of values.
 struct SweepAxis {
@@ -81,6 +85,10 @@ struct LayoutProblem {
 };
 // Checks the layout against cluster, model and training (and the schedule's constraints).
 std::optional<LayoutProblem> CheckLayout(const Scenario& s);
+// The part of CheckLayout's batch check that is arithmetic alone: the global batch splits into a
+// whole number of micro-batches per replica, at most kMaxMicroBatches of them. The sweep asks it
+// of every grid point before anything else (most points of a wide grid fail it).
+bool BatchDivides(const Layout& l, const Training& t);
 // What a training's number format asks of a GPU: tensor cores of that type (a catalog peak),
 // and for MXFP8 tensor cores that apply its block scales. The training key at fault
 // ("precision" or "fp8_recipe") and what the GPU can run instead.

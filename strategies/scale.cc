@@ -5,8 +5,10 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "models/model_spec.h"
+#include "sim/parse_units.h"
 #include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/memory.h"
@@ -43,6 +45,15 @@ StatusOr<ClusterSpec> Resize(const ClusterSpec& c, int64_t gpus) {
     out.nics_per_node = 0;
   } else if (gpus % c.gpus_per_node == 0) {
     out.nodes = gpus / c.gpus_per_node;
+    // A one-node scenario names no scale-out fabric: more nodes would talk over nothing (a
+    // zero-bandwidth link, a saturated step time) instead of being refused.
+    if (out.nodes > 1 && c.inter.bandwidth.bytes_per_second() <= 0) {
+      return InvalidArgument(fmt::format(
+          "--gpus: {} GPUs span {} nodes, but the scenario's cluster names no inter_node fabric "
+          "to join them; add cluster.inter_node (a catalog fabric such as ib-ndr-400g) or stay "
+          "within {} GPUs",
+          gpus, out.nodes, c.gpus_per_node));
+    }
   } else {
     return InvalidArgument(
         fmt::format("--gpus: {} GPUs is not a whole number of {}-GPU nodes; use a multiple of {}",
@@ -102,7 +113,18 @@ void CompareToFirst(ScaleOutcome* out) {
     rel.push_back(r);
     speedup.push_back(pt.speedup);
   }
-  out->parallel_fraction = rel.size() >= 2 ? FitAmdahl(rel, speedup) : 1.0;
+  // Amdahl's law is about a fixed problem on more workers (strong scaling), and one point
+  // determines nothing.
+  if (out->weak) {
+    out->amdahl_skipped =
+        "weak scaling grows the problem with the GPUs, and Amdahl's law is about a fixed one "
+        "(strong scaling): read the efficiency column instead";
+  } else if (rel.size() < 2) {
+    out->amdahl_skipped = fmt::format(
+        "it needs at least two GPU counts with a layout that fits; {} found", rel.size());
+  } else {
+    out->parallel_fraction = FitAmdahl(rel, speedup);
+  }
 }
 
 }  // namespace
@@ -200,58 +222,91 @@ std::string Verdict(const Scenario& s, const Advice& a, double params, double be
       rule.weights + rule.grads + rule.optimizer, params / 1e9);
 }
 
-// The fewest GPUs that hold the model under each strategy (powers of two, up to 64K GPUs).
-std::vector<StrategyMinimum> Minimums(const Scenario& s) {
-  std::vector<StrategyMinimum> out;
-  const int gpn = s.cluster.gpus_per_node;
-  auto search = [&](const char* name, auto make) {
-    StrategyMinimum m{name, 0, ""};
-    for (int64_t n = 1; n <= 65536; n *= 2) {
-      Layout l;
-      if (!make(n, &l)) continue;
-      if (Fits(s, l)) {
+// The fewest GPUs that hold the model under one strategy: for each GPU count (powers of two up
+// to kMaxAdviceGpus), the strategy's candidate layouts in order, the first that fits. When none
+// fits, why: the largest layout tried, what it still needs per GPU, and the strategy's limit.
+constexpr int64_t kMaxAdviceGpus = 65536;
+using Candidates = std::function<std::vector<Layout>(int64_t gpus)>;
+
+StrategyMinimum Search(const Scenario& s, const char* name, const std::string& limit,
+                       const Candidates& candidates) {
+  StrategyMinimum m{name, 0, "", ""};
+  Layout largest;
+  double largest_peak = -1;
+  for (int64_t n = 1; n <= kMaxAdviceGpus; n *= 2) {
+    for (const Layout& l : candidates(n)) {
+      double peak = 0;
+      if (Fits(s, l, &peak)) {
         m.gpus = n;
         m.layout = FormatLayout(l, s.training, LayoutStyle::kShort);
-        break;
+        return m;
       }
+      largest = l;
+      largest_peak = peak;
     }
-    out.push_back(m);
-  };
+  }
+  m.why_none =
+      largest_peak < 0
+          ? limit
+          : fmt::format("{} still needs {} of {} per GPU; {}",
+                        FormatLayout(largest, s.training, LayoutStyle::kShort),
+                        FormatBytes(Bytes(largest_peak)), FormatBytes(s.cluster.gpu.memory), limit);
+  return m;
+}
+
+std::vector<StrategyMinimum> Minimums(const Scenario& s) {
+  const int gpn = s.cluster.gpus_per_node;
   const int layers = s.model.layers;
-  search("DP", [&](int64_t n, Layout* l) {
-    l->dp = n;
-    return n == 1;  // plain DP replicates everything: more GPUs do not help memory
-  });
-  search("ZeRO-3", [&](int64_t n, Layout* l) {
-    l->dp = n;
-    l->zero = 3;
-    return true;
-  });
-  search("TP", [&](int64_t n, Layout* l) {
-    l->tp = static_cast<int>(n);
-    l->sp = n > 1;
-    return n <= gpn && s.model.heads % n == 0;
-  });
-  search("PP", [&](int64_t n, Layout* l) {
-    l->pp = static_cast<int>(n);
-    return n <= layers;
-  });
-  search("TP x PP", [&](int64_t n, Layout* l) {
-    l->tp = static_cast<int>(std::min<int64_t>(n, gpn));
-    l->sp = l->tp > 1;
-    l->pp = static_cast<int>(n / l->tp);
-    return s.model.heads % l->tp == 0 && l->pp <= layers;
-  });
-  search("TP x PP + ZeRO-1", [&](int64_t n, Layout* l) {
-    // Optimizer states sharded over 8 data-parallel replicas.
-    if (n < 8) return false;
-    l->dp = 8;
-    l->zero = 1;
-    l->tp = static_cast<int>(std::min<int64_t>(n / 8, gpn));
-    l->sp = l->tp > 1;
-    l->pp = static_cast<int>(n / 8 / l->tp);
-    return s.model.heads % l->tp == 0 && l->pp <= layers;
-  });
+  auto one = [](bool ok, Layout l) { return ok ? std::vector<Layout>{l} : std::vector<Layout>{}; };
+  // TP within a node and dividing the heads, SP with it; PP the rest, up to a layer a stage.
+  auto tp_pp = [&](int64_t n, int64_t dp, int zero) {
+    Layout l;
+    l.dp = dp;
+    l.zero = zero;
+    l.tp = static_cast<int>(std::min<int64_t>(n / dp, gpn));
+    l.sp = l.tp > 1;
+    l.pp = static_cast<int>(n / dp / l.tp);
+    return one(s.model.heads % l.tp == 0 && l.pp <= layers, l);
+  };
+  std::vector<StrategyMinimum> out;
+  out.push_back(Search(s, "DP", "plain DP replicates the whole model on every GPU", [&](int64_t n) {
+    Layout l;
+    return one(n == 1, l);  // more GPUs do not help memory
+  }));
+  out.push_back(Search(s, "ZeRO-3", fmt::format("ZeRO-3 was tried up to {} GPUs", kMaxAdviceGpus),
+                       [&](int64_t n) {
+                         Layout l;
+                         l.dp = n;
+                         l.zero = 3;
+                         return one(true, l);
+                       }));
+  out.push_back(Search(
+      s, "TP",
+      fmt::format("TP stays within a node ({} GPUs) and divides the {} heads", gpn, s.model.heads),
+      [&](int64_t n) {
+        Layout l;
+        l.tp = static_cast<int>(n);
+        l.sp = n > 1;
+        return one(n <= gpn && s.model.heads % n == 0, l);
+      }));
+  out.push_back(Search(s, "PP", fmt::format("PP has at most one stage per layer ({})", layers),
+                       [&](int64_t n) {
+                         Layout l;
+                         l.pp = static_cast<int>(n);
+                         return one(n <= layers, l);
+                       }));
+  const std::string both_limit = fmt::format(
+      "TP stays within a node ({} GPUs), PP has at most one stage per layer ({})", gpn, layers);
+  out.push_back(Search(s, "TP x PP", both_limit, [&](int64_t n) { return tp_pp(n, 1, 0); }));
+  // ZeRO-1 shards the optimizer states over the data-parallel replicas: every DP from 2 up,
+  // the least DP (the most model parallelism) first.
+  out.push_back(Search(s, "TP x PP + ZeRO-1", both_limit, [&](int64_t n) {
+    std::vector<Layout> v;
+    for (int64_t dp = 2; dp <= n; dp *= 2) {
+      for (const Layout& l : tp_pp(n, dp, 1)) v.push_back(l);
+    }
+    return v;
+  }));
   return out;
 }
 

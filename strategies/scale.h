@@ -33,7 +33,10 @@ struct ScalePoint {
 
 struct ScaleOutcome {
   std::vector<ScalePoint> points;
-  double parallel_fraction = 0;  // Amdahl p fitted over the points found
+  // Amdahl p fitted over the points found, for strong scaling with at least two of them; else
+  // 0 and why the fit was skipped.
+  double parallel_fraction = 0;
+  std::string amdahl_skipped;
   bool weak = false;
 };
 
@@ -56,7 +59,8 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
 struct StrategyMinimum {
   std::string strategy;  // "DP", "ZeRO-3", "TP", "PP", "TP x PP", "TP x PP + ZeRO-1"
   int64_t gpus = 0;      // 0 = never fits
-  std::string layout;
+  std::string layout;    // the layout that fits on `gpus` (its DP included)
+  std::string why_none;  // when none fits: the largest layout tried, its need and the limit
 };
 
 struct Advice {
@@ -68,6 +72,9 @@ struct Advice {
   std::vector<StrategyMinimum> minimums;
 };
 
+// The fewest GPUs per strategy are searched over powers of two: DP alone; ZeRO-3 over DP; TP
+// within a node; PP up to a layer a stage; TP x PP; and TP x PP + ZeRO-1 over the least DP
+// (2, 4, ...) with which it fits (its layout names that DP).
 // `best_days`: time to train with the best layout found on the full cluster (0 if unknown).
 Advice Advise(const Scenario& s, double best_days);
 

@@ -36,12 +36,20 @@ TEST_CASE("strong scaling of the 7B DDP case: speedup grows, efficiency at most 
   CHECK(r->points[1].speedup > 1.5);
   CHECK(r->points[2].speedup > r->points[1].speedup);
   for (const auto& pt : r->points) CHECK(pt.best.training.global_batch == 64);
+  CHECK(r->amdahl_skipped.empty());
   CHECK(r->parallel_fraction > 0.9);
   CHECK(r->parallel_fraction <= 1.0);
-  // Weak scaling keeps the batch per GPU.
+  // Weak scaling keeps the batch per GPU, and fits no Amdahl law (it is about a fixed problem).
   auto w = RunScale(s, {2, 8}, true, SweepOptions{});
   REQUIRE(w.ok());
   CHECK(w->points[1].best.training.global_batch == 4 * w->points[0].best.training.global_batch);
+  CHECK(w->parallel_fraction == 0);
+  CHECK(w->amdahl_skipped.find("weak scaling") != std::string::npos);
+  // One point determines no fit (the newcomer saw p = 1.0000 from a single point).
+  auto one = RunScale(s, {8}, false, SweepOptions{});
+  REQUIRE(one.ok());
+  CHECK(one->parallel_fraction == 0);
+  CHECK(one->amdahl_skipped.find("at least two GPU counts") != std::string::npos);
 }
 
 TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does not fit one GPU") {
@@ -60,15 +68,38 @@ TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does 
   // GPT-3 175B: 16+ bytes per parameter needs dozens of GPUs under any strategy.
   Advice big = Advise(Load("scenarios/gpt3-175b-1024-a100.yaml"), 0);
   for (const auto& m : big.minimums) {
+    CAPTURE(m.strategy);
     if (m.gpus > 0) CHECK(m.gpus >= 32);
+    if (m.gpus > 0) CHECK(m.why_none.empty());
+    // What does not fit says why, never "it replicates" for a strategy that shards.
+    if (m.gpus == 0) CHECK(!m.why_none.empty());
+    if (m.strategy == "TP") {
+      // TP alone stops at a node: TP8 still needs several times the 80 GiB.
+      CHECK(m.gpus == 0);
+      CHECK(m.why_none.find("TP8+SP PP1 DP1") == 0);
+      CHECK(m.why_none.find("within a node (8 GPUs)") != std::string::npos);
+    }
+    if (m.strategy == "TP x PP + ZeRO-1") {
+      // Its DP is derived (the least that fits), and named in its layout.
+      REQUIRE(m.gpus > 0);
+      CHECK(m.layout.find(" DP") != std::string::npos);
+      CHECK(m.layout.find(" Z1") != std::string::npos);
+    }
   }
 }
 
 TEST_CASE("resizing a cluster: whole nodes or one partial node") {
   Scenario s = Load("scenarios/llama2-7b-ddp-8-a100.yaml");
   CHECK(Resize(s.cluster, 4)->gpus() == 4);
-  CHECK(Resize(s.cluster, 64)->nodes == 8);
+  CHECK(Resize(Load("scenarios/gpt3-175b-1024-a100.yaml").cluster, 64)->nodes == 8);
   CHECK_FALSE(Resize(s.cluster, 12).ok());
+  // The 7B scenario is one node with no inter_node fabric: two nodes would be joined by a
+  // zero-bandwidth link (the invariant suite's find: a 53-day step ranked as the best layout).
+  Scenario one = s;
+  one.cluster.inter = FabricSpec{};
+  const auto two = Resize(one.cluster, 16);
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.status().message().find("no inter_node fabric") != std::string::npos);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ void LayoutWarnings(const StepReport& r, const Training& training, const Layout&
   }
   if (layout.pp > 1 && r.micro_batches < layout.pp) {
     out->push_back(fmt::format(
-        "{} micro-batches for {} pipeline stages: the bubble costs {} of the compute time; use "
+        "{} micro-batches for {} pipeline stages: the schedule's bubble alone is {} of the step; "
+        "use "
         "at least {} micro-batches (smaller micro_batch or larger global_batch) or fewer stages",
         r.micro_batches, layout.pp, Percent(r.ideal_bubble_fraction),
         kAdvisedMicroBatchesPerStage * layout.pp));

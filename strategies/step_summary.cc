@@ -15,12 +15,10 @@ namespace {
 
 // Intervals of each communication category's tasks on each stage's representative rank, and
 // per stage the intervals of its compute (forward, backward, recompute and optimizer together:
-// nothing asks for one of them alone), the end of its last backward and its compute and
-// optimizer seconds.
+// nothing asks for one of them alone) and its compute and optimizer seconds.
 struct StageTimes {
   std::vector<std::array<Intervals, kNumTaskCats>> iv;  // empty for the compute categories
   std::vector<Intervals> compute;
-  std::vector<int64_t> last_backward;
   std::vector<double> optimizer_s, compute_s;
 };
 
@@ -37,7 +35,6 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
     for (Intervals& x : st.iv[s]) x.clear();
     st.compute[s].clear();
   }
-  st.last_backward.assign(P, 0);
   st.optimizer_s.assign(P, 0.0);
   st.compute_s.assign(P, 0.0);
   std::vector<int> stage_of(prog.num_ranks(), -1);
@@ -53,13 +50,11 @@ void Collect(const LoweredStep& low, const sim::Timeline& tl, StageTimes* out) {
     const int64_t a = tl.start[t].picoseconds(), b = tl.end[t].picoseconds();
     const double d = (tl.end[t] - tl.start[t]).seconds();
     switch (static_cast<TaskCat>(cat)) {
-      case TaskCat::kBackward:
-        st.last_backward[s] = std::max(st.last_backward[s], b);
-        break;
       case TaskCat::kOptimizer:
         st.optimizer_s[s] += d;
         break;
       case TaskCat::kForward:
+      case TaskCat::kBackward:
       case TaskCat::kRecompute:
         break;
       default:  // not compute
@@ -104,13 +99,13 @@ Intervals Union(const std::array<Intervals, kNumTaskCats>& iv,
 
 double Seconds(int64_t ps) { return Duration::Picoseconds(ps).seconds(); }
 
-// Exposed communication per kind (the largest over stages); returns the busiest stage, whose
-// pipeline work (compute-stream busy time less the optimizer) is `*busiest_work`.
+// Exposed communication per kind (the largest over stages); returns the busiest stage, the one
+// with the most pipeline work (compute-stream busy time less the optimizer).
 int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& st,
-             ExposedComm* out, double* busiest_work) {
+             ExposedComm* out) {
   const int64_t makespan = tl.makespan.picoseconds();
   int busiest = 0;
-  *busiest_work = -1;
+  double busiest_work = -1;
   for (int s = 0; s < low.stages; ++s) {
     const Intervals& compute = st.compute[s];
     auto exposed = [&](TaskCat c) {
@@ -138,33 +133,55 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
     out->host = std::max(
         out->host, Seconds(Uncovered(st.iv[s][static_cast<int>(TaskCat::kHost)], gpu, makespan)));
     const double work = tl.busy[low.stage_compute[s]].seconds() - st.optimizer_s[s];
-    if (work > *busiest_work) {
-      *busiest_work = work;
+    if (work > busiest_work) {
+      busiest_work = work;
       busiest = s;
     }
   }
   return busiest;
 }
 
-// The busiest stage's idle time before its last backward, less the time it waited on
-// transfers and parameter gathers (reported as exposed communication instead), over its work.
-double Bubble(const StageTimes& st, int s, double work) {
-  const int64_t span = *std::max_element(st.last_backward.begin(), st.last_backward.end());
-  // Every category but the waits (compute, TP, CP, EP, compression).
-  Intervals compute_like = st.compute[s], scratch;
-  for (int c = 0; c < kNumTaskCats; ++c) {
-    if (c == static_cast<int>(TaskCat::kPp) || c == static_cast<int>(TaskCat::kDp) ||
-        c == static_cast<int>(TaskCat::kHost)) {
-      continue;
-    }
-    AddSorted(st.iv[s][c], &compute_like, &scratch);
+// Stage s's step part by part (StepPart order, picoseconds, within [0, makespan)): compute,
+// then each kind of communication where nothing before it in that order runs, then the rest,
+// the stage's bubble. The parts add up to the makespan.
+std::array<int64_t, kNumStepParts> Partition(const StageTimes& st, int s, int64_t makespan) {
+  std::array<int64_t, kNumStepParts> out = {};
+  Intervals covered = st.compute[s], scratch;
+  out[static_cast<int>(StepPart::kCompute)] =
+      makespan - Uncovered({{0, makespan}}, covered, makespan);
+  auto add = [&](StepPart part, std::initializer_list<TaskCat> cats) {
+    const Intervals x = Union(st.iv[s], cats);
+    out[static_cast<int>(part)] = Uncovered(x, covered, makespan);
+    AddSorted(x, &covered, &scratch);
+    Merge(&covered);
+  };
+  add(StepPart::kTp, {TaskCat::kTp});
+  add(StepPart::kCp, {TaskCat::kCp});
+  add(StepPart::kEp, {TaskCat::kEp});
+  add(StepPart::kPp, {TaskCat::kPp});
+  add(StepPart::kDp, {TaskCat::kDp, TaskCat::kCompress, TaskCat::kDpCopy});
+  // The host issuing work while the GPU runs nothing (RankTopology::Issue).
+  add(StepPart::kHost, {TaskCat::kHost});
+  out[static_cast<int>(StepPart::kBubble)] = Uncovered({{0, makespan}}, covered, makespan);
+  return out;
+}
+
+// Per stage the bubble (Partition's) over the step, their mean, and the busiest stage's parts.
+void Bubbles(const StageTimes& st, int stages, int busiest, int64_t makespan, StepReport* r) {
+  r->bubble_fraction_per_stage.assign(stages, 0.0);
+  r->busiest_stage = busiest;
+  if (makespan <= 0) return;
+  double sum = 0;
+  for (int s = 0; s < stages; ++s) {
+    const std::array<int64_t, kNumStepParts> p = Partition(st, s, makespan);
+    const double f =
+        static_cast<double>(p[static_cast<int>(StepPart::kBubble)]) / static_cast<double>(makespan);
+    r->bubble_fraction_per_stage[s] = f;
+    sum += f;
+    if (s != busiest) continue;
+    for (int k = 0; k < kNumStepParts; ++k) r->parts_s[k] = Seconds(p[k]);
   }
-  Merge(&compute_like);
-  // Waiting on transfers, gathers and the host is reported as such, not as bubble.
-  const Intervals waits = Union(st.iv[s], {TaskCat::kPp, TaskCat::kDp, TaskCat::kHost});
-  const double waited = Seconds(Uncovered(waits, compute_like, span));
-  const double idle = Seconds(span) - work;
-  return work > 0 ? std::max(0.0, idle - waited) / work : 0.0;
+  r->bubble_fraction = sum / stages;
 }
 
 void Throughput(const ModelSpec& model, const Training& training, const Layout& layout,
@@ -270,14 +287,24 @@ constexpr EnumNames<StepPart, kNumStepParts> kStepParts(
                    {StepPart::kPp, "pipeline transfers"},
                    {StepPart::kDp, "gradient sync (DP)"},
                    {StepPart::kHost, "host issue (CPU)"}}});
+constexpr EnumNames<StepPart, kNumStepParts> kStepPartKeys("step part",
+                                                           {{{StepPart::kCompute, "compute"},
+                                                             {StepPart::kBubble, "bubble"},
+                                                             {StepPart::kTp, "tp"},
+                                                             {StepPart::kCp, "cp"},
+                                                             {StepPart::kEp, "ep"},
+                                                             {StepPart::kPp, "pp"},
+                                                             {StepPart::kDp, "dp"},
+                                                             {StepPart::kHost, "host"}}});
 }  // namespace
 
 std::string_view StepPartName(StepPart p) { return kStepParts.Name(p); }
+std::string_view StepPartKey(StepPart p) { return kStepPartKeys.Name(p); }
 
-std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_fraction,
+std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_s,
                                                   const ExposedComm& e) {
   return {{{StepPart::kCompute, compute_s},
-           {StepPart::kBubble, bubble_fraction * compute_s},
+           {StepPart::kBubble, bubble_s},
            {StepPart::kTp, e.tp},
            {StepPart::kCp, e.cp},
            {StepPart::kEp, e.ep},
@@ -293,7 +320,9 @@ double BusiestCompute(const StepReport& r) {
 }
 
 std::array<StepPartTime, kNumStepParts> StepParts(const StepReport& r) {
-  return StepParts(BusiestCompute(r), r.bubble_fraction, r.exposed);
+  std::array<StepPartTime, kNumStepParts> out;
+  for (int k = 0; k < kNumStepParts; ++k) out[k] = {static_cast<StepPart>(k), r.parts_s[k]};
+  return out;
 }
 
 std::string Percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
@@ -311,13 +340,14 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   r.step_time_s = tl.makespan.seconds();
   thread_local StageTimes st;
   Collect(low, tl, &st);
-  double busiest_work = 0;
-  const int busiest = Exposure(low, tl, st, &r.exposed, &busiest_work);
-  r.bubble_fraction = Bubble(st, busiest, busiest_work);
+  const int busiest = Exposure(low, tl, st, &r.exposed);
+  Bubbles(st, low.stages, busiest, tl.makespan.picoseconds(), &r);
   r.unit_times = {low.unit_times_s[0], low.unit_times_s[1], low.unit_times_s[2]};
-  r.ideal_bubble_fraction =
-      ScheduleOf(layout.schedule)
-          .IdealBubble({layout.pp, ChunksOf(layout), r.micro_batches}, r.unit_times);
+  r.ideal_bubble_of_work =
+      layout.pp > 1 ? ScheduleOf(layout.schedule)
+                          .IdealBubble({layout.pp, ChunksOf(layout), r.micro_batches}, r.unit_times)
+                    : 0.0;
+  r.ideal_bubble_fraction = r.ideal_bubble_of_work / (1 + r.ideal_bubble_of_work);
   r.stage_compute_s = st.compute_s;
   // A step of millions of tasks would leave its lists' tens of MB to the thread; it pays for
   // its own allocations many times over anyway.
@@ -326,6 +356,9 @@ StepReport Summarize(const LoweredStep& low, const sim::Timeline& tl, const Mode
   for (int s = 0; s < low.stages; ++s) {
     const double peak = tl.peak_memory[low.stage_rank[s]];
     r.peak_memory_bytes.push_back(peak);
+    const size_t si = static_cast<size_t>(s);
+    r.peak_allocated_bytes.push_back(peak -
+                                     (si < low.reserve_bytes.size() ? low.reserve_bytes[si] : 0.0));
     if (peak > r.capacity_bytes) r.fits = false;
   }
   Throughput(model, training, layout, cluster, &r);

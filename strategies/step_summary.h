@@ -1,7 +1,19 @@
 // Reads a replayed step back into a StepReport: step time, throughput, model and hardware FLOP
-// rates (MFU, HFU), the measured bubble beside the schedule's ideal one, exposed communication
-// per kind, compute per stage, peak memory per stage from the replay, time and cost to train,
-// and the critical path in a sentence. Warnings come from step_advice.h.
+// rates (MFU, HFU), the measured bubble per stage beside the schedule's ideal one, exposed
+// communication per kind, compute per stage, the busiest stage's step part by part, peak memory
+// per stage from the replay, time and cost to train, and the critical path in a sentence.
+// Warnings come from step_advice.h.
+//
+// The bubble, defined once: a stage's bubble is the time inside the step (0 to the step time)
+// during which its GPU runs nothing (no compute, no communication of its own) and waits on no
+// pipeline transfer it receives, over the step time. `bubble_fraction` is the mean over stages.
+// The schedule's ideal is stated on the same basis: its idle over work x (e.g. (p-1)/m) as a
+// share of a step made of that idle and that work, x / (1 + x).
+//
+// The busiest stage's step, part by part (`parts`), is a partition: every instant of the step
+// counts once, as compute if the stage computes, else as the first kind of communication
+// running (TP, CP, EP, pipeline transfers received, DP with its copies and compression), else
+// as the stage's bubble; the parts add up to the step time.
 #pragma once
 
 #include <array>
@@ -40,7 +52,9 @@ struct StepPartTime {
   double s;
 };
 std::string_view StepPartName(StepPart p);  // "compute (busiest stage)", "gradient sync (DP)"
-std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_fraction,
+std::string_view StepPartKey(StepPart p);   // its JSON key: "compute", "bubble", "tp", ... "dp"
+// The parts from a stage's compute, its bubble (seconds) and exposed communication.
+std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubble_s,
                                                   const ExposedComm& exposed);
 
 struct StepReport {
@@ -53,12 +67,25 @@ struct StepReport {
   double hw_tflops_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;
-  double bubble_fraction = 0;             // measured: idle over work of the busiest stage
-  double ideal_bubble_fraction = 0;       // the schedule's, (p-1)/(v m) for 1F1B-like ones
-  UnitTimes unit_times;                   // its F, B and W: a chunk's mean unit times, seconds
-  ExposedComm exposed;                    // per kind, the largest over stages
-  std::vector<double> stage_compute_s;    // forward/backward/recompute/optimizer per stage
+  // Measured, per stage and the mean over stages: idle time inside the step over the step
+  // time (the header's definition).
+  double bubble_fraction = 0;
+  std::vector<double> bubble_fraction_per_stage;
+  // The schedule's ideal on the same basis, x / (1 + x), from its idle over work x
+  // (`ideal_bubble_of_work`: (p-1)/(v m) for 1F1B-like ones).
+  double ideal_bubble_fraction = 0;
+  double ideal_bubble_of_work = 0;
+  UnitTimes unit_times;                 // its F, B and W: a chunk's mean unit times, seconds
+  ExposedComm exposed;                  // per kind, the largest over stages
+  std::vector<double> stage_compute_s;  // forward/backward/recompute/optimizer per stage
+  // The busiest stage (the most compute-stream work, optimizer aside) and its step part by
+  // part, in StepPart order, seconds: a partition of the step (the header's definition).
+  int busiest_stage = 0;
+  std::array<double, kNumStepParts> parts_s = {};
   std::vector<double> peak_memory_bytes;  // per stage, from the replay
+  // Of it, what PyTorch's allocator counts (torch.cuda.max_memory_allocated): the peak less
+  // the reserve outside it (strategies/memory.h).
+  std::vector<double> peak_allocated_bytes;
   double capacity_bytes = 0;
   bool fits = true;
   double time_to_train_s = 0;  // when training.tokens is given
@@ -78,7 +105,7 @@ struct StepReport {
 
 // The busiest stage's compute (0 for an empty report).
 double BusiestCompute(const StepReport& r);
-// StepParts of a report.
+// The busiest stage's step part by part (`parts_s`): they add up to the step time.
 std::array<StepPartTime, kNumStepParts> StepParts(const StepReport& r);
 
 // Everything but the warnings and the wall-clock fields.

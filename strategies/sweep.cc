@@ -55,10 +55,12 @@ class Evaluation {
     std::string earlier;
     Status opened;
     if (workers_.primary() && !opt_.out_csv.empty()) {
-      opened = results_.Open(opt_.out_csv, opt_.resume, &earlier);
+      opened = results_.Open(opt_.out_csv, opt_.resume, &earlier, opt_.fingerprint);
     }
     PARASIM_ASSIGN_OR_RETURN(earlier, ShareFromPrimary(workers_, opened, earlier));
-    done_ = ParseResume(earlier);
+    Resumed resumed = ParseResume(earlier, opt_.fingerprint);
+    done_ = std::move(resumed.done);
+    refused_ = resumed.refused;
     results_.Begin(opt_.resume, !done_.empty());
     cached_.assign(entries_.size(), 0);
     for (size_t i = 0; i < entries_.size(); ++i) {
@@ -111,6 +113,7 @@ class Evaluation {
   }
 
   int64_t resumed() const { return resumed_; }
+  int64_t refused() const { return refused_; }
 
  private:
   // An entry's result from the earlier run, or null.
@@ -129,6 +132,7 @@ class Evaluation {
   std::unordered_map<std::string, SweepEntry> done_;  // the earlier run's, by key
   std::vector<char> cached_;                          // per entry: in done_
   int64_t resumed_ = 0;
+  int64_t refused_ = 0;  // lines of the earlier run's file whose check failed
   std::atomic<int64_t> finished_{0};
 };
 
@@ -188,9 +192,11 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   const auto screened = Clock::now();
   PARASIM_RETURN_IF_ERROR(evaluation.ReplayLayouts(hardware, spec));
   out.resumed = evaluation.resumed();
+  out.resume_refused = evaluation.refused();
   const auto replayed = Clock::now();
   for (const SweepEntry& e : entries) {
     (e.replayed ? out.replayed : e.pruned ? out.pruned : out.memory_rejected) += 1;
+    if (e.replayed && !e.fits) out.replayed_over_memory.push_back(e);
   }
   SweepRanking ranking = RankEntries(spec, entries);
   out.ranked = std::move(ranking.ranked);
@@ -199,7 +205,9 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   out.feasible = static_cast<int64_t>(out.ranked.size());
   if (!SweepWorkers{opt.jobs, opt.processes}.primary()) return out;  // rank 0 reports and writes
   PARASIM_RETURN_IF_ERROR(ReportLeaders(hardware, spec, opt.jobs, &out));
-  if (!opt.out_csv.empty()) PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out.ranked, entries));
+  if (!opt.out_csv.empty()) {
+    PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out.ranked, entries, opt.fingerprint));
+  }
   RecordTimes(t0, enumerated, screened, replayed, Clock::now(), &out);
   return out;
 }

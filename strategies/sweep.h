@@ -44,6 +44,10 @@ struct SweepOptions {
   int jobs = 1;
   std::string out_csv;  // results as they arrive (one line per layout); "" = none
   bool resume = false;  // skip layouts already in out_csv
+  // The scenario's fingerprint (a hash of its text and overrides): every line of out_csv carries
+  // a check made with it, and --resume takes only the lines whose check holds
+  // (strategies/sweep_results.h).
+  uint64_t fingerprint = 0;
   int64_t max_layouts = 10'000'000;
   // Replay every layout that fits the memory planner, instead of skipping those whose lower
   // bounds (step time and peak memory) cannot enter the top or the Pareto front.
@@ -75,6 +79,7 @@ struct SweepOutcome {
   int64_t replayed = 0;         // replayed in the engine
   int64_t feasible = 0;         // replayed and within memory: the ranked ones
   int64_t resumed = 0;          // taken from an earlier run's CSV
+  int64_t resume_refused = 0;   // lines of that CSV whose check failed: decided again
   double elapsed_s = 0;
   // Where the wall clock went (printed on stderr; not in --json, which keeps wall-clock keys
   // to elapsed_s and the two rates): building the grid and its layouts; the memory planner and
@@ -84,6 +89,9 @@ struct SweepOutcome {
   double valid_layouts_per_second = 0;
   double replays_per_second = 0;
   std::vector<SweepEntry> ranked;  // feasible, best first
+  // Replayed, but over memory in the replay (not ranked), in the grid's order: with `ranked`,
+  // every layout the sweep replayed.
+  std::vector<SweepEntry> replayed_over_memory;
   SweepEntry leanest;  // when nothing fits: the valid layout closest to fitting (its reason)
   // Indices into ranked, fastest first: throughput vs peak memory, or (co-design sweeps)
   // throughput vs cost per token. No other layout is both faster and lower on the other axis.

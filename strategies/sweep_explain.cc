@@ -6,6 +6,8 @@
 #include <array>
 #include <string_view>
 
+#include "sim/parse_units.h"
+
 namespace parasim {
 
 std::string Bottleneck(const StepReport& r) {
@@ -22,9 +24,36 @@ std::string Bottleneck(const StepReport& r) {
                      100 * top->s / r.step_time_s);
 }
 
-std::string WhyBehind(const SweepEntry& e, const SweepEntry& best) {
-  const auto mine = StepParts(e.compute_s, e.bubble, e.exposed);
-  const auto theirs = StepParts(best.compute_s, best.bubble, best.exposed);
+namespace {
+
+// The parts of an entry's step: its busiest stage's compute, its bubble (the mean over stages)
+// and exposed communication per kind (the largest over stages), seconds, each times `scale`.
+std::array<StepPartTime, kNumStepParts> EntryParts(const SweepEntry& e, double scale) {
+  auto parts = StepParts(e.compute_s, e.bubble * e.step_time_s, e.exposed);
+  for (StepPartTime& p : parts) p.s *= scale;
+  return parts;
+}
+
+std::string_view PartWhat(StepPart p) {
+  // More compute at the same work means recompute or smaller, less efficient GEMMs.
+  return p == StepPart::kCompute ? "compute (recompute or smaller GEMMs)" : StepPartName(p);
+}
+
+}  // namespace
+
+std::string WhyBehind(const SweepEntry& e, const SweepEntry& best, const StepReport* re,
+                      const StepReport* rbest) {
+  // The same work on both sides: at another global batch, the best's parts are scaled to this
+  // layout's sequences per step.
+  const int64_t gb = e.training.global_batch, best_gb = best.training.global_batch;
+  const bool rebatched = gb > 0 && best_gb > 0 && gb != best_gb;
+  const double scale = rebatched ? static_cast<double>(gb) / static_cast<double>(best_gb) : 1.0;
+  auto mine = EntryParts(e, 1), theirs = EntryParts(best, scale);
+  if (re != nullptr && rbest != nullptr) {
+    mine = StepParts(*re);
+    theirs = StepParts(*rbest);
+    for (StepPartTime& p : theirs) p.s *= scale;
+  }
   std::array<StepPartTime, kNumStepParts> d;
   for (int i = 0; i < kNumStepParts; ++i) d[i] = {mine[i].part, mine[i].s - theirs[i].s};
   std::sort(d.begin(), d.end(),
@@ -32,15 +61,28 @@ std::string WhyBehind(const SweepEntry& e, const SweepEntry& best) {
   const double slower = best.tokens_per_s > 0 ? 1 - e.tokens_per_s / best.tokens_per_s : 0;
   std::string why;
   for (const StepPartTime& x : d) {
-    if (x.s <= 0.005 * best.step_time_s || why.size() > 60) continue;
-    // More compute at the same work means recompute or smaller, less efficient GEMMs.
-    const std::string_view what = x.part == StepPart::kCompute
-                                      ? "compute (recompute or smaller GEMMs)"
-                                      : StepPartName(x.part);
-    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, what);
+    if (x.s <= 0.005 * e.step_time_s || why.size() > 60) continue;
+    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, PartWhat(x.part));
   }
-  if (why.empty()) why = "per-sequence costs (larger global batch per step)";
-  return fmt::format("{:.1f}% less throughput: {}", 100 * slower, why);
+  if (why.empty() && d[0].s > 0) {
+    // Every part within half a percent of the step: name the largest differences anyway.
+    for (int i = 0; i < 2 && d[i].s > 0; ++i) {
+      why += fmt::format("{}+{} {}", i > 0 ? ", " : "", FormatDuration(Duration::Seconds(d[i].s)),
+                         PartWhat(d[i].part));
+    }
+    why += " (each under 0.5% of the step)";
+  }
+  const double longer = e.step_time_s - best.step_time_s * scale;
+  if (why.empty() && longer > 0) {
+    why = fmt::format(
+        "a step {} longer with no part longer on its own (the parts overlap differently)",
+        FormatDuration(Duration::Seconds(longer)));
+  }
+  if (why.empty()) why = "no part of its step is longer";
+  const std::string batch =
+      rebatched ? fmt::format("at global batch {} against {}, per {} sequences: ", gb, best_gb, gb)
+                : "";
+  return fmt::format("{:.1f}% less throughput: {}{}", 100 * slower, batch, why);
 }
 
 }  // namespace parasim

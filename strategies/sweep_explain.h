@@ -1,5 +1,7 @@
-// Explanations of a sweep's ranking in words: what bounds a replayed step (its largest
-// non-compute share), and why a layout loses to the best (the step parts it spends longer in).
+// Explanations of a sweep's ranking in words: what bounds a replayed step (the largest
+// non-compute part of its busiest stage's step), and why a layout loses to the best (the step
+// parts it spends longer in, per sequence when the global batches differ; the largest
+// differences however small, never a cause that is the same on both sides).
 //
 //   Bottleneck(report)          // "exposed TP communication (12% of the step)"
 //   WhyBehind(entry, best)      // "4.1% less throughput: +0.31 s pipeline bubble, ..."
@@ -12,10 +14,15 @@
 
 namespace parasim {
 
-// The largest non-compute share of a step, in words ("exposed TP communication (12%)").
+// The largest non-compute part of the busiest stage's step (StepParts), in words
+// ("exposed TP communication (12% of the step)").
 std::string Bottleneck(const StepReport& r);
 
-// Why `entry` loses to `best`, in words.
-std::string WhyBehind(const SweepEntry& entry, const SweepEntry& best);
+// Why `entry` loses to `best`, in words: from the entries' figures (the busiest stage's
+// compute, the mean bubble, exposed communication per kind), or, given both replayed reports,
+// from their busiest stages' steps part by part (StepParts), which add up to each step.
+std::string WhyBehind(const SweepEntry& entry, const SweepEntry& best,
+                      const StepReport* entry_report = nullptr,
+                      const StepReport* best_report = nullptr);
 
 }  // namespace parasim

@@ -136,7 +136,9 @@ void EnumerateRange(const Scenario& base, const SweepSpec& spec, const SweepGrid
       if (++idx[a] < g.axes[a].values.size()) break;
       idx[a] = 0;
     }
-    if (!valid) continue;
+    // Most points of a wide grid split the global batch unevenly: dropped by arithmetic alone,
+    // before they are folded, looked up or kept (CheckLayout would refuse them).
+    if (!valid || !BatchDivides(l, t)) continue;
     // Points folded onto a canonical form already seen (nine in ten of a wide grid's valid
     // points) are dropped before they are checked; the caller drops those seen by another range.
     const SweepPoint point = SweepPointOf(l, t);

@@ -1,7 +1,11 @@
 #include "strategies/sweep_rank.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <string>
 
 #include "strategies/sweep_codesign.h"
 
@@ -21,6 +25,25 @@ FrontPoint FrontOf(const SweepEntry& e, bool codesign) {
                   : FrontPoint{e.tokens_per_s, e.peak_memory_bytes};
 }
 
+double TokensAsPrinted(double x) {
+  // Human's formats ("{:.2f}B", "{:.2f}M", "{:.1f}k", "{:.0f}"), read back.
+  auto read = [](const std::string& text, double unit) { return std::stod(text) * unit; };
+  if (x >= 1e9) return read(fmt::format("{:.2f}", x / 1e9), 1e9);
+  if (x >= 1e6) return read(fmt::format("{:.2f}", x / 1e6), 1e6);
+  if (x >= 1e3) return read(fmt::format("{:.1f}", x / 1e3), 1e3);
+  return read(fmt::format("{:.0f}", x), 1);
+}
+
+double PeakTenthsOfGib(double bytes) { return std::round(10 * Bytes(bytes).gib()); }
+
+FrontPoint PrintedFrontOf(const SweepEntry& e, bool codesign) {
+  const FrontPoint p = FrontOf(e, codesign);
+  if (!codesign) return {TokensAsPrinted(p.tokens), PeakTenthsOfGib(p.other)};
+  const double per_million = 1e6 * p.other;
+  return {TokensAsPrinted(p.tokens),
+          std::isfinite(per_million) ? std::stod(fmt::format("{:.4g}", per_million)) : per_million};
+}
+
 bool RanksBefore(const SweepEntry& a, const SweepEntry& b, Objective o) {
   if (o == Objective::kMemory && a.peak_memory_bytes != b.peak_memory_bytes) {
     return a.peak_memory_bytes < b.peak_memory_bytes;
@@ -33,22 +56,30 @@ bool RanksBefore(const SweepEntry& a, const SweepEntry& b, Objective o) {
 
 namespace {
 
-// The front of `ranked`: sorted by throughput (ties by the other axis, then by rank), each
-// point kept when it is lower on the other axis than every faster one.
+// The front of `ranked` as printed: sorted by printed throughput, then the printed other axis,
+// then the exact figures (so that of points printed alike, one the exact figures dominate never
+// stands for them), then by rank; each point kept when it is lower on the printed other axis
+// than every point before it.
 std::vector<size_t> ParetoFront(const std::vector<SweepEntry>& ranked, bool codesign) {
   std::vector<size_t> order(ranked.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<FrontPoint> printed(ranked.size()), exact(ranked.size());
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    printed[i] = PrintedFrontOf(ranked[i], codesign);
+    exact[i] = FrontOf(ranked[i], codesign);
+  }
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const FrontPoint x = FrontOf(ranked[a], codesign);
-    const FrontPoint y = FrontOf(ranked[b], codesign);
-    if (x.tokens != y.tokens) return x.tokens > y.tokens;
-    if (x.other != y.other) return x.other < y.other;
+    for (const std::vector<FrontPoint>* v : {&printed, &exact}) {
+      const FrontPoint x = (*v)[a], y = (*v)[b];
+      if (x.tokens != y.tokens) return x.tokens > y.tokens;
+      if (x.other != y.other) return x.other < y.other;
+    }
     return a < b;  // exact ties: the first in the ranking (by key) stands for them
   });
   std::vector<size_t> front;
   double best_other = std::numeric_limits<double>::infinity();
   for (size_t i : order) {
-    const double other = FrontOf(ranked[i], codesign).other;
+    const double other = printed[i].other;
     if (other < best_other) {
       front.push_back(i);
       best_other = other;

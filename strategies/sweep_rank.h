@@ -38,6 +38,15 @@ struct FrontPoint {
   double other;
 };
 FrontPoint FrontOf(const SweepEntry& e, bool codesign);
+// The same point as the sweep prints it, and as the front compares it (so that no point the
+// front lists looks dominated by another): throughput to the digits tools/text.h's Human
+// prints ("62.9k", "1.20M"), peak memory in tenths of a GiB (the free memory printed is the
+// capacity's tenths less these), cost per million tokens to the 4 significant digits printed.
+FrontPoint PrintedFrontOf(const SweepEntry& e, bool codesign);
+// A throughput as Human prints it: 62,947 -> 62,900; 1,204,321 -> 1,200,000.
+double TokensAsPrinted(double tokens_per_s);
+// Peak memory in tenths of a GiB, as printed: 73.34 GiB -> 733.
+double PeakTenthsOfGib(double bytes);
 
 // Whether `a` ranks before `b` by objective `o`; ties by raw throughput, then by key.
 bool RanksBefore(const SweepEntry& a, const SweepEntry& b, Objective o);
@@ -47,8 +56,10 @@ struct SweepRanking {
   // Of the layouts that do not fit (pruned ones aside), the one with the least peak: what a
   // sweep where nothing fits reports, with its reason. Empty key when there is none.
   SweepEntry leanest;
-  // Indices into ranked, fastest first: no other layout is both faster and lower on the
-  // front's other axis.
+  // Indices into ranked, fastest first: no other layout is as fast and as low on the front's
+  // other axis, one of the two strictly, as printed (PrintedFrontOf); of layouts that print
+  // alike, the fastest (then lowest) stands for them. A subset of the front of the exact
+  // figures (FrontOf), so pruning by FrontOf keeps it whole.
   std::vector<size_t> pareto;
 };
 // The layouts that fit, best first by the spec's objective, and the Pareto front.

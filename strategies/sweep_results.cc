@@ -3,24 +3,50 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <iterator>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "sim/io.h"
 
 namespace parasim {
 
-std::string CsvLine(const SweepEntry& e) {
+uint64_t Fnv1a(std::string_view text, uint64_t h) {
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+namespace {
+
+// The check of a line's text before its check column.
+uint64_t LineCheck(std::string_view body, uint64_t fingerprint) {
+  const std::string salt = fmt::format("{:016x},", fingerprint);
+  return Fnv1a(body, Fnv1a(salt));
+}
+
+}  // namespace
+
+std::string CsvLine(const SweepEntry& e, uint64_t fingerprint) {
   std::string reason = e.reason;
   std::replace(reason.begin(), reason.end(), '"', '\'');
+  // fmt::format, not format_to an iterator: clang builds (tools/fuzz.sh) link the system's
+  // GCC-built libfmt, whose vformat_to<char> they mangle differently.
   std::string line = fmt::format("{},{}", e.key, e.fits ? 1 : 0);
-  auto out = std::back_inserter(line);
-  ForEachFigure([&](double v) { fmt::format_to(out, ",{:.17g}", v); }, e);
-  fmt::format_to(out, ",\"{}\"\n", reason);
+  ForEachFigure([&](double v) { line += fmt::format(",{:.17g}", v); }, e);
+  line += fmt::format(",\"{}\"", reason);
+  line += fmt::format(",{:016x}\n", LineCheck(line, fingerprint));
   return line;
 }
 
-bool ParseCsv(const std::string& line, SweepEntry* e) {
+bool ParseCsv(const std::string& full, SweepEntry* e, uint64_t fingerprint) {
+  // The check: the last field, of the line before it.
+  const size_t comma = full.rfind(',');
+  if (comma == std::string::npos || full.size() - comma - 1 != 16) return false;
+  const std::string line = full.substr(0, comma);
+  if (fmt::format("{:016x}", LineCheck(line, fingerprint)) != full.substr(comma + 1)) return false;
   constexpr int kFields = 2 + kNumFigures;  // before the note
   std::vector<std::string> f;
   size_t pos = 0;
@@ -44,32 +70,40 @@ bool ParseCsv(const std::string& line, SweepEntry* e) {
   return true;
 }
 
-std::unordered_map<std::string, SweepEntry> ParseResume(const std::string& text) {
-  std::unordered_map<std::string, SweepEntry> done;
+Resumed ParseResume(const std::string& text, uint64_t fingerprint) {
+  Resumed r;
   std::istringstream in(text);
   std::string line;
+  const std::string header(kCsvHeader, std::strlen(kCsvHeader) - 1);
   while (std::getline(in, line)) {
     if (in.eof()) break;  // a last line without its newline was torn by a kill
+    if (line == header) continue;
     SweepEntry e;
-    if (ParseCsv(line, &e) && e.reason.rfind(kPrunedNote, 0) != 0) done[e.key] = e;
+    if (!ParseCsv(line, &e, fingerprint)) {
+      ++r.refused;
+    } else if (e.reason.rfind(kPrunedNote, 0) != 0) {
+      r.done[e.key] = e;
+    }
   }
-  return done;
+  return r;
 }
 
 Status WriteCsv(const std::string& path, const std::vector<SweepEntry>& ranked,
-                const std::vector<SweepEntry>& entries) {
+                const std::vector<SweepEntry>& entries, uint64_t fingerprint) {
   std::string text = kCsvHeader;
-  for (const auto& e : ranked) text += CsvLine(e);
+  for (const auto& e : ranked) text += CsvLine(e, fingerprint);
   for (const auto& e : entries) {
-    if (!e.fits) text += CsvLine(e);
+    if (!e.fits) text += CsvLine(e, fingerprint);
   }
   return WriteFileAtomic(path, text);
 }
 
-Status ResultsFile::Open(const std::string& path, bool resume, std::string* earlier) {
-  if (resume) {
-    std::ifstream in(path);
-    earlier->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+Status ResultsFile::Open(const std::string& path, bool resume, std::string* earlier,
+                         uint64_t fingerprint) {
+  fingerprint_ = fingerprint;
+  if (resume && std::filesystem::exists(path)) {
+    // Bounded, and only a regular file (a FIFO would block, /dev/zero never end).
+    PARASIM_ASSIGN_OR_RETURN(*earlier, ReadFile(path, kMaxResultsFileBytes));
   }
   csv_.open(path, resume ? std::ios::app : std::ios::trunc);
   if (!csv_) {
@@ -87,7 +121,7 @@ void ResultsFile::Begin(bool resume, bool has_earlier) {
 
 void ResultsFile::Write(const SweepEntry& e) {
   if (!csv_.is_open()) return;
-  const std::string line = CsvLine(e);
+  const std::string line = CsvLine(e, fingerprint_);
   std::lock_guard<std::mutex> lock(mu_);
   csv_ << line;
   csv_.flush();

@@ -54,9 +54,9 @@ TEST_CASE("a line round-trips the key, fits, every figure bit for bit, and the n
   ForEachFigure([&](double a, double b) { exact += a == b ? 1 : 0; }, e, back);
   CHECK(exact == kNumFigures);
   CHECK(back.reason == "replay peaks at '81.2' GiB");
-  // The header names as many columns as a line has before its note.
+  // The header names as many columns as a line has: the figures, the note and the check.
   const std::string header = kCsvHeader;
-  CHECK(std::count(header.begin(), header.end(), ',') == 2 + kNumFigures);
+  CHECK(std::count(header.begin(), header.end(), ',') == 3 + kNumFigures);
 }
 
 TEST_CASE("torn, foreign and unquoted lines are refused") {
@@ -75,7 +75,7 @@ TEST_CASE("resume: whole lines by key, not the torn last one, not the pruned one
   text += CsvLine(Entry("c", false, std::string(kPrunedNote) + " its step is at least 3 s"));
   const std::string last = CsvLine(Entry("d", true));
   text += last.substr(0, last.size() - 1);  // killed before its newline
-  const auto done = ParseResume(text);
+  const auto done = ParseResume(text).done;
   CHECK(done.size() == 2);
   REQUIRE(done.count("a") == 1);
   CHECK(done.at("a").fits);
@@ -84,7 +84,28 @@ TEST_CASE("resume: whole lines by key, not the torn last one, not the pruned one
   CHECK(done.at("b").reason == "needs 90.0 GiB of 80.0 GiB");
   CHECK(done.count("c") == 0);  // decided again
   CHECK(done.count("d") == 0);  // torn
-  CHECK(ParseResume(text + "\n").count("d") == 1);
+  CHECK(ParseResume(text + "\n").done.count("d") == 1);
+  CHECK(ParseResume(text).refused == 0);
+}
+
+TEST_CASE("resume: a line edited by hand, or of another scenario, fails its check") {
+  const uint64_t scenario = Fnv1a("cluster: ...");
+  const std::string good = CsvLine(Entry("a", true), scenario);
+  SweepEntry e;
+  CHECK(ParseCsv(good.substr(0, good.size() - 1), &e, scenario));
+  CHECK_FALSE(ParseCsv(good.substr(0, good.size() - 1), &e, scenario + 1));  // another scenario
+  // The throughput (the fourth field) set to 1: the best layout would drop out of the ranking.
+  std::string edited = good;
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) at = edited.find(',', at) + 1;
+  edited.replace(at, edited.find(',', at) - at, "1");
+  CHECK_FALSE(ParseCsv(edited.substr(0, edited.size() - 1), &e, scenario));
+  const Resumed r = ParseResume(std::string(kCsvHeader) + good + edited, scenario);
+  CHECK(r.done.size() == 1);
+  CHECK(r.refused == 1);
+  // FNV-1a's published test vectors (64-bit): "" and "a".
+  CHECK(Fnv1a("") == 0xcbf29ce484222325ull);
+  CHECK(Fnv1a("a") == 0xaf63dc4c8601ec8cull);
 }
 
 TEST_CASE("the final file: header, the ranked layouts in order, then those that do not fit") {
@@ -113,7 +134,7 @@ TEST_CASE("the live file: a header once, lines appended, kept when resumed") {
     std::string earlier;
     REQUIRE(f.Open(path, true, &earlier).ok());
     CHECK(earlier == first);
-    f.Begin(true, !ParseResume(earlier).empty());  // no second header
+    f.Begin(true, !ParseResume(earlier).done.empty());  // no second header
     f.Write(Entry("b", true));
   }
   CHECK(Slurp(path) == first + CsvLine(Entry("b", true)));

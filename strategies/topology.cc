@@ -173,6 +173,15 @@ void RankTopology::Sync(Replica& r, std::span<const TaskId> gpu) {
   }
 }
 
+void RankTopology::SyncStage(int stage, std::span<const TaskId> in) {
+  std::vector<Replica>& reps = replicas_[stage];
+  if (in.empty()) {
+    for (Replica& r : reps) Sync(r, {r.prev});
+    return;
+  }
+  for (size_t i = 0; i < reps.size() && i < in.size(); ++i) Sync(reps[i], {in[i], reps[i].prev});
+}
+
 TaskId RankTopology::Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label, Duration host) {
   sim::Program& p = ctx_.program;
   const TaskId h = Issue(r, host);

@@ -101,6 +101,9 @@ class RankTopology {
   // issuing what it has.
   void Sync(Replica& r, std::initializer_list<sim::TaskId> gpu);
   void Sync(Replica& r, std::span<const sim::TaskId> gpu);
+  // Each replica i of `stage` waits (Sync) for its last GPU task, and for in[i] where `in` is
+  // given (then only the replicas it covers).
+  void SyncStage(int stage, std::span<const sim::TaskId> in);
   // A collective of group kind `kind` on the compute streams of each group of `stage`.
   void Blocking(int stage, int kind, Duration d, TaskCat cat) {
     Blocking(stage, kind, ctx_.Key(d), cat);

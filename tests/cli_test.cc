@@ -43,6 +43,7 @@ TEST_CASE("every example scenario runs and exits 0") {
     CAPTURE(f);
     auto r = RunParasim("run " + f);
     CHECK(r.exit_code == 0);
+    if (Slurp(f).find("\nserving:") != std::string::npos) continue;  // serve's (below)
     CHECK(r.err.empty());
     auto mem = RunParasim("memory " + f);
     CHECK(mem.exit_code == 0);
@@ -63,6 +64,52 @@ TEST_CASE("every example scenario runs and exits 0") {
       CHECK(j.out.find(key) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's keys") {
+  const std::string f = Runfile("scenarios/llama3-70b-serve-8-h100.yaml");
+  auto r = RunParasim("serve " + f);
+  REQUIRE(r.exit_code == 0);
+  for (const char* line : {"output tokens/s", "input tokens/s", "TTFT", "TPOT", "end to end",
+                           "goodput", "max rate at SLO", "KV cache", "memory per GPU", "fits"}) {
+    CAPTURE(line);
+    CHECK(r.out.find(line) != std::string::npos);
+  }
+  CHECK(RunParasim("run " + f).out == r.out);  // run hands a serving scenario to serve
+  auto j = RunParasim("serve --json " + f);
+  REQUIRE(j.exit_code == 0);
+  for (const char* key :
+       {"\"tokens_per_s\"", "\"input_tokens_per_s\"", "\"tokens_per_s_per_gpu\"", "\"ttft_s\"",
+        "\"tpot_s\"", "\"e2e_s\"", "\"p50\"", "\"p90\"", "\"p99\"", "\"mean\"", "\"goodput\"",
+        "\"max_rate_at_slo\"", "\"kv_peak_bytes\"", "\"fits\"", "\"kv_use\""}) {
+    CAPTURE(key);
+    CHECK(j.out.find(key) != std::string::npos);
+  }
+  // Bad input: located, exit 2; a training verb on a serving scenario names serve.
+  auto bad = RunParasim("serve " + f + " --set serving.requests.arrival.rate=20");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("serving.requests.arrival.rate: expected requests per unit of time") !=
+        std::string::npos);
+  auto mem = RunParasim("memory " + f);
+  CHECK(mem.exit_code == 2);
+  CHECK(mem.err.find("run it with `parasim serve`") != std::string::npos);
+  // report on a serving scenario: its page, self-contained.
+  const std::string html = std::string(std::getenv("TEST_TMPDIR")) + "/serve.html";
+  REQUIRE(RunParasim("report --out " + html + " " + f).exit_code == 0);
+  CHECK(Slurp(html).find("Latency against throughput") != std::string::npos);
+  CHECK(Slurp(html).find("KV cache over the replay") != std::string::npos);
+}
+
+TEST_CASE("serve --sweep ranks layouts, advises, and says how long it took") {
+  auto r = RunParasim(
+      "serve --sweep --jobs 2 --set sweep.gpus=[8] --set sweep.tp=[2,8] "
+      "--set sweep.pp=[1] --set sweep.disaggregated=false " +
+      Runfile("scenarios/llama3-70b-serve-sweep-h100.yaml"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("layouts replayed") != std::string::npos);
+  CHECK(r.out.find(" 1. ") != std::string::npos);
+  CHECK(r.out.find("advice: ") != std::string::npos);
+  CHECK(r.err.find("serve --sweep: 2 layouts in ") != std::string::npos);
 }
 
 TEST_CASE("run prints what a newcomer needs, the same each time") {
@@ -256,6 +303,7 @@ TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the
 TEST_CASE("scale and advice work on every example scenario") {
   for (const auto& f : FilesIn("scenarios")) {
     CAPTURE(f);
+    if (Slurp(f).find("\nserving:") != std::string::npos) continue;  // scale is training's
     auto run = RunParasim("run --json " + f);
     REQUIRE(run.exit_code == 0);
     const auto at = run.out.find("\"gpus\":");

@@ -1,5 +1,6 @@
 // Golden outputs: `run --json`, `memory --json` and, for scenarios with a sweep block,
-// `sweep --json` of every example scenario, compared byte for byte with tests/golden/ after the
+// `sweep --json` of every example scenario (of a serving scenario `serve --json`, and with a
+// sweep block `serve --sweep --json`), compared byte for byte with tests/golden/ after the
 // wall-clock keys are dropped from both. A change that moves a prediction fails here until
 // tools/regen_golden.sh rewrites the files, and its commit says which moved and why.
 #include <doctest/doctest.h>
@@ -48,11 +49,14 @@ std::string FirstDifference(const std::string& want, const std::string& got) {
   }
 }
 
-void CheckGolden(const std::string& verb, const std::string& scenario, const std::string& stem) {
+// `verb` names the golden file (stem.verb.json); `command` is what runs, the verb by default.
+void CheckGolden(const std::string& verb, const std::string& scenario, const std::string& stem,
+                 std::string command = "") {
   const std::string golden_path = Runfile("tests/golden/" + stem + "." + verb + ".json");
   REQUIRE_MESSAGE(std::filesystem::exists(golden_path),
                   "no golden file " << golden_path << ": run tools/regen_golden.sh");
-  auto r = RunParasim(verb + " --json " + scenario + (verb == "sweep" ? " --jobs 2" : ""));
+  if (command.empty()) command = verb;
+  auto r = RunParasim(command + " --json " + scenario + (verb == "sweep" ? " --jobs 2" : ""));
   REQUIRE(r.exit_code == 0);
   const std::string want = DropWallClock(ReadFile(golden_path));
   const std::string got = DropWallClock(r.out);
@@ -70,6 +74,14 @@ TEST_CASE("every example scenario's run, memory and sweep JSON match the golden 
   for (const auto& f : files) {
     const std::string stem = f.stem().string();
     CAPTURE(stem);
+    if (ReadFile(f.string()).find("\nserving:") != std::string::npos) {
+      // A serving scenario: serve's JSON, and with a sweep block serve --sweep's.
+      CheckGolden("serve", f.string(), stem);
+      if (ReadFile(f.string()).find("\nsweep:") != std::string::npos) {
+        CheckGolden("serve-sweep", f.string(), stem, "serve --sweep --jobs 2");
+      }
+      continue;
+    }
     CheckGolden("run", f.string(), stem);
     CheckGolden("memory", f.string(), stem);
     if (ReadFile(f.string()).find("\nsweep:") != std::string::npos) {

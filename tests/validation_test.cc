@@ -222,6 +222,8 @@ TEST_CASE("declared subsets: each validation file once; the A100s' factor is the
     const std::string name = e.path().string().substr(dir.string().size() + 1);
     // megatron-ci/ has its own subsets, by case (the test below).
     if (name.rfind("megatron-ci/", 0) == 0) continue;
+    // The serving files have subsets of their own (serving/subsets.yaml, checked below).
+    if (name.rfind("serving/", 0) == 0) continue;
     if (e.path().extension() == ".yaml" && name != "subsets.yaml") present.insert(name);
   }
   CHECK(listed == present);
@@ -309,6 +311,43 @@ TEST_CASE("megatron-ci: every file validates; each case predicted or failed with
   CHECK(predicted >= 400);
 }
 
+TEST_CASE("megatron-ci: the last stage's peak allocated memory on the held-out cases") {
+  // docs/MODEL.md, "Peak memory" (2026-11-29): held-out MAPE 5.2% over 274 cases (3.3% dense);
+  // the GPT 7B runs within 1%. Before the allocator's view and the working memory: 40.4%.
+  const std::string text = Slurp(Runfile("tests/validation/megatron-ci/subsets.yaml"));
+  const std::vector<std::string> held = Subset(text, "held_out");
+  const std::set<std::string> held_out(held.begin(), held.end());
+  double sum = 0, sum_7b = 0;
+  int n = 0, n_7b = 0;
+  for (const std::string& f : CorpusFiles()) {
+    auto r = RunParasim("validate --json " + f);
+    REQUIRE(r.exit_code == 0);
+    for (size_t at = r.out.find("\"name\": \""); at != std::string::npos;
+         at = r.out.find("\"name\": \"", at + 1)) {
+      const size_t begin = at + 9, end = r.out.find('"', begin);
+      const std::string name = r.out.substr(begin, end - begin);
+      const size_t next = r.out.find("\"name\": \"", end);
+      const size_t mem = r.out.find("\"memory_error\": ", end);
+      if (mem == std::string::npos || (next != std::string::npos && mem > next)) continue;
+      if (r.out.compare(mem + 16, 4, "null") == 0) continue;
+      const double e = std::abs(std::stod(r.out.substr(mem + 16)));
+      if (name.find("gpt3_7b_") != std::string::npos) {
+        CAPTURE(name);
+        CHECK(e <= 0.03);
+        sum_7b += e;
+        ++n_7b;
+      }
+      if (held_out.count(name.substr(0, name.find(" (")))) {
+        sum += e;
+        ++n;
+      }
+    }
+  }
+  CHECK(n >= 270);
+  CHECK(n_7b == 6);
+  CHECK(sum / n <= 0.06);
+}
+
 TEST_CASE("megatron-ci: fit --runs reads an import file, skipping cases it cannot predict") {
   auto r = RunParasim("fit --params sustained_factor --runs " +
                       Runfile("tests/validation/megatron-ci/h100-dense.yaml"));
@@ -356,6 +395,59 @@ TEST_CASE("measured peak memory: compared per case beside the time, from the sta
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("expected step_time (a time), peak_memory (a size) or both") !=
         std::string::npos);
+}
+
+// The input-length mean a serving validation file states in its defaults.
+std::string PromptMean(const std::string& text) {
+  const size_t at = text.find("input_tokens: {lognormal: {mean: ");
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + std::strlen("input_tokens: {lognormal: {mean: ");
+  return text.substr(from, text.find(',', from) - from);
+}
+
+TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out throughput in 15%") {
+  const std::string dir = Runfile("tests/validation/serving");
+  const std::string text = Slurp(dir + "/subsets.yaml");
+  const std::vector<std::string> training = Subset(text, "training");
+  const std::vector<std::string> held_out = Subset(text, "held_out");
+  const std::vector<std::string> reference = Subset(text, "reference");
+  REQUIRE(!training.empty());
+  REQUIRE(!held_out.empty());
+  std::set<std::string> listed, present;
+  for (const auto* subset : {&training, &held_out, &reference}) {
+    for (const std::string& f : *subset) CHECK(listed.insert(f).second);
+  }
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().string().substr(dir.size() + 1);
+    if (e.path().extension() == ".yaml" && name != "subsets.yaml") present.insert(name);
+  }
+  CHECK(listed == present);
+  // The fitted prompt mean of a benchmark is the same in each of its files (not per case, not
+  // per subset): train/X.yaml's, wherever X is.
+  for (const std::string& f : listed) {
+    const std::string train = dir + "/train/" + f.substr(f.find('/') + 1);
+    CAPTURE(f);
+    REQUIRE(std::filesystem::exists(train));
+    CHECK(PromptMean(Slurp(dir + "/" + f)) == PromptMean(Slurp(train)));
+  }
+  // Throughput within 15% MAPE on the held-out files together (issue 63's target), and the
+  // training files (on which the prompt means were fitted) likewise.
+  for (const auto* subset : {&held_out, &training}) {
+    double sum = 0;
+    int cases = 0, failed = 0;
+    for (const std::string& f : *subset) {
+      const std::string out = ValidateJson("serving/" + f);
+      CHECK(out.find("\"kind\": \"serving\"") != std::string::npos);
+      const double n = Field(out, "cases");  // the throughput summary's, the last "cases"
+      sum += Field(out, "mape") * n;
+      cases += static_cast<int>(n);
+      failed += static_cast<int>(Field(out, "failed"));
+    }
+    CAPTURE(subset == &held_out ? "held out" : "training");
+    CHECK(failed == 0);
+    CHECK(cases >= 15);
+    CHECK(sum / cases <= 0.15);
+  }
 }
 
 TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {
@@ -509,8 +601,9 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   auto r = RunParasim("validate " + f);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(f + ":5:") != std::string::npos);
-  // A case whose cluster disagrees with the defaults' layout: the check of the merged scenario
-  // points at the case and names it, not at the top of the file.
+  // A case whose cluster disagrees with the defaults' layout is reported as failed, the check of
+  // the merged scenario pointing at the case and naming it, not at the top of the file; the
+  // file's other cases are still predicted (SCENARIO.md, "Validation file").
   const std::string g = dir + "/bad_gpus.yaml";
   std::ofstream(g) << std::string("source: x\n") + kOneA100Node + R"(  - name: two-nodes
     scenario:
@@ -518,10 +611,11 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
     measured: {step_time: 1s}
 )";
   auto q = RunParasim("validate " + g);
-  CHECK(q.exit_code == 2);
-  CAPTURE(q.err);
-  CHECK(q.err.find(g + ":11:7: error: parallelism.dp") != std::string::npos);
-  CHECK(q.err.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
+  CHECK(q.exit_code == 0);
+  CAPTURE(q.out);
+  CHECK(q.out.find("invalid layout: " + g + ":11:7: error: parallelism.dp") != std::string::npos);
+  CHECK(q.out.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
+  CHECK(q.out.find("1 case(s) FAILED") != std::string::npos);
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ std::string Reason(const StepReport& ra, const SweepEntry& ea, const StepReport&
   if (ra.tokens_per_s == rb.tokens_per_s) return "the same throughput";
   const bool b_ahead = rb.tokens_per_s > ra.tokens_per_s;
   return fmt::format("{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
-                     b_ahead ? WhyBehind(ea, eb) : WhyBehind(eb, ea));
+                     b_ahead ? WhyBehind(ea, eb, &ra, &rb) : WhyBehind(eb, ea, &rb, &ra));
 }
 
 }  // namespace
@@ -68,9 +68,12 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
   d.rows = {{"step time", DiffUnit::kSeconds, ra.step_time_s, rb.step_time_s},
             {"throughput", DiffUnit::kTokensPerSecond, ra.tokens_per_s, rb.tokens_per_s},
             {"MFU", DiffUnit::kPercent, 100 * ra.mfu, 100 * rb.mfu}};
+  // The busiest stage's step part by part: a partition, adding up to the step time.
   const auto pa = StepParts(ra), pb = StepParts(rb);
   for (int i = 0; i < kNumStepParts; ++i) {
-    d.rows.push_back({std::string(StepPartName(pa[i].part)), DiffUnit::kSeconds, pa[i].s, pb[i].s});
+    DiffRow row{std::string(StepPartName(pa[i].part)), DiffUnit::kSeconds, pa[i].s, pb[i].s};
+    row.step_part = true;
+    d.rows.push_back(row);
   }
   AddMemoryRows(ra, rb, &d.rows);
   d.reason = Reason(ra, ea, rb, eb);
@@ -91,7 +94,7 @@ std::string DiffValue(const DiffRow& row, bool side_b) {
   const double v = side_b ? row.b : row.a;
   switch (row.unit) {
     case DiffUnit::kSeconds:
-      return FormatDuration(Duration::Seconds(v));
+      return FormatSeconds(v);
     case DiffUnit::kPercent:
       return fmt::format("{:.1f}%", v);
     case DiffUnit::kGiB:
@@ -110,7 +113,7 @@ std::string DiffChange(const DiffRow& row) {
     case DiffUnit::kPercent:
       return fmt::format("{:+.1f} points", delta);
     case DiffUnit::kSeconds:
-      abs = (delta < 0 ? "-" : "+") + FormatDuration(Duration::Seconds(std::fabs(delta)));
+      abs = (delta < 0 ? "-" : "+") + FormatSeconds(std::fabs(delta));
       break;
     case DiffUnit::kGiB:
       abs = fmt::format("{:+.1f} GiB", delta);

@@ -1,7 +1,7 @@
 // What-if diffs: two predicted steps side by side (parasim diff, report --vs, the Python
-// module's diff): clusters and layouts, what moved by component (compute, bubble, each kind of
-// exposed communication, memory per stage, MFU) and the one-line reason, as the sweep gives for
-// its runners-up.
+// module's diff): clusters and layouts, what moved by component (the busiest stage's step part
+// by part: compute, bubble, each kind of exposed communication, which add up to the step time;
+// memory per stage, MFU) and the one-line reason, as the sweep gives for its runners-up.
 //
 //   StepDiff d = DiffSteps(a, ra, b, rb);
 //   for (const DiffRow& row : d.rows) ...;  d.reason
@@ -25,6 +25,8 @@ struct DiffRow {
   DiffUnit unit = DiffUnit::kSeconds;
   double a = 0, b = 0;
   bool in_a = true, in_b = true;  // a per-stage row that only one side has
+  // One part of the busiest stage's step (StepParts): these rows add up to the step time.
+  bool step_part = false;
 };
 
 struct StepDiff {

@@ -101,7 +101,10 @@ std::string ScaleHtml(const YAML::Node& root) {
   }
   std::string h = kHtmlHead;
   h += fmt::format("<h1>Scaling: {}</h1>\n", XmlEscape(root["scenario"].as<std::string>("")));
-  h += SpeedupSvg(xy, p);
+  // scale --json: parallel_fraction null with amdahl_skipped when no fit was made.
+  const bool fitted = root["parallel_fraction"] && root["parallel_fraction"].IsScalar();
+  h +=
+      SpeedupSvg(xy, p, fitted ? "" : root["amdahl_skipped"].as<std::string>("not in the results"));
   h += "<table>\n<tr><th>GPUs</th><th class=\"l\">best layout</th><th>step (s)</th><th>speedup"
        "</th><th>efficiency</th><th>Karp-Flatt</th></tr>\n";
   for (const auto& pt : pts) {

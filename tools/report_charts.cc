@@ -125,7 +125,8 @@ std::string TimelineSvg(const LoweredStep& low, const sim::Timeline& tl, int wid
   g.row_h = g.stages > 32 ? 10 : 22;
   g.comm_h = g.stages > 32 ? 3 : 6;
   g.plot_w = width - g.label_w - 20;
-  g.height = 40 + g.stages * (g.row_h + g.comm_h + 4) + 50;
+  // The time axis under the rows, then the legend wrapped within the plot's width.
+  g.height = g.RowY(g.stages) + 4 + 26 + 20 * LegendRows(g.plot_w) + 10;
   g.span = std::max(1e-12, tl.makespan.seconds());
   const TimelineBins bins = BinTasks(low, tl, g);
   std::string svg = SvgOpen(width, g.height);
@@ -146,7 +147,7 @@ std::string TimelineSvg(const LoweredStep& low, const sim::Timeline& tl, int wid
   // Time axis.
   const int axis_y = g.RowY(g.stages) + 4;
   svg += XTicks(g.span, g.label_w, g.plot_w, axis_y, AxisSeconds);
-  svg += Legend(g.label_w, axis_y + 26);
+  svg += Legend(g.label_w, axis_y + 26, g.plot_w);
   svg += "\n</svg>\n";
   return svg;
 }
@@ -156,6 +157,11 @@ std::string MemorySvg(const LoweredStep& low, const sim::Timeline& tl, double ca
   const double span = std::max(1e-12, tl.makespan.seconds());
   double top_bytes = capacity;
   for (const auto& m : tl.memory) top_bytes = std::max(top_bytes, m.bytes);
+  // The axis ends on a tick.
+  {
+    const double gib = Bytes::GiB(1).bytes(), step = TickStep(std::max(top_bytes, 1.0) / gib);
+    top_bytes = std::ceil(std::max(top_bytes, 1.0) / gib / step) * step * gib;
+  }
   std::map<uint32_t, int> stage_of;
   for (int s = 0; s < low.stages; ++s) stage_of[low.stage_rank[s]] = s;
   std::vector<std::string> paths(low.stages);
@@ -180,11 +186,13 @@ std::string MemorySvg(const LoweredStep& low, const sim::Timeline& tl, double ca
       "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e15759\" stroke-dasharray=\"6 "
       "4\"/>\n",
       left, Num(cap_y), left + plot_w, Num(cap_y));
-  for (int k = 0; k <= 4; ++k) {
-    const double b = top_bytes * k / 4;
-    const double y = top + plot_h - plot_h * k / 4.0;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
-                       left - 4, Num(y + 4), XmlEscape(FormatBytes(Bytes(b))));
+  // Ticks at 1, 2 or 5 x 10^k GiB up to the axis' top (a multiple of the step).
+  const double gib = Bytes::GiB(1).bytes(), step = TickStep(top_bytes / gib);
+  for (int64_t k = 0; k * step * gib <= top_bytes * 1.0001; ++k) {
+    const double y = top + plot_h - k * step * gib / top_bytes * plot_h;
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{:g} GiB</text>\n", left - 4,
+        Num(y + 4), static_cast<double>(k) * step);
   }
   for (int s = 0; s < low.stages; ++s) {
     if (paths[s].empty()) continue;
@@ -312,32 +320,45 @@ ScatterAxis CostAxis(bool priced) {
 std::string ScatterSvg(const std::string& title, const std::vector<ScatterPoint>& pts,
                        const ScatterAxis& axis, int width) {
   const int height = 420, left = 90, top = 30, pw = width - left - 30, ph = height - top - 60;
-  double max_t = 1, max_m = axis.min_span > 0 ? axis.min_span : 1e-9;
-  for (const ScatterPoint& p : pts) {
-    max_t = std::max(max_t, p.tokens_per_s);
-    max_m = std::max(max_m, p.x);
+  // Both axes fitted to the points with some room around them (not from 0: the points would
+  // crowd a corner).
+  double lo_x = 0, hi_x = 1, lo_t = 0, hi_t = 1;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const ScatterPoint& p = pts[i];
+    lo_x = i == 0 ? p.x : std::min(lo_x, p.x);
+    hi_x = i == 0 ? p.x : std::max(hi_x, p.x);
+    lo_t = i == 0 ? p.tokens_per_s : std::min(lo_t, p.tokens_per_s);
+    hi_t = i == 0 ? p.tokens_per_s : std::max(hi_t, p.tokens_per_s);
   }
-  max_t = std::ceil(max_t / TickStep(max_t)) * TickStep(max_t);  // end on a tick
+  const AxisRange rx = FitRange(lo_x, hi_x), rt = FitRange(lo_t, hi_t);
+  auto X = [&](double v) { return left + (v - rx.lo) / (rx.hi - rx.lo) * pw; };
+  auto Y = [&](double t) { return top + ph - (t - rt.lo) / (rt.hi - rt.lo) * ph; };
   std::string svg = SvgOpen(width, height);
   svg += fmt::format(
       "<text x=\"{}\" y=\"18\" font-size=\"14\">{}</text>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" "
       "height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
       left, XmlEscape(title), left, top, pw, ph);
-  const double ystep = TickStep(max_t);
-  for (double t = 0; t <= max_t * 1.0001; t += ystep) {
-    const double y = top + ph - t / max_t * ph;
+  const auto yticks = static_cast<int64_t>(std::floor((rt.hi - rt.lo) / rt.step * 1.0001));
+  for (int64_t k = 0; k <= yticks; ++k) {
+    const double t = rt.lo + static_cast<double>(k) * rt.step;
     svg += fmt::format(
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e4e4e4\"/><text x=\"{}\" "
         "y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
-        left, Num(y), left + pw, Num(y), left - 6, Num(y + 4), AxisCount(t));
+        left, Num(Y(t)), left + pw, Num(Y(t)), left - 6, Num(Y(t) + 4), AxisCount(t));
   }
-  svg += XTicks(max_m, left, pw, top + ph, [&](double v, double) { return axis.tick(v); });
+  svg += XTicksIn(rx, left, pw, top + ph, [&](double v, double) { return axis.tick(v); });
+  if (axis.mark > rx.lo && axis.mark <= rx.hi) {
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e15759\" "
+        "stroke-dasharray=\"6 4\"><title>{3}</title></line>\n",
+        Num(X(axis.mark)), top, top + ph, XmlEscape(axis.mark_title));
+  }
   for (const ScatterPoint& p : pts) {
     svg += fmt::format(
         "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.7\"><title>{}</title>"
         "</circle>\n",
-        Num(left + p.x / max_m * pw), Num(top + ph - p.tokens_per_s / max_t * ph), p.front ? 5 : 3,
-        p.front ? "#e15759" : "#4e79a7", XmlEscape(p.title));
+        Num(X(p.x)), Num(Y(p.tokens_per_s)), p.front ? 5 : 3, p.front ? "#e15759" : "#4e79a7",
+        XmlEscape(p.title));
   }
   svg += fmt::format(
       "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n<text "
@@ -394,11 +415,22 @@ std::string GoodputSvg(const GoodputReport& g, int width) {
   }
   svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/>\n",
                      Num(left), Num(top + plot_h), Num(left + w));
+  // The y axis: training time kept, in days like the wall clock under it.
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n",
+                     Num(left), Num(top), Num(top + plot_h));
   const double step = std::max(1.0, std::round(end / day / 10));
   for (double d = 0; d * day <= end + 1e-9; d += step) {
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.0f} d</text>\n",
                        Num(x(d * day)), Num(top + plot_h + 22), d);
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/><text x=\"{3}\" "
+        "y=\"{4}\" text-anchor=\"end\">{5:.0f} d</text>\n",
+        Num(left - 5), Num(y(d * day)), Num(left), Num(left - 8), Num(y(d * day) + 4), d);
   }
+  svg += fmt::format(
+      "<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\">"
+      "training time kept</text>\n",
+      Num(top + plot_h / 2));
   svg += fmt::format(
       "<text x=\"{}\" y=\"{}\">wall clock (red ticks: failures, grey: planned stops); the "
       "line is the training time kept, the dashed line a run without failures</text>\n",
@@ -428,32 +460,38 @@ struct SpeedupAxes {
 
 }  // namespace
 
-std::string SpeedupSvg(const std::vector<std::pair<double, double>>& points, double p) {
+std::string SpeedupSvg(const std::vector<std::pair<double, double>>& points, double p,
+                       const std::string& no_fit) {
   if (points.empty() || points[0].first <= 0) return "";
   const double first = points[0].first;
   const int width = 1000, height = 460;
   SpeedupAxes a{70, 30, width - 70 - 30, height - 30 - 60, 0, 0};
   const double max_r = points.back().first / first;
   a.lx_max = std::max(1.0, std::log2(max_r));
-  a.max_s = std::max(max_r, 1.0);
+  // Up to the ideal line's end (2x for a single point) and every point, ending on a tick.
+  a.max_s = std::max(max_r, std::pow(2.0, a.lx_max));
   for (auto [g, sp] : points) a.max_s = std::max(a.max_s, sp);
-  a.max_s *= 1.08;
+  const double ystep = TickStep(a.max_s * 1.05);
+  a.max_s = std::ceil(a.max_s * 1.05 / ystep) * ystep;
   std::string h = SvgOpen(width, height);
+  const std::string fit =
+      no_fit.empty() ? fmt::format("red: Amdahl fit, p = {:.4f}", p) : "no Amdahl fit: " + no_fit;
   h += fmt::format(
-      "<text x=\"{}\" y=\"18\" font-size=\"14\">Speedup over {:.0f} GPUs (dashed: ideal; red: "
-      "Amdahl fit, p = {:.4f})</text>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-      "fill=\"#fafafa\" stroke=\"#ccc\"/>\n",
-      a.left, first, p, a.left, a.top, a.pw, a.ph);
-  for (int k = 0; k <= 4; ++k) {
-    const double sp = a.max_s * k / 4;
-    h +=
-        fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{:.1f}x</text>\n",
-                    a.left - 4, Num(a.Y(sp) + 4), sp);
+      "<text x=\"{}\" y=\"18\" font-size=\"14\">Speedup over {:.0f} GPUs (dashed: ideal; {})"
+      "</text>\n<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" "
+      "stroke=\"#ccc\"/>\n",
+      a.left, first, XmlEscape(fit), a.left, a.top, a.pw, a.ph);
+  for (int64_t k = 0; k * ystep <= a.max_s * 1.0001; ++k) {
+    const double sp = static_cast<double>(k) * ystep;
+    h += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{:g}x</text>\n",
+                     a.left - 4, Num(a.Y(sp) + 4), sp);
   }
   h += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#888\" stroke-dasharray=\"6 4\"/>\n",
                    a.Path([](double r) { return r; }));
-  h += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\"/>\n",
-                   a.Path([p](double r) { return AmdahlSpeedup(p, r); }));
+  if (no_fit.empty()) {
+    h += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.5\"/>\n",
+                     a.Path([p](double r) { return AmdahlSpeedup(p, r); }));
+  }
   for (auto [g, sp] : points) {
     h += fmt::format(
         "<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#4e79a7\"><title>{:.0f} GPUs: {:.2f}x"

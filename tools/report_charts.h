@@ -45,16 +45,19 @@ struct ScatterPoint {
   std::string title;  // hover text
 };
 
-// The scatter's x axis: what it shows, the least span drawn (the memory capacity), and a tick.
+// The scatter's x axis: what it shows, a value marked by a dashed line when the axis reaches
+// it (the memory capacity; 0 = none), and a tick label.
 struct ScatterAxis {
   std::string label;
-  double min_span;
+  double mark;
   std::function<std::string(double)> tick;
+  std::string mark_title = "memory capacity";
 };
 ScatterAxis MemoryAxis(double capacity_bytes);
 ScatterAxis CostAxis(bool priced);
 
-// Throughput against x, both axes ticked and labelled from 0.
+// Throughput against x, both axes fitted to the points with 5% room (FitRange), ticked and
+// labelled.
 std::string ScatterSvg(const std::string& title, const std::vector<ScatterPoint>& pts,
                        const ScatterAxis& axis, int width);
 
@@ -64,7 +67,9 @@ std::string ScatterSvg(const std::string& title, const std::vector<ScatterPoint>
 std::string GoodputSvg(const GoodputReport& g, int width = 1200);
 
 // Speedup over the first point against GPUs (log scale), with the ideal line and the Amdahl
-// fit of parallel fraction p; `points` are (GPUs, speedup), the first the baseline.
-std::string SpeedupSvg(const std::vector<std::pair<double, double>>& points, double p);
+// fit of parallel fraction p, or, when `no_fit` says why there is none, without it; `points`
+// are (GPUs, speedup), the first the baseline.
+std::string SpeedupSvg(const std::vector<std::pair<double, double>>& points, double p,
+                       const std::string& no_fit = "");
 
 }  // namespace parasim

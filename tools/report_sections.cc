@@ -31,8 +31,14 @@ std::string SummaryHtml(const Scenario& s, const StepReport& r) {
   row("hardware FLOPs",
       fmt::format("{:.1f} TFLOP/s per GPU, HFU {:.1f}%", r.hw_tflops_per_gpu, 100 * r.hfu));
   if (s.layout.pp > 1) {
-    row("pipeline bubble", fmt::format("{:.1f}% measured, {:.1f}% ideal", 100 * r.bubble_fraction,
-                                       100 * r.ideal_bubble_fraction));
+    std::string stages;
+    for (double b : r.bubble_fraction_per_stage) {
+      stages += fmt::format("{}{:.1f}%", stages.empty() ? "" : ", ", 100 * b);
+    }
+    row("pipeline bubble",
+        fmt::format("{:.1f}% of the step, mean over stages (per stage {}; idle time inside the "
+                    "step); ideal {:.1f}% on the same basis",
+                    100 * r.bubble_fraction, stages, 100 * r.ideal_bubble_fraction));
   }
   row("exposed communication",
       fmt::format("tp {}, cp {}, ep {}, pp {}, dp {}", Seconds(r.exposed.tp), Seconds(r.exposed.cp),
@@ -57,8 +63,9 @@ std::string MemoryBreakdownSvg(const MemoryReport& m) {
     segs.push_back({{st.params_bytes, "#4e79a7", "parameters"},
                     {st.grads_bytes, "#59a14f", "gradients"},
                     {st.optimizer_bytes, "#b07aa1", "optimizer states"},
-                    {st.activations_bytes, "#f28e2b", "activations"},
-                    {st.other_bytes, "#bab0ac", "other (buffers, framework)"}});
+                    {st.activations_bytes + st.transient_bytes, "#f28e2b", "activations"},
+                    {st.other_bytes + st.reserve_bytes, "#bab0ac",
+                     "other (buffers, workspaces, framework reserve)"}});
   }
   return StackedBars(
       "Memory per GPU by stage: parameters (blue), gradients (green), optimizer "
@@ -111,6 +118,13 @@ std::string DiffHtml(const StepDiff& d) {
 
 namespace {
 
+// A layout as the CLI's sweep names it (FormatLayout), a co-design sweep's with its cluster.
+std::string SweepName(const Scenario& base, const SweepEntry& e) {
+  const std::string layout = FormatLayout(e.layout, e.training, LayoutStyle::kShort);
+  const bool codesign = base.sweep && e.hardware < base.sweep->hardware.size();
+  return codesign ? base.sweep->hardware[e.hardware].label + ": " + layout : layout;
+}
+
 // The sweep's layouts on a scatter: a co-design sweep's by what each cluster's layouts cost per
 // token, others by their memory.
 std::string SweepScatter(const Scenario& base, const SweepOutcome& sw, double capacity_bytes) {
@@ -122,13 +136,13 @@ std::string SweepScatter(const Scenario& base, const SweepOutcome& sw, double ca
   for (size_t i = 0; i < sw.ranked.size(); ++i) {
     const auto& e = sw.ranked[i];
     const double x = codesign ? CostPerMillionTokens(e) : Bytes(e.peak_memory_bytes).gib();
-    pts.push_back(
-        {x, codesign ? KeptTokensPerS(e) : e.tokens_per_s, front[i],
-         codesign
-             ? fmt::format("#{} {}: {:.0f} tokens/s, {:.4g} {}", i + 1, e.key, KeptTokensPerS(e), x,
-                           priced ? "per million tokens" : "GPU-hours per million tokens")
-             : fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, e.key, e.tokens_per_s,
-                           FormatBytes(Bytes(e.peak_memory_bytes)))});
+    pts.push_back({x, codesign ? KeptTokensPerS(e) : e.tokens_per_s, front[i],
+                   codesign
+                       ? fmt::format("#{} {}: {:.0f} tokens/s, {:.4g} {}", i + 1,
+                                     SweepName(base, e), KeptTokensPerS(e), x,
+                                     priced ? "per million tokens" : "GPU-hours per million tokens")
+                       : fmt::format("#{} {}: {:.0f} tokens/s, {}", i + 1, SweepName(base, e),
+                                     e.tokens_per_s, FormatBytes(Bytes(e.peak_memory_bytes)))});
   }
   if (codesign) {
     return ScatterSvg("Throughput vs cost per token, every cluster (red: Pareto front)", pts,
@@ -141,15 +155,12 @@ std::string SweepScatter(const Scenario& base, const SweepOutcome& sw, double ca
 // The leaders of the sweep under each swing, as rows.
 std::vector<SwingRow> SwingRows(const Scenario& base, const SweepOutcome& sw,
                                 const Robustness& rob) {
-  const bool codesign = base.sweep && !base.sweep->hardware.empty();
   std::vector<SwingRow> rows;
   for (const SwingOutcome& w : rob.swings) {
     const size_t first = rob.ranked[w.first];
     const SweepEntry& e = sw.ranked[first];
-    std::string layout = FormatLayout(e.layout, e.training, LayoutStyle::kShort);
-    if (codesign) layout = base.sweep->hardware[e.hardware].label + ": " + layout;
-    rows.push_back(
-        {SwingText(w.swing), w.applied, static_cast<int>(first + 1), layout, w.behind, w.holds});
+    rows.push_back({SwingText(w.swing), w.applied, static_cast<int>(first + 1), SweepName(base, e),
+                    w.behind, w.holds});
   }
   return rows;
 }
@@ -163,13 +174,15 @@ std::string SweepSectionHtml(const Scenario& base, const SweepOutcome& sw, doubl
   h += SweepScatter(base, sw, capacity_bytes);
   h += "<table>\n<tr><th>#</th><th class=\"l\">layout</th><th>step</th><th>tokens/s</th><th>"
        "MFU</th><th>bubble</th><th>peak memory</th></tr>\n";
-  for (size_t i = 0; i < sw.ranked.size() && i < 10; ++i) {
+  // The block's `top` rows, as the CLI prints them.
+  const size_t top = static_cast<size_t>(std::max(1, base.sweep ? base.sweep->top : 10));
+  for (size_t i = 0; i < sw.ranked.size() && i < top; ++i) {
     const auto& e = sw.ranked[i];
     h += fmt::format(
         "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>"
         "{:.1f}%</td><td>{}</td></tr>\n",
-        i + 1, XmlEscape(e.key), XmlEscape(Seconds(e.step_time_s)), e.tokens_per_s, 100 * e.mfu,
-        100 * e.bubble, XmlEscape(FormatBytes(Bytes(e.peak_memory_bytes))));
+        i + 1, XmlEscape(SweepName(base, e)), XmlEscape(Seconds(e.step_time_s)), e.tokens_per_s,
+        100 * e.mfu, 100 * e.bubble, XmlEscape(FormatBytes(Bytes(e.peak_memory_bytes))));
   }
   h += "</table>\n";
   if (robust && robust->leaders > 0)

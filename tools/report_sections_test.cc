@@ -71,15 +71,21 @@ TEST_CASE("how far the answer holds: each swing's verdict") {
   CHECK(h.find("<td>5.0%</td>") != std::string::npos);
 }
 
-TEST_CASE("a sweep's section: its counts, the scatter and the top ten") {
+TEST_CASE("a sweep's section: its counts, the scatter, the block's top, named as the CLI does") {
   Scenario base;
+  base.sweep = SweepSpec{};
+  base.sweep->top = 4;
   SweepOutcome sw;
   sw.valid_layouts = 12;
   sw.replayed = 11;
   sw.feasible = 11;
   for (int i = 0; i < 11; ++i) {
     SweepEntry e;
-    e.key = "layout" + std::to_string(i);
+    e.key = "key" + std::to_string(i);
+    e.layout.tp = 1 << (i % 4);
+    e.layout.dp = 8 >> (i % 4);
+    e.layout.sp = e.layout.tp > 1;
+    e.training.global_batch = 64;
     e.tokens_per_s = 1000 - i;
     e.peak_memory_bytes = 1e10;
     sw.ranked.push_back(e);
@@ -88,8 +94,12 @@ TEST_CASE("a sweep's section: its counts, the scatter and the top ten") {
   const std::string h = SweepSectionHtml(base, sw, 80.0 * (1 << 30), nullptr);
   CHECK(h.rfind("<h2>Sweep: 12 valid layouts, 11 replayed, 11 fit</h2>\n", 0) == 0);
   CHECK(h.find("Throughput vs peak memory per GPU (red: Pareto front)") != std::string::npos);
-  CHECK(h.find(">layout9</td>") != std::string::npos);
-  CHECK(h.find(">layout10</td>") == std::string::npos);  // the top ten only
+  // The CLI's names (FormatLayout), not the results file's keys.
+  CHECK(h.find(">TP8+SP PP1 DP1 mb1 gb64</td>") != std::string::npos);
+  CHECK(h.find("key3") == std::string::npos);
+  // The block's top 4 rows: #4 is there, #5 is not.
+  CHECK(h.find("<tr><td>4</td>") != std::string::npos);
+  CHECK(h.find("<tr><td>5</td>") == std::string::npos);
   CHECK(h.find("How far the answer holds") == std::string::npos);
 }
 

@@ -2,7 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace parasim {
 
@@ -36,27 +38,55 @@ std::string AxisCount(double x) {
 
 std::string XTicks(double span, double x0, double w, double y,
                    const std::function<std::string(double, double)>& label) {
+  return XTicksIn({0, span, TickStep(span)}, x0, w, y, label);
+}
+
+AxisRange FitRange(double lo, double hi) {
+  const double pad = hi > lo ? 0.05 * (hi - lo) : std::max(0.05 * std::fabs(hi), 1e-9);
+  lo -= pad;
+  hi += pad;
+  const double step = TickStep(hi - lo);
+  return {std::floor(lo / step) * step, std::ceil(hi / step) * step, step};
+}
+
+std::string XTicksIn(const AxisRange& r, double x0, double w, double y,
+                     const std::function<std::string(double, double)>& label) {
   std::string svg;
-  const double step = TickStep(span);
-  for (double t = 0; t <= span * 1.0001; t += step) {
-    const double x = x0 + t / span * w;
+  const double span = r.hi - r.lo;
+  // Counted ticks: a running sum of steps would drift off the multiples.
+  const auto ticks = static_cast<int64_t>(std::floor(span / r.step * 1.0001));
+  for (int64_t k = 0; k <= ticks; ++k) {
+    const double t = r.lo + static_cast<double>(k) * r.step;
+    const double x = x0 + (t - r.lo) / span * w;
     svg += fmt::format(
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#666\"/><text x=\"{}\" y=\"{}\" "
         "font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
-        Num(x), Num(y), Num(x), Num(y + 5), Num(x), Num(y + 17), XmlEscape(label(t, step)));
+        Num(x), Num(y), Num(x), Num(y + 5), Num(x), Num(y + 17),
+        XmlEscape(label(std::fabs(t) < 1e-9 * r.step ? 0.0 : t, r.step)));
   }
   return svg;
 }
 
-std::string Legend(int x, int y) {
+namespace {
+constexpr int kLegendItemWidth = 110;  // a swatch and the longest category name at 12 px
+}  // namespace
+
+int LegendRows(int width) {
+  const int per_row = std::max(1, width / kLegendItemWidth);
+  return (kNumTaskCats + per_row - 1) / per_row;
+}
+
+std::string Legend(int x, int y, int width, int* rows) {
+  const int per_row = std::max(1, width / kLegendItemWidth);
   std::string out;
   for (int c = 0; c < kNumTaskCats; ++c) {
+    const int lx = x + (c % per_row) * kLegendItemWidth, ly = y + (c / per_row) * 20;
     out += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
         "font-size=\"12\">{}</text>",
-        x + c * 110, y, kTaskColours[c], x + c * 110 + 16, y + 11,
-        XmlEscape(TaskCatName(static_cast<TaskCat>(c))));
+        lx, ly, kTaskColours[c], lx + 16, ly + 11, XmlEscape(TaskCatName(static_cast<TaskCat>(c))));
   }
+  if (rows) *rows = LegendRows(width);
   return out;
 }
 

@@ -41,8 +41,20 @@ std::string AxisCount(double x);
 // Ticks and labels under a horizontal axis from 0 to `span` drawn over [x0, x0 + w] at y.
 std::string XTicks(double span, double x0, double w, double y,
                    const std::function<std::string(double, double)>& label);
-// A swatch and name per task category, in a row from (x, y).
-std::string Legend(int x, int y);
+// An axis fitted to data: [lo, hi] padded by 5% of its span on each side (of the value when
+// the data are one point), then widened to multiples of `step` (TickStep of the span).
+struct AxisRange {
+  double lo, hi, step;
+};
+AxisRange FitRange(double lo, double hi);
+// Ticks and labels under a horizontal axis over [r.lo, r.hi], drawn over [x0, x0 + w] at y.
+std::string XTicksIn(const AxisRange& r, double x0, double w, double y,
+                     const std::function<std::string(double, double)>& label);
+// A swatch and name per task category, in rows from (x, y) that wrap within `width` pixels;
+// `*rows` (when given) receives how many rows it took (20 px each).
+std::string Legend(int x, int y, int width, int* rows = nullptr);
+// The legend's rows for a width.
+int LegendRows(int width);
 // "<svg ...>" of the given size, sans-serif.
 std::string SvgOpen(int width, int height);
 // Escapes text for XML/HTML content and attributes.

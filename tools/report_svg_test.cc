@@ -36,8 +36,33 @@ TEST_CASE("ticks under an axis, one per step from 0 to the span") {
   CHECK(svg.find("x1=\"1090.0\"") != std::string::npos);  // 10 s at the axis' end
 }
 
-TEST_CASE("a legend swatch per task category; an SVG element of a size") {
-  const std::string legend = Legend(90, 300);
+TEST_CASE("an axis fitted to the data: padded, on tick multiples, not from 0") {
+  const AxisRange r = FitRange(20.5, 77.3);  // peak memory of a sweep's layouts, GiB
+  CHECK(r.step == doctest::Approx(10));
+  CHECK(r.lo == doctest::Approx(10));
+  CHECK(r.hi == doctest::Approx(90));
+  const AxisRange t = FitRange(40'000, 63'000);  // tokens/s
+  CHECK(t.lo > 0);
+  CHECK(t.lo <= 40'000 - 0.05 * 23'000);
+  CHECK(t.hi >= 63'000 + 0.05 * 23'000);
+  const AxisRange one = FitRange(5, 5);  // a single point: room around it
+  CHECK(one.lo < 5);
+  CHECK(one.hi > 5);
+  const std::string ticks = XTicksIn(
+      r, 90, 800, 250, [](double v, double) { return std::to_string(static_cast<int>(v)); });
+  for (const char* tick : {">10<", ">50<", ">90<"}) CHECK(ticks.find(tick) != std::string::npos);
+  CHECK(ticks.find(">0<") == std::string::npos);
+}
+
+TEST_CASE("a legend swatch per task category, wrapped within its width; an SVG element") {
+  int rows = 0;
+  const std::string legend = Legend(90, 300, 1090, &rows);
+  // 110 px an item: 9 on the first row of 1090 px, the last two below, none past the width.
+  CHECK(rows == 2);
+  CHECK(LegendRows(1090) == 2);
+  CHECK(LegendRows(2000) == 1);
+  CHECK(legend.find("x=\"1070\"") == std::string::npos);
+  CHECK(legend.find("y=\"320\"") != std::string::npos);
   for (int c = 0; c < kNumTaskCats; ++c) {
     CHECK(legend.find(std::string("fill=\"") + kTaskColours[c] + "\"") != std::string::npos);
     CHECK(legend.find(">" + std::string(TaskCatName(static_cast<TaskCat>(c))) + "<") !=

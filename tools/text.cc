@@ -7,7 +7,7 @@
 
 namespace parasim {
 
-std::string Seconds(double s) { return FormatDuration(Duration::Seconds(s)); }
+std::string Seconds(double s) { return FormatSeconds(s); }
 
 std::string Human(double x) {
   if (x >= 1e9) return fmt::format("{:.2f}B", x / 1e9);

@@ -11,7 +11,7 @@
 
 namespace parasim {
 
-// A duration in seconds as FormatDuration writes it ("12.300 ms").
+// A duration in seconds as FormatSeconds writes it ("12.300 ms", "128.0 days"), never saturated.
 std::string Seconds(double s);
 // A count in thousands, millions or billions: "812", "12.3k", "1.20M", "1.75B".
 std::string Human(double x);

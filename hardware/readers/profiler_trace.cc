@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/utf8.h"
+
 namespace parasim {
 
 int64_t ProfilerTrace::MainDevice() const {
@@ -86,55 +88,9 @@ ProfilerTrace ProfilerTraceBuilder::Finish() && {
   return std::move(trace_);
 }
 
-namespace {
-
-// The length of the valid UTF-8 sequence at s[i], or 0 when it is not valid (RFC 3629: no
-// overlong forms, no surrogates, nothing past U+10FFFF).
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (b(1) < lo || b(1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
 std::string RepairUtf8(std::string_view s, bool* repaired) {
-  std::string out;
-  out.reserve(s.size());
-  *repaired = false;
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = Utf8Length(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      *repaired = true;
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
+  *repaired = InvalidUtf8At(s) != std::string_view::npos;
+  return *repaired ? ReplaceInvalidUtf8(s) : std::string(s);
 }
 
 }  // namespace parasim

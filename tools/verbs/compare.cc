@@ -388,7 +388,8 @@ Verb CompareVerb() {
                 SetFlag(&O::sets), JsonFlag<O>(),
                 Opt(&O::trace, "--trace",
                     "Kineto trace (.json or .json.gz), or a folder of one trace per rank")
-                    .Required(),
+                    .Required()
+                    .Input(),
                 Opt(&O::stage, "--stage",
                     "pipeline stage of a single traced rank (default: its rank's stage in the "
                     "layout, else 0)"),

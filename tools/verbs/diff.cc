@@ -44,6 +44,7 @@ Json ToJson(const Result& res) {
     o.Set("what", row.what).Set("unit", std::string(DiffUnitName(row.unit)));
     o.Set("a", row.in_a ? Json(row.a) : Json());
     o.Set("b", row.in_b ? Json(row.b) : Json());
+    if (row.step_part) o.Set("step_part", true);
     rows.Push(o);
   }
   j.Set("rows", rows).Set("reason", res.d.reason);
@@ -55,9 +56,14 @@ std::string ToText(const Result& res) {
   std::string out = fmt::format("A  {}: {}\n   {}\n", ScenarioName(res.a), d.a_cluster, d.a_layout);
   out += fmt::format("B  {}: {}\n   {}\n\n", ScenarioName(res.b), d.b_cluster, d.b_layout);
   out += fmt::format("{:<28} {:>18} {:>18}  {}\n", "", "A", "B", "change (B - A)");
+  bool parts = false;
   for (const DiffRow& row : d.rows) {
-    out += fmt::format("{:<28} {:>18} {:>18}  {}\n", row.what, DiffValue(row, false),
-                       DiffValue(row, true), DiffChange(row));
+    if (row.step_part && !parts) {
+      out += "the busiest stage's step, part by part (the parts add up to the step time):\n";
+    }
+    parts = row.step_part;
+    out += fmt::format("{:<28} {:>18} {:>18}  {}\n", (parts ? "  " : "") + row.what,
+                       DiffValue(row, false), DiffValue(row, true), DiffChange(row));
   }
   return out + fmt::format("\n{}\n", d.reason);
 }

@@ -361,14 +361,15 @@ Verb FitVerb() {
                 Opt(&O::runs, "--runs",
                     "fit sustained factor, launch overhead and inter-node efficiency to the step "
                     "times of this validation-format file (measured jobs); repeat to fit several "
-                    "together"),
+                    "together")
+                    .Input(),
                 Opt(&O::params, "--params",
                     "with --runs: fit only these (sustained_factor, launch_overhead, host_op_time, "
                     "host_micro_batch_time, host_step_time, "
                     "efficiency); "
                     "the others keep the scenario's values")
                     .Delimiter(','),
-                Opt(&O::jobs, "--jobs", "worker threads for the cases' sweeps"),
+                JobsFlag(&O::jobs, "worker threads for the cases' sweeps"),
                 Opt(&O::gpu, "--gpu",
                     "catalog id of the GPU measured (default: from the files); with --runs, "
                     "only the cases on it"),

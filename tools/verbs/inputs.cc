@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <thread>
 
+#include "sim/io.h"
+#include "strategies/sweep_results.h"
+
 namespace parasim {
 
 StatusOr<Scenario> LoadScenarioOf(const Document& doc, const std::vector<std::string>& sets) {
@@ -35,6 +38,18 @@ StatusOr<ScenarioPair> LoadPair(const PairInput& in) {
                            LoadScenario(in.b.empty() ? in.a.Input() : in.b.Input(), sb, cat));
   PARASIM_RETURN_IF_ERROR(b.fixed_layout);
   return ScenarioPair{std::move(a), std::move(b)};
+}
+
+uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>& sets) {
+  std::string text;
+  if (doc.text) {
+    text = *doc.text;
+  } else if (StatusOr<std::string> read = ReadFile(doc.file); read.ok()) {
+    text = std::move(read).value();
+  }
+  uint64_t h = Fnv1a(text);
+  for (const std::string& set : sets) h = Fnv1a("\n--set " + set, h);
+  return h;
 }
 
 SweepOptions SweepOptionsOf(int jobs, const Processes* processes) {

@@ -34,6 +34,10 @@ struct PairInput {
 };
 StatusOr<ScenarioPair> LoadPair(const PairInput& in);
 
+// A hash of the scenario's text and its --set overrides: the checks of a sweep's results file are
+// made with it (strategies/sweep_results.h), so --resume refuses lines of another scenario.
+uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>& sets);
+
 // Worker threads (jobs, 0 = all cores) and the processes of the verbs that sweep.
 SweepOptions SweepOptionsOf(int jobs, const Processes* processes);
 

@@ -39,7 +39,9 @@ Json ToJson(const Result& res) {
     o.Set("layers", st.layers).Set("params", st.params);
     o.Set("params_bytes", st.params_bytes).Set("grads_bytes", st.grads_bytes);
     o.Set("optimizer_bytes", st.optimizer_bytes).Set("activations_bytes", st.activations_bytes);
-    o.Set("other_bytes", st.other_bytes).Set("total_bytes", st.total());
+    o.Set("transient_bytes", st.transient_bytes).Set("other_bytes", st.other_bytes);
+    o.Set("reserve_bytes", st.reserve_bytes).Set("total_bytes", st.total());
+    o.Set("allocated_bytes", st.allocated());
     o.Set("micro_batches_in_flight", st.in_flight);
     stages.Push(o);
   }
@@ -60,19 +62,26 @@ std::string ToText(const Result& res) {
       "model states: {:.0f} bytes per parameter before sharding (weights, gradients, "
       "optimizer with fp32 master)\n\n",
       r.bytes_per_param);
-  out += fmt::format("{:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11} {:>11}  {}\n", "stage",
-                     "layers", "params", "weights", "grads", "optimizer", "activations", "other",
-                     "total", "fits");
+  out += fmt::format("{:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11} {:>11} {:>11}  {}\n",
+                     "stage", "layers", "params", "weights", "grads", "optimizer", "activations",
+                     "other", "total", "allocated", "fits");
   for (size_t i = 0; i < r.stages.size(); ++i) {
     const StageMemory& st = r.stages[i];
-    out +=
-        fmt::format("{:>5} {:>6} {:>10.2f}B {:>11} {:>11} {:>11} {:>12} {:>11} {:>11}  {}\n", i,
-                    st.layers, st.params / 1e9, FormatBytes(Bytes(st.params_bytes)),
-                    FormatBytes(Bytes(st.grads_bytes)), FormatBytes(Bytes(st.optimizer_bytes)),
-                    FormatBytes(Bytes(st.activations_bytes)), FormatBytes(Bytes(st.other_bytes)),
-                    FormatBytes(Bytes(st.total())), st.total() <= r.capacity_bytes ? "yes" : "NO");
+    out += fmt::format(
+        "{:>5} {:>6} {:>10.2f}B {:>11} {:>11} {:>11} {:>12} {:>11} {:>11} {:>11}  {}\n", i,
+        st.layers, st.params / 1e9, FormatBytes(Bytes(st.params_bytes)),
+        FormatBytes(Bytes(st.grads_bytes)), FormatBytes(Bytes(st.optimizer_bytes)),
+        FormatBytes(Bytes(st.activations_bytes + st.transient_bytes)),
+        FormatBytes(Bytes(st.other_bytes + st.reserve_bytes)), FormatBytes(Bytes(st.total())),
+        FormatBytes(Bytes(st.allocated())), st.total() <= r.capacity_bytes ? "yes" : "NO");
   }
-  out += fmt::format("\n{} against {} per GPU (GiB = 2^30 bytes).\n",
+  out += fmt::format(
+      "\nactivations: those of the micro-batches in flight and the working memory beside them "
+      "(the loss's copies of the logits, recompute's rebuild); other: buffers, library "
+      "workspaces and {} reserved outside PyTorch's allocator (CUDA context, NCCL); allocated: "
+      "all but that reserve, as torch.cuda.max_memory_allocated counts.\n",
+      FormatBytes(Bytes(kFrameworkReserveBytes)));
+  out += fmt::format("{} against {} per GPU (GiB = 2^30 bytes).\n",
                      r.fits ? "Fits" : "Does NOT fit", FormatBytes(Bytes(r.capacity_bytes)));
   if (!r.fits) {
     out +=

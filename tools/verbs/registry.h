@@ -33,6 +33,7 @@ namespace parasim {
 // `parasim --help`'s.
 #define PARASIM_VERBS(X) \
   X(RunVerb)             \
+  X(ServeVerb)           \
   X(MemoryVerb)          \
   X(SweepVerb)           \
   X(ScaleVerb)           \

@@ -6,13 +6,17 @@
 
 #include <optional>
 
+#include "scenarios/serving_scenario.h"
 #include "sim/io.h"
 #include "strategies/goodput.h"
 #include "strategies/memory.h"
 #include "strategies/robustness.h"
 #include "strategies/sweep.h"
 #include "tools/diff.h"
+#include "tools/report_serving.h"
+#include "tools/results_json.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/serve.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {
@@ -32,13 +36,19 @@ struct Options {
 struct Result {
   std::string out;                    // the HTML file written
   std::optional<double> step_time_s;  // the scenario's step (not with --from)
+  std::string note;                   // for stderr: rows of --from left out of the report
 };
 
 // report --from: the pictures of a finished run's JSON.
 StatusOr<Result> FromJson(const Options& o) {
-  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(o.from));
-  PARASIM_ASSIGN_OR_RETURN(std::string html, ReportFromJson(text, o.from));
+  // Bounded: a regular file, parsed with RapidJSON, its rows cut to what a report draws.
+  PARASIM_ASSIGN_OR_RETURN(ResultsJson in, ReadResultsJson(o.from));
+  PARASIM_ASSIGN_OR_RETURN(std::string html, ReportFromJson(in.text, o.from));
   Result res{.out = o.out.empty() ? "report.html" : o.out};
+  if (in.kept < in.rows) {
+    res.note =
+        fmt::format("{}: the report draws the first {} of its {} rows\n", o.from, in.kept, in.rows);
+  }
   PARASIM_RETURN_IF_ERROR(WriteFileAtomic(res.out, html));
   return res;
 }
@@ -51,11 +61,27 @@ struct Extras {
   std::optional<GoodputReport> goodput;
 };
 
+// A serving scenario's report: serve's figures, latency against throughput, KV over time, and
+// with a sweep block its ranked layouts.
+StatusOr<Result> ServingReport(const Options& o) {
+  PARASIM_ASSIGN_OR_RETURN(ServeOutcome served, ServeDocument(o.scenario, o.sets, {}));
+  std::optional<ServingSweepOutcome> sweep;
+  if (served.s.serving.sweep) {
+    PARASIM_ASSIGN_OR_RETURN(sweep, RunServingSweep(served.s, o.jobs));
+  }
+  PARASIM_ASSIGN_OR_RETURN(std::vector<LatencyPoint> curve, LatencyCurve(served.s, 8));
+  Result res{.out = o.out.empty() ? "report.html" : o.out};
+  PARASIM_RETURN_IF_ERROR(WriteFileAtomic(
+      res.out, ServingReportHtml(served.s, served.report, curve, sweep ? &*sweep : nullptr)));
+  return res;
+}
+
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   if (!o.from.empty()) return FromJson(o);
   if (o.scenario.empty()) {
     return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
   }
+  if (IsServingScenario(o.scenario.Input())) return ServingReport(o);
   // With --vs (or --set-a/--set-b) the report's scenario is diff's side A.
   const bool compare = !o.vs.empty() || !o.sets_a.empty() || !o.sets_b.empty();
   ScenarioPair pair;
@@ -110,6 +136,8 @@ std::string ToText(const Result& res) {
   return fmt::format("wrote {} (open it in a browser; self-contained, no network)\n", res.out);
 }
 
+std::string Notes(const Result& res) { return res.note; }
+
 }  // namespace
 
 Verb ReportVerb() {
@@ -120,9 +148,10 @@ Verb ReportVerb() {
       .flags = {Arg(&O::scenario, "file", "scenario YAML file").Python("scenario"),
                 SetFlag(&O::sets), JsonFlag<O>("machine-readable output on stdout"),
                 Opt(&O::from, "--from", "a finished `sweep --json` or `scale --json` output")
-                    .Python("from_"),
+                    .Python("from_")
+                    .Input(),
                 Opt(&O::out, "--out", "HTML file to write (default report.html)"),
-                Opt(&O::jobs, "--jobs", "worker threads for the scenario's sweep, if any"),
+                JobsFlag(&O::jobs, "worker threads for the scenario's sweep, if any"),
                 Opt(&O::robust, "--robust",
                     "with a sweep: add how far its answer holds (sweep --robust's swings)"),
                 Opt(&O::vs, "--vs", "add a what-if section comparing with scenario B"),
@@ -131,6 +160,7 @@ Verb ReportVerb() {
       .run = Run,
       .json = ToJson,
       .text = ToText,
+      .notes = Notes,
   });
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "scenarios/serving_scenario.h"
 #include "sim/io.h"
 #include "sim/parse_units.h"
 #include "sim/trace.h"
@@ -18,6 +19,7 @@
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/launch.h"
+#include "tools/verbs/serve.h"
 #include "tools/verbs/step_json.h"
 #include "tools/verbs/verb.h"
 
@@ -40,8 +42,9 @@ struct Result {
   Scenario s;
   StepReport r;  // with the goodput model: its time to train, GPU-hours and cost through failures
   std::optional<GoodputReport> goodput;
-  std::string notes;   // --timing's figures, the files written
-  std::string launch;  // --launch's format, "" = none
+  std::string notes;                    // --timing's figures, the files written
+  std::string launch;                   // --launch's format, "" = none
+  std::optional<ServeOutcome> serving;  // a serving scenario, handed to serve
 };
 
 double MsSince(std::chrono::steady_clock::time_point t0) {
@@ -120,6 +123,15 @@ Status WritePictures(const Options& o, const StepOptions& so, bool json, Result*
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
   Result res{.launch = o.launch};
+  if (IsServingScenario(o.scenario.Input())) {
+    if (!o.launch.empty()) {
+      return InvalidArgument(fmt::format(
+          "{}: --launch {} prints a training layout's launch flags; a serving scenario has none",
+          o.scenario.file, o.launch));
+    }
+    PARASIM_ASSIGN_OR_RETURN(res.serving, ServeDocument(o.scenario, o.sets, {}));
+    return res;
+  }
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadFixedScenario(o.scenario, o.sets));
   const Scenario& s = res.s;
   StepOptions so;
@@ -134,6 +146,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
     PARASIM_ASSIGN_OR_RETURN(res.goodput, ModelGoodput(s, res.r.step_time_s, lowered));
     if (o.timing) res.notes += fmt::format("goodput_ms: {:.3f}\n", MsSince(g0));
     WithGoodput(s, *res.goodput, &res.r);
+    if (!res.goodput->runs.note.empty()) res.r.warnings.push_back(res.goodput->runs.note);
   }
   if (o.timing) {
     const StepReport& r = res.r;
@@ -154,6 +167,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
 }
 
 Json ToJson(const Result& res) {
+  if (res.serving) return ServeJson(*res.serving);
   Json j = RunJson(res.s, res.r, res.goodput ? &*res.goodput : nullptr);
   if (!res.launch.empty()) j.Set("launch", LaunchJson(ExportLaunch(res.s), res.launch));
   return j;
@@ -188,7 +202,8 @@ std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputRep
   return out;
 }
 
-// The pipeline bubble against the schedule's ideal, with the unit times its formula takes.
+// The pipeline bubble per stage against the schedule's ideal, on one basis (idle time inside
+// the step over the step; strategies/step_summary.h), with the unit times its formula takes.
 std::string BubbleText(const Layout& l, const StepReport& r) {
   const PipelineSchedule& sched = ScheduleOf(l.schedule);
   const UnitTimes& t = r.unit_times;
@@ -196,10 +211,21 @@ std::string BubbleText(const Layout& l, const StepReport& r) {
       sched.ideal_takes_unit_times()
           ? fmt::format(" with F {}, B {}, W {}", Seconds(t.f), Seconds(t.b), Seconds(t.w))
           : "";
-  return fmt::format("  pipeline bubble  {:.1f}% of compute in the replay (ideal {}{}: {:.1f}%)\n",
-                     100 * r.bubble_fraction,
-                     sched.IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}), times,
-                     100 * r.ideal_bubble_fraction);
+  std::string stages;
+  const std::vector<double>& b = r.bubble_fraction_per_stage;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 && b.size() > 6) {
+      stages += ", ...";
+      i = b.size() - 2;
+    }
+    stages += fmt::format("{}{:.1f}%", i > 0 ? ", " : "", 100 * b[i]);
+  }
+  return fmt::format(
+      "  pipeline bubble  {:.1f}% of the step, mean over stages (per stage {}; idle inside the "
+      "step, waits on transfers counted as pp); ideal {:.1f}% ({} = {:.1f}% of the work{})\n",
+      100 * r.bubble_fraction, stages, 100 * r.ideal_bubble_fraction,
+      sched.IdealBubbleFormula({l.pp, ChunksOf(l), r.micro_batches}), 100 * r.ideal_bubble_of_work,
+      times);
 }
 
 // Peak memory per stage (the first four and the last two of a long pipeline) and the verdict.
@@ -247,6 +273,7 @@ std::string FootText(const Scenario& s, const StepReport& r) {
 }
 
 std::string ToText(const Result& res) {
+  if (res.serving) return ServeText(*res.serving);
   const Scenario& s = res.s;
   const StepReport& r = res.r;
   const GoodputReport* g = res.goodput ? &*res.goodput : nullptr;
@@ -283,7 +310,7 @@ std::string ToText(const Result& res) {
   return res.launch.empty() ? out : out + LaunchText(ExportLaunch(s), res.launch);
 }
 
-std::string Notes(const Result& res) { return res.notes; }
+std::string Notes(const Result& res) { return res.serving ? ServeNotes(*res.serving) : res.notes; }
 
 }  // namespace
 

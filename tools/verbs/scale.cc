@@ -59,12 +59,19 @@ Json ToJson(const Result& res) {
   a.Set("fits_one_gpu", adv.fits_one_gpu).Set("one_gpu_peak_bytes", adv.one_gpu_peak_bytes);
   if (adv.one_gpu_days > 0) a.Set("one_gpu_days", adv.one_gpu_days);
   a.Set("verdict", adv.verdict);
-  Json mins = Json::Object();
-  for (const auto& m : adv.minimums) mins.Set(m.strategy, m.gpus);
-  a.Set("minimum_gpus", mins);
+  Json mins = Json::Object(), layouts = Json::Object(), none = Json::Object();
+  for (const auto& m : adv.minimums) {
+    mins.Set(m.strategy, m.gpus);
+    if (m.gpus > 0) layouts.Set(m.strategy, m.layout);
+    if (m.gpus == 0) none.Set(m.strategy, m.why_none);
+  }
+  a.Set("minimum_gpus", mins).Set("minimum_layouts", layouts).Set("why_none", none);
   Json j = Json::Object();
   j.Set("scenario", res.s.name).Set("weak", res.r.weak).Set("points", pts);
-  j.Set("parallel_fraction", res.r.parallel_fraction).Set("advice", a);
+  // null, with the reason, when the fit is skipped (weak scaling, fewer than two points).
+  j.Set("parallel_fraction", res.r.amdahl_skipped.empty() ? Json(res.r.parallel_fraction) : Json());
+  if (!res.r.amdahl_skipped.empty()) j.Set("amdahl_skipped", res.r.amdahl_skipped);
+  j.Set("advice", a);
   return j;
 }
 
@@ -98,9 +105,13 @@ std::string ToText(const Result& res) {
              : fmt::format("global batch {}", s.training.global_batch));
   out += PointsText(r);
   const double p = r.parallel_fraction;
-  out +=
-      fmt::format("\nAmdahl fit (least squares over the points): parallel fraction p = {:.4f}", p);
-  if (p < 1) out += fmt::format(", so at most {:.0f}x over the first point", 1 / (1 - p));
+  if (!r.amdahl_skipped.empty()) {
+    out += fmt::format("\nAmdahl fit: none, {}", r.amdahl_skipped);
+  } else {
+    out += fmt::format("\nAmdahl fit (least squares over the points): parallel fraction p = {:.4f}",
+                       p);
+    if (p < 1) out += fmt::format(", so at most {:.0f}x over the first point", 1 / (1 - p));
+  }
   out +=
       "\nKarp-Flatt: a serial fraction that grows with the GPU count means overhead "
       "(communication, bubbles) grows too, not just a fixed serial part.\nGoodput: the "
@@ -111,7 +122,7 @@ std::string ToText(const Result& res) {
   for (const auto& m : res.advice.minimums) {
     out += fmt::format("    {:<18} {}\n", m.strategy,
                        m.gpus > 0 ? fmt::format("{:>6} GPUs  ({})", m.gpus, m.layout)
-                                  : std::string("  never (it replicates what does not fit)"));
+                                  : fmt::format("  none: {}", m.why_none));
   }
   return out;
 }
@@ -129,7 +140,7 @@ Verb ScaleVerb() {
                     "GPU counts, e.g. 8,16,64 or 8,16,...,4096 (doubling); default: one node "
                     "up to the scenario's cluster"),
                 Opt(&O::weak, "--weak", "keep the batch per GPU instead of the global batch"),
-                Opt(&O::jobs, "--jobs", "worker threads (default: all cores)")},
+                JobsFlag(&O::jobs)},
       .run = Run,
       .json = ToJson,
       .text = ToText,

@@ -1,6 +1,10 @@
 #include "tools/verbs/step_json.h"
 
+#include <algorithm>
+
+#include "strategies/layout_format.h"
 #include "strategies/schedule.h"
+#include "strategies/sweep_keys.h"
 
 namespace parasim {
 
@@ -81,12 +85,19 @@ Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g) {
   j.Set("tflops_per_gpu", r.tflops_per_gpu).Set("hw_tflops_per_gpu", r.hw_tflops_per_gpu);
   j.Set("mfu", r.mfu).Set("hfu", r.hfu);
   j.Set("bubble_fraction", r.bubble_fraction);
+  Json bubbles = Json::Array();
+  for (double b : r.bubble_fraction_per_stage) bubbles.Push(b);
+  j.Set("bubble_fraction_per_stage", bubbles);
   j.Set("ideal_bubble_fraction", r.ideal_bubble_fraction);
+  j.Set("ideal_bubble_of_work", r.ideal_bubble_of_work);
   j.Set("micro_batches", r.micro_batches);
   j.Set("fits", r.fits);
   Json peaks = Json::Array();
   for (double b : r.peak_memory_bytes) peaks.Push(b);
   j.Set("peak_memory_bytes", peaks).Set("memory_capacity_bytes", r.capacity_bytes);
+  Json allocated = Json::Array();
+  for (double b : r.peak_allocated_bytes) allocated.Push(b);
+  j.Set("peak_allocated_bytes", allocated);
   Json e = Json::Object();
   e.Set("tp", r.exposed.tp).Set("cp", r.exposed.cp).Set("ep", r.exposed.ep);
   e.Set("pp", r.exposed.pp).Set("dp", r.exposed.dp);
@@ -95,6 +106,10 @@ Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g) {
   Json comp = Json::Array();
   for (double c : r.stage_compute_s) comp.Push(c);
   j.Set("stage_compute_s", comp);
+  // The busiest stage's step part by part: they add up to step_time_s.
+  Json parts = Json::Object();
+  for (const StepPartTime& p : StepParts(r)) parts.Set(std::string(StepPartKey(p.part)), p.s);
+  j.Set("busiest_stage", r.busiest_stage).Set("busiest_stage_parts_s", parts);
   j.Set("model_flops_per_step", r.model_flops_per_step);
   j.Set("hw_flops_per_step", r.hw_flops_per_step);
   if (s.training.tokens > 0) {
@@ -113,6 +128,65 @@ Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g) {
   for (const auto& x : r.warnings) w.Push(x);
   j.Set("warnings", w);
   return j;
+}
+
+Json HeldKeysJson(const Scenario& s) {
+  Json out = Json::Object();
+  if (!s.sweep) return out;
+  const Json layout = LayoutJson(s);
+  for (const SweepKey& k : SweepKeys()) {
+    const bool swept = std::any_of(s.sweep->axes.begin(), s.sweep->axes.end(),
+                                   [&](const auto& a) { return a.first == k.name; });
+    if (swept || (k.name == "dp" && s.dp_auto) ||
+        (k.name == "global_batch" && s.sweep->global_batch_max > 0)) {
+      continue;
+    }
+    for (const auto& [name, v] : layout.fields()) {
+      if (name == k.name) out.Set(name, v);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// One replayed layout as a flat record.
+Json FlatLayout(const Scenario& s, const SweepEntry& e, Json rank) {
+  Json o = Json::Object();
+  o.Set("rank", std::move(rank));
+  const std::string layout = FormatLayout(e.layout, e.training, LayoutStyle::kShort);
+  if (s.sweep && !s.sweep->hardware.empty()) {
+    o.Set("hardware", s.sweep->hardware[e.hardware].label);
+  }
+  o.Set("layout", layout).Set("fits", e.fits);
+  const Json keys = LayoutJson(WithLayout(s, e));
+  for (const auto& [name, v] : keys.fields()) {
+    if (v.kind() != Json::Kind::kArray) {
+      o.Set(name, v);
+      continue;
+    }
+    std::string joined;  // account_for: "embedding,loss"
+    for (const Json& x : v.items()) joined += (joined.empty() ? "" : ",") + x.string_value();
+    o.Set(name, joined);
+  }
+  o.Set("step_time_s", e.step_time_s).Set("tokens_per_s", e.tokens_per_s).Set("mfu", e.mfu);
+  o.Set("bubble_fraction", e.bubble);
+  o.Set("exposed_tp_s", e.exposed.tp).Set("exposed_cp_s", e.exposed.cp);
+  o.Set("exposed_ep_s", e.exposed.ep).Set("exposed_pp_s", e.exposed.pp);
+  o.Set("exposed_dp_s", e.exposed.dp).Set("peak_memory_bytes", e.peak_memory_bytes);
+  o.Set("compute_s", e.compute_s).Set("goodput", e.goodput);
+  return o;
+}
+
+}  // namespace
+
+Json EveryLayoutJson(const Scenario& s, const SweepOutcome& r) {
+  Json out = Json::Array();
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    out.Push(FlatLayout(s, r.ranked[i], Json(static_cast<int64_t>(i + 1))));
+  }
+  for (const SweepEntry& e : r.replayed_over_memory) out.Push(FlatLayout(s, e, Json()));
+  return out;
 }
 
 }  // namespace parasim

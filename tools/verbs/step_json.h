@@ -9,6 +9,7 @@
 #include "strategies/goodput.h"
 #include "strategies/plan.h"
 #include "strategies/step.h"
+#include "strategies/sweep.h"
 
 namespace parasim {
 
@@ -18,5 +19,13 @@ Json LayoutJson(const Scenario& s);
 Json GoodputJson(const GoodputReport& g);
 // One replayed step of the scenario, with the goodput model's figures when given.
 Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g = nullptr);
+// The layout keys a sweep holds at the scenario's values (its block does not list them: sp,
+// zero, the schedule, ...), as LayoutJson writes them; dp when derived per layout and the
+// global batch under {max: N} are not held. Empty without a sweep block.
+Json HeldKeysJson(const Scenario& s);
+// Every layout a sweep replayed, a flat record each (no nested values: a table for pandas):
+// the ranked ones best first with their `rank`, then those over memory (`rank` null); its
+// layout's keys as LayoutJson writes them, the replay's figures, and the worst stage's peak.
+Json EveryLayoutJson(const Scenario& s, const SweepOutcome& r);
 
 }  // namespace parasim

@@ -44,5 +44,47 @@ TEST_CASE("a step's JSON: time to train only with training.tokens, the cost only
   CHECK(RunJson(s, r).Dump(0).find("\"goodput\"") == std::string::npos);  // no goodput model
 }
 
+TEST_CASE(
+    "a step's JSON: the bubble per stage, the ideal on its basis, the busiest stage's parts") {
+  Scenario s;
+  StepReport r;
+  r.step_time_s = 10;
+  r.bubble_fraction = 0.15;
+  r.bubble_fraction_per_stage = {0.2, 0.1};
+  r.ideal_bubble_of_work = 0.25;
+  r.ideal_bubble_fraction = 0.2;
+  r.busiest_stage = 1;
+  r.parts_s = {8, 1, 0.5, 0, 0, 0.25, 0.25};
+  const std::string j = RunJson(s, r).Dump(0);
+  CHECK(j.find(R"("bubble_fraction":0.15,"bubble_fraction_per_stage":[0.2,0.1],)") !=
+        std::string::npos);
+  CHECK(j.find(R"("ideal_bubble_fraction":0.2,"ideal_bubble_of_work":0.25,)") != std::string::npos);
+  CHECK(j.find(R"("busiest_stage":1,"busiest_stage_parts_s":{"compute":8,"bubble":1,"tp":0.5,)"
+               R"("cp":0,"ep":0,"pp":0.25,"dp":0.25})") != std::string::npos);
+}
+
+TEST_CASE("a sweep holds the layout keys its block does not list, sp among them") {
+  Scenario s;
+  s.layout.tp = 4;
+  s.layout.sp = true;
+  s.layout.zero = 1;
+  s.sweep = SweepSpec{};
+  SweepAxis tp;
+  tp.values = {"2", "4"};
+  s.sweep->axes = {{"tp", tp}};
+  s.dp_auto = true;
+  const std::string held = HeldKeysJson(s).Dump(0);
+  CHECK(held.find(R"("sp":true)") != std::string::npos);
+  CHECK(held.find(R"("zero":1)") != std::string::npos);
+  CHECK(held.find(R"("tp")") == std::string::npos);  // swept
+  CHECK(held.find(R"("dp")") == std::string::npos);  // derived per layout
+  SweepAxis sp;
+  sp.values = {"false", "true"};
+  s.sweep->axes.push_back({"sp", sp});
+  CHECK(HeldKeysJson(s).Dump(0).find(R"("sp")") == std::string::npos);
+  s.sweep.reset();
+  CHECK(HeldKeysJson(s).fields().empty());
+}
+
 }  // namespace
 }  // namespace parasim

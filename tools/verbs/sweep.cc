@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -50,6 +51,7 @@ struct Result {
   bool priced = false;    // every cluster has a price: costs are money, not GPU-hours
   std::string launch;     // --launch's format ("" = none)
   std::optional<LaunchConfig> best_launch;  // the best layout's, with --launch
+  bool every_layout = false;  // the JSON lists every replayed layout (VerbContext)
 };
 
 // A progress bar on stderr: done / total layouts and the time left.
@@ -79,6 +81,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   so.max_layouts = o.max_layouts;
   so.out_csv = o.out;
   so.resume = o.resume;
+  so.fingerprint = ScenarioFingerprint(o.scenario, o.sets);
   so.exhaustive = o.exhaustive;
   so.batch = o.batch;
   if (ctx.progress && ctx.primary()) so.progress = ProgressBar();
@@ -98,6 +101,7 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   if (!o.launch.empty() && !res.r.ranked.empty()) {
     res.best_launch = ExportLaunch(WithLayout(s, res.r.ranked[0]));
   }
+  res.every_layout = ctx.every_layout;
   return res;
 }
 
@@ -110,9 +114,15 @@ std::string Notes(const Result& res) {
       "elapsed_s: {:.3f}\nvalid_layouts_per_second: {:.0f}\nreplays_per_second: {:.0f}\n",
       r.grid_points, r.valid_layouts, r.memory_rejected, r.pruned, r.replayed, r.elapsed_s,
       r.valid_layouts_per_second, r.replays_per_second);
-  return out +
-         fmt::format("phases_s: enumerate {:.3f}, screen {:.3f}, replay {:.3f}, report {:.3f}\n",
+  out += fmt::format("phases_s: enumerate {:.3f}, screen {:.3f}, replay {:.3f}, report {:.3f}\n",
                      r.enumerate_s, r.screen_s, r.replay_s, r.report_s);
+  if (r.resumed > 0 || r.resume_refused > 0) {
+    out += fmt::format(
+        "resumed: {} layouts taken from the results file; {} lines refused (their "
+        "check fails: edited, or written for another scenario) and decided again\n",
+        r.resumed, r.resume_refused);
+  }
+  return out;
 }
 
 // A layout as the ranking names it: a co-design sweep's with its cluster.
@@ -208,6 +218,8 @@ Json ToJson(const Result& res) {
   j.Set("pareto", pareto);
   if (res.best_launch) j.Set("launch", LaunchJson(*res.best_launch, res.launch));
   if (res.codesign) j.Set("clusters", ClustersJson(res));
+  j.Set("held", HeldKeysJson(res.s));
+  if (res.every_layout) j.Set("layouts", EveryLayoutJson(res.s, r));
   return j;
 }
 
@@ -219,6 +231,22 @@ std::string PricedText(const Result& res, const SweepEntry& e) {
                      res.s.training.tokens > 0
                          ? fmt::format(", {} to train", Seconds(TimeToTrainS(res.s, e)))
                          : "");
+}
+
+// The layout keys the sweep block does not list, held at the scenario's values (sp among them:
+// with tp > 1 a layout choice the sweep explores only when listed).
+std::string HeldText(const Result& res) {
+  const Json held = HeldKeysJson(res.s);
+  if (held.fields().empty()) return "";
+  std::string keys;
+  for (const auto& [name, v] : held.fields()) {
+    const std::string value = v.kind() == Json::Kind::kString ? v.string_value() : v.Dump(0);
+    keys += fmt::format("{}{} {}", keys.empty() ? "" : ", ", name, value);
+  }
+  return fmt::format(
+      "Held at the scenario's values (not in the sweep block; list one there to explore it): "
+      "{}\n\n",
+      keys);
 }
 
 // The width of the table's layout column.
@@ -328,8 +356,11 @@ std::string ParetoText(const Result& res) {
     const size_t i = res.r.pareto[k];
     const SweepEntry& e = res.r.ranked[i];
     if (!res.codesign) {
+      // Free memory from the peak as the front compares it (PrintedFrontOf), in tenths of a GiB.
+      const double free_tenths = std::round(10 * ClusterOf(res.s, e).gpu.memory.gib()) -
+                                 PeakTenthsOfGib(e.peak_memory_bytes);
       out += fmt::format("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1, Named(res, e),
-                         Human(e.tokens_per_s), FreeGib(res.s, e));
+                         Human(e.tokens_per_s), free_tenths / 10);
       continue;
     }
     out += fmt::format("  #{:<5} {:<{}} {}\n", i + 1, Named(res, e), width, PricedText(res, e));
@@ -385,7 +416,7 @@ std::string ToText(const Result& res) {
     return out +
            "No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n";
   }
-  out += TableText(res) + TiesText(res);
+  out += HeldText(res) + TableText(res) + TiesText(res);
   if (res.robust) out += RobustnessText(res);
   if (res.codesign) out += ClustersText(res);
   out += ParetoText(res) + RunnersUpText(res) + LearningRateText(res.lr);
@@ -404,8 +435,7 @@ Verb SweepVerb() {
       .flags = {Arg(&O::scenario, "file", "scenario YAML file with a sweep block")
                     .Python("scenario")
                     .Required(),
-                SetFlag(&O::sets), JsonFlag<O>(),
-                Opt(&O::jobs, "--jobs", "worker threads (default: all cores)"),
+                SetFlag(&O::sets), JsonFlag<O>(), JobsFlag(&O::jobs),
                 Opt(&O::out, "--out", "write every layout's result to this CSV as results arrive"),
                 Opt(&O::resume, "--resume",
                     "skip layouts already in --out (after an interruption)"),

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "sim/parse_units.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
+#include "tools/verbs/serve_validate.h"
 #include "tools/verbs/verb.h"
 
 namespace parasim {
@@ -31,10 +33,15 @@ struct Result {
   std::string file;
   bool markdown = false;
   bool robust = false;
+  std::optional<ServingValidationReport> serving;  // a file of serving cases
 };
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   Result res{.file = o.file.file, .markdown = o.markdown, .robust = o.robust};
+  if (IsServingValidationFile(o.file.Input())) {
+    PARASIM_ASSIGN_OR_RETURN(res.serving, ValidateServing(o.file.Input(), o.sets, o.jobs));
+    return res;
+  }
   PARASIM_ASSIGN_OR_RETURN(
       res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust,
                       CaseFilter{o.subset, o.gpu, o.nodes}));
@@ -81,6 +88,7 @@ Json RankingJson(const Ranking& rk) {
 }
 
 Json ToJson(const Result& res) {
+  if (res.serving) return ServingValidationJson(*res.serving);
   const ValidationReport& r = res.r;
   Json cases = Json::Array();
   for (const auto& c : r.cases) cases.Push(CaseJson(c));
@@ -198,6 +206,10 @@ std::string SwingsText(const ValidationReport& r) {
 }
 
 std::string ToText(const Result& res) {
+  if (res.serving) {
+    return res.markdown ? ServingValidationMarkdown(*res.serving)
+                        : ServingValidationText(res.file, *res.serving);
+  }
   const ValidationReport& r = res.r;
   if (res.markdown) return MarkdownText(r);
   std::string out = fmt::format("{}\n{}\n\n", res.file, r.source);
@@ -238,7 +250,7 @@ Verb ValidateVerb() {
       .flags = {Arg(&O::file, "file", "validation YAML file (SCENARIO.md \"Validation file\")")
                     .Required(),
                 SetFlag(&O::sets), JsonFlag<O>(),
-                Opt(&O::jobs, "--jobs", "worker threads for the cases' sweeps"),
+                JobsFlag(&O::jobs, "worker threads for the cases' sweeps"),
                 Opt(&O::markdown, "--markdown", "print the table as Markdown (docs/MODEL.md)"),
                 Opt(&O::robust, "--robust",
                     "also replay each case's layout under sweep --robust's swings, and say for "

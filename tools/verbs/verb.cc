@@ -2,6 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <regex>
+#include <utility>
+
+#include "sim/io.h"
+
 namespace parasim {
 
 std::vector<FlagValue> Verb::Defaults() const {
@@ -38,6 +43,41 @@ Status CheckFlagValues(const std::vector<Flag>& flags, const std::vector<FlagVal
         fmt::format("{}={}:1:1: error: expected a value from {} to {}", f.name, v, f.min, f.max));
   }
   return Status::Ok();
+}
+
+Status CheckOutputsAreNotInputs(const std::vector<Flag>& flags,
+                                const std::vector<FlagValue>& values) {
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, std::string>> outputs;  // flag, path
+  for (size_t i = 0; i < flags.size() && i < values.size(); ++i) {
+    const Flag& f = flags[i];
+    const FlagValue& v = values[i];
+    if (const Document* doc = std::get_if<Document>(&v); doc != nullptr && !doc->text) {
+      inputs.push_back(doc->file);
+    } else if (const std::string* s = std::get_if<std::string>(&v)) {
+      if (f.positional || f.input) inputs.push_back(*s);
+      const bool written = f.name == "--out" || f.name == "--svg" || f.name == "--trace";
+      if (written && !f.input) outputs.emplace_back(f.name, *s);
+    } else if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
+      if (f.positional || f.input) inputs.insert(inputs.end(), list->begin(), list->end());
+    }
+  }
+  for (const auto& [flag, path] : outputs) {
+    PARASIM_RETURN_IF_ERROR(RefuseOverwrite(path, flag, inputs));
+  }
+  return Status::Ok();
+}
+
+Status LocateAtInput(Status status, const std::vector<FlagValue>& values) {
+  if (status.exit_code() != 2) return status;
+  static const std::regex kLocated(R"(^[^\n]*:\d+:\d+: error: )");
+  if (std::regex_search(status.message(), kLocated)) return status;
+  for (const FlagValue& v : values) {
+    const Document* doc = std::get_if<Document>(&v);
+    if (doc == nullptr || doc->file.empty()) continue;
+    return Status(status.code(), fmt::format("{}:1:1: error: {}", doc->file, status.message()));
+  }
+  return status;
 }
 
 std::string PythonName(const std::string& flag_name) {

@@ -27,6 +27,8 @@
 //   }
 #pragma once
 
+#include <fmt/core.h>
+
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -71,6 +73,9 @@ struct Flag {
   int64_t max = std::numeric_limits<int64_t>::max();
   bool positive = false;
   char delimiter = 0;  // a list flag: also split each value at this character
+  // A file the verb reads besides its documents and positionals (which are read), such as
+  // compare's --trace: CheckOutputsAreNotInputs refuses an output that is an input.
+  bool input = false;
 };
 
 // Where a verb runs: what the CLI or the Python module tells it besides its flags.
@@ -81,6 +86,9 @@ struct VerbContext {
   // argv[0], or the Python module's file: calibrate looks for its program beside it.
   std::string self;
   bool progress = false;  // draw progress on stderr (the CLI, on a terminal)
+  // The JSON view lists every layout a verb replayed as flat records ("layouts": the sweep's),
+  // not only its leaders: the Python module's wish (a table for pandas).
+  bool every_layout = false;
   bool primary() const { return processes == nullptr || processes->rank() == 0; }
 };
 
@@ -115,6 +123,18 @@ struct Verb {
 // an error such as "--repeat=0:1:1: error: expected a value from 1 to 100000".
 Status CheckFlagValues(const std::vector<Flag>& flags, const std::vector<FlagValue>& values);
 
+// Refuses a file a verb would write (--out, --svg, --trace unless marked Input) that is one of
+// the files it reads (its documents, its positional files, flags marked Input), however
+// spelled: "s.yaml:1:1: error: --out
+// would overwrite s.yaml, an input of this command; ...".
+Status CheckOutputsAreNotInputs(const std::vector<Flag>& flags,
+                                const std::vector<FlagValue>& values);
+
+// A bad-input error that names no place (a replay refused as out of range, say) located at the
+// verb's input document, "FILE:1:1: error: ...": every exit-2 message names a file. Others are
+// returned as they are.
+Status LocateAtInput(Status status, const std::vector<FlagValue>& values);
+
 // A flag of options type O: its declaration and the field it sets.
 template <typename O>
 struct FlagOf {
@@ -143,6 +163,10 @@ struct FlagOf {
   }
   FlagOf Delimiter(char c) && {
     flag.delimiter = c;
+    return std::move(*this);
+  }
+  FlagOf Input() && {
+    flag.input = true;
     return std::move(*this);
   }
 };
@@ -174,6 +198,16 @@ template <typename O>
 FlagOf<O> SetFlag(std::vector<std::string> O::*field,
                   std::string help = "override a key, e.g. --set parallelism.tp=4 (repeatable)") {
   return Opt(field, "--set", std::move(help));
+}
+
+// The most worker threads a verb starts: far past any machine's cores (a thread beyond them only
+// waits), and few enough that starting them cannot exhaust the process's threads.
+inline constexpr int kMaxJobs = 1024;
+
+// --jobs N: worker threads, 0 = all cores, at most kMaxJobs.
+template <typename O>
+FlagOf<O> JobsFlag(int O::*field, std::string help = "worker threads (default: all cores)") {
+  return Opt(field, "--jobs", fmt::format("{}; at most {}", help, kMaxJobs)).Range(0, kMaxJobs);
 }
 
 // --json: the JSON view on stdout instead of the text.
@@ -259,8 +293,11 @@ Verb MakeVerb(VerbDef<O, R> def) {
               const std::vector<FlagValue>& values,
               const VerbContext& ctx) -> StatusOr<std::unique_ptr<VerbResult>> {
     PARASIM_RETURN_IF_ERROR(CheckFlagValues(flags, values));
-    PARASIM_ASSIGN_OR_RETURN(R r, def.run(verb_internal::OptionsOf(def.flags, values), ctx));
-    return std::unique_ptr<VerbResult>(new verb_internal::TypedResult<O, R>(std::move(r), def));
+    PARASIM_RETURN_IF_ERROR(CheckOutputsAreNotInputs(flags, values));
+    StatusOr<R> r = def.run(verb_internal::OptionsOf(def.flags, values), ctx);
+    if (!r.ok()) return LocateAtInput(r.status(), values);
+    return std::unique_ptr<VerbResult>(
+        new verb_internal::TypedResult<O, R>(std::move(r).value(), def));
   };
   return v;
 }

@@ -1,0 +1,153 @@
+#include "scenarios/serving_block.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/block_testing.h"
+
+namespace parasim {
+namespace {
+
+Status Read(const std::string& text, ServingSpec* sv) {
+  return testing::ReadBlock(text, "serving", [&](const YamlContext& ctx, const YAML::Node& n) {
+    return ParseServing(ctx, n, ".", sv);
+  });
+}
+
+Status ReadLayout(const std::string& text, int64_t gpus, ServingLayout* l) {
+  return testing::ReadBlock(text, "parallelism", [&](const YamlContext& ctx, const YAML::Node& n) {
+    return ParseServingLayout(ctx, n, gpus, l);
+  });
+}
+
+TEST_CASE("a serving block: formats, lengths, arrivals, targets, policy") {
+  ServingSpec sv;
+  REQUIRE(Read("serving:\n"
+               "  precision: fp8\n"
+               "  weights: fp4\n"
+               "  kv_dtype: fp8\n"
+               "  requests:\n"
+               "    input_tokens: {lognormal: {mean: 800, sigma: 0.6}, max: 1024}\n"
+               "    output_tokens: {uniform: [100, 300]}\n"
+               "    arrival: {rate: 1200/min, burst: 4}\n"
+               "    count: 500\n"
+               "    prefix_cache_hit: 0.25\n"
+               "    seed: 7\n"
+               "  slo: {ttft_p99: 2s, tpot_p90: 50ms, e2e_p99.9: 1min}\n"
+               "  engine: {max_num_tokens: 2048, max_seqs: 64, chunked_prefill: false,\n"
+               "           block_size: 32, kv_fraction: 0.8, preemption: none,\n"
+               "           cuda_graphs: false, iteration_overhead: 2ms}\n",
+               &sv)
+              .ok());
+  CHECK(sv.precision.weights == ServeDtype::kFp4);
+  CHECK(sv.precision.activations == ServeDtype::kFp8);
+  CHECK(sv.precision.kv == ServeDtype::kFp8);
+  CHECK(sv.requests.input.kind == LengthDist::Kind::kLognormal);
+  CHECK(sv.requests.input.a == 800);
+  CHECK(sv.requests.input.b == doctest::Approx(0.6));
+  CHECK(sv.requests.input.max == 1024);
+  CHECK(sv.requests.output.kind == LengthDist::Kind::kUniform);
+  CHECK(sv.requests.output.Mean() == 200);
+  CHECK(sv.requests.arrival.kind == Arrival::Kind::kPoisson);
+  CHECK(sv.requests.arrival.rate_per_s == doctest::Approx(20));
+  CHECK(sv.requests.arrival.burst == 4);
+  CHECK(sv.requests.count == 500);
+  CHECK(sv.requests.prefix_hit == doctest::Approx(0.25));
+  CHECK(sv.requests.seed == 7);
+  REQUIRE(sv.slo.targets.size() == 3);
+  CHECK(sv.slo.targets[0].Key() == "ttft_p99");
+  CHECK(sv.slo.targets[0].seconds == doctest::Approx(2));
+  CHECK(sv.slo.targets[1].Key() == "tpot_p90");
+  CHECK(sv.slo.targets[2].Key() == "e2e_p99.9");
+  CHECK(sv.slo.targets[2].seconds == doctest::Approx(60));
+  CHECK(sv.engine.max_num_tokens == 2048);
+  CHECK(sv.engine.max_seqs == 64);
+  CHECK_FALSE(sv.engine.chunked_prefill);
+  CHECK(sv.engine.block_size == 32);
+  CHECK(sv.engine.kv_fraction == doctest::Approx(0.8));
+  CHECK_FALSE(sv.engine.preempt);
+  CHECK_FALSE(sv.engine.cuda_graphs);
+  CHECK(sv.engine.iteration_overhead->seconds() == doctest::Approx(2e-3));
+}
+
+TEST_CASE("bad serving input is located and says what is accepted") {
+  ServingSpec sv;
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"serving: {precision: fp6}\n",
+       "x.yaml:1:22: error: serving.precision: 'fp6' is not accepted; expected one of: bf16, fp16, "
+       "fp8, fp4 (did you mean 'fp16'?)"},
+      {"serving: {requests: {arrival: {rate: 20}}}\n",
+       "x.yaml:1:38: error: serving.requests.arrival.rate: expected requests per unit of time, "
+       "e.g. 20/s, 1200/min or 0.5/s, got '20'"},
+      {"serving: {requests: {input_tokens: {normal: 3}}}\n",
+       "x.yaml:1:37: error: serving.requests.input_tokens.normal: unknown key 'normal'"},
+      {"serving: {requests: {arrival: {rate: 2/s, concurrency: 4}}}\n",
+       "x.yaml:1:31: error: serving.requests.arrival: give one of rate or concurrency"},
+      {"serving: {slo: {ttft_p98: 1s}}\n",
+       "x.yaml:1:17: error: serving.slo.ttft_p98: unknown key 'ttft_p98'"},
+      {"serving: {slo: {ttft_p99: 2}}\n", "x.yaml:1:27: error: serving.slo.ttft_p99:"},
+      {"serving: {engine: {preemption: swap}}\n",
+       "x.yaml:1:32: error: serving.engine.preemption: 'swap' is not accepted; expected one of: "
+       "recompute, none"},
+      {"serving: {requests: {trace: missing.csv}}\n",
+       "x.yaml:1:29: error: serving.requests.trace: cannot read the trace file"},
+      {"serving: {requests: {output_tokens: {uniform: [300, 100]}}}\n",
+       "x.yaml:1:53: error: serving.requests.output_tokens.uniform[1]: expected an integer from "
+       "300"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    const Status st = Read(c.text, &sv);
+    REQUIRE_FALSE(st.ok());
+    CHECK_MESSAGE(st.message().rfind(c.message, 0) == 0, st.message());
+  }
+}
+
+TEST_CASE("rates take a unit of time") {
+  CHECK(*ParseRequestRate("20/s") == doctest::Approx(20));
+  CHECK(*ParseRequestRate("90/min") == doctest::Approx(1.5));
+  CHECK(*ParseRequestRate("7200/h") == doctest::Approx(2));
+  CHECK_FALSE(ParseRequestRate("20").ok());
+  CHECK_FALSE(ParseRequestRate("20/day").ok());
+  CHECK_FALSE(ParseRequestRate("0/s").ok());
+}
+
+TEST_CASE("a layout: replicas auto, or a prefill and a decode pool") {
+  ServingLayout l;
+  REQUIRE(ReadLayout("parallelism: {tp: 2}\n", 8, &l).ok());
+  CHECK(l.unified.tp == 2);
+  CHECK(l.unified.replicas == 4);
+  REQUIRE(ReadLayout("parallelism: {tp: 4, pp: 2, replicas: 1}\n", 16, &l).ok());
+  CHECK(l.unified.replicas == 1);
+  const Status dp = ReadLayout("parallelism: {tp: 8, dp_attention: true}\n", 8, &l);
+  REQUIRE_MESSAGE(dp.ok(), dp.message());
+  CHECK(l.unified.ep == 8);
+  REQUIRE(ReadLayout("parallelism:\n  prefill: {tp: 2, replicas: 2}\n  decode: {tp: 4}\n", 16, &l)
+              .ok());
+  CHECK(l.disaggregated);
+  CHECK(l.prefill.gpus() == 4);
+  CHECK(l.decode.replicas == 3);
+  CHECK(ReadLayout("parallelism: {tp: 16}\n", 8, &l)
+            .message()
+            .rfind("x.yaml:1:19: error: parallelism.tp: a replica of tp x pp = 16 GPUs does not "
+                   "fit the 8 "
+                   "GPUs left for it",
+                   0) == 0);
+  CHECK(
+      ReadLayout("parallelism: {tp: 2, prefill: {tp: 1}}\n", 8, &l)
+          .message()
+          .rfind(
+              "x.yaml:1:19: error: parallelism.tp: a disaggregated layout gives each pool its own",
+              0) == 0);
+  CHECK(ReadLayout("parallelism: {prefill: {tp: 1}, decode: {tp: 1}}\n", 8, &l)
+            .message()
+            .find("give the prefill pool's replicas") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,43 @@
+#include "sim/utf8.h"
+
+#include <doctest/doctest.h>
+
+namespace parasim {
+namespace {
+
+TEST_CASE("well-formed UTF-8 passes; ill-formed bytes are found and replaced") {
+  struct Case {
+    std::string text;
+    size_t bad;  // npos = valid
+  };
+  const size_t ok = std::string_view::npos;
+  // Unicode 15, Table 3-7, and its examples of ill-formed sequences (section 3.9).
+  const Case cases[] = {
+      {"plain ascii", ok},
+      {"caf\xC3\xA9", ok},       // U+00E9
+      {"\xE2\x82\xAC 5", ok},    // U+20AC
+      {"\xF0\x9F\x98\x80", ok},  // U+1F600
+      {"\xF4\x8F\xBF\xBF", ok},  // U+10FFFF, the last code point
+      {"name \xFF", 5},          // never a UTF-8 byte
+      {"\xC0\xAF", 0},           // overlong '/'
+      {"\xE0\x80\xAF", 0},       // overlong, three bytes
+      {"\xED\xA0\x80", 0},       // a surrogate, U+D800
+      {"\xF4\x90\x80\x80", 0},   // past U+10FFFF
+      {"ab\xE2\x82", 2},         // cut short at the end
+      {"a\x80", 1},              // a continuation byte alone
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    CHECK(InvalidUtf8At(c.text) == c.bad);
+    const std::string fixed = ReplaceInvalidUtf8(c.text);
+    CHECK(InvalidUtf8At(fixed) == ok);
+    if (c.bad == ok) CHECK(fixed == c.text);
+  }
+  CHECK(ReplaceInvalidUtf8("a\xFF"
+                           "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
+}
+
+}  // namespace
+}  // namespace parasim

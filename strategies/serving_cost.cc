@@ -1,0 +1,381 @@
+#include "strategies/serving_cost.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/engine.h"
+#include "strategies/layer_pricing.h"
+#include "strategies/lowering.h"
+
+namespace parasim {
+
+// Fitted on the training subset of tests/validation/serving/ (docs/SERVING.md, "Fitted"):
+// see tests/validation/serving/subsets.yaml for the command and its result.
+const Duration kDefaultIterationOverhead = Duration::Seconds(0);
+
+namespace {
+
+// Bucket token counts: every count to 64, then 1/16 apart (an iteration's replayed chain is
+// interpolated between two of them; the chain's time is near linear in tokens between).
+constexpr int64_t kExactBuckets = 64;
+constexpr double kBucketStep = 17.0 / 16.0;
+constexpr int64_t kMaxBucketTokens = int64_t{1} << 24;
+
+std::vector<int64_t> BucketGrid() {
+  std::vector<int64_t> g;
+  for (int64_t t = 1; t <= kExactBuckets; ++t) g.push_back(t);
+  double x = static_cast<double>(kExactBuckets);
+  while (g.back() < kMaxBucketTokens) {
+    x *= kBucketStep;
+    g.push_back(std::max(g.back() + 1, static_cast<int64_t>(std::llround(x))));
+  }
+  return g;
+}
+
+// One op of a stage's chain: its kernels' time and the collective after it.
+struct ChainOp {
+  Duration compute, comm;
+  TaskCat cat = TaskCat::kTp;
+};
+
+// Layers split as evenly as they go, the first stages taking one more where they do not divide.
+std::vector<int> SplitLayers(int layers, int pp) {
+  std::vector<int> out(static_cast<size_t>(pp), layers / pp);
+  for (int i = 0; i < layers % pp; ++i) ++out[static_cast<size_t>(i)];
+  return out;
+}
+
+const Op* FindOp(const Block& b, std::string_view name) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.op(i).name == name) return &b.op(i);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ServingCost::ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
+                         const PoolLayout& pool, const EnginePolicy& engine)
+    : model_(m),
+      cluster_(c),
+      precision_(p),
+      pool_(pool),
+      engine_(engine),
+      formats_(ServeFormatsOf(p, c.gpu)),
+      cost16_(c, Dtype::kBf16),
+      low_(c, formats_.compute),
+      overhead_(engine.iteration_overhead.value_or(kDefaultIterationOverhead)) {
+  if (pool.max_num_tokens > 0) engine_.max_num_tokens = pool.max_num_tokens;
+  if (pool.max_seqs > 0) engine_.max_seqs = pool.max_seqs;
+}
+
+std::shared_ptr<ServingChainCache::Table> ServingChainCache::For(const PoolLayout& pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Table>& t = tables_[{pool.tp, pool.pp, pool.ep, pool.dp_attention}];
+  if (!t) t = std::make_shared<Table>();
+  return t;
+}
+
+StatusOr<ServingCost> ServingCost::Build(const ModelSpec& m, const ClusterSpec& c,
+                                         const ServingPrecision& p, const PoolLayout& pool,
+                                         const EnginePolicy& engine, ServingChainCache* cache) {
+  if (auto problem = CheckPoolLayout(pool, m)) {
+    return InvalidArgument(fmt::format("{}: {}", problem->key, problem->message));
+  }
+  ServingCost cost(m, c, p, pool, engine);
+  cost.chains_ = cache != nullptr ? cache->For(pool) : std::make_shared<ServingChainCache::Table>();
+  PARASIM_RETURN_IF_ERROR(cost.Init());
+  return cost;
+}
+
+Status ServingCost::Init() {
+  attention_tp_ = pool_.dp_attention ? 1 : pool_.tp;
+  graph_ep_ = pool_.dp_attention ? pool_.tp : 1;
+  data_ranks_ = pool_.dp_attention ? pool_.tp : 1;
+  stage_layers_ = SplitLayers(model_.layers, pool_.pp);
+  stage_moe_.assign(stage_layers_.size(), 0);
+  int layer = 0;
+  for (size_t s = 0; s < stage_layers_.size(); ++s) {
+    for (int i = 0; i < stage_layers_[s]; ++i, ++layer) stage_moe_[s] += model_.IsMoeLayer(layer);
+  }
+  grid_ = BucketGrid();
+  {
+    std::lock_guard<std::mutex> lock(chains_->mu);
+    if (chains_->chains.empty()) chains_->chains.assign(grid_.size(), std::nullopt);
+  }
+  InitAttention();
+  InitMemory();
+  return Status::Ok();
+}
+
+int64_t ServingCost::RankTokens(int64_t tokens) const {
+  return std::max<int64_t>(1, (tokens + data_ranks_ - 1) / data_ranks_);
+}
+
+namespace {
+
+GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep) {
+  GraphShape s;
+  s.micro_batch = 1;
+  s.seq_len = rank_tokens;
+  s.tp = tp;
+  s.ep = ep;
+  s.sp = false;
+  return s;
+}
+
+}  // namespace
+
+void ServingCost::InitAttention() {
+  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_));
+  const Op* core = FindOp(g.dense.size() > 0 ? g.dense : g.moe, "attention");
+  if (core != nullptr && core->m > 0 && core->n > 0) {
+    flops_per_pair_ = core->fwd_flops.flops() / static_cast<double>(core->m * core->n);
+    const double heads = static_cast<double>(core->batch);
+    const double qk = static_cast<double>(core->k);
+    const double v = flops_per_pair_ / (2 * heads) - qk;
+    query_bytes_ = heads * (qk + v) * 2;  // Q read, output written, 16-bit
+  }
+  kv_layer_bytes_ = KvBytesPerTokenLayer(model_, attention_tp_, formats_.kv_bytes);
+  kv_model_bytes_ = KvBytesPerTokenLayer(model_, 1, formats_.kv_bytes) * model_.layers;
+  if (const Op* head = FindOp(g.head, "lm_head")) lm_head_ = *head;
+}
+
+void ServingCost::InitMemory() {
+  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_));
+  auto weights = [&](const Block& b) {
+    double bytes = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      const Op& op = b.op(i);
+      bytes += op.params * (QuantisedGemm(op) ? formats_.weight_bytes : 2.0);
+    }
+    return bytes;
+  };
+  // The live tensors of one layer at the token budget: its input and residual, and the widest
+  // GEMM's input and output (16-bit); and the logits of the sequences sampling (fp32).
+  const double rows = static_cast<double>(RankTokens(engine_.max_num_tokens));
+  double widest = 0;
+  for (const Block* b : {&g.dense, &g.moe}) {
+    for (size_t i = 0; i < b->size(); ++i) {
+      if (b->op(i).kind == OpKind::kGemm) {
+        widest = std::max(widest, static_cast<double>(b->op(i).k + b->op(i).n));
+      }
+    }
+  }
+  const double sampled = static_cast<double>(std::min(engine_.max_seqs, engine_.max_num_tokens));
+  memory_.activations = rows * (2.0 * static_cast<double>(model_.hidden) + widest) * 2 +
+                        sampled * static_cast<double>(lm_head_.n) * 4;
+  memory_.capacity = cluster_.gpu.memory.bytes();
+  const int last = pool_.pp - 1;
+  int64_t kv_tokens = -1;
+  for (int s = 0; s < pool_.pp; ++s) {
+    const int moe = stage_moe_[static_cast<size_t>(s)];
+    const int dense = stage_layers_[static_cast<size_t>(s)] - moe;
+    double w = dense * weights(g.dense) + moe * weights(g.moe);
+    if (s == 0) w += weights(g.embedding);
+    if (s == last) w += weights(g.head);
+    const double kv = engine_.kv_fraction * (memory_.capacity - w - memory_.activations);
+    const double per_token = stage_layers_[static_cast<size_t>(s)] * kv_layer_bytes_;
+    const int64_t tokens =
+        kv > 0 && per_token > 0 ? static_cast<int64_t>(kv / per_token) * data_ranks_ : 0;
+    if (kv_tokens < 0 || tokens < kv_tokens) {
+      kv_tokens = tokens;
+      memory_.weights = w;
+      memory_.kv_bytes = std::max(0.0, kv);
+      memory_.kv_per_token = per_token;
+    }
+  }
+  memory_.kv_tokens = std::max<int64_t>(0, kv_tokens);
+}
+
+std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
+  const int64_t rank_tokens = RankTokens(tokens);
+  const ModelGraph g = BuildModelGraph(model_, ShapeFor(rank_tokens, attention_tp_, graph_ep_));
+  Training t;
+  t.seq_len = rank_tokens;
+  t.global_batch = data_ranks_;
+  Layout l;
+  l.tp = attention_tp_;
+  l.dp = data_ranks_;
+  l.ep = graph_ep_;
+  const StepOptions so;
+  LoweredStep unused;
+  LoweringContext ctx(model_, t, l, cluster_, so, &unused);
+  LayerPricer pricer(ctx);
+  // The routed experts receive the replica's tokens x top_k over the experts, the busiest rank
+  // its expected excess; only the experts some token reaches are read.
+  const MoeSpec& e = model_.moe;
+  const int ep = pool_.dp_attention ? pool_.tp : pool_.ep;
+  const double all = static_cast<double>(tokens);
+  const double load = e.experts > 0 ? e.BusiestRankLoad(all / ep, ep) : 1.0;
+  auto ops_of = [&](const Block& b) {
+    BlockTime bt;
+    pricer.Price(b, &bt);
+    std::vector<ChainOp> out;
+    for (size_t i = 0; i < b.size(); ++i) {
+      const Op& op = b.op(i);
+      if (op.kind == OpKind::kAttention) continue;  // priced per iteration (Attention)
+      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat};
+      if (op.kind == OpKind::kGemm) {
+        const double local = static_cast<double>(e.experts) / ep;
+        c.compute =
+            op.expert ? ServeGemmTime(cost16_, low_, formats_, op, all * e.top_k / e.experts * load,
+                                      TouchedExperts(local, e.experts, e.top_k, all))
+                      : ServeGemmTime(cost16_, low_, formats_, op, static_cast<double>(op.m),
+                                      static_cast<double>(op.batch));
+      }
+      out.push_back(c);
+    }
+    return out;
+  };
+  const std::vector<ChainOp> embedding = ops_of(g.embedding), dense = ops_of(g.dense);
+  const std::vector<ChainOp> moe = model_.is_moe() ? ops_of(g.moe) : std::vector<ChainOp>{};
+  std::vector<Chain> chains;
+  int layer = 0;
+  for (int s = 0; s < pool_.pp; ++s) {
+    sim::Program p;
+    sim::TableCost costs;
+    const uint32_t rank = p.AddRank("stage");
+    const sim::StreamId compute = p.AddStream(rank, "compute", sim::StreamRole::kCompute);
+    const sim::StreamId comm = p.AddStream(rank, "comm", sim::StreamRole::kCommunication);
+    const uint32_t label = p.Intern("op");
+    sim::TaskId prev = sim::kNone;
+    Chain chain;
+    auto add = [&](const std::vector<ChainOp>& ops) {
+      for (const ChainOp& op : ops) {
+        const sim::TaskId c = p.AddCompute(compute, costs.AddCompute(op.compute),
+                                           static_cast<uint8_t>(TaskCat::kForward), label);
+        if (prev != sim::kNone) p.AddDep(prev, c);
+        prev = c;
+        ++chain.kernels;
+        if (op.comm <= Duration::Zero()) continue;
+        const sim::TaskId k =
+            p.AddCompute(comm, costs.AddCompute(op.comm), static_cast<uint8_t>(op.cat), label);
+        p.AddDep(prev, k);
+        prev = k;
+        chain.comm += op.comm;
+      }
+    };
+    if (s == 0) add(embedding);
+    for (int i = 0; i < stage_layers_[static_cast<size_t>(s)]; ++i, ++layer) {
+      add(model_.IsMoeLayer(layer) ? moe : dense);
+    }
+    sim::RunOptions ro;
+    ro.critical_path = false;
+    StatusOr<sim::Timeline> tl = sim::Engine().Run(p, costs, ro);
+    chain.time = tl.ok() ? tl->makespan : Duration::Zero();
+    chains.push_back(chain);
+  }
+  return chains;
+}
+
+ServingCost::Chain ServingCost::ChainAt(size_t at, int s) {
+  {
+    std::lock_guard<std::mutex> lock(chains_->mu);
+    if (chains_->chains[at]) return (*chains_->chains[at])[static_cast<size_t>(s)];
+  }
+  // Replayed outside the lock: another thread may replay the same bucket, to the same chains.
+  std::vector<Chain> replayed = Replay(grid_[at]);
+  const Chain out = replayed[static_cast<size_t>(s)];
+  std::lock_guard<std::mutex> lock(chains_->mu);
+  if (!chains_->chains[at]) chains_->chains[at] = std::move(replayed);
+  return out;
+}
+
+Duration ServingCost::Head(int64_t sampled) {
+  if (sampled <= 0) return Duration::Zero();
+  const size_t at = static_cast<size_t>(sampled);
+  if (at < heads_.size() && heads_[at] > Duration::Zero()) return heads_[at];
+  const double s = static_cast<double>(sampled);
+  const double h = static_cast<double>(model_.hidden);
+  const double vocab = static_cast<double>(lm_head_.n);  // this rank's share
+  // The final norm of the sampled tokens, the LM head in 16 bits, the logits gathered over TP,
+  // and the sampler's pass over them.
+  Duration t = cost16_.MemoryTime(Bytes(4 * s * h)) + cost16_.Launch();
+  t += ServeGemmTime(cost16_, low_, formats_, lm_head_, s, 1);
+  if (attention_tp_ > 1) {
+    const int per_node = std::min(attention_tp_, cluster_.domain());
+    t += cost16_
+             .CollectiveTime(Collective::kAllGather, Bytes(2 * s * vocab * attention_tp_),
+                             {attention_tp_, per_node})
+             .time;
+  }
+  t += cost16_.MemoryTime(Bytes(2 * s * vocab * attention_tp_)) + cost16_.Launch();
+  if (at < (size_t{1} << 20)) {
+    if (heads_.size() <= at) heads_.resize(at + 1);
+    heads_[at] = t;
+  }
+  return t;
+}
+
+Duration ServingCost::Attention(const IterationShape& it, int64_t* kernels) const {
+  // Per layer on one rank: the data-parallel ranks split the sequences between them.
+  const double share = 1.0 / data_ranks_;
+  Duration t;
+  *kernels = 0;
+  if (it.prefill_tokens > 0) {
+    AttentionWork w{
+        it.prefill_pairs * share, flops_per_pair_,
+        share * (static_cast<double>(it.prefill_tokens) * (query_bytes_ + kv_layer_bytes_) +
+                 it.prefill_context * kv_layer_bytes_)};
+    t += ServeAttentionTime(cost16_, w);
+    ++*kernels;
+  }
+  if (it.decode_seqs > 0) {
+    AttentionWork w{it.decode_context * share, flops_per_pair_,
+                    share * (static_cast<double>(it.decode_seqs) * query_bytes_ +
+                             it.decode_context * kv_layer_bytes_)};
+    t += ServeAttentionTime(cost16_, w);
+    ++*kernels;
+  }
+  return t;
+}
+
+StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, bool cuda_graph) {
+  const int64_t tokens = std::max<int64_t>(1, it.tokens());
+  // The replayed chain, interpolated between the buckets around the iteration's tokens.
+  const size_t hi = std::min(
+      static_cast<size_t>(std::lower_bound(grid_.begin(), grid_.end(), tokens) - grid_.begin()),
+      grid_.size() - 1);
+  const Chain upper = ChainAt(hi, s);
+  Chain chain = upper;
+  if (hi > 0 && grid_[hi] != tokens) {
+    const Chain lower = ChainAt(hi - 1, s);
+    const double f = static_cast<double>(tokens - grid_[hi - 1]) /
+                     static_cast<double>(grid_[hi] - grid_[hi - 1]);
+    chain.time = lower.time + (upper.time - lower.time) * f;
+    chain.comm = lower.comm + (upper.comm - lower.comm) * f;
+  }
+  int64_t attention_kernels = 0;
+  const int layers = stage_layers_[static_cast<size_t>(s)];
+  StageCost out;
+  out.attention = Attention(it, &attention_kernels) * static_cast<double>(layers);
+  out.comm = chain.comm;
+  out.total = chain.time + out.attention;
+  int64_t kernels = chain.kernels + attention_kernels * layers;
+  if (s == pool_.pp - 1) {
+    out.total += Head(it.sampled);
+    kernels += 3;
+  }
+  if (cuda_graph && it.decode_only()) {
+    out.total = Max(Duration::Zero(), out.total - cost16_.Launch() * static_cast<double>(kernels));
+  }
+  return out;
+}
+
+Duration ServingCost::StageTime(int s, const IterationShape& it, bool cuda_graph) {
+  return StageBreakdown(s, it, cuda_graph).total;
+}
+
+Duration ServingCost::TransferTime(const IterationShape& it) const {
+  if (pool_.pp <= 1) return Duration::Zero();
+  // The hidden states of the iteration's tokens, each TP rank sending its share.
+  const double bytes =
+      static_cast<double>(it.tokens()) * static_cast<double>(model_.hidden) * 2 / attention_tp_;
+  const bool inter = pool_.gpus_per_replica() > cluster_.domain();
+  return cost16_.CollectiveTime(Collective::kSendRecv, Bytes(bytes), {2, inter ? 1 : 2}).time;
+}
+
+}  // namespace parasim

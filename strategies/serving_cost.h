@@ -1,0 +1,157 @@
+// The cost of one serving iteration on one replica, stage by stage, and what a replica holds in
+// memory. An iteration is a batch of prompt chunks (prefill) and of sequences decoding one token
+// each; its cost is lowered through the same op costs as a training step: the layer graph of
+// models/ built for the iteration's tokens, its memory-bound ops and collectives priced by
+// strategies/layer_pricing.h (the TP all-reduces and EP all-to-alls at their sizes, so that
+// decode's small ones cost their latency), its GEMMs by strategies/serving_kernels.h in the
+// served number formats (decode reads every weight once: memory-bound; prefill is
+// compute-bound), and each pipeline stage's ops replayed in the engine (sim/engine.h) as the
+// chain they run in: compute, then the collective the next op waits on. That replay is kept
+// per bucket of tokens (exact to 64, then 1/16 apart, interpolated between) so that the request
+// loop (strategies/serving_replay.h) pays a lookup per iteration. Attention depends on each
+// sequence's context, not on the tokens alone: it is priced per iteration from the batch's
+// query-key pairs and the KV it reads (ServeAttentionTime) and runs on the stage's compute
+// stream after the replayed chain.
+//
+//   PARASIM_ASSIGN_OR_RETURN(ServingCost cost, ServingCost::Build(model, cluster, precision, pool,
+//                                                                 engine));
+//   IterationShape it{.decode_seqs = 64, .decode_context = 64 * 1500, .sampled = 64};
+//   Duration d = cost.StageTime(0, it, /*cuda_graph=*/true);
+//   cost.memory().kv_tokens      // KV-cache tokens one replica holds
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "hardware/cost_model.h"
+#include "hardware/spec.h"
+#include "models/layer_graph.h"
+#include "models/model_spec.h"
+#include "sim/status.h"
+#include "sim/units.h"
+#include "strategies/serving_kernels.h"
+#include "strategies/serving_spec.h"
+
+namespace parasim {
+
+// Host time per iteration when the scenario states none (EnginePolicy::iteration_overhead):
+// the engine's scheduling, sampling and the launch of the iteration's first kernels, before its
+// GPU work starts. See its definition for the fit it comes from.
+extern const Duration kDefaultIterationOverhead;
+
+// What one iteration of a replica computes.
+struct IterationShape {
+  int64_t prefill_tokens = 0;  // prompt tokens computed (the chunks')
+  double prefill_pairs = 0;    // their causal query-key pairs: c (context before + (c + 1) / 2)
+  double prefill_context = 0;  // KV tokens the chunks read from before them
+  int64_t decode_seqs = 0;     // sequences decoding a token
+  double decode_context = 0;   // the KV tokens they attend to, summed
+  int64_t sampled = 0;         // sequences sampling a token (decodes, and prompts completed)
+  int64_t tokens() const { return prefill_tokens + decode_seqs; }
+  bool decode_only() const { return prefill_tokens == 0; }
+};
+
+// A stage's chain of ops replayed for a number of tokens: its time, of it the blocking
+// collectives, and the kernels it launches.
+struct ServingChain {
+  Duration time, comm;
+  int64_t kernels = 0;
+};
+
+// The replayed chains of the pool shapes of one scenario (its model, cluster and formats), kept
+// across the ServingCosts of a sweep's layouts that share a shape (tp, pp, ep, dp_attention), so
+// each bucket of tokens is replayed once. Safe to share between threads.
+class ServingChainCache {
+ public:
+  struct Table {
+    std::mutex mu;
+    std::vector<std::optional<std::vector<ServingChain>>> chains;  // per bucket, per stage
+  };
+  std::shared_ptr<Table> For(const PoolLayout& pool);
+
+ private:
+  std::mutex mu_;
+  std::map<std::tuple<int, int, int, bool>, std::shared_ptr<Table>> tables_;
+};
+
+// One stage's time for an iteration and what it is made of.
+struct StageCost {
+  Duration total;
+  Duration comm;       // the blocking collectives (TP all-reduces, EP all-to-alls)
+  Duration attention;  // the attention kernels
+};
+
+// What a GPU of the replica holds, bytes (the stage with the least room for KV).
+struct ServingMemory {
+  double capacity = 0;
+  double weights = 0;       // per GPU, in the served formats
+  double activations = 0;   // the live tensors of one layer at the token budget, and the logits
+  double kv_per_token = 0;  // KV-cache bytes a token takes on a GPU of that stage
+  double kv_bytes = 0;      // KV-cache bytes a GPU holds: kv_fraction of what is left
+  int64_t kv_tokens = 0;    // tokens of KV one replica holds (data-parallel ranks together)
+  bool fits() const { return kv_tokens > 0; }
+};
+
+class ServingCost {
+ public:
+  // `cache`: chains shared with other layouts of the same scenario (null: this cost's own).
+  static StatusOr<ServingCost> Build(const ModelSpec& m, const ClusterSpec& c,
+                                     const ServingPrecision& p, const PoolLayout& pool,
+                                     const EnginePolicy& engine,
+                                     ServingChainCache* cache = nullptr);
+  int stages() const { return pool_.pp; }
+  const PoolLayout& pool() const { return pool_; }
+  // The engine's policy on this pool's replicas (the pool's own budget and cap applied).
+  const EnginePolicy& engine() const { return engine_; }
+  const ServingMemory& memory() const { return memory_; }
+  Duration iteration_overhead() const { return overhead_; }
+  // Stage `s`'s time for the iteration; decode-only iterations replayed as a CUDA graph pay
+  // no launch overhead per kernel.
+  Duration StageTime(int s, const IterationShape& it, bool cuda_graph);
+  StageCost StageBreakdown(int s, const IterationShape& it, bool cuda_graph);
+  // The activations one stage sends the next (zero with one stage).
+  Duration TransferTime(const IterationShape& it) const;
+  // Bytes of KV one token takes over the whole model (every stage's GPUs together): what a
+  // disaggregated prefill sends its decode pool.
+  double KvBytesPerTokenModel() const { return kv_model_bytes_; }
+
+ private:
+  ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
+              const PoolLayout& pool, const EnginePolicy& engine);
+  using Chain = ServingChain;
+  // Stage `s`'s chain for the bucket `at` of the token grid, replayed when first asked.
+  Chain ChainAt(size_t at, int s);
+  Status Init();
+  void InitAttention();
+  void InitMemory();
+  std::vector<Chain> Replay(int64_t tokens) const;
+  Duration Head(int64_t sampled);
+  Duration Attention(const IterationShape& it, int64_t* kernels) const;
+  int64_t RankTokens(int64_t tokens) const;
+
+  ModelSpec model_;
+  ClusterSpec cluster_;
+  ServingPrecision precision_;
+  PoolLayout pool_;
+  EnginePolicy engine_;
+  ServeFormats formats_;
+  CostModel cost16_, low_;
+  Duration overhead_;
+  int attention_tp_ = 1, graph_ep_ = 1, data_ranks_ = 1;
+  std::vector<int> stage_layers_, stage_moe_;  // layers and MoE layers per stage
+  // The attention core's shape on a rank: FLOPs per query-key pair, bytes per query (Q and
+  // output), KV bytes per token per layer.
+  double flops_per_pair_ = 0, query_bytes_ = 0, kv_layer_bytes_ = 0, kv_model_bytes_ = 0;
+  Op lm_head_;
+  std::vector<Duration> heads_;  // Head's time per tokens sampled, as asked
+  ServingMemory memory_;
+  std::vector<int64_t> grid_;                         // bucket token counts
+  std::shared_ptr<ServingChainCache::Table> chains_;  // this pool shape's, maybe shared
+};
+
+}  // namespace parasim

@@ -1,0 +1,73 @@
+#include "strategies/serving_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parasim {
+
+ServeFormats ServeFormatsOf(const ServingPrecision& p, const GpuSpec& g) {
+  ServeFormats f;
+  f.weight_bytes = ServeDtypeBytes(p.weights);
+  f.input_bytes = ServeDtypeBytes(p.activations);
+  f.kv_bytes = ServeDtypeBytes(p.kv);
+  switch (p.activations) {
+    case ServeDtype::kBf16:
+    case ServeDtype::kFp16:
+      f.compute = Dtype::kBf16;
+      break;
+    case ServeDtype::kFp8:
+      f.compute = Dtype::kFp8;
+      break;
+    case ServeDtype::kFp4:
+      f.compute = Dtype::kFp8;
+      f.peak_scale = g.mxfp8 ? 2.0 : 1.0;  // the header's datasheet ratio
+      break;
+  }
+  return f;
+}
+
+bool QuantisedGemm(const Op& op) {
+  return op.kind == OpKind::kGemm && op.name != "router" && op.name != "lm_head";
+}
+
+Duration ServeGemmTime(const CostModel& cost16, const CostModel& low, const ServeFormats& f,
+                       const Op& op, double rows, double touched) {
+  if (rows <= 0 || op.n <= 0 || op.k <= 0 || touched <= 0) return Duration::Zero();
+  const bool quantised = QuantisedGemm(op);
+  const CostModel& cm = quantised ? low : cost16;
+  const double n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  // A batched GEMM fills the GPU like one GEMM with its products' rows stacked (as
+  // CostModel::GemmTime takes it); the shape efficiency is the cost model's, at whole rows.
+  const int64_t stacked = std::max<int64_t>(1, std::llround(std::ceil(rows * touched)));
+  const double eff = cm.GemmEfficiency(stacked, op.n, op.k);
+  const Flops flops(2.0 * rows * n * k * touched);
+  const double scale = quantised ? f.peak_scale : 1.0;
+  const Duration compute =
+      ComputeTime(flops, cm.Peak() * (eff * cm.cluster().gpu.sustained_factor * scale));
+  const double w = quantised ? f.weight_bytes : 2.0;
+  const double in = quantised ? f.input_bytes : 2.0;
+  const Bytes bytes(w * k * n * touched + (in * k + f.output_bytes * n) * rows * touched);
+  return Max(compute, cm.MemoryTime(bytes)) + cm.Launch();
+}
+
+double TouchedExperts(double local, int experts, int top_k, double tokens) {
+  if (experts <= 0 || tokens <= 0) return 0;
+  const double p = std::min(1.0, static_cast<double>(top_k) / experts);
+  return local * (1 - std::pow(1 - p, tokens));
+}
+
+Duration ServeAttentionTime(const CostModel& cost16, const AttentionWork& w) {
+  if (w.pairs <= 0 && w.bytes <= 0) return Duration::Zero();
+  return cost16.AttentionTime(Flops(w.pairs * w.flops_per_pair), Bytes(w.bytes),
+                              /*backward=*/false, /*fused=*/true);
+}
+
+double KvBytesPerTokenLayer(const ModelSpec& m, int attention_tp, double kv_bytes) {
+  if (m.mla.enabled()) {
+    return static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_bytes;
+  }
+  const double kv_local = std::max(1.0, static_cast<double>(m.kv()) / attention_tp);
+  return 2 * kv_local * static_cast<double>(m.hd()) * kv_bytes;
+}
+
+}  // namespace parasim

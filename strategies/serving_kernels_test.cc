@@ -1,0 +1,86 @@
+#include "strategies/serving_kernels.h"
+
+#include <doctest/doctest.h>
+
+#include "strategies/serving_testing.h"
+
+namespace parasim {
+namespace {
+
+using testing::CatalogModel;
+
+ClusterSpec On(const std::string& gpu) { return testing::NodeOf(gpu); }
+
+Op Linear(int64_t m, int64_t k, int64_t n) {
+  Op op;
+  op.name = "fc1";
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.k = k;
+  op.n = n;
+  return op;
+}
+
+TEST_CASE("a decode GEMM reads its weights at the HBM's rate; a prefill GEMM is compute-bound") {
+  const ClusterSpec c = On("h100-sxm5-80gb");
+  const CostModel c16(c, Dtype::kBf16), c8(c, Dtype::kFp8);
+  const ServeFormats fp8 =
+      ServeFormatsOf({ServeDtype::kFp8, ServeDtype::kFp8, ServeDtype::kFp8}, c.gpu);
+  const Op op = Linear(8, 8192, 28672);  // Llama 2 70B's gate and up projection, 8 tokens
+  // 8192 x 28672 FP8 weights (235 MB) at 3.35 TB/s x 0.866 x 0.826 (datasheet, STREAM copy,
+  // sustained factor), plus the launch: about 102 us.
+  const double weights_s = 8192.0 * 28672 / (3.35e12 * 0.866 * 0.826);
+  CHECK(ServeGemmTime(c16, c8, fp8, op, 8, 1).seconds() ==
+        doctest::Approx(weights_s + 4e-6).epsilon(0.02));
+  // The same weights in bf16 take twice as long to read.
+  const ServeFormats bf16 = ServeFormatsOf({}, c.gpu);
+  CHECK(ServeGemmTime(c16, c16, bf16, op, 8, 1).seconds() ==
+        doctest::Approx(2 * weights_s + 4e-6).epsilon(0.02));
+  // 8192 tokens: 3.85 TFLOP at the FP8 peak x the cost model's efficiency, not the weights.
+  const Op big = Linear(8192, 8192, 28672);
+  const double flops = 2.0 * 8192 * 8192 * 28672;
+  const double rate = 1978.9e12 * c8.GemmEfficiency(8192, 28672, 8192) * c.gpu.sustained_factor;
+  CHECK(ServeGemmTime(c16, c8, fp8, big, 8192, 1).seconds() ==
+        doctest::Approx(flops / rate + 4e-6).epsilon(0.01));
+}
+
+TEST_CASE("FP4 runs at twice FP8's rate on block-scaled tensor cores, not elsewhere") {
+  const ServingPrecision fp4{ServeDtype::kFp4, ServeDtype::kFp4, ServeDtype::kFp8};
+  CHECK(ServeFormatsOf(fp4, On("b200").gpu).peak_scale == 2);
+  CHECK(ServeFormatsOf(fp4, On("h100-sxm5-80gb").gpu).peak_scale == 1);
+  CHECK(ServeFormatsOf(fp4, On("b200").gpu).weight_bytes == doctest::Approx(0.5625));
+}
+
+TEST_CASE("the router and the LM head stay in 16 bits") {
+  Op router = Linear(1, 4096, 8);
+  router.name = "router";
+  Op head = Linear(1, 4096, 128256);
+  head.name = "lm_head";
+  CHECK_FALSE(QuantisedGemm(router));
+  CHECK_FALSE(QuantisedGemm(head));
+  CHECK(QuantisedGemm(Linear(1, 1, 1)));
+}
+
+TEST_CASE("experts a batch reaches") {
+  // One token reaches top_k of the experts; many reach them all.
+  CHECK(TouchedExperts(8, 8, 2, 1) == doctest::Approx(2));
+  CHECK(TouchedExperts(8, 8, 2, 1000) == doctest::Approx(8));
+  // Half the experts on this rank: half of those reached.
+  CHECK(TouchedExperts(4, 8, 2, 1) == doctest::Approx(1));
+  CHECK(TouchedExperts(8, 8, 2, 0) == 0);
+}
+
+TEST_CASE("KV bytes a token holds per layer on one GPU") {
+  const ModelSpec& llama = CatalogModel("llama3-70b");
+  // K and V of 8 KV heads of 128 in bf16: 4 KiB; TP8 one head each; TP16 keeps one head a rank.
+  CHECK(KvBytesPerTokenLayer(llama, 1, 2) == 4096);
+  CHECK(KvBytesPerTokenLayer(llama, 8, 2) == 512);
+  CHECK(KvBytesPerTokenLayer(llama, 16, 2) == 512);
+  CHECK(KvBytesPerTokenLayer(llama, 8, 1) == 256);
+  // DeepSeek-V3's MLA: the 512-wide latent and the 64-wide RoPE key, on every rank.
+  const ModelSpec& ds = CatalogModel("deepseek-v3");
+  CHECK(KvBytesPerTokenLayer(ds, 8, 2) == (512 + 64) * 2);
+}
+
+}  // namespace
+}  // namespace parasim

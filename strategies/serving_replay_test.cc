@@ -1,0 +1,131 @@
+#include "strategies/serving_replay.h"
+
+#include <doctest/doctest.h>
+
+#include "strategies/serving_report.h"
+#include "strategies/serving_testing.h"
+
+namespace parasim {
+namespace {
+
+ServingScenario Make(const std::string& gpu, int gpus, const std::string& model) {
+  ServingScenario s = testing::ServingOn(gpu, gpus, model);
+  ServingSpec& sv = s.serving;
+  sv.requests.input = {LengthDist::Kind::kLognormal, 1000, 0.5, 1, 4096};
+  sv.requests.output = {LengthDist::Kind::kLognormal, 200, 0.5, 1, 1024};
+  sv.requests.count = 1500;
+  return s;
+}
+
+ServingReport Run(const ServingScenario& s) {
+  StatusOr<ServingReport> r = Serve(s, {.search_rate = false});
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  return *std::move(r);
+}
+
+TEST_CASE("seed 002: on 8 GPUs at high load, 8 replicas of an 8B model beat one TP8 replica") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.requests.count = 4000;  // all at once: the highest load
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  const ServingReport replicated = Run(s);
+  s.serving.layout.unified = {.tp = 8, .replicas = 1};
+  const ServingReport sharded = Run(s);
+  CHECK(replicated.tokens_per_s > 1.2 * sharded.tokens_per_s);
+  // TP8 answers one request faster, though: its latency is what it buys.
+  s.serving.requests.arrival = {Arrival::Kind::kConcurrency, 0, 1, 1};
+  s.serving.requests.count = 20;
+  const double tp8 = Run(s).tpot.p50;
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  CHECK(Run(s).tpot.p50 > 2 * tp8);
+}
+
+TEST_CASE("seed 002: each pipeline stage adds latency to every token") {
+  // One request at a time on 8 GPUs: TP splits each token's work, PP runs it stage after stage.
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.requests.arrival = {Arrival::Kind::kConcurrency, 0, 1, 1};
+  s.serving.requests.count = 20;
+  double last = 0;
+  for (int pp : {1, 2, 4, 8}) {
+    s.serving.layout.unified = {.tp = 8 / pp, .pp = pp, .replicas = 1};
+    const double tpot = Run(s).tpot.p50;
+    CAPTURE(pp);
+    CHECK(tpot > 1.3 * last);
+    last = tpot;
+  }
+}
+
+TEST_CASE("Little's law: a closed loop of N clients completes N / E2E requests a second") {
+  ServingScenario s = Make("h100-sxm5-80gb", 2, "llama3-8b");
+  s.serving.requests.arrival = {Arrival::Kind::kConcurrency, 0, 1, 48};
+  s.serving.requests.count = 3000;
+  s.serving.layout.unified = {.tp = 1, .replicas = 2};
+  const ServingReport r = Run(s);
+  CHECK(r.requests_per_s == doctest::Approx(48 / r.e2e.mean).epsilon(0.05));
+  CHECK(r.served == 3000);
+}
+
+TEST_CASE("Poisson arrivals below capacity: throughput is the offered load") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.requests.input = LengthDist::Fixed(500);
+  s.serving.requests.output = LengthDist::Fixed(100);
+  s.serving.requests.arrival = Arrival::Poisson(4);
+  s.serving.requests.count = 2000;
+  s.serving.layout.unified = {.tp = 4, .replicas = 2};
+  const ServingReport r = Run(s);
+  CHECK(r.requests_per_s == doctest::Approx(4).epsilon(0.05));
+  CHECK(r.tokens_per_s == doctest::Approx(400).epsilon(0.05));
+  CHECK(r.input_tokens_per_s == doctest::Approx(2000).epsilon(0.05));
+  // TTFT at least one prefill; TPOT at least one decode step of the replica.
+  CHECK(r.ttft.p50 > 0);
+  CHECK(r.tpot.p50 > 0);
+  CHECK(r.e2e.p50 > r.ttft.p50 + 98 * r.tpot.p50 * 0.9);
+}
+
+TEST_CASE("the same scenario replays to the same answer") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.requests.arrival = Arrival::Poisson(6);
+  s.serving.layout.unified = {.tp = 2, .replicas = 4};
+  const ServingReport a = Run(s), b = Run(s);
+  CHECK(a.tokens_per_s == b.tokens_per_s);
+  CHECK(a.ttft.p99 == b.ttft.p99);
+  CHECK(a.kv.size() == b.kv.size());
+}
+
+TEST_CASE("a small KV cache preempts and recomputes; the report says so") {
+  ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-8b");
+  s.serving.engine.kv_fraction = 0.03;  // about 2 GiB of KV
+  s.serving.requests.count = 600;
+  const ServingReport r = Run(s);
+  CHECK(r.fits);
+  CHECK(r.preemptions > 0);
+  CHECK(r.served == 600);
+  CHECK(r.kv_peak_bytes <= r.kv_capacity_bytes);
+  CHECK(r.kv_peak_bytes > 0.8 * r.kv_capacity_bytes);
+}
+
+TEST_CASE("disaggregated pools: prompts on one, decodes on the other, KV in between") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.requests.arrival = Arrival::Poisson(3);
+  s.serving.layout.disaggregated = true;
+  s.serving.layout.prefill = {.tp = 4, .replicas = 1};
+  s.serving.layout.decode = {.tp = 4, .replicas = 1};
+  const ServingReport r = Run(s);
+  CHECK(r.served == s.serving.requests.count);
+  CHECK(r.requests_per_s == doctest::Approx(3).epsilon(0.06));
+  CHECK(r.replicas_replayed == std::vector<int64_t>{1, 1});
+  // The decode pool never prefills, so no prompt stalls its tokens: a steady TPOT.
+  CHECK(r.tpot.p99 < 1.5 * r.tpot.p50);
+}
+
+TEST_CASE("a model that does not fit is a result, not an error") {
+  ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-405b");
+  s.serving.precision = {};
+  s.serving.requests.count = 10;
+  const ServingReport r = Run(s);
+  CHECK_FALSE(r.fits);
+  CHECK(r.fit_reason.find("leave no room for KV") != std::string::npos);
+  CHECK(r.served == 0);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,216 @@
+#include "strategies/serving_report.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace parasim {
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = std::clamp(q, 0.0, 100.0) / 100 * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+LatencyStats StatsOf(const std::vector<double>& v) {
+  LatencyStats s;
+  if (v.empty()) return s;
+  s.p50 = Percentile(v, 50);
+  s.p90 = Percentile(v, 90);
+  s.p99 = Percentile(v, 99);
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  return s;
+}
+
+namespace {
+
+// Each served request's TTFT, TPOT (more than one output token) and end-to-end latency.
+struct Latencies {
+  std::vector<double> ttft, tpot, e2e;
+};
+Latencies LatenciesOf(const ServingReplay& r) {
+  Latencies l;
+  for (const RequestOutcome& o : r.requests) {
+    if (!o.served()) continue;
+    l.ttft.push_back(o.first_token_s - o.arrival_s);
+    l.e2e.push_back(o.finish_s - o.arrival_s);
+    if (o.output > 1) {
+      l.tpot.push_back((o.finish_s - o.first_token_s) / static_cast<double>(o.output - 1));
+    }
+  }
+  return l;
+}
+
+double MetricOf(const RequestOutcome& o, SloMetric m) {
+  switch (m) {
+    case SloMetric::kTtft:
+      return o.first_token_s - o.arrival_s;
+    case SloMetric::kTpot:
+      return o.output > 1 ? (o.finish_s - o.first_token_s) / static_cast<double>(o.output - 1) : 0;
+    case SloMetric::kE2e:
+      return o.finish_s - o.arrival_s;
+  }
+  return 0;
+}
+
+// The targets against the replay, and the share of requests within all of them (DistServe's
+// SLO attainment; a request never served is within none).
+void CheckSlo(const Slo& slo, const ServingReplay& r, const Latencies& l, ServingReport* rep) {
+  rep->meets_slo = true;
+  for (const SloTarget& t : slo.targets) {
+    const std::vector<double>& v = t.metric == SloMetric::kTtft   ? l.ttft
+                                   : t.metric == SloMetric::kTpot ? l.tpot
+                                                                  : l.e2e;
+    SloCheck c{t, Percentile(v, t.percentile), false};
+    c.met = !v.empty() && c.value_s <= t.seconds && r.rejected == 0;
+    rep->meets_slo = rep->meets_slo && c.met;
+    rep->slo.push_back(c);
+  }
+  int64_t within = 0;
+  for (const RequestOutcome& o : r.requests) {
+    if (!o.served()) continue;
+    bool ok = true;
+    for (const SloTarget& t : slo.targets) ok = ok && MetricOf(o, t.metric) <= t.seconds;
+    within += ok;
+  }
+  rep->goodput =
+      r.requests.empty() ? 0 : static_cast<double>(within) / static_cast<double>(r.requests.size());
+}
+
+void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* rep) {
+  // The pool whose GPUs hold the most KV for their capacity speaks for the layout.
+  const ServingMemory* worst = nullptr;
+  for (int p = 0; p < sys.pools(); ++p) {
+    const ServingMemory& m = sys.pool(p).memory();
+    if (worst == nullptr || m.kv_bytes < worst->kv_bytes) worst = &m;
+    if (!m.fits()) {
+      rep->fits = false;
+      rep->fit_reason = fmt::format(
+          "weights {:.1f} GiB and activations {:.1f} GiB leave no room for KV in {:.1f} GiB",
+          m.weights / (1 << 30), m.activations / (1 << 30), m.capacity / (1 << 30));
+    }
+  }
+  rep->weights_bytes = worst->weights;
+  rep->activations_bytes = worst->activations;
+  rep->memory_capacity_bytes = worst->capacity;
+  rep->kv_capacity_bytes = worst->kv_bytes;
+  rep->kv_peak_bytes = r.kv_peak_used * worst->kv_bytes;
+  if (rep->fits && r.rejected > 0) {
+    rep->fits = false;
+    rep->fit_reason = fmt::format("{} of {} requests need more KV than a replica holds ({} tokens)",
+                                  r.rejected, r.requests.size(), worst->kv_tokens);
+  }
+}
+
+}  // namespace
+
+ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
+                        const ServingReplay& r) {
+  ServingReport rep;
+  rep.layout = FormatServingLayout(s.serving.layout);
+  rep.gpus = s.serving.layout.gpus();
+  const Latencies l = LatenciesOf(r);
+  double out_tokens = 0, in_tokens = 0;
+  for (const RequestOutcome& o : r.requests) {
+    if (!o.served()) continue;
+    out_tokens += static_cast<double>(o.output);
+    in_tokens += static_cast<double>(o.input);
+    ++rep.served;
+  }
+  // Over the steady window where it spans a fifth of the run or more, else over the whole run.
+  if (r.window_s > 0.2 * r.makespan_s && r.window_tokens > 0 && out_tokens > 0) {
+    rep.tokens_per_s = r.window_tokens / r.window_s * r.scale;
+  } else if (r.makespan_s > 0) {
+    rep.tokens_per_s = out_tokens / r.makespan_s * r.scale;
+  }
+  if (out_tokens > 0) {
+    rep.input_tokens_per_s = rep.tokens_per_s * in_tokens / out_tokens;
+    rep.requests_per_s = rep.tokens_per_s * static_cast<double>(rep.served) / out_tokens;
+  }
+  rep.tokens_per_s_per_gpu = rep.gpus > 0 ? rep.tokens_per_s / static_cast<double>(rep.gpus) : 0;
+  rep.ttft = StatsOf(l.ttft);
+  rep.tpot = StatsOf(l.tpot);
+  rep.e2e = StatsOf(l.e2e);
+  rep.requests = static_cast<int64_t>(r.requests.size());
+  rep.rejected = r.rejected;
+  rep.preemptions = r.preemptions;
+  rep.iterations = r.iterations;
+  rep.makespan_s = r.makespan_s;
+  rep.replicas_replayed = r.replayed;
+  rep.kv = r.kv;
+  CheckSlo(s.serving.slo, r, l, &rep);
+  MemoryOf(sys, r, &rep);
+  if (s.cluster.gpu_hour_cost > 0 && rep.tokens_per_s > 0) {
+    rep.cost_per_million_tokens =
+        s.cluster.gpu_hour_cost * static_cast<double>(rep.gpus) / 3600 / rep.tokens_per_s * 1e6;
+  }
+  return rep;
+}
+
+StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
+  auto holds = [&](double rate) -> StatusOr<bool> {
+    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
+    return Summarize(s, sys, r).meets_slo;
+  };
+  // The capacity: the same requests all at once. The highest rate that holds the targets lies
+  // below it (at capacity the queue grows without end), most often within a factor of two.
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  const double capacity = Summarize(s, sys, all).requests_per_s;
+  if (capacity <= 0) return 0.0;
+  double hi = capacity, lo = capacity / 2;
+  PARASIM_ASSIGN_OR_RETURN(bool at_capacity, holds(hi));
+  if (at_capacity) {
+    // A short replay's capacity is a low estimate (its batches fill and drain): go up.
+    for (int i = 0; i < 10 && at_capacity; ++i) {
+      lo = hi;
+      hi *= 1.5;
+      PARASIM_ASSIGN_OR_RETURN(at_capacity, holds(hi));
+    }
+    if (at_capacity) return hi;
+  } else {
+    for (int i = 0;; ++i) {
+      PARASIM_ASSIGN_OR_RETURN(bool ok, holds(lo));
+      if (ok) break;
+      if (i == 10) return 0.0;  // none down to a thousandth of the capacity
+      hi = lo;
+      lo /= 2;
+    }
+  }
+  while (hi / lo > kRateTolerance) {
+    const double mid = std::sqrt(lo * hi);
+    PARASIM_ASSIGN_OR_RETURN(bool ok, holds(mid));
+    (ok ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int points) {
+  PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s));
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  const double capacity = Summarize(s, sys, all).requests_per_s;
+  std::vector<LatencyPoint> out;
+  for (int i = 1; i <= points && capacity > 0; ++i) {
+    const double rate = capacity * i / points;
+    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
+    const ServingReport rep = Summarize(s, sys, r);
+    out.push_back({rate, rep.tokens_per_s, rep.ttft, rep.tpot});
+  }
+  return out;
+}
+
+StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o) {
+  PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s, o.cache));
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys));
+  ServingReport rep = Summarize(s, sys, r);
+  if (o.search_rate && !s.serving.slo.empty() && rep.fits) {
+    PARASIM_ASSIGN_OR_RETURN(rep.max_rate_at_slo, MaxRateAtSlo(s, sys));
+  }
+  return rep;
+}
+
+}  // namespace parasim

@@ -1,0 +1,92 @@
+// What a serving replay answers (docs/SCENARIO.md, "Serving scenarios"; `parasim serve`):
+// throughput in total and per GPU, output and input tokens a second, TTFT, TPOT and end-to-end
+// latency at P50, P90 and P99 and their mean, the share of requests within the latency targets
+// (goodput), the highest Poisson arrival rate that holds every target, the KV cache's peak and
+// use over time, what a million output tokens cost, and whether the layout fits.
+//
+//   PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(scenario, {.search_rate = true}));
+//   r.tokens_per_s, r.ttft.p99, r.max_rate_at_slo
+//
+// Percentiles are over requests, linear between the nearest ranks (numpy's default); a request's
+// TPOT is its mean time between output tokens, (end - first token) / (output - 1), as MLPerf's
+// LoadGen counts it (loadgen/logging.cc), over requests of more than one output token.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/status.h"
+#include "strategies/serving_replay.h"
+#include "strategies/serving_spec.h"
+
+namespace parasim {
+
+struct LatencyStats {
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0;
+};
+// The q-th percentile (0-100) of `v` (sorted here), linear between ranks; 0 when empty.
+double Percentile(std::vector<double> v, double q);
+LatencyStats StatsOf(const std::vector<double>& v);
+
+// One target against the replay: its percentile's value and whether it holds.
+struct SloCheck {
+  SloTarget target;
+  double value_s = 0;
+  bool met = false;
+};
+
+struct ServingReport {
+  std::string layout;  // FormatServingLayout
+  int64_t gpus = 0;
+  double tokens_per_s = 0;        // output tokens a second, every GPU of the layout
+  double input_tokens_per_s = 0;  // prompt tokens a second
+  double tokens_per_s_per_gpu = 0;
+  double requests_per_s = 0;
+  LatencyStats ttft, tpot, e2e;  // seconds
+  double goodput = 0;            // share of requests within every target (1 without targets)
+  bool meets_slo = true;         // every target's percentile within it
+  std::vector<SloCheck> slo;
+  double max_rate_at_slo = -1;   // requests a second; -1 when not searched, 0 when none holds
+  double kv_peak_bytes = 0;      // per GPU, the fullest replica's
+  double kv_capacity_bytes = 0;  // per GPU
+  double weights_bytes = 0;      // per GPU (the stage with the least room for KV)
+  double activations_bytes = 0;
+  double memory_capacity_bytes = 0;
+  bool fits = true;
+  std::string fit_reason;              // why not, when it does not fit
+  double cost_per_million_tokens = 0;  // cluster.gpu_hour_cost per million output tokens; 0: none
+  std::vector<KvPoint> kv;
+  int64_t requests = 0, served = 0, rejected = 0, preemptions = 0, iterations = 0;
+  double makespan_s = 0;
+  std::vector<int64_t> replicas_replayed;  // per pool
+  std::vector<std::string> warnings;
+};
+
+// The report of one replay of `s` on `sys`.
+ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys, const ServingReplay& r);
+
+struct ServeOptions {
+  bool search_rate = true;             // max_rate_at_slo (a replay per rate tried; needs targets)
+  ServingChainCache* cache = nullptr;  // chains shared across a sweep's layouts
+};
+// Latency against throughput: the scenario's requests replayed as a Poisson process at `points`
+// rates evenly spread up to the capacity (the requests all at once), a point each.
+struct LatencyPoint {
+  double rate_per_s = 0;
+  double tokens_per_s = 0;  // output tokens, every GPU
+  LatencyStats ttft, tpot;
+};
+StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int points);
+
+// Builds the system, replays the scenario, and (with targets) searches the highest rate.
+StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o = {});
+
+// The highest Poisson arrival rate (requests a second, the whole system) at which every target
+// holds, bisected to kRateTolerance between half the capacity (the requests replayed all at
+// once) and the capacity, halving further down where half does not hold. 0 when no rate holds
+// them.
+inline constexpr double kRateTolerance = 1.03;
+StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys);
+
+}  // namespace parasim

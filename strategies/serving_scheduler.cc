@@ -1,0 +1,178 @@
+#include "strategies/serving_scheduler.h"
+
+#include <algorithm>
+
+namespace parasim {
+
+ReplicaScheduler::ReplicaScheduler(const EnginePolicy& policy, int64_t kv_tokens, int groups,
+                                   ReplicaRole role, std::vector<Sequence>* seqs)
+    : policy_(policy),
+      role_(role),
+      seqs_(*seqs),
+      total_blocks_(kv_tokens / std::max<int64_t>(1, policy.block_size)),
+      free_blocks_(total_blocks_),
+      running_(static_cast<size_t>(groups)),
+      busy_(static_cast<size_t>(groups), false) {}
+
+int64_t ReplicaScheduler::BlocksFor(int64_t tokens) const {
+  const int64_t b = std::max<int64_t>(1, policy_.block_size);
+  return (tokens + b - 1) / b;
+}
+
+bool ReplicaScheduler::Admissible(const Sequence& s) const {
+  // Its whole KV at the end (the prompt's and every output token's but the last) fits the cache.
+  const int64_t last = role_ == ReplicaRole::kPrefill ? s.input : s.input + s.output - 1;
+  return BlocksFor(std::max<int64_t>(1, last)) <= total_blocks_;
+}
+
+void ReplicaScheduler::Enqueue(uint32_t id) {
+  waiting_.push_back(id);
+  ++load_;
+}
+
+bool ReplicaScheduler::Grow(uint32_t id, int64_t tokens) {
+  Sequence& s = seqs_[id];
+  if (tokens <= s.blocks * policy_.block_size) return true;  // room in its last block
+  const int64_t need = BlocksFor(tokens) - s.blocks;
+  if (need <= 0) return true;
+  if (need > free_blocks_) return false;
+  free_blocks_ -= need;
+  s.blocks += need;
+  return true;
+}
+
+void ReplicaScheduler::Free(uint32_t id) {
+  Sequence& s = seqs_[id];
+  free_blocks_ += s.blocks;
+  s.blocks = 0;
+}
+
+void ReplicaScheduler::Release(uint32_t id) { Free(id); }
+
+bool ReplicaScheduler::PreemptNewest(int group) {
+  std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
+  if (run.empty()) return false;
+  // The newest: after the sequence growing (which is earlier in the list), or that one itself.
+  const uint32_t victim = run.back();
+  run.pop_back();
+  Sequence& v = seqs_[victim];
+  Free(victim);
+  // Recompute: its prompt and what it generated are prefilled again (the cached prefix stays).
+  v.prompt = v.input - v.cached + v.generated;
+  v.prefilled = 0;
+  v.kv = v.cached;
+  v.ready = false;
+  v.group = -1;
+  ++v.preemptions;
+  ++preemptions_;
+  waiting_.push_front(victim);
+  return true;
+}
+
+void ReplicaScheduler::Add(Batch* b, uint32_t id, int64_t tokens) {
+  const Sequence& s = seqs_[id];
+  b->items.push_back({id, tokens});
+  IterationShape& it = b->shape;
+  if (tokens == 0) {
+    ++it.decode_seqs;
+    it.decode_context += static_cast<double>(s.kv + 1);
+    ++it.sampled;
+    return;
+  }
+  const double before = static_cast<double>(s.kv), c = static_cast<double>(tokens);
+  it.prefill_tokens += tokens;
+  it.prefill_pairs += c * (before + (c + 1) / 2);
+  it.prefill_context += before;
+  if (s.prefilled + tokens >= s.prompt) ++it.sampled;
+}
+
+void ReplicaScheduler::AddRunning(int group, Batch* b, int64_t* budget) {
+  std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
+  for (size_t i = 0; i < run.size(); ++i) {
+    if (static_cast<int64_t>(b->items.size()) >= policy_.max_seqs || *budget <= 0) break;
+    const uint32_t id = run[i];
+    const Sequence& s = seqs_[id];
+    const int64_t tokens = s.prompt_done() ? 0 : std::min(s.prompt - s.prefilled, *budget);
+    const int64_t grow = s.kv + std::max<int64_t>(1, tokens);
+    bool preempted_self = false;
+    while (!Grow(id, grow)) {
+      // The cache is full: the newest sequence gives its blocks back (this one when it is the
+      // newest; with reservations nothing grows past what was reserved).
+      const bool self = run.back() == id;
+      if (!policy_.preempt || !PreemptNewest(group)) return;
+      if (self) {
+        preempted_self = true;
+        break;
+      }
+    }
+    if (preempted_self) break;
+    Add(b, id, tokens);
+    *budget -= std::max<int64_t>(1, tokens);
+  }
+}
+
+void ReplicaScheduler::AddWaiting(int group, Batch* b, int64_t* budget) {
+  std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
+  while (!waiting_.empty() && static_cast<int64_t>(b->items.size()) < policy_.max_seqs &&
+         *budget > 0) {
+    const uint32_t id = waiting_.front();
+    Sequence& s = seqs_[id];
+    int64_t tokens = s.ready ? 0 : s.prompt - s.prefilled;
+    if (policy_.chunked_prefill) tokens = std::min(tokens, *budget);
+    // Unchunked, a prompt runs whole: it waits for an iteration with room for it, or runs alone.
+    if (tokens > *budget && !b->empty()) break;
+    // Blocks for what it computes now, or reserved for its whole output without preemption.
+    const int64_t grow = policy_.preempt || role_ == ReplicaRole::kPrefill
+                             ? s.kv + std::max<int64_t>(1, tokens)
+                             : s.input + s.output;
+    if (!Grow(id, grow)) break;
+    waiting_.pop_front();
+    s.group = group;
+    run.push_back(id);
+    Add(b, id, tokens);
+    *budget -= std::max<int64_t>(1, tokens);
+  }
+}
+
+Batch ReplicaScheduler::Form(int group) {
+  Batch b;
+  int64_t budget = policy_.max_num_tokens;
+  AddRunning(group, &b, &budget);
+  AddWaiting(group, &b, &budget);
+  return b;
+}
+
+std::vector<Finished> ReplicaScheduler::Complete(int group, const Batch& b) {
+  std::vector<Finished> out;
+  for (const Batch::Chunk& c : b.items) {
+    Sequence& s = seqs_[c.id];
+    if (s.group != group) continue;
+    if (c.tokens > 0) {
+      s.prefilled += c.tokens;
+      s.kv += c.tokens;
+      if (!s.prompt_done()) continue;
+      ++s.generated;  // the prompt's last token samples the next one
+      if (role_ == ReplicaRole::kPrefill) {
+        out.push_back({c.id, Finished::Kind::kPromptDone});
+        continue;
+      }
+    } else {
+      ++s.kv;
+      ++s.generated;
+    }
+    if (s.generated >= s.output) out.push_back({c.id, Finished::Kind::kDone});
+  }
+  if (out.empty()) return out;
+  std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
+  for (const Finished& f : out) {
+    seqs_[f.id].group = -1;
+    if (f.kind == Finished::Kind::kDone) Free(f.id);
+    --load_;
+  }
+  run.erase(
+      std::remove_if(run.begin(), run.end(), [&](uint32_t id) { return seqs_[id].group != group; }),
+      run.end());
+  return out;
+}
+
+}  // namespace parasim

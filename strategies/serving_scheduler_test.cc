@@ -1,0 +1,131 @@
+#include "strategies/serving_scheduler.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+namespace parasim {
+namespace {
+
+// Requests of 50-549 prompt tokens and 1-256 output tokens (a fixed pattern).
+std::vector<Sequence> Requests(int n) {
+  std::vector<Sequence> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Sequence& s = out[static_cast<size_t>(i)];
+    s.input = 50 + (i * 137) % 500;
+    s.output = 1 + (i * 61) % 256;
+    s.prompt = s.input;
+  }
+  return out;
+}
+
+struct Run {
+  int64_t iterations = 0, finished = 0, preemptions = 0;
+  bool within_budget = true, within_cache = true, within_seqs = true;
+};
+
+// Every request queued at once, iterations run until all are done.
+Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n) {
+  std::vector<Sequence> seqs = Requests(n);
+  ReplicaScheduler r(p, kv_tokens, 1, ReplicaRole::kUnified, &seqs);
+  for (uint32_t i = 0; i < seqs.size(); ++i) {
+    REQUIRE(r.Admissible(seqs[i]));
+    r.Enqueue(i);
+  }
+  Run run;
+  while (run.finished < n && run.iterations < 100000) {
+    const Batch b = r.Form(0);
+    REQUIRE_FALSE(b.empty());
+    int64_t tokens = 0;
+    for (const Batch::Chunk& c : b.items) tokens += std::max<int64_t>(1, c.tokens);
+    const bool lone_prompt = b.items.size() == 1 && !p.chunked_prefill;
+    run.within_budget = run.within_budget && (tokens <= p.max_num_tokens || lone_prompt);
+    run.within_seqs = run.within_seqs && static_cast<int64_t>(b.items.size()) <= p.max_seqs;
+    run.within_cache = run.within_cache && r.used_blocks() <= r.total_blocks();
+    run.finished += static_cast<int64_t>(r.Complete(0, b).size());
+    ++run.iterations;
+  }
+  run.preemptions = r.preemptions();
+  CHECK(r.used_blocks() == 0);  // every block given back
+  CHECK(r.load() == 0);
+  for (const Sequence& s : seqs) CHECK(s.generated == s.output);
+  return run;
+}
+
+TEST_CASE("continuous batching: budget, sequences and KV held; every request finishes") {
+  for (bool chunked : {true, false}) {
+    for (bool preempt : {true, false}) {
+      for (int64_t kv : {4000, 200000}) {
+        CAPTURE(chunked);
+        CAPTURE(preempt);
+        CAPTURE(kv);
+        EnginePolicy p;
+        p.max_num_tokens = 1024;
+        p.max_seqs = 64;
+        p.chunked_prefill = chunked;
+        p.preempt = preempt;
+        const Run run = Drive(p, kv, 300);
+        CHECK(run.finished == 300);
+        CHECK(run.within_budget);
+        CHECK(run.within_seqs);
+        CHECK(run.within_cache);
+        // A small cache preempts when sequences grow into it; reserving never does.
+        if (!preempt || kv == 200000) CHECK(run.preemptions == 0);
+        if (preempt && kv == 4000) CHECK(run.preemptions > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("an iteration's shape: chunks, decodes, causal pairs, tokens sampled") {
+  EnginePolicy p;
+  p.max_num_tokens = 100;
+  std::vector<Sequence> seqs(2);
+  seqs[0].input = seqs[0].prompt = 150;
+  seqs[0].output = 3;
+  seqs[1].input = seqs[1].prompt = 30;
+  seqs[1].output = 2;
+  ReplicaScheduler r(p, 10000, 1, ReplicaRole::kUnified, &seqs);
+  r.Enqueue(0);
+  r.Enqueue(1);
+  Batch b = r.Form(0);  // the first 100 tokens of request 0
+  CHECK(b.shape.prefill_tokens == 100);
+  CHECK(b.shape.prefill_pairs == doctest::Approx(100 * 50.5));
+  CHECK(b.shape.sampled == 0);
+  r.Complete(0, b);
+  b = r.Form(0);  // request 0's last 50 (after 100 of context) and request 1's 30
+  CHECK(b.shape.prefill_tokens == 80);
+  CHECK(b.shape.prefill_context == 100);
+  CHECK(b.shape.prefill_pairs == doctest::Approx(50 * (100 + 25.5) + 30 * 15.5));
+  CHECK(b.shape.sampled == 2);
+  r.Complete(0, b);
+  CHECK(seqs[0].generated == 1);
+  b = r.Form(0);  // two decodes, over 151 and 31 tokens of context
+  CHECK(b.shape.decode_seqs == 2);
+  CHECK(b.shape.decode_context == 151 + 31);
+  CHECK(r.Complete(0, b).size() == 1);  // request 1 has its 2 tokens
+}
+
+TEST_CASE("a prefill replica hands a prompt over once computed, and frees it when told") {
+  EnginePolicy p;
+  std::vector<Sequence> seqs(1);
+  seqs[0].input = seqs[0].prompt = 64;
+  seqs[0].output = 10;
+  ReplicaScheduler r(p, 1600, 1, ReplicaRole::kPrefill, &seqs);
+  r.Enqueue(0);
+  const Batch b = r.Form(0);
+  const std::vector<Finished> f = r.Complete(0, b);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].kind == Finished::Kind::kPromptDone);
+  CHECK(r.used_blocks() == 4);  // 64 tokens in blocks of 16, until the KV has gone
+  r.Release(0);
+  CHECK(r.used_blocks() == 0);
+  // A request whose KV cannot fit the whole cache is refused.
+  Sequence huge;
+  huge.input = 5000;
+  huge.output = 1;
+  CHECK_FALSE(r.Admissible(huge));
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,165 @@
+#include "strategies/serving_spec.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "sim/enum_names.h"
+
+namespace parasim {
+namespace {
+
+constexpr EnumNames<ServeDtype, 4> kDtypeNames("number format", {{
+                                                                    {ServeDtype::kBf16, "bf16"},
+                                                                    {ServeDtype::kFp16, "fp16"},
+                                                                    {ServeDtype::kFp8, "fp8"},
+                                                                    {ServeDtype::kFp4, "fp4"},
+                                                                }});
+
+std::string PoolText(const PoolLayout& p) {
+  std::string out = fmt::format("tp{}", p.tp);
+  if (p.pp > 1) out += fmt::format(" pp{}", p.pp);
+  if (p.ep > 1) out += fmt::format(" ep{}", p.ep);
+  if (p.dp_attention) out += " dp-attention";
+  return out + fmt::format(" x{}", p.replicas);
+}
+
+}  // namespace
+
+std::string_view ServeDtypeName(ServeDtype d) { return kDtypeNames.Name(d); }
+StatusOr<ServeDtype> ParseServeDtype(std::string_view s) { return kDtypeNames.Parse(s); }
+std::vector<std::string_view> ServeDtypeNames() { return kDtypeNames.Names(); }
+
+double ServeDtypeBytes(ServeDtype d) {
+  switch (d) {
+    case ServeDtype::kBf16:
+    case ServeDtype::kFp16:
+      return 2;
+    case ServeDtype::kFp8:
+      return 1;
+    case ServeDtype::kFp4:
+      return 0.5 + 1.0 / 16;  // E2M1 values and an E4M3 scale per 16 (the header's NVFP4)
+  }
+  return 2;
+}
+
+double LengthDist::Mean() const {
+  switch (kind) {
+    case Kind::kFixed:
+    case Kind::kLognormal:
+      return a;
+    case Kind::kUniform:
+      return (a + b) / 2;
+  }
+  return a;
+}
+
+double LengthDist::LogMean() const {
+  const double s2 = b * b;
+  const double free = std::log(a) - s2 / 2;
+  if (max <= 0 || b <= 0) return free;
+  const double lm = std::log(static_cast<double>(max));
+  auto phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  auto clipped_mean = [&](double mu) {
+    return std::exp(mu + s2 / 2) * phi((lm - mu - s2) / b) +
+           static_cast<double>(max) * (1 - phi((lm - mu) / b));
+  };
+  // The clipped mean grows with mu, from 0 to `max`: bisect between a low and a high enough mu.
+  double lo = free - 10, hi = lm + 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (clipped_mean(mid) < a ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+std::string_view SloMetricName(SloMetric m) {
+  switch (m) {
+    case SloMetric::kTtft:
+      return "ttft";
+    case SloMetric::kTpot:
+      return "tpot";
+    case SloMetric::kE2e:
+      return "e2e";
+  }
+  return "ttft";
+}
+
+std::string SloTarget::Key() const {
+  return fmt::format("{}_p{}", SloMetricName(metric), percentile);
+}
+
+std::string FormatServingLayout(const ServingLayout& l) {
+  if (!l.disaggregated) return PoolText(l.unified);
+  return fmt::format("prefill {} + decode {}", PoolText(l.prefill), PoolText(l.decode));
+}
+
+std::optional<ServingLayoutProblem> CheckPoolLayout(const PoolLayout& p, const ModelSpec& m) {
+  if (p.pp > m.layers) {
+    return ServingLayoutProblem{
+        "pp", fmt::format("pp = {} exceeds the model's {} layers", p.pp, m.layers)};
+  }
+  if (!p.dp_attention && m.heads % p.tp != 0) {
+    return ServingLayoutProblem{
+        "tp", fmt::format("tp = {} does not divide the model's {} attention heads", p.tp, m.heads)};
+  }
+  if (p.ep > 1 && !m.is_moe()) {
+    return ServingLayoutProblem{"ep",
+                                fmt::format("ep = {} needs a mixture-of-experts model", p.ep)};
+  }
+  if (p.tp % p.ep != 0) {
+    return ServingLayoutProblem{
+        "ep", fmt::format("ep = {} must divide tp = {}: the experts are spread over the "
+                          "replica's tensor-parallel ranks",
+                          p.ep, p.tp)};
+  }
+  if (m.is_moe() && m.moe.experts % p.ep != 0) {
+    return ServingLayoutProblem{
+        "ep", fmt::format("ep = {} does not divide the model's {} experts", p.ep, m.moe.experts)};
+  }
+  if (p.dp_attention && !m.is_moe()) {
+    return ServingLayoutProblem{"dp_attention",
+                                "data-parallel attention pairs with expert parallelism: it "
+                                "needs a mixture-of-experts model"};
+  }
+  if (p.replicas < 1) return ServingLayoutProblem{"replicas", "replicas must be at least 1"};
+  return std::nullopt;
+}
+
+std::optional<ServingLayoutProblem> CheckServingLayout(const ServingLayout& l, const ModelSpec& m,
+                                                       const ClusterSpec& c) {
+  for (const PoolLayout* p : l.disaggregated ? std::vector<const PoolLayout*>{&l.prefill, &l.decode}
+                                             : std::vector<const PoolLayout*>{&l.unified}) {
+    if (auto problem = CheckPoolLayout(*p, m)) {
+      if (l.disaggregated) problem->key = (p == &l.prefill ? "prefill." : "decode.") + problem->key;
+      return problem;
+    }
+  }
+  if (l.gpus() > c.gpus()) {
+    return ServingLayoutProblem{
+        l.disaggregated ? "decode.replicas" : "replicas",
+        fmt::format("the layout takes {} GPUs ({}), more than the cluster's {}", l.gpus(),
+                    FormatServingLayout(l), c.gpus())};
+  }
+  return std::nullopt;
+}
+
+std::optional<ServingLayoutProblem> CheckServingPrecision(const ServingPrecision& p,
+                                                          const GpuSpec& g) {
+  if (p.activations == ServeDtype::kFp8 && g.Peak(Dtype::kFp8).flops_per_second() <= 0) {
+    return ServingLayoutProblem{
+        "activations", fmt::format("{} has no FP8 tensor cores (no fp8 peak in its catalog entry); "
+                                   "serve with activations: bf16",
+                                   g.id)};
+  }
+  if (p.activations == ServeDtype::kFp4 && !g.mxfp8) {
+    return ServingLayoutProblem{
+        "activations",
+        fmt::format("{} has no block-scaled FP4 tensor cores (Blackwell's); serve FP4 weights "
+                    "with activations: fp8 or bf16",
+                    g.id)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace parasim

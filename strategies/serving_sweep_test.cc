@@ -1,0 +1,56 @@
+#include "strategies/serving_sweep.h"
+
+#include <doctest/doctest.h>
+
+#include "strategies/serving_testing.h"
+
+namespace parasim {
+namespace {
+
+ServingScenario Make(const std::string& model, int gpus) {
+  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", gpus, model);
+  s.serving.requests.count = 400;
+  return s;
+}
+
+TEST_CASE("the layouts a serving sweep spans") {
+  ServingScenario s = Make("llama3-70b", 8);
+  // TP 1..8 x PP 1, 2, 4 that divide 8 GPUs: (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1).
+  CHECK(ServingLayouts(s).size() == 9);
+  ServingSweepSpec sw;
+  sw.tp = {2, 4};
+  sw.pp = {1};
+  sw.disaggregated = {true};
+  s.serving.sweep = sw;
+  // Prefill and decode pools of TP2 or TP4, a quarter, half or three quarters prefill.
+  const std::vector<ServingLayout> d = ServingLayouts(s);
+  CHECK_FALSE(d.empty());
+  for (const ServingLayout& l : d) {
+    CHECK(l.disaggregated);
+    CHECK(l.gpus() == 8);
+  }
+  sw.disaggregated = {false};
+  sw.gpus = {4, 8};
+  s.serving.sweep = sw;
+  CHECK(ServingLayouts(s).size() == 4);  // tp2 x2, tp4 x1 on 4; tp2 x4, tp4 x2 on 8
+}
+
+TEST_CASE("an 8B model on 8 GPUs: replicas win, and the advice says so") {
+  ServingScenario s = Make("llama3-8b", 8);
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 2.0}, {SloMetric::kTpot, 99, 0.1}};
+  ServingSweepSpec sw;
+  sw.tp = {1, 8};
+  sw.pp = {1};
+  s.serving.sweep = sw;
+  StatusOr<ServingSweepOutcome> o = RunServingSweep(s, 2);
+  REQUIRE_MESSAGE(o.ok(), o.status().message());
+  REQUIRE(o->ranked.size() == 2);
+  CHECK(o->ranked[0].layout.unified.tp == 1);
+  CHECK(o->ranked[0].score > o->ranked[1].score);
+  REQUIRE_FALSE(o->advice.empty());
+  CHECK(o->advice[0].find("replicate rather than shard") == 0);
+  CHECK(o->elapsed_s > 0);
+}
+
+}  // namespace
+}  // namespace parasim

@@ -1,0 +1,270 @@
+// parasim serve: a serving scenario's requests replayed, its latency and throughput, and with
+// --sweep the layouts that serve the most tokens a second per GPU within its targets (SCENARIO.md
+// "Serving scenarios"; docs/SERVING.md).
+#include "tools/verbs/serve.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "scenarios/serving_scenario.h"
+#include "sim/parse_units.h"
+#include "tools/text.h"
+
+namespace parasim {
+namespace {
+
+struct Options {
+  Document scenario;
+  std::vector<std::string> sets;
+  bool sweep = false;
+  bool no_search = false;
+  int jobs = 0;
+};
+
+Json Stats(const LatencyStats& s) {
+  Json j = Json::Object();
+  j.Set("p50", s.p50).Set("p90", s.p90).Set("p99", s.p99).Set("mean", s.mean);
+  return j;
+}
+
+Json LayoutJson(const ServingLayout& l) {
+  auto pool = [](const PoolLayout& p) {
+    Json j = Json::Object();
+    j.Set("tp", p.tp).Set("pp", p.pp).Set("ep", p.ep).Set("replicas", p.replicas);
+    j.Set("dp_attention", p.dp_attention);
+    return j;
+  };
+  if (!l.disaggregated) return pool(l.unified);
+  Json j = Json::Object();
+  j.Set("prefill", pool(l.prefill)).Set("decode", pool(l.decode));
+  return j;
+}
+
+const std::string& NameOf(const ServingScenario& s) { return s.name.empty() ? s.file : s.name; }
+
+std::string Ms(double s) { return FormatDuration(Duration::Seconds(s)); }
+
+std::string StatsText(const LatencyStats& s) {
+  return fmt::format("P50 {}, P90 {}, P99 {}, mean {}", Ms(s.p50), Ms(s.p90), Ms(s.p99),
+                     Ms(s.mean));
+}
+
+std::string ArrivalText(const RequestSpec& r) {
+  switch (r.arrival.kind) {
+    case Arrival::Kind::kOffline:
+      return "all at once (offline)";
+    case Arrival::Kind::kPoisson:
+      return fmt::format(
+          "Poisson {:.4g}/s{}", r.arrival.rate_per_s,
+          r.arrival.burst > 1 ? fmt::format(" in bursts of {}", r.arrival.burst) : std::string());
+    case Arrival::Kind::kConcurrency:
+      return fmt::format("a closed loop of {} clients", r.arrival.concurrency);
+    case Arrival::Kind::kTrace:
+      return "the trace's arrivals";
+  }
+  return "";
+}
+
+std::string SloText(const ServingReport& r) {
+  std::string out;
+  for (const SloCheck& c : r.slo) {
+    out += fmt::format("{}{} <= {}: {} {}", out.empty() ? "" : "; ", c.target.Key(),
+                       Ms(c.target.seconds), Ms(c.value_s), c.met ? "ok" : "MISSED");
+  }
+  return out;
+}
+
+std::string MemoryText(const ServingReport& r) {
+  return fmt::format("  memory per GPU   weights {}, activations {}, KV cache {} of {}: {}\n",
+                     FormatBytes(Bytes(r.weights_bytes)), FormatBytes(Bytes(r.activations_bytes)),
+                     FormatBytes(Bytes(r.kv_capacity_bytes)),
+                     FormatBytes(Bytes(r.memory_capacity_bytes)),
+                     r.fits ? "fits" : "DOES NOT FIT (" + r.fit_reason + ")");
+}
+
+std::string ReportText(const ServingScenario& s, const ServingReport& r) {
+  std::string out = fmt::format(
+      "  throughput       {} output tokens/s ({} per GPU), {} input "
+      "tokens/s, {:.3g} requests/s\n",
+      Human(r.tokens_per_s), Human(r.tokens_per_s_per_gpu), Human(r.input_tokens_per_s),
+      r.requests_per_s);
+  out += fmt::format("  TTFT             {}\n", StatsText(r.ttft));
+  out += fmt::format("  TPOT             {}\n", StatsText(r.tpot));
+  out += fmt::format("  end to end       {}\n", StatsText(r.e2e));
+  if (!r.slo.empty()) {
+    out += fmt::format("  targets          {}\n", SloText(r));
+    out += fmt::format("  goodput          {:.1f}% of requests within every target\n",
+                       100 * r.goodput);
+  }
+  if (r.max_rate_at_slo >= 0) {
+    out += fmt::format("  max rate at SLO  {:.4g} requests/s (Poisson) holds every target\n",
+                       r.max_rate_at_slo);
+  }
+  out += fmt::format("  KV cache         peak {} of {} per GPU ({:.0f}%); {} preemptions\n",
+                     FormatBytes(Bytes(r.kv_peak_bytes)), FormatBytes(Bytes(r.kv_capacity_bytes)),
+                     r.kv_capacity_bytes > 0 ? 100 * r.kv_peak_bytes / r.kv_capacity_bytes : 0.0,
+                     r.preemptions);
+  out += MemoryText(r);
+  if (r.cost_per_million_tokens > 0) {
+    out +=
+        fmt::format("  cost             {:.3g} per million output tokens ({:.3g} per GPU-hour)\n",
+                    r.cost_per_million_tokens, s.cluster.gpu_hour_cost);
+  }
+  out += fmt::format(
+      "  replay           {} requests ({} served), {} iterations, {} simulated; replicas "
+      "replayed {}\n",
+      r.requests, r.served, r.iterations, Ms(r.makespan_s), fmt::join(r.replicas_replayed, " + "));
+  return out;
+}
+
+std::string SweepText(const ServeOutcome& o) {
+  const ServingSweepOutcome& w = *o.sweep;
+  std::string out = fmt::format(
+      "{} layouts replayed; {} hold the targets, best first (output "
+      "tokens/s per GPU {}):\n",
+      w.layouts, w.ranked.size(),
+      o.s.serving.slo.empty() ? "at the scenario's arrivals" : "at the highest rate within them");
+  const size_t top = o.s.serving.sweep ? static_cast<size_t>(o.s.serving.sweep->top) : 10;
+  for (size_t i = 0; i < w.ranked.size() && i < top; ++i) {
+    const ServingCandidate& c = w.ranked[i];
+    out += fmt::format("  {:>2}. {:<34} {:>6} GPUs  {:>8.1f} tok/s/GPU  TTFT P99 {}  TPOT P99 {}\n",
+                       i + 1, FormatServingLayout(c.layout), c.report.gpus, c.score,
+                       Ms(c.report.ttft.p99), Ms(c.report.tpot.p99));
+  }
+  for (const ServingCandidate& c : w.excluded) {
+    out += fmt::format("  --  {:<34} {}\n", FormatServingLayout(c.layout), c.reason);
+  }
+  for (const std::string& a : w.advice) out += fmt::format("advice: {}\n", a);
+  return out;
+}
+
+StatusOr<ServeOutcome> Run(const Options& o, const VerbContext&) {
+  return ServeDocument(o.scenario, o.sets, {o.sweep, o.no_search, o.jobs});
+}
+
+Json ToJson(const ServeOutcome& o) { return ServeJson(o); }
+std::string ToText(const ServeOutcome& o) { return ServeText(o); }
+std::string Notes(const ServeOutcome& o) { return ServeNotes(o); }
+
+}  // namespace
+
+StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std::string>& sets,
+                                     const ServeFlags& flags) {
+  PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+  ServeOutcome out;
+  PARASIM_ASSIGN_OR_RETURN(out.s, LoadServingScenario(doc.Input(), sets, cat));
+  if (flags.sweep) {
+    PARASIM_ASSIGN_OR_RETURN(ServingSweepOutcome w, RunServingSweep(out.s, flags.jobs));
+    out.sweep = std::move(w);
+    return out;
+  }
+  if (out.s.serving.sweep) {
+    if (auto p = CheckServingLayout(out.s.serving.layout, out.s.model, out.s.cluster)) {
+      return InvalidArgument(fmt::format(
+          "{}: error: parallelism.{}: {} (the scenario has a sweep block: `parasim serve --sweep` "
+          "ranks its layouts)",
+          out.s.file, p->key, p->message));
+    }
+  }
+  PARASIM_ASSIGN_OR_RETURN(out.report, Serve(out.s, {.search_rate = !flags.no_search}));
+  return out;
+}
+
+Json ServingReportJson(const ServingReport& r, bool kv_use) {
+  Json j = Json::Object();
+  j.Set("layout", r.layout).Set("gpus", r.gpus);
+  j.Set("tokens_per_s", r.tokens_per_s).Set("input_tokens_per_s", r.input_tokens_per_s);
+  j.Set("tokens_per_s_per_gpu", r.tokens_per_s_per_gpu).Set("requests_per_s", r.requests_per_s);
+  j.Set("ttft_s", Stats(r.ttft)).Set("tpot_s", Stats(r.tpot)).Set("e2e_s", Stats(r.e2e));
+  j.Set("goodput", r.goodput).Set("meets_slo", r.meets_slo);
+  Json slo = Json::Array();
+  for (const SloCheck& c : r.slo) {
+    Json t = Json::Object();
+    t.Set("target", c.target.Key()).Set("limit_s", c.target.seconds).Set("value_s", c.value_s);
+    slo.Push(t.Set("met", c.met));
+  }
+  j.Set("slo", slo);
+  j.Set("max_rate_at_slo", r.max_rate_at_slo >= 0 ? Json(r.max_rate_at_slo) : Json());
+  j.Set("kv_peak_bytes", r.kv_peak_bytes).Set("kv_capacity_bytes", r.kv_capacity_bytes);
+  j.Set("weights_bytes", r.weights_bytes).Set("activations_bytes", r.activations_bytes);
+  j.Set("memory_capacity_bytes", r.memory_capacity_bytes);
+  j.Set("fits", r.fits).Set("fit_reason", r.fit_reason);
+  j.Set("cost_per_million_tokens", r.cost_per_million_tokens);
+  j.Set("requests", r.requests).Set("served", r.served).Set("rejected", r.rejected);
+  j.Set("preemptions", r.preemptions).Set("iterations", r.iterations);
+  j.Set("makespan_s", r.makespan_s);
+  Json replayed = Json::Array();
+  for (int64_t n : r.replicas_replayed) replayed.Push(n);
+  j.Set("replicas_replayed", replayed);
+  if (!kv_use) return j;
+  Json kv = Json::Array();
+  for (const KvPoint& p : r.kv) kv.Push(Json::Array().Push(p.time_s).Push(p.used));
+  j.Set("kv_use", kv);
+  return j;
+}
+
+Json ServeJson(const ServeOutcome& o) {
+  if (!o.sweep) {
+    Json j = ServingReportJson(o.report, /*kv_use=*/true);
+    j.Set("layout_detail", LayoutJson(o.s.serving.layout));
+    return j;
+  }
+  const ServingSweepOutcome& w = *o.sweep;
+  Json j = Json::Object();
+  j.Set("layouts", w.layouts).Set("elapsed_s", w.elapsed_s);
+  Json results = Json::Array();
+  for (const auto* v : {&w.ranked, &w.excluded}) {
+    for (const ServingCandidate& c : *v) {
+      Json r = ServingReportJson(c.report, /*kv_use=*/false);
+      r.Set("layout", FormatServingLayout(c.layout)).Set("layout_detail", LayoutJson(c.layout));
+      r.Set("score_tokens_per_s_per_gpu", c.score).Set("ok", c.ok).Set("reason", c.reason);
+      results.Push(r);
+    }
+  }
+  j.Set("results", results);
+  Json advice = Json::Array();
+  for (const std::string& a : w.advice) advice.Push(a);
+  return j.Set("advice", advice);
+}
+
+std::string ServeText(const ServeOutcome& o) {
+  const ServingScenario& s = o.s;
+  const ServingSpec& sv = s.serving;
+  std::string out = fmt::format("{}: {} on {} x {}\n", NameOf(s), s.model.id, s.cluster.gpus(),
+                                s.cluster.gpu.name);
+  out += fmt::format("serving: {} weights, {} activations, {} KV; {} requests, {}\n",
+                     ServeDtypeName(sv.precision.weights), ServeDtypeName(sv.precision.activations),
+                     ServeDtypeName(sv.precision.kv), sv.requests.count, ArrivalText(sv.requests));
+  if (o.sweep) return out + "\n" + SweepText(o);
+  out += fmt::format("layout: {} ({} GPUs)\n\n", FormatServingLayout(sv.layout), sv.layout.gpus());
+  return out + ReportText(s, o.report);
+}
+
+std::string ServeNotes(const ServeOutcome& o) {
+  if (!o.sweep) return "";
+  return fmt::format("serve --sweep: {} layouts in {:.2f} s\n", o.sweep->layouts,
+                     o.sweep->elapsed_s);
+}
+
+Verb ServeVerb() {
+  using O = Options;
+  return MakeVerb<O, ServeOutcome>({
+      .name = "serve",
+      .help = "replay a serving scenario's requests: latency, throughput and KV cache",
+      .flags =
+          {Arg(&O::scenario, "file", "serving scenario YAML file").Python("scenario").Required(),
+           SetFlag(&O::sets), JsonFlag<O>(),
+           Opt(&O::sweep, "--sweep",
+               "rank the layouts of the sweep block (or TP x PP x EP over the cluster's GPUs) "
+               "by output tokens/s per GPU within the targets"),
+           Opt(&O::no_search, "--no-search",
+               "skip the search for the highest arrival rate that holds the targets"),
+           Opt(&O::jobs, "--jobs", "threads of --sweep (0 = every core)").Range(0, 4096)},
+      .run = Run,
+      .json = ToJson,
+      .text = ToText,
+      .notes = Notes,
+  });
+}
+
+}  // namespace parasim
