@@ -56,12 +56,12 @@ py::object ToPython(const Json& j) {
     case Json::Kind::kArray: {
       py::list out;
       for (const Json& item : j.items()) out.append(ToPython(item));
-      return std::move(out);
+      return out;
     }
     case Json::Kind::kObject: {
       py::dict out;
       for (const auto& [key, value] : j.fields()) out[py::str(key)] = ToPython(value);
-      return std::move(out);
+      return out;
     }
   }
   return py::none();

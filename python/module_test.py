@@ -383,10 +383,45 @@ class CatalogTest(VerbTest):
         self.assertIn("h100-sxm5-80gb", {g["id"] for g in got["gpus"]})
 
 
+SERVE = "scenarios/llama3-70b-serve-8-h100.yaml"
+LAUNCH = "tests/fixtures/megatron/train_gpt.sh"
+
+
+class ServeTest(VerbTest):
+    def test_matches_cli(self):
+        got = parasim.serve(SERVE)
+        self.assertEqual(predicted(got), predicted(cli("serve", SERVE)))
+        self.assertGreater(got["tokens_per_s"], 0)
+        self.assertLessEqual(got["ttft_s"]["p50"], got["ttft_s"]["p99"])
+
+    def test_bad_input(self):
+        bad = {"name": "x", "cluster": {"gpu": "h100-sxm5-80gb", "nodes": 1},
+               "model": "llama3-70b", "serving": {"tp": 3}}
+        e = self.assertRaisesLocated(parasim.serve, bad)
+        self.assertIn("unknown key 'tp'", str(e))
+
+
+class ImportTest(VerbTest):
+    def test_matches_cli(self):
+        got = parasim.import_("megatron", LAUNCH, gpu="h100-sxm5-80gb", nodes=2)
+        want = cli("import", "megatron", LAUNCH, "--gpu", "h100-sxm5-80gb", "--nodes", "2")
+        self.assertEqual(got, want)
+        self.assertIn("cluster.gpu", got["keys"])
+        # What it wrote is a scenario the other verbs take.
+        path = self.files.write("imported.yaml", got["scenario"])
+        self.assertGreater(parasim.run(path)["step_time_s"], 0)
+
+    def test_bad_input(self):
+        with self.assertRaises(parasim.Error) as e:
+            parasim.import_("megatron", LAUNCH, gpu="no-such-gpu", nodes=2)
+        self.assertIn("unknown GPU 'no-such-gpu'", str(e.exception))
+        self.assertEqual(cli_error("import", "megatron", LAUNCH, "--gpu", "no-such-gpu")[0], 2)
+
+
 class ModuleTest(unittest.TestCase):
     def test_one_function_per_verb(self):
         for verb in ["run", "memory", "sweep", "scale", "validate", "fit", "calibrate", "report",
-                     "diff", "compare", "catalog"]:
+                     "diff", "compare", "catalog", "serve"]:
             self.assertTrue(callable(getattr(parasim, verb)), verb)
             self.assertIn(f"parasim {verb} --json", getattr(parasim, verb).__doc__)
         # `import` is a Python keyword: also parasim.import_.

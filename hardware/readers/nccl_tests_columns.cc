@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -53,7 +54,10 @@ std::optional<NcclColumns> NcclColumns::FromHeader(const std::vector<std::string
   if (half) Close(half, static_cast<int>(header.size()));
   c.fields = static_cast<int>(header.size()) + (timestamp ? 1 : 0);
   const Half& o = c.out_of_place;
+  const Half& ip = c.in_place;
   if (c.size != 0 || o.time < 0 || o.algbw < 0 || o.busbw < 0) return std::nullopt;
+  // An in-place half is whole (time, algbw and busbw) or not a header of nccl-tests.
+  if (ip.first >= 0 && (ip.algbw < 0 || ip.busbw < 0)) return std::nullopt;
   return c;
 }
 
@@ -97,6 +101,16 @@ StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
                                     const NcclColumns::Half& h, int shift, std::string_view name) {
   NcclTestsResult r;
   r.present = true;
+  const int n = static_cast<int>(f.size());
+  if (h.time < 0 || h.algbw < 0 || h.busbw < 0) {
+    return InvalidArgument(fmt::format("{} lacks its time, algbw or busbw column", name));
+  }
+  for (int i : {h.time, h.algbw, h.busbw, h.wrong}) {
+    if (i >= 0 && (i - shift < 0 || i - shift >= n)) {
+      return InvalidArgument(
+          fmt::format("{} column {} is outside the row's {} fields", name, i - shift + 1, n));
+    }
+  }
   PARASIM_ASSIGN_OR_RETURN(r.time_us,
                            Number(f[h.time - shift], fmt::format("{} time", name), kMaxTimeUs));
   if (r.time_us <= 0)
@@ -114,7 +128,10 @@ StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
 StatusOr<NcclTestsRow> ParseNcclRow(const std::vector<std::string_view>& f, const NcclColumns& c) {
   const int n = static_cast<int>(f.size());
   // Trace replays print blanks for the out-of-place half: the in-place half moves left.
-  const bool ip_only = c.in_place.first >= 0 && n == c.fields - c.out_of_place.width;
+  // Only when every column but the out-of-place half's precedes it and the in-place half follows.
+  const int leading = std::max({c.size, c.count, c.type, c.redop, c.root});
+  const bool ip_only = c.in_place.first > c.out_of_place.first && leading < c.out_of_place.first &&
+                       n == c.fields - c.out_of_place.width;
   if (n != c.fields && !ip_only) {
     return InvalidArgument(fmt::format("{} fields where the column header has {}", n, c.fields));
   }

@@ -78,6 +78,17 @@ TEST_CASE("rows: both halves, in-place only, defaults by width") {
   CHECK_FALSE(NcclColumns::ForFields(9).has_value());
 }
 
+TEST_CASE("a header whose in-place half lacks a column is no header (found by nccl_fuzz)") {
+  // The second busbw misspelt: the in-place half had no busbw column and a row read field -1.
+  CHECK_FALSE(
+      NcclColumns::FromHeader(
+          NcclFields(
+              "#       size         count      type   redop    root     time   algbw   busbw "
+              "#wrong     time   algbw   bsbuw #wrong",
+              true))
+          .has_value());
+}
+
 TEST_CASE("values that are no measurement") {
   const NcclColumns c = *NcclColumns::ForFields(13);
   struct Case {
