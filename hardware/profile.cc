@@ -35,11 +35,12 @@ Status Optional(const MapReader& m, const char* key, std::optional<Duration>* ou
 Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationProfile* pp) {
   CalibrationProfile& p = *pp;
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader c, MapReader::Open(ctx, node, "compute",
-                                   {"gemm_efficiency", "memory_efficiency", "launch_overhead",
-                                    "host_op_time", "sustained_factor", "gemm_efficiency_fp8",
-                                    "attention_standard", "attention_flash", "contended_compute",
-                                    "contended_memory", "elementwise_rates"}));
+      MapReader c,
+      MapReader::Open(ctx, node, "compute",
+                      {"gemm_efficiency", "memory_efficiency", "launch_overhead", "host_op_time",
+                       "host_micro_batch_time", "host_step_time", "sustained_factor",
+                       "gemm_efficiency_fp8", "attention_standard", "attention_flash",
+                       "contended_compute", "contended_memory", "elementwise_rates"}));
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency_fp8", 0.01, 1.0, &p.gemm_efficiency_fp8));
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
                             {"attention_flash", &p.attention_flash}}) {
@@ -60,6 +61,8 @@ Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationPr
   PARASIM_RETURN_IF_ERROR(Optional(c, "contended_memory", 1.0, 4.0, &p.contended_memory));
   PARASIM_RETURN_IF_ERROR(Optional(c, "launch_overhead", &p.launch_overhead));
   PARASIM_RETURN_IF_ERROR(Optional(c, "host_op_time", &p.host_op_time));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "host_micro_batch_time", &p.host_micro_batch_time));
+  PARASIM_RETURN_IF_ERROR(Optional(c, "host_step_time", &p.host_step_time));
   return Status::Ok();
 }
 
@@ -175,8 +178,9 @@ namespace {
 // The `compute:` section: the values the profile has, or nothing.
 std::string FormatCompute(const CalibrationProfile& p) {
   if (!(p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.host_op_time ||
-        p.sustained_factor || p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash ||
-        p.contended_compute || p.contended_memory || p.elementwise_rates)) {
+        p.host_micro_batch_time || p.host_step_time || p.sustained_factor ||
+        p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash || p.contended_compute ||
+        p.contended_memory || p.elementwise_rates)) {
     return "";
   }
   std::string out = "compute:\n";
@@ -189,6 +193,13 @@ std::string FormatCompute(const CalibrationProfile& p) {
   }
   if (p.host_op_time) {
     out += fmt::format("  host_op_time: {:.6g}us\n", p.host_op_time->microseconds());
+  }
+  if (p.host_micro_batch_time) {
+    out +=
+        fmt::format("  host_micro_batch_time: {:.6g}us\n", p.host_micro_batch_time->microseconds());
+  }
+  if (p.host_step_time) {
+    out += fmt::format("  host_step_time: {:.6g}us\n", p.host_step_time->microseconds());
   }
   if (p.sustained_factor) {
     out += fmt::format("  sustained_factor: {:.6g}\n", *p.sustained_factor);
@@ -267,6 +278,26 @@ std::string FormatCalibrationProfile(const CalibrationProfile& p) {
   return out;
 }
 
+namespace {
+
+// Which of the cluster's figures the profile measured (ClusterSpec::measured).
+void MarkMeasured(const CalibrationProfile& p, ClusterSpec* c) {
+  ClusterSpec::Measured& m = c->measured;
+  m.gemm = m.gemm || p.gemm_efficiency || p.gemm_efficiency_fp8 || !p.gemm_shapes.empty() ||
+           p.sustained_factor;
+  m.attention = m.attention || p.attention_flash || p.attention_standard;
+  m.memory = m.memory || p.memory_efficiency || p.elementwise_rates;
+  m.host =
+      m.host || p.launch_overhead || p.host_op_time || p.host_micro_batch_time || p.host_step_time;
+  for (const FabricFit& f : p.fabrics) {
+    const bool fitted = f.efficiency || !f.collectives.empty();
+    if (f.id == c->intra.id) m.intra = m.intra || fitted;
+    if (f.id == c->inter.id) m.inter = m.inter || fitted;
+  }
+}
+
+}  // namespace
+
 StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProfile& p,
                                                            ClusterSpec* c) {
   if (!p.gpu.empty() && p.gpu != c->gpu.id) {
@@ -292,6 +323,8 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
   num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
   time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
   time("host_op_time", p.host_op_time, &c->gpu.host_op_time);
+  time("host_micro_batch_time", p.host_micro_batch_time, &c->gpu.host_micro_batch_time);
+  time("host_step_time", p.host_step_time, &c->gpu.host_step_time);
   num("sustained_factor", p.sustained_factor, &c->gpu.sustained_factor);
   num("contended_compute", p.contended_compute, &c->gpu.contended_compute);
   num("contended_memory", p.contended_memory, &c->gpu.contended_memory);
@@ -333,17 +366,7 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
       }
     }
   }
-  ClusterSpec::Measured& m = c->measured;
-  m.gemm = m.gemm || p.gemm_efficiency || p.gemm_efficiency_fp8 || !p.gemm_shapes.empty() ||
-           p.sustained_factor;
-  m.attention = m.attention || p.attention_flash || p.attention_standard;
-  m.memory = m.memory || p.memory_efficiency || p.elementwise_rates;
-  m.host = m.host || p.launch_overhead || p.host_op_time;
-  for (const FabricFit& f : p.fabrics) {
-    const bool fitted = f.efficiency || !f.collectives.empty();
-    if (f.id == c->intra.id) m.intra = m.intra || fitted;
-    if (f.id == c->inter.id) m.inter = m.inter || fitted;
-  }
+  MarkMeasured(p, c);
   return changed;
 }
 

@@ -53,7 +53,9 @@ struct CalibrationProfile {
   std::optional<double> gemm_efficiency;
   std::optional<double> memory_efficiency;
   std::optional<Duration> launch_overhead;
-  std::optional<Duration> host_op_time;  // GpuSpec::host_op_time
+  std::optional<Duration> host_op_time;           // GpuSpec::host_op_time
+  std::optional<Duration> host_micro_batch_time;  // GpuSpec::host_micro_batch_time
+  std::optional<Duration> host_step_time;         // GpuSpec::host_step_time
   std::optional<double> sustained_factor;
   // Slowdowns beside a running collective (GpuSpec::contended_compute / contended_memory).
   std::optional<double> contended_compute;

@@ -112,11 +112,12 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
                                std::string id) {
   PARASIM_ASSIGN_OR_RETURN(
       MapReader m,
-      MapReader::Open(ctx, node, path,
-                      {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency",
-                       "memory_efficiency", "launch_overhead", "sustained_factor", "device_names",
-                       "server", "attention_flash", "gemm_efficiency_fp8", "mxfp8", "host_op_time",
-                       "elementwise_rates", "compute_capability"}));
+      MapReader::Open(
+          ctx, node, path,
+          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
+           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash",
+           "gemm_efficiency_fp8", "mxfp8", "host_op_time", "elementwise_rates",
+           "compute_capability", "host_micro_batch_time", "host_step_time"}));
   GpuSpec g;
   g.id = std::move(id);
   g.name = g.id;
@@ -132,6 +133,10 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(
       m.Time("launch_overhead", &g.launch_overhead, Duration::Zero(), kMaxLatency));
   PARASIM_RETURN_IF_ERROR(m.Time("host_op_time", &g.host_op_time, Duration::Zero(), kMaxLatency));
+  PARASIM_RETURN_IF_ERROR(
+      m.Time("host_micro_batch_time", &g.host_micro_batch_time, Duration::Zero(), kMaxLatency));
+  PARASIM_RETURN_IF_ERROR(
+      m.Time("host_step_time", &g.host_step_time, Duration::Zero(), kMaxLatency));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));

@@ -90,6 +90,13 @@ struct Training {
   //   four streams at a time (LayerLowering::ExpertGemmTime), with or without dropping.
   bool per_expert_gemm = false;
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
+  // PyTorch's deterministic algorithms (torch.use_deterministic_algorithms(True), as Megatron-LM's
+  // --deterministic-mode sets: megatron/training/determinism.py). With it PyTorch fills every
+  // newly allocated tensor with NaN before use (torch.utils.deterministic.fill_uninitialized_
+  // memory, on by default; aten's empty_cuda does it, so Transformer Engine's outputs too): one
+  // more memory-bound kernel per op output, on the GPU and on the host that issues it
+  // (strategies/host_ops.h).
+  bool deterministic = false;
   // The layers run Transformer Engine's modules (Megatron-LM's default --transformer-impl
   // transformer_engine), which hold a cuBLAS workspace of their own; false: the framework's
   // own modules on PyTorch ops (Megatron-LM's `local`, torchtitan).

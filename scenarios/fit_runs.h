@@ -5,9 +5,10 @@
 // Parameters (each bounded, each a key of the calibration profile):
 //   sustained_factor   in-step kernel rate over the rate benchmarked alone, per GPU [0.5, 1];
 //   launch_overhead    host time per kernel (dispatch, framework), per GPU [1 us, 40 us];
-//   host_op_time       host time to issue a framework op where the GPU waits on the host
-//                      (training.expert_gemm: per_expert after dropless routing) [1 us, 200 us],
-//                      fitted only when some case issues its experts so;
+//   host_op_time       host time to issue one framework op (a kernel or a collective) on the
+//                      rank's host stream (RankTopology::Issue) [1 us, 200 us];
+//   host_micro_batch_time  host time per micro-batch and stage beside its ops [0, 20 ms];
+//   host_step_time     host time per step beside its ops (optimizer, logging) [0, 500 ms];
 //   <inter>.efficiency achieved fraction of the inter-node fabric's bandwidth [0.5, 1], fitted
 //                      only when some case crosses nodes.
 // Least squares on relative errors by a bounded Levenberg-Marquardt on finite differences. A case
@@ -53,6 +54,6 @@ const std::vector<std::string>& RunsParamNames();
 // the parameters to fit (RunsParamNames; empty = all); the others keep the cluster's values.
 StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
                           const std::vector<std::string>& sets, const SweepOptions& options,
-                          const std::vector<std::string>& only = {});
+                          const std::vector<std::string>& only = {}, const CaseFilter& filter = {});
 
 }  // namespace parasim

@@ -43,6 +43,25 @@ std::string RunsFile(const char* defaults, const char* const (&cases)[N],
   return f;
 }
 
+// Writes `defaults` and `cases` to `path` with every case's step time as replayed with the
+// cluster `set` changes (the parameters that made them).
+template <size_t N, class Set>
+void WriteReplayed(const std::string& path, const char* defaults, const char* const (&cases)[N],
+                   Set set) {
+  std::ofstream(path) << RunsFile(defaults, cases, std::vector<double>(N, 1.0));
+  auto file = LoadValidationFile(path, {});
+  REQUIRE_MESSAGE(file.ok(), file.status().message());
+  std::vector<double> measured;
+  for (const ValidationInput& in : file->cases) {
+    ClusterSpec c = in.scenario.cluster;
+    set(&c.gpu);
+    auto r = SimulateStep(in.scenario.model, in.scenario.training, in.scenario.layout, c, {});
+    REQUIRE(r.ok());
+    measured.push_back(r->step_time_s);
+  }
+  std::ofstream(path) << RunsFile(defaults, cases, measured);
+}
+
 std::string File(const std::vector<double>& measured) {
   return RunsFile(
       "  cluster: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: "
@@ -113,7 +132,7 @@ TEST_CASE("fit --runs --set states a key in every case before fitting") {
 
 TEST_CASE("fit --runs fits the host's op time where experts wait on the host") {
   // Qwen3 30B-A3B issued one expert at a time after dropless routing, 4 to 16 local experts a
-  // GPU, replayed with a host op time of 40 us: fitted back from the default 15.3 us.
+  // GPU, replayed with a host op time of 40 us: fitted back from the default.
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string path = dir + "/moe.yaml";
   const char* cases[] = {
@@ -121,25 +140,11 @@ TEST_CASE("fit --runs fits the host's op time where experts wait on the host") {
       "{cluster: {nodes: 2}, parallelism: {dp: 16, ep: 16}, training: {micro_batch: 1}}",
       "{cluster: {nodes: 4}, parallelism: {dp: 32, ep: 32}, training: {micro_batch: 2}}",
   };
-  auto write = [&](const std::vector<double>& measured) {
-    std::ofstream(path) << RunsFile(
-        "  cluster: {gpu: b200, gpus_per_node: 8, intra_node: nvlink5, inter_node: "
-        "ib-ndr-400g}\n  model: qwen3-30b-a3b\n  training: {seq_len: 4096, global_batch: 64, "
-        "expert_gemm: per_expert}\n  parallelism: {zero: 1}\n",
-        cases, measured);
-  };
-  write(std::vector<double>(std::size(cases), 1.0));
-  auto file = LoadValidationFile(path, {});
-  REQUIRE_MESSAGE(file.ok(), file.status().message());
-  std::vector<double> measured;
-  for (const ValidationInput& in : file->cases) {
-    ClusterSpec c = in.scenario.cluster;
-    c.gpu.host_op_time = Duration::Microseconds(40);
-    auto r = SimulateStep(in.scenario.model, in.scenario.training, in.scenario.layout, c, {});
-    REQUIRE(r.ok());
-    measured.push_back(r->step_time_s);
-  }
-  write(measured);
+  WriteReplayed(path,
+                "  cluster: {gpu: b200, gpus_per_node: 8, intra_node: nvlink5, inter_node: "
+                "ib-ndr-400g}\n  model: qwen3-30b-a3b\n  training: {seq_len: 4096, global_batch: "
+                "64, expert_gemm: per_expert}\n  parallelism: {zero: 1}\n",
+                cases, [](GpuSpec* g) { g->host_op_time = Duration::Microseconds(40); });
   auto fit = FitRuns({path}, {}, SweepOptions{}, {"host_op_time"});
   REQUIRE_MESSAGE(fit.ok(), fit.status().message());
   REQUIRE(fit->params.size() == 1);
@@ -150,10 +155,41 @@ TEST_CASE("fit --runs fits the host's op time where experts wait on the host") {
   CHECK(fit->mape_after < 0.002);
   REQUIRE(fit->profile.host_op_time.has_value());
   CHECK(fit->profile.host_op_time->microseconds() == doctest::Approx(40).epsilon(0.02));
-  // Stated grouped, the experts never wait on the host: nothing to fit.
-  auto grouped =
-      FitRuns({path}, {"training.expert_gemm=grouped"}, SweepOptions{}, {"host_op_time"});
-  CHECK(!grouped.ok());
+}
+
+TEST_CASE("fit --runs recovers the host's op, micro-batch and step times from small models") {
+  // A 512-wide GPT on one A100 node, where the step is the host's (the megatron-ci corpus's
+  // host-bound group), at 1 to 8 micro-batches and 1 to 4 stages, replayed with chosen host
+  // times: fitted back from the catalog's.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string path = dir + "/host.yaml";
+  const char* cases[] = {
+      "{parallelism: {tp: 1, pp: 1, dp: 8}, training: {global_batch: 32}}",
+      "{parallelism: {tp: 1, pp: 1, dp: 8}, training: {global_batch: 256}}",
+      "{parallelism: {tp: 1, pp: 4, dp: 2}, training: {global_batch: 32}}",
+      "{parallelism: {tp: 2, pp: 2, dp: 2}, training: {global_batch: 64}}",
+      "{parallelism: {tp: 2, pp: 1, dp: 4}, training: {global_batch: 128}}",
+  };
+  WriteReplayed(path,
+                "  cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8, intra_node: "
+                "nvlink3-a100}\n  model: {layers: 12, hidden: 512, heads: 8, vocab: 50432}\n  "
+                "training: {seq_len: 1024, micro_batch: 4, deterministic: true}\n",
+                cases, [](GpuSpec* g) {
+                  g->host_op_time = Duration::Microseconds(40);
+                  g->host_micro_batch_time = Duration::Microseconds(600);
+                  g->host_step_time = Duration::Milliseconds(20);
+                });
+  auto fit = FitRuns({path}, {}, SweepOptions{},
+                     {"host_op_time", "host_micro_batch_time", "host_step_time"});
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  REQUIRE(fit->params.size() == 3);
+  CHECK(fit->params[0].fitted == doctest::Approx(40).epsilon(0.03));
+  CHECK(fit->params[1].fitted == doctest::Approx(600).epsilon(0.15));
+  CHECK(fit->params[2].fitted == doctest::Approx(20000).epsilon(0.05));
+  CHECK(fit->mape_before > 0.05);
+  CHECK(fit->mape_after < 0.01);
+  REQUIRE(fit->profile.host_step_time.has_value());
+  CHECK(fit->profile.host_step_time->seconds() == doctest::Approx(0.020).epsilon(0.05));
 }
 
 TEST_CASE("fit --runs refuses a file that mixes GPUs") {

@@ -204,6 +204,7 @@ void TrainingFlags(const Scenario& s, Flags& f) {
   }
   if (t.grad_accumulation == GradAccumulation::kSeparate)
     f.Add("--no-gradient-accumulation-fusion");
+  if (t.deterministic) f.Add("--deterministic-mode");
   if (t.finetune != FinetuneKind::kNone) {
     f.Miss("training.finetune", "{method: lora}", "Megatron-LM's training has no LoRA flags");
   }

@@ -35,6 +35,9 @@ constexpr MegatronFlag kMappedRows[] = {
      "parallelism.stage_layers (the first stage)"},
     {"--decoder-last-pipeline-num-layers", A::kOne, U::kMapped,
      "parallelism.stage_layers (the last stage)"},
+    {"--deterministic-mode", A::kBare, U::kMapped,
+     "training.deterministic (PyTorch's NaN fill of every new tensor: a kernel more per op "
+     "output; the deterministic attention backward is not priced apart)"},
     {"--disable-bias-linear", A::kBare, U::kMapped, "model.bias: false"},
     {"--exp-avg-dtype", A::kOne, U::kMapped, "training.moments"},
     {"--exp-avg-sq-dtype", A::kOne, U::kMapped, "training.moments"},

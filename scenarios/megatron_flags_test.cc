@@ -32,7 +32,7 @@ TEST_CASE("rows as the importer reads them") {
   for (const Row& r : {Row{"--num-layers", FlagUse::kMapped, FlagArity::kOne},
                        Row{"--sequence-parallel", FlagUse::kMapped, FlagArity::kBare},
                        Row{"--recompute-modules", FlagUse::kMapped, FlagArity::kList},
-                       Row{"--deterministic-mode", FlagUse::kNotModelled, FlagArity::kBare},
+                       Row{"--deterministic-mode", FlagUse::kMapped, FlagArity::kBare},
                        Row{"--cuda-graph-impl", FlagUse::kNotModelled, FlagArity::kOne},
                        Row{"--lr", FlagUse::kNoEffect, FlagArity::kOne},
                        Row{"--hybrid-layer-pattern", FlagUse::kRefused, FlagArity::kOne}}) {

@@ -43,9 +43,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
      "backward"},
     {"--delay-wgrad-compute", A::kBare, U::kNotModelled,
      "weight gradients split out to overlap communication: parasim computes them in each backward"},
-    {"--deterministic-mode", A::kBare, U::kNotModelled,
-     "deterministic kernels only (slower attention backward, no atomics): parasim prices the "
-     "default kernels"},
     {"--emb-int-list", A::kList, U::kNotModelled, "Flextron embedding widths"},
     {"--empty-unused-memory-level", A::kOne, U::kNotModelled,
      "torch.cuda.empty_cache calls: allocator behaviour parasim does not model"},

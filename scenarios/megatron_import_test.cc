@@ -73,7 +73,9 @@ TEST_CASE("a functional-test config: MoE with MLA, MTP and a pipeline layout") {
   CHECK(sc.training.tokens == 100.0 * 64 * 4096);
   CHECK(Line(*s, "stage_layers: [6, 8]"));
   CHECK(Line(*s, "# --pipeline-model-parallel-layout Et*6|t*8mL"));
-  CHECK(Line(*s, "#   --deterministic-mode: deterministic kernels"));
+  CHECK(sc.training.deterministic);
+  CHECK(Line(*s, "deterministic: true"));
+  CHECK(Line(*s, "# --deterministic-mode"));
   CHECK(Line(*s, "NCCL_ALGO=Ring"));
   CHECK(Line(*s, "--lr"));  // with no effect, listed
 }

@@ -223,6 +223,9 @@ Status ReadKernels(Context& c) {
             sep ? "--no-gradient-accumulation-fusion"
                 : "Megatron-LM's default: the weight-gradient GEMM accumulates in place",
             sep ? "--no-gradient-accumulation-fusion" : "");
+  if (r.Has("--deterministic-mode")) {
+    c.Set("training.deterministic", "true", "--deterministic-mode");
+  }
   if (impl == "local") {
     c.Derived("training.transformer_engine", "false",
               "--transformer-impl local: Megatron-Core's own modules, no Transformer Engine",

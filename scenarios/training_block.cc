@@ -62,6 +62,7 @@ Status ReadKernels(const MapReader& m, Training* t) {
     PARASIM_RETURN_IF_ERROR(m.Enum("grad_accumulation", &s, GradAccumulationNames()));
     t->grad_accumulation = *ParseGradAccumulation(s);
   }
+  PARASIM_RETURN_IF_ERROR(m.Bool("deterministic", &t->deterministic));
   PARASIM_RETURN_IF_ERROR(m.Bool("transformer_engine", &t->transformer_engine));
   if (m.Has("blas_workspace")) {
     PARASIM_RETURN_IF_ERROR(m.Size("blas_workspace", &t->blas_workspace));
@@ -91,12 +92,13 @@ Status ReadFinetune(const YamlContext& ctx, const MapReader& m, Training* t) {
 
 const std::vector<std::string_view>& TrainingKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "seq_len",     "global_batch",       "micro_batch",
-      "precision",   "optimizer",          "grad_dtype",
-      "recompute",   "recompute_layers",   "tokens",
-      "finetune",    "attention",          "fp8_recipe",
-      "moments",     "grad_accumulation",  "cross_entropy",
-      "expert_gemm", "transformer_engine", "blas_workspace"};
+      "seq_len",      "global_batch",       "micro_batch",
+      "precision",    "optimizer",          "grad_dtype",
+      "recompute",    "recompute_layers",   "tokens",
+      "finetune",     "attention",          "fp8_recipe",
+      "moments",      "grad_accumulation",  "cross_entropy",
+      "expert_gemm",  "transformer_engine", "blas_workspace",
+      "deterministic"};
   return kKeys;
 }
 

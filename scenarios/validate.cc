@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "scenarios/megatron_args.h"
 #include "scenarios/megatron_import.h"
@@ -217,6 +220,84 @@ StatusOr<YAML::Node> ImportCase(const YamlContext& ctx, const YAML::Node& import
   return ParseYaml(imported->yaml, "<imported>");
 }
 
+// The cases a subset of the subsets.yaml beside a validation file holds: all (the file is
+// listed) or those named; `any` when no subset was asked for.
+struct Subset {
+  bool any = true;
+  bool whole_file = false;
+  std::set<std::string> cases;
+};
+
+StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
+  Subset out;
+  if (name.empty()) return out;
+  out.any = false;
+  const std::filesystem::path file(path);
+  // Beside the file, else a folder up (tests/validation/subsets.yaml lists regimes/*.yaml).
+  std::string subsets = (file.parent_path() / "subsets.yaml").string();
+  if (!std::filesystem::exists(subsets)) {
+    subsets = (file.parent_path().parent_path() / "subsets.yaml").string();
+  }
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(YamlInput(subsets), "subset lists"));
+  const YAML::Node list = root.IsMap() ? root[name] : YAML::Node();
+  if (!list.IsDefined() || !list.IsSequence()) {
+    std::string keys;
+    if (root.IsMap()) {
+      for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + kv.first.Scalar();
+    }
+    return InvalidArgument(fmt::format("--subset={}:1:1: error: {} has no list '{}' (it has: {})",
+                                       name, subsets, name, keys));
+  }
+  for (const YAML::Node& n : list) {
+    const std::string entry = n.Scalar();
+    if (entry == file.filename().string() ||
+        (file.has_parent_path() &&
+         entry == (file.parent_path().filename() / file.filename()).string())) {
+      out.whole_file = true;
+    }
+    out.cases.insert(entry);
+  }
+  return out;
+}
+
+// The GPU and node count a case states, as written (import: or scenario.cluster, over the
+// file's defaults); "" and 0 where it states none.
+struct CaseHardware {
+  std::string gpu;
+  int64_t nodes = 0;
+};
+
+CaseHardware CaseHardwareOf(const MapReader& c, const YAML::Node& defaults,
+                            const YAML::Node& default_import) {
+  CaseHardware h;
+  auto scalar = [](const YAML::Node& map, const char* key) {
+    return map.IsDefined() && map.IsMap() && map[key].IsDefined() && map[key].IsScalar()
+               ? map[key].Scalar()
+               : std::string();
+  };
+  auto read = [&](const YAML::Node& map) {
+    const std::string gpu = scalar(map, "gpu"), nodes = scalar(map, "nodes");
+    if (!gpu.empty()) h.gpu = gpu;
+    if (!nodes.empty()) h.nodes = std::strtoll(nodes.c_str(), nullptr, 10);
+  };
+  if (c.Has("import")) {
+    read(default_import);
+    read(c.Node("import"));
+  } else {
+    read(defaults["cluster"]);
+    if (c.Has("scenario")) read(c.Node("scenario")["cluster"]);
+  }
+  return h;
+}
+
+bool Kept(const CaseFilter& f, const Subset& subset, const std::string& name,
+          const CaseHardware& hw) {
+  if (!subset.any && !subset.whole_file && !subset.cases.count(name.substr(0, name.find(" (")))) {
+    return false;
+  }
+  return (f.gpu.empty() || f.gpu == hw.gpu) && (f.nodes == 0 || f.nodes == hw.nodes);
+}
+
 // A case's scenario node: its import (when it has one) under the file's defaults and its own
 // fragment; "" in *failure when it loaded.
 StatusOr<YAML::Node> CaseNode(const YamlContext& ctx, const MapReader& c,
@@ -238,7 +319,8 @@ StatusOr<YAML::Node> CaseNode(const YamlContext& ctx, const MapReader& c,
 }  // namespace
 
 StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
-                                            const std::vector<std::string>& sets) {
+                                            const std::vector<std::string>& sets,
+                                            const CaseFilter& filter) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(input, "keys source, defaults, cases"));
   const std::string& path = input.name;
@@ -262,6 +344,7 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
   YAML::Node default_import =
       defaults["import"].IsDefined() ? defaults["import"] : YAML::Node(YAML::NodeType::Map);
   defaults.remove("import");
+  PARASIM_ASSIGN_OR_RETURN(const Subset subset, LoadSubset(path, filter.subset));
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("cases[{}]", i);
     PARASIM_ASSIGN_OR_RETURN(
@@ -273,6 +356,7 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       return ctx.ErrorAt(cases[i], at, "expected a scenario fragment, an import block or both");
     }
     PARASIM_RETURN_IF_ERROR(c.String("name", &vc.name));
+    if (!Kept(filter, subset, vc.name, CaseHardwareOf(c, defaults, default_import))) continue;
     PARASIM_RETURN_IF_ERROR(ReadMeasured(ctx, c.Node("measured"), at, &vc));
     PARASIM_ASSIGN_OR_RETURN(YAML::Node merged, CaseNode(ctx, c, defaults, default_import, at,
                                                          vc.name, cat, &vc.load_failure));
@@ -452,8 +536,9 @@ ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases
 }
 
 StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,
-                                    const SweepOptions& options, bool robust) {
-  PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(input, sets));
+                                    const SweepOptions& options, bool robust,
+                                    const CaseFilter& filter) {
+  PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(input, sets, filter));
   std::vector<ValidationCase> cases;
   for (ValidationInput& in : file.cases) {
     // A case whose replay fails is reported failed with the reason; the file goes on.

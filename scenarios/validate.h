@@ -107,8 +107,20 @@ struct ValidationFile {
   std::vector<ValidationInput> cases;
 };
 
+// Which of a file's cases to load (validate and fit --runs: --subset, --gpu, --nodes): those the
+// subset `subset` of the subsets.yaml beside the file holds (the file itself, or a case by its
+// name up to " (", as tests/validation/megatron-ci/subsets.yaml lists cases), on catalog GPU
+// `gpu`, on `nodes` nodes. Empty or 0 keeps every case.
+struct CaseFilter {
+  std::string subset;
+  std::string gpu;
+  int64_t nodes = 0;
+  bool empty() const { return subset.empty() && gpu.empty() && nodes == 0; }
+};
+
 StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
-                                            const std::vector<std::string>& sets);
+                                            const std::vector<std::string>& sets,
+                                            const CaseFilter& filter = {});
 // A case's sweep: the options' threads and cap, no results file, no resume.
 StatusOr<SweepOutcome> SweepCase(const Scenario& s, const SweepOptions& options);
 // Why a case's sweep ranked nothing: no valid layout, or the leanest one and its memory.
@@ -121,6 +133,7 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
 ValidationReport Summarize(std::string source, std::vector<ValidationCase> cases);
 
 StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<std::string>& sets,
-                                    const SweepOptions& options, bool robust = false);
+                                    const SweepOptions& options, bool robust = false,
+                                    const CaseFilter& filter = {});
 
 }  // namespace parasim

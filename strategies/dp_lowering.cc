@@ -305,12 +305,22 @@ Duration DataParallelLowering::OptimizerTime(int stage) const {
 }
 
 void DataParallelLowering::OptimizerStep() {
+  // The host reads the gradients' norm before it issues the update (Megatron-LM's
+  // clip_grad_norm: get_grad_norm_fp32's .item(), megatron/core/optimizer/clip_grads.py), so it
+  // waits for every reduction and the backward; then the step's own host work
+  // (GpuSpec::host_step_time: the optimizer's Python, the loss scale's and the norms' reads,
+  // logging) comes before the update's kernels.
+  const Duration host = ctx_.cluster.gpu.host_step_time;
   for (int s = 0; s < ctx_.layout.pp; ++s) {
     const Duration step = OptimizerTime(s);
     for (Replica& r : topo_.stage(s)) {
       for (TaskId f : r.reduces) r.pending.push_back(f);
+      waits_for_.assign(r.reduces.begin(), r.reduces.end());
+      waits_for_.push_back(r.prev);
+      topo_.Sync(r, waits_for_);
+      r.host_carry += host;
       topo_.Compute(r, step, TaskCat::kOptimizer, ctx_.Label(TaskCat::kOptimizer),
-                    step * ctx_.cluster.gpu.contended_memory);
+                    step * ctx_.cluster.gpu.contended_memory, ctx_.cluster.gpu.host_op_time);
     }
   }
 }

@@ -146,7 +146,7 @@ class DataParallelLowering {
   // copy-out of the last gather, or without copies the compute issued before the last unit.
   std::vector<std::vector<sim::TaskId>> waits_;
   // Emit's scratch, kept between calls (a step emits thousands of gathers and reductions).
-  std::vector<sim::TaskId> emitted_, after_, heads_;
+  std::vector<sim::TaskId> emitted_, after_, heads_, waits_for_;
   std::vector<Replica*> members_;
   mutable sim::FlatMap<Params, Timed, ParamsHash> by_params_;
 };

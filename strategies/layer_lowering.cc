@@ -26,10 +26,12 @@ struct OpPhase {
   GroupKind group;
   double contended = 1.0;
   Duration hide, pre;
+  Duration host;  // the host's time to issue the phase's kernels and collectives
 };
 
-OpPhase Phased(Duration compute, Duration comm, bool overlap, GroupKind group, double contended) {
-  return {compute, comm, overlap, group, contended, overlap ? compute : Duration::Zero(), {}};
+OpPhase Phased(Duration compute, Duration comm, bool overlap, GroupKind group, double contended,
+               Duration host) {
+  return {compute, comm, overlap, group, contended, overlap ? compute : Duration::Zero(), {}, host};
 }
 
 // With the backward split (`split`), B is the backward less its weight gradient and W the
@@ -37,11 +39,11 @@ OpPhase Phased(Duration compute, Duration comm, bool overlap, GroupKind group, d
 // gradient waits for B's end when W is split off.
 OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
   if (ph == Phase::kW) {
-    return Phased(op.wgrad, Duration::Zero(), false, op.bwd_group, op.contended);
+    return Phased(op.wgrad, Duration::Zero(), false, op.bwd_group, op.contended, op.host_w);
   }
   if (ph == Phase::kB) {
     OpPhase o = Phased(split ? op.bwd - op.wgrad : op.bwd, op.bwd_comm, op.bwd_overlap,
-                       op.bwd_group, op.contended);
+                       op.bwd_group, op.contended, split ? op.host_b - op.host_w : op.host_b);
     if (op.bwd_beside_wgrad) {
       o.overlap = !split;
       o.hide = split ? Duration::Zero() : op.wgrad;
@@ -50,9 +52,10 @@ OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
     return o;
   }
   if (ph == Phase::kR && op.rerun < 1) {
-    return Phased(op.fwd * op.rerun, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended);
+    return Phased(op.fwd * op.rerun, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended,
+                  op.host_f * op.rerun);
   }
-  return Phased(op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended);
+  return Phased(op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended, op.host_f);
 }
 
 // How much longer than `work` alone a collective of `comm` beside it lasts, the work running
@@ -74,6 +77,7 @@ template <class Sum>
 void AddOp(Sum* sum, const OpPhase& o, bool comm) {
   sum->compute += o.compute;
   sum->contended += o.compute * o.contended;
+  sum->host += o.host;
   if (comm && (o.comm > Duration::Zero() || o.pre > Duration::Zero())) {
     sum->comm[static_cast<int>(o.group)] += Exposed(o);
   }
@@ -214,6 +218,7 @@ LayerLowering::PhaseSum LayerLowering::SumOnce(const Chunk& ch, int first, int l
     }
     sum.compute += piece->compute;
     sum.contended += piece->contended;
+    sum.host += piece->host;
     for (int k = 0; k < kNumGroups; ++k) sum.comm[k] += piece->comm[k];
   }
   return sum;
@@ -291,7 +296,9 @@ void LayerLowering::EmitSum(int stage, const PhaseSum& sum, TaskCat cat) {
   // One task for the compute of the pieces, then the exposed part of each collective kind.
   if (sum.compute <= Duration::Zero()) return;  // nothing to recompute in these pieces
   if (sum.compute_key == sim::kNone) sum.compute_key = ctx_.Key(sum.compute, sum.contended);
-  for (Replica& r : topo_.stage(stage)) topo_.Compute(r, sum.compute_key, cat, ctx_.Label(cat));
+  for (Replica& r : topo_.stage(stage)) {
+    topo_.Compute(r, sum.compute_key, cat, ctx_.Label(cat), sum.host);
+  }
   for (GroupKind g : {GroupKind::kTp, GroupKind::kEtp, GroupKind::kCp, GroupKind::kEp}) {
     const int k = static_cast<int>(g);
     if (sum.comm[k] <= Duration::Zero()) continue;
@@ -308,7 +315,9 @@ void LayerLowering::EmitOp(int stage, const OpTime& op, Phase ph, bool split, bo
   if (o.pre > Duration::Zero() || (o.overlap && o.hide < o.compute)) {
     // The head of the compute (with `pre` beside it), then the tail that hides the collective.
     const Duration head = o.compute - o.hide;
-    for (Replica& r : topo_.stage(stage)) topo_.Compute(r, head, cat, label, head * o.contended);
+    for (Replica& r : topo_.stage(stage)) {
+      topo_.Compute(r, head, cat, label, head * o.contended, o.host);
+    }
     if (comm && o.pre > Duration::Zero())
       topo_.Overlapped(stage, k, o.pre, CommCat(o.group), label);
     if (o.hide > Duration::Zero()) {
@@ -318,7 +327,7 @@ void LayerLowering::EmitOp(int stage, const OpTime& op, Phase ph, bool split, bo
     }
   } else {
     for (Replica& r : topo_.stage(stage)) {
-      topo_.Compute(r, o.compute, cat, label, o.compute * o.contended);
+      topo_.Compute(r, o.compute, cat, label, o.compute * o.contended, o.host);
     }
   }
   if (!comm || o.comm <= Duration::Zero()) return;

@@ -30,6 +30,8 @@ class LayerLowering {
   void BuildChunks();
 
   const Chunk& chunk(int stage, int c) const { return chunks_[stage][c]; }
+  // The LM head's block time (a chunk whose last piece has it computes the loss).
+  const BlockTime& head_time() const { return head_; }
   const std::vector<Chunk>& chunks(int stage) const { return chunks_[stage]; }
 
   // Tasks of phase `ph` over pieces [first, last) of `ch` on every replica of `stage`.
@@ -69,6 +71,7 @@ class LayerLowering {
   // weighted by each op's contention slowdown) and the exposed collectives per group kind.
   struct PhaseSum {
     Duration compute, contended;
+    Duration host;  // the host's time to issue the pieces' kernels and collectives
     Duration comm[kNumGroups];
     // Their cost keys, once EmitSum has asked for them (a kept sum is emitted every
     // micro-batch); kNone before.

@@ -3,9 +3,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strategies/host_ops.h"
 #include "strategies/step_kernels.h"
 
 namespace parasim {
+
+namespace {
+
+// Blockwise FP8's weight-gradient GEMMs (DeepSeek-V3's recipe: the contraction runs over
+// tokens, whose 1x128 scales the kernel applies every 128 of them while it accumulates into the
+// fp32 gradients) against the forward GEMMs of the same FLOPs, as DeepSeek-V3's profiled chunk
+// pair on H800 ran them (docs/MODEL.md, "The DeepSeek-V3 chunk pair on H800, kind by kind";
+// deepseek-ai/profile-data): the routed experts' accumulating kernels (fp8_dptp128c_acc) took
+// 5.43 ms a layer against their forward's 2.90 (0.53), the attention projections' 9.554 ms
+// against 6.693 (0.70).
+constexpr double kBlockwiseExpertWgradRate = 0.53;
+constexpr double kBlockwiseWgradRate = 0.70;
+
+}  // namespace
 
 LayerPricer::LayerPricer(LoweringContext& ctx) : ctx_(ctx) {
   if (ctx_.training.precision == Dtype::kFp8) cost16_.emplace(ctx_.cluster, Dtype::kBf16);
@@ -54,11 +69,19 @@ OpTime LayerPricer::Time(const Op& op) {
       break;
   }
   ot.bwd += accumulate;
+  if (t.deterministic) {
+    // PyTorch's NaN fill of each tensor the op allocates (Training::deterministic): one more
+    // memory-bound pass over its outputs in each pass.
+    const AllocatedBytes a = OutputBytes(op, t);
+    ot.fwd += ctx_.cost.MemoryTime(Bytes(a.fwd)) + ctx_.cost.Launch();
+    ot.bwd += ctx_.cost.MemoryTime(Bytes(a.bwd)) + ctx_.cost.Launch();
+  }
   ot.recompute = Recomputes(op, t.recompute);
   if (ot.recompute) ot.rerun = RecomputeShare(op, t.recompute);
   ot.contended = op.kind == OpKind::kMemoryBound ? ctx_.cluster.gpu.contended_memory
                                                  : ctx_.cluster.gpu.contended_compute;
   CommTimes(op, &ot);
+  HostTimes(op, &ot);
   if (ctx_.options.granularity == Granularity::kOp) {
     ot.label_f = ctx_.program.Intern("F " + op.name);
     ot.label_b = ctx_.program.Intern("B " + op.name);
@@ -74,7 +97,10 @@ void LayerPricer::GemmTimes(const Op& op, Duration accumulate, OpTime* ot) const
   // FP8 training runs the layers' Linears in FP8 and the rest (router, LM head) in bf16.
   const CostModel& gemm_cost = op.fp8 || !cost16_ ? cm : *cost16_;
   for (const GemmCall& g : TrainingGemms(op, frozen)) {
-    const Duration d = ExpertGemmTime(gemm_cost, op, g);
+    Duration d = ExpertGemmTime(gemm_cost, op, g);
+    if (g.pass == 'W' && op.fp8 && t.fp8_recipe == Fp8Recipe::kBlockwise) {
+      d = d * (1 / (op.expert ? kBlockwiseExpertWgradRate : kBlockwiseWgradRate));
+    }
     (g.pass == 'F' ? ot->fwd : ot->bwd) += d;
     if (g.pass == 'W') ot->wgrad += d;
   }
@@ -151,25 +177,29 @@ void LayerPricer::CommTimes(const Op& op, OpTime* ot) const {
   }
 }
 
+void LayerPricer::HostTimes(const Op& op, OpTime* ot) const {
+  // The op's kernels and, one each, the collectives it issues over a group of more than one
+  // rank (a collective priced at zero has none).
+  const Layout& l = ctx_.layout;
+  const HostOps h =
+      CountHostOps(op, ctx_.training, {l.cp, l.cp_comm == Layout::CpComm::kAllGather});
+  const bool regather =
+      op.bwd_comm.regather && op.bwd_comm.beside_wgrad && l.overlap_tp != Layout::TpOverlap::kNone;
+  const double fwd_comm = ot->fwd_comm > Duration::Zero() ? kHostOpsPerCollective : 0;
+  const double bwd_comm =
+      ot->bwd_comm > Duration::Zero() ? kHostOpsPerCollective * (regather ? 2 : 1) : 0;
+  const Duration c = ctx_.cluster.gpu.host_op_time;
+  ot->host_f = c * (h.fwd + fwd_comm);
+  ot->host_b = c * (h.bwd + bwd_comm);
+  ot->host_w = c * h.wgrad;
+}
+
 namespace {
 
 // Transformer Engine's grouped Linear without a grouped kernel spreads its per-expert cuBLAS
 // calls over this many CUDA streams (transformer_engine/common/include/transformer_engine/
 // gemm.h, num_streams; nvte_multi_stream_cublas_gemm).
 constexpr int64_t kExpertGemmStreams = 4;
-
-// Kernels the host issues for an op in one pass (HostBoundBlock). One a pass for most ops; a
-// GEMM's backward two (input and weight gradients, one when frozen). The routed experts as
-// Transformer Engine's GroupedLinear issues them, per local expert (op.batch of them): forward
-// one GEMM, backward the input- and weight-gradient GEMMs, and under FP8 one quantization of the
-// forward's input and of the backward's gradient (tex.fused_multi_quantize over the experts'
-// splits).
-double HostKernels(const Op& op, bool backward, bool frozen) {
-  const bool weights = op.kind == OpKind::kGemm && op.params > 0 && !frozen;
-  if (!op.expert) return backward && weights ? 2 : 1;
-  const double quantize = op.fp8 ? 1 : 0;
-  return static_cast<double>(op.batch) * (1 + quantize + (backward && weights ? 1 : 0));
-}
 
 }  // namespace
 
@@ -194,21 +224,23 @@ void LayerPricer::HostBoundBlock(const Block& b, BlockTime* bt) const {
   // - backward: no synchronisation, so the layer takes the longer of all its kernels and all
   //   their issue.
   // The time the host adds is spread over the ops whose issue it is, in proportion.
-  const bool frozen = ctx_.training.finetune != FinetuneKind::kNone;
-  const double h = ctx_.cluster.gpu.host_op_time.seconds();
+  // Each op's issue is its host time (OpTime::host_f, host_b: strategies/host_ops.h).
+  auto host = [&](size_t i, bool backward) {
+    return (backward ? bt->ops[i].host_b : bt->ops[i].host_f).seconds();
+  };
   auto spread = [&](bool backward, auto in_section) {
-    double gpu = 0, kernels = 0;
+    double gpu = 0, issue = 0;
     for (size_t i = 0; i < b.size(); ++i) {
       if (!in_section(b.op(i))) continue;
       gpu += (backward ? bt->ops[i].bwd : bt->ops[i].fwd).seconds();
-      kernels += HostKernels(b.op(i), backward, frozen);
+      issue += host(i, backward);
     }
-    const double wait = kernels * h - gpu;
+    const double wait = issue - gpu;
     if (wait <= 0) return;
     for (size_t i = 0; i < b.size(); ++i) {
       if (!in_section(b.op(i))) continue;
       Duration& d = backward ? bt->ops[i].bwd : bt->ops[i].fwd;
-      d += Duration::Seconds(wait * HostKernels(b.op(i), backward, frozen) / kernels);
+      d += Duration::Seconds(wait * host(i, backward) / issue);
     }
   };
   spread(false, [](const Op& op) { return op.expert; });

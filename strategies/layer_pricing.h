@@ -41,6 +41,8 @@ class LayerPricer {
   void MemoryBoundTimes(const Op& op, OpTime* ot) const;
   // The collectives the op carries, and how they overlap its compute.
   void CommTimes(const Op& op, OpTime* ot) const;
+  // The host's time to issue the op's kernels and collectives (OpTime::host_*).
+  void HostTimes(const Op& op, OpTime* ot) const;
   Duration Comm(const CommSpec& c) const;
   void AddFp8Casts(const Op& op, OpTime* ot) const;
   // training.grad_accumulation: separate: the pass adding an op's weight gradients of one

@@ -5,7 +5,7 @@ namespace parasim {
 std::string_view TaskCatName(TaskCat c) {
   static constexpr std::string_view kNames[kNumTaskCats] = {
       "forward", "backward", "recompute", "optimizer", "tp-comm", "cp-comm",
-      "ep-comm", "pp-comm",  "dp-comm",   "compress",  "dp-copy"};
+      "ep-comm", "pp-comm",  "dp-comm",   "compress",  "dp-copy", "host"};
   const int i = static_cast<int>(c);
   return i >= 0 && i < kNumTaskCats ? kNames[i] : "?";
 }

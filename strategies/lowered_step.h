@@ -30,9 +30,12 @@ enum class TaskCat : uint8_t {
   kCompress,
   // FSDP2's copies of gathered parameters out of the all-gather buffer (ZeRO 3), on the compute
   // stream: data-parallel work that holds the GPU.
-  kDpCopy
+  kDpCopy,
+  // The host's issue of GPU work (RankTopology::Issue, Sync): CPU time on the rank's host
+  // stream, not the GPU's.
+  kHost
 };
-inline constexpr int kNumTaskCats = 11;
+inline constexpr int kNumTaskCats = 12;
 std::string_view TaskCatName(TaskCat c);
 std::vector<std::string> TaskCatNames();
 

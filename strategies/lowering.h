@@ -59,6 +59,9 @@ struct OpTime {
   double rerun = 1;        // the share of the forward rerun (a part of a fused matmul)
   // How much longer the op's kernels take beside a running collective (GpuSpec::contended_*).
   double contended = 1.0;
+  // The host's time to issue the op's kernels and collectives in each pass (strategies/
+  // host_ops.h at GpuSpec::host_op_time each); host_w is the weight gradient's share of host_b.
+  Duration host_f, host_b, host_w;
   uint32_t label_f = 0, label_b = 0, label_r = 0;
 };
 

@@ -85,6 +85,12 @@ class PipelineSchedule {
   virtual bool equal_chunks() const { return false; }
   // Whether Order pairs forwards with backwards (Unit::pair) to overlap their communication.
   virtual bool pairs_forward_backward() const { return false; }
+  // Whether the host waits for the GPU at every pipeline exchange (Megatron-LM's
+  // non-interleaved 1F1B batches each send and receive and then calls
+  // torch.cuda.synchronize: megatron/core/pipeline_parallel/p2p_communication.py, batch_p2p_sync,
+  // on whenever overlap_p2p_comm is off, as it is outside the interleaved schedule), so a
+  // unit that receives is issued only once its input has arrived and the rank's GPU is idle.
+  virtual bool host_syncs_at_transfers() const { return false; }
   // Units of stage `stage` in the order it runs them; every (phase, chunk, mb) exactly once
   // (kW only when the schedule splits the backward).
   virtual std::vector<Unit> Order(const PipelineShape& shape, int stage) const = 0;

@@ -11,6 +11,7 @@ namespace {
 class OneFOneBSchedule : public PipelineSchedule {
  public:
   std::string_view name() const override { return "1f1b"; }
+  bool host_syncs_at_transfers() const override { return true; }
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
     const int64_t m = shape.micro_batches;
     const int64_t warmup = std::min<int64_t>(shape.stages - s - 1, m);

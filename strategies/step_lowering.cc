@@ -56,17 +56,14 @@ void StepLowering::RecordUnitTimes() {
 
 Duration StepLowering::LowerBound() {
   // Each stage's compute stream runs its units one after another, so the step lasts at least
-  // a stage's units, plus the forwards of one micro-batch on the stages before it (its first
-  // unit waits for them) and, when the backward is not split, the backwards of one
-  // micro-batch on those stages after its last unit (which is a backward). A unit holds the
-  // stream for its compute and its blocking collectives (LayerLowering::PhaseSerial: TP and
-  // CP, and EP unless F&B pairs overlap those). Pipeline transfers, contention and every
-  // other wait only add to this, so a layout whose bound already loses cannot win once
-  // replayed. The step also lasts at least each data-parallel stream's collectives, one after
-  // another (DataParallelLowering::StreamBound); the optimizer's pass follows both. Under ZeRO 3
-  // each F and B also copies every gathered segment out on the compute stream, and a stage's
-  // gathers and copy-outs form one chain (each gather after the last copy-out, each copy-out
-  // after its gather: DataParallelLowering::GatherForCompute), which lasts their sum.
+  // a stage's units, plus the forwards of one micro-batch on the stages before it and, when the
+  // backward is not split, the backwards of one micro-batch on those stages after its last
+  // unit. A unit holds the stream for its compute and its blocking collectives
+  // (LayerLowering::PhaseSerial: TP, CP, and EP unless F&B pairs overlap those). Transfers,
+  // contention, the host and every other wait only add to this. The step also lasts each
+  // data-parallel stream's collectives in turn (DataParallelLowering::StreamBound); the
+  // optimizer's pass follows both. Under ZeRO 3 a stage's gathers and copy-outs form one
+  // chain (DataParallelLowering::GatherForCompute), which lasts their sum.
   layers_.BuildTimes();
   layers_.BuildChunks();
   const int p = ctx_.layout.pp;
@@ -85,6 +82,8 @@ Duration StepLowering::LowerBound() {
     }
   }
   const bool per_layer = dp_.GathersPerLayer();
+  const GpuSpec& gpu = ctx_.cluster.gpu;
+  const Duration host_step = gpu.host_op_time > Duration::Zero() ? gpu.host_step_time : Duration();
   for (int s = 0; s < p; ++s) {
     Duration per_mb, chain_per_mb;
     for (const Chunk& ch : layers_.chunks(s)) {
@@ -100,12 +99,13 @@ Duration StepLowering::LowerBound() {
     }
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
     const Duration wait = ctx_.schedule.bidirectional() ? Min(fill, fill_up[s]) : fill;
-    // The optimizer's pass ends each rank's compute stream, after every collective: stage s's
-    // after its own last unit; after the drain (the backwards of the stages before it, stage
-    // 0's last), stage 0's.
-    const Duration opt = dp_.OptimizerTime(s);
+    // The optimizer's pass ends each rank's compute stream, after every collective and the
+    // host's step time (DataParallelLowering::OptimizerStep): stage s's after its own last
+    // unit; after the drain (the backwards of the stages before it), stage 0's.
+    const Duration opt = dp_.OptimizerTime(s) + host_step;
     bound = Max(bound, wait + stage + opt);
-    if (!split && s > 0) bound = Max(bound, wait + stage + drain + dp_.OptimizerTime(0));
+    if (!split && s > 0)
+      bound = Max(bound, wait + stage + drain + dp_.OptimizerTime(0) + host_step);
     // The stage's data-parallel streams run their collectives one after another, each at
     // least its time alone (a flow's bytes are derived from that time: the rounding to whole
     // bytes is why a part in a million is left out).
@@ -363,6 +363,7 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
   const int gb = VirtualStageOf(ctx_.schedule, p, s, b.chunk);
   const Chunk& cf = layers_.chunk(s, f.chunk);
   const Chunk& cb = layers_.chunk(s, b.chunk);
+  topo_.HostWork(s, ctx_.cluster.gpu.host_micro_batch_time);  // as EmitForward
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   const std::vector<LayerLowering::FbStep> fs = layers_.FbSteps(cf, {Phase::kF}, false);
   const std::vector<LayerLowering::FbStep> bs =
@@ -424,7 +425,12 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g % ctx_.route > 0) topo_.WaitFor(s, FwdIn(Slot(g, u.mb)));
+  if (g % ctx_.route > 0) {
+    HostWaitsForTransfer(s, FwdIn(Slot(g, u.mb)));
+    topo_.WaitFor(s, FwdIn(Slot(g, u.mb)));
+  }
+  // The training loop's Python for this micro-batch (the schedule's steps, the batch).
+  topo_.HostWork(s, ctx_.cluster.gpu.host_micro_batch_time);
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
   if (dp_.GathersPerLayer()) {
@@ -468,6 +474,12 @@ void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& f
       ctx_.program.AddMemory(reps[i].prev, reps[i].rank, Bytes(-ch.transient), sim::MemoryAt::kEnd);
     }
   }
+  if (!ch.pieces.empty() && ch.pieces.back().time == &layers_.head_time()) {
+    // Megatron-LM's loss function checks the loss for NaN and Inf on the host (pretrain_gpt.py
+    // loss_func, rerun_state_machine.validate_result: a tensor read as a bool, on by default
+    // with check_for_nan_in_loss_and_grad): the host waits for the forward.
+    topo_.SyncStage(s, {});
+  }
   if (g % ctx_.route < ctx_.route - 1) {
     Send(s, PlaceOf(ctx_.schedule, p, g + 1).stage, Phase::kF, FwdIn(Slot(g + 1, u.mb)));
   }
@@ -504,7 +516,10 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
   const int g = VirtualStageOf(ctx_.schedule, p, s, u.chunk);
   const Chunk& ch = layers_.chunk(s, u.chunk);
   auto& reps = topo_.stage(s);
-  if (g % ctx_.route < ctx_.route - 1) topo_.WaitFor(s, BwdIn(Slot(g, u.mb)));
+  if (g % ctx_.route < ctx_.route - 1) {
+    HostWaitsForTransfer(s, BwdIn(Slot(g, u.mb)));
+    topo_.WaitFor(s, BwdIn(Slot(g, u.mb)));
+  }
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   // With the backward split, the gradients are reduced and the activations freed after W.
   const bool split = ctx_.schedule.splits_backward();
@@ -557,6 +572,10 @@ Bytes StepLowering::ActivationBytesOf(const LoweringContext& ctx) {
   const Layout& l = ctx.layout;
   return Bytes(static_cast<double>(t.micro_batch) * t.seq_len / l.cp * ctx.model.hidden *
                DtypeBytes(t.precision == Dtype::kFp8 ? Dtype::kBf16 : t.precision) / l.tp);
+}
+
+void StepLowering::HostWaitsForTransfer(int s, std::span<const TaskId> in) {
+  if (ctx_.schedule.host_syncs_at_transfers()) topo_.SyncStage(s, in);
 }
 
 void StepLowering::Send(int from, int to, Phase ph, std::span<TaskId> into) {

@@ -80,6 +80,12 @@ class StepLowering {
   static Bytes ActivationBytesOf(const LoweringContext& ctx);
   // Activations (forward) or their gradients (backward) of one micro-batch to stage `to`.
   void Send(int from, int to, Phase ph, std::span<sim::TaskId> into);
+  // Where the schedule's host waits at each pipeline exchange
+  // (PipelineSchedule::host_syncs_at_transfers): each replica of stage `s`, before it issues a
+  // unit that receives `in`, waits for that transfer and its GPU's work (its own send, which
+  // torch.cuda.synchronize waits for too, is the peer's receive and ends with it: left out, so
+  // that the two ranks of an exchange do not leave it at the very same instant every period).
+  void HostWaitsForTransfer(int s, std::span<const sim::TaskId> in);
   // Index of (virtual stage g, micro-batch mb) in the transfer tables.
   size_t Slot(int g, int64_t mb) const { return static_cast<size_t>(g) * ctx_.micro_batches + mb; }
 

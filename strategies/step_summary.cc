@@ -124,6 +124,14 @@ int Exposure(const LoweredStep& low, const sim::Timeline& tl, const StageTimes& 
     out->ep = std::max(out->ep, exposed(TaskCat::kEp));
     out->pp = std::max(out->pp, exposed(TaskCat::kPp));
     out->dp = std::max(out->dp, exposed(TaskCat::kDp));
+    // The host's time with nothing on the GPU: its intervals less compute and every collective.
+    Intervals gpu = compute, scratch;
+    for (int c = 0; c < kNumTaskCats; ++c) {
+      if (c != static_cast<int>(TaskCat::kHost)) AddSorted(st.iv[s][c], &gpu, &scratch);
+    }
+    Merge(&gpu);
+    out->host = std::max(
+        out->host, Seconds(Uncovered(st.iv[s][static_cast<int>(TaskCat::kHost)], gpu, makespan)));
     const double work = tl.busy[low.stage_compute[s]].seconds() - st.optimizer_s[s];
     if (work > busiest_work) {
       busiest_work = work;
@@ -152,6 +160,8 @@ std::array<int64_t, kNumStepParts> Partition(const StageTimes& st, int s, int64_
   add(StepPart::kEp, {TaskCat::kEp});
   add(StepPart::kPp, {TaskCat::kPp});
   add(StepPart::kDp, {TaskCat::kDp, TaskCat::kCompress, TaskCat::kDpCopy});
+  // The host issuing work while the GPU runs nothing (RankTopology::Issue).
+  add(StepPart::kHost, {TaskCat::kHost});
   out[static_cast<int>(StepPart::kBubble)] = Uncovered({{0, makespan}}, covered, makespan);
   return out;
 }
@@ -275,7 +285,8 @@ constexpr EnumNames<StepPart, kNumStepParts> kStepParts(
                    {StepPart::kCp, "exposed CP communication"},
                    {StepPart::kEp, "expert all-to-all"},
                    {StepPart::kPp, "pipeline transfers"},
-                   {StepPart::kDp, "gradient sync (DP)"}}});
+                   {StepPart::kDp, "gradient sync (DP)"},
+                   {StepPart::kHost, "host issue (CPU)"}}});
 constexpr EnumNames<StepPart, kNumStepParts> kStepPartKeys("step part",
                                                            {{{StepPart::kCompute, "compute"},
                                                              {StepPart::kBubble, "bubble"},
@@ -283,7 +294,8 @@ constexpr EnumNames<StepPart, kNumStepParts> kStepPartKeys("step part",
                                                              {StepPart::kCp, "cp"},
                                                              {StepPart::kEp, "ep"},
                                                              {StepPart::kPp, "pp"},
-                                                             {StepPart::kDp, "dp"}}});
+                                                             {StepPart::kDp, "dp"},
+                                                             {StepPart::kHost, "host"}}});
 }  // namespace
 
 std::string_view StepPartName(StepPart p) { return kStepParts.Name(p); }
@@ -297,7 +309,8 @@ std::array<StepPartTime, kNumStepParts> StepParts(double compute_s, double bubbl
            {StepPart::kCp, e.cp},
            {StepPart::kEp, e.ep},
            {StepPart::kPp, e.pp},
-           {StepPart::kDp, e.dp}}};
+           {StepPart::kDp, e.dp},
+           {StepPart::kHost, e.host}}};
 }
 
 double BusiestCompute(const StepReport& r) {

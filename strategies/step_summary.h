@@ -37,13 +37,16 @@ struct ExposedComm {
   // Seconds per step a kind of communication runs while the GPU computes nothing.
   double tp = 0, cp = 0, ep = 0, pp = 0, dp = 0;
   double total() const { return tp + cp + ep + pp + dp; }
+  // Seconds per step the host (CPU) issues work while the GPU runs nothing at all, neither
+  // compute nor communication: the step is the host's (RankTopology::Issue). Not in total().
+  double host = 0;
 };
 
 // What a step's time is made of, as the replay measured it: the busiest stage's compute, its
 // pipeline bubble, and each kind of exposed communication. The sweep's bottleneck and "why the
 // runners-up lose", the diff and the report's "where the step time goes" all read this list.
-enum class StepPart : uint8_t { kCompute, kBubble, kTp, kCp, kEp, kPp, kDp };
-inline constexpr int kNumStepParts = 7;
+enum class StepPart : uint8_t { kCompute, kBubble, kTp, kCp, kEp, kPp, kDp, kHost };
+inline constexpr int kNumStepParts = 8;
 struct StepPartTime {
   StepPart part;
   double s;

@@ -62,6 +62,7 @@ TEST_CASE(
     "16 stages and 4 micro-batches: a bubble of 375% of the work, 15/19 of the step, and a "
     "warning") {
   Bench b(16);
+  b.NoHost();  // the schedule's bubble alone
   b.UniformStages();
   b.model.layers = 32;
   b.l.pp = 16;
@@ -188,7 +189,9 @@ TEST_CASE("coarse and op-level replays give the same step time") {
     CAPTURE(c.pp);
     CAPTURE(c.zero);
     CHECK(fine.tasks > 2 * coarse.tasks);
-    CHECK(fine.step_time_s == doctest::Approx(coarse.step_time_s).epsilon(0.002));
+    // The host issues op by op in one and unit by unit in the other (each unit's first op gating
+    // its GPU work), which where the step is nearly the host's moves it by up to 0.6%.
+    CHECK(fine.step_time_s == doctest::Approx(coarse.step_time_s).epsilon(0.006));
     CHECK(fine.peak_memory_bytes[0] == doctest::Approx(coarse.peak_memory_bytes[0]).epsilon(0.01));
   }
 }
@@ -269,11 +272,14 @@ TEST_CASE("run's loss advice: a large vocabulary's unfused loss, replayed fused"
 
 TEST_CASE("expert_gemm: per_expert: a MoE layer waits on the host issuing its experts") {
   // Qwen3 30B-A3B on 8 B200s, EP8: 16 local experts of 128, 48 MoE layers, 2 micro-batches a
-  // GPU. With a host op time far above any kernel's the host sets the pace of every MoE layer,
-  // each pass taking its kernels' issue: per op one kernel a pass, a GEMM's backward two; the
-  // routed experts' GEMMs one a local expert forward and two backward.
+  // GPU. The host issues every op of the step (strategies/host_ops.h); with an op time far
+  // above any kernel's the step is the host's, the routed experts' GEMMs one a local expert
+  // forward and two backward. The host's micro-batch and step times are left out here.
   Bench b(8, "qwen3-30b-a3b");
   b.Hardware("b200", "nvlink5", "ib-ndr-400g");
+  b.cluster.gpu.host_micro_batch_time = Duration::Zero();
+  b.cluster.gpu.host_step_time = Duration::Zero();
+  b.cluster.gpu.host_op_time = Duration::Microseconds(0.001);
   b.l.dp = 8;
   b.l.ep = 8;
   b.l.zero = 1;
@@ -283,55 +289,57 @@ TEST_CASE("expert_gemm: per_expert: a MoE layer waits on the host issuing its ex
   const StepReport grouped = b.Run();
   REQUIRE(grouped.fits);
   b.t.per_expert_gemm = true;
-  b.cluster.gpu.host_op_time = Duration::Microseconds(0.001);
   // Without a host wait, the experts' GEMMs four streams at a time (Transformer Engine's
   // multi-stream cuBLAS) fill the GPU less than one grouped GEMM of all their rows.
   const StepReport kernels_only = b.Run();
   CHECK(kernels_only.step_time_s > grouped.step_time_s);
   CHECK(kernels_only.step_time_s < 1.10 * grouped.step_time_s);
-  // The kernels a layer issues, counted from its op graph.
+  // The routed experts' GEMMs a layer issues, counted from its op graph.
   const Block& moe = BuildModelGraph(b.model, RankShape(b.t, b.l)).moe;
   const double local = b.model.moe.experts / b.l.ep;
-  double kernels = 0;
+  double expert_ops = 0;
   for (size_t i = 0; i < moe.size(); ++i) {
-    const Op& op = moe.op(i);
-    const bool weights = op.kind == OpKind::kGemm && op.params > 0;
-    kernels += op.expert ? 3 * local : (weights ? 3 : 2);
+    if (moe.op(i).expert && moe.op(i).kind == OpKind::kGemm) expert_ops += 3 * local;
   }
   const double h = 0.002;  // 2 ms an op
   b.cluster.gpu.host_op_time = Duration::Seconds(h);
   const StepReport host = b.Run();
   b.cluster.gpu.host_op_time = Duration::Seconds(2 * h);
   const StepReport slower = b.Run();
-  CAPTURE(kernels);
+  CAPTURE(expert_ops);
   CAPTURE(host.step_time_s);
-  // Every layer's passes are the host's: twice the op time, twice the time above the rest.
-  const double per_h = 2.0 * b.model.layers * kernels * h;
-  CHECK(slower.step_time_s - host.step_time_s == doctest::Approx(per_h).epsilon(0.01));
-  CHECK(host.step_time_s > per_h);
-  CHECK(host.step_time_s < per_h + kernels_only.step_time_s);
+
+  // Every op is the host's: twice the op time, twice the time above the kernels.
+  const double above = host.step_time_s - kernels_only.step_time_s;
+  CHECK(slower.step_time_s - kernels_only.step_time_s == doctest::Approx(2 * above).epsilon(0.01));
+  CHECK(host.step_time_s > 2.0 * b.model.layers * expert_ops * h);
+  b.cluster.gpu.host_op_time = Duration::Seconds(h);  // the advice replays at host's op time
   const std::string advice = GroupedGemmAdvice(b.model, b.t, b.l, b.cluster, host);
   CAPTURE(advice);
   CHECK(advice.find("expert_gemm: grouped") != std::string::npos);
-  // A host op time below the GPU's kernels: the backward hides the host behind them, and the
-  // forward pays only where the experts' issue outlasts their kernels.
+  // The default op time: the backward hides the host behind the GPU's kernels where they
+  // outlast it, and the forward pays where the experts' issue after the synchronisation does.
   b.cluster.gpu.host_op_time = Duration::Microseconds(kDefaultHostOpTimeUs);
   const StepReport measured = b.Run();
   CHECK(measured.step_time_s > kernels_only.step_time_s);
-  CHECK(measured.step_time_s <
-        kernels_only.step_time_s + 2.0 * b.model.layers * kernels * kDefaultHostOpTimeUs * 1e-6);
+  CHECK(measured.step_time_s < kernels_only.step_time_s + above * kDefaultHostOpTimeUs * 1e-6 / h);
   // FP8 adds a quantization a local expert to each expert GEMM's forward and backward.
   b.cluster.gpu.host_op_time = Duration::Seconds(h);
   b.t.precision = Dtype::kFp8;
   b.t.grad_dtype = Dtype::kBf16;
-  CHECK(b.Run().step_time_s - host.step_time_s ==
-        doctest::Approx(2.0 * b.model.layers * 2 * (2 * local) * h).epsilon(0.02));
+  const double casts = 2.0 * b.model.layers * 2 * (2 * local) * h;
+  CHECK(b.Run().step_time_s - host.step_time_s > casts);
   b.t.precision = Dtype::kBf16;
-  // Token dropping sizes the experts' inputs in advance: no synchronisation, no host wait.
+  // Token dropping sizes the experts' inputs in advance: no synchronisation, so the GPU's
+  // kernels run beside their issue rather than after it. At the default op time this layer's
+  // sixteen local experts still issue more than their kernels take (the host sets the pace:
+  // the step lies between the kernels alone and the dropless step).
   b.model.moe.capacity_factor = 1.0;
+  b.cluster.gpu.host_op_time = Duration::Microseconds(kDefaultHostOpTimeUs);
   const StepReport dropping = b.Run();
   b.cluster.gpu.host_op_time = Duration::Microseconds(0.001);
-  CHECK(dropping.step_time_s == doctest::Approx(b.Run().step_time_s).epsilon(1e-6));
+  CHECK(dropping.step_time_s > b.Run().step_time_s);
+  CHECK(dropping.step_time_s < measured.step_time_s);
   CHECK(GroupedGemmAdvice(b.model, b.t, b.l, b.cluster, dropping).empty());
   // Four local experts or fewer: one wave of streams, priced as the grouped GEMM.
   b.model.moe.capacity_factor = 0;
@@ -1310,6 +1318,7 @@ TEST_CASE("the step's lower bound holds when the last stage's optimizer outweigh
   // runs (0.0372 s against a 0.0365 s replay), and the sweep pruned a layout of the front.
   Bench b(4, "mixtral-8x7b");
   b.Hardware("mi355x", "nvlink5", "roce-200g");
+  b.NoHost();  // a model this small is the host's: the bound's tightness is the GPU's
   b.cluster.nodes = 2;
   b.cluster.gpus_per_node = 2;
   b.model.layers = 3;

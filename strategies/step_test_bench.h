@@ -30,6 +30,8 @@ struct Bench {
     t.micro_batch = 1;
     t.global_batch = 16;
   }
+  // No host in the replay (RankTopology::Issue): the GPU's work alone.
+  void NoHost() { cluster.gpu.host_op_time = Duration::Zero(); }
   // Catalog GPU and fabrics by id.
   void Hardware(const char* gpu, const char* intra, const char* inter) {
     cluster.gpu = *hw.FindGpu(gpu);

@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "strategies/host_ops.h"
+
 namespace parasim {
 
 using sim::kNone;
@@ -63,6 +65,7 @@ void RankTopology::AddReplica(int s, RankCoords rc) {
   if (PairsForwardBackward(ctx_.layout) && ctx_.layout.ep > 1) {
     r.side_ep = p.AddStream(r.rank, "ep-overlap", StreamRole::kCommunication);
   }
+  if (ctx_.cluster.gpu.host_op_time > Duration::Zero()) r.host = p.AddStream(r.rank, "host");
   r.nic_tx = p.AddLink(name + " nic-tx", nic);
   r.nic_rx = p.AddLink(name + " nic-rx", nic);
   r.nvl_tx = p.AddLink(name + " nvlink-tx", nvl);
@@ -92,9 +95,98 @@ void RankTopology::FindGroups() {
   }
 }
 
-TaskId RankTopology::Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label) {
+namespace {
+
+// How far the host may run ahead of the GPU, in ops issued and not yet finished: CUDA queues
+// about a thousand launches per context before cudaLaunchKernel blocks (an estimate from
+// launch-queue measurements people report; it bounds the host's lead where nothing else
+// does: only its order of magnitude matters, a unit of a large model holds more).
+constexpr double kHostLeadOps = 1024;
+
+}  // namespace
+
+TaskId RankTopology::Issue(Replica& r, Duration host) {
+  if (r.host == kNone) return kNone;
+  // Work the host issued with the ops before (a unit's exposed collectives, whose issue its
+  // compute task carries) waits for where the host has got to, not for the rest of that issue:
+  // the host issues them among those ops.
+  if (host <= Duration::Zero()) return r.host_last;
+  const Duration op = ctx_.cluster.gpu.host_op_time;
+  const Duration first = Min(host, op);
+  // The launch queue: before this task's first op, the host waits for the GPU task issued
+  // kHostLeadOps ops earlier. The wait is put before what the host carries from the task
+  // before too (the rest of its issue): that task was issued after the one waited for ended,
+  // in all but the first kHostLeadOps ops of it, so the error is at most that.
+  size_t& next = r.lead_next;
+  const double at = r.host_ops + first.seconds() / op.seconds();
+  while (next < r.issued.size() && r.issued[next].first <= at - kHostLeadOps) ++next;
+  sim::TaskId wait = kNone;
+  if (next > 0 && r.issued[next - 1].second != r.lead_wait) {
+    wait = r.lead_wait = r.issued[next - 1].second;
+  }
+  if (next > 4096) {  // forget what the host is far past
+    r.issued.erase(r.issued.begin(), r.issued.begin() + static_cast<std::ptrdiff_t>(next - 1));
+    next = 1;
+  }
+  const Duration d = r.host_carry + first;
+  r.host_carry = host - first;
+  r.host_ops += host.seconds() / op.seconds();
   sim::Program& p = ctx_.program;
+  r.host_last = p.AddCompute(r.host, ctx_.Key(d), static_cast<uint8_t>(TaskCat::kHost),
+                             ctx_.Label(TaskCat::kHost));
+  if (wait != kNone) p.AddDep(wait, r.host_last);
+  return r.host_last;
+}
+
+void RankTopology::Bind(Replica& r, TaskId h, TaskId gpu) {
+  if (h != kNone) ctx_.program.AddDep(h, gpu);
+  if (r.host != kNone) r.issued.push_back({r.host_ops, gpu});
+}
+
+void RankTopology::HostWork(int stage, Duration d) {
+  if (d <= Duration::Zero()) return;
+  for (Replica& r : replicas_[stage]) r.host_carry += d;
+}
+
+void RankTopology::Sync(Replica& r, std::initializer_list<TaskId> gpu) {
+  Sync(r, std::span<const TaskId>(gpu.begin(), gpu.size()));
+}
+
+void RankTopology::Flush(Replica& r) {
+  if (r.host == kNone || r.host_carry <= Duration::Zero()) return;
+  r.host_last =
+      ctx_.program.AddCompute(r.host, ctx_.Key(r.host_carry), static_cast<uint8_t>(TaskCat::kHost),
+                              ctx_.Label(TaskCat::kHost));
+  r.host_carry = Duration::Zero();
+}
+
+void RankTopology::Sync(Replica& r, std::span<const TaskId> gpu) {
+  if (r.host == kNone) return;
+  sim::Program& p = ctx_.program;
+  const uint8_t cat = static_cast<uint8_t>(TaskCat::kHost);
+  Flush(r);
+  // The read itself (a device-to-host copy or synchronize, and the Python around it): one op.
+  r.host_last = p.AddCompute(r.host, ctx_.Key(ctx_.cluster.gpu.host_op_time), cat,
+                             ctx_.Label(TaskCat::kHost));
+  for (TaskId t : gpu) {
+    if (t != kNone) p.AddDep(t, r.host_last);
+  }
+}
+
+void RankTopology::SyncStage(int stage, std::span<const TaskId> in) {
+  std::vector<Replica>& reps = replicas_[stage];
+  if (in.empty()) {
+    for (Replica& r : reps) Sync(r, {r.prev});
+    return;
+  }
+  for (size_t i = 0; i < reps.size() && i < in.size(); ++i) Sync(reps[i], {in[i], reps[i].prev});
+}
+
+TaskId RankTopology::Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label, Duration host) {
+  sim::Program& p = ctx_.program;
+  const TaskId h = Issue(r, host);
   TaskId t = p.AddCompute(r.compute, key, static_cast<uint8_t>(cat), label);
+  Bind(r, h, t);
   r.last_preds.clear();
   if (r.prev != kNone) r.last_preds.push_back(r.prev);
   for (TaskId x : r.pending) {
@@ -117,6 +209,7 @@ void RankTopology::Blocking(int stage, int kind, uint32_t key, TaskCat cat) {
     for (size_t k = 1; k < g.size(); ++k) {
       Replica& r = reps[g[k]];
       p.AddStreamToTask(t, r.compute);
+      if (r.host_last != kNone) p.AddDep(r.host_last, t);
       for (TaskId x : r.pending) p.AddDep(x, t);
       r.pending.clear();
       r.last_preds.assign(1, r.prev);
@@ -138,6 +231,7 @@ void RankTopology::Overlapped(int stage, int kind, Duration d, TaskCat cat, uint
       Replica& r = reps[g[k]];
       if (k > 0) p.AddStreamToTask(t, r.*side);
       for (TaskId x : r.last_preds) p.AddDep(x, t);
+      if (r.host_last != kNone) p.AddDep(r.host_last, t);  // issued with the op (its host)
       r.pending.push_back(t);
     }
   }
@@ -156,6 +250,7 @@ std::vector<TaskId> RankTopology::Async(int stage, int kind, Duration d, TaskCat
       Replica& r = reps[g[k]];
       if (k > 0) p.AddStreamToTask(t, r.side_ep);
       if (r.prev != kNone) p.AddDep(r.prev, t);
+      if (r.host_last != kNone) p.AddDep(r.host_last, t);
       out[g[k]] = t;
     }
   }
@@ -172,6 +267,10 @@ uint32_t RankTopology::FlowCostKey(Duration time, Duration latency, bool inter) 
 TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica::*stream,
                           uint32_t key, bool inter, TaskCat cat, uint32_t label) {
   sim::Program& p = ctx_.program;
+  // Each member's host issues the collective.
+  issued_.clear();
+  const Duration issue = ctx_.cluster.gpu.host_op_time * kHostOpsPerCollective;
+  for (Replica* r : members) issued_.push_back(Issue(*r, issue));
   sim::RouteId route;
   if (members.size() == 1) {
     route = RouteTo(*members[0], *members[0], inter);  // its own ports, out and in
@@ -186,6 +285,7 @@ TaskId RankTopology::Flow(const std::vector<Replica*>& members, StreamId Replica
   }
   TaskId t = p.AddFlow(members[0]->*stream, key, static_cast<uint8_t>(cat), label, route);
   for (size_t k = 1; k < members.size(); ++k) p.AddStreamToTask(t, members[k]->*stream);
+  for (size_t k = 0; k < members.size(); ++k) Bind(*members[k], issued_[k], t);
   return t;
 }
 
@@ -199,8 +299,13 @@ TaskId RankTopology::Transfer(Replica& src, Replica& dst, Bytes bytes, StreamId 
     if (r.to == dst.rank && r.send_bytes == bytes.bytes()) to = &r;
   }
   if (to == nullptr) to = &PriceSend(src, dst, bytes);
-  return ctx_.program.AddFlow(stream, to->send_key, static_cast<uint8_t>(TaskCat::kPp),
-                              ctx_.Label(TaskCat::kPp), to->route);
+  // The sender's host issues the send (the receiver's recv is issued with the unit that waits
+  // for it).
+  const TaskId h = Issue(src, ctx_.cluster.gpu.host_op_time * kHostOpsPerCollective);
+  const TaskId t = ctx_.program.AddFlow(stream, to->send_key, static_cast<uint8_t>(TaskCat::kPp),
+                                        ctx_.Label(TaskCat::kPp), to->route);
+  Bind(src, h, t);
+  return t;
 }
 
 const Replica::RouteFrom& RankTopology::PriceSend(Replica& src, const Replica& dst, Bytes bytes) {

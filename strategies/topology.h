@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -30,6 +31,19 @@ struct Replica {
   std::vector<sim::TaskId> last_preds;  // what the last compute-stream task waited for
   sim::TaskId first = sim::kNone;       // first compute-stream task of the unit being emitted
   std::vector<sim::TaskId> reduces;     // gradient communication the optimizer step waits for
+  // The host (CPU) that issues this rank's work (RankTopology::Issue): its stream, its last
+  // task, and the host time not yet put on it (the rest of the last issue, and host work
+  // waiting for the next one).
+  sim::StreamId host = sim::kNone;
+  sim::TaskId host_last = sim::kNone;
+  Duration host_carry;
+  // The ops the host has issued so far, and each GPU task with the count after its issue
+  // (from `lead_next` on, the ones the host's lead may still wait for; `lead_wait` the last
+  // it waits for).
+  double host_ops = 0;
+  std::vector<std::pair<double, sim::TaskId>> issued;
+  size_t lead_next = 0;
+  sim::TaskId lead_wait = sim::kNone;
   // The routes from this replica's ports to a receiver's (RankTopology::RouteTo), kept: every
   // micro-batch crosses the same links, and a replica has at most three receivers (itself,
   // for a data-parallel flow over its own ports, and the next and previous stages'). A
@@ -57,13 +71,39 @@ class RankTopology {
   const std::vector<int>& group(int k, size_t i) const { return group_of_[k][i]; }
 
   // The next task on r's compute stream, after r's pending dependencies.
-  // `contended`: its duration beside a running collective (zero = not slowed).
+  // `contended`: its duration beside a running collective (zero = not slowed); `host`: the
+  // host's time to issue its kernels (Issue).
   sim::TaskId Compute(Replica& r, Duration d, TaskCat cat, uint32_t label,
-                      Duration contended = Duration::Zero()) {
-    return Compute(r, ctx_.Key(d, contended), cat, label);
+                      Duration contended = Duration::Zero(), Duration host = Duration::Zero()) {
+    return Compute(r, ctx_.Key(d, contended), cat, label, host);
   }
   // The same, priced by a cost key (LoweringContext::Key).
-  sim::TaskId Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label);
+  sim::TaskId Compute(Replica& r, uint32_t key, TaskCat cat, uint32_t label,
+                      Duration host = Duration::Zero());
+
+  // The host as a resource. Each replica's CPU issues its GPU work one op after another, in
+  // the order the lowering emits it (a rank's emission order is its program order), on a
+  // stream of its own; a GPU task cannot start before the host has issued its first op, and
+  // the host issues the rest while the GPU runs. Issue puts the host time before the next GPU
+  // task on r's host stream (what is left of the last task's issue, any host work waiting,
+  // and the next task's first op) and returns the host task that GPU task waits for (kNone
+  // when the replay has no host: GpuSpec::host_op_time zero). The host runs ahead of the GPU
+  // except where it waits for it (Sync).
+  sim::TaskId Issue(Replica& r, Duration host);
+  // Records GPU task `gpu` as issued by r's host after host task `h` (Issue's), and makes it
+  // wait for that.
+  void Bind(Replica& r, sim::TaskId h, sim::TaskId gpu);
+  // Host work (Python) before the next issue of every replica of `stage`.
+  void HostWork(int stage, Duration d);
+  // Puts the host time r has not yet placed on its stream (Issue's carry) there.
+  void Flush(Replica& r);
+  // r's host waits for these GPU tasks (a device-to-host read, torch.cuda.synchronize) after
+  // issuing what it has.
+  void Sync(Replica& r, std::initializer_list<sim::TaskId> gpu);
+  void Sync(Replica& r, std::span<const sim::TaskId> gpu);
+  // Each replica i of `stage` waits (Sync) for its last GPU task, and for in[i] where `in` is
+  // given (then only the replicas it covers).
+  void SyncStage(int stage, std::span<const sim::TaskId> in);
   // A collective of group kind `kind` on the compute streams of each group of `stage`.
   void Blocking(int stage, int kind, Duration d, TaskCat cat) {
     Blocking(stage, kind, ctx_.Key(d), cat);
@@ -104,7 +144,8 @@ class RankTopology {
   LoweringContext& ctx_;
   std::vector<std::vector<Replica>> replicas_;  // [stage][replica]
   std::vector<std::vector<int>> group_of_[kNumGroups];
-  std::vector<sim::LinkId> links_;  // scratch: a flow's route
+  std::vector<sim::LinkId> links_;   // scratch: a flow's route
+  std::vector<sim::TaskId> issued_;  // scratch: its members' host tasks
   sim::FlatMap<std::pair<int64_t, int64_t>, uint32_t, Int64PairHash>
       transfer_keys_;  // (bytes, inter)
 };

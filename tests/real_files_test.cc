@@ -299,14 +299,16 @@ TEST_CASE("DeepSeek-V3 chunk pair: parasim's layers against the traced kernels, 
   auto j = RunParasim("compare --json --layers --trace " + Trace("deepseek-dualpipe-h800.json") +
                       " " + DeepSeekScenario());
   REQUIRE_MESSAGE(j.exit_code == 0, j.err);
+  // GEMM 0.909 until 2026-11-29; since then blockwise FP8's weight-gradient GEMMs run at the
+  // rates this trace shows against their forwards (strategies/layer_pricing.cc), 1.082.
   const std::map<std::string, double> ratio = {
-      {"GEMM", 0.909}, {"attention", 1.591}, {"communication", 0.464}, {"element-wise", 0.348}};
+      {"GEMM", 1.082}, {"attention", 1.553}, {"communication", 0.464}, {"element-wise", 0.348}};
   for (const auto& [kind, want] : ratio) {
     CAPTURE(kind);
     CHECK(KindSeconds(j.out, kind, "predicted_s") / measured[kind] ==
           doctest::Approx(want).epsilon(0.01));
   }
-  CHECK(Has(j.out, "\"routed experts\": 0.0406"));
+  CHECK(Has(j.out, "\"routed experts\": 0.0503"));
 }
 
 }  // namespace

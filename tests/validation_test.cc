@@ -127,18 +127,17 @@ TEST_CASE("Megatron-Bridge on H100: every stated layout replays; the 405B at sca
 }
 
 TEST_CASE(
-    "Megatron-Bridge on Blackwell: every stated layout fits and replays; B200/GB200 too fast") {
-  // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"): the catalog's Blackwell GPUs
-  // take the H100's kernel efficiencies (FP8 at the H100's FP8/16-bit ratio) and its element-wise
-  // SM rates per SM. Every B200 and GB200 case is 7-58% fast; the GB300 cases, at the same
-  // catalog peaks, -40% to +6% (2026-11-26: 20.57% MAPE over 19; 21.47% before the element-wise
-  // SM rates, 24.57% before the dropless experts waited on the host; 29.62% over the 13 before
-  // the GB300 rows, 24.84% over 7 before the MXFP8 rows). This guards the file's
-  // layouts and the direction of the first generation's
-  // error, which a Blackwell calibration is to remove.
+    "Megatron-Bridge on Blackwell: every stated layout fits and replays; dense B200/GB200 runs "
+    "within 16%") {
+  // Held out (docs/MODEL.md, "Megatron-Bridge on B200 and GB200"). Until 2026-11-29 the
+  // catalog's Blackwell GPUs took the H100's GEMM efficiency (0.807), and every B200 and GB200
+  // case was 7-58% fast (20.57% MAPE over 19); since then they take a B200's measured bf16
+  // matmul, 63.1% of peak (hardware/catalog/gpus.yaml), and the replay's host issues their ops:
+  // 13.85% MAPE, the Llama runs +2% to +15% (slow), the gpt-oss MoE runs still 27-54% fast.
+  // This guards the file's layouts, its MAPE and the dense runs' band.
   const std::string out = ValidateJson("regimes/megatron-bridge-blackwell.yaml");
   CHECK(Field(out, "failed") == 0);
-  CHECK(Field(out, "mape") <= 0.215);
+  CHECK(Field(out, "mape") <= 0.145);
   int cases = 0, first_generation = 0;
   for (size_t at = out.find("\"name\": \""); at != std::string::npos;
        at = out.find("\"name\": \"", at + 1)) {
@@ -150,7 +149,9 @@ TEST_CASE(
     ++cases;
     if (name.find("-b200-") != std::string::npos || name.find("-gb200-") != std::string::npos) {
       ++first_generation;
-      CHECK(std::stod(out.substr(e + 9)) < 0);  // predicted faster than measured
+      if (name.find("llama") != std::string::npos) {
+        CHECK(std::abs(std::stod(out.substr(e + 9))) < 0.16);
+      }
     }
   }
   CHECK(cases == 19);
@@ -661,7 +662,7 @@ TEST_CASE("validate --robust: how many measured steps lie within the range the s
   REQUIRE(t.exit_code == 0);
   CHECK(t.out.find("spans for 8 of 8 cases.\nMAPE") != std::string::npos);
   // The MAPE summary stays the last line; without the flag there is no swing line.
-  CHECK(t.out.rfind("MAPE 2.84%") > t.out.rfind("Swings (--robust)"));
+  CHECK(t.out.rfind("MAPE 2.51%") > t.out.rfind("Swings (--robust)"));
   auto plain = RunParasim("validate --jobs 2 " + f);
   CHECK(plain.out.find("Swings") == std::string::npos);
 }

@@ -77,7 +77,7 @@ std::string StepTimeHtml(const StepReport& r) {
   // Colours: compute blue, bubble light grey, each communication kind its timeline colour.
   constexpr std::array<const char*, kNumStepParts> kPartColours = {
       "#4e79a7",       "#dddddd",       kTaskColours[4], kTaskColours[5],
-      kTaskColours[6], kTaskColours[7], kTaskColours[8]};
+      kTaskColours[6], kTaskColours[7], kTaskColours[8], kTaskColours[11]};
   std::vector<Segment> seg;
   for (const StepPartTime& p : StepParts(r)) {
     seg.push_back({p.s, kPartColours[static_cast<int>(p.part)], std::string(StepPartName(p.part))});

@@ -27,6 +27,7 @@ inline constexpr std::array<const char*, kNumTaskCats> kTaskColours = {
     "#edc948",  // dp
     "#bab0ac",  // compress
     "#d37295",  // dp-copy
+    "#79706e",  // host
 };
 
 // A coordinate or length to one decimal ("12.5").

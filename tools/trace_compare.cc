@@ -48,6 +48,7 @@ std::unordered_map<std::string, OpInfo> OpsOf(const Scenario& s) {
 std::optional<std::pair<KernelKind, std::string>> TaskKind(
     TaskCat cat, const std::string& label, const std::unordered_map<std::string, OpInfo>& ops,
     bool layers_only) {
+  if (cat == TaskCat::kHost) return std::nullopt;  // CPU time, no kernel
   if (cat >= TaskCat::kTp && cat <= TaskCat::kDp) {
     if (layers_only && (cat == TaskCat::kPp || cat == TaskCat::kDp)) return std::nullopt;
     return std::pair{KernelKind::kCommunication, std::string(TaskCatName(cat))};

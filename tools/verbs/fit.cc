@@ -30,6 +30,8 @@ struct Options {
   std::string out;
   std::vector<std::string> sets;  // --runs: keys stated in every case
   bool force = false;             // write a profile from a fit that does not hold
+  std::string subset;             // --runs: only this subset's cases (CaseFilter), on --gpu
+  int64_t nodes = 0;              // --runs: only the cases on this many nodes
 };
 
 // What was fitted: measurement files' families, or (--runs) step times' parameters.
@@ -94,8 +96,9 @@ std::vector<std::string> RunsRefusals(const RunsFit& f) {
 
 StatusOr<Result> FitRunsOf(const Options& o, const VerbContext& ctx) {
   Result res{.runs = o.runs, .out = o.out};
-  PARASIM_ASSIGN_OR_RETURN(
-      res.runs_fit, FitRuns(o.runs, o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.params));
+  PARASIM_ASSIGN_OR_RETURN(res.runs_fit,
+                           FitRuns(o.runs, o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.params,
+                                   CaseFilter{o.subset, o.gpu, o.nodes}));
   res.profile = FormatCalibrationProfile(res.runs_fit->profile);
   res.refusals = RunsRefusals(*res.runs_fit);
   PARASIM_RETURN_IF_ERROR(CheckHolds(o, &res));
@@ -362,11 +365,18 @@ Verb FitVerb() {
                     .Input(),
                 Opt(&O::params, "--params",
                     "with --runs: fit only these (sustained_factor, launch_overhead, host_op_time, "
+                    "host_micro_batch_time, host_step_time, "
                     "efficiency); "
                     "the others keep the scenario's values")
                     .Delimiter(','),
                 JobsFlag(&O::jobs, "worker threads for the cases' sweeps"),
-                Opt(&O::gpu, "--gpu", "catalog id of the GPU measured (default: from the files)"),
+                Opt(&O::gpu, "--gpu",
+                    "catalog id of the GPU measured (default: from the files); with --runs, "
+                    "only the cases on it"),
+                Opt(&O::subset, "--subset",
+                    "with --runs: only the cases of this list (training, held_out, ...) of the "
+                    "subsets.yaml beside each file"),
+                Opt(&O::nodes, "--nodes", "with --runs: only the cases on this many nodes"),
                 Opt(&O::op, "--op",
                     "the op of nccl-tests logs that do not name their program (all_reduce, "
                     "all_gather, reduce_scatter, alltoall, sendrecv, ...; one per run, "

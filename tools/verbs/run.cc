@@ -297,6 +297,12 @@ std::string ToText(const Result& res) {
       "waits on it)\n",
       Seconds(e.total()), r.step_time_s > 0 ? 100 * e.total() / r.step_time_s : 0.0, Seconds(e.tp),
       Seconds(e.cp), Seconds(e.ep), Seconds(e.pp), Seconds(e.dp));
+  if (e.host >= 0.005 * r.step_time_s) {
+    out += fmt::format(
+        "  host issue       {} per step = {:.1f}% (the CPU issues kernels while the GPU runs "
+        "nothing)\n",
+        Seconds(e.host), r.step_time_s > 0 ? 100 * e.host / r.step_time_s : 0.0);
+  }
   out += MemoryLine(r);
   if (g) out += GoodputText(s, r, *g);
   if (s.training.tokens > 0) out += TimeToTrainText(s, r, g);

@@ -102,6 +102,7 @@ Json RunJson(const Scenario& s, const StepReport& r, const GoodputReport* g) {
   e.Set("tp", r.exposed.tp).Set("cp", r.exposed.cp).Set("ep", r.exposed.ep);
   e.Set("pp", r.exposed.pp).Set("dp", r.exposed.dp);
   j.Set("exposed_comm_s", e);
+  j.Set("host_issue_s", r.exposed.host);
   Json comp = Json::Array();
   for (double c : r.stage_compute_s) comp.Push(c);
   j.Set("stage_compute_s", comp);

@@ -60,7 +60,7 @@ TEST_CASE(
         std::string::npos);
   CHECK(j.find(R"("ideal_bubble_fraction":0.2,"ideal_bubble_of_work":0.25,)") != std::string::npos);
   CHECK(j.find(R"("busiest_stage":1,"busiest_stage_parts_s":{"compute":8,"bubble":1,"tp":0.5,)"
-               R"("cp":0,"ep":0,"pp":0.25,"dp":0.25})") != std::string::npos);
+               R"("cp":0,"ep":0,"pp":0.25,"dp":0.25,"host":0})") != std::string::npos);
 }
 
 TEST_CASE("a sweep holds the layout keys its block does not list, sp among them") {

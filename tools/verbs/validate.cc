@@ -24,6 +24,9 @@ struct Options {
   bool markdown = false;  // a Markdown table for docs/MODEL.md
   bool robust = false;    // each case's layout under sweep --robust's swings too
   bool search = false;    // serving: each case's max_rate_at_slo against its rate
+  // Which cases: --subset, --gpu, --nodes (CaseFilter).
+  std::string subset, gpu;
+  int64_t nodes = 0;
 };
 
 struct Result {
@@ -42,7 +45,8 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
     return res;
   }
   PARASIM_ASSIGN_OR_RETURN(
-      res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust));
+      res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust,
+                      CaseFilter{o.subset, o.gpu, o.nodes}));
   return res;
 }
 
@@ -255,7 +259,12 @@ Verb ValidateVerb() {
                     "how many cases the measured step lies within the range they span"),
                 Opt(&O::search, "--search",
                     "serving files: also search each case's highest rate within its serving.slo "
-                    "and set it against the rate the run held")},
+                    "and set it against the rate the run held"),
+                Opt(&O::subset, "--subset",
+                    "only the cases of this list (training, held_out, ...) of the subsets.yaml "
+                    "beside the file"),
+                Opt(&O::gpu, "--gpu", "only the cases on this catalog GPU"),
+                Opt(&O::nodes, "--nodes", "only the cases on this many nodes")},
       .run = Run,
       .json = ToJson,
       .text = ToText,
