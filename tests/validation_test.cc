@@ -412,11 +412,17 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
   const std::vector<std::string> training = Subset(text, "training");
   const std::vector<std::string> held_out = Subset(text, "held_out");
   const std::vector<std::string> reference = Subset(text, "reference");
+  const std::vector<std::string> megatron_training = Subset(text, "megatron_inference_training");
+  const std::vector<std::string> megatron_held_out = Subset(text, "megatron_inference_held_out");
   REQUIRE(!training.empty());
   REQUIRE(!held_out.empty());
-  std::set<std::string> listed, present;
-  for (const auto* subset : {&training, &held_out, &reference}) {
+  std::set<std::string> listed, present, mlperf;
+  for (const auto* subset :
+       {&training, &held_out, &reference, &megatron_training, &megatron_held_out}) {
     for (const std::string& f : *subset) CHECK(listed.insert(f).second);
+  }
+  for (const auto* subset : {&training, &held_out, &reference}) {
+    mlperf.insert(subset->begin(), subset->end());
   }
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     const std::string name = e.path().string().substr(dir.size() + 1);
@@ -425,7 +431,7 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
   CHECK(listed == present);
   // The fitted prompt mean of a benchmark is the same in each of its files (not per case, not
   // per subset): train/X.yaml's, wherever X is.
-  for (const std::string& f : listed) {
+  for (const std::string& f : mlperf) {
     const std::string train = dir + "/train/" + f.substr(f.find('/') + 1);
     CAPTURE(f);
     REQUIRE(std::filesystem::exists(train));
@@ -449,6 +455,40 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
     CHECK(cases >= 15);
     CHECK(sum / cases <= 0.15);
   }
+}
+
+// The number a generated Megatron-LM inference file's head gives: "N cases here of M".
+int HeadCount(const std::string& text) {
+  const size_t at = text.find("): ");
+  REQUIRE(at != std::string::npos);
+  return std::stoi(text.substr(at + 3));
+}
+
+TEST_CASE("serving: Megatron-LM's inference goldens load, replay and keep their held-out half") {
+  const std::string dir = Runfile("tests/validation/serving");
+  const std::string text = Slurp(dir + "/subsets.yaml");
+  const std::vector<std::string> training = Subset(text, "megatron_inference_training");
+  const std::vector<std::string> held_out = Subset(text, "megatron_inference_held_out");
+  REQUIRE(training.size() == 1);
+  REQUIRE(held_out.size() == 1);
+  int total = 0;
+  for (const std::string& f : {training[0], held_out[0]}) {
+    CAPTURE(f);
+    const std::string yaml = Slurp(dir + "/" + f);
+    // Every golden of the snapshot is a case or a line that says why not.
+    CHECK(yaml.find("that make no case:") != std::string::npos);
+    const std::string out = ValidateJson("serving/" + f);
+    CHECK(out.find("\"kind\": \"serving\"") != std::string::npos);
+    CHECK(Field(out, "failed") == 0);  // the loader takes every case
+    const int cases = static_cast<int>(Field(out, "cases"));
+    CHECK(cases == HeadCount(yaml));
+    CHECK(cases >= 10);
+    total += cases;
+    // The host time per iteration is fitted on the training file: its throughput MAPE is what
+    // a mode's one constant leaves (the 16B MoE's host time is twice the 583M's), under 30%.
+    if (f == training[0]) CHECK(Field(out, "mape") < 0.30);
+  }
+  CHECK(total == 31);
 }
 
 // Llama 3 8B on one H100: an Offline case and a Server case that names it, with the run's mean
