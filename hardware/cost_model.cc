@@ -72,12 +72,17 @@ double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k) const {
 Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return Duration::Zero();
   // A batched GEMM fills the GPU like one GEMM with `batch` times the rows.
-  const double eff = GemmEfficiency(m * batch, n, k);
   const Flops flops(2.0 * m * n * k * batch);
   const Bytes bytes(DtypeBytes(precision_) * batch * (m * k + k * n + m * n));
-  Duration compute = ComputeTime(flops, Peak() * (eff * cluster_.gpu.sustained_factor));
-  Duration memory = MemoryTime(bytes);
-  return Max(compute, memory) + Launch();
+  return RooflineTime(m * batch, n, k, flops, bytes);
+}
+
+Duration CostModel::RooflineTime(int64_t m, int64_t n, int64_t k, Flops flops, Bytes bytes,
+                                 double peak_scale) const {
+  const double eff = GemmEfficiency(m, n, k);
+  const Duration compute =
+      ComputeTime(flops, Peak() * (eff * cluster_.gpu.sustained_factor * peak_scale));
+  return Max(compute, MemoryTime(bytes)) + Launch();
 }
 
 double CostModel::AttentionEfficiency(bool backward, bool fused) const {

@@ -35,6 +35,12 @@ class CostModel {
 
   double GemmEfficiency(int64_t m, int64_t n, int64_t k) const;
   Duration GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+  // The GEMM roofline GemmTime applies, for a caller that counts its own FLOPs and bytes (a
+  // serving GEMM's fractional rows, quantised operands): `flops` at the shape efficiency of
+  // `m` x `n` x `k` (m: the rows stacked) times the sustained factor times `peak_scale`, or
+  // `bytes` at the HBM rate, whichever is slower, plus the launch.
+  Duration RooflineTime(int64_t m, int64_t n, int64_t k, Flops flops, Bytes bytes,
+                        double peak_scale = 1.0) const;
   // The shape curve alone (wave quantisation x small-dimension penalties), 1 at 8192^3.
   double ShapeCurve(int64_t m, int64_t n, int64_t k) const;
   // Fused attention (flash) or materialised attention: FLOPs at the attention efficiency, or

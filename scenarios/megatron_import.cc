@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "hardware/spec.h"
 #include "scenarios/megatron_exprs.h"
 #include "scenarios/megatron_import_parts.h"
 
@@ -193,11 +194,8 @@ Status ReadOverlap(Context& c, int cp) {
                   "parameter all-gather with the gradient reduction's setting");
   }
   c.Use("--overlap-param-gather");
-  const bool tp = r.Has("--tp-comm-overlap");
-  c.Derived("parallelism.overlap.tp", tp ? "true" : "backward",
-            tp ? "--tp-comm-overlap"
-               : "Megatron-LM's default: the backward's TP collectives beside the weight gradient",
-            tp ? "--tp-comm-overlap" : "");
+  c.Switch("parallelism.overlap.tp", "--tp-comm-overlap", "true", "backward",
+           "Megatron-LM's default: the backward's TP collectives beside the weight gradient");
   if (r.Has("--overlap-moe-expert-parallel-comm")) {
     c.Set("parallelism.overlap.ep", "true", "--overlap-moe-expert-parallel-comm");
   }
@@ -224,8 +222,8 @@ Status ReadOverlap(Context& c, int cp) {
 Status ReadBucket(Context& c) {
   if (!c.r.Has("--ddp-bucket-size")) return Status::Ok();
   PARASIM_ASSIGN_OR_RETURN(int64_t n, c.r.Int("--ddp-bucket-size", 1, int64_t{1} << 40));
-  const std::string g = c.w.Get("training.grad_dtype");
-  const int64_t bytes = n * (g == "fp32" ? 4 : 2);
+  PARASIM_ASSIGN_OR_RETURN(Dtype g, ParseDtype(c.w.Get("training.grad_dtype")));
+  const int64_t bytes = n * static_cast<int64_t>(DtypeBytes(g));
   c.Set("parallelism.bucket", std::to_string(bytes) + "B", "--ddp-bucket-size");
   return Status::Ok();
 }
@@ -264,9 +262,7 @@ Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp) {
     PARASIM_ASSIGN_OR_RETURN(int64_t etp, r.Int("--expert-tensor-parallel-size", 1, 65536));
     c.Set("parallelism.etp", std::to_string(etp), "--expert-tensor-parallel-size");
   }
-  const bool sp = r.Has("--sequence-parallel");
-  c.Derived("parallelism.sp", sp ? "true" : "false",
-            sp ? "--sequence-parallel" : "no --sequence-parallel", sp ? "--sequence-parallel" : "");
+  c.Switch("parallelism.sp", "--sequence-parallel", "true", "false", "no --sequence-parallel");
   PARASIM_RETURN_IF_ERROR(ReadPipeline(c, static_cast<int>(pp), layers));
   PARASIM_RETURN_IF_ERROR(ReadSharding(c));
   PARASIM_RETURN_IF_ERROR(ReadOverlap(c, static_cast<int>(cp)));
@@ -342,8 +338,7 @@ void WriteTrailer(Context& c, ImportedScenario* out) {
   c.w.Trailer("Flags with no effect on step time or memory:", inert);
   // The variables the scenario states are not listed: the NVLink domain, and the cuBLAS
   // workspace where its value sized one.
-  const std::vector<std::string> keys = c.w.Keys();
-  const bool blas = std::find(keys.begin(), keys.end(), "training.blas_workspace") != keys.end();
+  const bool blas = c.w.Has("training.blas_workspace");
   std::vector<std::string> env;
   for (const auto& [k, v] : c.r.args().env) {
     if (k == "NVLINK_DOMAIN_SIZE" || (blas && k == megatron_import::kBlasWorkspaceEnv)) continue;

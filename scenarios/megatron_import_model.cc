@@ -64,8 +64,7 @@ Status ReadShape(Context& c) {
               swiglu ? "Megatron-LM's default under --swiglu: 8h/3 rounded down to 64"
                      : "Megatron-LM's default: 4h");
   }
-  c.Derived("model.mlp", swiglu ? "swiglu" : "gelu",
-            swiglu ? "--swiglu" : "Megatron-LM's default (GeLU)", swiglu ? "--swiglu" : "");
+  c.Switch("model.mlp", "--swiglu", "swiglu", "gelu", "Megatron-LM's default (GeLU)");
   return Status::Ok();
 }
 
@@ -101,15 +100,10 @@ Status ReadLayerKinds(Context& c) {
                     "no learned table and no rotation of its own: priced as RoPE (no parameters)");
     }
   }
-  const bool untied = r.Has("--untie-embeddings-and-output-weights");
-  c.Derived("model.tied_embeddings", untied ? "false" : "true",
-            untied ? "--untie-embeddings-and-output-weights"
-                   : "Megatron-LM's default: the output layer shares the embedding",
-            untied ? "--untie-embeddings-and-output-weights" : "");
-  const bool nobias = r.Has("--disable-bias-linear");
-  c.Derived("model.bias", nobias ? "false" : "true",
-            nobias ? "--disable-bias-linear" : "Megatron-LM's default: linear layers with biases",
-            nobias ? "--disable-bias-linear" : "");
+  c.Switch("model.tied_embeddings", "--untie-embeddings-and-output-weights", "false", "true",
+           "Megatron-LM's default: the output layer shares the embedding");
+  c.Switch("model.bias", "--disable-bias-linear", "false", "true",
+           "Megatron-LM's default: linear layers with biases");
   return Status::Ok();
 }
 

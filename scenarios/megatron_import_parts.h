@@ -35,6 +35,13 @@ struct Context {
     if (!flag.empty()) Use(flag);
     w.Set(key, value, from, flag.empty() ? "" : r.At(flag));
   }
+  // A switch flag: `key` is `on` where `flag` is given (the comment names it), else `off`, with
+  // `otherwise` (Megatron-LM's default) as the comment.
+  void Switch(const std::string& key, const std::string& flag, const std::string& on,
+              const std::string& off, const std::string& otherwise) {
+    const bool given = r.Has(flag);
+    Derived(key, given ? on : off, given ? flag : otherwise, given ? flag : "");
+  }
   void Use(const std::string& flag) {
     if (r.Has(flag)) used.push_back(flag);
   }

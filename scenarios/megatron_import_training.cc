@@ -214,15 +214,10 @@ Status ReadKernels(Context& c) {
   }
   c.Use("--use-flash-attn");
   c.Derived("training.attention", attention, from, flag);
-  const bool ce = r.Has("--cross-entropy-loss-fusion");
-  c.Derived("training.cross_entropy", ce ? "fused" : "unfused",
-            ce ? "--cross-entropy-loss-fusion" : "Megatron-LM's default: the loss pass by pass",
-            ce ? "--cross-entropy-loss-fusion" : "");
-  const bool sep = r.Has("--no-gradient-accumulation-fusion");
-  c.Derived("training.grad_accumulation", sep ? "separate" : "fused",
-            sep ? "--no-gradient-accumulation-fusion"
-                : "Megatron-LM's default: the weight-gradient GEMM accumulates in place",
-            sep ? "--no-gradient-accumulation-fusion" : "");
+  c.Switch("training.cross_entropy", "--cross-entropy-loss-fusion", "fused", "unfused",
+           "Megatron-LM's default: the loss pass by pass");
+  c.Switch("training.grad_accumulation", "--no-gradient-accumulation-fusion", "separate", "fused",
+           "Megatron-LM's default: the weight-gradient GEMM accumulates in place");
   if (r.Has("--deterministic-mode")) {
     c.Set("training.deterministic", "true", "--deterministic-mode");
   }

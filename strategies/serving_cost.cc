@@ -54,6 +54,16 @@ const Op* FindOp(const Block& b, std::string_view name) {
   return nullptr;
 }
 
+GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep) {
+  GraphShape s;
+  s.micro_batch = 1;
+  s.seq_len = rank_tokens;
+  s.tp = tp;
+  s.ep = ep;
+  s.sp = false;
+  return s;
+}
+
 }  // namespace
 
 ServingCost::ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
@@ -105,8 +115,9 @@ Status ServingCost::Init() {
     std::lock_guard<std::mutex> lock(chains_->mu);
     if (chains_->chains.empty()) chains_->chains.assign(grid_.size(), std::nullopt);
   }
-  InitAttention();
-  InitMemory();
+  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_));
+  InitAttention(g);
+  InitMemory(g);
   return Status::Ok();
 }
 
@@ -114,22 +125,7 @@ int64_t ServingCost::RankTokens(int64_t tokens) const {
   return std::max<int64_t>(1, (tokens + data_ranks_ - 1) / data_ranks_);
 }
 
-namespace {
-
-GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep) {
-  GraphShape s;
-  s.micro_batch = 1;
-  s.seq_len = rank_tokens;
-  s.tp = tp;
-  s.ep = ep;
-  s.sp = false;
-  return s;
-}
-
-}  // namespace
-
-void ServingCost::InitAttention() {
-  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_));
+void ServingCost::InitAttention(const ModelGraph& g) {
   const Op* core = FindOp(g.dense.size() > 0 ? g.dense : g.moe, "attention");
   if (core != nullptr && core->m > 0 && core->n > 0) {
     flops_per_pair_ = core->fwd_flops.flops() / static_cast<double>(core->m * core->n);
@@ -143,8 +139,7 @@ void ServingCost::InitAttention() {
   if (const Op* head = FindOp(g.head, "lm_head")) lm_head_ = *head;
 }
 
-void ServingCost::InitMemory() {
-  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_));
+void ServingCost::InitMemory(const ModelGraph& g) {
   auto weights = [&](const Block& b) {
     double bytes = 0;
     for (size_t i = 0; i < b.size(); ++i) {

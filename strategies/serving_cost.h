@@ -134,8 +134,9 @@ class ServingCost {
   // Stage `s`'s chain for the bucket `at` of the token grid, replayed when first asked.
   Chain ChainAt(size_t at, int s);
   Status Init();
-  void InitAttention();
-  void InitMemory();
+  // From the model's graph at one token a rank (built once for both).
+  void InitAttention(const ModelGraph& g);
+  void InitMemory(const ModelGraph& g);
   std::vector<Chain> Replay(int64_t tokens) const;
   Duration Head(int64_t sampled);
   Duration Attention(const IterationShape& it, int64_t* kernels) const;

@@ -39,15 +39,11 @@ Duration ServeGemmTime(const CostModel& cost16, const CostModel& low, const Serv
   // A batched GEMM fills the GPU like one GEMM with its products' rows stacked (as
   // CostModel::GemmTime takes it); the shape efficiency is the cost model's, at whole rows.
   const int64_t stacked = std::max<int64_t>(1, std::llround(std::ceil(rows * touched)));
-  const double eff = cm.GemmEfficiency(stacked, op.n, op.k);
   const Flops flops(2.0 * rows * n * k * touched);
-  const double scale = quantised ? f.peak_scale : 1.0;
-  const Duration compute =
-      ComputeTime(flops, cm.Peak() * (eff * cm.cluster().gpu.sustained_factor * scale));
   const double w = quantised ? f.weight_bytes : 2.0;
   const double in = quantised ? f.input_bytes : 2.0;
   const Bytes bytes(w * k * n * touched + (in * k + f.output_bytes * n) * rows * touched);
-  return Max(compute, cm.MemoryTime(bytes)) + cm.Launch();
+  return cm.RooflineTime(stacked, op.n, op.k, flops, bytes, quantised ? f.peak_scale : 1.0);
 }
 
 double TouchedExperts(double local, int experts, int top_k, double tokens) {

@@ -114,13 +114,14 @@ Verb CalibrateVerb() {
   return MakeVerb<O, Result>({
       .name = "calibrate",
       .help = "measure this node's GPUs (CUDA, cuBLASLt, NCCL) into a measurements file",
-      .flags = {Opt(&O::out, "--out", "measurements file to write (default measurements.yaml)"),
-                Opt(&O::scenario, "--scenario", "also time the GEMM shapes of this scenario"),
-                SetFlag(&O::sets, "override a key of --scenario"),
-                Opt(&O::quick, "--quick", "fewer shapes, sizes and repetitions"),
-                Opt(&O::only, "--only",
-                    "run these parts only: gemm, memory, attention, host, collectives, "
-                    "contention, sustained (comma-separated)")},
+      .flags =
+          {Opt(&O::out, "--out", "measurements file to write (default measurements.yaml)").Output(),
+           Opt(&O::scenario, "--scenario", "also time the GEMM shapes of this scenario"),
+           SetFlag(&O::sets, "override a key of --scenario"),
+           Opt(&O::quick, "--quick", "fewer shapes, sizes and repetitions"),
+           Opt(&O::only, "--only",
+               "run these parts only: gemm, memory, attention, host, collectives, "
+               "contention, sustained (comma-separated)")},
       .run = Run,
       .json = ToJson,
       .text = ToText,

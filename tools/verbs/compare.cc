@@ -406,7 +406,8 @@ Verb CompareVerb() {
                 Opt(&O::force, "--force",
                     "compare a trace of another GPU, and write a profile whose efficiencies "
                     "would be clamped"),
-                Opt(&O::out, "--out", "write the measured efficiencies as a calibration profile")},
+                Opt(&O::out, "--out", "write the measured efficiencies as a calibration profile")
+                    .Output()},
       .run = Run,
       .json = ToJson,
       .text = ToText,

@@ -387,7 +387,8 @@ Verb FitVerb() {
                     "server fabric is not assumed)"),
                 Opt(&O::out, "--out",
                     "write the calibration profile here (refused when the fit does not hold: a "
-                    "value on its bound, or R^2 below 0.9)"),
+                    "value on its bound, or R^2 below 0.9)")
+                    .Output(),
                 Opt(&O::force, "--force",
                     "write the profile even from a fit that does not hold, and fit logs of "
                     "another GPU as --gpu's"),

@@ -128,7 +128,7 @@ Verb ImportVerb() {
                 Opt(&O::vocab, "--vocab",
                     "the vocabulary, where the arguments leave it to a tokenizer file")
                     .Range(0, 67108864),
-                Opt(&O::out, "--out", "write the scenario to FILE (default: stdout)"),
+                Opt(&O::out, "--out", "write the scenario to FILE (default: stdout)").Output(),
                 Opt(&O::flags, "--flags",
                     "list the Megatron-LM flags parasim knows and what each maps to"),
                 JsonFlag<O>()},

@@ -150,7 +150,7 @@ Verb ReportVerb() {
                 Opt(&O::from, "--from", "a finished `sweep --json` or `scale --json` output")
                     .Python("from_")
                     .Input(),
-                Opt(&O::out, "--out", "HTML file to write (default report.html)"),
+                Opt(&O::out, "--out", "HTML file to write (default report.html)").Output(),
                 JobsFlag(&O::jobs, "worker threads for the scenario's sweep, if any"),
                 Opt(&O::robust, "--robust",
                     "with a sweep: add how far its answer holds (sweep --robust's swings)"),

@@ -319,22 +319,23 @@ Verb RunVerb() {
   return MakeVerb<O, Result>({
       .name = "run",
       .help = "predict one training step of a scenario's layout",
-      .flags = {Arg(&O::scenario, "file", "scenario YAML file").Python("scenario").Required(),
-                SetFlag(&O::sets), JsonFlag<O>(),
-                Opt(&O::timing, "--timing",
-                    "print replay_ms (lowering + replay at sweep granularity) on stderr"),
-                Opt(&O::repeat, "--repeat",
-                    "with --timing: lower and replay N times in this process and print the first, "
-                    "median and fastest (the replay-speed benchmark)")
-                    .Range(1, 100000),
-                Opt(&O::full, "--full", "replay every rank instead of one per pipeline stage"),
-                Opt(&O::trace, "--trace", "write an op-level Chrome trace (Perfetto) to FILE"),
-                Opt(&O::svg, "--svg", "write the pipeline timeline of the step as SVG to FILE"),
-                Opt(&O::ops, "--ops",
-                    "replay at op granularity (one task per op) instead of per micro-batch phase"),
-                Opt(&O::launch, "--launch",
-                    "megatron or torchtitan: print the layout as the Megatron-LM flags or the "
-                    "torchtitan config that launch it")},
+      .flags =
+          {Arg(&O::scenario, "file", "scenario YAML file").Python("scenario").Required(),
+           SetFlag(&O::sets), JsonFlag<O>(),
+           Opt(&O::timing, "--timing",
+               "print replay_ms (lowering + replay at sweep granularity) on stderr"),
+           Opt(&O::repeat, "--repeat",
+               "with --timing: lower and replay N times in this process and print the first, "
+               "median and fastest (the replay-speed benchmark)")
+               .Range(1, 100000),
+           Opt(&O::full, "--full", "replay every rank instead of one per pipeline stage"),
+           Opt(&O::trace, "--trace", "write an op-level Chrome trace (Perfetto) to FILE").Output(),
+           Opt(&O::svg, "--svg", "write the pipeline timeline of the step as SVG to FILE").Output(),
+           Opt(&O::ops, "--ops",
+               "replay at op granularity (one task per op) instead of per micro-batch phase"),
+           Opt(&O::launch, "--launch",
+               "megatron or torchtitan: print the layout as the Megatron-LM flags or the "
+               "torchtitan config that launch it")},
       .run = Run,
       .json = ToJson,
       .text = ToText,

@@ -51,7 +51,7 @@ struct Result {
   bool priced = false;    // every cluster has a price: costs are money, not GPU-hours
   std::string launch;     // --launch's format ("" = none)
   std::optional<LaunchConfig> best_launch;  // the best layout's, with --launch
-  bool every_layout = false;  // the JSON lists every replayed layout (VerbContext)
+  bool every_layout = false;                // the JSON lists every replayed layout (VerbContext)
 };
 
 // A progress bar on stderr: done / total layouts and the time left.
@@ -436,7 +436,8 @@ Verb SweepVerb() {
                     .Python("scenario")
                     .Required(),
                 SetFlag(&O::sets), JsonFlag<O>(), JobsFlag(&O::jobs),
-                Opt(&O::out, "--out", "write every layout's result to this CSV as results arrive"),
+                Opt(&O::out, "--out", "write every layout's result to this CSV as results arrive")
+                    .Output(),
                 Opt(&O::resume, "--resume",
                     "skip layouts already in --out (after an interruption)"),
                 Opt(&O::exhaustive, "--exhaustive",

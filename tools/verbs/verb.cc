@@ -56,8 +56,7 @@ Status CheckOutputsAreNotInputs(const std::vector<Flag>& flags,
       inputs.push_back(doc->file);
     } else if (const std::string* s = std::get_if<std::string>(&v)) {
       if (f.positional || f.input) inputs.push_back(*s);
-      const bool written = f.name == "--out" || f.name == "--svg" || f.name == "--trace";
-      if (written && !f.input) outputs.emplace_back(f.name, *s);
+      if (f.output) outputs.emplace_back(f.name, *s);
     } else if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
       if (f.positional || f.input) inputs.insert(inputs.end(), list->begin(), list->end());
     }

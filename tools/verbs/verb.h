@@ -74,8 +74,10 @@ struct Flag {
   bool positive = false;
   char delimiter = 0;  // a list flag: also split each value at this character
   // A file the verb reads besides its documents and positionals (which are read), such as
-  // compare's --trace: CheckOutputsAreNotInputs refuses an output that is an input.
+  // compare's --trace; a file it writes (run's --trace, --svg, every --out).
+  // CheckOutputsAreNotInputs refuses an output that is an input.
   bool input = false;
+  bool output = false;
 };
 
 // Where a verb runs: what the CLI or the Python module tells it besides its flags.
@@ -123,10 +125,9 @@ struct Verb {
 // an error such as "--repeat=0:1:1: error: expected a value from 1 to 100000".
 Status CheckFlagValues(const std::vector<Flag>& flags, const std::vector<FlagValue>& values);
 
-// Refuses a file a verb would write (--out, --svg, --trace unless marked Input) that is one of
-// the files it reads (its documents, its positional files, flags marked Input), however
-// spelled: "s.yaml:1:1: error: --out
-// would overwrite s.yaml, an input of this command; ...".
+// Refuses a file a verb would write (a flag marked Output: every --out, run's --trace) that is one
+// of the files it reads (its documents, its positional files, flags marked Input), however spelled:
+// "s.yaml:1:1: error: --out would overwrite s.yaml, an input of this command; ...".
 Status CheckOutputsAreNotInputs(const std::vector<Flag>& flags,
                                 const std::vector<FlagValue>& values);
 
@@ -167,6 +168,10 @@ struct FlagOf {
   }
   FlagOf Input() && {
     flag.input = true;
+    return std::move(*this);
+  }
+  FlagOf Output() && {
+    flag.output = true;
     return std::move(*this);
   }
 };
