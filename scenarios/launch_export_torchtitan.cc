@@ -5,37 +5,11 @@
 #include <cmath>
 
 #include "scenarios/launch_export.h"
+#include "scenarios/torchtitan_names.h"
 #include "strategies/schedule.h"
 
 namespace parasim {
 namespace {
-
-// torchtitan's name and flavor of a catalog model (torchtitan/models/*/__init__.py).
-struct Flavor {
-  std::string_view id, name, flavor;
-};
-constexpr Flavor kFlavors[] = {
-    {"llama3-8b", "llama3", "8B"},
-    {"llama3-70b", "llama3", "70B"},
-    {"llama3-405b", "llama3", "405B"},
-    {"llama2-7b", "llama2", "7B"},
-    {"llama2-13b", "llama2", "13B"},
-    {"llama2-70b", "llama2", "70B"},
-    {"deepseek-v3", "deepseek_v3", "671B"},
-    {"qwen3-30b-a3b", "qwen3", "30B-A3B"},
-    {"qwen3-235b-a22b", "qwen3", "235B-A22B"},
-};
-
-// torchtitan's pipeline schedule names (torch.distributed.pipelining), or "".
-std::string_view Schedule(const Layout& l) {
-  const std::string_view n = ScheduleName(l.schedule);
-  if (n == "1f1b") return "1F1B";
-  if (n == "gpipe") return "GPipe";
-  if (n == "interleaved-1f1b") return "Interleaved1F1B";
-  if (n == "zb-v") return "ZBVZeroBubble";
-  if (n == "dualpipe-v") return "DualPipeV";
-  return "";
-}
 
 void Miss(LaunchConfig* l, const std::string& key, const std::string& value,
           const std::string& why) {
@@ -58,7 +32,7 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
   if (p.ep > 1) t.push_back(fmt::format("expert_parallel_degree = {}", p.ep));
   if (p.etp > 0) t.push_back(fmt::format("expert_tensor_parallel_degree = {}", p.etp));
   if (p.overlap_tp == Layout::TpOverlap::kAll) t.push_back("enable_async_tensor_parallel = true");
-  const std::string_view sched = Schedule(p);
+  const std::string_view sched = TorchtitanScheduleOf(ScheduleName(p.schedule));
   if (sched.empty()) {
     Miss(l, "parallelism.schedule", std::string(ScheduleName(p.schedule)),
          "not among torchtitan's pipeline schedules");
@@ -121,7 +95,7 @@ void ExportTorchtitan(const Scenario& s, LaunchConfig* l) {
   std::vector<std::string>& t = l->torchtitan;
   t.push_back("[model]");
   bool named = false;
-  for (const Flavor& f : kFlavors) {
+  for (const TorchtitanFlavor& f : kTorchtitanFlavors) {
     if (s.model.id != f.id) continue;
     t.push_back(fmt::format("name = \"{}\"", f.name));
     t.push_back(fmt::format("flavor = \"{}\"", f.flavor));

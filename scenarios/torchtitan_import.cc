@@ -7,26 +7,11 @@
 #include <set>
 
 #include "scenarios/scenario_writer.h"
+#include "scenarios/torchtitan_names.h"
 #include "sim/io.h"
 
 namespace parasim {
 namespace {
-
-// torchtitan's model flavors that the catalog holds (torchtitan/models/*/__init__.py).
-struct Flavor {
-  std::string_view name, flavor, id;
-};
-constexpr Flavor kFlavors[] = {
-    {"llama3", "8B", "llama3-8b"},
-    {"llama3", "70B", "llama3-70b"},
-    {"llama3", "405B", "llama3-405b"},
-    {"llama2", "7B", "llama2-7b"},
-    {"llama2", "13B", "llama2-13b"},
-    {"llama2", "70B", "llama2-70b"},
-    {"deepseek_v3", "671B", "deepseek-v3"},
-    {"qwen3", "30B-A3B", "qwen3-30b-a3b"},
-    {"qwen3", "235B-A22B", "qwen3-235b-a22b"},
-};
 
 // A key of the config: a table path and a key ("parallelism", "tensor_parallel_degree").
 struct Key {
@@ -109,7 +94,7 @@ Status ReadModel(Config& c, ScenarioWriter& w) {
   std::string name_at, flavor_at;
   const std::string name = c.Str({{"model", "name"}}, "", &name_at);
   const std::string flavor = c.Str({{"model", "flavor"}}, "", &flavor_at);
-  for (const Flavor& f : kFlavors) {
+  for (const TorchtitanFlavor& f : kTorchtitanFlavors) {
     if (name == f.name && flavor == f.flavor) {
       w.Set("model.extends", std::string(f.id), name_at + ", " + flavor_at);
       // torchtitan's DeepSeek-V3 trains no multi-token-prediction module.
@@ -118,7 +103,7 @@ Status ReadModel(Config& c, ScenarioWriter& w) {
     }
   }
   std::string known;
-  for (const Flavor& f : kFlavors)
+  for (const TorchtitanFlavor& f : kTorchtitanFlavors)
     known += fmt::format("{}{} {}", known.empty() ? "" : ", ", f.name, f.flavor);
   return InvalidArgument(fmt::format(
       "{}: error: [model] name = \"{}\", flavor = \"{}\" is not a model the catalog holds; "
@@ -154,16 +139,6 @@ Status ReadDegrees(Config& c, Degrees* d) {
                                                 {"training", "data_parallel_replicate_degree"}},
                                                1, 16777216, 1, &d->replicate_at));
   return Status::Ok();
-}
-
-// torchtitan's pipeline schedules (torch.distributed.pipelining) as parasim's.
-std::string ScheduleOf(const std::string& s) {
-  if (s == "1F1B") return "1f1b";
-  if (s == "GPipe") return "gpipe";
-  if (s == "Interleaved1F1B") return "interleaved-1f1b";
-  if (s == "ZBVZeroBubble") return "zb-v";
-  if (s == "DualPipeV") return "dualpipe-v";
-  return "";
 }
 
 Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpus, int layers,
@@ -203,7 +178,7 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   const std::string sched = c.Str({{"parallelism", "pipeline_parallel_schedule"},
                                    {"experimental", "pipeline_parallel_schedule"}},
                                   "1F1B", &sched_at);
-  const std::string mapped = ScheduleOf(sched);
+  const std::string mapped(ParasimScheduleOf(sched));
   w.Set("parallelism.schedule", mapped.empty() ? "1f1b" : mapped,
         sched_at.empty() ? "torchtitan's default schedule (1F1B)" : sched_at);
   if (mapped.empty()) nm->push_back(fmt::format("pipeline schedule {}: priced as 1F1B", sched));
