@@ -173,6 +173,33 @@ std::string FormatDuration(Duration d) {
   return FormatSeconds(d.seconds());
 }
 
+namespace {
+
+// FormatCount's scale for x: the unit it divides by, the decimals kept and the suffix.
+struct CountScale {
+  double unit;
+  int decimals;
+  const char* suffix;
+};
+CountScale CountScaleOf(double x) {
+  if (x >= 1e9) return {1e9, 2, "B"};
+  if (x >= 1e6) return {1e6, 2, "M"};
+  if (x >= 1e3) return {1e3, 1, "k"};
+  return {1, 0, ""};
+}
+
+}  // namespace
+
+std::string FormatCount(double x) {
+  const CountScale c = CountScaleOf(x);
+  return fmt::format("{:.{}f}{}", x / c.unit, c.decimals, c.suffix);
+}
+
+double PrintedCount(double x) {
+  const CountScale c = CountScaleOf(x);
+  return std::stod(fmt::format("{:.{}f}", x / c.unit, c.decimals)) * c.unit;
+}
+
 std::string FormatSeconds(double s) {
   if (std::isinf(s)) return s > 0 ? "inf" : "-inf";
   if (std::isnan(s)) return "nan";

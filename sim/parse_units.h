@@ -32,5 +32,9 @@ std::string FormatDuration(Duration d);
 // The same for a time in seconds of any length (an MTBF of months, a run of years), never
 // saturated: "128.0 days"; "inf" only for an infinite one.
 std::string FormatSeconds(double s);
+// A count in the units of its size, as tables print rates ("1.20M", "33.1k", "512"): the text,
+// and the number that text reads back as (a Pareto front kept at the printed digits).
+std::string FormatCount(double x);
+double PrintedCount(double x);
 
 }  // namespace parasim

@@ -79,5 +79,19 @@ TEST_CASE("FormatSeconds writes any length, never saturated") {
   CHECK(FormatDuration(Duration::Seconds(0.0123)) == FormatSeconds(0.0123));
 }
 
+TEST_CASE("FormatCount prints a count in its unit; PrintedCount is the number it reads as") {
+  struct Case {
+    double x;
+    const char* text;
+    double printed;
+  };
+  for (const Case& c : {Case{512.4, "512", 512}, Case{33'149, "33.1k", 33'100},
+                        Case{1'204'321, "1.20M", 1'200'000}, Case{2.345e9, "2.35B", 2.35e9}}) {
+    CAPTURE(c.x);
+    CHECK(FormatCount(c.x) == c.text);
+    CHECK(PrintedCount(c.x) == doctest::Approx(c.printed));
+  }
+}
+
 }  // namespace
 }  // namespace parasim

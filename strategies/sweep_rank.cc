@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "sim/parse_units.h"
 #include "strategies/sweep_codesign.h"
 
 namespace parasim {
@@ -25,14 +26,8 @@ FrontPoint FrontOf(const SweepEntry& e, bool codesign) {
                   : FrontPoint{e.tokens_per_s, e.peak_memory_bytes};
 }
 
-double TokensAsPrinted(double x) {
-  // Human's formats ("{:.2f}B", "{:.2f}M", "{:.1f}k", "{:.0f}"), read back.
-  auto read = [](const std::string& text, double unit) { return std::stod(text) * unit; };
-  if (x >= 1e9) return read(fmt::format("{:.2f}", x / 1e9), 1e9);
-  if (x >= 1e6) return read(fmt::format("{:.2f}", x / 1e6), 1e6);
-  if (x >= 1e3) return read(fmt::format("{:.1f}", x / 1e3), 1e3);
-  return read(fmt::format("{:.0f}", x), 1);
-}
+// The throughput as the tables print it (tools' Human is FormatCount), read back.
+double TokensAsPrinted(double x) { return PrintedCount(x); }
 
 double PeakTenthsOfGib(double bytes) { return std::round(10 * Bytes(bytes).gib()); }
 

@@ -9,12 +9,7 @@ namespace parasim {
 
 std::string Seconds(double s) { return FormatSeconds(s); }
 
-std::string Human(double x) {
-  if (x >= 1e9) return fmt::format("{:.2f}B", x / 1e9);
-  if (x >= 1e6) return fmt::format("{:.2f}M", x / 1e6);
-  if (x >= 1e3) return fmt::format("{:.1f}k", x / 1e3);
-  return fmt::format("{:.0f}", x);
-}
+std::string Human(double x) { return FormatCount(x); }
 
 const std::string& ScenarioName(const Scenario& s) { return s.name.empty() ? s.file : s.name; }
 
