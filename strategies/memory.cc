@@ -182,7 +182,7 @@ class StageAccounting {
           // an embedding where pre_process or mtp_process, megatron/core/models/gpt/
           // gpt_model.py at d98e8a6), kept in step with stage 0's as tied tables are. DualPipe
           // holds both ends on one rank (DeepSeek-V3, arXiv:2412.19437 Sec. 3.2.1), so shares it.
-          c.dense += static_cast<double>(m_.vocab) * m_.hidden / l_.tp;
+          c.dense += BlockParams(g_.embedding);
         }
         bytes += ActivationBytes(g_.head, RecomputeKind::kNone) + mtp_act_;
         c.head_transient = TransientBytes(g_.head);

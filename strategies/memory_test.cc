@@ -251,6 +251,7 @@ TEST_CASE("multi-token prediction: the LM head's stage keeps its own input embed
   l.pp = 4;
   l.tp = 2;
   l.schedule = kSchedule1F1B;
+  m.position = PositionKind::kRope;  // no learned positions: the embedding is the table alone
   const double table = static_cast<double>(m.vocab) * m.hidden / l.tp;
   auto last_params = [&](int mtp, const Layout& lay) {
     ModelSpec mm = m;
