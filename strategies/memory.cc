@@ -176,6 +176,13 @@ class StageAccounting {
         const bool apart = schedule_.bidirectional() ? l_.pp > 1 : s != 0;
         if (m_.tied_embeddings && apart) {
           c.dense += static_cast<double>(m_.vocab) * m_.hidden / l_.tp;
+        } else if (m_.mtp_depth > 0 && !schedule_.bidirectional() && s != 0) {
+          // Multi-token prediction embeds the next tokens on the stage of the LM head, and
+          // Megatron-Core builds that stage its own copy of the input embedding (GPTModel:
+          // an embedding where pre_process or mtp_process, megatron/core/models/gpt/
+          // gpt_model.py at d98e8a6), kept in step with stage 0's as tied tables are. DualPipe
+          // holds both ends on one rank (DeepSeek-V3, arXiv:2412.19437 Sec. 3.2.1), so shares it.
+          c.dense += BlockParams(g_.embedding);
         }
         bytes += ActivationBytes(g_.head, RecomputeKind::kNone) + mtp_act_;
         c.head_transient = TransientBytes(g_.head);

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "strategies/schedule.h"
+
 namespace parasim {
 namespace {
 
@@ -231,6 +233,45 @@ TEST_CASE("interleaved 1F1B: each stage's warm-up as Megatron-LM runs it") {
   // the second also keeps the LM head's input and logits; not the factor's 1 x 1.375.
   CHECK(r.stages[3].in_flight > 2.3);
   CHECK(r.stages[3].in_flight < 2.5);
+}
+
+TEST_CASE("multi-token prediction: the LM head's stage keeps its own input embedding") {
+  // Megatron-Core builds an embedding on every stage that embeds tokens: stage 0, and under
+  // MTP the LM head's (megatron/core/models/gpt/gpt_model.py, pre_process or mtp_process).
+  // DualPipe puts both ends on one rank, which shares the table (DeepSeek-V3 Sec. 3.2.1).
+  Setup su;
+  ModelSpec m = TinyGpt();
+  m.layers = 8;
+  m.vocab = 32768;
+  m.tied_embeddings = false;
+  Training t;
+  t.seq_len = 1024;
+  t.global_batch = 8;
+  Layout l;
+  l.pp = 4;
+  l.tp = 2;
+  l.schedule = kSchedule1F1B;
+  m.position = PositionKind::kRope;  // no learned positions: the embedding is the table alone
+  const double table = static_cast<double>(m.vocab) * m.hidden / l.tp;
+  auto last_params = [&](int mtp, const Layout& lay) {
+    ModelSpec mm = m;
+    mm.mtp_depth = mtp;
+    const MemoryReport r = EstimateMemory(mm, t, lay, su.cluster);
+    return r.stages.back().params;
+  };
+  // Untied, MTP adds its module (projection, norms, a layer) and the embedding copy; tied, the
+  // head's copy is that table already and MTP adds its module alone.
+  const double untied = last_params(1, l) - last_params(0, l);
+  m.tied_embeddings = true;
+  const double tied = last_params(1, l) - last_params(0, l);
+  CHECK(tied > 0);
+  CHECK(untied - tied == doctest::Approx(table).epsilon(1e-9));
+  // DualPipe: the head's rank holds stage 0's embedding too; no copy.
+  m.tied_embeddings = false;
+  Layout dual = l;
+  dual.schedule = *FindSchedule("dualpipe");
+  t.global_batch = 16;
+  CHECK(last_params(1, dual) - last_params(0, dual) == doctest::Approx(tied).epsilon(1e-9));
 }
 
 }  // namespace

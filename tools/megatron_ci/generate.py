@@ -27,6 +27,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 import yaml
 
@@ -64,6 +65,39 @@ SHORT_WARMUP_FROM = 5
 HOST_BOUND_MAX_HIDDEN = 1024
 # Training subset: cases whose sha256(name) taken mod TRAIN_MOD is 0 (about one in three).
 TRAIN_MOD = 3
+
+# Vocabulary sizes of the tokenizer files the launch arguments name (the files are not public; the
+# path's file name, or the tokenizer type, and the tokenizer's own publication give the size).
+# Keyed by (--tokenizer-type, file name of --tokenizer-model); None matches any type.
+TOKENIZER_VOCAB = {
+    (None, "nemotron_2_256k.model"): (
+        256000, "nemotron_2_256k.model: the Nemotron tokenizer of 256,000 SentencePiece tokens "
+        "(Nemotron-4 15B Technical Report, arXiv:2402.16819, Sec. 2.2)"),
+    ("Llama2Tokenizer", "tokenizer.model"): (
+        32000, "Llama2Tokenizer with tokenizer.model: 32,000 SentencePiece tokens (Llama 2, "
+        "arXiv:2307.09288, Sec. 2.2; Mixtral 8x7B and 8x22B keep the same tokenizer)"),
+}
+
+# Scale of a run whose node count is not public (release tests, launched from NVIDIA's internal
+# recipes), inferred from its own measurement: mem-allocated-bytes between steps is the model state
+# that stays resident (bf16 weights, fp32 gradient buffer, and the distributed optimizer's fp32
+# main weights and Adam moments, 12 bytes a parameter split over the data-parallel ranks), so it
+# falls with the data-parallel size. The script asks parasim (`parasim memory` of the imported
+# scenario, last stage: params + grads + optimizer bytes) for that state at each candidate node
+# count and keeps the one within SCALE_FIT of the measurement when every other candidate is at
+# least SCALE_MARGIN off and SCALE_RATIO times further off: a scale the measurement singles out.
+# Where it does not (a small optimizer share, a state parasim does not match), the case stays
+# unscaled. The inferred cases are listed in subsets.yaml under `scale_inferred`; their peak
+# memory is not an independent check (its resident part chose the scale).
+SCALE_CANDIDATES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+SCALE_FIT = 0.075
+SCALE_MARGIN = 0.12
+SCALE_RATIO = 2.5
+# ... and only where the measured step is one a run of that GPU at that scale can have: model FLOPs
+# at most the highest model-FLOP utilisation Megatron-LM has published, 56.3% (GPT 1T on 3072
+# A100, README "Training Speed and Scalability" table, 2022; its 2024 H100 table peaks at 49%).
+# A golden file whose step would need more was recorded on other hardware or at another scale.
+SCALE_MFU_CEILING = 0.563
 
 # Environment set by the CI launcher (tests/functional_tests/shell_test_utils/_run_training.sh)
 # when the case's ENV_VARS leave them unset. Written as each file's defaults.
@@ -438,7 +472,10 @@ def parse_config(text):
     if not isinstance(args_node, yaml.MappingNode):
         raise ValueError("MODEL_ARGS is not a mapping of flags")
     argv, templated = [], []
+    tokenizer = {}
     for flag, node in mapping_entries(args_node):
+        if flag in ("--tokenizer-type", "--tokenizer-model") and isinstance(node, yaml.ScalarNode):
+            tokenizer[flag] = node.value.strip().rstrip("/").rsplit("/", 1)[-1]
         for tok in render_flag(flag, node):
             clean = scrub_path(flag, tok)
             if clean == tok and ENV_REF.search(tok):
@@ -470,7 +507,16 @@ def parse_config(text):
                 gpn = int(g.value)
     meta["gpus_per_node_override"] = gpn
     meta["templated"] = templated
+    meta["tokenizer"] = (tokenizer.get("--tokenizer-type"), tokenizer.get("--tokenizer-model"))
     return argv, env, meta
+
+
+def tokenizer_vocab(flags, meta):
+    """(vocabulary, source) of a known tokenizer file the arguments name without --vocab-size."""
+    if "--vocab-size" in flags:
+        return None
+    ttype, fname = meta.get("tokenizer", (None, None))
+    return TOKENIZER_VOCAB.get((ttype, fname)) or TOKENIZER_VOCAB.get((None, fname))
 
 
 def flag_values(argv):
@@ -646,6 +692,7 @@ def build(snap):
             peak_steps=((min(mem_finite), max(mem_finite)) if mem_finite else None),
             alloc_bytes=(max(alloc_finite.values()) if alloc_finite else None),
             log_interval=int_flag(flags, "--log-interval", 1), script=script,
+            vocab=tokenizer_vocab(flags, meta), scale_inferred=None,
             subset=case_subset("%s/%s" % (family, case)))
         if nodes is not None:
             world = nodes * gpn
@@ -662,6 +709,92 @@ def build(snap):
         for c in group:
             c["same_golden_as"] = [o["path"] for o in group if o is not c]
     return cases, skipped, other_goldens, rows
+
+
+def resident_bytes(parasim, c, nodes, gpus_per_node, workdir):
+    """parasim's resident model state (last stage: weights, gradients, optimizer state) of case
+    `c` imported at `nodes`, or None where the arguments do not import at that scale."""
+    script = os.path.join(workdir, "launch.sh")
+    with open(script, "w", encoding="utf-8") as fh:
+        for k, v in sorted(dict(LAUNCHER_ENV, **c["env"]).items()):
+            fh.write("export %s=%s\n" % (k, shlex.quote(v)))
+        fh.write("torchrun %s %s\n" % (c.get("script") or "pretrain_gpt.py",
+                                        " ".join(shlex.quote(t) for t in c["argv"])))
+    scenario = os.path.join(workdir, "scenario.yaml")
+    cmd = [parasim, "import", "megatron", script, "--gpu", c["gpu"], "--nodes", str(nodes),
+           "--gpus-per-node", str(gpus_per_node), "--out", scenario]
+    if c["platform"] == "dgx_gb200":
+        cmd += ["--nvlink-domain", "72"]
+    if c["vocab"]:
+        cmd += ["--vocab", str(c["vocab"][0])]
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        return None
+    r = subprocess.run([parasim, "memory", scenario, "--json"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        return None
+    last = json.loads(r.stdout.decode("utf-8"))["stages"][-1]
+    return last["params_bytes"] + last["grads_bytes"] + last["optimizer_bytes"]
+
+
+def implied_mfu(parasim, c, nodes, gpus_per_node, workdir):
+    """The model-FLOP utilisation the measured step would mean at this scale (parasim's count of
+    the step's model FLOPs over the GPUs' datasheet dense rate), or None."""
+    if resident_bytes(parasim, c, nodes, gpus_per_node, workdir) is None:
+        return None
+    r = subprocess.run([parasim, "run", os.path.join(workdir, "scenario.yaml"), "--json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        return None
+    d = json.loads(r.stdout.decode("utf-8"))
+    return d["mfu"] * d["step_time_s"] / c["step_s"]
+
+
+def infer_scales(cases, parasim, workdir):
+    """Sets nodes (and scale_inferred) of the unscaled cases whose resident memory singles out one
+    scale (SCALE_* above); returns how many."""
+    found = 0
+    for c in cases:
+        if c["nodes"] is not None or c["alloc_bytes"] is None or c["kind"] == "rl":
+            continue
+        gpn = c["gpus_per_node"] or (4 if c["platform"] == "dgx_gb200" else 8)
+        errors = []
+        for n in SCALE_CANDIDATES:
+            b = resident_bytes(parasim, c, n, gpn, workdir)
+            if b is not None:
+                errors.append((abs(b / c["alloc_bytes"] - 1), n, b))
+        if not errors:
+            continue
+        errors.sort()
+        best, rest = errors[0], errors[1:]
+        if best[0] > SCALE_FIT or any(e[0] < max(SCALE_MARGIN, SCALE_RATIO * best[0]) for e in rest):
+            continue
+        # A step shorter than the model's FLOPs at the GPUs' peak is no run of this GPU at this
+        # scale (a golden file recorded elsewhere): the case stays unscaled, and says why.
+        mfu = implied_mfu(parasim, c, best[1], gpn, workdir)
+        if mfu is None or mfu > SCALE_MFU_CEILING:
+            c["scale_from"] += (
+                "; its resident memory gives %d nodes x %d, where the measured step would mean %s "
+                "model-FLOP utilisation, above the %.1f%% Megatron-LM has ever published: not a run "
+                "of %s at that scale, so left unscaled" % (
+                    best[1], gpn, "an unknown" if mfu is None else "%.0f%%" % (100 * mfu),
+                    100 * SCALE_MFU_CEILING, c["gpu"]))
+            continue
+        c["nodes"], c["gpus_per_node"] = best[1], gpn
+        world = best[1] * gpn
+        c["dp"] = world // (c["tp"] * c["pp"] * c["cp"]) if world % (c["tp"] * c["pp"] * c["cp"]) == 0 else None
+        c["scale_from"] = (
+            "INFERRED from the run's mem-allocated-bytes between steps (%d B): parasim's resident "
+            "model state at %d nodes x %d is %+.1f%% off it, every other scale of %s at least %.0f%% "
+            "(%s)" % (int(c["alloc_bytes"]), best[1], gpn, 100 * (best[2] / c["alloc_bytes"] - 1),
+                      "/".join(str(e[1]) for e in sorted(rest, key=lambda e: e[1])),
+                      100 * rest[0][0] if rest else 0,
+                      "; ".join("%d: %+.0f%%" % (e[1], 100 * (e[2] / c["alloc_bytes"] - 1))
+                                for e in sorted(errors, key=lambda e: e[1]))))
+        c["scale_from"] += "; the measured step is %.0f%% model-FLOP utilisation there" % (100 * mfu)
+        c["scale_inferred"] = True
+        found += 1
+    return found
 
 
 def group_of(c):
@@ -689,6 +822,8 @@ def note_for(c):
     if c["alloc_bytes"] is not None:
         parts.append("mem-allocated-bytes (between steps) up to %d B" % int(c["alloc_bytes"]))
     parts.append("scale: " + c["scale_from"])
+    if c["vocab"]:
+        parts.append("vocab: " + c["vocab"][1])
     if c["nodes"] is None:
         flags = flag_values(c["argv"])
         ep = int_flag(flags, "--expert-model-parallel-size", 1)
@@ -724,6 +859,8 @@ def emit_case(c, out):
     out.append("      gpu: %s" % c["gpu"])
     if c["nodes"] is not None:
         out.append("      nodes: %d" % c["nodes"])
+    if c["vocab"]:
+        out.append("      vocab: %d" % c["vocab"][0])
     out.append("      gpus_per_node: %d" % c["gpus_per_node"] if c["gpus_per_node"] else
                "      gpus_per_node: %d" % (4 if c["platform"] == "dgx_gb200" else 8))
     if c["platform"] == "dgx_gb200":
@@ -847,11 +984,15 @@ def write_outputs(snap, cases, out_dir):
     by_case = {}
     for c in cases:
         by_case.setdefault("%s/%s" % (c["family_dir"], c["case"]), []).append(c)
-    training, held_out, unscaled = [], [], []
+    training, held_out, unscaled, inferred = [], [], [], []
     for key in sorted(by_case):
+        if any(c.get("scale_inferred") for c in by_case[key]):
+            inferred.append(key)
         if any(c["nodes"] is None for c in by_case[key]):
             unscaled.append(key)
-        elif by_case[key][0]["subset"] == "training":
+        if all(c["nodes"] is None for c in by_case[key]):
+            continue
+        if by_case[key][0]["subset"] == "training":
             training.append(key)
         else:
             held_out.append(key)
@@ -860,15 +1001,20 @@ def write_outputs(snap, cases, out_dir):
         "# Training and held-out subsets of the megatron-ci corpus, by case (<family>/<case>): every",
         "# golden file of a case (each platform, dev and lts) falls in its case's subset, so no run of a",
         "# held-out case is seen in fitting. Rule: the first 12 hex digits of sha256(\"<family>/<case>\")",
-        "# read as an integer; 0 mod %d -> training, else held_out. `unscaled` cases (no public node" % TRAIN_MOD,
-        "# count: release tests) are in neither subset.",
-        "# Counts: %d training, %d held_out, %d unscaled cases." % (len(training), len(held_out), len(unscaled)),
+        "# read as an integer; 0 mod %d -> training, else held_out. `unscaled`: cases with a golden" % TRAIN_MOD,
+        "# file of no known node count (release tests); a case none of whose files has one is in",
+        "# neither subset (validate reports such files as failed). `scale_inferred`: cases whose node count",
+        "# was inferred from their own resident memory (generate.py, SCALE_*); they are in training or",
+        "# held_out by the rule above, and listed here too so they can be reported apart.",
+        "# Counts: %d training, %d held_out, %d unscaled cases; %d scale_inferred." % (
+            len(training), len(held_out), len(unscaled), len(inferred)),
         "training:",
     ] + ["  - %s" % k for k in training] + ["held_out:"] + ["  - %s" % k for k in held_out] + \
-        ["unscaled:"] + ["  - %s" % k for k in unscaled]
+        ["unscaled:"] + ["  - %s" % k for k in unscaled] + \
+        ["scale_inferred:"] + ["  - %s" % k for k in inferred]
     with open(os.path.join(out_dir, "subsets.yaml"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
-    return written, (len(training), len(held_out), len(unscaled))
+    return written, (len(training), len(held_out), len(unscaled), len(inferred))
 
 
 def main():
@@ -880,18 +1026,25 @@ def main():
     ap.add_argument("--commit", help="expected commit (required for an extracted tree)")
     ap.add_argument("--out", default=default_out, help="output folder (default %(default)s)")
     ap.add_argument("--inventory", help="also write every case and skipped golden file as JSON here")
+    ap.add_argument("--parasim", default=os.path.normpath(os.path.join(here, "..", "..", "bazel-bin", "tools", "parasim")),
+                    help="the parasim binary that infers the release tests' scale (default %(default)s)")
     a = ap.parse_args()
+    if not os.access(a.parasim, os.X_OK):
+        sys.exit("no parasim binary at %s: build it (tools/bazel build //tools:parasim) or give --parasim" % a.parasim)
     snap = open_snapshot(a.source, a.rev, a.commit)
     cases, skipped, other_goldens, rows = build(snap)
+    with tempfile.TemporaryDirectory() as workdir:
+        inferred = infer_scales(cases, a.parasim, workdir)
     written, subsets = write_outputs(snap, cases, a.out)
     if a.inventory:
         with open(a.inventory, "w", encoding="utf-8") as fh:
             json.dump({"commit": snap.commit, "commit_date": snap.commit_date, "cases": cases,
                        "skipped": skipped, "other_goldens": other_goldens,
                        "recipe_rows": rows}, fh, indent=1, sort_keys=True)
-    print("commit %s: %d cases in %d files (%s); %d golden files skipped; subsets %d/%d/%d"
+    print("commit %s: %d cases in %d files (%s); %d golden files skipped; subsets %d/%d/%d, %d scale_inferred; "
+          "%d golden files scaled by their memory"
           % (snap.commit, len(cases), len(written),
-             ", ".join("%s %d" % kv for kv in sorted(written.items())), len(skipped), *subsets))
+             ", ".join("%s %d" % kv for kv in sorted(written.items())), len(skipped), *subsets, inferred))
 
 
 if __name__ == "__main__":
