@@ -241,6 +241,9 @@ void PipelineFlags(const Scenario& s, Flags& f) {
     f.Miss("parallelism.schedule", std::string(ScheduleName(l.schedule)),
            "Megatron-LM runs 1F1B and interleaved 1F1B");
   }
+  if (interleaved && chunks > 1 && l.microbatch_group > 0) {
+    f.Add("--microbatch-group-size-per-virtual-pipeline-stage", l.microbatch_group);
+  }
   if (!l.stage_layers.empty()) {
     f.Add("--pipeline-model-parallel-layout", LayoutString(s, chunks));
     return;

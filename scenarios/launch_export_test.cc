@@ -76,6 +76,36 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("interleaving's micro-batch group goes out as Megatron-LM's flag and comes back") {
+  const std::string file =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/gpt3-175b-1024-a100.yaml";
+  // 96 micro-batches on 8 stages, two chunks each, run in groups of 12.
+  auto s = LoadScenario(file,
+                        {"parallelism.schedule=interleaved-1f1b", "parallelism.virtual_stages=2",
+                         "parallelism.microbatch_group=12"},
+                        Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const LaunchConfig l = ExportLaunch(*s);
+  const std::string script = MegatronScript(l);
+  CHECK(script.find("--microbatch-group-size-per-virtual-pipeline-stage 12") != std::string::npos);
+  auto args = ParseMegatronArgs("launch.sh", script);
+  REQUIRE(args.ok());
+  ImportOptions o;
+  o.gpu = "a100-sxm4-80gb";
+  auto back = ImportMegatron(*args, o, Cat());
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->scenario.layout.microbatch_group == 12);
+  CHECK(back->scenario.layout.virtual_stages == 2);
+  // The group changes the order: a different step than groups of pp.
+  auto grouped = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
+  Layout sc21 = s->layout;
+  sc21.microbatch_group = 0;
+  auto plain = SimulateStep(s->model, s->training, sc21, s->cluster, {});
+  REQUIRE(grouped.ok());
+  REQUIRE(plain.ok());
+  CHECK(grouped->step_time_s != plain->step_time_s);
+}
+
 TEST_CASE("what the flags cannot carry is listed with why") {
   auto s = LoadScenario(
       std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/deepseek-v3-2048-h800.yaml", {},

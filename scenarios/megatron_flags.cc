@@ -79,6 +79,8 @@ constexpr MegatronFlag kMappedRows[] = {
     {"--no-gradient-accumulation-fusion", A::kBare, U::kMapped,
      "training.grad_accumulation: separate"},
     {"--normalization", A::kOne, U::kMapped, "model.norm"},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", A::kOne, U::kMapped,
+     "parallelism.microbatch_group (interleaved 1F1B's micro-batches a chunk runs in a row)"},
     {"--num-attention-heads", A::kOne, U::kMapped, "model.heads"},
     {"--num-experts", A::kOne, U::kMapped, "model.moe.experts"},
     {"--num-layers", A::kOne, U::kMapped, "model.layers"},

@@ -93,8 +93,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
      "Megatron-FSDP's main-gradient dtype: parasim keeps training.grad_dtype"},
     {"--megatron-fsdp-main-params-dtype", A::kOne, U::kNotModelled,
      "Megatron-FSDP's master-weight dtype: parasim keeps fp32 master weights"},
-    {"--microbatch-group-size-per-virtual-pipeline-stage", A::kOne, U::kNotModelled,
-     "the interleaved schedule's micro-batch group: parasim runs groups of pp"},
     {"--mlp-int-list", A::kList, U::kNotModelled, "Flextron MLP widths"},
     {"--moe-expert-int-list", A::kList, U::kNotModelled, "Flextron expert counts"},
     {"--moe-flex-dispatcher-backend", A::kOne, U::kNotModelled,

@@ -88,6 +88,20 @@ Status ReadFirstLast(Context& c, int pp, int layers) {
   return Status::Ok();
 }
 
+// --microbatch-group-size-per-virtual-pipeline-stage: interleaving's micro-batch group (Megatron-
+// Core's default, pp, left unwritten); without virtual stages it changes nothing.
+Status ReadMicrobatchGroup(Context& c, int64_t vp) {
+  const char* flag = "--microbatch-group-size-per-virtual-pipeline-stage";
+  if (!c.r.Has(flag)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(int64_t n, c.r.Int(flag, 1, int64_t{1} << 30));
+  if (vp > 1) {
+    c.Set("parallelism.microbatch_group", std::to_string(n), flag);
+  } else {
+    c.Use(flag);  // read, and without interleaving of no effect
+  }
+  return Status::Ok();
+}
+
 Status ReadPipeline(Context& c, int pp, int layers) {
   const FlagReader& r = c.r;
   const bool layout = r.Has("--pipeline-model-parallel-layout");
@@ -142,7 +156,7 @@ Status ReadPipeline(Context& c, int pp, int layers) {
     c.Set("parallelism.virtual_stages", std::to_string(vp), vflag);
     if (vp > 1) c.Set("parallelism.schedule", "interleaved-1f1b", vflag);
   }
-  return Status::Ok();
+  return ReadMicrobatchGroup(c, vp);
 }
 
 Status ReadSharding(Context& c) {

@@ -164,6 +164,20 @@ TEST_CASE("virtual stages, uneven first and last stages, the rank order") {
   REQUIRE_MESSAGE(v.ok(), v.status().message());
   CHECK(v->scenario.layout.virtual_stages == 2);
   CHECK(v->scenario.layout.schedule == kScheduleInterleaved);
+  CHECK(v->scenario.layout.microbatch_group == 0);  // Megatron-Core's default: pp
+  // Interleaving's micro-batch group; of no effect (read, not set) without virtual stages.
+  auto g = Import(kBase +
+                  "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
+                  "--global-batch-size 12 --microbatch-group-size-per-virtual-pipeline-stage 3");
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  CHECK(g->scenario.layout.microbatch_group == 3);
+  CHECK(Line(*g, "microbatch_group: 3"));
+  CHECK(Line(*g, "--microbatch-group-size-per-virtual-pipeline-stage 3"));
+  auto one = Import(kBase +
+                    "--pipeline-model-parallel-size 2 --global-batch-size 12 "
+                    "--microbatch-group-size-per-virtual-pipeline-stage 3");
+  REQUIRE_MESSAGE(one.ok(), one.status().message());
+  CHECK(one->scenario.layout.microbatch_group == 0);
   auto fl = Import(
       "--num-layers 10 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
       "--max-position-embeddings 2048 --vocab-size 50257 --pipeline-model-parallel-size 4 "

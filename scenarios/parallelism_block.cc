@@ -106,7 +106,7 @@ const std::vector<std::string_view>& ParallelismKeys() {
       "tp",           "pp",          "dp",          "cp",          "ep",
       "etp",          "sp",          "zero",        "schedule",    "virtual_stages",
       "stage_layers", "account_for", "overlap",     "grad_reduce", "cp_comm",
-      "zero3_copies", "bucket",      "compression", "order"};
+      "zero3_copies", "bucket",      "compression", "order",       "microbatch_group"};
   return kKeys;
 }
 
@@ -124,6 +124,9 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   PARASIM_RETURN_IF_ERROR(ReadAccountFor(m, &l));
   PARASIM_RETURN_IF_ERROR(ReadOverlap(ctx, m, &l));
   PARASIM_RETURN_IF_ERROR(m.Bool("zero3_copies", &l.zero3_copies));
+  // Interleaving's micro-batch group: checked against pp and the micro-batch count with the
+  // schedule (strategies/schedule_interleaved.cc).
+  PARASIM_RETURN_IF_ERROR(m.Int("microbatch_group", &l.microbatch_group, 1, int64_t{1} << 30));
   PARASIM_RETURN_IF_ERROR(ReadGradientSync(ctx, m, &l));
   return ReadOrder(m, &l);
 }

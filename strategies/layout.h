@@ -44,6 +44,10 @@ struct Layout {
   int zero = 0;
   ScheduleId schedule = kSchedule1F1B;
   int virtual_stages = 1;
+  // Interleaved 1F1B: micro-batches each model chunk runs in a row before the next chunk's turn
+  // (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage); 0 = pp, the SC21
+  // schedule. Any value from pp to the micro-batch count whose remainder is 0 or at least pp.
+  int64_t microbatch_group = 0;
   std::vector<int> stage_layers;  // empty = even split, remainder spread
   // The embedding and the loss counted as a layer each in the pipeline split (Megatron-LM's
   // --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split): layers

@@ -242,7 +242,11 @@ std::optional<LayoutProblem> BatchProblem(const Layout& l, const Training& t) {
                           "micro_batch, or lower global_batch",
                           t.global_batch, micro_batches, l.dp, t.micro_batch, kMaxMicroBatches));
   }
-  const std::string why = ScheduleOf(l.schedule).Constraint({l.pp, ChunksOf(l), micro_batches});
+  const std::string why = ScheduleOf(l.schedule)
+                              .Constraint({.stages = l.pp,
+                                           .chunks = ChunksOf(l),
+                                           .micro_batches = micro_batches,
+                                           .group = l.microbatch_group});
   if (!why.empty()) return At("schedule", why);
   if (t.seq_len % l.cp != 0) {
     return At("cp", fmt::format("cp {} does not divide seq_len {}", l.cp, t.seq_len));

@@ -103,8 +103,14 @@ bool PairsForwardBackward(const Layout& layout) {
   return layout.overlap_ep || ScheduleOf(layout.schedule).pairs_forward_backward();
 }
 
-std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& shape) {
+PipelineShape WithGroup(const Layout& layout, PipelineShape shape) {
+  if (shape.group == 0) shape.group = layout.microbatch_group;
+  return shape;
+}
+
+std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& given) {
   const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
+  const PipelineShape shape = WithGroup(layout, given);
   std::vector<std::vector<Unit>> orders = schedule.Orders(shape);
   if (!layout.overlap_ep || schedule.pairs_forward_backward()) return orders;
   if (shape.stages == 1 && shape.chunks == 1 && !schedule.splits_backward()) {
@@ -168,11 +174,15 @@ class SharedCache {
   size_t held_ = 0;
 };
 
-using OrderKey = std::tuple<int, bool, int, int, int64_t>;
+using OrderKey = std::tuple<int, bool, int, int, int64_t, int64_t>;
 
 OrderKey OrderKeyOf(const Layout& layout, const PipelineShape& shape) {
-  return {static_cast<int>(layout.schedule), layout.overlap_ep, shape.stages, shape.chunks,
-          shape.micro_batches};
+  return {static_cast<int>(layout.schedule),
+          layout.overlap_ep,
+          shape.stages,
+          shape.chunks,
+          shape.micro_batches,
+          WithGroup(layout, shape).group};
 }
 
 }  // namespace
@@ -193,11 +203,13 @@ std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
 std::shared_ptr<const std::vector<double>> SharedInFlights(const Layout& layout,
                                                            const PipelineShape& shape) {
   // At most this many shapes are kept.
-  static SharedCache<std::tuple<int, int, int, int64_t, double>, std::vector<double>> cache(4096);
+  static SharedCache<std::tuple<int, int, int, int64_t, double, int64_t>, std::vector<double>>
+      cache(4096);
+  const PipelineShape grouped = WithGroup(layout, shape);
   return cache.Get(
       {static_cast<int>(layout.schedule), shape.stages, shape.chunks, shape.micro_batches,
-       shape.w_hold},
-      [&] { return ScheduleOf(layout.schedule).InFlights(shape); },
+       shape.w_hold, grouped.group},
+      [&] { return ScheduleOf(layout.schedule).InFlights(grouped); },
       [](const std::vector<double>&) { return size_t{1}; });
 }
 

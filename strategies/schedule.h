@@ -37,6 +37,7 @@ struct Unit {
   // DualPipe's overlapped forward and backward of two micro-batches, each one's all-to-alls
   // hidden behind the other's compute (DeepSeek-V3 technical report, sec. 3.2.1, Figure 4).
   bool pair = false;
+  bool operator==(const Unit&) const = default;
 };
 
 // A chunk's unit times, for the ideal bubble: its forward, its input-gradient backward (with
@@ -53,6 +54,9 @@ struct PipelineShape {
   // A split backward: the share of a micro-batch's activations W holds after B (0 to 1), for
   // InFlight; the order does not depend on it.
   double w_hold = 0;
+  // Interleaving: the micro-batches a model chunk runs in a row before the next chunk's turn
+  // (Megatron-Core's microbatch_group_size_per_vp_stage, Layout::microbatch_group); 0 = stages.
+  int64_t group = 0;
 };
 
 class PipelineSchedule {
@@ -125,8 +129,11 @@ std::vector<ScheduleId> AllSchedules();
 // Adds a schedule (before any sweep starts: the registry is not locked); returns its id.
 ScheduleId RegisterSchedule(std::unique_ptr<PipelineSchedule> schedule);
 
-// The units a layout runs per stage: its schedule's orders, with overlap.ep's F&B pairs
-// (strategies/layout.h) where the schedule has none of its own.
+// `shape` with the layout's interleaving group (Layout::microbatch_group) where it names none.
+PipelineShape WithGroup(const Layout& layout, PipelineShape shape);
+// The units a layout runs per stage: its schedule's orders (in the layout's micro-batch
+// groups), with overlap.ep's F&B pairs (strategies/layout.h) where the schedule has none of its
+// own.
 std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& shape);
 // The same orders, built once per (schedule, overlap.ep, stages, chunks, micro-batches) and
 // shared across layouts and threads: a sweep's layouts take a few hundred such shapes.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "strategies/memory.h"
@@ -136,6 +137,67 @@ TEST_CASE("built-in schedules: in-flight micro-batches and ideal bubble as publi
   CHECK(ScheduleOf(kScheduleInterleaved).Constraint({4, 2, 6}).find("multiple of pp = 4") !=
         std::string::npos);
   CHECK(ScheduleOf(kScheduleInterleaved).Constraint({4, 2, 8}).empty());
+}
+
+TEST_CASE("interleaved 1F1B in micro-batch groups: Megatron-Core's schedule table and warm-up") {
+  const PipelineSchedule& il = ScheduleOf(kScheduleInterleaved);
+  // Groups of pp (the default, group 0) are the SC21 order: for p = 4, v = 2, m = 8 stage 0 runs
+  // forwards of chunk 0 for micro-batches 0-3, chunk 1 for 0-3, then chunk 0 for 4-7, ...
+  const PipelineShape sc21{4, 2, 8};
+  PipelineShape same = sc21;
+  same.group = 4;
+  CHECK(il.Order(sc21, 0) == il.Order(same, 0));
+  CHECK(il.Order(sc21, 3) == il.Order(same, 3));
+  // Megatron-Core (schedules.py, get_schedule_table and get_pp_rank_microbatches) with
+  // --microbatch-group-size-per-virtual-pipeline-stage 5, pp 4, two chunks and 5 micro-batches
+  // (the megatron-ci gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap runs): one group of 5, chunk 0
+  // then chunk 1; the last stage warms up with (v - 1) n = 5 forwards, the first with 6 + 5.
+  PipelineShape g{4, 2, 5};
+  g.group = 5;
+  CHECK(il.Constraint(g).empty());
+  CHECK_FALSE(il.Constraint({4, 2, 5}).empty());  // without the group: 5 is no multiple of 4
+  const std::vector<Unit> last = il.Order(g, 3);
+  REQUIRE(last.size() == 20);
+  for (int k = 0; k < 5; ++k) {
+    CHECK(last[static_cast<size_t>(k)].phase == Phase::kF);
+    CHECK(last[static_cast<size_t>(k)].chunk == 0);
+    CHECK(last[static_cast<size_t>(k)].mb == k);
+  }
+  // Then 1F1B pairs: chunk 1's forward of micro-batch 0 and the backward of chunk 1 (the table
+  // reversed) of micro-batch 0.
+  CHECK(last[5].phase == Phase::kF);
+  CHECK(last[5].chunk == 1);
+  CHECK(last[5].mb == 0);
+  CHECK(last[6].phase == Phase::kB);
+  CHECK(last[6].chunk == 1);
+  CHECK(last[6].mb == 0);
+  const std::vector<Unit> first = il.Order(g, 0);
+  int warmup = 0;
+  while (first[static_cast<size_t>(warmup)].phase == Phase::kF) ++warmup;
+  CHECK(warmup == 10);  // all 10 units' forwards: min(2 (p - 1) + (v - 1) n, m v)
+  // A group outside [pp, m], or a last group of fewer than pp, as Megatron-Core refuses.
+  g.group = 3;
+  CHECK(il.Constraint(g).find("from pp = 4") != std::string::npos);
+  PipelineShape rem{4, 2, 9};
+  rem.group = 5;  // a last group of 4: allowed
+  CHECK(il.Constraint(rem).empty());
+  rem.micro_batches = 7;  // groups of 5 and 2: the 2 stalls the pipeline
+  CHECK(il.Constraint(rem).find("at least pp = 4") != std::string::npos);
+  // Every unit once, forward before backward, whatever the group.
+  for (int64_t n : {4, 5, 6, 9}) {
+    PipelineShape sh{4, 3, 9};
+    sh.group = n;
+    if (!il.Constraint(sh).empty()) continue;
+    for (int st = 0; st < 4; ++st) {
+      const std::vector<Unit> o = il.Order(sh, st);
+      CHECK(o.size() == 2 * 3 * 9);
+      std::set<std::tuple<int, int, int64_t>> seen;
+      for (const Unit& u : o) {
+        if (u.phase == Phase::kB) CHECK(seen.count({0, u.chunk, u.mb}) == 1);
+        CHECK(seen.insert({u.phase == Phase::kF ? 0 : 1, u.chunk, u.mb}).second);
+      }
+    }
+  }
 }
 
 TEST_CASE("names: the alias finds interleaved-1f1b, an unknown name lists the accepted ones") {
