@@ -45,6 +45,11 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
     t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}",
                             s.model.layers / (p.pp * p.virtual_stages)));
   }
+  if (p.schedule == kScheduleInterleaved && p.virtual_stages > 1 && p.microbatch_group > 0 &&
+      p.microbatch_group != p.pp) {
+    Miss(l, "parallelism.microbatch_group", std::to_string(p.microbatch_group),
+         "torchtitan's interleaved schedule (PyTorch's Interleaved1F1B) runs groups of pp");
+  }
 }
 
 void TrainingKeys(const Scenario& s, LaunchConfig* l) {

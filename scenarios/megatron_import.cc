@@ -19,8 +19,9 @@ std::string ListText(const std::vector<int>& v) {
   return out + "]";
 }
 
-// --pipeline-model-parallel-layout: pp x vp segments, segment i on rank i mod pp.
-Status ReadLayout(Context& c, int pp, int layers) {
+// --pipeline-model-parallel-layout: pp x vp segments, segment i on rank i mod pp; `*vp_out` gets
+// vp.
+Status ReadLayout(Context& c, int pp, int layers, int64_t* vp_out) {
   const FlagReader& r = c.r;
   const std::string flag = "--pipeline-model-parallel-layout";
   StatusOr<std::vector<LayoutSegment>> segs = ParsePipelineLayout(r.Value(flag));
@@ -53,6 +54,7 @@ Status ReadLayout(Context& c, int pp, int layers) {
   }
   c.Set("parallelism.stage_layers", ListText(stage), flag);
   const int vp = n / pp;
+  *vp_out = vp;
   if (vp > 1) {
     c.Set("parallelism.virtual_stages", std::to_string(vp), flag);
     c.Set("parallelism.schedule", "interleaved-1f1b", flag);
@@ -113,7 +115,11 @@ Status ReadPipeline(Context& c, int pp, int layers) {
   }
   c.Derived("parallelism.schedule", "1f1b",
             pp > 1 ? "Megatron-LM's 1F1B pipeline schedule" : "no pipeline (1F1B of one stage)");
-  if (layout) return ReadLayout(c, pp, layers);
+  if (layout) {
+    int64_t vp = 1;
+    PARASIM_RETURN_IF_ERROR(ReadLayout(c, pp, layers, &vp));
+    return ReadMicrobatchGroup(c, vp);
+  }
   if (first_last) PARASIM_RETURN_IF_ERROR(ReadFirstLast(c, pp, layers));
   std::vector<std::string> account;
   if (r.Has("--account-for-embedding-in-pipeline-split")) account.push_back("embedding");

@@ -178,6 +178,14 @@ TEST_CASE("virtual stages, uneven first and last stages, the rank order") {
                     "--microbatch-group-size-per-virtual-pipeline-stage 3");
   REQUIRE_MESSAGE(one.ok(), one.status().message());
   CHECK(one->scenario.layout.microbatch_group == 0);
+  // With a --pipeline-model-parallel-layout of pp x vp segments too.
+  auto lay = Import(kBase +
+                    "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
+                    "'Et|t|t|tL' --global-batch-size 12 "
+                    "--microbatch-group-size-per-virtual-pipeline-stage 3");
+  REQUIRE_MESSAGE(lay.ok(), lay.status().message());
+  CHECK(lay->scenario.layout.virtual_stages == 2);
+  CHECK(lay->scenario.layout.microbatch_group == 3);
   auto fl = Import(
       "--num-layers 10 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
       "--max-position-embeddings 2048 --vocab-size 50257 --pipeline-model-parallel-size 4 "

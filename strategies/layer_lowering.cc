@@ -146,7 +146,7 @@ void LayerLowering::BuildChunks() {
   const Piece mtp = m.mtp_depth > 0 ? MakePiece(graph_->mtp, mtp_, false) : Piece{};
   Piece mtp_head = head;  // the LM head's weights are shared: no parameters of its own
   mtp_head.dense = mtp_head.expert = 0;
-  // The first module on a stage apart from stage 0 also holds its own input embedding, untied
+  // The first module on a stage apart from stage 0 also holds its own input embedding
   // (strategies/memory.cc, ContentsOf): its gradients are the stage's to reduce too.
   Piece mtp_embedding = mtp;
   mtp_embedding.dense += embedding.dense;
@@ -171,7 +171,7 @@ void LayerLowering::BuildChunks() {
     if (span.head) {
       ch.pieces.push_back(head);
       // Multi-token prediction after the head: its module, its layer, the shared head again.
-      const bool own_embedding = !m.tied_embeddings && !ctx_.schedule.bidirectional() && s != 0;
+      const bool own_embedding = !ctx_.schedule.bidirectional() && s != 0;
       for (int d = 0; d < m.mtp_depth; ++d) {
         ch.pieces.push_back(d == 0 && own_embedding ? mtp_embedding : mtp);
         ch.pieces.push_back(m.is_moe() ? moe : dense);

@@ -176,12 +176,15 @@ class StageAccounting {
         const bool apart = schedule_.bidirectional() ? l_.pp > 1 : s != 0;
         if (m_.tied_embeddings && apart) {
           c.dense += static_cast<double>(m_.vocab) * m_.hidden / l_.tp;
-        } else if (m_.mtp_depth > 0 && !schedule_.bidirectional() && s != 0) {
+        }
+        if (m_.mtp_depth > 0 && !schedule_.bidirectional() && s != 0) {
           // Multi-token prediction embeds the next tokens on the stage of the LM head, and
-          // Megatron-Core builds that stage its own copy of the input embedding (GPTModel:
-          // an embedding where pre_process or mtp_process, megatron/core/models/gpt/
-          // gpt_model.py at d98e8a6), kept in step with stage 0's as tied tables are. DualPipe
-          // holds both ends on one rank (DeepSeek-V3, arXiv:2412.19437 Sec. 3.2.1), so shares it.
+          // Megatron-Core builds that stage its own input embedding (GPTModel: an embedding
+          // where pre_process or mtp_process, megatron/core/models/gpt/gpt_model.py at d98e8a6),
+          // kept in step with stage 0's as tied tables are; tied, the head's own table is
+          // allocated beside it all the same (skip_weight_param_allocation only where
+          // pre_process). DualPipe holds both ends on one rank (DeepSeek-V3, arXiv:2412.19437
+          // Sec. 3.2.1), so shares them.
           c.dense += BlockParams(g_.embedding);
         }
         bytes += ActivationBytes(g_.head, RecomputeKind::kNone) + mtp_act_;
@@ -230,7 +233,8 @@ class StageAccounting {
     st->activations_bytes = c.act_per_mb * in_flight;
     if ((schedule_.mirrored() || shape_.chunks > 1) && c.act_per_mb > 0) {
       // The chunks differ (the ends of a route hold the embedding and the LM head), and an
-      // interleaved stage's warm-up depends on its place: the last runs (v-1) p forwards before
+      // interleaved stage's warm-up depends on its place: the last runs (v-1) n forwards (n the
+      // micro-batch group, p by default) before
       // its first backward, the first 2 (p-1) more (megatron/core/pipeline_parallel/
       // schedules.py, get_pp_rank_microbatches), which Korthikanti's factor 1 + (p-1)/(p v)
       // gives for the first stage alone. Walk the stage's order with each chunk's bytes.

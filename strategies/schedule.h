@@ -135,7 +135,7 @@ PipelineShape WithGroup(const Layout& layout, PipelineShape shape);
 // groups), with overlap.ep's F&B pairs (strategies/layout.h) where the schedule has none of its
 // own.
 std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& shape);
-// The same orders, built once per (schedule, overlap.ep, stages, chunks, micro-batches) and
+// The same orders, built once per (schedule, overlap.ep, stages, chunks, micro-batches, group) and
 // shared across layouts and threads: a sweep's layouts take a few hundred such shapes.
 std::shared_ptr<const std::vector<std::vector<Unit>>> SharedLayoutOrders(
     const Layout& layout, const PipelineShape& shape);

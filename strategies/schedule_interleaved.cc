@@ -1,6 +1,7 @@
 // Megatron-LM's interleaved 1F1B (Narayanan et al. SC21, Sec. 2.2): each stage holds v model
-// chunks; micro-batches run in groups of p, chunk by chunk, which divides the bubble by v and
-// multiplies the activations in flight by 1 + (p-1)/(p v) (Korthikanti et al. 2022, Sec. 4.2.3).
+// chunks; micro-batches run in groups of p (or of Layout::microbatch_group), chunk by chunk,
+// which divides the bubble by v and multiplies the activations in flight by 1 + (p-1)/(p v)
+// (Korthikanti et al. 2022, Sec. 4.2.3) for groups of p.
 // With one chunk it is 1F1B.
 #include <fmt/core.h>
 

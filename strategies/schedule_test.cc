@@ -149,9 +149,10 @@ TEST_CASE("interleaved 1F1B in micro-batch groups: Megatron-Core's schedule tabl
   CHECK(il.Order(sc21, 0) == il.Order(same, 0));
   CHECK(il.Order(sc21, 3) == il.Order(same, 3));
   // Megatron-Core (schedules.py, get_schedule_table and get_pp_rank_microbatches) with
-  // --microbatch-group-size-per-virtual-pipeline-stage 5, pp 4, two chunks and 5 micro-batches
-  // (the megatron-ci gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap runs): one group of 5, chunk 0
-  // then chunk 1; the last stage warms up with (v - 1) n = 5 forwards, the first with 6 + 5.
+  // --microbatch-group-size-per-virtual-pipeline-stage 5, pp 4 and 5 micro-batches, as the
+  // megatron-ci gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap runs group them (they have three
+  // chunks; two here): one group of 5, chunk 0 then chunk 1; the last stage warms up with
+  // (v - 1) n = 5 forwards, the first with 6 + 5.
   PipelineShape g{4, 2, 5};
   g.group = 5;
   CHECK(il.Constraint(g).empty());

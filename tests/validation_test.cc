@@ -283,20 +283,42 @@ TEST_CASE("megatron-ci: every file's every case in one subset of its own subsets
     }
   }
   std::set<std::string> listed = fitted;
-  for (const std::string& c : Subset(text, "unscaled")) listed.insert(c);
+  const std::vector<std::string> unscaled = Subset(text, "unscaled");
+  for (const std::string& c : unscaled) listed.insert(c);
   const std::vector<std::string> inferred = Subset(text, "scale_inferred");
   CHECK(!inferred.empty());
   for (const std::string& c : inferred) {
     CAPTURE(c);
     CHECK(fitted.count(c) == 1);
   }
-  std::set<std::string> present;
+  // Each case's golden files with and without a node count.
+  std::set<std::string> present, with_nodes, without_nodes;
   const std::vector<std::string> files = CorpusFiles();
   REQUIRE(files.size() >= 9);
   for (const std::string& f : files) {
     for (const std::string& c : CorpusCases(f)) present.insert(c);
+    const std::string body = Slurp(f);
+    for (size_t at = body.find("  - name: \""); at != std::string::npos;) {
+      const size_t next = body.find("  - name: \"", at + 1);
+      const std::string block =
+          body.substr(at, next == std::string::npos ? std::string::npos : next - at);
+      const std::string name = block.substr(11, block.find(" (") - 11);
+      (block.find("\n      nodes: ") != std::string::npos ? with_nodes : without_nodes)
+          .insert(name);
+      at = next;
+    }
   }
   CHECK(listed == present);
+  // unscaled: a file without nodes; only there (in no subset): none with nodes.
+  for (const std::string& c : unscaled) {
+    CAPTURE(c);
+    CHECK(without_nodes.count(c) == 1);
+    if (fitted.count(c) == 0) CHECK(with_nodes.count(c) == 0);
+  }
+  for (const std::string& c : fitted) {
+    CAPTURE(c);
+    CHECK(with_nodes.count(c) == 1);
+  }
 }
 
 TEST_CASE("megatron-ci: a scale inferred from memory is named in the case's note and listed") {
@@ -311,9 +333,9 @@ TEST_CASE("megatron-ci: a scale inferred from memory is named in the case's note
     const std::string body = Slurp(f);
     for (size_t at = body.find("  - name: \""); at != std::string::npos;) {
       const size_t next = body.find("  - name: \"", at + 1);
-      const std::string c = body.substr(at, next == std::string::npos ? std::string::npos : next - at);
-      if (c.find("scale: INFERRED from the run's mem-allocated-bytes") != std::string::npos &&
-          c.find("left unscaled") == std::string::npos) {
+      const std::string c =
+          body.substr(at, next == std::string::npos ? std::string::npos : next - at);
+      if (c.find("scale: INFERRED from the run's mem-allocated-bytes") != std::string::npos) {
         const std::string name = c.substr(11, c.find(" (") - 11);
         CAPTURE(name);
         CHECK(c.find("\n      nodes: ") != std::string::npos);

@@ -69,13 +69,12 @@ TRAIN_MOD = 3
 # Vocabulary sizes of the tokenizer files the launch arguments name (the files are not public; the
 # path's file name, or the tokenizer type, and the tokenizer's own publication give the size).
 # Keyed by (--tokenizer-type, file name of --tokenizer-model); None matches any type.
+# (Tokenizer types whose size parasim's import knows itself, Llama2Tokenizer's 32,000 among
+# them, need no row.)
 TOKENIZER_VOCAB = {
     (None, "nemotron_2_256k.model"): (
         256000, "nemotron_2_256k.model: the Nemotron tokenizer of 256,000 SentencePiece tokens "
         "(Nemotron-4 15B Technical Report, arXiv:2402.16819, Sec. 2.2)"),
-    ("Llama2Tokenizer", "tokenizer.model"): (
-        32000, "Llama2Tokenizer with tokenizer.model: 32,000 SentencePiece tokens (Llama 2, "
-        "arXiv:2307.09288, Sec. 2.2; Mixtral 8x7B and 8x22B keep the same tokenizer)"),
 }
 
 # Scale of a run whose node count is not public (release tests, launched from NVIDIA's internal
@@ -767,30 +766,36 @@ def infer_scales(cases, parasim, workdir):
             continue
         errors.sort()
         best, rest = errors[0], errors[1:]
+        if not rest:  # one scale imports: nothing to single it out against
+            continue
         if best[0] > SCALE_FIT or any(e[0] < max(SCALE_MARGIN, SCALE_RATIO * best[0]) for e in rest):
             continue
         # A step shorter than the model's FLOPs at the GPUs' peak is no run of this GPU at this
         # scale (a golden file recorded elsewhere): the case stays unscaled, and says why.
         mfu = implied_mfu(parasim, c, best[1], gpn, workdir)
-        if mfu is None or mfu > SCALE_MFU_CEILING:
+        if mfu is None:
+            c["scale_from"] += ("; its resident memory gives %d nodes x %d, where parasim run "
+                                "failed, so left unscaled" % (best[1], gpn))
+            continue
+        if mfu > SCALE_MFU_CEILING:
             c["scale_from"] += (
-                "; its resident memory gives %d nodes x %d, where the measured step would mean %s "
-                "model-FLOP utilisation, above the %.1f%% Megatron-LM has ever published: not a run "
-                "of %s at that scale, so left unscaled" % (
-                    best[1], gpn, "an unknown" if mfu is None else "%.0f%%" % (100 * mfu),
-                    100 * SCALE_MFU_CEILING, c["gpu"]))
+                "; its resident memory gives %d nodes x %d, where the measured step would mean "
+                "%.0f%% model-FLOP utilisation, above the %.1f%% Megatron-LM has ever published: "
+                "not a run of %s at that scale, so left unscaled" % (
+                    best[1], gpn, 100 * mfu, 100 * SCALE_MFU_CEILING, c["gpu"]))
             continue
         c["nodes"], c["gpus_per_node"] = best[1], gpn
         world = best[1] * gpn
         c["dp"] = world // (c["tp"] * c["pp"] * c["cp"]) if world % (c["tp"] * c["pp"] * c["cp"]) == 0 else None
         c["scale_from"] = (
-            "INFERRED from the run's mem-allocated-bytes between steps (%d B): parasim's resident "
-            "model state at %d nodes x %d is %+.1f%% off it, every other scale of %s at least %.0f%% "
-            "(%s)" % (int(c["alloc_bytes"]), best[1], gpn, 100 * (best[2] / c["alloc_bytes"] - 1),
-                      "/".join(str(e[1]) for e in sorted(rest, key=lambda e: e[1])),
-                      100 * rest[0][0] if rest else 0,
-                      "; ".join("%d: %+.0f%%" % (e[1], 100 * (e[2] / c["alloc_bytes"] - 1))
-                                for e in sorted(errors, key=lambda e: e[1]))))
+            "INFERRED from the run's mem-allocated-bytes between steps (%d B), no public recipe "
+            "naming the case: parasim's resident model state at %d nodes x %d is %+.1f%% off it, "
+            "every other node count the arguments import at (%s) at least %.0f%% (%s)" % (
+                int(c["alloc_bytes"]), best[1], gpn, 100 * (best[2] / c["alloc_bytes"] - 1),
+                "/".join(str(e[1]) for e in sorted(rest, key=lambda e: e[1])),
+                100 * rest[0][0],
+                "; ".join("%d: %+.1f%%" % (e[1], 100 * (e[2] / c["alloc_bytes"] - 1))
+                          for e in sorted(errors, key=lambda e: e[1]))))
         c["scale_from"] += "; the measured step is %.0f%% model-FLOP utilisation there" % (100 * mfu)
         c["scale_inferred"] = True
         found += 1
@@ -944,8 +949,10 @@ def header(snap, group, n):
         "#   the note, the one scale all functional recipes of the family and platform share.",
         "#   gpus_per_node is the processes per node the launcher starts (GPUS_PER_NODE: the gb200",
         "#   recipes export spec.gpus, the h100/ recipes leave the launcher's default of 8). Where",
-        "#   no scale is public (release tests, run from NVIDIA's internal recipes) `nodes` is",
-        "#   absent and subsets.yaml lists the case under `unscaled`.",
+        "#   no scale is public (release tests, run from NVIDIA's internal recipes), the one the",
+        "#   run's own resident memory singles out (INFERRED from mem-allocated-bytes, in the note;",
+        "#   subsets.yaml's scale_inferred), else `nodes` is absent and subsets.yaml lists the case",
+        "#   under `unscaled`.",
         "# - gpu: dgx_h100 -> h100-sxm5-80gb, dgx_gb200 -> gb200 (4 GPUs per node, nvlink_domain 72:",
         "#   a DGX GB200 is an NVL72 rack),",
         "#   dgx_a100 -> a100-sxm4-80gb.",

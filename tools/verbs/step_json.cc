@@ -21,6 +21,7 @@ Json LayoutJson(const Scenario& s) {
   }
   j.Set("sp", l.sp).Set("zero", l.zero).Set("schedule", std::string(ScheduleName(l.schedule)));
   j.Set("virtual_stages", l.virtual_stages);
+  if (l.microbatch_group > 0) j.Set("microbatch_group", l.microbatch_group);
   if (l.grad_reduce != Layout::GradReduce::kAuto) {
     j.Set("grad_reduce", std::string(GradReduceName(l.grad_reduce)));
   }
