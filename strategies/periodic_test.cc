@@ -76,6 +76,19 @@ TEST_CASE("the steady-state jump replays every schedule exactly") {
   }
 }
 
+TEST_CASE("the steady-state jump is exact for interleaving in micro-batch groups") {
+  // 144 micro-batches on 4 stages, two chunks each, in groups of 6 and of 8 (each its period).
+  for (int64_t group : {6, 8}) {
+    CAPTURE(group);
+    Bench b = Base();
+    b.t.global_batch = 4 * 144;
+    b.l.schedule = kScheduleInterleaved;
+    b.l.virtual_stages = 2;
+    b.l.microbatch_group = group;
+    CHECK(SameWithJump(b) > 0);
+  }
+}
+
 TEST_CASE("the steady-state jump is exact with ZeRO, recompute, TP and the DP overlap") {
   for (int zero = 0; zero <= 3; ++zero) {
     for (RecomputeKind rc :

@@ -313,7 +313,7 @@ Status StepLowering::EmitSchedule() {
   // when the step has one.
   ctx_.out.shift.clear();
   ctx_.out.anchors.clear();
-  const int64_t period = ShiftPeriod(ctx_.schedule, p, m);
+  const int64_t period = ShiftPeriod(ctx_.schedule, p, m, ctx_.layout.microbatch_group);
   EmittedTasks emitted(period > 0 ? p : 0);
   for (size_t s = 0; s < emitted.size(); ++s) emitted[s].assign(order[s].size(), {kNone, kNone});
   const bool walked =

@@ -7,11 +7,15 @@ namespace parasim {
 using sim::kNone;
 using sim::TaskId;
 
-int64_t ShiftPeriod(const PipelineSchedule& schedule, int64_t stages, int64_t micro_batches) {
+int64_t ShiftPeriod(const PipelineSchedule& schedule, int64_t stages, int64_t micro_batches,
+                    int64_t group) {
   // The period in micro-batches: one for 1F1B, zero-bubble and DualPipe orders; the stage count
-  // for interleaved and V orders, which run micro-batches in groups of p per chunk.
+  // for interleaved and V orders, which run micro-batches in groups of p per chunk (an
+  // interleaved order in groups of n: n).
   const int64_t m = micro_batches;
-  const int64_t d = schedule.interleaves() || schedule.v_shape() ? stages : 1;
+  const int64_t d = schedule.interleaves() && group > 0            ? group
+                    : schedule.interleaves() || schedule.v_shape() ? stages
+                                                                   : 1;
   // Skipping periods pays once the pipeline's fill and drain (about p micro-batches each) and
   // the periods compared leave many to skip: from 4p micro-batches and 16 periods (measured:
   // GPT-3 175B PP8 1F1B, 96 periods, and DeepSeek-V3's DualPipe, 120, replay faster; the

@@ -20,8 +20,9 @@
 namespace parasim {
 
 // The steady-state period in micro-batches, or 0 when the step has too few periods for
-// skipping them to pay.
-int64_t ShiftPeriod(const PipelineSchedule& schedule, int64_t stages, int64_t micro_batches);
+// skipping them to pay; `group` an interleaved order's micro-batch group (0 = stages).
+int64_t ShiftPeriod(const PipelineSchedule& schedule, int64_t stages, int64_t micro_batches,
+                    int64_t group = 0);
 
 // Per stage, per unit of its order: the tasks [first, end) the emission that began with that
 // unit added, or (kNone, kNone) for a unit an F&B unit took along (or one that emitted none).

@@ -21,6 +21,8 @@ TEST_CASE("the period: one micro-batch, or p for interleaved orders, where enoug
   CHECK(ShiftPeriod(one, 8, 32) == 1);
   const PipelineSchedule& interleaved = ScheduleOf(kScheduleInterleaved);
   CHECK(ShiftPeriod(interleaved, 4, 64) == 4);
+  CHECK(ShiftPeriod(interleaved, 4, 96, 6) == 6);  // groups of 6: 16 periods of 6
+  CHECK(ShiftPeriod(interleaved, 4, 64, 6) == 0);  // 10 periods of 6: too few
   CHECK(ShiftPeriod(interleaved, 4, 32) == 0);
 }
 
