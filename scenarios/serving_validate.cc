@@ -76,15 +76,16 @@ void Finish(FigureSummary* s) {
 }
 
 // The views that need a case's own scenario: at its stated settings, the search, and at the
-// run's concurrency.
-Status ReplayCase(ServingValidationInput& in, bool search) {
+// run's concurrency. `cache`: the case's chains, which its views share (they differ only in how
+// requests arrive).
+Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* cache) {
   ServingValidationCase& c = in.measured;
   const ServingScenario& s = in.scenario;
   c.layout = FormatServingLayout(s.serving.layout);
   const Arrival& a = s.serving.requests.arrival;
   if (a.kind == Arrival::Kind::kPoisson) c.rate_per_s = a.rate_per_s;
   const bool rate_search = search && !s.serving.slo.empty() && c.rate_per_s > 0;
-  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = rate_search}));
+  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = rate_search, .cache = cache}));
   if (!r.fits) {
     c.ok = false;
     c.failure = "does not fit: " + r.fit_reason;
@@ -103,14 +104,16 @@ Status ReplayCase(ServingValidationInput& in, bool search) {
     closed.serving.requests.arrival = {
         .kind = Arrival::Kind::kConcurrency,
         .concurrency = std::max<int64_t>(1, std::llround(c.concurrency))};
-    PARASIM_ASSIGN_OR_RETURN(ServingReport at, Serve(closed, {.search_rate = false}));
+    PARASIM_ASSIGN_OR_RETURN(ServingReport at,
+                             Serve(closed, {.search_rate = false, .cache = cache}));
     Compare(&c.tpot_mean, at.tpot.mean);
   }
   return Status::Ok();
 }
 
 // The view at the run's load fraction, once every case's own replay is done.
-Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidationInput>& all) {
+Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidationInput>& all,
+                    ServingChainCache* cache) {
   ServingValidationCase& c = in.measured;
   if (c.offline_case.empty() || !c.ok || c.rate_per_s <= 0) return Status::Ok();
   for (const ServingValidationInput& o : all) {
@@ -119,7 +122,7 @@ Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidat
     c.load_scale = off.tokens.predicted / off.tokens.measured;
     ServingScenario s = in.scenario;
     s.serving.requests.arrival.rate_per_s = c.rate_per_s * c.load_scale;
-    PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false}));
+    PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false, .cache = cache}));
     c.at_load = c.latency;
     Compare(&c.at_load, r);
   }
@@ -209,10 +212,13 @@ StatusOr<ServingValidationReport> ValidateServing(const YamlInput& input,
   rep.source = file.source;
   std::vector<size_t> items(file.cases.size());
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
-  PARASIM_RETURN_IF_ERROR(ParallelFor(
-      items, jobs, [&](size_t i) -> Status { return ReplayCase(file.cases[i], search); }));
-  PARASIM_RETURN_IF_ERROR(ParallelFor(
-      items, jobs, [&](size_t i) -> Status { return ReplayAtLoad(file.cases[i], file.cases); }));
+  std::vector<ServingChainCache> caches(file.cases.size());  // a case's chains, for its views
+  PARASIM_RETURN_IF_ERROR(ParallelFor(items, jobs, [&](size_t i) -> Status {
+    return ReplayCase(file.cases[i], search, &caches[i]);
+  }));
+  PARASIM_RETURN_IF_ERROR(ParallelFor(items, jobs, [&](size_t i) -> Status {
+    return ReplayAtLoad(file.cases[i], file.cases, &caches[i]);
+  }));
   for (ServingValidationInput& in : file.cases) {
     const ServingValidationCase& c = in.measured;
     if (!c.ok) {
