@@ -618,15 +618,25 @@ def case_subset(name):
     return "training" if h % TRAIN_MOD == 0 else "held_out"
 
 
+def case_files(snap):
+    """Every file of a test case's folder (<CASES_DIR>/<family>/<case>/<file>)."""
+    return [p for p in snap.paths()
+            if p.startswith(CASES_DIR + "/") and p.count("/") == CASES_DIR.count("/") + 3]
+
+
+def configs_of(snap, goldens):
+    """The model_config.yaml beside each of `goldens` that the snapshot holds."""
+    return sorted({p.rsplit("/", 1)[0] + "/model_config.yaml" for p in goldens}
+                  & set(snap.paths()))
+
+
 def build(snap):
     rows = recipe_rows(snap)
-    goldens = [p for p in snap.paths()
-               if p.startswith(CASES_DIR + "/") and p.count("/") == CASES_DIR.count("/") + 3]
+    goldens = case_files(snap)
     wanted = sorted(p for p in goldens if GOLDEN_RE.fullmatch(p.rsplit("/", 1)[1]))
     other_goldens = sorted(p for p in goldens if p.rsplit("/", 1)[1].startswith("golden_values")
                            and not GOLDEN_RE.fullmatch(p.rsplit("/", 1)[1]))
-    configs = sorted({p.rsplit("/", 1)[0] + "/model_config.yaml" for p in wanted}
-                     & set(snap.paths()))
+    configs = configs_of(snap, wanted)
     texts = snap.read_many(wanted + configs)
 
     cases, skipped = [], []
