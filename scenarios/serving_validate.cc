@@ -115,17 +115,15 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
 Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidationInput>& all,
                     ServingChainCache* cache) {
   ServingValidationCase& c = in.measured;
-  if (c.offline_case.empty() || !c.ok || c.rate_per_s <= 0) return Status::Ok();
-  for (const ServingValidationInput& o : all) {
-    const ServingValidationCase& off = o.measured;
-    if (off.name != c.offline_case || !off.ok || !off.tokens.given()) continue;
-    c.load_scale = off.tokens.predicted / off.tokens.measured;
-    ServingScenario s = in.scenario;
-    s.serving.requests.arrival.rate_per_s = c.rate_per_s * c.load_scale;
-    PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false, .cache = cache}));
-    c.at_load = c.latency;
-    Compare(&c.at_load, r);
-  }
+  if (in.offline_index < 0 || !c.ok || c.rate_per_s <= 0) return Status::Ok();
+  const ServingValidationCase& off = all[static_cast<size_t>(in.offline_index)].measured;
+  if (!off.ok) return Status::Ok();
+  c.load_scale = off.tokens.predicted / off.tokens.measured;
+  ServingScenario s = in.scenario;
+  s.serving.requests.arrival.rate_per_s = c.rate_per_s * c.load_scale;
+  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false, .cache = cache}));
+  c.at_load = c.latency;
+  Compare(&c.at_load, r);
   return Status::Ok();
 }
 
@@ -192,10 +190,11 @@ StatusOr<ServingValidationFile> LoadServingValidationFile(const YamlInput& input
   for (size_t i = 0; i < file.cases.size(); ++i) {
     const std::string& name = file.cases[i].measured.offline_case;
     if (name.empty()) continue;
-    const bool found = std::any_of(file.cases.begin(), file.cases.end(), [&](const auto& o) {
+    const auto found = std::find_if(file.cases.begin(), file.cases.end(), [&](const auto& o) {
       return o.measured.name == name && o.measured.tokens.given();
     });
-    if (!found) {
+    file.cases[i].offline_index = found - file.cases.begin();
+    if (found == file.cases.end()) {
       return ctx.ErrorAt(
           cases[i]["measured"]["offline_case"], fmt::format("cases[{}].measured.offline_case", i),
           fmt::format("'{}' names no case of this file that gives tokens_per_s", name));
