@@ -76,15 +76,16 @@ void Finish(FigureSummary* s) {
 }
 
 // The views that need a case's own scenario: at its stated settings, the search, and at the
-// run's concurrency.
-Status ReplayCase(ServingValidationInput& in, bool search) {
+// run's concurrency. `cache`: the case's chains, which its views share (they differ only in how
+// requests arrive).
+Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* cache) {
   ServingValidationCase& c = in.measured;
   const ServingScenario& s = in.scenario;
   c.layout = FormatServingLayout(s.serving.layout);
   const Arrival& a = s.serving.requests.arrival;
   if (a.kind == Arrival::Kind::kPoisson) c.rate_per_s = a.rate_per_s;
   const bool rate_search = search && !s.serving.slo.empty() && c.rate_per_s > 0;
-  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = rate_search}));
+  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = rate_search, .cache = cache}));
   if (!r.fits) {
     c.ok = false;
     c.failure = "does not fit: " + r.fit_reason;
@@ -103,26 +104,26 @@ Status ReplayCase(ServingValidationInput& in, bool search) {
     closed.serving.requests.arrival = {
         .kind = Arrival::Kind::kConcurrency,
         .concurrency = std::max<int64_t>(1, std::llround(c.concurrency))};
-    PARASIM_ASSIGN_OR_RETURN(ServingReport at, Serve(closed, {.search_rate = false}));
+    PARASIM_ASSIGN_OR_RETURN(ServingReport at,
+                             Serve(closed, {.search_rate = false, .cache = cache}));
     Compare(&c.tpot_mean, at.tpot.mean);
   }
   return Status::Ok();
 }
 
 // The view at the run's load fraction, once every case's own replay is done.
-Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidationInput>& all) {
+Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidationInput>& all,
+                    ServingChainCache* cache) {
   ServingValidationCase& c = in.measured;
-  if (c.offline_case.empty() || !c.ok || c.rate_per_s <= 0) return Status::Ok();
-  for (const ServingValidationInput& o : all) {
-    const ServingValidationCase& off = o.measured;
-    if (off.name != c.offline_case || !off.ok || !off.tokens.given()) continue;
-    c.load_scale = off.tokens.predicted / off.tokens.measured;
-    ServingScenario s = in.scenario;
-    s.serving.requests.arrival.rate_per_s = c.rate_per_s * c.load_scale;
-    PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false}));
-    c.at_load = c.latency;
-    Compare(&c.at_load, r);
-  }
+  if (in.offline_index < 0 || !c.ok || c.rate_per_s <= 0) return Status::Ok();
+  const ServingValidationCase& off = all[static_cast<size_t>(in.offline_index)].measured;
+  if (!off.ok) return Status::Ok();
+  c.load_scale = off.tokens.predicted / off.tokens.measured;
+  ServingScenario s = in.scenario;
+  s.serving.requests.arrival.rate_per_s = c.rate_per_s * c.load_scale;
+  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = false, .cache = cache}));
+  c.at_load = c.latency;
+  Compare(&c.at_load, r);
   return Status::Ok();
 }
 
@@ -189,10 +190,11 @@ StatusOr<ServingValidationFile> LoadServingValidationFile(const YamlInput& input
   for (size_t i = 0; i < file.cases.size(); ++i) {
     const std::string& name = file.cases[i].measured.offline_case;
     if (name.empty()) continue;
-    const bool found = std::any_of(file.cases.begin(), file.cases.end(), [&](const auto& o) {
+    const auto found = std::find_if(file.cases.begin(), file.cases.end(), [&](const auto& o) {
       return o.measured.name == name && o.measured.tokens.given();
     });
-    if (!found) {
+    file.cases[i].offline_index = found - file.cases.begin();
+    if (found == file.cases.end()) {
       return ctx.ErrorAt(
           cases[i]["measured"]["offline_case"], fmt::format("cases[{}].measured.offline_case", i),
           fmt::format("'{}' names no case of this file that gives tokens_per_s", name));
@@ -209,10 +211,13 @@ StatusOr<ServingValidationReport> ValidateServing(const YamlInput& input,
   rep.source = file.source;
   std::vector<size_t> items(file.cases.size());
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
-  PARASIM_RETURN_IF_ERROR(ParallelFor(
-      items, jobs, [&](size_t i) -> Status { return ReplayCase(file.cases[i], search); }));
-  PARASIM_RETURN_IF_ERROR(ParallelFor(
-      items, jobs, [&](size_t i) -> Status { return ReplayAtLoad(file.cases[i], file.cases); }));
+  std::vector<ServingChainCache> caches(file.cases.size());  // a case's chains, for its views
+  PARASIM_RETURN_IF_ERROR(ParallelFor(items, jobs, [&](size_t i) -> Status {
+    return ReplayCase(file.cases[i], search, &caches[i]);
+  }));
+  PARASIM_RETURN_IF_ERROR(ParallelFor(items, jobs, [&](size_t i) -> Status {
+    return ReplayAtLoad(file.cases[i], file.cases, &caches[i]);
+  }));
   for (ServingValidationInput& in : file.cases) {
     const ServingValidationCase& c = in.measured;
     if (!c.ok) {

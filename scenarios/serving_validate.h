@@ -91,6 +91,9 @@ struct ServingValidationReport {
 struct ServingValidationInput {
   ServingValidationCase measured;
   ServingScenario scenario;
+  // The file's case that measured.offline_case names (the first of that name that gives a
+  // throughput), resolved at load; -1 without one.
+  int64_t offline_index = -1;
 };
 struct ServingValidationFile {
   std::string path, source;

@@ -67,12 +67,11 @@ HOST_BOUND_MAX_HIDDEN = 1024
 TRAIN_MOD = 3
 
 # Vocabulary sizes of the tokenizer files the launch arguments name (the files are not public; the
-# path's file name, or the tokenizer type, and the tokenizer's own publication give the size).
-# Keyed by (--tokenizer-type, file name of --tokenizer-model); None matches any type.
-# (Tokenizer types whose size parasim's import knows itself, Llama2Tokenizer's 32,000 among
-# them, need no row.)
+# path's file name and the tokenizer's own publication give the size), by --tokenizer-model's
+# file name. (Tokenizer types whose size parasim's import knows itself, Llama2Tokenizer's 32,000
+# among them, need no row.)
 TOKENIZER_VOCAB = {
-    (None, "nemotron_2_256k.model"): (
+    "nemotron_2_256k.model": (
         256000, "nemotron_2_256k.model: the Nemotron tokenizer of 256,000 SentencePiece tokens "
         "(Nemotron-4 15B Technical Report, arXiv:2402.16819, Sec. 2.2)"),
 }
@@ -471,10 +470,10 @@ def parse_config(text):
     if not isinstance(args_node, yaml.MappingNode):
         raise ValueError("MODEL_ARGS is not a mapping of flags")
     argv, templated = [], []
-    tokenizer = {}
+    tokenizer_file = None
     for flag, node in mapping_entries(args_node):
-        if flag in ("--tokenizer-type", "--tokenizer-model") and isinstance(node, yaml.ScalarNode):
-            tokenizer[flag] = node.value.strip().rstrip("/").rsplit("/", 1)[-1]
+        if flag == "--tokenizer-model" and isinstance(node, yaml.ScalarNode):
+            tokenizer_file = node.value.strip().rstrip("/").rsplit("/", 1)[-1]
         for tok in render_flag(flag, node):
             clean = scrub_path(flag, tok)
             if clean == tok and ENV_REF.search(tok):
@@ -506,7 +505,7 @@ def parse_config(text):
                 gpn = int(g.value)
     meta["gpus_per_node_override"] = gpn
     meta["templated"] = templated
-    meta["tokenizer"] = (tokenizer.get("--tokenizer-type"), tokenizer.get("--tokenizer-model"))
+    meta["tokenizer_file"] = tokenizer_file
     return argv, env, meta
 
 
@@ -514,8 +513,7 @@ def tokenizer_vocab(flags, meta):
     """(vocabulary, source) of a known tokenizer file the arguments name without --vocab-size."""
     if "--vocab-size" in flags:
         return None
-    ttype, fname = meta.get("tokenizer", (None, None))
-    return TOKENIZER_VOCAB.get((ttype, fname)) or TOKENIZER_VOCAB.get((None, fname))
+    return TOKENIZER_VOCAB.get(meta.get("tokenizer_file"))
 
 
 def flag_values(argv):
@@ -620,15 +618,25 @@ def case_subset(name):
     return "training" if h % TRAIN_MOD == 0 else "held_out"
 
 
+def case_files(snap):
+    """Every file of a test case's folder (<CASES_DIR>/<family>/<case>/<file>)."""
+    return [p for p in snap.paths()
+            if p.startswith(CASES_DIR + "/") and p.count("/") == CASES_DIR.count("/") + 3]
+
+
+def configs_of(snap, goldens):
+    """The model_config.yaml beside each of `goldens` that the snapshot holds."""
+    return sorted({p.rsplit("/", 1)[0] + "/model_config.yaml" for p in goldens}
+                  & set(snap.paths()))
+
+
 def build(snap):
     rows = recipe_rows(snap)
-    goldens = [p for p in snap.paths()
-               if p.startswith(CASES_DIR + "/") and p.count("/") == CASES_DIR.count("/") + 3]
+    goldens = case_files(snap)
     wanted = sorted(p for p in goldens if GOLDEN_RE.fullmatch(p.rsplit("/", 1)[1]))
     other_goldens = sorted(p for p in goldens if p.rsplit("/", 1)[1].startswith("golden_values")
                            and not GOLDEN_RE.fullmatch(p.rsplit("/", 1)[1]))
-    configs = sorted({p.rsplit("/", 1)[0] + "/model_config.yaml" for p in wanted}
-                     & set(snap.paths()))
+    configs = configs_of(snap, wanted)
     texts = snap.read_many(wanted + configs)
 
     cases, skipped = [], []
@@ -693,11 +701,7 @@ def build(snap):
             log_interval=int_flag(flags, "--log-interval", 1), script=script,
             vocab=tokenizer_vocab(flags, meta), scale_inferred=None,
             subset=case_subset("%s/%s" % (family, case)))
-        if nodes is not None:
-            world = nodes * gpn
-            record["dp"] = world // (tp * pp * cp) if world % (tp * pp * cp) == 0 else None
-        else:
-            record["dp"] = None
+        record["dp"] = data_parallel(record)
         record["golden_sha"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         cases.append(record)
     # A golden file copied verbatim into another case is one measurement, not two: say so.
@@ -710,16 +714,25 @@ def build(snap):
     return cases, skipped, other_goldens, rows
 
 
-def resident_bytes(parasim, c, nodes, gpus_per_node, workdir):
-    """parasim's resident model state (last stage: weights, gradients, optimizer state) of case
-    `c` imported at `nodes`, or None where the arguments do not import at that scale."""
+def data_parallel(c):
+    """The data-parallel size of case `c` at its scale, or None (no scale, or GPUs that
+    tp x pp x cp does not divide)."""
+    if c["nodes"] is None:
+        return None
+    world, model = c["nodes"] * c["gpus_per_node"], c["tp"] * c["pp"] * c["cp"]
+    return world // model if world % model == 0 else None
+
+
+def import_scenario(parasim, c, nodes, gpus_per_node, workdir):
+    """Case `c` imported at `nodes` into a scenario file in `workdir` (its path), or None where
+    the arguments do not import at that scale."""
     script = os.path.join(workdir, "launch.sh")
     with open(script, "w", encoding="utf-8") as fh:
         for k, v in sorted(dict(LAUNCHER_ENV, **c["env"]).items()):
             fh.write("export %s=%s\n" % (k, shlex.quote(v)))
         fh.write("torchrun %s %s\n" % (c.get("script") or "pretrain_gpt.py",
                                         " ".join(shlex.quote(t) for t in c["argv"])))
-    scenario = os.path.join(workdir, "scenario.yaml")
+    scenario = os.path.join(workdir, "scenario-%d.yaml" % nodes)
     cmd = [parasim, "import", "megatron", script, "--gpu", c["gpu"], "--nodes", str(nodes),
            "--gpus-per-node", str(gpus_per_node), "--out", scenario]
     if c["platform"] == "dgx_gb200":
@@ -728,6 +741,12 @@ def resident_bytes(parasim, c, nodes, gpus_per_node, workdir):
         cmd += ["--vocab", str(c["vocab"][0])]
     if subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
         return None
+    return scenario
+
+
+def resident_bytes(parasim, scenario):
+    """parasim's resident model state of an imported scenario (last stage: weights, gradients,
+    optimizer state), or None."""
     r = subprocess.run([parasim, "memory", scenario, "--json"], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL)
     if r.returncode != 0:
@@ -736,17 +755,15 @@ def resident_bytes(parasim, c, nodes, gpus_per_node, workdir):
     return last["params_bytes"] + last["grads_bytes"] + last["optimizer_bytes"]
 
 
-def implied_mfu(parasim, c, nodes, gpus_per_node, workdir):
-    """The model-FLOP utilisation the measured step would mean at this scale (parasim's count of
-    the step's model FLOPs over the GPUs' datasheet dense rate), or None."""
-    if resident_bytes(parasim, c, nodes, gpus_per_node, workdir) is None:
-        return None
-    r = subprocess.run([parasim, "run", os.path.join(workdir, "scenario.yaml"), "--json"],
+def implied_mfu(parasim, scenario, step_s):
+    """The model-FLOP utilisation a step of `step_s` seconds would mean for an imported scenario
+    (parasim's count of the step's model FLOPs over the GPUs' datasheet dense rate), or None."""
+    r = subprocess.run([parasim, "run", scenario, "--json"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if r.returncode != 0:
         return None
     d = json.loads(r.stdout.decode("utf-8"))
-    return d["mfu"] * d["step_time_s"] / c["step_s"]
+    return d["mfu"] * d["step_time_s"] / step_s
 
 
 def infer_scales(cases, parasim, workdir):
@@ -759,9 +776,10 @@ def infer_scales(cases, parasim, workdir):
         gpn = c["gpus_per_node"] or (4 if c["platform"] == "dgx_gb200" else 8)
         errors = []
         for n in SCALE_CANDIDATES:
-            b = resident_bytes(parasim, c, n, gpn, workdir)
+            scenario = import_scenario(parasim, c, n, gpn, workdir)
+            b = resident_bytes(parasim, scenario) if scenario else None
             if b is not None:
-                errors.append((abs(b / c["alloc_bytes"] - 1), n, b))
+                errors.append((abs(b / c["alloc_bytes"] - 1), n, b, scenario))
         if not errors:
             continue
         errors.sort()
@@ -772,7 +790,7 @@ def infer_scales(cases, parasim, workdir):
             continue
         # A step shorter than the model's FLOPs at the GPUs' peak is no run of this GPU at this
         # scale (a golden file recorded elsewhere): the case stays unscaled, and says why.
-        mfu = implied_mfu(parasim, c, best[1], gpn, workdir)
+        mfu = implied_mfu(parasim, best[3], c["step_s"])
         if mfu is None:
             c["scale_from"] += ("; its resident memory gives %d nodes x %d, where parasim run "
                                 "failed, so left unscaled" % (best[1], gpn))
@@ -785,8 +803,7 @@ def infer_scales(cases, parasim, workdir):
                     best[1], gpn, 100 * mfu, 100 * SCALE_MFU_CEILING, c["gpu"]))
             continue
         c["nodes"], c["gpus_per_node"] = best[1], gpn
-        world = best[1] * gpn
-        c["dp"] = world // (c["tp"] * c["pp"] * c["cp"]) if world % (c["tp"] * c["pp"] * c["cp"]) == 0 else None
+        c["dp"] = data_parallel(c)
         c["scale_from"] = (
             "INFERRED from the run's mem-allocated-bytes between steps (%d B), no public recipe "
             "naming the case: parasim's resident model state at %d nodes x %d is %+.1f%% off it, "

@@ -21,6 +21,7 @@ Requires Python 3.9+ and PyYAML. Deterministic: the same snapshot gives byte-ide
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -28,8 +29,8 @@ import tempfile
 
 import yaml
 
-from generate import (CASES_DIR, GOLDEN_RE, PLATFORM_GPU, REPO, case_subset, flag_values,
-                      open_snapshot, parse_config, q)
+from generate import (CASES_DIR, GOLDEN_RE, PLATFORM_GPU, REPO, case_files, case_subset,
+                      configs_of, flag_values, int_flag, open_snapshot, parse_config, q)
 
 # Flags of the inference driver (examples/inference/, its engine, sampling and harness), read
 # by this script, not by the import (which knows training flags alone). Any other flag the import
@@ -77,9 +78,7 @@ SPECULATIVE_FLAGS = ("--mtp-num-layers",)
 
 
 def inference_goldens(snap):
-    paths = [p for p in snap.paths()
-             if p.startswith(CASES_DIR + "/") and p.count("/") == CASES_DIR.count("/") + 3]
-    return sorted(p for p in paths if "inference" in p.split("/")[-2]
+    return sorted(p for p in case_files(snap) if "inference" in p.split("/")[-2]
                   and GOLDEN_RE.fullmatch(p.rsplit("/", 1)[1]))
 
 
@@ -108,8 +107,7 @@ def import_model(parasim, model_argv, gpu, gpus, vocab):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "args.sh")
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write("python pretrain_gpt.py %s\n" % " ".join(
-                "'%s'" % t.replace("'", "'\\''") for t in model_argv))
+            fh.write("python pretrain_gpt.py %s\n" % " ".join(shlex.quote(t) for t in model_argv))
         cmd = [parasim, "import", "megatron", path, "--gpu", gpu, "--nodes", "1",
                "--gpus-per-node", str(gpus)]
         if vocab:
@@ -121,18 +119,11 @@ def import_model(parasim, model_argv, gpu, gpus, vocab):
     return yaml.safe_load(r.stdout)["model"], None
 
 
-def first_int(values, default):
-    try:
-        return int(values[0]) if values else default
-    except ValueError:
-        return default
-
-
 def requests_of(golden, engine):
     """(count, prompt tokens a request, output tokens a request, how each was read)."""
     reqs = [v for k, v in golden.items() if k.isdigit() and isinstance(v, dict)]
     if "--prompt-file" in engine:
-        count = first_int(engine.get("--prompt-file-num-truncate"), 0)
+        count = int_flag(engine, "--prompt-file-num-truncate", 0)
         how = "count: --prompt-file-num-truncate %d" % count
     else:
         count = 1 if "--prompts" in engine else 0
@@ -158,7 +149,7 @@ def requests_of(golden, engine):
         how += "; output: the golden's %d request(s) generated %s tokens" % (
             len(outs), "/".join(str(o) for o in sorted(set(outs))))
     else:
-        output = first_int(engine.get("--num-tokens-to-generate"), 0)
+        output = int_flag(engine, "--num-tokens-to-generate", 0)
         how += "; output: --num-tokens-to-generate"
     return count, max(1, round(prompt)), max(1, round(output)), how
 
@@ -167,13 +158,13 @@ def engine_block(engine, count):
     cuda_graphs = "--enable-cuda-graph" in engine or \
         engine.get("--inference-cuda-graph-impl", ["none"])[0] != "none"
     return {
-        "max_num_tokens": first_int(engine.get("--inference-dynamic-batching-max-tokens"),
-                                    DEFAULT_MAX_TOKENS),
-        "max_seqs": first_int(engine.get("--inference-dynamic-batching-max-requests"), count),
+        "max_num_tokens": int_flag(engine, "--inference-dynamic-batching-max-tokens",
+                                   DEFAULT_MAX_TOKENS),
+        "max_seqs": int_flag(engine, "--inference-dynamic-batching-max-requests", count),
         "chunked_prefill": "--enable-chunked-prefill" in engine,
         "cuda_graphs": cuda_graphs,
-        "block_size": first_int(engine.get("--inference-dynamic-batching-block-size"),
-                                DEFAULT_BLOCK_SIZE),
+        "block_size": int_flag(engine, "--inference-dynamic-batching-block-size",
+                               DEFAULT_BLOCK_SIZE),
         "iteration_overhead": "%gms" % FITTED_OVERHEAD_MS[cuda_graphs],
     }
 
@@ -194,9 +185,9 @@ def build_case(path, golden, cfg_text, parasim):
     for f in SPECULATIVE_FLAGS:
         if f in flags:
             return None, "%s: speculative decoding (multi-token prediction), not modelled" % f
-    tp = first_int(flags.get("--tensor-model-parallel-size"), 1)
-    pp = first_int(flags.get("--pipeline-model-parallel-size"), 1)
-    ep = first_int(flags.get("--expert-model-parallel-size"), 1)
+    tp = int_flag(flags, "--tensor-model-parallel-size", 1)
+    pp = int_flag(flags, "--pipeline-model-parallel-size", 1)
+    ep = int_flag(flags, "--expert-model-parallel-size", 1)
     if ep > 1 and tp % ep != 0:
         return None, "EP %d outside the TP %d ranks: a serving layout's EP divides its TP" % (ep, tp)
     reqs = requests_of(golden, engine)
@@ -260,11 +251,6 @@ def build_case(path, golden, cfg_text, parasim):
             "source": "%s %s" % (REPO, path), "scenario": scenario, "measured": measured}, None
 
 
-def flow(obj):
-    """A one-line YAML rendering of a mapping (JSON is valid YAML)."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=False)
-
-
 def emit(cases, skipped, snap, subset, n_all):
     out = [
         "# Generated by tools/megatron_ci/generate_inference.py from https://github.com/%s at %s"
@@ -287,7 +273,7 @@ def emit(cases, skipped, snap, subset, n_all):
         out.append("    source: %s" % q(c["source"] + " (commit %s)" % snap.commit))
         out.append("    scenario:")
         for k, v in c["scenario"].items():
-            out.append("      %s: %s" % (k, flow(v)))
+            out.append("      %s: %s" % (k, q(v)))  # one line: JSON is valid YAML
         out.append("    measured:")
         for k, v in c["measured"].items():
             out.append("      %s: %s" % (k, q(v) if isinstance(v, str) and k == "note" else v))
@@ -308,7 +294,7 @@ def main():
         sys.exit("no parasim binary at %s: tools/bazel build //tools:parasim, or --parasim" % a.parasim)
     snap = open_snapshot(a.source, a.rev, a.commit)
     goldens = inference_goldens(snap)
-    configs = sorted({p.rsplit("/", 1)[0] + "/model_config.yaml" for p in goldens} & set(snap.paths()))
+    configs = configs_of(snap, goldens)
     texts = snap.read_many(goldens + configs)
     by_subset = {"training": ([], []), "held_out": ([], [])}
     for path in goldens:
