@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "models/block_measures.h"
 #include "models/model_spec.h"
@@ -32,7 +33,16 @@ struct ModelGraph {
   // embedding lookup, the two norms and the projection; its layer is `moe` (or `dense`) and
   // its head `head`, whose weights it shares.
   Block mtp;
+  // A hybrid stack's single-sublayer layers (ModelSpec::hybrid), those its pattern uses: a
+  // Mamba-2 mixer, attention, a dense MLP, experts; each with its own norm and residual.
+  Block mamba, attention, mlp, experts;
   const Block& mtp_layer() const { return moe.size() > 0 ? moe : dense; }
+  // The block of layers of kind `k`.
+  const Block& Layer(LayerKind k) const;
+  // Every layer block, in LayerKind's order (empty where the model has none of that kind).
+  std::vector<const Block*> Layers() const {
+    return {&dense, &moe, &mamba, &attention, &mlp, &experts};
+  }
 };
 
 ModelGraph BuildModelGraph(const ModelSpec& model, const GraphShape& shape);

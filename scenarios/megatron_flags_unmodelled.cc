@@ -190,8 +190,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--rl-training-cuda-graphs", A::kBare, U::kNotModelled, "CUDA graphs in RL training"},
     {"--rl-use-sequence-packing", A::kBare, U::kNotModelled, "pack rollouts into sequences"},
     {"--slice", A::kBare, U::kNotModelled, "Flextron slicing"},
-    {"--spec", A::kList, U::kNotModelled,
-     "a custom layer spec: parasim builds its standard transformer layer"},
     {"--squared-relu", A::kBare, U::kNotModelled,
      "squared-ReLU MLP: priced as GeLU (one activation pass)"},
     {"--step-batch-size-schedule", A::kList, U::kNotModelled,

@@ -80,6 +80,19 @@ std::optional<LayoutProblem> HeadsProblem(const Layout& l, const ModelSpec& m) {
     return At("tp", fmt::format("tp {} and the model's {} KV heads: one must divide the other",
                                 l.tp, m.kv()));
   }
+  // MambaMixer shards heads and groups over TP and splits each rank's heads over CP
+  // (megatron/core/ssm/mamba_mixer.py, mamba_context_parallel.py).
+  if (m.hybrid.find('M') != std::string::npos) {
+    const int heads = m.mamba_heads(), groups = m.mamba.groups;
+    if (heads % l.tp != 0 || groups % l.tp != 0) {
+      return At("tp", fmt::format("tp {} does not divide the Mamba layers' {} heads and {} groups",
+                                  l.tp, heads, groups));
+    }
+    if ((heads / l.tp) % l.cp != 0) {
+      return At("cp", fmt::format("cp {} does not divide the {} Mamba heads a TP rank holds", l.cp,
+                                  heads / l.tp));
+    }
+  }
   return std::nullopt;
 }
 
