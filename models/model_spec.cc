@@ -277,7 +277,9 @@ Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Nod
 Status ValidateHybrid(const ModelSpec& m, const YamlContext& ctx, const YAML::Node& node,
                       std::string_view path) {
   const YAML::Node hy = node[std::string("hybrid")];
-  const YAML::Node at = hy && hy["pattern"] ? hy["pattern"] : node;
+  // The pattern where this node gives it, else its layers (an inherited pattern's count).
+  const YAML::Node layers = node[std::string("layers")];
+  const YAML::Node at = hy && hy["pattern"] ? hy["pattern"] : layers ? layers : node;
   const std::string where = fmt::format("{}.hybrid.pattern", path);
   if (static_cast<int>(m.hybrid.size()) != m.layers) {
     return ctx.ErrorAt(at, where,
