@@ -158,8 +158,12 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
   const Dims d = blocks::MakeDims(m, s);
   ModelGraph g;
   g.embedding = BuildEmbedding(m, s, d);
-  g.dense = BuildLayer("dense_layer", /*moe=*/false, m, s, d);
-  if (m.is_moe()) g.moe = BuildLayer("moe_layer", /*moe=*/true, m, s, d);
+  // A hybrid stack builds its own kinds below; a transformer layer only as its MTP modules' layer.
+  const bool transformer = !m.is_hybrid(), mtp = m.mtp_depth > 0;
+  if (transformer || (mtp && !m.is_moe())) {
+    g.dense = BuildLayer("dense_layer", /*moe=*/false, m, s, d);
+  }
+  if (m.is_moe() && (transformer || mtp)) g.moe = BuildLayer("moe_layer", /*moe=*/true, m, s, d);
   g.head = BuildHead(m, s, d);
   if (m.mtp_depth > 0) g.mtp = BuildMtp(m, d);
   for (auto [sym, kind, block] : {std::tuple{'M', LayerKind::kMamba, &g.mamba},

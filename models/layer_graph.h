@@ -26,8 +26,8 @@ namespace parasim {
 
 struct ModelGraph {
   Block embedding;
-  Block dense;  // one dense transformer layer
-  Block moe;    // one MoE layer (empty for dense models)
+  Block dense;  // one dense transformer layer (a hybrid model's: only as its MTP layer)
+  Block moe;    // one MoE layer (empty for dense models; a hybrid's only as its MTP layer)
   Block head;   // final norm, LM head, loss
   // One multi-token-prediction module's own ops (ModelSpec::mtp_depth > 0): the next tokens'
   // embedding lookup, the two norms and the projection; its layer is `moe` (or `dense`) and

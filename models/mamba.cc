@@ -29,8 +29,11 @@ void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const D
   // Context parallelism (mamba_context_parallel.py): all-to-alls turn this rank's part of the
   // sequence of all its heads into the whole sequence of 1/cp of them (z, x, B, C and dt after
   // in_proj; y back before out_proj), and the reverse in backward.
+  // B and C go as max(groups, cp) copies, each CP rank taking its own (repeated where fewer).
+  const double cp_groups = std::max(groups, static_cast<double>(s.cp));
   const double proj_bytes = d.T * proj_cols * d.a, y_bytes = d.T * inner * d.a;
-  if (s.cp > 1) in_proj.fwd_comm = {CommKind::kAllToAll, GroupKind::kCp, proj_bytes, false};
+  const double sent_bytes = d.T * (2 * inner + 2 * cp_groups * N + heads) * d.a;
+  if (s.cp > 1) in_proj.fwd_comm = {CommKind::kAllToAll, GroupKind::kCp, sent_bytes, false};
   bb.Add(std::move(in_proj));
 
   // The depthwise causal conv1d (kernel MambaSpec::kConv) and SiLU over x, B and C; the fused
@@ -39,7 +42,7 @@ void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const D
   Op conv = Elementwise("conv1d", 2 * conv_bytes, 4 * conv_bytes);
   conv.params = (inner + bc) * (MambaSpec::kConv + 1) + 3 * heads;  // + dt_bias, A_log, D
   conv.saved.push_back({"in_proj.output", proj_bytes, false});
-  if (s.cp > 1) conv.bwd_comm = {CommKind::kAllToAll, GroupKind::kCp, proj_bytes, false};
+  if (s.cp > 1) conv.bwd_comm = {CommKind::kAllToAll, GroupKind::kCp, sent_bytes, false};
   bb.Add(std::move(conv));
 
   // The chunked scan (SSD, Dao & Gu 2024 Sec. 6), over chunks of Q tokens: C B^T within each
@@ -49,8 +52,8 @@ void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const D
   // in 16 bits by Triton kernels: priced as the fused attention core is. Chunk states in fp32
   // are written and read once between the kernels.
   const double Q = static_cast<double>(std::min<int64_t>(MambaSpec::kChunk, s.seq_len));
-  const double seq_tokens = d.T * s.cp;                   // after CP's all-to-all: whole sequences
-  const double cb_groups = std::max(groups / s.cp, 1.0);  // B and C repeated when groups < cp
+  const double seq_tokens = d.T * s.cp;       // after CP's all-to-all: whole sequences
+  const double cb_groups = cp_groups / s.cp;  // one a rank when groups < cp
   Op scan;
   scan.name = "ssd_scan";
   scan.kind = OpKind::kAttention;
@@ -62,7 +65,8 @@ void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const D
       Flops(seq_tokens * (cb_groups * 2 * Q * N + heads / s.cp * (2 * Q * P + 4 * N * P)));
   scan.bwd_flops = scan.fwd_flops * 2;
   const double states = d.T / Q * inner * N * 4;
-  scan.fwd_bytes = Bytes(d.T * (3 * inner + bc + heads) * d.a + 2 * states);
+  // x and z read, the gated output and the pre-gate y (kept) written; B, C and dt read.
+  scan.fwd_bytes = Bytes(d.T * (4 * inner + bc + heads) * d.a + 2 * states);
   scan.bwd_bytes = scan.fwd_bytes * 2.5;
   scan.saved.push_back({"ssd_scan.output", y_bytes, false});  // y before the gate
   if (s.cp > 1) scan.fwd_comm = {CommKind::kAllToAll, GroupKind::kCp, y_bytes, false};

@@ -34,7 +34,9 @@ TEST_CASE("a Mamba-2 layer's parameters are the model count's; TP shards all but
   CHECK(g1.mamba.size() > 0);
   CHECK(g1.attention.size() > 0);
   CHECK(g1.experts.size() > 0);
-  CHECK(g1.mlp.size() == 0);  // no '-' in Nemotron 3 Nano's pattern
+  CHECK(g1.mlp.size() == 0);    // no '-' in Nemotron 3 Nano's pattern
+  CHECK(g1.dense.size() == 0);  // no transformer layer (it would be its MTP modules')
+  CHECK(g1.moe.size() == 0);
   CHECK(&g1.Layer(m.KindOf(0)) == &g1.mamba);
   CHECK(&g1.Layer(m.KindOf(1)) == &g1.experts);
   CHECK(&g1.Layer(m.KindOf(5)) == &g1.attention);
@@ -49,9 +51,10 @@ TEST_CASE("a Mamba-2 layer's forward FLOPs: the projections exactly, the scan ne
   CHECK(Find(g.mamba, "in_proj")->fwd_flops.flops() ==
         doctest::Approx(2 * T * h * (2 * di + 2 * G * N + H)));
   CHECK(Find(g.mamba, "mamba_out_proj")->fwd_flops.flops() == doctest::Approx(2 * T * di * h));
-  // Megatron-LM's estimate of the scan (megatron/training/training.py at d98e8a6, the hybrid
-  // FLOP count): 7 T d_inner N. The SSD algorithm's four matmuls (Dao & Gu 2024 Sec. 6), as the
-  // graph counts them, are 0.93 of it at Q = N = 128.
+  // The form of Megatron-LM's estimate of the scan (megatron/training/training.py at d98e8a6,
+  // the hybrid FLOP count: 7 T d_inner N, where it takes d_inner as 2 x hidden) at the mixer's
+  // own d_inner (heads x head_dim, 4096 here): the SSD algorithm's four matmuls (Dao & Gu 2024
+  // Sec. 6), as the graph counts them, are 0.93 of it at Q = N = 128.
   const double scan = Find(g.mamba, "ssd_scan")->fwd_flops.flops();
   CHECK(scan / (7 * T * di * N) == doctest::Approx(0.93).epsilon(0.01));
   CHECK(Find(g.mamba, "ssd_scan")->bwd_flops.flops() == doctest::Approx(2 * scan));

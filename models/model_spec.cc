@@ -265,7 +265,7 @@ Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Nod
     return ctx.ErrorAt(node[std::string("kv_heads")], fmt::format("{}.kv_heads", path),
                        fmt::format("kv_heads {} must divide heads {}", m.kv(), m.heads));
   }
-  if (m.is_moe() && m.moe.dense_layers > m.layers) {
+  if (m.is_moe() && !m.is_hybrid() && m.moe.dense_layers > m.layers) {
     return ctx.ErrorAt(
         node[std::string("moe")], fmt::format("{}.moe.dense_layers", path),
         fmt::format("dense_layers {} is more than layers {}", m.moe.dense_layers, m.layers));

@@ -144,6 +144,13 @@ struct ModelSpec {
     return mamba.heads > 0 ? mamba.heads : static_cast<int>(2 * hidden / mamba.head_dim);
   }
   int64_t mamba_inner() const { return mamba_heads() * mamba.head_dim; }
+  // Whether TP `tp` splits the attention heads and, in a stack with Mamba layers, the mixers'
+  // heads and groups.
+  bool TpSplits(int tp) const {
+    if (heads % tp != 0) return false;
+    return hybrid.find('M') == std::string::npos ||
+           (mamba_heads() % tp == 0 && mamba.groups % tp == 0);
+  }
   // Whether layer `i` (0-based) holds experts.
   bool IsMoeLayer(int i) const {
     if (is_hybrid()) return hybrid[static_cast<size_t>(i)] == 'E';  // not moe.dense_layers, every

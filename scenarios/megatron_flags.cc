@@ -173,6 +173,9 @@ constexpr MegatronFlag kRefusedRows[] = {
      "a multimodal model (MIMO): parasim builds the language model only"},
     {"--moe-latent-size", A::kOne, U::kRefused,
      "experts on a latent projection of the tokens: parasim's experts take the hidden width"},
+    {"--mtp-hybrid-override-pattern", A::kOne, U::kRefused,
+     "the MTP layers' pattern apart (Megatron-LM's older form): give them after '/' in "
+     "--hybrid-layer-pattern"},
     {"--patch-dim", A::kOne, U::kRefused,
      "a vision encoder (LLaVA): parasim builds the language model only"},
     {"--perform-rl-step", A::kBare, U::kRefused,

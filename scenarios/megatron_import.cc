@@ -8,6 +8,7 @@
 #include "hardware/spec.h"
 #include "scenarios/megatron_exprs.h"
 #include "scenarios/megatron_import_parts.h"
+#include "strategies/layout.h"
 
 namespace parasim {
 namespace megatron_import {
@@ -113,17 +114,19 @@ Status ReadHybridPipeline(Context& c, int pp, int layers, bool* handled) {
   const std::string flag = HybridFlag(r);
   const std::string main = r.Value(flag).substr(0, r.Value(flag).find('/'));
   const bool segmented = main.find('|') != std::string::npos;
+  // Refused beside any hybrid pattern: another layout, virtual stages by count, the ends
+  // counted as layers (arguments.py at d98e8a6); beside '|' segments also uneven first and last
+  // stages.
   for (const char* other :
        {"--pipeline-model-parallel-layout", "--num-layers-per-virtual-pipeline-stage",
-        "--num-virtual-stages-per-pipeline-rank", "--decoder-first-pipeline-num-layers",
-        "--decoder-last-pipeline-num-layers", "--account-for-embedding-in-pipeline-split",
-        "--account-for-loss-in-pipeline-split"}) {
-    const bool vpp = std::string_view(other).find("virtual") != std::string_view::npos;
-    if (r.Has(other) && (segmented || vpp)) {
-      return r.Error(other, fmt::format("Megatron-LM refuses it beside a hybrid pattern{}: {}",
-                                        segmented ? " with '|' segments" : "",
-                                        segmented ? "the segments place the layers"
-                                                  : "virtual stages need '|' segments"));
+        "--num-virtual-stages-per-pipeline-rank", "--account-for-embedding-in-pipeline-split",
+        "--account-for-loss-in-pipeline-split", "--decoder-first-pipeline-num-layers",
+        "--decoder-last-pipeline-num-layers"}) {
+    const bool ends = std::string_view(other).find("decoder-") != std::string_view::npos;
+    if (r.Has(other) && (segmented || !ends)) {
+      return r.Error(other, fmt::format("Megatron-LM refuses it beside a hybrid pattern: {}",
+                                        segmented ? "the pattern's '|' segments place the layers"
+                                                  : "'|' segments in the pattern place them"));
     }
   }
   *handled = segmented;
@@ -152,17 +155,25 @@ Status ReadHybridPipeline(Context& c, int pp, int layers, bool* handled) {
                                      "stages segments",
                                      n, pp));
   }
-  std::vector<int> stage(pp, 0);
-  bool even = true;
-  for (int i = 0; i < n; ++i) {
-    stage[i % pp] += seg[i];
-    even = even && seg[i] == seg[i % pp];
+  const int vp = n / pp;
+  if (vp > 1 && pp == 1) {
+    return r.Error(flag, fmt::format("{} '|' segments on one pipeline stage: virtual stages "
+                                     "need --pipeline-model-parallel-size above 1",
+                                     n));
   }
+  std::vector<int> stage(pp, 0);
+  for (int i = 0; i < n; ++i) stage[i % pp] += seg[i];
   for (int p = 0; p < pp; ++p) {
     if (stage[p] == 0) return r.Error(flag, fmt::format("pipeline stage {} holds no layer", p));
   }
+  // The segments parasim's own split of each stage's layers over its chunks would give.
+  Layout split;
+  split.pp = pp;
+  split.stage_layers = stage;
+  const std::vector<std::vector<int>> own = ChunkLayers(split, layers, vp);
+  bool even = true;
+  for (int i = 0; i < n; ++i) even = even && seg[i] == own[i % pp][i / pp];
   c.Derived("parallelism.stage_layers", ListText(stage), flag + ": its '|' segments", flag);
-  const int vp = n / pp;
   if (vp > 1) {
     c.Derived("parallelism.virtual_stages", std::to_string(vp), flag + ": its '|' segments", flag);
     c.Derived("parallelism.schedule", "interleaved-1f1b", flag + ": its '|' segments", flag);

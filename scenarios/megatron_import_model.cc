@@ -65,10 +65,6 @@ Status SplitHybridPattern(const FlagReader& r, const std::string& flag, std::str
                                        parts[d], mtp == "*E" ? "experts" : "MLP", mtp));
     }
   }
-  if (r.Has("--mtp-num-layers") && std::stoll(r.Value("--mtp-num-layers", "0")) != *depth) {
-    return r.Error("--mtp-num-layers",
-                   fmt::format("contradicts {}'s {} multi-token-prediction parts", flag, *depth));
-  }
   return Status::Ok();
 }
 
@@ -101,11 +97,27 @@ Status ReadHybrid(Context& c, int64_t hidden) {
   if (depth > 0) {
     c.Derived("model.mtp_depth", std::to_string(depth),
               fmt::format("{}: {} multi-token-prediction parts", flag, depth), flag);
-    c.Use("--mtp-num-layers");
+  }
+  if (r.Has("--mtp-num-layers")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t given, r.Int("--mtp-num-layers", 0, 16));
+    if (given != depth) {
+      // Megatron-LM warns and takes the pattern's (arguments.py at d98e8a6).
+      c.NotModelled(
+          "--mtp-num-layers",
+          fmt::format("the pattern's {} multi-token-prediction parts are the depth", depth));
+    } else {
+      c.Use("--mtp-num-layers");
+    }
   }
   // MambaMixer's defaults (megatron/core/ssm/mamba_mixer.py; the flags' defaults in
   // TransformerConfig): heads 2 * hidden / head_dim (expand 2).
   PARASIM_ASSIGN_OR_RETURN(int64_t head_dim, r.Int("--mamba-head-dim", 1, 65536, 64));
+  if (!r.Has("--mamba-num-heads") && (2 * hidden) % head_dim != 0) {
+    return r.Error(r.Has("--mamba-head-dim") ? "--mamba-head-dim" : flag,
+                   fmt::format("the Mamba heads default to 2 x --hidden-size / head dim, and "
+                               "{} does not divide {}: give --mamba-num-heads",
+                               head_dim, 2 * hidden));
+  }
   PARASIM_ASSIGN_OR_RETURN(int64_t heads,
                            r.Int("--mamba-num-heads", 1, 1048576, 2 * hidden / head_dim));
   struct Dim {
@@ -436,7 +448,9 @@ Status ReadMlaMtp(Context& c) {
 Status ReadModel(Context& c, int tp) {
   PARASIM_RETURN_IF_ERROR(ReadShape(c));
   if (c.r.Has("--spec") && std::find(c.used.begin(), c.used.end(), "--spec") == c.used.end()) {
-    c.NotModelled("--spec", "a custom layer spec: parasim builds its standard transformer layer");
+    c.NotModelled("--spec",
+                  "a custom layer spec: parasim builds its own layers (transformer "
+                  "layers, or a hybrid pattern's)");
   }
   PARASIM_RETURN_IF_ERROR(ReadLayerKinds(c));
   PARASIM_RETURN_IF_ERROR(ReadVocab(c, tp));

@@ -238,6 +238,11 @@ TEST_CASE("a hybrid pattern: Mamba-2 and attention layers, '|' segments, MTP par
   CHECK(moe->scenario.model.mtp_depth == 2);
   CHECK(moe->scenario.model.mamba_inner() == 1024);
   CHECK(moe->scenario.model.IsMoeLayer(1));
+  // Megatron-LM takes the pattern's MTP depth over --mtp-num-layers (and warns): listed.
+  auto depth = Import(kBase + "--hybrid-layer-pattern 'M-/*-' --mtp-num-layers 2");
+  REQUIRE_MESSAGE(depth.ok(), depth.status().message());
+  CHECK(depth->scenario.model.mtp_depth == 1);
+  CHECK(Line(*depth, "the pattern's 1 multi-token-prediction parts are the depth"));
   CHECK(!moe->scenario.model.IsMoeLayer(2));
 }
 
@@ -260,15 +265,21 @@ TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
            {kBase + "--hybrid-layer-pattern M-G-", "layer symbol 'G': parasim builds M"},
            {kBase + "--hybrid-layer-pattern 'M-|M-' --pipeline-model-parallel-size 2 "
                     "--num-layers-per-virtual-pipeline-stage 1",
-            "refuses it beside a hybrid pattern with '|' segments"},
+            "refuses it beside a hybrid pattern: the pattern's '|' segments place the layers"},
            {kBase + "--hybrid-layer-pattern 'M-|M-|M-' --pipeline-model-parallel-size 2",
             "3 '|' segments do not split over --pipeline-model-parallel-size 2"},
            {kBase + "--hybrid-layer-pattern M-M-M --pipeline-model-parallel-size 2",
             "5 layers do not split evenly over --pipeline-model-parallel-size 2"},
            {kBase + "--hybrid-layer-pattern 'M-/*-/M-'",
             "multi-token-prediction module 'M-': parasim builds one attention layer and the MLP"},
-           {kBase + "--hybrid-layer-pattern 'M-/*-' --mtp-num-layers 2",
-            "contradicts --hybrid-layer-pattern's 1 multi-token-prediction parts"},
+           {kBase + "--hybrid-layer-pattern 'M-|M-' --pipeline-model-parallel-size 1",
+            "2 '|' segments on one pipeline stage: virtual stages need"},
+           {kBase + "--hybrid-layer-pattern M-M- --pipeline-model-parallel-size 2 "
+                    "--account-for-loss-in-pipeline-split",
+            "--account-for-loss-in-pipeline-split: Megatron-LM refuses it beside a hybrid "
+            "pattern"},
+           {kBase + "--hybrid-layer-pattern M- --hidden-size 1000 --mamba-head-dim 48",
+            "48 does not divide 2000: give --mamba-num-heads"},
            {kBase + "--hybrid-layer-pattern M- --hybrid-override-pattern M-",
             "contradicts --hybrid-layer-pattern: give one pattern"},
            {kBase + "--sequence-parallel yes", "--sequence-parallel: takes no value"},

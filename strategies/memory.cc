@@ -58,8 +58,19 @@ LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
 
 // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
 // layer's activations, averaged over the recomputed layers and the others.
-double WeightGradHold(const ModelGraph& g, const Training& t, const std::vector<char>& recomputed,
-                      int layers) {
+double WeightGradHold(const ModelSpec& m, const ModelGraph& g, const Training& t,
+                      const std::vector<char>& recomputed, int layers) {
+  if (m.is_hybrid()) {
+    // A hybrid stack's layers differ by kind: what their GEMMs saved over what they keep.
+    double act = 0, held = 0;
+    for (int i = 0; i < layers; ++i) {
+      const Block& b = g.Layer(m.KindOf(i));
+      act += ActivationBytes(
+          b, recomputed[static_cast<size_t>(i)] ? t.recompute : RecomputeKind::kNone);
+      held += WeightGradBytes(b);
+    }
+    return act > 0 ? std::min(1.0, held / act) : 0.0;
+  }
   const double n = static_cast<double>(layers);
   const double kept = static_cast<double>(std::count(recomputed.begin(), recomputed.end(), 0));
   const double act = kept == 0   ? ActivationBytes(g.dense, t.recompute)
@@ -134,7 +145,9 @@ class StageAccounting {
   PipelineShape ShapeOf() const {
     PipelineShape shape{l_.pp, ChunksOf(l_),
                         std::max<int64_t>(1, t_.global_batch / (l_.dp * t_.micro_batch))};
-    if (schedule_.splits_backward()) shape.w_hold = WeightGradHold(g_, t_, recomputed_, m_.layers);
+    if (schedule_.splits_backward()) {
+      shape.w_hold = WeightGradHold(m_, g_, t_, recomputed_, m_.layers);
+    }
     return shape;
   }
 
