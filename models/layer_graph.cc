@@ -1,11 +1,14 @@
 #include "models/layer_graph.h"
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "models/attention.h"
 #include "models/block_builder.h"
+#include "models/mamba.h"
 #include "models/mlp.h"
 
 namespace parasim {
@@ -37,6 +40,31 @@ Block BuildLayer(const char* name, bool moe, const ModelSpec& m, const GraphShap
     blocks::AddMoeMlp(bb, m, s, d);
   } else {
     blocks::AddDenseMlp(bb, m, d, m.ffn());
+  }
+  Block b = bb.Finish();
+  blocks::MarkSelectiveOp(&b, d);
+  blocks::MarkFp8(&b, s, d);
+  return b;
+}
+
+// One sublayer of a hybrid stack (ModelSpec::hybrid), marked as a transformer layer is.
+Block BuildSublayer(LayerKind k, const ModelSpec& m, const GraphShape& s, const Dims& d) {
+  static constexpr const char* kNames[kLayerKinds] = {
+      "dense_layer", "moe_layer", "mamba_layer", "attention_layer", "mlp_layer", "experts_layer"};
+  BlockBuilder bb(kNames[static_cast<int>(k)]);
+  switch (k) {
+    case LayerKind::kMamba:
+      blocks::AddMamba(bb, m, s, d);
+      break;
+    case LayerKind::kAttention:
+      blocks::AddAttention(bb, m, s, d);
+      break;
+    case LayerKind::kExperts:
+      blocks::AddMoeMlp(bb, m, s, d);
+      break;
+    default:
+      blocks::AddDenseMlp(bb, m, d, m.ffn());
+      break;
   }
   Block b = bb.Finish();
   blocks::MarkSelectiveOp(&b, d);
@@ -130,11 +158,39 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
   const Dims d = blocks::MakeDims(m, s);
   ModelGraph g;
   g.embedding = BuildEmbedding(m, s, d);
-  g.dense = BuildLayer("dense_layer", /*moe=*/false, m, s, d);
-  if (m.is_moe()) g.moe = BuildLayer("moe_layer", /*moe=*/true, m, s, d);
+  // A hybrid stack builds its own kinds below; a transformer layer only as its MTP modules' layer.
+  const bool transformer = !m.is_hybrid(), mtp = m.mtp_depth > 0;
+  if (transformer || (mtp && !m.is_moe())) {
+    g.dense = BuildLayer("dense_layer", /*moe=*/false, m, s, d);
+  }
+  if (m.is_moe() && (transformer || mtp)) g.moe = BuildLayer("moe_layer", /*moe=*/true, m, s, d);
   g.head = BuildHead(m, s, d);
   if (m.mtp_depth > 0) g.mtp = BuildMtp(m, d);
+  for (auto [sym, kind, block] : {std::tuple{'M', LayerKind::kMamba, &g.mamba},
+                                  std::tuple{'*', LayerKind::kAttention, &g.attention},
+                                  std::tuple{'-', LayerKind::kMlp, &g.mlp},
+                                  std::tuple{'E', LayerKind::kExperts, &g.experts}}) {
+    if (m.hybrid.find(sym) != std::string::npos) *block = BuildSublayer(kind, m, s, d);
+  }
   return g;
+}
+
+const Block& ModelGraph::Layer(LayerKind k) const {
+  switch (k) {
+    case LayerKind::kDense:
+      return dense;
+    case LayerKind::kMoe:
+      return moe;
+    case LayerKind::kMamba:
+      return mamba;
+    case LayerKind::kAttention:
+      return attention;
+    case LayerKind::kMlp:
+      return mlp;
+    case LayerKind::kExperts:
+      return experts;
+  }
+  return dense;
 }
 
 std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model,

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "models/block_measures.h"
 #include "models/model_spec.h"
@@ -25,14 +26,23 @@ namespace parasim {
 
 struct ModelGraph {
   Block embedding;
-  Block dense;  // one dense transformer layer
-  Block moe;    // one MoE layer (empty for dense models)
+  Block dense;  // one dense transformer layer (a hybrid model's: only as its MTP layer)
+  Block moe;    // one MoE layer (empty for dense models; a hybrid's only as its MTP layer)
   Block head;   // final norm, LM head, loss
   // One multi-token-prediction module's own ops (ModelSpec::mtp_depth > 0): the next tokens'
   // embedding lookup, the two norms and the projection; its layer is `moe` (or `dense`) and
   // its head `head`, whose weights it shares.
   Block mtp;
+  // A hybrid stack's single-sublayer layers (ModelSpec::hybrid), those its pattern uses: a
+  // Mamba-2 mixer, attention, a dense MLP, experts; each with its own norm and residual.
+  Block mamba, attention, mlp, experts;
   const Block& mtp_layer() const { return moe.size() > 0 ? moe : dense; }
+  // The block of layers of kind `k`.
+  const Block& Layer(LayerKind k) const;
+  // Every layer block, in LayerKind's order (empty where the model has none of that kind).
+  std::vector<const Block*> Layers() const {
+    return {&dense, &moe, &mamba, &attention, &mlp, &experts};
+  }
 };
 
 ModelGraph BuildModelGraph(const ModelSpec& model, const GraphShape& shape);

@@ -8,6 +8,15 @@ extern const char kModelsYaml[];
 
 namespace parasim {
 
+double MambaParams(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden), di = static_cast<double>(m.mamba_inner());
+  const double heads = m.mamba_heads();
+  const double bc = 2.0 * m.mamba.groups * static_cast<double>(m.mamba.state_dim);
+  // in_proj (no bias), the conv1d's weights and bias over x, B and C, dt_bias, A_log and D a
+  // head, the gated RMSNorm's weight, out_proj (no bias): MambaMixer.__init__.
+  return h * (2 * di + bc + heads) + (di + bc) * (MambaSpec::kConv + 1) + 3 * heads + di + di * h;
+}
+
 ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
   ParamCounts c;
   const double h = static_cast<double>(m.hidden);
@@ -33,23 +42,40 @@ ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
     return 2 * h * f + bias * (f + h);
   };
   c.per_dense_layer = attn + mlp(static_cast<double>(m.ffn())) + 2 * norm;
-  double active_moe = 0;
+  double router = 0, experts = 0, active_experts = 0;
   if (m.is_moe()) {
     const double e = mlp(static_cast<double>(m.moe.expert_ffn_hidden));
-    const double router = h * m.moe.experts;
-    c.per_moe_layer = attn + 2 * norm + router + (m.moe.experts + m.moe.shared_experts) * e;
-    active_moe = attn + 2 * norm + router + (m.moe.top_k + m.moe.shared_experts) * e;
+    router = h * m.moe.experts;
+    experts = (m.moe.experts + m.moe.shared_experts) * e;
+    active_experts = (m.moe.top_k + m.moe.shared_experts) * e;
+    c.per_moe_layer = attn + 2 * norm + router + experts;
   }
   int64_t positions = m.max_position > 0 ? m.max_position : seq_len;
   c.embedding = static_cast<double>(m.vocab) * h +
                 (m.position == PositionKind::kLearned ? static_cast<double>(positions) * h : 0.0);
   c.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
-  int moe_layers = 0;
-  for (int i = 0; i < m.layers; ++i) moe_layers += m.IsMoeLayer(i) ? 1 : 0;
-  const int dense_layers = m.layers - moe_layers;
   const double outer = c.embedding + c.lm_head + norm;  // final norm
-  c.total = outer + dense_layers * c.per_dense_layer + moe_layers * c.per_moe_layer;
-  c.active = outer + dense_layers * c.per_dense_layer + moe_layers * active_moe;
+  if (m.is_hybrid()) c.per_mamba_layer = MambaParams(m) + norm;
+  // Each kind's parameters, all and touched per token, in LayerKind's order.
+  const double all[kLayerKinds] = {c.per_dense_layer,
+                                   c.per_moe_layer,
+                                   c.per_mamba_layer,
+                                   attn + norm,
+                                   mlp(static_cast<double>(m.ffn())) + norm,
+                                   norm + router + experts};
+  const double active[kLayerKinds] = {c.per_dense_layer,
+                                      attn + 2 * norm + router + active_experts,
+                                      c.per_mamba_layer,
+                                      all[3],
+                                      all[4],
+                                      norm + router + active_experts};
+  int count[kLayerKinds] = {};
+  for (int i = 0; i < m.layers; ++i) ++count[static_cast<int>(m.KindOf(i))];
+  c.total = c.active = outer;
+  for (int k = 0; k < kLayerKinds; ++k) {
+    c.total += count[k] * all[k];
+    c.active += count[k] * active[k];
+  }
   return c;
 }
 
@@ -165,6 +191,32 @@ Status ReadMla(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
   return Status::Ok();
 }
 
+// `hybrid`: the layer pattern and the Mamba-2 mixers' sizes.
+Status ReadHybrid(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader hy, MapReader::Open(ctx, r.Node("hybrid"), r.Path("hybrid"), {"pattern", "mamba"}));
+  PARASIM_RETURN_IF_ERROR(hy.Require("pattern"));
+  PARASIM_RETURN_IF_ERROR(hy.String("pattern", &m->hybrid));
+  const size_t bad = m->hybrid.find_first_not_of("M*-E");
+  if (m->hybrid.empty() || bad != std::string::npos) {
+    return hy.Error("pattern",
+                    bad == std::string::npos
+                        ? std::string("an empty pattern: expected one symbol a layer")
+                        : fmt::format("'{}' at {} is not a layer symbol: expected M (Mamba-2), * "
+                                      "(attention), - (MLP) or E (experts), one a layer",
+                                      m->hybrid[bad], bad + 1));
+  }
+  if (!hy.Has("mamba")) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(MapReader mb,
+                           MapReader::Open(ctx, hy.Node("mamba"), hy.Path("mamba"),
+                                           {"heads", "head_dim", "state_dim", "groups"}));
+  PARASIM_RETURN_IF_ERROR(mb.Int("heads", &m->mamba.heads, 1, 1 << 20));
+  PARASIM_RETURN_IF_ERROR(mb.Int("head_dim", &m->mamba.head_dim, 1, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(mb.Int("state_dim", &m->mamba.state_dim, 1, 1 << 16));
+  PARASIM_RETURN_IF_ERROR(mb.Int("groups", &m->mamba.groups, 1, 1 << 16));
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
@@ -172,7 +224,8 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
   std::vector<std::string_view> keys = {
       "extends",         "layers", "hidden",       "heads", "kv_heads",  "head_dim",
       "ffn_hidden",      "vocab",  "max_position", "mlp",   "norm",      "position",
-      "tied_embeddings", "bias",   "moe",          "mla",   "mtp_depth", "attention_window"};
+      "tied_embeddings", "bias",   "moe",          "mla",   "mtp_depth", "attention_window",
+      "hybrid"};
   if (catalog_entry) {
     keys.push_back("source");
     keys.push_back("params");
@@ -183,6 +236,7 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
   if (r.Has("moe")) PARASIM_RETURN_IF_ERROR(ReadMoe(ctx, r, &m));
   if (r.Has("attention_window")) PARASIM_RETURN_IF_ERROR(ReadAttentionWindow(ctx, r, &m));
   if (r.Has("mla")) PARASIM_RETURN_IF_ERROR(ReadMla(ctx, r, &m));
+  if (r.Has("hybrid")) PARASIM_RETURN_IF_ERROR(ReadHybrid(ctx, r, &m));
   if (m.mlp == MlpKind::kSwiglu && m.ffn_hidden == 0 && m.hidden > 0) {
     // SwiGLU default keeps the parameter count of a 4h GELU MLP: 2/3 * 4h, rounded to 256
     // (Shazeer 2020; Llama's multiple_of rounding).
@@ -211,10 +265,52 @@ Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Nod
     return ctx.ErrorAt(node[std::string("kv_heads")], fmt::format("{}.kv_heads", path),
                        fmt::format("kv_heads {} must divide heads {}", m.kv(), m.heads));
   }
-  if (m.is_moe() && m.moe.dense_layers > m.layers) {
+  if (m.is_moe() && !m.is_hybrid() && m.moe.dense_layers > m.layers) {
     return ctx.ErrorAt(
         node[std::string("moe")], fmt::format("{}.moe.dense_layers", path),
         fmt::format("dense_layers {} is more than layers {}", m.moe.dense_layers, m.layers));
+  }
+  if (m.is_hybrid()) PARASIM_RETURN_IF_ERROR(ValidateHybrid(m, ctx, node, path));
+  return Status::Ok();
+}
+
+Status ValidateHybrid(const ModelSpec& m, const YamlContext& ctx, const YAML::Node& node,
+                      std::string_view path) {
+  const YAML::Node hy = node[std::string("hybrid")];
+  // The pattern where this node gives it, else its layers (an inherited pattern's count).
+  const YAML::Node layers = node[std::string("layers")];
+  const YAML::Node at = hy && hy["pattern"] ? hy["pattern"] : layers ? layers : node;
+  const std::string where = fmt::format("{}.hybrid.pattern", path);
+  if (static_cast<int>(m.hybrid.size()) != m.layers) {
+    return ctx.ErrorAt(at, where,
+                       fmt::format("the pattern has {} layers and layers is {}: give one symbol "
+                                   "a layer",
+                                   m.hybrid.size(), m.layers));
+  }
+  const bool experts = m.hybrid.find('E') != std::string::npos;
+  if (experts != m.is_moe()) {
+    return ctx.ErrorAt(at, where,
+                       experts ? std::string("E (experts) layers need a moe block")
+                               : std::string("a moe block needs E (experts) layers in the "
+                                             "pattern, which places them"));
+  }
+  // The pattern places the experts: the moe block's own dense_layers and every contradict it
+  // (those a catalog model passes on through `extends` are not read).
+  const YAML::Node moe = node[std::string("moe")];
+  for (const char* key : {"dense_layers", "every"}) {
+    if (moe && moe.IsMap() && moe[key]) {
+      return ctx.ErrorAt(moe[key], fmt::format("{}.moe.{}", path, key),
+                         fmt::format("moe.{} does not apply to a hybrid model: its pattern's E "
+                                     "layers are the experts",
+                                     key));
+    }
+  }
+  const int heads = m.mamba_heads();
+  if (m.hybrid.find('M') != std::string::npos && (heads <= 0 || heads % m.mamba.groups != 0)) {
+    return ctx.ErrorAt(at, fmt::format("{}.hybrid.mamba", path),
+                       fmt::format("Mamba heads {} must be a positive multiple of its groups {} "
+                                   "(MambaMixer: nheads % ngroups == 0)",
+                                   heads, m.mamba.groups));
   }
   return Status::Ok();
 }

@@ -19,6 +19,14 @@ enum class MlpKind { kGelu, kSwiglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kAlibi };
 
+// What one layer of the stack is. A transformer layer is attention and a dense MLP (kDense) or
+// experts (kMoe). A hybrid stack (ModelSpec::hybrid, Megatron-Core's --hybrid-layer-pattern)
+// stacks single sublayers instead, each with its own pre-norm and residual
+// (megatron/core/models/hybrid/hybrid_layer_specs.py, hybrid_stack_spec): a Mamba-2 mixer (M),
+// attention (*), a dense MLP (-) or experts (E).
+enum class LayerKind : uint8_t { kDense, kMoe, kMamba, kAttention, kMlp, kExperts };
+inline constexpr int kLayerKinds = 6;
+
 struct MoeSpec {
   int experts = 0;  // 0 = dense model
   int top_k = 0;
@@ -76,6 +84,21 @@ struct MlaSpec {
   bool operator==(const MlaSpec&) const = default;
 };
 
+// Mamba-2 mixers (Dao & Gu 2024, arXiv:2405.21060, the SSD layer) as Megatron-Core builds them
+// (megatron/core/ssm/mamba_mixer.py): in_proj to z, x (d_inner each), B and C (groups x state
+// each) and one dt per head; a depthwise causal conv1d over x, B and C; the chunked state-space
+// scan; a grouped RMSNorm of y * silu(z); out_proj back to the hidden size.
+struct MambaSpec {
+  int heads = 0;            // 0: 2 * hidden / head_dim (MambaMixer's expand = 2)
+  int64_t head_dim = 64;    // --mamba-head-dim's default
+  int64_t state_dim = 128;  // --mamba-state-dim's default
+  int groups = 8;           // --mamba-num-groups's default
+  // MambaMixer's fixed d_conv and chunk_size (no flag sets them).
+  static constexpr int64_t kConv = 4;
+  static constexpr int64_t kChunk = 128;
+  bool operator==(const MambaSpec&) const = default;
+};
+
 struct ModelSpec {
   std::string id;      // catalog id, or "inline"
   std::string source;  // where the numbers come from
@@ -99,6 +122,10 @@ struct ModelSpec {
   // each a projection of [norm(h); norm(embedding of the next token)], one transformer layer
   // (an MoE layer in an MoE model) and the shared LM head and loss. Not in `params`.
   int mtp_depth = 0;
+  // A hybrid stack: one symbol a layer (M Mamba-2, * attention, - MLP, E experts), `layers`
+  // of them; empty: every layer a transformer layer.
+  std::string hybrid;
+  MambaSpec mamba;
   double published_params = 0;         // catalog only: for tests
   double published_active_params = 0;  // catalog only
 
@@ -111,9 +138,36 @@ struct ModelSpec {
   }
   int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   bool has_bias() const { return bias >= 0 ? bias == 1 : mlp == MlpKind::kGelu; }
-  // Whether layer `i` (0-based) is a mixture-of-experts layer.
+  bool is_hybrid() const { return !hybrid.empty(); }
+  // The Mamba-2 mixer's heads and inner width (heads x head_dim).
+  int mamba_heads() const {
+    return mamba.heads > 0 ? mamba.heads : static_cast<int>(2 * hidden / mamba.head_dim);
+  }
+  int64_t mamba_inner() const { return mamba_heads() * mamba.head_dim; }
+  // Whether TP `tp` splits the attention heads and, in a stack with Mamba layers, the mixers'
+  // heads and groups.
+  bool TpSplits(int tp) const {
+    if (heads % tp != 0) return false;
+    return hybrid.find('M') == std::string::npos ||
+           (mamba_heads() % tp == 0 && mamba.groups % tp == 0);
+  }
+  // Whether layer `i` (0-based) holds experts.
   bool IsMoeLayer(int i) const {
+    if (is_hybrid()) return hybrid[static_cast<size_t>(i)] == 'E';  // not moe.dense_layers, every
     return is_moe() && i >= moe.dense_layers && (i - moe.dense_layers) % moe.every == moe.every - 1;
+  }
+  LayerKind KindOf(int i) const {
+    if (!is_hybrid()) return IsMoeLayer(i) ? LayerKind::kMoe : LayerKind::kDense;
+    switch (hybrid[static_cast<size_t>(i)]) {
+      case 'M':
+        return LayerKind::kMamba;
+      case '*':
+        return LayerKind::kAttention;
+      case 'E':
+        return LayerKind::kExperts;
+      default:
+        return LayerKind::kMlp;
+    }
   }
   bool operator==(const ModelSpec&) const = default;
 };
@@ -125,7 +179,11 @@ struct ParamCounts {
   double lm_head = 0;    // 0 when tied
   double per_dense_layer = 0;
   double per_moe_layer = 0;
+  double per_mamba_layer = 0;  // with its pre-norm (hybrid models)
 };
+
+// One Mamba-2 mixer's parameters, without its pre-norm.
+double MambaParams(const ModelSpec& m);
 
 // Parameter count derived from the architecture (same accounting as the layer graph).
 ParamCounts CountParams(const ModelSpec& m, int64_t seq_len = 0);
@@ -144,5 +202,8 @@ StatusOr<ModelSpec> ParseModelSpec(const YamlContext& ctx, const YAML::Node& nod
                                    ModelSpec base, bool catalog_entry);
 Status ValidateModel(const ModelSpec& m, const YamlContext& ctx, const YAML::Node& node,
                      std::string_view path);
+// A hybrid model's pattern against its layers, experts and Mamba sizes (ValidateModel's part).
+Status ValidateHybrid(const ModelSpec& m, const YamlContext& ctx, const YAML::Node& node,
+                      std::string_view path);
 
 }  // namespace parasim

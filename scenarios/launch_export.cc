@@ -55,6 +55,37 @@ int Divisor(int64_t vocab, int tp) {
   return 1;
 }
 
+// A hybrid stack: the pattern (Megatron-LM counts its layers from it), split by '|' into the
+// virtual stages' runs where the pipeline has stages (segment v * pp + p on stage p, as
+// --pipeline-model-parallel-layout places them; it takes no layout flag beside it); then its MTP
+// modules after '/', an attention layer and the MLP or experts each, as the graph builds them
+// (their depth is counted from it); and the Mamba-2 mixers' sizes.
+void HybridFlags(const Scenario& s, Flags& f) {
+  const ModelSpec& m = s.model;
+  const Layout& l = s.layout;
+  const int chunks = l.schedule == kScheduleInterleaved ? l.virtual_stages : 1;
+  std::string pattern;
+  if (l.pp > 1) {
+    const std::vector<std::vector<int>> c = ChunkLayers(l, m.layers, chunks);
+    size_t at = 0;
+    for (int v = 0; v < chunks; ++v) {
+      for (int p = 0; p < l.pp; ++p) {
+        if (!pattern.empty()) pattern += "|";
+        pattern += m.hybrid.substr(at, static_cast<size_t>(c[p][v]));
+        at += static_cast<size_t>(c[p][v]);
+      }
+    }
+  } else {
+    pattern = m.hybrid;
+  }
+  for (int d = 0; d < m.mtp_depth; ++d) pattern += m.is_moe() ? "/*E" : "/*-";
+  f.Add("--hybrid-layer-pattern", pattern);
+  f.Add("--mamba-num-heads", m.mamba_heads());
+  f.Add("--mamba-head-dim", m.mamba.head_dim);
+  f.Add("--mamba-state-dim", m.mamba.state_dim);
+  f.Add("--mamba-num-groups", m.mamba.groups);
+}
+
 void ModelFlags(const Scenario& s, Flags& f) {
   const ModelSpec& m = s.model;
   f.Add("--num-layers", m.layers);
@@ -102,7 +133,11 @@ void ModelFlags(const Scenario& s, Flags& f) {
     f.Add("--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim);
     f.Add("--v-head-dim", m.mla.v_head_dim);
   }
-  if (m.mtp_depth > 0) f.Add("--mtp-num-layers", m.mtp_depth);
+  if (m.is_hybrid()) {
+    HybridFlags(s, f);
+  } else if (m.mtp_depth > 0) {
+    f.Add("--mtp-num-layers", m.mtp_depth);
+  }
 }
 
 void MoeFlags(const Scenario& s, Flags& f) {
@@ -114,7 +149,9 @@ void MoeFlags(const Scenario& s, Flags& f) {
   const int64_t width = e.expert_ffn_hidden > 0 ? e.expert_ffn_hidden : s.model.ffn();
   if (e.shared_experts > 0)
     f.Add("--moe-shared-expert-intermediate-size", e.shared_experts * width);
-  if (e.dense_layers > 0 || e.every > 1) f.Add("--moe-layer-freq", LayerFreq(s.model));
+  if (!s.model.is_hybrid() && (e.dense_layers > 0 || e.every > 1)) {
+    f.Add("--moe-layer-freq", LayerFreq(s.model));
+  }
   f.Add("--moe-token-dispatcher-type", "alltoall");
   if (e.capacity_factor > 0) f.Add("--moe-expert-capacity-factor", e.capacity_factor);
   if (e.node_limit > 0) {
@@ -244,6 +281,15 @@ void PipelineFlags(const Scenario& s, Flags& f) {
   if (interleaved && chunks > 1 && l.microbatch_group > 0) {
     f.Add("--microbatch-group-size-per-virtual-pipeline-stage", l.microbatch_group);
   }
+  if (s.model.is_hybrid()) {
+    // The pattern's '|' places the layers (HybridFlags).
+    if (l.split_embedding || l.split_loss) {
+      f.Miss("parallelism.account_for", l.split_embedding ? "embedding" : "loss",
+             "a hybrid pattern's '|' segments place the layers; Megatron-LM refuses "
+             "--account-for-*-in-pipeline-split beside them");
+    }
+    return;
+  }
   if (!l.stage_layers.empty()) {
     f.Add("--pipeline-model-parallel-layout", LayoutString(s, chunks));
     return;
@@ -306,6 +352,7 @@ LaunchConfig ExportLaunch(const Scenario& s) {
   LaunchConfig l;
   l.nodes = s.cluster.nodes;
   l.gpus_per_node = s.cluster.gpus_per_node;
+  if (s.model.is_hybrid()) l.script = "pretrain_hybrid.py";
   Flags f(&l);
   ModelFlags(s, f);
   MoeFlags(s, f);
@@ -316,8 +363,8 @@ LaunchConfig ExportLaunch(const Scenario& s) {
 }
 
 std::string MegatronScript(const LaunchConfig& l) {
-  std::string out = fmt::format("torchrun --nnodes {} --nproc-per-node {} pretrain_gpt.py", l.nodes,
-                                l.gpus_per_node);
+  std::string out = fmt::format("torchrun --nnodes {} --nproc-per-node {} {}", l.nodes,
+                                l.gpus_per_node, l.script);
   for (const std::string& t : l.megatron) {
     const bool flag = t.rfind("--", 0) == 0;
     // Quote what the shell would split or read: blanks, `|`, `(`, `*`.

@@ -30,7 +30,8 @@ struct NotExported {
 struct LaunchConfig {
   int nodes = 1;
   int gpus_per_node = 8;
-  std::vector<std::string> megatron;    // tokens: "--num-layers", "126", "--bf16", ...
+  std::string script = "pretrain_gpt.py";  // Megatron-LM's entry point (pretrain_hybrid.py)
+  std::vector<std::string> megatron;       // tokens: "--num-layers", "126", "--bf16", ...
   std::vector<std::string> torchtitan;  // TOML lines, tables first: "[training]", "seq_len = 8192"
   std::vector<NotExported> megatron_missing, torchtitan_missing;
 };

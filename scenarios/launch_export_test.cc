@@ -76,6 +76,36 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a hybrid model's pipeline goes out as '|' segments of its pattern and comes back") {
+  const std::string file = std::string(std::getenv("TEST_SRCDIR")) +
+                           "/parasim/scenarios/nemotron3-nano-hybrid-64-h100.yaml";
+  // Two stages of two virtual stages each: four segments of 13 layers.
+  auto s = LoadScenario(file,
+                        {"parallelism.pp=2", "parallelism.dp=32", "training.global_batch=256",
+                         "parallelism.schedule=interleaved-1f1b", "parallelism.virtual_stages=2"},
+                        Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const LaunchConfig l = ExportLaunch(*s);
+  const std::string script = MegatronScript(l);
+  CHECK(script.find("pretrain_hybrid.py") != std::string::npos);
+  CHECK(script.find(
+            "--hybrid-layer-pattern 'MEMEM*EMEMEM*|EMEMEM*EMEMEM|*EMEMEM*EMEME|MEM*EMEMEMEME'") !=
+        std::string::npos);
+  CHECK(script.find("--pipeline-model-parallel-layout") == std::string::npos);
+  CHECK(script.find("--num-virtual-stages-per-pipeline-rank") == std::string::npos);
+  CHECK(script.find("--mamba-num-heads 64") != std::string::npos);
+  auto back = RoundTrip(file, l);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->model.hybrid == s->model.hybrid);
+  CHECK(back->layout.virtual_stages == 2);
+  CHECK(back->layout.stage_layers == std::vector<int>{26, 26});
+  auto a = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
+  auto b = SimulateStep(back->model, back->training, back->layout, back->cluster, {});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->step_time_s == b->step_time_s);
+}
+
 TEST_CASE("interleaving's micro-batch group goes out as Megatron-LM's flag and comes back") {
   const std::string file =
       std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/gpt3-175b-1024-a100.yaml";

@@ -35,7 +35,8 @@ TEST_CASE("rows as the importer reads them") {
                        Row{"--deterministic-mode", FlagUse::kMapped, FlagArity::kBare},
                        Row{"--cuda-graph-impl", FlagUse::kNotModelled, FlagArity::kOne},
                        Row{"--lr", FlagUse::kNoEffect, FlagArity::kOne},
-                       Row{"--hybrid-layer-pattern", FlagUse::kRefused, FlagArity::kOne}}) {
+                       Row{"--hybrid-layer-pattern", FlagUse::kMapped, FlagArity::kOne},
+                       Row{"--flextron", FlagUse::kRefused, FlagArity::kBare}}) {
     CAPTURE(r.name);
     const MegatronFlag* f = FindMegatronFlag(r.name);
     REQUIRE(f != nullptr);

@@ -43,6 +43,9 @@ constexpr MegatronFlag kNotModelledRows[] = {
      "backward"},
     {"--delay-wgrad-compute", A::kBare, U::kNotModelled,
      "weight gradients split out to overlap communication: parasim computes them in each backward"},
+    {"--disable-mamba-mem-eff-path", A::kBare, U::kNotModelled,
+     "Mamba's unfused path (the conv1d, the scan and the gated norm each on their own): parasim "
+     "prices the fused function"},
     {"--emb-int-list", A::kList, U::kNotModelled, "Flextron embedding widths"},
     {"--empty-unused-memory-level", A::kOne, U::kNotModelled,
      "torch.cuda.empty_cache calls: allocator behaviour parasim does not model"},
@@ -82,6 +85,8 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--main-params-dtype", A::kOne, U::kNotModelled,
      "dtype of master weights (precision-aware optimizer)"},
     {"--mamba-int-list", A::kList, U::kNotModelled, "Flextron Mamba head counts"},
+    {"--mamba-training-ssm-states-dtype", A::kOne, U::kNotModelled,
+     "the Mamba scan's states' dtype in training: parasim keeps the chunk states in fp32"},
     {"--manual-gc", A::kBare, U::kNotModelled,
      "Python garbage collection every N steps (host stalls removed): parasim prices no host "
      "stalls"},
@@ -190,8 +195,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--rl-training-cuda-graphs", A::kBare, U::kNotModelled, "CUDA graphs in RL training"},
     {"--rl-use-sequence-packing", A::kBare, U::kNotModelled, "pack rollouts into sequences"},
     {"--slice", A::kBare, U::kNotModelled, "Flextron slicing"},
-    {"--spec", A::kList, U::kNotModelled,
-     "a custom layer spec: parasim builds its standard transformer layer"},
     {"--squared-relu", A::kBare, U::kNotModelled,
      "squared-ReLU MLP: priced as GeLU (one activation pass)"},
     {"--step-batch-size-schedule", A::kList, U::kNotModelled,

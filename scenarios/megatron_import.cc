@@ -8,6 +8,7 @@
 #include "hardware/spec.h"
 #include "scenarios/megatron_exprs.h"
 #include "scenarios/megatron_import_parts.h"
+#include "strategies/layout.h"
 
 namespace parasim {
 namespace megatron_import {
@@ -104,8 +105,96 @@ Status ReadMicrobatchGroup(Context& c, int64_t vp) {
   return Status::Ok();
 }
 
+// A hybrid pattern's pipeline (select_pipeline_segment, megatron/core/models/hybrid/
+// hybrid_layer_allocation.py): '|' cuts it into pp x virtual stages segments, segment i on rank i
+// mod pp, and no other split flag may stand beside it; without '|' the layers split evenly and
+// there are no virtual stages. `*handled`: the segments placed the layers.
+Status ReadHybridPipeline(Context& c, int pp, int layers, bool* handled) {
+  const FlagReader& r = c.r;
+  const std::string flag = HybridFlag(r);
+  const std::string main = r.Value(flag).substr(0, r.Value(flag).find('/'));
+  const bool segmented = main.find('|') != std::string::npos;
+  // Refused beside any hybrid pattern: another layout, virtual stages by count, the ends
+  // counted as layers (arguments.py at d98e8a6); beside '|' segments also uneven first and last
+  // stages.
+  for (const char* other :
+       {"--pipeline-model-parallel-layout", "--num-layers-per-virtual-pipeline-stage",
+        "--num-virtual-stages-per-pipeline-rank", "--account-for-embedding-in-pipeline-split",
+        "--account-for-loss-in-pipeline-split", "--decoder-first-pipeline-num-layers",
+        "--decoder-last-pipeline-num-layers"}) {
+    const bool ends = std::string_view(other).find("decoder-") != std::string_view::npos;
+    if (r.Has(other) && (segmented || !ends)) {
+      return r.Error(other, fmt::format("Megatron-LM refuses it beside a hybrid pattern: {}",
+                                        segmented ? "the pattern's '|' segments place the layers"
+                                                  : "'|' segments in the pattern place them"));
+    }
+  }
+  *handled = segmented;
+  if (!segmented) {
+    const bool first_last =
+        r.Has("--decoder-first-pipeline-num-layers") || r.Has("--decoder-last-pipeline-num-layers");
+    if (pp > 1 && !first_last && layers % pp != 0) {
+      return r.Error(flag, fmt::format("{} layers do not split evenly over "
+                                       "--pipeline-model-parallel-size {}: give '|' segments",
+                                       layers, pp));
+    }
+    return Status::Ok();
+  }
+  std::vector<int> seg = {0};
+  for (char ch : main) {
+    if (ch == '|') {
+      seg.push_back(0);
+    } else {
+      ++seg.back();
+    }
+  }
+  const int n = static_cast<int>(seg.size());
+  if (n % pp != 0) {
+    return r.Error(flag, fmt::format("{} '|' segments do not split over "
+                                     "--pipeline-model-parallel-size {}: expected pp x virtual "
+                                     "stages segments",
+                                     n, pp));
+  }
+  const int vp = n / pp;
+  if (vp > 1 && pp == 1) {
+    return r.Error(flag, fmt::format("{} '|' segments on one pipeline stage: virtual stages "
+                                     "need --pipeline-model-parallel-size above 1",
+                                     n));
+  }
+  std::vector<int> stage(pp, 0);
+  for (int i = 0; i < n; ++i) stage[i % pp] += seg[i];
+  for (int p = 0; p < pp; ++p) {
+    if (stage[p] == 0) return r.Error(flag, fmt::format("pipeline stage {} holds no layer", p));
+  }
+  // The segments parasim's own split of each stage's layers over its chunks would give.
+  Layout split;
+  split.pp = pp;
+  split.stage_layers = stage;
+  const std::vector<std::vector<int>> own = ChunkLayers(split, layers, vp);
+  bool even = true;
+  for (int i = 0; i < n; ++i) even = even && seg[i] == own[i % pp][i / pp];
+  c.Derived("parallelism.stage_layers", ListText(stage), flag + ": its '|' segments", flag);
+  if (vp > 1) {
+    c.Derived("parallelism.virtual_stages", std::to_string(vp), flag + ": its '|' segments", flag);
+    c.Derived("parallelism.schedule", "interleaved-1f1b", flag + ": its '|' segments", flag);
+    if (!even) {
+      c.NotModelled(flag,
+                    "the layers of each virtual stage: parasim splits each stage's layers "
+                    "evenly over its model chunks");
+    }
+  }
+  return ReadMicrobatchGroup(c, vp);
+}
+
 Status ReadPipeline(Context& c, int pp, int layers) {
   const FlagReader& r = c.r;
+  if (HybridFlag(r) != nullptr) {
+    c.Derived("parallelism.schedule", "1f1b",
+              pp > 1 ? "Megatron-LM's 1F1B pipeline schedule" : "no pipeline (1F1B of one stage)");
+    bool handled = false;
+    PARASIM_RETURN_IF_ERROR(ReadHybridPipeline(c, pp, layers, &handled));
+    if (handled) return Status::Ok();
+  }
   const bool layout = r.Has("--pipeline-model-parallel-layout");
   const bool first_last =
       r.Has("--decoder-first-pipeline-num-layers") || r.Has("--decoder-last-pipeline-num-layers");

@@ -8,6 +8,13 @@
 #include "scenarios/megatron_import_parts.h"
 
 namespace parasim::megatron_import {
+
+const char* HybridFlag(const FlagReader& r) {
+  if (r.Has("--hybrid-layer-pattern")) return "--hybrid-layer-pattern";
+  if (r.Has("--hybrid-override-pattern")) return "--hybrid-override-pattern";
+  return nullptr;
+}
+
 namespace {
 
 constexpr int64_t kMaxWidth = 67108864;  // the model block's limit on ffn_hidden and vocab
@@ -25,20 +32,132 @@ constexpr Tokenizer kTokenizers[] = {
     {"BertWordPieceCase", 28996, "BERT's cased WordPiece (bert-base-cased: 28,996)"},
 };
 
+// A hybrid pattern (megatron/core/models/hybrid/hybrid_layer_allocation.py): the main stack,
+// '|' between pipeline segments, then '/' before each multi-token-prediction module's pattern.
+// `*main` gets the stack without '|', `*depth` the MTP parts, each checked.
+Status SplitHybridPattern(const FlagReader& r, const std::string& flag, std::string* main,
+                          int* depth) {
+  const std::string text = r.Value(flag);
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    const size_t slash = text.find('/', at);
+    parts.push_back(text.substr(at, slash == std::string::npos ? std::string::npos : slash - at));
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  for (char ch : parts[0]) {
+    if (ch == '|') continue;
+    if (std::string_view("M*-E").find(ch) == std::string_view::npos) {
+      return r.Error(flag, fmt::format("layer symbol '{}': parasim builds M (Mamba-2), * "
+                                       "(attention), - (MLP) and E (experts); not G (gated "
+                                       "delta net), D (sparse attention) or + (MLA)",
+                                       ch));
+    }
+    *main += ch;
+  }
+  if (main->empty()) return r.Error(flag, "no layer before the first '/'");
+  *depth = static_cast<int>(parts.size()) - 1;
+  const std::string mtp = r.Has("--num-experts") ? "*E" : "*-";
+  for (size_t d = 1; d < parts.size(); ++d) {
+    if (parts[d] != mtp) {
+      return r.Error(flag, fmt::format("multi-token-prediction module '{}': parasim builds one "
+                                       "attention layer and the {} each ('{}')",
+                                       parts[d], mtp == "*E" ? "experts" : "MLP", mtp));
+    }
+  }
+  return Status::Ok();
+}
+
+// --hybrid-layer-pattern, or --hybrid-override-pattern (its deprecated name): the hybrid stack,
+// its layer count, MTP depth and Mamba-2 sizes.
+Status ReadHybrid(Context& c, int64_t hidden) {
+  const FlagReader& r = c.r;
+  const std::string flag = HybridFlag(r);
+  if (r.Has("--hybrid-layer-pattern") && r.Has("--hybrid-override-pattern")) {
+    return r.Error("--hybrid-override-pattern",
+                   "contradicts --hybrid-layer-pattern: give one pattern");
+  }
+  std::string main;
+  int depth = 0;
+  PARASIM_RETURN_IF_ERROR(SplitHybridPattern(r, flag, &main, &depth));
+  c.Derived(
+      "model.layers", std::to_string(main.size()),
+      fmt::format("{}: {} layers (Megatron-LM counts them from the pattern)", flag, main.size()),
+      flag);
+  c.Use("--num-layers");
+  c.Use("--is-hybrid-model");
+  if (const MegatronArg* spec = r.Get("--spec")) {
+    // Megatron-Core's own hybrid stack (hybrid_layer_specs.hybrid_stack_spec), which the pattern
+    // builds; another spec stays listed as not modelled.
+    for (const std::string& v : spec->values) {
+      if (v == "hybrid_stack_spec") c.Use("--spec");
+    }
+  }
+  c.Set("model.hybrid.pattern", main, flag);
+  if (depth > 0) {
+    c.Derived("model.mtp_depth", std::to_string(depth),
+              fmt::format("{}: {} multi-token-prediction parts", flag, depth), flag);
+  }
+  if (r.Has("--mtp-num-layers")) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t given, r.Int("--mtp-num-layers", 0, 16));
+    if (given != depth) {
+      // Megatron-LM warns and takes the pattern's (arguments.py at d98e8a6).
+      c.NotModelled(
+          "--mtp-num-layers",
+          fmt::format("the pattern's {} multi-token-prediction parts are the depth", depth));
+    } else {
+      c.Use("--mtp-num-layers");
+    }
+  }
+  // MambaMixer's defaults (megatron/core/ssm/mamba_mixer.py; the flags' defaults in
+  // TransformerConfig): heads 2 * hidden / head_dim (expand 2).
+  PARASIM_ASSIGN_OR_RETURN(int64_t head_dim, r.Int("--mamba-head-dim", 1, 65536, 64));
+  if (!r.Has("--mamba-num-heads") && (2 * hidden) % head_dim != 0) {
+    return r.Error(r.Has("--mamba-head-dim") ? "--mamba-head-dim" : flag,
+                   fmt::format("the Mamba heads default to 2 x --hidden-size / head dim, and "
+                               "{} does not divide {}: give --mamba-num-heads",
+                               head_dim, 2 * hidden));
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t heads,
+                           r.Int("--mamba-num-heads", 1, 1048576, 2 * hidden / head_dim));
+  struct Dim {
+    const char* flag;
+    const char* key;
+    int64_t value;
+    const char* fallback;
+  };
+  PARASIM_ASSIGN_OR_RETURN(int64_t state, r.Int("--mamba-state-dim", 1, 65536, 128));
+  PARASIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("--mamba-num-groups", 1, 65536, 8));
+  for (const Dim& d : {Dim{"--mamba-num-heads", "heads", heads, "2 x hidden / head dim"},
+                       Dim{"--mamba-head-dim", "head_dim", head_dim, "64"},
+                       Dim{"--mamba-state-dim", "state_dim", state, "128"},
+                       Dim{"--mamba-num-groups", "groups", groups, "8"}}) {
+    c.Derived(
+        std::string("model.hybrid.mamba.") + d.key, std::to_string(d.value),
+        r.Has(d.flag) ? r.Text(d.flag) : fmt::format("Megatron-LM's default ({})", d.fallback),
+        r.Has(d.flag) ? d.flag : "");
+  }
+  return Status::Ok();
+}
+
 Status ReadShape(Context& c) {
   const FlagReader& r = c.r;
   for (const char* f : {"--num-layers", "--hidden-size", "--num-attention-heads"}) {
-    if (!r.Has(f)) {
+    if (!r.Has(f) && !(f == std::string_view("--num-layers") && HybridFlag(r) != nullptr)) {
       return InvalidArgument(
           fmt::format("{}: error: no {}: the model's shape needs --num-layers, "
                       "--hidden-size and --num-attention-heads",
                       r.args().file, f));
     }
   }
-  PARASIM_ASSIGN_OR_RETURN(int64_t layers, r.Int("--num-layers", 1, 100000));
   PARASIM_ASSIGN_OR_RETURN(int64_t hidden, r.Int("--hidden-size", 1, 16777216));
   PARASIM_ASSIGN_OR_RETURN(int64_t heads, r.Int("--num-attention-heads", 1, 1048576));
-  c.Set("model.layers", std::to_string(layers), "--num-layers");
+  if (HybridFlag(r) == nullptr) {
+    PARASIM_ASSIGN_OR_RETURN(int64_t layers, r.Int("--num-layers", 1, 100000));
+    c.Set("model.layers", std::to_string(layers), "--num-layers");
+  } else {
+    PARASIM_RETURN_IF_ERROR(ReadHybrid(c, hidden));
+  }
   c.Set("model.hidden", std::to_string(hidden), "--hidden-size");
   c.Set("model.heads", std::to_string(heads), "--num-attention-heads");
   if (r.Has("--num-query-groups")) {
@@ -261,7 +380,11 @@ Status ReadMoe(Context& c, int layers) {
     PARASIM_ASSIGN_OR_RETURN(double cf, r.Number("--moe-expert-capacity-factor", 0, 1000));
     c.Set("model.moe.capacity_factor", fmt::format("{}", cf), "--moe-expert-capacity-factor");
   }
-  PARASIM_RETURN_IF_ERROR(ReadLayerFreq(c, layers));
+  if (HybridFlag(r) == nullptr) {
+    PARASIM_RETURN_IF_ERROR(ReadLayerFreq(c, layers));
+  } else if (r.Has("--moe-layer-freq")) {
+    c.NotModelled("--moe-layer-freq", "the hybrid pattern's E layers place the experts");
+  }
   PARASIM_RETURN_IF_ERROR(ReadRouting(c));
   PARASIM_ASSIGN_OR_RETURN(
       std::string disp,
@@ -313,7 +436,7 @@ Status ReadMlaMtp(Context& c) {
                 r.Has(d.flag) ? d.flag : "--multi-latent-attention");
     }
   }
-  if (r.Has("--mtp-num-layers")) {
+  if (r.Has("--mtp-num-layers") && HybridFlag(r) == nullptr) {
     PARASIM_ASSIGN_OR_RETURN(int64_t d, r.Int("--mtp-num-layers", 0, 16));
     c.Set("model.mtp_depth", std::to_string(d), "--mtp-num-layers");
   }
@@ -324,6 +447,11 @@ Status ReadMlaMtp(Context& c) {
 
 Status ReadModel(Context& c, int tp) {
   PARASIM_RETURN_IF_ERROR(ReadShape(c));
+  if (c.r.Has("--spec") && std::find(c.used.begin(), c.used.end(), "--spec") == c.used.end()) {
+    c.NotModelled("--spec",
+                  "a custom layer spec: parasim builds its own layers (transformer "
+                  "layers, or a hybrid pattern's)");
+  }
   PARASIM_RETURN_IF_ERROR(ReadLayerKinds(c));
   PARASIM_RETURN_IF_ERROR(ReadVocab(c, tp));
   PARASIM_RETURN_IF_ERROR(ReadMoe(c, std::stoi(c.w.Get("model.layers"))));

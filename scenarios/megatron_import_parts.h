@@ -57,6 +57,9 @@ struct Context {
   }
 };
 
+// The flag that gives a hybrid layer pattern (--hybrid-layer-pattern or its deprecated
+// --hybrid-override-pattern), or null.
+const char* HybridFlag(const FlagReader& r);
 // Model shape, vocabulary, MoE, MLA and MTP (megatron_import_model.cc).
 Status ReadModel(Context& c, int tp);
 // Precision, optimizer, recompute and kernels (megatron_import_training.cc).

@@ -196,6 +196,56 @@ TEST_CASE("virtual stages, uneven first and last stages, the rank order") {
   CHECK(fl->scenario.layout.order[3] == RankDim::kPp);
 }
 
+TEST_CASE("a hybrid pattern: Mamba-2 and attention layers, '|' segments, MTP parts") {
+  // Megatron-LM's hybrid functional test's pattern (hybrid_mr_mcore_te_tp1_pp2_vpp2): four
+  // segments of 11 over two stages, two virtual stages each; no --num-layers (the pattern
+  // counts them), the Mamba sizes at their defaults.
+  auto s = Import(
+      "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 4 "
+      "--global-batch-size 32 "
+      "--vocab-size 131072 --bf16 --pipeline-model-parallel-size 2 --is-hybrid-model "
+      "--spec megatron.core.models.hybrid.hybrid_layer_specs hybrid_stack_spec "
+      "--hybrid-layer-pattern 'M-M-M-M*-M-|M-M-M*-M-M-|M-M*-M-M-M-|M*-M-M-M-M-'",
+      {.gpu = "h100-sxm5-80gb", .nodes = 1});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const ModelSpec& m = s->scenario.model;
+  CHECK(m.layers == 44);
+  CHECK(m.hybrid == "M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M-");
+  CHECK(m.mamba_heads() == 32);  // 2 x 1024 / 64
+  CHECK(m.mamba.state_dim == 128);
+  CHECK(m.mamba.groups == 8);
+  CHECK(m.KindOf(0) == LayerKind::kMamba);
+  CHECK(m.KindOf(1) == LayerKind::kMlp);
+  CHECK(m.KindOf(7) == LayerKind::kAttention);
+  CHECK(s->scenario.layout.stage_layers == std::vector<int>{22, 22});
+  CHECK(s->scenario.layout.virtual_stages == 2);
+  CHECK(Line(*s, "pattern: M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M*-M-M-M-M-"));
+  CHECK(Line(*s, "# --hybrid-layer-pattern"));
+  CHECK(Line(*s, "# Megatron-LM's default (2 x hidden / head dim)"));
+  // The spec and --is-hybrid-model are read, not listed as unmodelled.
+  for (const UnappliedFlag& f : s->not_modelled) {
+    CHECK(f.flag != "--spec");
+    CHECK(f.flag != "--is-hybrid-model");
+  }
+
+  // MTP parts after '/', MoE layers, Mamba flags.
+  auto moe =
+      Import(kBase +
+             "--num-experts 8 --moe-router-topk 2 --mamba-num-heads 16 --mamba-head-dim 64 "
+             "--mamba-state-dim 32 --mamba-num-groups 4 --hybrid-layer-pattern 'MEM*E/*E/*E'");
+  REQUIRE_MESSAGE(moe.ok(), moe.status().message());
+  CHECK(moe->scenario.model.layers == 5);  // --num-layers 4 is the pattern's 5
+  CHECK(moe->scenario.model.mtp_depth == 2);
+  CHECK(moe->scenario.model.mamba_inner() == 1024);
+  CHECK(moe->scenario.model.IsMoeLayer(1));
+  // Megatron-LM takes the pattern's MTP depth over --mtp-num-layers (and warns): listed.
+  auto depth = Import(kBase + "--hybrid-layer-pattern 'M-/*-' --mtp-num-layers 2");
+  REQUIRE_MESSAGE(depth.ok(), depth.status().message());
+  CHECK(depth->scenario.model.mtp_depth == 1);
+  CHECK(Line(*depth, "the pattern's 1 multi-token-prediction parts are the depth"));
+  CHECK(!moe->scenario.model.IsMoeLayer(2));
+}
+
 TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
   struct Bad {
     std::string args;
@@ -212,9 +262,26 @@ TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
             "places 5 decoder layers (t), --num-layers 4"},
            {kBase + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|t|tL'",
             "3 segments do not split over --pipeline-model-parallel-size 2"},
-           {kBase + "--hybrid-layer-pattern M-M- --mamba-num-heads 8",
-            "cannot import: 2 flag(s) describe a model parasim cannot build: "
-            "--hybrid-layer-pattern"},
+           {kBase + "--hybrid-layer-pattern M-G-", "layer symbol 'G': parasim builds M"},
+           {kBase + "--hybrid-layer-pattern 'M-|M-' --pipeline-model-parallel-size 2 "
+                    "--num-layers-per-virtual-pipeline-stage 1",
+            "refuses it beside a hybrid pattern: the pattern's '|' segments place the layers"},
+           {kBase + "--hybrid-layer-pattern 'M-|M-|M-' --pipeline-model-parallel-size 2",
+            "3 '|' segments do not split over --pipeline-model-parallel-size 2"},
+           {kBase + "--hybrid-layer-pattern M-M-M --pipeline-model-parallel-size 2",
+            "5 layers do not split evenly over --pipeline-model-parallel-size 2"},
+           {kBase + "--hybrid-layer-pattern 'M-/*-/M-'",
+            "multi-token-prediction module 'M-': parasim builds one attention layer and the MLP"},
+           {kBase + "--hybrid-layer-pattern 'M-|M-' --pipeline-model-parallel-size 1",
+            "2 '|' segments on one pipeline stage: virtual stages need"},
+           {kBase + "--hybrid-layer-pattern M-M- --pipeline-model-parallel-size 2 "
+                    "--account-for-loss-in-pipeline-split",
+            "--account-for-loss-in-pipeline-split: Megatron-LM refuses it beside a hybrid "
+            "pattern"},
+           {kBase + "--hybrid-layer-pattern M- --hidden-size 1000 --mamba-head-dim 48",
+            "48 does not divide 2000: give --mamba-num-heads"},
+           {kBase + "--hybrid-layer-pattern M- --hybrid-override-pattern M-",
+            "contradicts --hybrid-layer-pattern: give one pattern"},
            {kBase + "--sequence-parallel yes", "--sequence-parallel: takes no value"},
            {kBase + "--global-batch-size 12",
             "12 is not a multiple of --micro-batch-size 1 x "

@@ -66,6 +66,7 @@ model:
   moe: {experts: 16, top_k: 2, imbalance: {expert_cv: 0.1}, node_limit: 2}
   mla: {q_lora_rank: 64, kv_lora_rank: 64, qk_nope_head_dim: 32, qk_rope_head_dim: 16, v_head_dim: 32}
   attention_window: {size: 128, kind: sliding, global_every: 2}
+  hybrid: {pattern: "M*EM-E*E", mamba: {heads: 8, head_dim: 64, state_dim: 16, groups: 2}}
 training:
   seq_len: 1024
   global_batch: 32

@@ -57,6 +57,49 @@ TEST_CASE("the own layout: refused alone, only recorded beside a sweep block") {
   CHECK(swept->sweep->axes.size() == 1);
 }
 
+TEST_CASE("a hybrid model: its pattern and Mamba sizes are checked, located, against the layout") {
+  const std::string hybrid =
+      "  hybrid: {pattern: 'M*M-', mamba: {heads: 16, head_dim: 64, state_dim: 16, groups: 4}}\n";
+  auto model = [&](const std::string& layers, const std::string& hy) {
+    return "model: {extends: gpt3-1.3b, layers: " + layers + ",\n" + hy + "}\n";
+  };
+  auto load = [&](const std::string& m, const std::string& par) {
+    std::string doc = kBase;
+    doc.replace(doc.find("model: gpt3-1.3b\n"), 17, m);
+    return LoadScenario(YamlInput("s.yaml", doc + par), {}, testing::TestCatalogs());
+  };
+  StatusOr<Scenario> s = load(model("4", hybrid), "parallelism: {tp: 2, dp: 8}\n");
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(s->model.is_hybrid());
+  CHECK(s->model.mamba_inner() == 1024);
+  // Five layers for a pattern of four; a symbol Megatron-Core has that parasim does not build.
+  CHECK(load(model("5", hybrid), "")
+            .status()
+            .message()
+            .find("model.hybrid.pattern: the pattern has 4 layers and layers is 5") !=
+        std::string::npos);
+  CHECK(load(model("4", "  hybrid: {pattern: 'M*G-'}\n"), "")
+            .status()
+            .message()
+            .find("'G' at 3 is not a layer symbol: expected M (Mamba-2)") != std::string::npos);
+  CHECK(load(model("4", "  hybrid: {pattern: 'M*E-'}\n"), "")
+            .status()
+            .message()
+            .find("E (experts) layers need a moe block") != std::string::npos);
+  // TP must divide the Mamba groups (4), CP the heads a TP rank holds (16 / 4 = 4).
+  CHECK(load(model("4", hybrid), "parallelism: {tp: 8, dp: 2}\n")
+            .status()
+            .message()
+            .find("tp 8 does not divide the Mamba layers' 4 groups") != std::string::npos);
+  const std::string twelve =
+      "  hybrid: {pattern: 'M*M-', mamba: {heads: 12, head_dim: 64, groups: 4}}\n";
+  CHECK(load(model("4", twelve), "parallelism: {tp: 2, cp: 2, dp: 4}\n").ok());
+  CHECK(load(model("4", twelve), "parallelism: {tp: 2, cp: 4, dp: 2}\n")
+            .status()
+            .message()
+            .find("cp 4 does not divide the 6 Mamba heads a TP rank holds") != std::string::npos);
+}
+
 TEST_CASE("top-level keys, and the reliability block") {
   CHECK(Load("clster: {}\n")
             .status()

@@ -55,6 +55,16 @@ StatusOr<ServingScenario> ServingScenarioFromNode(const YAML::Node& root, const 
   const std::string dir = std::filesystem::path(ctx.file).parent_path().string();
   PARASIM_RETURN_IF_ERROR(ParseCluster(ctx, top.Node("cluster"), cat, &s.cluster, dir));
   PARASIM_RETURN_IF_ERROR(ParseModel(ctx, top.Node("model"), cat, &s.model));
+  if (s.model.is_hybrid()) {
+    // A Mamba layer keeps a fixed state per sequence, not a KV cache that grows with it: the
+    // serving replay's cache accounting is attention's only.
+    const YAML::Node mn = top.Node("model");
+    const YAML::Node at = mn.IsMap() && mn["hybrid"] ? mn["hybrid"] : mn;
+    return ctx.ErrorAt(at, "model.hybrid",
+                       "serving a hybrid (Mamba) model is not modelled: its layers keep a state "
+                       "per sequence where the serving replay tracks a KV cache; serve a "
+                       "transformer model");
+  }
   PARASIM_RETURN_IF_ERROR(ParseServing(ctx, top.Node("serving"), dir, &s.serving));
   if (auto p = CheckServingPrecision(s.serving.precision, s.cluster.gpu)) {
     const YAML::Node sv = top.Node("serving");

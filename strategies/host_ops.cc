@@ -15,7 +15,7 @@ struct ModuleOps {
   double fwd, bwd;              // kernels
   double fwd_alloc, bwd_alloc;  // tensors allocated (each a NaN fill in deterministic mode)
 };
-constexpr std::array<ModuleOps, 17> kModules = {{
+constexpr std::array<ModuleOps, 22> kModules = {{
     // VocabParallelEmbedding (megatron/core/tensor_parallel/layers.py): the range mask (two
     // compares and an or), the lookup and the masked fill; the learned positions' lookup and
     // add (LanguageModelEmbedding); the embedding dropout (its output and mask). Backward: the
@@ -57,6 +57,23 @@ constexpr std::array<ModuleOps, 17> kModules = {{
     {"shared_expert", 2, 3, 2, 3},
     // The multi-token-prediction module's embedding lookup and concatenation.
     {"mtp_embedding", 3, 2, 3, 2},
+    // A hybrid stack's Mamba-2 layer (megatron/core/ssm/mamba_mixer.py, _ssm_training, and
+    // state-spaces/mamba's mamba_split_conv1d_scan_combined, mamba_ssm/ops/triton/
+    // ssd_combined.py): the pre-norm fused into in_proj, as attention's; then the in_proj
+    // output's contiguous copy, A = -exp(A_log) (two kernels) and causal_conv1d_fwd; backward
+    // the conv's recompute and causal_conv1d_bwd, and A's two gradients.
+    {"mamba_norm", 1, 2, 3, 3},
+    {"conv1d", 4, 4, 4, 4},
+    // The chunked scan (_mamba_chunk_scan_combined_fwd): the chunk cumsum, chunk states, state
+    // passing, C B^T and the chunk scan, five Triton kernels. Backward
+    // (_mamba_chunk_scan_combined_bwd): the first four again, then dz, dstates, the state
+    // passing's backward, dx, dB, dC, dCB and its cast, two bmm backwards, the dA cumsum's
+    // last-element add, flip, cumsum and flip, ddAcs, two adds and the cumsum's backward.
+    {"ssd_scan", 5, 22, 9, 20},
+    // The grouped RMSNorm (mamba_ssm's Triton layer norm): one kernel; backward the data
+    // gradient and the weight's reduction.
+    {"mamba_gated_norm", 1, 2, 1, 2},
+    {"mamba_residual", 1, 1, 2, 2},
 }};
 
 // Megatron-LM's vocab-parallel cross-entropy on fp32 logits (megatron/core/tensor_parallel/

@@ -89,8 +89,10 @@ void LayerLowering::BuildTimes() {
   LayerPricer pricer(ctx_);
   graph_ = SharedModelGraph(ctx_.model, RankShape(ctx_.training, ctx_.layout));
   pricer.Price(graph_->embedding, &embedding_);
-  pricer.Price(graph_->dense, &dense_);
-  if (ctx_.model.is_moe()) pricer.Price(graph_->moe, &moe_);
+  for (int k = 0; k < kLayerKinds; ++k) {
+    const Block& b = graph_->Layer(static_cast<LayerKind>(k));
+    if (b.size() > 0) pricer.Price(b, &layers_[k]);
+  }
   pricer.Price(graph_->head, &head_);
   pricer.Price(graph_->mtp, &mtp_);
 }
@@ -99,7 +101,7 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   const Training& t = ctx_.training;
   Piece pc;
   pc.time = &bt;
-  pc.layer = &bt == &dense_ || &bt == &moe_;
+  pc.layer = &bt >= layers_ && &bt < layers_ + kLayerKinds;
   pc.recompute = pc.layer && t.recompute != RecomputeKind::kNone;
   pc.act = ActivationBytes(b, head ? RecomputeKind::kNone : t.recompute);
   pc.act_full = ActivationBytes(b, RecomputeKind::kNone);
@@ -140,8 +142,11 @@ void LayerLowering::BuildChunks() {
   chunk_sums_.assign(static_cast<size_t>(p * v), ChunkSums{});
   // Each block's accounting once; pieces copy it.
   const Piece embedding = MakePiece(graph_->embedding, embedding_, false);
-  const Piece dense = MakePiece(graph_->dense, dense_, false);
-  const Piece moe = m.is_moe() ? MakePiece(graph_->moe, moe_, false) : Piece{};
+  Piece layers[kLayerKinds];
+  for (int k = 0; k < kLayerKinds; ++k) {
+    const Block& b = graph_->Layer(static_cast<LayerKind>(k));
+    if (b.size() > 0) layers[k] = MakePiece(b, layers_[k], false);
+  }
   const Piece head = MakePiece(graph_->head, head_, true);
   const Piece mtp = m.mtp_depth > 0 ? MakePiece(graph_->mtp, mtp_, false) : Piece{};
   Piece mtp_head = head;  // the LM head's weights are shared: no parameters of its own
@@ -161,7 +166,7 @@ void LayerLowering::BuildChunks() {
     const ChunkSpan& span = spans[static_cast<size_t>(g)];
     if (span.embedding) ch.pieces.push_back(embedding);
     for (int i = span.first; i < span.first + span.layers; ++i) {
-      ch.pieces.push_back(m.IsMoeLayer(i) ? moe : dense);
+      ch.pieces.push_back(layers[static_cast<int>(m.KindOf(i))]);
       if (!recomputed[static_cast<size_t>(i)]) {  // past the chunk's recompute_layers
         Piece& pc = ch.pieces.back();
         pc.recompute = false;
@@ -174,7 +179,8 @@ void LayerLowering::BuildChunks() {
       const bool own_embedding = !ctx_.schedule.bidirectional() && s != 0;
       for (int d = 0; d < m.mtp_depth; ++d) {
         ch.pieces.push_back(d == 0 && own_embedding ? mtp_embedding : mtp);
-        ch.pieces.push_back(m.is_moe() ? moe : dense);
+        ch.pieces.push_back(
+            layers[static_cast<int>(m.is_moe() ? LayerKind::kMoe : LayerKind::kDense)]);
         ch.pieces.push_back(mtp_head);
       }
     }

@@ -107,7 +107,8 @@ class LayerLowering {
   LoweringContext& ctx_;
   RankTopology& topo_;
   std::shared_ptr<const ModelGraph> graph_;
-  BlockTime embedding_, dense_, moe_, head_, mtp_;
+  BlockTime embedding_, head_, mtp_;
+  BlockTime layers_[kLayerKinds];           // per LayerKind, of the kinds the model has
   std::vector<std::vector<Chunk>> chunks_;  // [stage][chunk]
   // Kept's: per chunk id, [(segment, or the whole chunk last) x phase], and which are filled.
   static constexpr int kPhases = 4;

@@ -57,7 +57,8 @@ OpTime LayerPricer::Time(const Op& op) {
       GemmTimes(op, accumulate, &ot);
       break;
     case OpKind::kAttention: {
-      const bool fused = t.attention == AttentionKind::kFlash;
+      // A Mamba layer's chunked scan (not the attention core) is always a fused kernel.
+      const bool fused = t.attention == AttentionKind::kFlash || !op.in_attention_core;
       ot.fwd =
           ctx_.cost.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, fused);
       ot.bwd =

@@ -42,7 +42,7 @@ GraphShape RankShape(const Training& t, const Layout& l) {
 
 namespace {
 
-// What one dense or MoE layer adds to a stage, the same for every layer of its kind: its
+// What one layer adds to a stage, the same for every layer of its kind (LayerKind): its
 // expert, dense and LoRA parameters, the activations its recompute mode keeps, and those it
 // drops (rebuilt during backward).
 struct LayerBytes {
@@ -58,8 +58,19 @@ LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
 
 // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
 // layer's activations, averaged over the recomputed layers and the others.
-double WeightGradHold(const ModelGraph& g, const Training& t, const std::vector<char>& recomputed,
-                      int layers) {
+double WeightGradHold(const ModelSpec& m, const ModelGraph& g, const Training& t,
+                      const std::vector<char>& recomputed, int layers) {
+  if (m.is_hybrid()) {
+    // A hybrid stack's layers differ by kind: what their GEMMs saved over what they keep.
+    double act = 0, held = 0;
+    for (int i = 0; i < layers; ++i) {
+      const Block& b = g.Layer(m.KindOf(i));
+      act += ActivationBytes(
+          b, recomputed[static_cast<size_t>(i)] ? t.recompute : RecomputeKind::kNone);
+      held += WeightGradBytes(b);
+    }
+    return act > 0 ? std::min(1.0, held / act) : 0.0;
+  }
   const double n = static_cast<double>(layers);
   const double kept = static_cast<double>(std::count(recomputed.begin(), recomputed.end(), 0));
   const double act = kept == 0   ? ActivationBytes(g.dense, t.recompute)
@@ -100,9 +111,11 @@ class StageAccounting {
         spans_(ChunkSpans(l, m.layers)),
         shape_(ShapeOf()),
         in_flights_(InFlights()),
-        dense_layer_(LayerBytesOf(g.dense, t, lora_)),
-        moe_layer_(m.is_moe() ? LayerBytesOf(g.moe, t, lora_) : dense_layer_),
         workspaces_(workspaces) {
+    for (int k = 0; k < kLayerKinds; ++k) {
+      const Block& b = g.Layer(static_cast<LayerKind>(k));
+      if (b.size() > 0) layer_bytes_[k] = LayerBytesOf(b, t, lora_);
+    }
     // Multi-token prediction, beside the LM head: each module's own ops and layer (its head's
     // weights are the LM head's).
     const double depth = m.mtp_depth;
@@ -132,7 +145,9 @@ class StageAccounting {
   PipelineShape ShapeOf() const {
     PipelineShape shape{l_.pp, ChunksOf(l_),
                         std::max<int64_t>(1, t_.global_batch / (l_.dp * t_.micro_batch))};
-    if (schedule_.splits_backward()) shape.w_hold = WeightGradHold(g_, t_, recomputed_, m_.layers);
+    if (schedule_.splits_backward()) {
+      shape.w_hold = WeightGradHold(m_, g_, t_, recomputed_, m_.layers);
+    }
     return shape;
   }
 
@@ -155,7 +170,7 @@ class StageAccounting {
       const ChunkSpan& vs = spans_[VirtualStageOf(schedule_, l_.pp, s, k)];
       double bytes = 0;
       for (int i = vs.first; i < vs.first + vs.layers; ++i) {
-        const LayerBytes& lb = m_.IsMoeLayer(i) ? moe_layer_ : dense_layer_;
+        const LayerBytes& lb = layer_bytes_[static_cast<int>(m_.KindOf(i))];
         c.expert += lb.expert;
         c.dense += lb.dense;
         if (lora_) c.lora += lb.lora;
@@ -276,8 +291,8 @@ class StageAccounting {
   const std::vector<ChunkSpan> spans_;
   const PipelineShape shape_;
   const std::vector<double> in_flights_;  // per stage, micro-batches in flight at the peak
-  const LayerBytes dense_layer_, moe_layer_;
   const double workspaces_;  // library workspaces on every GPU (strategies/workspaces.h)
+  LayerBytes layer_bytes_[kLayerKinds] = {};  // per LayerKind, of the kinds the model has
   double mtp_act_ = 0, mtp_expert_ = 0, mtp_dense_ = 0;
   // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
   StagePeaks peaks_{l_, shape_};

@@ -80,6 +80,26 @@ std::optional<LayoutProblem> HeadsProblem(const Layout& l, const ModelSpec& m) {
     return At("tp", fmt::format("tp {} and the model's {} KV heads: one must divide the other",
                                 l.tp, m.kv()));
   }
+  // MambaMixer shards heads and groups over TP; CP splits each rank's heads, and its groups or
+  // their copies (megatron/core/ssm/mamba_mixer.py, mamba_context_parallel.py).
+  if (m.hybrid.find('M') != std::string::npos) {
+    const int heads = m.mamba_heads(), groups = m.mamba.groups;
+    if (heads % l.tp != 0 || groups % l.tp != 0) {
+      return At("tp", fmt::format("tp {} does not divide the Mamba layers' {} {}", l.tp,
+                                  heads % l.tp != 0 ? heads : groups,
+                                  heads % l.tp != 0 ? "heads" : "groups"));
+    }
+    const int rank_heads = heads / l.tp, rank_groups = groups / l.tp;
+    if (rank_heads % l.cp != 0) {
+      return At("cp", fmt::format("cp {} does not divide the {} Mamba heads a TP rank holds", l.cp,
+                                  rank_heads));
+    }
+    if (rank_groups < l.cp ? l.cp % rank_groups != 0 : rank_groups % l.cp != 0) {
+      return At("cp", fmt::format("cp {} and the {} Mamba groups a TP rank holds: one must divide "
+                                  "the other",
+                                  l.cp, rank_groups));
+    }
+  }
   return std::nullopt;
 }
 

@@ -266,7 +266,7 @@ std::vector<StrategyMinimum> Minimums(const Scenario& s) {
     l.tp = static_cast<int>(std::min<int64_t>(n / dp, gpn));
     l.sp = l.tp > 1;
     l.pp = static_cast<int>(n / dp / l.tp);
-    return one(s.model.heads % l.tp == 0 && l.pp <= layers, l);
+    return one(s.model.TpSplits(l.tp) && l.pp <= layers, l);
   };
   std::vector<StrategyMinimum> out;
   out.push_back(Search(s, "DP", "plain DP replicates the whole model on every GPU", [&](int64_t n) {
@@ -282,12 +282,14 @@ std::vector<StrategyMinimum> Minimums(const Scenario& s) {
                        }));
   out.push_back(Search(
       s, "TP",
-      fmt::format("TP stays within a node ({} GPUs) and divides the {} heads", gpn, s.model.heads),
+      fmt::format(
+          "TP stays within a node ({} GPUs) and divides the {} heads{}", gpn, s.model.heads,
+          s.model.hybrid.find('M') != std::string::npos ? " and the Mamba heads and groups" : ""),
       [&](int64_t n) {
         Layout l;
         l.tp = static_cast<int>(n);
         l.sp = n > 1;
-        return one(n <= gpn && s.model.heads % n == 0, l);
+        return one(n <= gpn && s.model.TpSplits(static_cast<int>(n)), l);
       }));
   out.push_back(Search(s, "PP", fmt::format("PP has at most one stage per layer ({})", layers),
                        [&](int64_t n) {

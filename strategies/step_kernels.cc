@@ -27,7 +27,10 @@ StepKernels StepKernelsOf(const ModelSpec& model, const Training& training, cons
   const ModelGraph& g = *graph;
   const bool frozen = training.finetune != FinetuneKind::kNone;
   std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
-  for (const Block* b : {&g.embedding, &g.dense, &g.moe, &g.head}) {
+  std::vector<const Block*> blocks = g.Layers();
+  blocks.insert(blocks.begin(), &g.embedding);
+  blocks.push_back(&g.head);
+  for (const Block* b : blocks) {
     for (size_t i = 0; i < b->size(); ++i) {
       const Op& op = b->op(i);
       if (op.kind != OpKind::kGemm) continue;
@@ -77,7 +80,7 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training,
   std::vector<char> recomputed(static_cast<size_t>(model.layers), 1);
   if (layout != nullptr) recomputed = RecomputedLayers(*layout, training, model.layers);
   for (int i = 0; i < model.layers; ++i) {
-    block(model.IsMoeLayer(i) ? g.moe : g.dense, &f.model,
+    block(g.Layer(model.KindOf(i)), &f.model,
           recomputed[static_cast<size_t>(i)] ? &f.recompute : &unused);
   }
   return f;

@@ -27,18 +27,21 @@ int64_t Nanos(double seconds) { return static_cast<int64_t>(std::llround(seconds
 // Where an op of the graph sits, for the replay's families.
 struct OpInfo {
   OpKind kind = OpKind::kMemoryBound;
-  bool layer = false;   // in a transformer layer (dense or MoE block)
+  bool layer = false;   // in a layer of the stack (ModelGraph::Layers)
   bool expert = false;  // a routed expert's op
 };
 
 std::unordered_map<std::string, OpInfo> OpsOf(const Scenario& s) {
   std::unordered_map<std::string, OpInfo> ops;
   auto graph = SharedModelGraph(s.model, RankShape(s.training, s.layout));
-  for (const Block* b :
-       {&graph->embedding, &graph->head, &graph->mtp, &graph->dense, &graph->moe}) {
-    const bool layer = b == &graph->dense || b == &graph->moe;
+  for (const Block* b : {&graph->embedding, &graph->head, &graph->mtp}) {
     for (size_t i = 0; i < b->size(); ++i) {
-      ops[b->op(i).name] = {b->op(i).kind, layer, b->op(i).expert};
+      ops[b->op(i).name] = {b->op(i).kind, false, b->op(i).expert};
+    }
+  }
+  for (const Block* b : graph->Layers()) {
+    for (size_t i = 0; i < b->size(); ++i) {
+      ops[b->op(i).name] = {b->op(i).kind, true, b->op(i).expert};
     }
   }
   return ops;

@@ -1,0 +1,91 @@
+#include "models/mamba.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace parasim::blocks {
+
+// Megatron-Core's MambaMixer (megatron/core/ssm/mamba_mixer.py) on this rank: in_proj is
+// column-parallel over z and x (d_inner), B and C (groups x state each) and dt (a head each);
+// the heads and groups split over TP; out_proj is row-parallel. The training path
+// (use_mamba_mem_eff_path, the default) runs mamba_ssm's mamba_split_conv1d_scan_combined: the
+// causal conv1d and SiLU over x, B and C, the chunked scan and the gating y * silu(z); then the
+// grouped RMSNorm (no TP collective: its groups are within a rank) and out_proj.
+void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
+  const MambaSpec& mb = m.mamba;
+  const double heads = static_cast<double>(m.mamba_heads()) / d.t;
+  const double groups = static_cast<double>(mb.groups) / d.t;
+  const double inner = heads * static_cast<double>(mb.head_dim);
+  const double N = static_cast<double>(mb.state_dim), P = static_cast<double>(mb.head_dim);
+  const double bc = 2 * groups * N;                 // B and C columns
+  const double proj_cols = 2 * inner + bc + heads;  // z, x, B, C, dt
+  const int64_t T = static_cast<int64_t>(d.T);
+
+  Op ln = Norm("mamba_norm", m, d);  // fused into in_proj (TELayerNormColumnParallelLinear)
+  Op in_proj = Gemm("in_proj", T, m.hidden, static_cast<int64_t>(proj_cols), d.h * proj_cols);
+  EnterTp(&ln, d, &in_proj);
+  const Vertex in = bb.Add(std::move(ln));
+  in_proj.saved.push_back({"in_proj.input", d.T_out * d.h * d.a, false, 0});
+  // Context parallelism (mamba_context_parallel.py): all-to-alls turn this rank's part of the
+  // sequence of all its heads into the whole sequence of 1/cp of them (z, x, B, C and dt after
+  // in_proj; y back before out_proj), and the reverse in backward.
+  // B and C go as max(groups, cp) copies, each CP rank taking its own (repeated where fewer).
+  const double cp_groups = std::max(groups, static_cast<double>(s.cp));
+  const double proj_bytes = d.T * proj_cols * d.a, y_bytes = d.T * inner * d.a;
+  const double sent_bytes = d.T * (2 * inner + 2 * cp_groups * N + heads) * d.a;
+  if (s.cp > 1) in_proj.fwd_comm = {CommKind::kAllToAll, GroupKind::kCp, sent_bytes, false};
+  bb.Add(std::move(in_proj));
+
+  // The depthwise causal conv1d (kernel MambaSpec::kConv) and SiLU over x, B and C; the fused
+  // function keeps in_proj's whole output for backward and reruns the conv there.
+  const double conv_bytes = d.T * (inner + bc) * d.a;
+  Op conv = Elementwise("conv1d", 2 * conv_bytes, 4 * conv_bytes);
+  conv.params = (inner + bc) * (MambaSpec::kConv + 1) + 3 * heads;  // + dt_bias, A_log, D
+  conv.saved.push_back({"in_proj.output", proj_bytes, false});
+  if (s.cp > 1) conv.bwd_comm = {CommKind::kAllToAll, GroupKind::kCp, sent_bytes, false};
+  bb.Add(std::move(conv));
+
+  // The chunked scan (SSD, Dao & Gu 2024 Sec. 6), over chunks of Q tokens: C B^T within each
+  // chunk and group (2 Q N a token), its masked product with x (2 Q P a token and head), each
+  // chunk's state B^T x and the states' contribution C h to the outputs (2 N P each). Its
+  // matmuls are attention's masked form within a chunk (the paper's state-space duality), run
+  // in 16 bits by Triton kernels: priced as the fused attention core is. Chunk states in fp32
+  // are written and read once between the kernels.
+  const double Q = static_cast<double>(std::min<int64_t>(MambaSpec::kChunk, s.seq_len));
+  const double seq_tokens = d.T * s.cp;       // after CP's all-to-all: whole sequences
+  const double cb_groups = cp_groups / s.cp;  // one a rank when groups < cp
+  Op scan;
+  scan.name = "ssd_scan";
+  scan.kind = OpKind::kAttention;
+  scan.m = T;
+  scan.n = static_cast<int64_t>(Q);
+  scan.k = mb.state_dim;
+  scan.batch = static_cast<int64_t>(heads);
+  scan.fwd_flops =
+      Flops(seq_tokens * (cb_groups * 2 * Q * N + heads / s.cp * (2 * Q * P + 4 * N * P)));
+  scan.bwd_flops = scan.fwd_flops * 2;
+  const double states = d.T / Q * inner * N * 4;
+  // x and z read, the gated output and the pre-gate y (kept) written; B, C and dt read.
+  scan.fwd_bytes = Bytes(d.T * (4 * inner + bc + heads) * d.a + 2 * states);
+  scan.bwd_bytes = scan.fwd_bytes * 2.5;
+  scan.saved.push_back({"ssd_scan.output", y_bytes, false});  // y before the gate
+  if (s.cp > 1) scan.fwd_comm = {CommKind::kAllToAll, GroupKind::kCp, y_bytes, false};
+  bb.Add(std::move(scan));
+
+  // The grouped RMSNorm of the gated output (a weight per inner channel).
+  Op norm = Elementwise("mamba_gated_norm", 2 * y_bytes, 3 * y_bytes);
+  norm.elements = d.T * inner;
+  norm.fwd_math = ElementMath::kNorm;
+  norm.params = inner;
+  norm.saved.push_back({"mamba_gated_norm.input", y_bytes, false});
+  if (s.cp > 1) norm.bwd_comm = {CommKind::kAllToAll, GroupKind::kCp, y_bytes, false};
+  bb.Add(std::move(norm));
+
+  Op out = Gemm("mamba_out_proj", T, static_cast<int64_t>(inner), m.hidden, inner * d.h);
+  out.saved.push_back({"mamba_out_proj.input", y_bytes, false});
+  LeaveTp(&out, d);
+  bb.Add(std::move(out));
+  bb.Add(DropoutAdd("mamba_residual", d), {bb.last(), in});
+}
+
+}  // namespace parasim::blocks
