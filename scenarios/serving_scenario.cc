@@ -55,17 +55,16 @@ StatusOr<ServingScenario> ServingScenarioFromNode(const YAML::Node& root, const 
   const std::string dir = std::filesystem::path(ctx.file).parent_path().string();
   PARASIM_RETURN_IF_ERROR(ParseCluster(ctx, top.Node("cluster"), cat, &s.cluster, dir));
   PARASIM_RETURN_IF_ERROR(ParseModel(ctx, top.Node("model"), cat, &s.model));
-  if (s.model.is_hybrid()) {
-    // A Mamba layer keeps a fixed state per sequence, not a KV cache that grows with it: the
-    // serving replay's cache accounting is attention's only.
-    const YAML::Node mn = top.Node("model");
-    const YAML::Node at = mn.IsMap() && mn["hybrid"] ? mn["hybrid"] : mn;
-    return ctx.ErrorAt(at, "model.hybrid",
-                       "serving a hybrid (Mamba) model is not modelled: its layers keep a state "
-                       "per sequence where the serving replay tracks a KV cache; serve a "
-                       "transformer model");
-  }
   PARASIM_RETURN_IF_ERROR(ParseServing(ctx, top.Node("serving"), dir, &s.serving));
+  if (s.model.is_hybrid() && s.serving.requests.prefix_hit > 0) {
+    // A cached prefix skips its prompt's attention; its Mamba layers would need their state at
+    // the prefix's end, which the replay does not cache.
+    const YAML::Node rq = top.Node("serving")["requests"];
+    return ctx.ErrorAt(rq && rq["prefix_cache_hit"] ? rq["prefix_cache_hit"] : top.Node("serving"),
+                       "serving.requests.prefix_cache_hit",
+                       "a prefix-cache hit is not modelled for a hybrid (Mamba) model: its layers "
+                       "keep no state at a cached prefix's end; leave it out");
+  }
   if (auto p = CheckServingPrecision(s.serving.precision, s.cluster.gpu)) {
     const YAML::Node sv = top.Node("serving");
     const char* key = sv[p->key].IsDefined() ? p->key.c_str() : "precision";

@@ -57,9 +57,9 @@ TEST_CASE("bad serving scenarios are located") {
        "(tp4 x4), more than the cluster's 8"},
       {{"cluster.gpu=a100-sxm4-80gb", "cluster.intra_node=nvlink3-a100"},
        "x.yaml:5:14: error: serving.precision: a100-sxm4-80gb has no FP8 tensor cores"},
-      {{"model=nemotron-3-nano-30b-a3b"},
-       "--set model=nemotron-3-nano-30b-a3b:1:12: error: model.hybrid: serving a hybrid (Mamba) "
-       "model is not modelled"},
+      {{"model=nemotron-3-nano-30b-a3b", "serving.requests.prefix_cache_hit=0.5"},
+       "--set serving.requests.prefix_cache_hit=0.5:1:40: error: "
+       "serving.requests.prefix_cache_hit: a prefix-cache hit is not modelled for a hybrid"},
       {{"serving.requests.count=0"},
        "--set serving.requests.count=0:1:29: error: serving.requests.count: expected an integer "
        "from 1"},

@@ -64,6 +64,39 @@ GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep) {
   return s;
 }
 
+// One stage's ops replayed in the engine as the chain they run in: each op's compute, then the
+// collective the next op waits on.
+ServingChain ReplayChain(const std::vector<const std::vector<ChainOp>*>& parts) {
+  sim::Program p;
+  sim::TableCost costs;
+  const uint32_t rank = p.AddRank("stage");
+  const sim::StreamId compute = p.AddStream(rank, "compute", sim::StreamRole::kCompute);
+  const sim::StreamId comm = p.AddStream(rank, "comm", sim::StreamRole::kCommunication);
+  const uint32_t label = p.Intern("op");
+  sim::TaskId prev = sim::kNone;
+  ServingChain chain;
+  for (const std::vector<ChainOp>* ops : parts) {
+    for (const ChainOp& op : *ops) {
+      const sim::TaskId c = p.AddCompute(compute, costs.AddCompute(op.compute),
+                                         static_cast<uint8_t>(TaskCat::kForward), label);
+      if (prev != sim::kNone) p.AddDep(prev, c);
+      prev = c;
+      ++chain.kernels;
+      if (op.comm <= Duration::Zero()) continue;
+      const sim::TaskId k =
+          p.AddCompute(comm, costs.AddCompute(op.comm), static_cast<uint8_t>(op.cat), label);
+      p.AddDep(prev, k);
+      prev = k;
+      chain.comm += op.comm;
+    }
+  }
+  sim::RunOptions ro;
+  ro.critical_path = false;
+  StatusOr<sim::Timeline> tl = sim::Engine().Run(p, costs, ro);
+  chain.time = tl.ok() ? tl->makespan : Duration::Zero();
+  return chain;
+}
+
 }  // namespace
 
 ServingCost::ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
@@ -105,10 +138,18 @@ Status ServingCost::Init() {
   graph_ep_ = pool_.dp_attention ? pool_.tp : 1;
   data_ranks_ = pool_.dp_attention ? pool_.tp : 1;
   stage_layers_ = SplitLayers(model_.layers, pool_.pp);
-  stage_moe_.assign(stage_layers_.size(), 0);
+  stage_kinds_.assign(stage_layers_.size(), {});
+  stage_attention_.assign(stage_layers_.size(), 0);
+  stage_mamba_.assign(stage_layers_.size(), 0);
   int layer = 0;
   for (size_t s = 0; s < stage_layers_.size(); ++s) {
-    for (int i = 0; i < stage_layers_[s]; ++i, ++layer) stage_moe_[s] += model_.IsMoeLayer(layer);
+    for (int i = 0; i < stage_layers_[s]; ++i, ++layer) {
+      const LayerKind k = model_.KindOf(layer);
+      ++stage_kinds_[s][static_cast<size_t>(k)];
+      stage_attention_[s] +=
+          k == LayerKind::kDense || k == LayerKind::kMoe || k == LayerKind::kAttention;
+      stage_mamba_[s] += k == LayerKind::kMamba;
+    }
   }
   grid_ = BucketGrid();
   {
@@ -126,7 +167,10 @@ int64_t ServingCost::RankTokens(int64_t tokens) const {
 }
 
 void ServingCost::InitAttention(const ModelGraph& g) {
-  const Op* core = FindOp(g.dense.size() > 0 ? g.dense : g.moe, "attention");
+  const Op* core = nullptr;
+  for (const Block* b : {&g.dense, &g.moe, &g.attention}) {
+    if (core == nullptr) core = FindOp(*b, "attention");
+  }
   if (core != nullptr && core->m > 0 && core->n > 0) {
     flops_per_pair_ = core->fwd_flops.flops() / static_cast<double>(core->m * core->n);
     const double heads = static_cast<double>(core->batch);
@@ -135,8 +179,36 @@ void ServingCost::InitAttention(const ModelGraph& g) {
     query_bytes_ = heads * (qk + v) * 2;  // Q read, output written, 16-bit
   }
   kv_layer_bytes_ = KvBytesPerTokenLayer(model_, attention_tp_, formats_.kv_bytes);
-  kv_model_bytes_ = KvBytesPerTokenLayer(model_, 1, formats_.kv_bytes) * model_.layers;
+  int attention_layers = 0, mamba_layers = 0;
+  for (size_t s = 0; s < stage_layers_.size(); ++s) {
+    attention_layers += stage_attention_[s];
+    mamba_layers += stage_mamba_[s];
+  }
+  kv_model_bytes_ = KvBytesPerTokenLayer(model_, 1, formats_.kv_bytes) * attention_layers;
   if (const Op* head = FindOp(g.head, "lm_head")) lm_head_ = *head;
+  if (mamba_layers > 0) InitMamba(mamba_layers);
+}
+
+void ServingCost::InitMamba(int mamba_layers) {
+  // A rank's share of one Mamba layer (its heads and groups split over TP).
+  const MambaSpec& mb = model_.mamba;
+  const double t = attention_tp_;
+  const double heads = model_.mamba_heads() / t, groups = mb.groups / t;
+  const double P = static_cast<double>(mb.head_dim), N = static_cast<double>(mb.state_dim);
+  const double inner = heads * P, bc = 2 * groups * N;
+  // The SSM state in fp32 (vLLM's mamba_ssm_cache_dtype float32, as NVIDIA's Nemotron-H and
+  // Nemotron 3 model cards serve them) and the conv1d's last kConv - 1 inputs in 16 bits.
+  const double ssm = heads * P * N * 4, conv = (inner + bc) * (MambaSpec::kConv - 1) * 2;
+  state_layer_bytes_ = ssm + conv;
+  state_model_bytes_ = (ssm + conv) * t * mamba_layers;
+  // A prompt's chunked scan (the training graph's SSD matmuls, models/mamba.cc), in 16 bits:
+  // x, z, B, C and dt read, the output written, each chunk's fp32 state written and read.
+  const double Q = static_cast<double>(MambaSpec::kChunk);
+  scan_flops_per_token_ = heads * (2 * Q * P + 4 * N * P) + groups * 2 * Q * N;
+  scan_bytes_per_token_ = (3 * inner + bc + heads) * 2 + 2 * heads * P * N * 4 / Q;
+  // A decoding sequence's update (mamba_ssm's selective_state_update and causal_conv1d_update):
+  // its SSM and conv states read and written, its token's x, z, B, C, dt read and y written.
+  update_bytes_per_seq_ = 2 * state_layer_bytes_ + (3 * inner + bc + heads) * 2;
 }
 
 void ServingCost::InitMemory(const ModelGraph& g) {
@@ -152,7 +224,7 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   // GEMM's input and output (16-bit); and the logits of the sequences sampling (fp32).
   const double rows = static_cast<double>(RankTokens(engine_.max_num_tokens));
   double widest = 0;
-  for (const Block* b : {&g.dense, &g.moe}) {
+  for (const Block* b : g.Layers()) {
     for (size_t i = 0; i < b->size(); ++i) {
       if (b->op(i).kind == OpKind::kGemm) {
         widest = std::max(widest, static_cast<double>(b->op(i).k + b->op(i).n));
@@ -166,18 +238,30 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   const int last = pool_.pp - 1;
   int64_t kv_tokens = -1;
   for (int s = 0; s < pool_.pp; ++s) {
-    const int moe = stage_moe_[static_cast<size_t>(s)];
-    const int dense = stage_layers_[static_cast<size_t>(s)] - moe;
-    double w = dense * weights(g.dense) + moe * weights(g.moe);
+    const size_t at = static_cast<size_t>(s);
+    double w = 0;
+    for (int k = 0; k < kLayerKinds; ++k) {
+      if (stage_kinds_[at][static_cast<size_t>(k)] > 0) {
+        w += stage_kinds_[at][static_cast<size_t>(k)] * weights(g.Layer(static_cast<LayerKind>(k)));
+      }
+    }
     if (s == 0) w += weights(g.embedding);
     if (s == last) w += weights(g.head);
-    const double kv = engine_.kv_fraction * (memory_.capacity - w - memory_.activations);
-    const double per_token = stage_layers_[static_cast<size_t>(s)] * kv_layer_bytes_;
-    const int64_t tokens =
-        kv > 0 && per_token > 0 ? static_cast<int64_t>(kv / per_token) * data_ranks_ : 0;
+    // A hybrid's Mamba layers keep a state per sequence slot (engine.max_seqs of them), set
+    // aside before the KV cache takes its share.
+    const double states =
+        static_cast<double>(engine_.max_seqs) * stage_mamba_[at] * state_layer_bytes_;
+    const double kv = engine_.kv_fraction * (memory_.capacity - w - memory_.activations) - states;
+    const double per_token = stage_attention_[at] * kv_layer_bytes_;
+    // A stage without attention layers holds no KV: the others, or max_seqs, bound the batch.
+    constexpr int64_t kNoKvLimit = int64_t{1} << 40;
+    const int64_t tokens = kv <= 0          ? 0
+                           : per_token <= 0 ? kNoKvLimit
+                                            : static_cast<int64_t>(kv / per_token) * data_ranks_;
     if (kv_tokens < 0 || tokens < kv_tokens) {
       kv_tokens = tokens;
       memory_.weights = w;
+      memory_.states = states;
       memory_.kv_bytes = std::max(0.0, kv);
       memory_.kv_per_token = per_token;
     }
@@ -211,7 +295,9 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
     std::vector<ChainOp> out;
     for (size_t i = 0; i < b.size(); ++i) {
       const Op& op = b.op(i);
-      if (op.kind == OpKind::kAttention) continue;  // priced per iteration (Attention)
+      // Priced per iteration by the sequences' contexts: the attention core (Attention) and a
+      // Mamba layer's scan (MambaScan).
+      if (op.kind == OpKind::kAttention) continue;
       ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat};
       if (op.kind == OpKind::kGemm) {
         const double local = static_cast<double>(e.experts) / ep;
@@ -225,43 +311,21 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
     }
     return out;
   };
-  const std::vector<ChainOp> embedding = ops_of(g.embedding), dense = ops_of(g.dense);
-  const std::vector<ChainOp> moe = model_.is_moe() ? ops_of(g.moe) : std::vector<ChainOp>{};
+  const std::vector<ChainOp> embedding = ops_of(g.embedding);
+  std::array<std::vector<ChainOp>, kLayerKinds> kinds;
+  for (int k = 0; k < kLayerKinds; ++k) {
+    const Block& b = g.Layer(static_cast<LayerKind>(k));
+    if (b.size() > 0) kinds[static_cast<size_t>(k)] = ops_of(b);
+  }
   std::vector<Chain> chains;
   int layer = 0;
   for (int s = 0; s < pool_.pp; ++s) {
-    sim::Program p;
-    sim::TableCost costs;
-    const uint32_t rank = p.AddRank("stage");
-    const sim::StreamId compute = p.AddStream(rank, "compute", sim::StreamRole::kCompute);
-    const sim::StreamId comm = p.AddStream(rank, "comm", sim::StreamRole::kCommunication);
-    const uint32_t label = p.Intern("op");
-    sim::TaskId prev = sim::kNone;
-    Chain chain;
-    auto add = [&](const std::vector<ChainOp>& ops) {
-      for (const ChainOp& op : ops) {
-        const sim::TaskId c = p.AddCompute(compute, costs.AddCompute(op.compute),
-                                           static_cast<uint8_t>(TaskCat::kForward), label);
-        if (prev != sim::kNone) p.AddDep(prev, c);
-        prev = c;
-        ++chain.kernels;
-        if (op.comm <= Duration::Zero()) continue;
-        const sim::TaskId k =
-            p.AddCompute(comm, costs.AddCompute(op.comm), static_cast<uint8_t>(op.cat), label);
-        p.AddDep(prev, k);
-        prev = k;
-        chain.comm += op.comm;
-      }
-    };
-    if (s == 0) add(embedding);
+    std::vector<const std::vector<ChainOp>*> parts;
+    if (s == 0) parts.push_back(&embedding);
     for (int i = 0; i < stage_layers_[static_cast<size_t>(s)]; ++i, ++layer) {
-      add(model_.IsMoeLayer(layer) ? moe : dense);
+      parts.push_back(&kinds[static_cast<size_t>(model_.KindOf(layer))]);
     }
-    sim::RunOptions ro;
-    ro.critical_path = false;
-    StatusOr<sim::Timeline> tl = sim::Engine().Run(p, costs, ro);
-    chain.time = tl.ok() ? tl->makespan : Duration::Zero();
-    chains.push_back(chain);
+    chains.push_back(ReplayChain(parts));
   }
   return chains;
 }
@@ -328,6 +392,22 @@ Duration ServingCost::Attention(const IterationShape& it, int64_t* kernels) cons
   return t;
 }
 
+Duration ServingCost::MambaScan(const IterationShape& it, int64_t* kernels) const {
+  Duration t;
+  *kernels = 0;
+  if (it.prefill_tokens > 0) {
+    const double n = static_cast<double>(it.prefill_tokens);
+    t += ServeAttentionTime(cost16_, {n, scan_flops_per_token_, n * scan_bytes_per_token_});
+    ++*kernels;
+  }
+  if (it.decode_seqs > 0) {
+    const double n = static_cast<double>(it.decode_seqs);
+    t += ServeAttentionTime(cost16_, {0, 0, n * update_bytes_per_seq_});
+    ++*kernels;
+  }
+  return t;
+}
+
 GraphMode ServingCost::GraphsFor(const IterationShape& it) const {
   // vLLM's piecewise graphs hold every iteration up to their largest size; larger ones run
   // eagerly, decode-only or not.
@@ -352,19 +432,23 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
     chain.time = lower.time + (upper.time - lower.time) * f;
     chain.comm = lower.comm + (upper.comm - lower.comm) * f;
   }
-  int64_t attention_kernels = 0;
-  const int layers = stage_layers_[static_cast<size_t>(s)];
+  int64_t attention_kernels = 0, scan_kernels = 0;
+  const int layers = stage_attention_[static_cast<size_t>(s)];
+  const int mamba = stage_mamba_[static_cast<size_t>(s)];
   StageCost out;
   out.attention = Attention(it, &attention_kernels) * static_cast<double>(layers);
+  if (mamba > 0) out.attention += MambaScan(it, &scan_kernels) * static_cast<double>(mamba);
+  // The attention kernels, and a Mamba layer's scan and state updates beside them.
+  attention_kernels = attention_kernels * layers + scan_kernels * mamba;
   out.comm = chain.comm;
   out.total = chain.time + out.attention;
-  int64_t kernels = chain.kernels + attention_kernels * layers;
+  int64_t kernels = chain.kernels + attention_kernels;
   if (s == pool_.pp - 1) {
     out.total += Head(it.sampled);
     kernels += 3;
   }
   // The attention kernels stay outside a piecewise graph.
-  if (graphs == GraphMode::kPiecewise) kernels -= attention_kernels * layers;
+  if (graphs == GraphMode::kPiecewise) kernels -= attention_kernels;
   if (graphs == GraphMode::kPiecewise || (graphs == GraphMode::kWhole && it.decode_only())) {
     out.total = Max(Duration::Zero(), out.total - cost16_.Launch() * static_cast<double>(kernels));
   }

@@ -20,6 +20,7 @@
 //   cost.memory().kv_tokens      // KV-cache tokens one replica holds
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -96,6 +97,7 @@ struct ServingMemory {
   double capacity = 0;
   double weights = 0;       // per GPU, in the served formats
   double activations = 0;   // the live tensors of one layer at the token budget, and the logits
+  double states = 0;        // a hybrid's Mamba states, one per sequence slot (engine.max_seqs)
   double kv_per_token = 0;  // KV-cache bytes a token takes on a GPU of that stage
   double kv_bytes = 0;      // KV-cache bytes a GPU holds: kv_fraction of what is left
   int64_t kv_tokens = 0;    // tokens of KV one replica holds (data-parallel ranks together)
@@ -126,6 +128,9 @@ class ServingCost {
   // Bytes of KV one token takes over the whole model (every stage's GPUs together): what a
   // disaggregated prefill sends its decode pool.
   double KvBytesPerTokenModel() const { return kv_model_bytes_; }
+  // Bytes of a hybrid model's Mamba state one sequence takes over the whole model (the SSM and
+  // conv states of every Mamba layer; 0 for a transformer): sent beside its KV.
+  double StateBytesPerSequenceModel() const { return state_model_bytes_; }
 
  private:
   ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
@@ -137,9 +142,14 @@ class ServingCost {
   // From the model's graph at one token a rank (built once for both).
   void InitAttention(const ModelGraph& g);
   void InitMemory(const ModelGraph& g);
+  // A hybrid model's Mamba layers (`mamba_layers` in the model): their state and scan costs.
+  void InitMamba(int mamba_layers);
   std::vector<Chain> Replay(int64_t tokens) const;
   Duration Head(int64_t sampled);
   Duration Attention(const IterationShape& it, int64_t* kernels) const;
+  // One Mamba layer's scan on a rank for the iteration: the prompts' chunked scan, the decoding
+  // sequences' state updates.
+  Duration MambaScan(const IterationShape& it, int64_t* kernels) const;
   int64_t RankTokens(int64_t tokens) const;
 
   ModelSpec model_;
@@ -151,10 +161,18 @@ class ServingCost {
   CostModel cost16_, low_;
   Duration overhead_;
   int attention_tp_ = 1, graph_ep_ = 1, data_ranks_ = 1;
-  std::vector<int> stage_layers_, stage_moe_;  // layers and MoE layers per stage
+  std::vector<int> stage_layers_;  // layers per stage
+  // Per stage, its layers of each kind (LayerKind), its attention layers (which hold KV) and
+  // its Mamba layers (which hold a state per sequence).
+  std::vector<std::array<int, kLayerKinds>> stage_kinds_;
+  std::vector<int> stage_attention_, stage_mamba_;
   // The attention core's shape on a rank: FLOPs per query-key pair, bytes per query (Q and
   // output), KV bytes per token per layer.
   double flops_per_pair_ = 0, query_bytes_ = 0, kv_layer_bytes_ = 0, kv_model_bytes_ = 0;
+  // A Mamba layer on a rank: its state per sequence, and its chunked scan's FLOPs and bytes per
+  // prompt token and state update bytes per decoding sequence.
+  double state_layer_bytes_ = 0, state_model_bytes_ = 0;
+  double scan_flops_per_token_ = 0, scan_bytes_per_token_ = 0, update_bytes_per_seq_ = 0;
   Op lm_head_;
   std::vector<Duration> heads_;  // Head's time per tokens sampled, as asked
   ServingMemory memory_;

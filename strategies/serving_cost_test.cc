@@ -131,5 +131,56 @@ TEST_CASE("experts: a few tokens read the experts they reach; data-parallel atte
   CHECK(dp.StageBreakdown(0, Decode(256, 500), GraphMode::kWhole).comm > Duration::Zero());
 }
 
+TEST_CASE("a hybrid model: KV on its attention layers only, a Mamba state per sequence slot") {
+  // Nemotron 3 Nano: 6 attention layers of 52, 23 Mamba-2 layers.
+  const EnginePolicy e{.max_seqs = 128};
+  ServingCost c = Cost("nemotron-3-nano-30b-a3b", "h100-sxm5-80gb", kFp8, {}, e);
+  const ServingMemory& m = c.memory();
+  // KV: 2 (K, V) x 2 groups x 128 x 1 byte (FP8) on each of the 6 attention layers.
+  CHECK(m.kv_per_token == doctest::Approx(6 * 2 * 2 * 128 * 1.0));
+  // A slot's state on each Mamba layer: 64 heads x 64 x 128 fp32, and the conv1d's last three
+  // inputs over x, B and C (4096 + 2 x 8 x 128 channels) in 16 bits.
+  const double slot = 64.0 * 64 * 128 * 4 + (4096 + 2 * 8 * 128) * 3 * 2;
+  CHECK(m.states == doctest::Approx(128 * 23 * slot));
+  CHECK(c.StateBytesPerSequenceModel() == doctest::Approx(23 * slot));
+  CHECK(c.KvBytesPerTokenModel() == doctest::Approx(6 * 2 * 2 * 128 * 1.0));
+  // The same model with every Mamba layer an attention layer holds KV on all 29 of them.
+  ModelSpec all = testing::CatalogModel("nemotron-3-nano-30b-a3b");
+  for (char& ch : all.hybrid) ch = ch == 'M' ? '*' : ch;
+  StatusOr<ServingCost> t = ServingCost::Build(all, testing::NodeOf("h100-sxm5-80gb"), kFp8, {}, e);
+  REQUIRE(t.ok());
+  CHECK(t->memory().kv_per_token == doctest::Approx(29 * 2 * 2 * 128 * 1.0));
+  CHECK(t->memory().states == 0);
+  // The trade a hybrid makes: a decode step over short contexts reads 2 MiB of state a sequence
+  // on each Mamba layer, more than attention reads of a short KV; over long contexts the state
+  // stays, where the attention layers' KV reads grow with every token.
+  const double b = 128;
+  auto kernels = [&](ServingCost& cost, double context) {
+    return cost.StageBreakdown(0, Decode(static_cast<int64_t>(b), context), GraphMode::kWhole)
+        .attention.seconds();
+  };
+  CHECK(kernels(c, 64) > kernels(*t, 64));
+  CHECK(kernels(c, 32768) < kernels(*t, 32768));
+  // The Mamba updates alone: the state read and written, each sequence's on each Mamba layer.
+  const double update = kernels(c, 64) - kernels(*t, 64) * 6.0 / 29;
+  CHECK(update > b * 23 * 2 * slot / 3.35e12);  // at most the H100's 3.35 TB/s
+  // A prompt's Mamba layers scan it: double the tokens, double the scans' work.
+  IterationShape p1{.prefill_tokens = 4096, .prefill_pairs = 4096 * 2048.5, .sampled = 1};
+  IterationShape p2{.prefill_tokens = 8192, .prefill_pairs = 8192 * 4096.5, .sampled = 1};
+  const double a1 = c.StageBreakdown(0, p1, GraphMode::kEager).attention.seconds();
+  const double a2 = c.StageBreakdown(0, p2, GraphMode::kEager).attention.seconds();
+  const double t1 = t->StageBreakdown(0, p1, GraphMode::kEager).attention.seconds() * 6 / 29;
+  const double t2 = t->StageBreakdown(0, p2, GraphMode::kEager).attention.seconds() * 6 / 29;
+  CHECK(a1 - t1 > 1e-4);  // 23 scans of 4096 tokens: 0.3 TFLOP
+  CHECK((a2 - t2) == doctest::Approx(2 * (a1 - t1)).epsilon(0.05));
+  // Two pipeline stages: each holds the states of its own Mamba layers (12 and 11 of the 23).
+  StatusOr<ServingCost> pp =
+      ServingCost::Build(testing::CatalogModel("nemotron-3-nano-30b-a3b"),
+                         testing::NodeOf("h100-sxm5-80gb"), kFp8, {.pp = 2}, e);
+  REQUIRE(pp.ok());
+  CHECK(pp->memory().states <= 128 * 12 * slot * 1.0001);
+  CHECK(pp->StateBytesPerSequenceModel() == doctest::Approx(23 * slot));
+}
+
 }  // namespace
 }  // namespace parasim

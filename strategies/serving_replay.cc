@@ -276,10 +276,12 @@ void Replay::IterationDone(uint32_t entity, int64_t now) {
       Finish(f.id, now);
       continue;
     }
-    // Its KV to a decode replica, every GPU of the prefill replica sending its share.
+    // Its KV (and a hybrid's Mamba state) to a decode replica, every GPU of the prefill
+    // replica sending its share.
     prefill_replica_[f.id] = static_cast<int32_t>(ri);
     const ServingCost& c = sys_.pool(0);
-    const double bytes = static_cast<double>(seqs_[f.id].kv) * c.KvBytesPerTokenModel() /
+    const double bytes = (static_cast<double>(seqs_[f.id].kv) * c.KvBytesPerTokenModel() +
+                          c.StateBytesPerSequenceModel()) /
                          static_cast<double>(c.pool().gpus_per_replica());
     const bool inter = s_.serving.layout.gpus() > s_.cluster.domain();
     Push(now + fabric_.CollectiveTime(Collective::kSendRecv, Bytes(bytes), {2, inter ? 1 : 2})

@@ -90,13 +90,22 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
     if (worst == nullptr || m.kv_bytes < worst->kv_bytes) worst = &m;
     if (!m.fits()) {
       rep->fits = false;
-      rep->fit_reason = fmt::format(
-          "weights {:.1f} GiB and activations {:.1f} GiB leave no room for KV in {:.1f} GiB",
-          m.weights / (1 << 30), m.activations / (1 << 30), m.capacity / (1 << 30));
+      rep->fit_reason =
+          m.states > 0
+              ? fmt::format(
+                    "weights {:.1f} GiB, activations {:.1f} GiB and the Mamba states of "
+                    "max_seqs sequences {:.1f} GiB leave no room for KV in {:.1f} GiB",
+                    m.weights / (1 << 30), m.activations / (1 << 30), m.states / (1 << 30),
+                    m.capacity / (1 << 30))
+              : fmt::format(
+                    "weights {:.1f} GiB and activations {:.1f} GiB leave no room for KV "
+                    "in {:.1f} GiB",
+                    m.weights / (1 << 30), m.activations / (1 << 30), m.capacity / (1 << 30));
     }
   }
   rep->weights_bytes = worst->weights;
   rep->activations_bytes = worst->activations;
+  rep->state_bytes = worst->states;
   rep->memory_capacity_bytes = worst->capacity;
   rep->kv_capacity_bytes = worst->kv_bytes;
   rep->kv_peak_bytes = r.kv_peak_used * worst->kv_bytes;
@@ -152,10 +161,37 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
   return rep;
 }
 
+bool KeptUp(const ServingReplay& r) {
+  double first = 0, last = 0;
+  std::vector<double> e2e;
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestOutcome& o = r.requests[i];
+    first = i == 0 ? o.arrival_s : std::min(first, o.arrival_s);
+    last = i == 0 ? o.arrival_s : std::max(last, o.arrival_s);
+    if (o.served()) e2e.push_back(o.finish_s - o.arrival_s);
+  }
+  if (e2e.empty()) return false;
+  std::nth_element(e2e.begin(), e2e.begin() + static_cast<std::ptrdiff_t>(e2e.size() / 2),
+                   e2e.end());
+  const double median = e2e[e2e.size() / 2];
+  // The run's second half, once the system has filled (a median request's time in the system
+  // into the first half): as many requests finished in it as arrived, within kRateTolerance, or
+  // the number in the system grew. No such half: the requests passed as one burst, which says
+  // nothing of a steady stream.
+  const double mid = first + (last - first) / 2;
+  if (mid - first <= median) return false;
+  int64_t arrived = 0, finished = 0;
+  for (const RequestOutcome& o : r.requests) {
+    arrived += o.arrival_s > mid && o.arrival_s <= last;
+    finished += o.served() && o.finish_s > mid && o.finish_s <= last;
+  }
+  return static_cast<double>(finished) * kRateTolerance >= static_cast<double>(arrived);
+}
+
 StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
   auto holds = [&](double rate) -> StatusOr<bool> {
     PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
-    return Summarize(s, sys, r).meets_slo;
+    return Summarize(s, sys, r).meets_slo && KeptUp(r);
   };
   // The capacity: the same requests all at once. The highest rate that holds the targets lies
   // below it (at capacity the queue grows without end), most often within a factor of two.

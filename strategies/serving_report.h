@@ -51,6 +51,7 @@ struct ServingReport {
   double kv_peak_bytes = 0;      // per GPU, the fullest replica's
   double kv_capacity_bytes = 0;  // per GPU
   double weights_bytes = 0;      // per GPU (the stage with the least room for KV)
+  double state_bytes = 0;        // per GPU: a hybrid's Mamba states (0 for a transformer)
   double activations_bytes = 0;
   double memory_capacity_bytes = 0;
   bool fits = true;
@@ -83,10 +84,16 @@ StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int p
 StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o = {});
 
 // The highest Poisson arrival rate (requests a second, the whole system) at which every target
-// holds, bisected to kRateTolerance between half the capacity (the requests replayed all at
-// once) and the capacity, halving further down where half does not hold. 0 when no rate holds
-// them.
+// holds and the replicas keep up (KeptUp), bisected to kRateTolerance between half the
+// capacity (the requests replayed all at once) and the capacity, halving further down where half
+// does not hold. 0 when no rate holds them.
 inline constexpr double kRateTolerance = 1.03;
+// Whether a replay's replicas kept up with its arrivals: over the second half of its arrivals
+// as many requests finished as arrived, within kRateTolerance (the number in the system did not
+// grow). A list of requests passed as one burst (its half no longer than a median request's
+// time in the system), or a queue that grows, is not a rate the system holds, though the
+// targets may hold for it.
+bool KeptUp(const ServingReplay& r);
 StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys);
 
 }  // namespace parasim

@@ -103,6 +103,16 @@ std::optional<ServingLayoutProblem> CheckPoolLayout(const PoolLayout& p, const M
     return ServingLayoutProblem{
         "tp", fmt::format("tp = {} does not divide the model's {} attention heads", p.tp, m.heads)};
   }
+  if (!m.TpSplits(p.tp) && m.heads % p.tp == 0) {
+    return ServingLayoutProblem{
+        "tp", fmt::format("tp = {} does not divide the Mamba layers' {} heads and {} groups", p.tp,
+                          m.mamba_heads(), m.mamba.groups)};
+  }
+  if (p.dp_attention && m.is_hybrid()) {
+    return ServingLayoutProblem{"dp_attention",
+                                "data-parallel attention is not modelled for a hybrid model's "
+                                "Mamba layers: leave it out"};
+  }
   if (p.ep > 1 && !m.is_moe()) {
     return ServingLayoutProblem{"ep",
                                 fmt::format("ep = {} needs a mixture-of-experts model", p.ep)};

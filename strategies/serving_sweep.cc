@@ -26,10 +26,10 @@ std::vector<int> PowersOfTwo(int64_t most) {
 
 std::vector<int> TpAxis(const ServingScenario& s, const ServingSweepSpec& sw, int64_t gpus) {
   if (!sw.tp.empty()) return sw.tp;
-  // TP within an NVLink domain, dividing the heads.
+  // TP within an NVLink domain, dividing the heads (and a hybrid's Mamba heads and groups).
   std::vector<int> out;
   for (int tp : PowersOfTwo(std::min<int64_t>(gpus, s.cluster.domain()))) {
-    if (s.model.heads % tp == 0) out.push_back(tp);
+    if (s.model.TpSplits(tp)) out.push_back(tp);
   }
   return out;
 }

@@ -75,9 +75,11 @@ std::string SloText(const ServingReport& r) {
 }
 
 std::string MemoryText(const ServingReport& r) {
-  return fmt::format("  memory per GPU   weights {}, activations {}, KV cache {} of {}: {}\n",
+  const std::string states =
+      r.state_bytes > 0 ? fmt::format(", Mamba states {}", FormatBytes(Bytes(r.state_bytes))) : "";
+  return fmt::format("  memory per GPU   weights {}, activations {}{}, KV cache {} of {}: {}\n",
                      FormatBytes(Bytes(r.weights_bytes)), FormatBytes(Bytes(r.activations_bytes)),
-                     FormatBytes(Bytes(r.kv_capacity_bytes)),
+                     states, FormatBytes(Bytes(r.kv_capacity_bytes)),
                      FormatBytes(Bytes(r.memory_capacity_bytes)),
                      r.fits ? "fits" : "DOES NOT FIT (" + r.fit_reason + ")");
 }
@@ -187,6 +189,7 @@ Json ServingReportJson(const ServingReport& r, bool kv_use) {
   j.Set("max_rate_at_slo", r.max_rate_at_slo >= 0 ? Json(r.max_rate_at_slo) : Json());
   j.Set("kv_peak_bytes", r.kv_peak_bytes).Set("kv_capacity_bytes", r.kv_capacity_bytes);
   j.Set("weights_bytes", r.weights_bytes).Set("activations_bytes", r.activations_bytes);
+  if (r.state_bytes > 0) j.Set("state_bytes", r.state_bytes);  // a hybrid model's only
   j.Set("memory_capacity_bytes", r.memory_capacity_bytes);
   j.Set("fits", r.fits).Set("fit_reason", r.fit_reason);
   j.Set("cost_per_million_tokens", r.cost_per_million_tokens);
