@@ -1,8 +1,6 @@
 #include "models/layer_graph.h"
 
 #include <algorithm>
-#include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -166,31 +164,15 @@ ModelGraph BuildModelGraph(const ModelSpec& m, const GraphShape& s) {
   if (m.is_moe() && (transformer || mtp)) g.moe = BuildLayer("moe_layer", /*moe=*/true, m, s, d);
   g.head = BuildHead(m, s, d);
   if (m.mtp_depth > 0) g.mtp = BuildMtp(m, d);
-  for (auto [sym, kind, block] : {std::tuple{'M', LayerKind::kMamba, &g.mamba},
-                                  std::tuple{'*', LayerKind::kAttention, &g.attention},
-                                  std::tuple{'-', LayerKind::kMlp, &g.mlp},
-                                  std::tuple{'E', LayerKind::kExperts, &g.experts}}) {
-    if (m.hybrid.find(sym) != std::string::npos) *block = BuildSublayer(kind, m, s, d);
+  if (m.is_hybrid()) {
+    bool present[kLayerKinds] = {};
+    for (int i = 0; i < m.layers; ++i) present[static_cast<int>(m.KindOf(i))] = true;
+    for (int k = 0; k < kLayerKinds; ++k) {
+      if (present[k])
+        g.*ModelGraph::kLayerBlocks[k] = BuildSublayer(static_cast<LayerKind>(k), m, s, d);
+    }
   }
   return g;
-}
-
-const Block& ModelGraph::Layer(LayerKind k) const {
-  switch (k) {
-    case LayerKind::kDense:
-      return dense;
-    case LayerKind::kMoe:
-      return moe;
-    case LayerKind::kMamba:
-      return mamba;
-    case LayerKind::kAttention:
-      return attention;
-    case LayerKind::kMlp:
-      return mlp;
-    case LayerKind::kExperts:
-      return experts;
-  }
-  return dense;
 }
 
 std::shared_ptr<const ModelGraph> SharedModelGraph(const ModelSpec& model,

@@ -37,11 +37,17 @@ struct ModelGraph {
   // Mamba-2 mixer, attention, a dense MLP, experts; each with its own norm and residual.
   Block mamba, attention, mlp, experts;
   const Block& mtp_layer() const { return moe.size() > 0 ? moe : dense; }
+  // Each LayerKind's block, in its order.
+  static constexpr Block ModelGraph::*kLayerBlocks[kLayerKinds] = {
+      &ModelGraph::dense,     &ModelGraph::moe, &ModelGraph::mamba,
+      &ModelGraph::attention, &ModelGraph::mlp, &ModelGraph::experts};
   // The block of layers of kind `k`.
-  const Block& Layer(LayerKind k) const;
+  const Block& Layer(LayerKind k) const { return this->*kLayerBlocks[static_cast<int>(k)]; }
   // Every layer block, in LayerKind's order (empty where the model has none of that kind).
   std::vector<const Block*> Layers() const {
-    return {&dense, &moe, &mamba, &attention, &mlp, &experts};
+    std::vector<const Block*> out;
+    for (Block ModelGraph::*b : kLayerBlocks) out.push_back(&(this->*b));
+    return out;
   }
 };
 

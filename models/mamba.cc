@@ -12,12 +12,9 @@ namespace parasim::blocks {
 // causal conv1d and SiLU over x, B and C, the chunked scan and the gating y * silu(z); then the
 // grouped RMSNorm (no TP collective: its groups are within a rank) and out_proj.
 void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
-  const MambaSpec& mb = m.mamba;
-  const double heads = static_cast<double>(m.mamba_heads()) / d.t;
-  const double groups = static_cast<double>(mb.groups) / d.t;
-  const double inner = heads * static_cast<double>(mb.head_dim);
-  const double N = static_cast<double>(mb.state_dim), P = static_cast<double>(mb.head_dim);
-  const double bc = 2 * groups * N;                 // B and C columns
+  const MambaRank r = MambaRankOf(m, d.t);
+  const double heads = r.heads, groups = r.groups, inner = r.inner(), bc = r.bc();
+  const double N = r.state;
   const double proj_cols = 2 * inner + bc + heads;  // z, x, B, C, dt
   const int64_t T = static_cast<int64_t>(d.T);
 
@@ -45,28 +42,20 @@ void AddMamba(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const D
   if (s.cp > 1) conv.bwd_comm = {CommKind::kAllToAll, GroupKind::kCp, sent_bytes, false};
   bb.Add(std::move(conv));
 
-  // The chunked scan (SSD, Dao & Gu 2024 Sec. 6), over chunks of Q tokens: C B^T within each
-  // chunk and group (2 Q N a token), its masked product with x (2 Q P a token and head), each
-  // chunk's state B^T x and the states' contribution C h to the outputs (2 N P each). Its
-  // matmuls are attention's masked form within a chunk (the paper's state-space duality), run
-  // in 16 bits by Triton kernels: priced as the fused attention core is. Chunk states in fp32
-  // are written and read once between the kernels.
+  // The chunked scan (MambaRank): its matmuls are attention's masked form within a chunk (the
+  // paper's state-space duality), run in 16 bits by Triton kernels: priced as the fused
+  // attention core is.
   const double Q = static_cast<double>(std::min<int64_t>(MambaSpec::kChunk, s.seq_len));
-  const double seq_tokens = d.T * s.cp;       // after CP's all-to-all: whole sequences
-  const double cb_groups = cp_groups / s.cp;  // one a rank when groups < cp
   Op scan;
   scan.name = "ssd_scan";
   scan.kind = OpKind::kAttention;
   scan.m = T;
   scan.n = static_cast<int64_t>(Q);
-  scan.k = mb.state_dim;
+  scan.k = m.mamba.state_dim;
   scan.batch = static_cast<int64_t>(heads);
-  scan.fwd_flops =
-      Flops(seq_tokens * (cb_groups * 2 * Q * N + heads / s.cp * (2 * Q * P + 4 * N * P)));
+  scan.fwd_flops = Flops(r.ScanFlops(d.T, Q, s.cp));
   scan.bwd_flops = scan.fwd_flops * 2;
-  const double states = d.T / Q * inner * N * 4;
-  // x and z read, the gated output and the pre-gate y (kept) written; B, C and dt read.
-  scan.fwd_bytes = Bytes(d.T * (4 * inner + bc + heads) * d.a + 2 * states);
+  scan.fwd_bytes = Bytes(r.ScanBytes(d.T, Q, d.a, /*keep_y=*/true));
   scan.bwd_bytes = scan.fwd_bytes * 2.5;
   scan.saved.push_back({"ssd_scan.output", y_bytes, false});  // y before the gate
   if (s.cp > 1) scan.fwd_comm = {CommKind::kAllToAll, GroupKind::kCp, y_bytes, false};

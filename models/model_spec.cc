@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 extern const char kModelsYaml[];
@@ -15,6 +16,22 @@ double MambaParams(const ModelSpec& m) {
   // in_proj (no bias), the conv1d's weights and bias over x, B and C, dt_bias, A_log and D a
   // head, the gated RMSNorm's weight, out_proj (no bias): MambaMixer.__init__.
   return h * (2 * di + bc + heads) + (di + bc) * (MambaSpec::kConv + 1) + 3 * heads + di + di * h;
+}
+
+MambaRank MambaRankOf(const ModelSpec& m, int tp) {
+  return {static_cast<double>(m.mamba_heads()) / tp, static_cast<double>(m.mamba.groups) / tp,
+          static_cast<double>(m.mamba.head_dim), static_cast<double>(m.mamba.state_dim)};
+}
+
+double MambaRank::ScanFlops(double tokens, double q, int cp) const {
+  const double cp_groups = std::max(groups, static_cast<double>(cp));
+  const double P = head_dim, N = state;
+  return tokens * cp * (cp_groups / cp * 2 * q * N + heads / cp * (2 * q * P + 4 * N * P));
+}
+
+double MambaRank::ScanBytes(double tokens, double q, double a, bool keep_y) const {
+  const double states = tokens / q * inner() * state * 4;
+  return tokens * ((keep_y ? 4 : 3) * inner() + bc() + heads) * a + 2 * states;
 }
 
 ParamCounts CountParams(const ModelSpec& m, int64_t seq_len) {
@@ -306,7 +323,7 @@ Status ValidateHybrid(const ModelSpec& m, const YamlContext& ctx, const YAML::No
     }
   }
   const int heads = m.mamba_heads();
-  if (m.hybrid.find('M') != std::string::npos && (heads <= 0 || heads % m.mamba.groups != 0)) {
+  if (m.has_mamba() && (heads <= 0 || heads % m.mamba.groups != 0)) {
     return ctx.ErrorAt(at, fmt::format("{}.hybrid.mamba", path),
                        fmt::format("Mamba heads {} must be a positive multiple of its groups {} "
                                    "(MambaMixer: nheads % ngroups == 0)",

@@ -139,6 +139,7 @@ struct ModelSpec {
   int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   bool has_bias() const { return bias >= 0 ? bias == 1 : mlp == MlpKind::kGelu; }
   bool is_hybrid() const { return !hybrid.empty(); }
+  bool has_mamba() const { return hybrid.find('M') != std::string::npos; }
   // The Mamba-2 mixer's heads and inner width (heads x head_dim).
   int mamba_heads() const {
     return mamba.heads > 0 ? mamba.heads : static_cast<int>(2 * hidden / mamba.head_dim);
@@ -148,8 +149,7 @@ struct ModelSpec {
   // heads and groups.
   bool TpSplits(int tp) const {
     if (heads % tp != 0) return false;
-    return hybrid.find('M') == std::string::npos ||
-           (mamba_heads() % tp == 0 && mamba.groups % tp == 0);
+    return !has_mamba() || (mamba_heads() % tp == 0 && mamba.groups % tp == 0);
   }
   // Whether layer `i` (0-based) holds experts.
   bool IsMoeLayer(int i) const {
@@ -184,6 +184,25 @@ struct ParamCounts {
 
 // One Mamba-2 mixer's parameters, without its pre-norm.
 double MambaParams(const ModelSpec& m);
+
+// One rank's share of a Mamba-2 mixer (its heads and groups split over TP), and the work of its
+// chunked scan (SSD, Dao & Gu 2024 Sec. 6) over chunks of q tokens: C B^T within each chunk and
+// group (2 q N a token), its masked product with x (2 q P a token and head), each chunk's state
+// B^T x and the states' contribution C h to the outputs (2 N P each). The training graph
+// (models/mamba.cc) and the serving cost (strategies/serving_cost.cc) both price it from here.
+struct MambaRank {
+  double heads = 0, groups = 0, head_dim = 0, state = 0;
+  double inner() const { return heads * head_dim; }
+  double bc() const { return 2 * groups * state; }  // B and C columns
+  // Forward FLOPs of the scan for `tokens` of this rank's part of the sequence; under CP each
+  // rank scans whole sequences of 1/cp of the heads, B and C repeated where groups < cp.
+  double ScanFlops(double tokens, double q, int cp = 1) const;
+  // Its HBM traffic in `a`-byte activations: x and z read, the gated output written, and with
+  // `keep_y` the pre-gate y kept for backward; B, C and dt read; each chunk's fp32 state written
+  // and read between the kernels.
+  double ScanBytes(double tokens, double q, double a, bool keep_y) const;
+};
+MambaRank MambaRankOf(const ModelSpec& m, int tp);
 
 // Parameter count derived from the architecture (same accounting as the layer graph).
 ParamCounts CountParams(const ModelSpec& m, int64_t seq_len = 0);

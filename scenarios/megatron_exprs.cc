@@ -147,4 +147,27 @@ StatusOr<std::vector<LayoutSegment>> ParsePipelineLayout(std::string_view text) 
   return out;
 }
 
+std::string HybridPattern::Stack() const {
+  std::string out;
+  for (const std::string& seg : segments) out += seg;
+  return out;
+}
+
+HybridPattern SplitHybridPattern(std::string_view text) {
+  auto split = [](std::string_view t, char sep) {
+    std::vector<std::string> out;
+    for (size_t at = 0;;) {
+      const size_t cut = t.find(sep, at);
+      out.emplace_back(t.substr(at, cut == std::string_view::npos ? t.npos : cut - at));
+      if (cut == std::string_view::npos) return out;
+      at = cut + 1;
+    }
+  };
+  HybridPattern p;
+  std::vector<std::string> parts = split(text, '/');
+  p.segments = split(parts[0], '|');
+  p.mtp.assign(parts.begin() + 1, parts.end());
+  return p;
+}
+
 }  // namespace parasim

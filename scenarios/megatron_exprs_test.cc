@@ -48,5 +48,18 @@ TEST_CASE("--pipeline-model-parallel-layout strings") {
   CHECK(!ParsePipelineLayout("Ex|tL").ok());
 }
 
+TEST_CASE("a hybrid pattern splits into pipeline segments and MTP parts") {
+  const HybridPattern p = SplitHybridPattern("MEM*|EM-/*E/*E");
+  CHECK(p.segments == std::vector<std::string>{"MEM*", "EM-"});
+  CHECK(p.mtp == std::vector<std::string>{"*E", "*E"});
+  CHECK(p.Stack() == "MEM*EM-");
+  const HybridPattern plain = SplitHybridPattern("M-M*");
+  CHECK(plain.segments == std::vector<std::string>{"M-M*"});
+  CHECK(plain.mtp.empty());
+  // Empty parts are kept, for the readers to refuse with their flag's place.
+  CHECK(SplitHybridPattern("M-||M-/").segments.size() == 3);
+  CHECK(SplitHybridPattern("M-||M-/").mtp == std::vector<std::string>{""});
+}
+
 }  // namespace
 }  // namespace parasim

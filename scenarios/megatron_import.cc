@@ -112,8 +112,8 @@ Status ReadMicrobatchGroup(Context& c, int64_t vp) {
 Status ReadHybridPipeline(Context& c, int pp, int layers, bool* handled) {
   const FlagReader& r = c.r;
   const std::string flag = HybridFlag(r);
-  const std::string main = r.Value(flag).substr(0, r.Value(flag).find('/'));
-  const bool segmented = main.find('|') != std::string::npos;
+  const HybridPattern pattern = SplitHybridPattern(r.Value(flag));
+  const bool segmented = pattern.segments.size() > 1;
   // Refused beside any hybrid pattern: another layout, virtual stages by count, the ends
   // counted as layers (arguments.py at d98e8a6); beside '|' segments also uneven first and last
   // stages.
@@ -140,14 +140,8 @@ Status ReadHybridPipeline(Context& c, int pp, int layers, bool* handled) {
     }
     return Status::Ok();
   }
-  std::vector<int> seg = {0};
-  for (char ch : main) {
-    if (ch == '|') {
-      seg.push_back(0);
-    } else {
-      ++seg.back();
-    }
-  }
+  std::vector<int> seg;
+  for (const std::string& s : pattern.segments) seg.push_back(static_cast<int>(s.size()));
   const int n = static_cast<int>(seg.size());
   if (n % pp != 0) {
     return r.Error(flag, fmt::format("{} '|' segments do not split over "

@@ -32,37 +32,27 @@ constexpr Tokenizer kTokenizers[] = {
     {"BertWordPieceCase", 28996, "BERT's cased WordPiece (bert-base-cased: 28,996)"},
 };
 
-// A hybrid pattern (megatron/core/models/hybrid/hybrid_layer_allocation.py): the main stack,
-// '|' between pipeline segments, then '/' before each multi-token-prediction module's pattern.
-// `*main` gets the stack without '|', `*depth` the MTP parts, each checked.
-Status SplitHybridPattern(const FlagReader& r, const std::string& flag, std::string* main,
+// A hybrid pattern's layer symbols and MTP parts checked: `*main` gets the stack (one symbol a
+// layer, without '|'), `*depth` the MTP modules.
+Status CheckHybridPattern(const FlagReader& r, const std::string& flag, std::string* main,
                           int* depth) {
-  const std::string text = r.Value(flag);
-  std::vector<std::string> parts;
-  for (size_t at = 0;;) {
-    const size_t slash = text.find('/', at);
-    parts.push_back(text.substr(at, slash == std::string::npos ? std::string::npos : slash - at));
-    if (slash == std::string::npos) break;
-    at = slash + 1;
-  }
-  for (char ch : parts[0]) {
-    if (ch == '|') continue;
-    if (std::string_view("M*-E").find(ch) == std::string_view::npos) {
-      return r.Error(flag, fmt::format("layer symbol '{}': parasim builds M (Mamba-2), * "
-                                       "(attention), - (MLP) and E (experts); not G (gated "
-                                       "delta net), D (sparse attention) or + (MLA)",
-                                       ch));
-    }
-    *main += ch;
+  const HybridPattern p = SplitHybridPattern(r.Value(flag));
+  *main = p.Stack();
+  const size_t bad = main->find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    return r.Error(flag, fmt::format("layer symbol '{}': parasim builds M (Mamba-2), * "
+                                     "(attention), - (MLP) and E (experts); not G (gated "
+                                     "delta net), D (sparse attention) or + (MLA)",
+                                     (*main)[bad]));
   }
   if (main->empty()) return r.Error(flag, "no layer before the first '/'");
-  *depth = static_cast<int>(parts.size()) - 1;
+  *depth = static_cast<int>(p.mtp.size());
   const std::string mtp = r.Has("--num-experts") ? "*E" : "*-";
-  for (size_t d = 1; d < parts.size(); ++d) {
-    if (parts[d] != mtp) {
+  for (const std::string& part : p.mtp) {
+    if (part != mtp) {
       return r.Error(flag, fmt::format("multi-token-prediction module '{}': parasim builds one "
                                        "attention layer and the {} each ('{}')",
-                                       parts[d], mtp == "*E" ? "experts" : "MLP", mtp));
+                                       part, mtp == "*E" ? "experts" : "MLP", mtp));
     }
   }
   return Status::Ok();
@@ -79,7 +69,7 @@ Status ReadHybrid(Context& c, int64_t hidden) {
   }
   std::string main;
   int depth = 0;
-  PARASIM_RETURN_IF_ERROR(SplitHybridPattern(r, flag, &main, &depth));
+  PARASIM_RETURN_IF_ERROR(CheckHybridPattern(r, flag, &main, &depth));
   c.Derived(
       "model.layers", std::to_string(main.size()),
       fmt::format("{}: {} layers (Megatron-LM counts them from the pattern)", flag, main.size()),

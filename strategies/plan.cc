@@ -82,7 +82,7 @@ std::optional<LayoutProblem> HeadsProblem(const Layout& l, const ModelSpec& m) {
   }
   // MambaMixer shards heads and groups over TP; CP splits each rank's heads, and its groups or
   // their copies (megatron/core/ssm/mamba_mixer.py, mamba_context_parallel.py).
-  if (m.hybrid.find('M') != std::string::npos) {
+  if (m.has_mamba()) {
     const int heads = m.mamba_heads(), groups = m.mamba.groups;
     if (heads % l.tp != 0 || groups % l.tp != 0) {
       return At("tp", fmt::format("tp {} does not divide the Mamba layers' {} {}", l.tp,

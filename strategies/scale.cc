@@ -282,9 +282,8 @@ std::vector<StrategyMinimum> Minimums(const Scenario& s) {
                        }));
   out.push_back(Search(
       s, "TP",
-      fmt::format(
-          "TP stays within a node ({} GPUs) and divides the {} heads{}", gpn, s.model.heads,
-          s.model.hybrid.find('M') != std::string::npos ? " and the Mamba heads and groups" : ""),
+      fmt::format("TP stays within a node ({} GPUs) and divides the {} heads{}", gpn, s.model.heads,
+                  s.model.has_mamba() ? " and the Mamba heads and groups" : ""),
       [&](int64_t n) {
         Layout l;
         l.tp = static_cast<int>(n);

@@ -191,24 +191,16 @@ void ServingCost::InitAttention(const ModelGraph& g) {
 
 void ServingCost::InitMamba(int mamba_layers) {
   // A rank's share of one Mamba layer (its heads and groups split over TP).
-  const MambaSpec& mb = model_.mamba;
-  const double t = attention_tp_;
-  const double heads = model_.mamba_heads() / t, groups = mb.groups / t;
-  const double P = static_cast<double>(mb.head_dim), N = static_cast<double>(mb.state_dim);
-  const double inner = heads * P, bc = 2 * groups * N;
+  mamba_ = MambaRankOf(model_, attention_tp_);
+  const double inner = mamba_.inner(), bc = mamba_.bc();
   // The SSM state in fp32 (vLLM's mamba_ssm_cache_dtype float32, as NVIDIA's Nemotron-H and
   // Nemotron 3 model cards serve them) and the conv1d's last kConv - 1 inputs in 16 bits.
-  const double ssm = heads * P * N * 4, conv = (inner + bc) * (MambaSpec::kConv - 1) * 2;
+  const double ssm = inner * mamba_.state * 4, conv = (inner + bc) * (MambaSpec::kConv - 1) * 2;
   state_layer_bytes_ = ssm + conv;
-  state_model_bytes_ = (ssm + conv) * t * mamba_layers;
-  // A prompt's chunked scan (the training graph's SSD matmuls, models/mamba.cc), in 16 bits:
-  // x, z, B, C and dt read, the output written, each chunk's fp32 state written and read.
-  const double Q = static_cast<double>(MambaSpec::kChunk);
-  scan_flops_per_token_ = heads * (2 * Q * P + 4 * N * P) + groups * 2 * Q * N;
-  scan_bytes_per_token_ = (3 * inner + bc + heads) * 2 + 2 * heads * P * N * 4 / Q;
+  state_model_bytes_ = (ssm + conv) * attention_tp_ * mamba_layers;
   // A decoding sequence's update (mamba_ssm's selective_state_update and causal_conv1d_update):
   // its SSM and conv states read and written, its token's x, z, B, C, dt read and y written.
-  update_bytes_per_seq_ = 2 * state_layer_bytes_ + (3 * inner + bc + heads) * 2;
+  update_bytes_per_seq_ = 2 * state_layer_bytes_ + (3 * inner + bc + mamba_.heads) * 2;
 }
 
 void ServingCost::InitMemory(const ModelGraph& g) {
@@ -396,8 +388,10 @@ Duration ServingCost::MambaScan(const IterationShape& it, int64_t* kernels) cons
   Duration t;
   *kernels = 0;
   if (it.prefill_tokens > 0) {
+    // A prompt's chunked scan (MambaRank), in 16 bits, as the training graph's.
     const double n = static_cast<double>(it.prefill_tokens);
-    t += ServeAttentionTime(cost16_, {n, scan_flops_per_token_, n * scan_bytes_per_token_});
+    const double q = static_cast<double>(MambaSpec::kChunk);
+    t += ServeAttentionTime(cost16_, {1, mamba_.ScanFlops(n, q), mamba_.ScanBytes(n, q, 2, false)});
     ++*kernels;
   }
   if (it.decode_seqs > 0) {

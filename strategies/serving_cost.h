@@ -169,10 +169,10 @@ class ServingCost {
   // The attention core's shape on a rank: FLOPs per query-key pair, bytes per query (Q and
   // output), KV bytes per token per layer.
   double flops_per_pair_ = 0, query_bytes_ = 0, kv_layer_bytes_ = 0, kv_model_bytes_ = 0;
-  // A Mamba layer on a rank: its state per sequence, and its chunked scan's FLOPs and bytes per
-  // prompt token and state update bytes per decoding sequence.
-  double state_layer_bytes_ = 0, state_model_bytes_ = 0;
-  double scan_flops_per_token_ = 0, scan_bytes_per_token_ = 0, update_bytes_per_seq_ = 0;
+  // A Mamba layer on a rank: its shape, its state per sequence (and the model's), and the bytes a
+  // decoding sequence's state update moves.
+  MambaRank mamba_;
+  double state_layer_bytes_ = 0, state_model_bytes_ = 0, update_bytes_per_seq_ = 0;
   Op lm_head_;
   std::vector<Duration> heads_;  // Head's time per tokens sampled, as asked
   ServingMemory memory_;

@@ -362,8 +362,9 @@ ServingReplay Replay::Collect() {
   }
   std::nth_element(e2e.begin(), e2e.begin() + static_cast<std::ptrdiff_t>(e2e.size() / 2),
                    e2e.end());
+  if (!e2e.empty()) out.median_e2e_s = e2e[e2e.size() / 2];
   const int64_t window_start =
-      e2e.empty() ? -1 : static_cast<int64_t>(std::llround(e2e[e2e.size() / 2] * 1e12));
+      e2e.empty() ? -1 : static_cast<int64_t>(std::llround(out.median_e2e_s * 1e12));
   if (window_start >= 0 && window_end_ > window_start) {
     out.window_s = static_cast<double>(window_end_ - window_start) * 1e-12;
     out.window_tokens = GeneratedBy(window_end_) - GeneratedBy(window_start);

@@ -68,6 +68,7 @@ struct ServingReplay {
   // ends in a drain, which a run of hours (MLPerf's) does not see.
   double window_s = 0;
   double window_tokens = 0;
+  double median_e2e_s = 0;  // the median served request's time in the system
   int64_t iterations = 0;
   int64_t preemptions = 0;
   int64_t rejected = 0;           // requests whose KV cannot fit a replica's cache

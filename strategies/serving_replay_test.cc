@@ -120,6 +120,7 @@ TEST_CASE("disaggregated pools: prompts on one, decodes on the other, KV in betw
 TEST_CASE("kept up: as many requests finish as arrive over the second half, no burst") {
   // Requests each a second apart; each in the system 1.5 s: the system keeps up.
   ServingReplay steady;
+  steady.median_e2e_s = 1.5;
   for (int i = 0; i < 100; ++i) {
     steady.requests.push_back(
         {.arrival_s = 1.0 * i, .first_token_s = i + 0.5, .finish_s = i + 1.5});
@@ -128,6 +129,7 @@ TEST_CASE("kept up: as many requests finish as arrive over the second half, no b
   // Served one every 1.1 s: the number in the system grows by one in eleven.
   ServingReplay growing = steady;
   for (int i = 0; i < 100; ++i) growing.requests[i].finish_s = 1.5 + 1.1 * i;
+  growing.median_e2e_s = 1.5 + 0.1 * 50;
   CHECK_FALSE(KeptUp(growing));
   // The same requests arriving within 2 s and each served in 1.5 s: one burst, no steady half.
   ServingReplay burst = steady;

@@ -162,18 +162,13 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
 }
 
 bool KeptUp(const ServingReplay& r) {
-  double first = 0, last = 0;
-  std::vector<double> e2e;
-  for (size_t i = 0; i < r.requests.size(); ++i) {
-    const RequestOutcome& o = r.requests[i];
-    first = i == 0 ? o.arrival_s : std::min(first, o.arrival_s);
-    last = i == 0 ? o.arrival_s : std::max(last, o.arrival_s);
-    if (o.served()) e2e.push_back(o.finish_s - o.arrival_s);
+  if (r.requests.empty() || r.median_e2e_s <= 0) return false;
+  double first = r.requests.front().arrival_s, last = first;
+  for (const RequestOutcome& o : r.requests) {
+    first = std::min(first, o.arrival_s);
+    last = std::max(last, o.arrival_s);
   }
-  if (e2e.empty()) return false;
-  std::nth_element(e2e.begin(), e2e.begin() + static_cast<std::ptrdiff_t>(e2e.size() / 2),
-                   e2e.end());
-  const double median = e2e[e2e.size() / 2];
+  const double median = r.median_e2e_s;
   // The run's second half, once the system has filled (a median request's time in the system
   // into the first half): as many requests finished in it as arrived, within kRateTolerance, or
   // the number in the system grew. No such half: the requests passed as one burst, which says
