@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 namespace parasim {
@@ -38,6 +39,10 @@ CostModel::CostModel(const ClusterSpec& cluster, Dtype precision)
       measured_shapes_.emplace(std::tuple{g.m, g.n, g.k}, g.efficiency);
     }
   }
+  for (const auto& [shape, eff] : measured_shapes_) {
+    const auto& [m, n, k] = shape;
+    measured_rows_[{n, k}][m] = eff;
+  }
 }
 
 double CostModel::ShapeCurve(int64_t m, int64_t n, int64_t k) const {
@@ -65,6 +70,17 @@ double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k) const {
   if (!measured_shapes_.empty()) {
     auto it = measured_shapes_.find({m, n, k});
     if (it != measured_shapes_.end()) return it->second;
+    auto rows = measured_rows_.find({n, k});
+    if (rows != measured_rows_.end()) {
+      const std::map<int64_t, double>& by_m = rows->second;
+      auto hi = by_m.upper_bound(m);
+      if (hi != by_m.begin() && hi != by_m.end()) {
+        auto lo = std::prev(hi);
+        const double f = std::log(static_cast<double>(m) / static_cast<double>(lo->first)) /
+                         std::log(static_cast<double>(hi->first) / static_cast<double>(lo->first));
+        return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
+      }
+    }
   }
   return base_gemm_efficiency_ * ShapeFactor(m, n, k) / shape_norm_;
 }

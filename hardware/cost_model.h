@@ -20,6 +20,7 @@
 #include <map>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "hardware/collective_algorithm.h"
@@ -33,6 +34,11 @@ class CostModel {
  public:
   CostModel(const ClusterSpec& cluster, Dtype precision);
 
+  // The efficiency of an m x n x k GEMM against the dense peak: a profile's measured shape
+  // exactly; between two measured shapes of the same n and k (a serving calibration times a
+  // ladder of row counts), their efficiencies' logarithms interpolated in log m, which is exact
+  // both where the GEMM reads its weights at a fixed rate (efficiency in proportion to m) and on
+  // its compute plateau (constant); else the shape curve.
   double GemmEfficiency(int64_t m, int64_t n, int64_t k) const;
   Duration GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
   // The GEMM roofline GemmTime applies, for a caller that counts its own FLOPs and bytes (a
@@ -72,6 +78,8 @@ class CostModel {
   double shape_norm_;            // shape factor at 8192^3, where gemm_efficiency was measured
   double base_gemm_efficiency_;  // gemm_efficiency, or the fp8 one for fp8 training
   std::map<std::tuple<int64_t, int64_t, int64_t>, double> measured_shapes_;  // this precision
+  // The same, by (n, k) and then m, for the interpolation between row counts.
+  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, double>> measured_rows_;
   double ShapeFactor(int64_t m, int64_t n, int64_t k) const;
 };
 

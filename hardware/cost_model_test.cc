@@ -287,5 +287,28 @@ TEST_CASE("FP8 GEMMs take the FP8/16-bit efficiency ratio fitted to the same H10
   CHECK(CostModel(stated, Dtype::kFp8).GemmEfficiency(8192, 8192, 8192) == doctest::Approx(0.5));
 }
 
+TEST_CASE("measured row counts of one n x k: exact where measured, interpolated between them") {
+  ClusterSpec c = Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1);
+  const CostModel curve(c, Dtype::kBf16);
+  // A serving calibration's ladder for one weight matrix (8192 x 2560): a decode step's one and
+  // 64 rows (memory-bound: efficiency in proportion to the rows), a prompt chunk's 4096.
+  c.gpu.gemm_shapes = {{Dtype::kBf16, 1, 2560, 8192, 0.004},
+                       {Dtype::kBf16, 64, 2560, 8192, 0.256},
+                       {Dtype::kBf16, 4096, 2560, 8192, 0.70}};
+  const CostModel cm(c, Dtype::kBf16);
+  CHECK(cm.GemmEfficiency(64, 2560, 8192) == doctest::Approx(0.256));
+  // Between 1 and 64 rows the measured proportion holds: 8 rows at 8 x 0.004.
+  CHECK(cm.GemmEfficiency(8, 2560, 8192) == doctest::Approx(0.032));
+  // Between 64 and 4096 rows, halfway in log m (512): the geometric mean.
+  CHECK(cm.GemmEfficiency(512, 2560, 8192) == doctest::Approx(std::sqrt(0.256 * 0.70)));
+  // Beyond the ladder, and for another matrix, the shape curve as without measurements.
+  CHECK(cm.GemmEfficiency(8192, 2560, 8192) == curve.GemmEfficiency(8192, 2560, 8192));
+  CHECK(cm.GemmEfficiency(8, 2560, 4096) == curve.GemmEfficiency(8, 2560, 4096));
+  // The other precision class keeps the curve too.
+  CHECK(CostModel(c, Dtype::kFp8).GemmEfficiency(8, 2560, 8192) ==
+        CostModel(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1), Dtype::kFp8)
+            .GemmEfficiency(8, 2560, 8192));
+}
+
 }  // namespace
 }  // namespace parasim

@@ -88,6 +88,7 @@ struct GemmRows {
   std::vector<double> y, t;
   std::vector<const GemmPoint*> used;
   std::vector<std::string> at_bound;
+  int memory_bound = 0;  // shapes kept exactly but left out of the curve's fit
 };
 
 GemmRows CollectGemms(FitContext* f, bool fp8, Dtype peak_dtype) {
@@ -120,10 +121,22 @@ GemmRows CollectGemms(FitContext* f, bool fp8, Dtype peak_dtype) {
                                         g.k, FormatDuration(g.time)));
         continue;
       }
-      rows.a.push_back({flops / (peak * base.ShapeCurve(g.m, g.n, g.k))});
-      rows.y.push_back(kernel);
-      rows.t.push_back(g.time.seconds());
-      rows.used.push_back(&g);
+      // A GEMM whose operands take longer to stream than its FLOPs take at the catalog's
+      // large-GEMM rate (a decode step's few rows against the whole weight matrix) cannot tell
+      // the compute efficiency: it is kept as a measured shape, which the cost model uses
+      // exactly and between row counts, and left out of the curve.
+      const double eff = fp8 ? c.gpu.Fp8GemmEfficiency() : c.gpu.gemm_efficiency;
+      const double compute = flops / (peak * eff * c.gpu.sustained_factor);
+      const Bytes operands(DtypeBytes(g.dtype) * static_cast<double>(g.m * g.k + g.k * g.n) +
+                           2.0 * static_cast<double>(g.m * g.n));
+      if (base.MemoryTime(operands).seconds() >= compute) {
+        ++rows.memory_bound;
+      } else {
+        rows.a.push_back({flops / (peak * base.ShapeCurve(g.m, g.n, g.k))});
+        rows.y.push_back(kernel);
+        rows.t.push_back(g.time.seconds());
+        rows.used.push_back(&g);
+      }
       r.profile.gemm_shapes.push_back(
           {g.dtype, g.m, g.n, g.k,
            Bounded(flops / (peak * kernel), 0.001, 1.0,
@@ -153,7 +166,15 @@ void FitLaunch(FitContext* f) {
 void FitGemms(FitContext* f, bool fp8) {
   const Dtype peak_dtype = fp8 ? Dtype::kFp8 : Dtype::kBf16;
   GemmRows rows = CollectGemms(f, fp8, peak_dtype);
-  if (rows.a.empty()) return;
+  if (rows.a.empty()) {
+    if (rows.memory_bound > 0) {
+      f->result.skipped.push_back(fmt::format(
+          "gemm{}: all {} shapes are bound by their operands' traffic: kept exactly, no "
+          "efficiency fitted",
+          fp8 ? " fp8" : "", rows.memory_bound));
+    }
+    return;
+  }
   const std::vector<double> x = SolveRelative(rows.a, rows.y, rows.t);
   const double e = Bounded(1.0 / x[0], 0.01, 1.0, fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency",
                            &rows.at_bound);
@@ -179,7 +200,12 @@ void FitGemms(FitContext* f, bool fp8) {
   }
   FamilyFit q = Quality(fp8 ? "gemm fp8 (shape curve)" : "gemm (shape curve)", meas, pred, names);
   q.fitted = fmt::format("{} {:.4f}; {} shapes kept exactly",
-                         fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", e, rows.used.size());
+                         fp8 ? "gemm_efficiency_fp8" : "gemm_efficiency", e,
+                         rows.used.size() + static_cast<size_t>(rows.memory_bound));
+  if (rows.memory_bound > 0) {
+    q.fitted += fmt::format(" ({} of them bound by their operands' traffic: not in the curve)",
+                            rows.memory_bound);
+  }
   q.at_bound = std::move(rows.at_bound);
   f->result.families.push_back(q);
 }

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,15 +39,22 @@ TEST_CASE("the launch overhead is the median of the measured launches") {
   CHECK(f.result.families.empty());  // not a family of its own
 }
 
-TEST_CASE("fp8 and measured GEMM shapes: the profile prices exactly the shapes it measured") {
+// The catalog's H100 with GEMMs at `efficiency` (fp8 at 0.58) and no clock drop, and an empty
+// measurements file of its GPU and launch overhead.
+std::pair<ClusterSpec, Measurements> GemmTruth(double efficiency) {
   ClusterSpec truth = H100Cluster(1);
   truth.gpu.sustained_factor = 1.0;
-  truth.gpu.gemm_efficiency = 0.75;
+  truth.gpu.gemm_efficiency = efficiency;
   truth.gpu.gemm_efficiency_fp8 = 0.58;
   Measurements m;
   m.file = "gemm.yaml";
   m.gpu = truth.gpu.id;
   m.launch = truth.gpu.launch_overhead;
+  return {truth, m};
+}
+
+TEST_CASE("fp8 and measured GEMM shapes: the profile prices exactly the shapes it measured") {
+  auto [truth, m] = GemmTruth(0.75);
   CostModel bf16(truth, Dtype::kBf16), fp8(truth, Dtype::kFp8);
   for (int64_t a : {2048, 4096, 8192, 16384}) {
     for (int64_t b : {4096, 12288}) {
@@ -139,6 +147,42 @@ TEST_CASE("memory kernels fit one efficiency and are reported one by one") {
     if (f.family.rfind("  memory ", 0) == 0) ++kernels;
   }
   CHECK(kernels == 5);
+}
+
+TEST_CASE("a decode step's skinny GEMMs are kept exactly but left out of the efficiency's fit") {
+  auto [truth, m] = GemmTruth(0.75);
+  CostModel bf16(truth, Dtype::kBf16);
+  for (int64_t a : {2048, 4096, 8192, 16384}) {
+    m.gemm.push_back({Dtype::kBf16, a, 2560, 8192, bf16.GemmTime(a, 2560, 8192), 0});
+  }
+  const double curve_only = *FitKernels(m).profile.gemm_efficiency;
+  // Rows 1 to 64 of the same matrix stream its 42 MB of weights: timed at 70% of the HBM rate
+  // (a skinny kernel's, below the copy's), they would pull the compute efficiency far down.
+  const double weights = 2.0 * 2560 * 8192;
+  for (int64_t rows : {1, 8, 64}) {
+    const double s = (weights + 2.0 * rows * (2560 + 8192)) / (3.35e12 * 0.70);
+    m.gemm.push_back(
+        {Dtype::kBf16, rows, 2560, 8192, Duration::Seconds(s) + truth.gpu.launch_overhead, 0});
+  }
+  const FitResult r = FitKernels(m);
+  CHECK(*r.profile.gemm_efficiency == doctest::Approx(curve_only));
+  CHECK(r.profile.gemm_shapes.size() == m.gemm.size());
+  bool noted = false;
+  for (const FamilyFit& q : r.families) {
+    noted =
+        noted || q.fitted.find("3 of them bound by their operands' traffic") != std::string::npos;
+  }
+  CHECK(noted);
+  // Applied, the profile prices 8 rows as measured and 16 rows between 8 and 64.
+  ClusterSpec applied = H100Cluster(1);
+  REQUIRE(ApplyCalibrationProfile(r.profile, &applied).ok());
+  applied.gpu.sustained_factor = 1.0;
+  const CostModel cm(applied, Dtype::kBf16);
+  const double t8 = m.gemm[5].time.seconds(), t64 = m.gemm[6].time.seconds();
+  CHECK(cm.GemmTime(8, 2560, 8192).seconds() == doctest::Approx(t8).epsilon(1e-3));
+  const double t16 = cm.GemmTime(16, 2560, 8192).seconds();
+  CHECK(t16 > std::min(t8, t64) * 0.999);
+  CHECK(t16 < std::max(t8, t64) * 1.001);
 }
 
 }  // namespace

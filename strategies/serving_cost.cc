@@ -261,9 +261,53 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   memory_.kv_tokens = std::max<int64_t>(0, kv_tokens);
 }
 
+ModelGraph ServingCost::GraphFor(int64_t tokens) const {
+  return BuildModelGraph(model_, ShapeFor(RankTokens(tokens), attention_tp_, graph_ep_));
+}
+
+std::pair<double, double> ServingCost::GemmRowsOf(const Op& op, int64_t tokens) const {
+  if (!op.expert) return {static_cast<double>(op.m), static_cast<double>(op.batch)};
+  // The routed experts receive the replica's tokens x top_k over the experts, the busiest rank
+  // its expected excess; only the experts some token reaches are read.
+  const MoeSpec& e = model_.moe;
+  const int ep = pool_.dp_attention ? pool_.tp : pool_.ep;
+  const double all = static_cast<double>(tokens);
+  const double load = e.experts > 0 ? e.BusiestRankLoad(all / ep, ep) : 1.0;
+  const double local = static_cast<double>(e.experts) / ep;
+  return {all * e.top_k / e.experts * load, TouchedExperts(local, e.experts, e.top_k, all)};
+}
+
+std::vector<ServeGemmShape> ServingCost::GemmShapes(int64_t tokens) const {
+  std::vector<ServeGemmShape> out;
+  auto add = [&](const Op& op, double rows, double touched) {
+    if (rows <= 0 || touched <= 0 || op.n <= 0 || op.k <= 0) return;
+    const ServeGemmShape g = ServeGemmShapeOf(op, rows, touched);
+    for (const ServeGemmShape& o : out) {
+      if (o.m == g.m && o.n == g.n && o.k == g.k && o.quantised == g.quantised) return;
+    }
+    out.push_back(g);
+  };
+  const ModelGraph g = GraphFor(tokens);
+  std::vector<const Block*> blocks = {&g.embedding};
+  for (int k = 0; k < kLayerKinds; ++k) {
+    const Block& b = g.Layer(static_cast<LayerKind>(k));
+    if (b.size() > 0) blocks.push_back(&b);
+  }
+  for (const Block* b : blocks) {
+    for (size_t i = 0; i < b->size(); ++i) {
+      const Op& op = b->op(i);
+      if (op.kind != OpKind::kGemm) continue;
+      const auto [rows, touched] = GemmRowsOf(op, tokens);
+      add(op, rows, touched);
+    }
+  }
+  add(lm_head_, static_cast<double>(tokens), 1);
+  return out;
+}
+
 std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   const int64_t rank_tokens = RankTokens(tokens);
-  const ModelGraph g = BuildModelGraph(model_, ShapeFor(rank_tokens, attention_tp_, graph_ep_));
+  const ModelGraph g = GraphFor(tokens);
   Training t;
   t.seq_len = rank_tokens;
   t.global_batch = data_ranks_;
@@ -275,12 +319,6 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   LoweredStep unused;
   LoweringContext ctx(model_, t, l, cluster_, so, &unused);
   LayerPricer pricer(ctx);
-  // The routed experts receive the replica's tokens x top_k over the experts, the busiest rank
-  // its expected excess; only the experts some token reaches are read.
-  const MoeSpec& e = model_.moe;
-  const int ep = pool_.dp_attention ? pool_.tp : pool_.ep;
-  const double all = static_cast<double>(tokens);
-  const double load = e.experts > 0 ? e.BusiestRankLoad(all / ep, ep) : 1.0;
   auto ops_of = [&](const Block& b) {
     BlockTime bt;
     pricer.Price(b, &bt);
@@ -292,12 +330,8 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
       if (op.kind == OpKind::kAttention) continue;
       ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat};
       if (op.kind == OpKind::kGemm) {
-        const double local = static_cast<double>(e.experts) / ep;
-        c.compute =
-            op.expert ? ServeGemmTime(cost16_, low_, formats_, op, all * e.top_k / e.experts * load,
-                                      TouchedExperts(local, e.experts, e.top_k, all))
-                      : ServeGemmTime(cost16_, low_, formats_, op, static_cast<double>(op.m),
-                                      static_cast<double>(op.batch));
+        const auto [rows, touched] = GemmRowsOf(op, tokens);
+        c.compute = ServeGemmTime(cost16_, low_, formats_, op, rows, touched);
       }
       out.push_back(c);
     }

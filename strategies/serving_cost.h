@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "hardware/cost_model.h"
@@ -131,6 +132,11 @@ class ServingCost {
   // Bytes of a hybrid model's Mamba state one sequence takes over the whole model (the SSM and
   // conv states of every Mamba layer; 0 for a transformer): sent beside its KV.
   double StateBytesPerSequenceModel() const { return state_model_bytes_; }
+  // The GEMMs one rank runs in an iteration of `tokens` tokens that all sample (a decode-only
+  // batch of that many sequences; fewer sample in a prefill chunk, but its layers' GEMMs are
+  // these), as the replay prices them: every layer kind's, the embedding's and the LM head's,
+  // each distinct shape once.
+  std::vector<ServeGemmShape> GemmShapes(int64_t tokens) const;
 
  private:
   ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,
@@ -145,6 +151,12 @@ class ServingCost {
   // A hybrid model's Mamba layers (`mamba_layers` in the model): their state and scan costs.
   void InitMamba(int mamba_layers);
   std::vector<Chain> Replay(int64_t tokens) const;
+  // The graph of an iteration of `tokens` on a rank.
+  ModelGraph GraphFor(int64_t tokens) const;
+  // A GEMM op's rows per product and the products whose weights it reads, for an iteration of
+  // `tokens` tokens on the replica: the op's own for a dense GEMM; for the routed experts the
+  // tokens each receives (the busiest rank's share) and the experts some token reaches.
+  std::pair<double, double> GemmRowsOf(const Op& op, int64_t tokens) const;
   Duration Head(int64_t sampled);
   Duration Attention(const IterationShape& it, int64_t* kernels) const;
   // One Mamba layer's scan on a rank for the iteration: the prompts' chunked scan, the decoding

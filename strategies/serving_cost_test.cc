@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "strategies/serving_testing.h"
 
 namespace parasim {
@@ -180,6 +184,48 @@ TEST_CASE("a hybrid model: KV on its attention layers only, a Mamba state per se
   REQUIRE(pp.ok());
   CHECK(pp->memory().states <= 128 * 12 * slot * 1.0001);
   CHECK(pp->StateBytesPerSequenceModel() == doctest::Approx(23 * slot));
+}
+
+TEST_CASE("the GEMM shapes it lists are the ones its iterations ask the cost model for") {
+  const ServingPrecision bf16{};
+  ServingCost plain = Cost("llama3-8b", "h100-sxm5-80gb", bf16, {.tp = 2});
+  const std::vector<ServeGemmShape> at64 = plain.GemmShapes(64);
+  // Llama 3 8B on TP2: QKV (4096 + 2 x 1024) / 2 = 3072 wide, the output projection 4096 x 2048,
+  // the gated MLP 14336 wide and back, the LM head's half of the vocabulary; 64 rows each.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{3072, 4096},
+                      {4096, 2048},
+                      {14336, 4096},
+                      {4096, 7168},
+                      {64128, 4096}}) {
+    CAPTURE(n);
+    CHECK(std::any_of(at64.begin(), at64.end(),
+                      [&](const ServeGemmShape& g) { return g.m == 64 && g.n == n && g.k == k; }));
+  }
+  // A profile that measured exactly those shapes a hundred times slower than the curve: a decode
+  // step of 64 sequences is many times slower (its attention and norms are not GEMMs), and one of
+  // 32 sequences, between two measured row counts, too.
+  ClusterSpec c = testing::NodeOf("h100-sxm5-80gb");
+  const CostModel curve(c, Dtype::kBf16);
+  for (int64_t t : {16, 64}) {
+    for (const ServeGemmShape& g : plain.GemmShapes(t)) {
+      c.gpu.gemm_shapes.push_back(
+          {Dtype::kBf16, g.m, g.n, g.k, curve.GemmEfficiency(g.m, g.n, g.k) / 100});
+    }
+  }
+  StatusOr<ServingCost> slow =
+      ServingCost::Build(testing::CatalogModel("llama3-8b"), c, bf16, {.tp = 2}, {});
+  REQUIRE(slow.ok());
+  for (int64_t batch : {64, 32}) {
+    CAPTURE(batch);
+    const double before = plain.StageTime(0, Decode(batch, 500), GraphMode::kWhole).seconds();
+    const double after = slow->StageTime(0, Decode(batch, 500), GraphMode::kWhole).seconds();
+    CHECK(after > 10 * before);
+  }
+  // A mixture-of-experts model lists its routed experts' GEMMs with the rows they receive.
+  ServingCost moe = Cost("mixtral-8x7b", "h100-sxm5-80gb", kFp8, {});
+  const std::vector<ServeGemmShape> e = moe.GemmShapes(256);
+  CHECK(std::any_of(e.begin(), e.end(), [](const ServeGemmShape& g) { return g.quantised; }));
+  CHECK(std::any_of(e.begin(), e.end(), [](const ServeGemmShape& g) { return !g.quantised; }));
 }
 
 }  // namespace

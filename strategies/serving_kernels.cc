@@ -33,17 +33,21 @@ bool QuantisedGemm(const Op& op) {
 Duration ServeGemmTime(const CostModel& cost16, const CostModel& low, const ServeFormats& f,
                        const Op& op, double rows, double touched) {
   if (rows <= 0 || op.n <= 0 || op.k <= 0 || touched <= 0) return Duration::Zero();
-  const bool quantised = QuantisedGemm(op);
-  const CostModel& cm = quantised ? low : cost16;
+  const ServeGemmShape g = ServeGemmShapeOf(op, rows, touched);
+  const CostModel& cm = g.quantised ? low : cost16;
   const double n = static_cast<double>(op.n), k = static_cast<double>(op.k);
+  const Flops flops(2.0 * rows * n * k * touched);
+  const double w = g.quantised ? f.weight_bytes : 2.0;
+  const double in = g.quantised ? f.input_bytes : 2.0;
+  const Bytes bytes(w * k * n * touched + (in * k + f.output_bytes * n) * rows * touched);
+  return cm.RooflineTime(g.m, g.n, g.k, flops, bytes, g.quantised ? f.peak_scale : 1.0);
+}
+
+ServeGemmShape ServeGemmShapeOf(const Op& op, double rows, double touched) {
   // A batched GEMM fills the GPU like one GEMM with its products' rows stacked (as
   // CostModel::GemmTime takes it); the shape efficiency is the cost model's, at whole rows.
-  const int64_t stacked = std::max<int64_t>(1, std::llround(std::ceil(rows * touched)));
-  const Flops flops(2.0 * rows * n * k * touched);
-  const double w = quantised ? f.weight_bytes : 2.0;
-  const double in = quantised ? f.input_bytes : 2.0;
-  const Bytes bytes(w * k * n * touched + (in * k + f.output_bytes * n) * rows * touched);
-  return cm.RooflineTime(stacked, op.n, op.k, flops, bytes, quantised ? f.peak_scale : 1.0);
+  return {std::max<int64_t>(1, std::llround(std::ceil(rows * touched))), op.n, op.k,
+          QuantisedGemm(op)};
 }
 
 double TouchedExperts(double local, int experts, int top_k, double tokens) {

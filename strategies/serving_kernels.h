@@ -48,6 +48,16 @@ bool QuantisedGemm(const Op& op);
 Duration ServeGemmTime(const CostModel& cost16, const CostModel& low, const ServeFormats& f,
                        const Op& op, double rows, double touched);
 
+// The GEMM that ServeGemmTime prices for the same arguments: its products' rows stacked (m),
+// the op's n and k, and whether it runs at the quantised rate. What `parasim calibrate
+// --scenario` times for a serving scenario is this list, so its measured shapes are the ones the
+// replay asks the cost model for.
+struct ServeGemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  bool quantised = false;
+};
+ServeGemmShape ServeGemmShapeOf(const Op& op, double rows, double touched);
+
 // The experts of `local` on a rank that `tokens` tokens reach when each picks top_k of
 // `experts` at random: local x (1 - (1 - top_k / experts)^tokens).
 double TouchedExperts(double local, int experts, int top_k, double tokens);

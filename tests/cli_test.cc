@@ -483,6 +483,24 @@ TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
   CHECK(args.find("--attention ") != std::string::npos);
   CHECK(args.find("x8192x128") != std::string::npos);
   CHECK(r.err.find("distinct GEMM shapes") != std::string::npos);
+
+  // A serving scenario: its iterations' GEMMs from a decode step of one sequence to a prompt
+  // chunk of the token budget, in fp8 too (its weights are), and a prompt chunk's attention.
+  setenv("PARASIM_CALIBRATE", fake.c_str(), 1);
+  auto s = RunParasim("calibrate --out " + dir + "/s.yaml --scenario " +
+                      Runfile("scenarios/llama3-70b-serve-8-h100.yaml"));
+  unsetenv("PARASIM_CALIBRATE");
+  CHECK(s.exit_code == 2);
+  std::ifstream sin(dir + "/args.txt");
+  const std::string sargs((std::istreambuf_iterator<char>(sin)), std::istreambuf_iterator<char>());
+  // Llama 3 70B on TP4: QKV (8192 + 2 x 1024) / 4 = 2560 wide, at 1 row (one sequence
+  // decoding) and at the 8192-token budget; the LM head's quarter of the vocabulary.
+  CHECK(sargs.find(" 1x2560x8192,") != std::string::npos);
+  CHECK(sargs.find("8192x2560x8192") != std::string::npos);
+  CHECK(sargs.find("256x32064x8192") != std::string::npos);
+  CHECK(sargs.find("--fp8-shapes") != std::string::npos);
+  CHECK(sargs.find("--attention 128x1024x128") != std::string::npos);
+  CHECK(s.err.find("at 14 token counts") != std::string::npos);
 }
 
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
