@@ -373,8 +373,10 @@ StatusOr<MegatronArgs> FromModelConfig(std::string file, const YAML::Node& root)
     for (ArgToken& t : RenderEntry(k, v)) tokens.push_back(std::move(t));
   }
   PARASIM_ASSIGN_OR_RETURN(MegatronArgs out, ArgsFromTokens(file, tokens));
+  // ENV_VARS is optional (a config may set no environment): a key the mapping lacks is an
+  // undefined node, which yaml-cpp refuses to type.
   YAML::Node env = root["ENV_VARS"];
-  if (env.IsMap()) {
+  if (env.IsDefined() && env.IsMap()) {
     for (const auto& [k, v] : Entries(env)) {
       if (v.IsScalar()) out.env.push_back({k.Scalar(), v.Scalar()});
     }

@@ -44,6 +44,17 @@ TEST_CASE("a functional-test model_config.yaml, rendered as the CI launcher rend
   CHECK(Find(*a, "--empty") == nullptr);  // an empty value: the launcher drops the flag
 }
 
+TEST_CASE("a model_config.yaml without ENV_VARS, or with an empty one, reads (found by fuzzing)") {
+  for (const char* env : {"", "ENV_VARS:\n", "ENV_VARS: [a, b]\n"}) {
+    CAPTURE(env);
+    auto a = ParseMegatronArgs("model_config.yaml",
+                               std::string(env) + "MODEL_ARGS:\n  --num-layers: 12\n");
+    REQUIRE_MESSAGE(a.ok(), a.status().message());
+    CHECK(a->env.empty());
+    CHECK(Find(*a, "--num-layers")->values == std::vector<std::string>{"12"});
+  }
+}
+
 TEST_CASE("a launch script: arrays, variables, continuations and torchrun's shape") {
   const std::string text =
       "#!/bin/bash\n"
