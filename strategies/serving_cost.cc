@@ -254,7 +254,9 @@ void ServingCost::InitMemory(const ModelGraph& g) {
       kv_tokens = tokens;
       memory_.weights = w;
       memory_.states = states;
-      memory_.kv_bytes = std::max(0.0, kv);
+      // A model without attention layers (an all-Mamba or all-MLP stack) keeps no KV at all:
+      // what is left is not a cache.
+      memory_.kv_bytes = per_token > 0 ? std::max(0.0, kv) : 0.0;
       memory_.kv_per_token = per_token;
     }
   }

@@ -155,6 +155,16 @@ TEST_CASE("a hybrid model: KV on its attention layers only, a Mamba state per se
   REQUIRE(t.ok());
   CHECK(t->memory().kv_per_token == doctest::Approx(29 * 2 * 2 * 128 * 1.0));
   CHECK(t->memory().states == 0);
+  // With every attention layer a Mamba layer there is no KV at all: no cache is reported (what
+  // is left of the memory is not one), and the batch is bounded by max_seqs alone.
+  ModelSpec none = testing::CatalogModel("nemotron-3-nano-30b-a3b");
+  for (char& ch : none.hybrid) ch = ch == '*' ? 'M' : ch;
+  StatusOr<ServingCost> n =
+      ServingCost::Build(none, testing::NodeOf("h100-sxm5-80gb"), kFp8, {}, e);
+  REQUIRE(n.ok());
+  CHECK(n->memory().kv_per_token == 0);
+  CHECK(n->memory().kv_bytes == 0);
+  CHECK(n->memory().fits());
   // The trade a hybrid makes: a decode step over short contexts reads 2 MiB of state a sequence
   // on each Mamba layer, more than attention reads of a short KV; over long contexts the state
   // stays, where the attention layers' KV reads grow with every token.

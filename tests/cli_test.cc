@@ -98,6 +98,24 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   REQUIRE(RunParasim("report --out " + html + " " + f).exit_code == 0);
   CHECK(Slurp(html).find("Latency against throughput") != std::string::npos);
   CHECK(Slurp(html).find("KV cache over the replay") != std::string::npos);
+
+  // A model with no attention layers (a Mamba and MLP stack) keeps no KV: none is reported,
+  // rather than a peak of a few bytes of the memory left over.
+  const std::string mamba = std::string(std::getenv("TEST_TMPDIR")) + "/mamba-serve.yaml";
+  std::ofstream(mamba) << "cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 8, intra_node: "
+                          "nvlink4-h100}\nmodel: {layers: 4, hidden: 1024, heads: 8, vocab: "
+                          "32000, ffn_hidden: 4096, hybrid: {pattern: \"M-M-\", mamba: {heads: "
+                          "16, head_dim: 64, state_dim: 64, groups: 2}}}\nserving:\n  requests: "
+                          "{input_tokens: 512, output_tokens: 64, count: 100}\nparallelism: "
+                          "{tp: 1, replicas: 8}\n";
+  auto m = RunParasim("serve " + mamba);
+  REQUIRE_MESSAGE(m.exit_code == 0, m.err);
+  CHECK(m.out.find("KV cache         none: the model has no attention layers") !=
+        std::string::npos);
+  CHECK(m.out.find("(no KV cache): fits") != std::string::npos);
+  auto mj = RunParasim("serve --json " + mamba);
+  CHECK(mj.out.find("\"kv_capacity_bytes\": 0,") != std::string::npos);
+  CHECK(mj.out.find("\"kv_peak_bytes\": 0,") != std::string::npos);
 }
 
 TEST_CASE("serve --sweep ranks layouts, advises, and says how long it took") {
