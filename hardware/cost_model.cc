@@ -65,20 +65,32 @@ double CostModel::ShapeFactor(int64_t m, int64_t n, int64_t k) const {
          dim(static_cast<double>(k));
 }
 
-double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k) const {
+std::optional<double> CostModel::MeasuredEfficiency(int64_t m, int64_t n, int64_t k) const {
+  auto it = measured_shapes_.find({m, n, k});
+  if (it != measured_shapes_.end()) return it->second;
+  auto rows = measured_rows_.find({n, k});
+  if (rows == measured_rows_.end()) return std::nullopt;
+  const std::map<int64_t, double>& by_m = rows->second;
+  auto hi = by_m.upper_bound(m);
+  if (hi == by_m.begin() || hi == by_m.end()) return std::nullopt;
+  auto lo = std::prev(hi);
+  const double f = std::log(static_cast<double>(m) / static_cast<double>(lo->first)) /
+                   std::log(static_cast<double>(hi->first) / static_cast<double>(lo->first));
+  return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
+}
+
+double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k, bool measured) const {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
-  if (!measured_shapes_.empty()) {
-    auto it = measured_shapes_.find({m, n, k});
-    if (it != measured_shapes_.end()) return it->second;
-    auto rows = measured_rows_.find({n, k});
-    if (rows != measured_rows_.end()) {
-      const std::map<int64_t, double>& by_m = rows->second;
-      auto hi = by_m.upper_bound(m);
-      if (hi != by_m.begin() && hi != by_m.end()) {
-        auto lo = std::prev(hi);
-        const double f = std::log(static_cast<double>(m) / static_cast<double>(lo->first)) /
-                         std::log(static_cast<double>(hi->first) / static_cast<double>(lo->first));
-        return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
+  if (measured && !measured_shapes_.empty()) {
+    if (std::optional<double> e = MeasuredEfficiency(m, n, k)) return *e;
+    // cuBLASLt's FP8 GEMMs take dimensions that are multiples of 16 (cuBLAS documentation,
+    // cublasLtMatmul's FP8 requirements; tools/calibrate/gemm.cc times no others), so a serving
+    // engine pads the rows: they cost what the padded GEMM measured, for fewer FLOPs.
+    constexpr int64_t kFp8Rows = 16;
+    if (precision_ == Dtype::kFp8 && m % kFp8Rows != 0) {
+      const int64_t padded = (m + kFp8Rows - 1) / kFp8Rows * kFp8Rows;
+      if (std::optional<double> e = MeasuredEfficiency(padded, n, k)) {
+        return *e * static_cast<double>(m) / static_cast<double>(padded);
       }
     }
   }
@@ -94,8 +106,8 @@ Duration CostModel::GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch) con
 }
 
 Duration CostModel::RooflineTime(int64_t m, int64_t n, int64_t k, Flops flops, Bytes bytes,
-                                 double peak_scale) const {
-  const double eff = GemmEfficiency(m, n, k);
+                                 double peak_scale, bool measured) const {
+  const double eff = GemmEfficiency(m, n, k, measured);
   const Duration compute =
       ComputeTime(flops, Peak() * (eff * cluster_.gpu.sustained_factor * peak_scale));
   return Max(compute, MemoryTime(bytes)) + Launch();

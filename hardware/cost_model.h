@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -38,15 +39,17 @@ class CostModel {
   // exactly; between two measured shapes of the same n and k (a serving calibration times a
   // ladder of row counts), their efficiencies' logarithms interpolated in log m, which is exact
   // both where the GEMM reads its weights at a fixed rate (efficiency in proportion to m) and on
-  // its compute plateau (constant); else the shape curve.
-  double GemmEfficiency(int64_t m, int64_t n, int64_t k) const;
+  // its compute plateau (constant); for FP8, rows that are not a multiple of 16 at the time of
+  // the multiple above them; else the shape curve. `measured` false: the curve alone (a GEMM
+  // unlike the ones measured, such as one reading weights narrower than its compute format).
+  double GemmEfficiency(int64_t m, int64_t n, int64_t k, bool measured = true) const;
   Duration GemmTime(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
   // The GEMM roofline GemmTime applies, for a caller that counts its own FLOPs and bytes (a
   // serving GEMM's fractional rows, quantised operands): `flops` at the shape efficiency of
   // `m` x `n` x `k` (m: the rows stacked) times the sustained factor times `peak_scale`, or
   // `bytes` at the HBM rate, whichever is slower, plus the launch.
   Duration RooflineTime(int64_t m, int64_t n, int64_t k, Flops flops, Bytes bytes,
-                        double peak_scale = 1.0) const;
+                        double peak_scale = 1.0, bool measured = true) const;
   // The shape curve alone (wave quantisation x small-dimension penalties), 1 at 8192^3.
   double ShapeCurve(int64_t m, int64_t n, int64_t k) const;
   // Fused attention (flash) or materialised attention: FLOPs at the attention efficiency, or
@@ -81,6 +84,8 @@ class CostModel {
   // The same, by (n, k) and then m, for the interpolation between row counts.
   std::map<std::pair<int64_t, int64_t>, std::map<int64_t, double>> measured_rows_;
   double ShapeFactor(int64_t m, int64_t n, int64_t k) const;
+  // A measured shape's efficiency, or one interpolated between two measured row counts.
+  std::optional<double> MeasuredEfficiency(int64_t m, int64_t n, int64_t k) const;
 };
 
 // Efficiency of fused (flash) attention kernels as a fraction of the 16-bit peak:

@@ -310,5 +310,28 @@ TEST_CASE("measured row counts of one n x k: exact where measured, interpolated 
             .GemmEfficiency(8, 2560, 8192));
 }
 
+TEST_CASE("FP8 rows that are not a multiple of 16 cost what the padded GEMM measured") {
+  ClusterSpec c = Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1);
+  const CostModel curve8(c, Dtype::kFp8);
+  c.gpu.gemm_shapes = {{Dtype::kFp8, 16, 2560, 8192, 0.032},
+                       {Dtype::kFp8, 64, 2560, 8192, 0.128},
+                       {Dtype::kBf16, 16, 2560, 8192, 0.016}};
+  const CostModel fp8(c, Dtype::kFp8), bf16(c, Dtype::kBf16);
+  // 3 rows run the 16-row kernel: its time, so 3/16 of its efficiency.
+  CHECK(fp8.GemmEfficiency(3, 2560, 8192) == doctest::Approx(0.032 * 3 / 16));
+  // 40 rows pad to 48, between the measured 16 and 64.
+  CHECK(fp8.GemmEfficiency(40, 2560, 8192) ==
+        doctest::Approx(fp8.GemmEfficiency(48, 2560, 8192) * 40 / 48));
+  CHECK(fp8.GemmEfficiency(48, 2560, 8192) > 0.032);
+  CHECK(fp8.GemmEfficiency(48, 2560, 8192) < 0.128);
+  // 16-bit GEMMs take any row count: below the measured 16 rows, the curve.
+  CHECK(bf16.GemmEfficiency(3, 2560, 8192) ==
+        CostModel(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1), Dtype::kBf16)
+            .GemmEfficiency(3, 2560, 8192));
+  // Asked for the curve alone (a GEMM unlike those measured), the measurements are not used.
+  CHECK(fp8.GemmEfficiency(16, 2560, 8192, /*measured=*/false) ==
+        curve8.GemmEfficiency(16, 2560, 8192));
+}
+
 }  // namespace
 }  // namespace parasim

@@ -121,10 +121,11 @@ GemmRows CollectGemms(FitContext* f, bool fp8, Dtype peak_dtype) {
                                         g.k, FormatDuration(g.time)));
         continue;
       }
-      // A GEMM whose operands take longer to stream than its FLOPs take at the catalog's
-      // large-GEMM rate (a decode step's few rows against the whole weight matrix) cannot tell
-      // the compute efficiency: it is kept as a measured shape, which the cost model uses
-      // exactly and between row counts, and left out of the curve.
+      // A GEMM whose operands take longer to stream at the catalog's HBM rate than its FLOPs
+      // take at the large-GEMM efficiency known now (the catalog's; for fp8, the fp8 one, which
+      // may follow the 16-bit value just fitted) cannot tell the compute efficiency: a decode
+      // step's few rows against a whole weight matrix. It is kept as a measured shape, which the
+      // cost model uses exactly and between row counts, and left out of the curve.
       const double eff = fp8 ? c.gpu.Fp8GemmEfficiency() : c.gpu.gemm_efficiency;
       const double compute = flops / (peak * eff * c.gpu.sustained_factor);
       const Bytes operands(DtypeBytes(g.dtype) * static_cast<double>(g.m * g.k + g.k * g.n) +
@@ -173,6 +174,8 @@ void FitGemms(FitContext* f, bool fp8) {
           "efficiency fitted",
           fp8 ? " fp8" : "", rows.memory_bound));
     }
+    // Kept shapes whose efficiency was clamped are said even without a family to say them.
+    for (std::string& b : rows.at_bound) f->result.skipped.push_back(std::move(b));
     return;
   }
   const std::vector<double> x = SolveRelative(rows.a, rows.y, rows.t);

@@ -290,10 +290,15 @@ std::vector<ServeGemmShape> ServingCost::GemmShapes(int64_t tokens) const {
     out.push_back(g);
   };
   const ModelGraph g = GraphFor(tokens);
+  // The embedding, and only the layer kinds some stage runs (a MoE model's graph holds a dense
+  // block its stack may never use).
   std::vector<const Block*> blocks = {&g.embedding};
   for (int k = 0; k < kLayerKinds; ++k) {
     const Block& b = g.Layer(static_cast<LayerKind>(k));
-    if (b.size() > 0) blocks.push_back(&b);
+    const bool runs = std::any_of(stage_kinds_.begin(), stage_kinds_.end(), [&](const auto& kinds) {
+      return kinds[static_cast<size_t>(k)] > 0;
+    });
+    if (b.size() > 0 && runs) blocks.push_back(&b);
   }
   for (const Block* b : blocks) {
     for (size_t i = 0; i < b->size(); ++i) {
@@ -303,7 +308,23 @@ std::vector<ServeGemmShape> ServingCost::GemmShapes(int64_t tokens) const {
       add(op, rows, touched);
     }
   }
-  add(lm_head_, static_cast<double>(tokens), 1);
+  // The LM head runs on the sequences sampling, at most max_seqs (Head).
+  add(lm_head_, static_cast<double>(std::min(tokens, engine_.max_seqs)), 1);
+  return out;
+}
+
+std::vector<int64_t> ServingCost::CalibrationTokens() const {
+  std::vector<int64_t> out;
+  const int64_t top = std::max(engine_.max_seqs, engine_.max_num_tokens);
+  for (int64_t t = 1; t < top; t *= 2) out.push_back(t);
+  for (int64_t cap : {engine_.max_seqs, engine_.max_num_tokens}) {
+    if (cap <= 0) continue;
+    out.push_back(cap);
+    auto at = std::lower_bound(grid_.begin(), grid_.end(), cap);
+    if (at != grid_.end()) out.push_back(*at);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -137,6 +137,11 @@ class ServingCost {
   // these), as the replay prices them: every layer kind's, the embedding's and the LM head's,
   // each distinct shape once.
   std::vector<ServeGemmShape> GemmShapes(int64_t tokens) const;
+  // The token counts whose GEMMs a calibration times (parasim calibrate --scenario): 1, 2, 4,
+  // ... up to the larger of engine.max_seqs and engine.max_num_tokens, each cap, and the first
+  // of the replay's token buckets at or above each cap (an iteration at a cap is interpolated
+  // toward it). Between two of them the cost model interpolates the measured efficiencies.
+  std::vector<int64_t> CalibrationTokens() const;
 
  private:
   ServingCost(const ModelSpec& m, const ClusterSpec& c, const ServingPrecision& p,

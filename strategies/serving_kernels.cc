@@ -40,7 +40,8 @@ Duration ServeGemmTime(const CostModel& cost16, const CostModel& low, const Serv
   const double w = g.quantised ? f.weight_bytes : 2.0;
   const double in = g.quantised ? f.input_bytes : 2.0;
   const Bytes bytes(w * k * n * touched + (in * k + f.output_bytes * n) * rows * touched);
-  return cm.RooflineTime(g.m, g.n, g.k, flops, bytes, g.quantised ? f.peak_scale : 1.0);
+  return cm.RooflineTime(g.m, g.n, g.k, flops, bytes, g.quantised ? f.peak_scale : 1.0,
+                         /*measured=*/!(g.quantised && f.weight_only()));
 }
 
 ServeGemmShape ServeGemmShapeOf(const Op& op, double rows, double touched) {

@@ -32,6 +32,10 @@ struct ServeFormats {
   double kv_bytes = 2;      // per KV-cache element
   double peak_scale = 1;    // the GEMM rate over the catalog's peak of `compute`
   Dtype compute = Dtype::kBf16;
+  // Weights narrower than the activations (fp8 or fp4 weights beside 16-bit activations, fp4
+  // beside fp8): a weight-only format, whose GEMMs read fewer bytes than a calibration's GEMM of
+  // the compute format measured, so they keep the shape curve (CostModel::GemmEfficiency).
+  bool weight_only() const { return weight_bytes < input_bytes; }
 };
 ServeFormats ServeFormatsOf(const ServingPrecision& p, const GpuSpec& g);
 

@@ -512,13 +512,29 @@ TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
   std::ifstream sin(dir + "/args.txt");
   const std::string sargs((std::istreambuf_iterator<char>(sin)), std::istreambuf_iterator<char>());
   // Llama 3 70B on TP4: QKV (8192 + 2 x 1024) / 4 = 2560 wide, at 1 row (one sequence
-  // decoding) and at the 8192-token budget; the LM head's quarter of the vocabulary.
+  // decoding), at the 8192-token budget and at the replay's bucket above it (8686); the LM
+  // head's quarter of the vocabulary up to the 256 sequences that sample, no further.
   CHECK(sargs.find(" 1x2560x8192,") != std::string::npos);
-  CHECK(sargs.find("8192x2560x8192") != std::string::npos);
-  CHECK(sargs.find("256x32064x8192") != std::string::npos);
+  CHECK(sargs.find(",8192x2560x8192,") != std::string::npos);
+  CHECK(sargs.find(",8686x2560x8192,") != std::string::npos);
+  CHECK(sargs.find(",256x32064x8192,") != std::string::npos);
+  CHECK(sargs.find("512x32064x8192") == std::string::npos);
+  // Its FP8 GEMMs in fp8 too, their rows also rounded up to the 16 that FP8 kernels take.
   CHECK(sargs.find("--fp8-shapes") != std::string::npos);
+  CHECK(sargs.find(",8688x2560x8192,") != std::string::npos);  // 8686 rows, padded
   CHECK(sargs.find("--attention 128x1024x128") != std::string::npos);
-  CHECK(s.err.find("at 14 token counts") != std::string::npos);
+  CHECK(s.err.find("at up to 16 token counts a pool") != std::string::npos);
+  // Weight-only FP8 (16-bit activations) computes in 16 bits: nothing to time in fp8.
+  setenv("PARASIM_CALIBRATE", fake.c_str(), 1);
+  auto w = RunParasim("calibrate --out " + dir + "/w.yaml --scenario " +
+                      Runfile("scenarios/llama3-70b-serve-8-h100.yaml") +
+                      " --set serving.activations=bf16");
+  unsetenv("PARASIM_CALIBRATE");
+  CHECK(w.exit_code == 2);
+  std::ifstream win(dir + "/args.txt");
+  const std::string wargs((std::istreambuf_iterator<char>(win)), std::istreambuf_iterator<char>());
+  CHECK(wargs.find("--fp8-shapes") == std::string::npos);
+  CHECK(wargs.find(" 1x2560x8192,") != std::string::npos);
 }
 
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 #include "scenarios/serving_scenario.h"
 #include "strategies/serving_cost.h"
+#include "strategies/serving_kernels.h"
 #include "strategies/step.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/verb.h"
@@ -55,24 +57,10 @@ std::string CalibrationProgram(const std::string& self) {
   return "";
 }
 
-// The token counts a serving pool's iterations are priced at, for its GEMMs: decode batches of
-// 1, 2, 4, ... sequences up to engine.max_seqs, then prompt chunks up to the token budget
-// (engine.max_num_tokens), each cap itself included. Between two of them the cost model
-// interpolates the measured efficiencies (CostModel::GemmEfficiency).
-std::vector<int64_t> ServingTokenLadder(int64_t max_seqs, int64_t max_tokens) {
-  std::vector<int64_t> out;
-  const int64_t top = std::max(max_seqs, max_tokens);
-  for (int64_t t = 1; t < top; t *= 2) out.push_back(t);
-  for (int64_t cap : {max_seqs, max_tokens}) {
-    if (cap > 0 && std::find(out.begin(), out.end(), cap) == out.end()) out.push_back(cap);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // The program's arguments for a serving scenario's own shapes: each pool's GEMMs as the replay
-// prices them at the ladder's token counts (the quantised ones in fp8 too, where the weights or
-// activations are fp8 or fp4), and the attention of a prompt chunk of mean prompts.
+// prices them at its calibration token counts (ServingCost::CalibrationTokens); those it prices
+// at the FP8 rate in fp8 too, with their rows also rounded up to the 16 that FP8 kernels take
+// (CostModel::GemmEfficiency); and each pool's attention over a prompt chunk of mean prompts.
 StatusOr<std::string> ServingShapes(const Options& o) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(ServingScenario s,
@@ -80,52 +68,54 @@ StatusOr<std::string> ServingShapes(const Options& o) {
   const ServingLayout& l = s.serving.layout;
   std::vector<PoolLayout> pools = {l.unified};
   if (l.disaggregated) pools = {l.prefill, l.decode};
-  std::vector<ServeGemmShape> shapes;
-  int64_t tokens_max = 1, counts = 0;
-  int attention_tp = 1;
+  const ServeFormats f = ServeFormatsOf(s.serving.precision, s.cluster.gpu);
+  const bool fp8_rate = f.compute == Dtype::kFp8 && !f.weight_only();
+  std::vector<std::array<int64_t, 3>> shapes;
+  auto add = [&](int64_t m, int64_t n, int64_t k) {
+    const std::array<int64_t, 3> g{m, n, k};
+    if (std::find(shapes.begin(), shapes.end(), g) == shapes.end()) shapes.push_back(g);
+  };
+  bool fp8 = false;
+  std::string attention;
+  int64_t counts = 0;
+  const int64_t prompt = std::max<int64_t>(
+      128, static_cast<int64_t>(std::ceil(s.serving.requests.input.Mean() / 128.0)) * 128);
   for (const PoolLayout& pool : pools) {
     PARASIM_ASSIGN_OR_RETURN(
         ServingCost cost,
         ServingCost::Build(s.model, s.cluster, s.serving.precision, pool, s.serving.engine));
-    const EnginePolicy& e = cost.engine();
-    const std::vector<int64_t> ladder = ServingTokenLadder(e.max_seqs, e.max_num_tokens);
-    counts += static_cast<int64_t>(ladder.size());
-    tokens_max = std::max(tokens_max, e.max_num_tokens);
-    attention_tp = std::max(attention_tp, pool.dp_attention ? 1 : pool.tp);
-    for (int64_t t : ladder) {
+    const std::vector<int64_t> tokens = cost.CalibrationTokens();
+    counts = std::max(counts, static_cast<int64_t>(tokens.size()));
+    for (int64_t t : tokens) {
       for (const ServeGemmShape& g : cost.GemmShapes(t)) {
-        const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const ServeGemmShape& x) {
-          return x.m == g.m && x.n == g.n && x.k == g.k;
-        });
-        if (!seen) shapes.push_back(g);
+        add(g.m, g.n, g.k);
+        if (g.quantised && fp8_rate) {
+          fp8 = true;
+          add((g.m + 15) / 16 * 16, g.n, g.k);
+        }
       }
     }
+    // A chunk of the budget's mean prompts: their heads on a rank, each prompt's tokens (whole
+    // multiples of 128, as the attention kernels tile them).
+    const int64_t heads = std::max<int64_t>(1, s.model.heads / (pool.dp_attention ? 1 : pool.tp));
+    const std::string a =
+        fmt::format("{}x{}x{}", heads * std::max<int64_t>(1, cost.engine().max_num_tokens / prompt),
+                    prompt, s.model.hd());
+    if (attention.find(a) == std::string::npos) attention += (attention.empty() ? "" : ",") + a;
   }
   std::string list;
-  bool quantised = false;
-  for (const ServeGemmShape& g : shapes) {
-    list += fmt::format("{}{}x{}x{}", list.empty() ? "" : ",", g.m, g.n, g.k);
-    quantised = quantised || g.quantised;
+  for (const auto& [m, n, k] : shapes) {
+    list += fmt::format("{}{}x{}x{}", list.empty() ? "" : ",", m, n, k);
   }
-  const ServingPrecision& p = s.serving.precision;
-  auto low = [](ServeDtype d) { return d == ServeDtype::kFp8 || d == ServeDtype::kFp4; };
-  const bool fp8 = quantised && (low(p.weights) || low(p.activations));
-  // A chunk of the budget's mean prompts: their heads on a rank, each prompt's tokens (whole
-  // multiples of 128, as the attention kernels tile them).
-  const int64_t prompt = std::max<int64_t>(
-      128, static_cast<int64_t>(std::ceil(s.serving.requests.input.Mean() / 128.0)) * 128);
-  const int64_t heads = std::max<int64_t>(1, s.model.heads / attention_tp);
-  const int64_t batch = heads * std::max<int64_t>(1, tokens_max / prompt);
-  fmt::print(
-      stderr,
-      "{}: {} distinct GEMM shapes at {} token counts (decode batches up to engine.max_seqs, "
-      "prompt chunks up to engine.max_num_tokens){}, attention {} x {} x {}\n",
-      o.scenario, shapes.size(), counts, fp8 ? ", in bf16 and fp8" : "", batch, prompt,
-      s.model.hd());
+  fmt::print(stderr,
+             "{}: {} distinct GEMM shapes at up to {} token counts a pool (decode batches up to "
+             "engine.max_seqs, prompt chunks up to engine.max_num_tokens){}, attention {}\n",
+             o.scenario, shapes.size(), counts, fp8 ? ", those at the FP8 rate in fp8 too" : "",
+             attention);
   std::string args;
   if (!list.empty()) args += " --shapes " + list;
   if (fp8) args += " --fp8-shapes";
-  return args + fmt::format(" --attention {}x{}x{}", batch, prompt, s.model.hd());
+  return args + " --attention " + attention;
 }
 
 // The program's arguments for a scenario's own shapes: its GEMMs and attention.
