@@ -57,22 +57,31 @@ constexpr std::array<ModuleOps, 22> kModules = {{
     {"shared_expert", 2, 3, 2, 3},
     // The multi-token-prediction module's embedding lookup and concatenation.
     {"mtp_embedding", 3, 2, 3, 2},
-    // A hybrid stack's Mamba-2 layer (megatron/core/ssm/mamba_mixer.py, _ssm_training, and
-    // state-spaces/mamba's mamba_split_conv1d_scan_combined, mamba_ssm/ops/triton/
-    // ssd_combined.py): the pre-norm fused into in_proj, as attention's; then the in_proj
-    // output's contiguous copy, A = -exp(A_log) (two kernels) and causal_conv1d_fwd; backward
-    // the conv's recompute and causal_conv1d_bwd, and A's two gradients.
+    // A hybrid stack's Mamba-2 layer in training (Megatron-LM d98e8a6, megatron/core/ssm/
+    // mamba_mixer.py, _ssm_training, and state-spaces/mamba's mamba_split_conv1d_scan_combined
+    // without the norm and out_proj, mamba_ssm/ops/triton/ssd_combined.py; the parameters bf16
+    // under Float16Module), counted from the source line by line: the pre-norm fused into
+    // in_proj, as attention's. Then the in_proj output's contiguous copy, A = -exp(A_log.float())
+    // (a cast, the exp and the negation), dt_bias's cast and causal_conv1d_fwd; backward the
+    // conv's recompute and causal_conv1d_bwd with their two zeros_like and two type_as (the
+    // extension's C++ wrappers), A's negation, product and cast back, dt_bias's cast, and
+    // Transformer Engine's copy of in_proj's non-contiguous output gradient.
     {"mamba_norm", 1, 2, 3, 3},
-    {"conv1d", 4, 4, 4, 4},
+    {"conv1d", 6, 11, 6, 11},
     // The chunked scan (_mamba_chunk_scan_combined_fwd): the chunk cumsum, chunk states, state
     // passing, C B^T and the chunk scan, five Triton kernels. Backward
-    // (_mamba_chunk_scan_combined_bwd): the first four again, then dz, dstates, the state
-    // passing's backward, dx, dB, dC, dCB and its cast, two bmm backwards, the dA cumsum's
-    // last-element add, flip, cumsum and flip, ddAcs, two adds and the cumsum's backward.
-    {"ssd_scan", 5, 22, 9, 20},
-    // The grouped RMSNorm (mamba_ssm's Triton layer norm): one kernel; backward the data
-    // gradient and the weight's reduction.
-    {"mamba_gated_norm", 1, 2, 1, 2},
+    // (_mamba_chunk_scan_combined_bwd): dt's clone, the first four again, then dz, dstates, the
+    // state passing's backward, dx, dB, dC, dCB, two bmm backwards, ddAcs and the cumsum's
+    // backward (15 Triton kernels); the autotuned kernels' pre-hooks zero their accumulators
+    // before every launch (init_to_zero: seven zero_ a pass); the partial sums reduced after
+    // them (dD's sum and cast, the state passing's, dx's two and its cast, dB's, dC's, dCB's,
+    // ddAcs's) with dx's zeros; dB's cumsum; the dA cumsum's last-element add, flip, cumsum and
+    // flip; and the two adds of ddA.
+    {"ssd_scan", 5, 40, 9, 31},
+    // The grouped RMSNorm (mamba_ssm's Triton layer norm, layernorm_gated.py) after the scan
+    // output's contiguous copy; backward the data gradient and the weight's partial sums reduced
+    // and cast.
+    {"mamba_gated_norm", 2, 3, 2, 3},
     {"mamba_residual", 1, 1, 2, 2},
 }};
 

@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include "models/layer_graph.h"
+#include "strategies/serving_testing.h"
+
 namespace parasim {
 namespace {
 
@@ -84,6 +87,29 @@ TEST_CASE("deterministic fills write each GEMM's output, and its input gradient 
   CHECK(a.bwd == doctest::Approx(4096.0 * 512 * 2));
   t.grad_accumulation = GradAccumulation::kSeparate;  // the weight gradient is a new tensor
   CHECK(OutputBytes(Gemm(1e6), t).bwd == doctest::Approx(4096.0 * 512 * 2 + 1e6 * 2));
+}
+
+TEST_CASE("a Mamba-2 layer issues the kernels its source launches: 15 forward, 57 backward") {
+  // Counted from Megatron-LM's mixer (_ssm_training) and state-spaces/mamba's fused function,
+  // besides in_proj and out_proj (one GEMM forward, two backward each): the pre-norm (1, 2),
+  // the conv1d with A's and dt_bias's casts (6, 11), the scan (5, 40: its Triton kernels, the
+  // autotuned kernels' zeroing pre-hooks, the partial sums), the gated norm (2, 3) and the
+  // residual (1, 1).
+  const ModelGraph g =
+      BuildModelGraph(testing::CatalogModel("nemotron-3-nano-30b-a3b"), GraphShape{});
+  const Block& mamba = g.Layer(LayerKind::kMamba);
+  REQUIRE(mamba.size() > 0);
+  double fwd = 0, bwd = 0;
+  int gemms = 0;
+  for (size_t i = 0; i < mamba.size(); ++i) {
+    const HostOps h = CountHostOps(mamba.op(i), Training{});
+    fwd += h.fwd;
+    bwd += h.bwd;
+    gemms += mamba.op(i).kind == OpKind::kGemm ? 1 : 0;
+  }
+  CHECK(gemms == 2);
+  CHECK(fwd == 15 + 2);
+  CHECK(bwd == 57 + 2 * 2);
 }
 
 }  // namespace parasim
