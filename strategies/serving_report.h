@@ -62,6 +62,9 @@ struct ServingReport {
   double makespan_s = 0;
   std::vector<int64_t> replicas_replayed;  // per pool
   std::vector<std::string> warnings;
+  // A model that fits with no room counted for KV has no attention layers (ServingMemory::
+  // kv_bytes): it keeps no KV cache.
+  bool no_kv_cache() const { return fits && kv_capacity_bytes <= 0; }
 };
 
 // The report of one replay of `s` on `sys`.

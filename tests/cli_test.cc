@@ -113,6 +113,10 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   CHECK(m.out.find("KV cache         none: the model has no attention layers") !=
         std::string::npos);
   CHECK(m.out.find("(no KV cache): fits") != std::string::npos);
+  const std::string mhtml = std::string(std::getenv("TEST_TMPDIR")) + "/mamba-serve.html";
+  REQUIRE(RunParasim("report --out " + mhtml + " " + mamba).exit_code == 0);
+  CHECK(Slurp(mhtml).find("none: the model has no attention layers") != std::string::npos);
+  CHECK(Slurp(mhtml).find("KV cache over the replay") == std::string::npos);
   auto mj = RunParasim("serve --json " + mamba);
   CHECK(mj.out.find("\"kv_capacity_bytes\": 0,") != std::string::npos);
   CHECK(mj.out.find("\"kv_peak_bytes\": 0,") != std::string::npos);

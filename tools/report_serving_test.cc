@@ -27,6 +27,7 @@ TEST_CASE("the serving page: figures, both latency charts, KV over time, the swe
   r.gpus = 8;
   r.tokens_per_s = 2000;
   r.kv = {{0, 0.1}, {10, 0.5}};
+  r.kv_capacity_bytes = 40e9;
   ServingSweepOutcome w;
   w.advice = {"replicate rather than shard"};
   const std::string html = ServingReportHtml(s, r, {{1, 500, {}, {}}, {2, 1000, {}, {}}}, &w);

@@ -74,18 +74,15 @@ std::string SloText(const ServingReport& r) {
   return out;
 }
 
-// A model that fits with no KV capacity has no attention layers (ServingMemory::kv_bytes).
-bool NoKv(const ServingReport& r) { return r.fits && r.kv_capacity_bytes <= 0; }
-
 std::string MemoryText(const ServingReport& r) {
   const std::string states =
       r.state_bytes > 0 ? fmt::format(", Mamba states {}", FormatBytes(Bytes(r.state_bytes))) : "";
   const std::string kv =
-      NoKv(r) ? "" : fmt::format(", KV cache {}", FormatBytes(Bytes(r.kv_capacity_bytes)));
+      r.no_kv_cache() ? "" : fmt::format(", KV cache {}", FormatBytes(Bytes(r.kv_capacity_bytes)));
   return fmt::format("  memory per GPU   weights {}, activations {}{}{} of {}{}: {}\n",
                      FormatBytes(Bytes(r.weights_bytes)), FormatBytes(Bytes(r.activations_bytes)),
                      states, kv, FormatBytes(Bytes(r.memory_capacity_bytes)),
-                     NoKv(r) ? " (no KV cache)" : "",
+                     r.no_kv_cache() ? " (no KV cache)" : "",
                      r.fits ? "fits" : "DOES NOT FIT (" + r.fit_reason + ")");
 }
 
@@ -107,7 +104,7 @@ std::string ReportText(const ServingScenario& s, const ServingReport& r) {
     out += fmt::format("  max rate at SLO  {:.4g} requests/s (Poisson) holds every target\n",
                        r.max_rate_at_slo);
   }
-  if (NoKv(r)) {
+  if (r.no_kv_cache()) {
     out += "  KV cache         none: the model has no attention layers\n";
   } else {
     out += fmt::format("  KV cache         peak {} of {} per GPU ({:.0f}%); {} preemptions\n",
