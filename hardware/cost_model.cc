@@ -82,16 +82,15 @@ std::optional<double> CostModel::MeasuredEfficiency(int64_t m, int64_t n, int64_
 double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k, bool measured) const {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   if (measured && !measured_shapes_.empty()) {
-    if (std::optional<double> e = MeasuredEfficiency(m, n, k)) return *e;
     // cuBLASLt's FP8 GEMMs take dimensions that are multiples of 16 (cuBLAS documentation,
     // cublasLtMatmul's FP8 requirements; tools/calibrate/gemm.cc times no others), so a serving
-    // engine pads the rows: they cost what the padded GEMM measured, for fewer FLOPs.
+    // engine pads the rows: they cost what the padded GEMM measured (or its interpolation), for
+    // fewer FLOPs.
     constexpr int64_t kFp8Rows = 16;
-    if (precision_ == Dtype::kFp8 && m % kFp8Rows != 0) {
-      const int64_t padded = (m + kFp8Rows - 1) / kFp8Rows * kFp8Rows;
-      if (std::optional<double> e = MeasuredEfficiency(padded, n, k)) {
-        return *e * static_cast<double>(m) / static_cast<double>(padded);
-      }
+    const bool padded_rows = precision_ == Dtype::kFp8 && m % kFp8Rows != 0;
+    const int64_t rows = padded_rows ? (m + kFp8Rows - 1) / kFp8Rows * kFp8Rows : m;
+    if (std::optional<double> e = MeasuredEfficiency(rows, n, k)) {
+      return *e * static_cast<double>(m) / static_cast<double>(rows);
     }
   }
   return base_gemm_efficiency_ * ShapeFactor(m, n, k) / shape_norm_;

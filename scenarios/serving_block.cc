@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -116,6 +117,22 @@ Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
   const std::filesystem::path p = std::filesystem::path(file).is_absolute()
                                       ? std::filesystem::path(file)
                                       : std::filesystem::path(dir) / file;
+  // A regular file of at most kMaxTraceBytes: a device or a pipe (/dev/zero) would be read
+  // without end, and requests.count's limit (4,194,304 rows) fits well within it.
+  constexpr uintmax_t kMaxTraceBytes = uintmax_t{512} << 20;
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) {
+    return m.Error("trace", fmt::format("cannot read the trace file {}", p.string()));
+  }
+  if (!std::filesystem::is_regular_file(p, ec)) {
+    return m.Error("trace", fmt::format("{} is not a regular file; expected a text file of "
+                                        "'arrival_s, input_tokens, output_tokens' lines",
+                                        p.string()));
+  }
+  if (const uintmax_t size = std::filesystem::file_size(p, ec); !ec && size > kMaxTraceBytes) {
+    return m.Error("trace", fmt::format("{} holds {} bytes, over the {} MiB a trace may hold",
+                                        p.string(), size, kMaxTraceBytes >> 20));
+  }
   std::ifstream in(p);
   if (!in) return m.Error("trace", fmt::format("cannot read the trace file {}", p.string()));
   std::string line;
@@ -132,10 +149,9 @@ Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
     std::string extra;
     if (!(row >> t.arrival_s >> t.input >> t.output) || (row >> extra) || t.arrival_s < 0 ||
         t.input < 1 || t.output < 1) {
-      return InvalidArgument(fmt::format(
-          "{}:{}: error: expected arrival_s, input_tokens, output_tokens (seconds >= 0, tokens "
-          ">= 1), got '{}'",
-          p.string(), number, line));
+      return m.Error("trace", fmt::format("{}:{}: expected arrival_s, input_tokens, "
+                                          "output_tokens (seconds >= 0, tokens >= 1), got '{}'",
+                                          p.string(), number, line));
     }
     rq->trace.push_back(t);
   }

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "scenarios/block_testing.h"
@@ -109,6 +111,10 @@ TEST_CASE("bad serving input is located and says what is accepted") {
        "x.yaml:1:33: error: serving.engine.cuda_graphs: expected true, false or piecewise"},
       {"serving: {requests: {trace: missing.csv}}\n",
        "x.yaml:1:29: error: serving.requests.trace: cannot read the trace file"},
+      // A device would be read without end (found by fuzzing).
+      {"serving: {requests: {trace: /dev/zero}}\n",
+       "x.yaml:1:29: error: serving.requests.trace: /dev/zero is not a regular file; expected a "
+       "text file of 'arrival_s, input_tokens, output_tokens' lines"},
       {"serving: {requests: {output_tokens: {uniform: [300, 100]}}}\n",
        "x.yaml:1:53: error: serving.requests.output_tokens.uniform[1]: expected an integer from "
        "300"},
@@ -119,6 +125,18 @@ TEST_CASE("bad serving input is located and says what is accepted") {
     REQUIRE_FALSE(st.ok());
     CHECK_MESSAGE(st.message().rfind(c.message, 0) == 0, st.message());
   }
+}
+
+TEST_CASE("a trace's bad row is told at the scenario's key and at the trace's line") {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/bad-trace.csv";
+  std::ofstream(path) << "arrival_s,input,output\n0.5, 100, 20\n1.0, -3, 20\n";
+  ServingSpec sv;
+  const Status st = Read("serving: {requests: {trace: " + path + "}}\n", &sv);
+  REQUIRE_FALSE(st.ok());
+  CHECK_MESSAGE(st.message().rfind("x.yaml:1:29: error: serving.requests.trace: " + path +
+                                       ":3: expected arrival_s, input_tokens, output_tokens",
+                                   0) == 0,
+                st.message());
 }
 
 TEST_CASE("rates take a unit of time") {

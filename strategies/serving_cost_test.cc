@@ -224,12 +224,15 @@ TEST_CASE("the GEMM shapes it lists are the ones its iterations ask the cost mod
     const ServeFormats f = ServeFormatsOf(p, c.gpu);
     ClusterSpec measured = c, scaled = c;
     const CostModel cost16(c, Dtype::kBf16), cost8(c, Dtype::kFp8);
+    // As calibrate times them: an FP8 GEMM at its rows padded to 16 (the time of m rows).
     auto measure = [&](int64_t tokens) {
       for (const ServeGemmShape& g : base->GemmShapes(tokens)) {
         const bool low = g.quantised && f.compute == Dtype::kFp8;
         const CostModel& cm = low ? cost8 : cost16;
-        measured.gpu.gemm_shapes.push_back({low ? Dtype::kFp8 : Dtype::kBf16, g.m, g.n, g.k,
-                                            cm.GemmEfficiency(g.m, g.n, g.k) / 100});
+        const int64_t rows = low ? (g.m + 15) / 16 * 16 : g.m;
+        measured.gpu.gemm_shapes.push_back(
+            {low ? Dtype::kFp8 : Dtype::kBf16, rows, g.n, g.k,
+             cm.GemmEfficiency(g.m, g.n, g.k) / 100 * static_cast<double>(rows) / g.m});
       }
     };
     measure(64);

@@ -76,7 +76,7 @@ StatusOr<std::string> ServingShapes(const Options& o) {
     if (std::find(shapes.begin(), shapes.end(), g) == shapes.end()) shapes.push_back(g);
   };
   bool fp8 = false;
-  std::string attention;
+  std::vector<std::string> attention;
   int64_t counts = 0;
   const int64_t prompt = std::max<int64_t>(
       128, static_cast<int64_t>(std::ceil(s.serving.requests.input.Mean() / 128.0)) * 128);
@@ -101,21 +101,22 @@ StatusOr<std::string> ServingShapes(const Options& o) {
     const std::string a =
         fmt::format("{}x{}x{}", heads * std::max<int64_t>(1, cost.engine().max_num_tokens / prompt),
                     prompt, s.model.hd());
-    if (attention.find(a) == std::string::npos) attention += (attention.empty() ? "" : ",") + a;
+    if (std::find(attention.begin(), attention.end(), a) == attention.end()) attention.push_back(a);
   }
-  std::string list;
+  std::string list, attentions;
   for (const auto& [m, n, k] : shapes) {
     list += fmt::format("{}{}x{}x{}", list.empty() ? "" : ",", m, n, k);
   }
+  for (const std::string& a : attention) attentions += (attentions.empty() ? "" : ",") + a;
   fmt::print(stderr,
              "{}: {} distinct GEMM shapes at up to {} token counts a pool (decode batches up to "
              "engine.max_seqs, prompt chunks up to engine.max_num_tokens){}, attention {}\n",
              o.scenario, shapes.size(), counts, fp8 ? ", those at the FP8 rate in fp8 too" : "",
-             attention);
+             attentions);
   std::string args;
   if (!list.empty()) args += " --shapes " + list;
   if (fp8) args += " --fp8-shapes";
-  return args + " --attention " + attention;
+  return args + " --attention " + attentions;
 }
 
 // The program's arguments for a scenario's own shapes: its GEMMs and attention.
