@@ -34,14 +34,10 @@ CostModel::CostModel(const ClusterSpec& cluster, Dtype precision)
     const bool sixteen = [](Dtype d) { return d == Dtype::kBf16 || d == Dtype::kFp16; }(g.dtype);
     const bool sibling = sixteen && (precision == Dtype::kBf16 || precision == Dtype::kFp16);
     if (g.dtype == precision) {
-      measured_shapes_[{g.m, g.n, g.k}] = g.efficiency;
+      measured_rows_[{g.n, g.k}][g.m] = g.efficiency;
     } else if (sibling) {
-      measured_shapes_.emplace(std::tuple{g.m, g.n, g.k}, g.efficiency);
+      measured_rows_[{g.n, g.k}].emplace(g.m, g.efficiency);
     }
-  }
-  for (const auto& [shape, eff] : measured_shapes_) {
-    const auto& [m, n, k] = shape;
-    measured_rows_[{n, k}][m] = eff;
   }
 }
 
@@ -66,11 +62,10 @@ double CostModel::ShapeFactor(int64_t m, int64_t n, int64_t k) const {
 }
 
 std::optional<double> CostModel::MeasuredEfficiency(int64_t m, int64_t n, int64_t k) const {
-  auto it = measured_shapes_.find({m, n, k});
-  if (it != measured_shapes_.end()) return it->second;
   auto rows = measured_rows_.find({n, k});
   if (rows == measured_rows_.end()) return std::nullopt;
   const std::map<int64_t, double>& by_m = rows->second;
+  if (auto exact = by_m.find(m); exact != by_m.end()) return exact->second;
   auto hi = by_m.upper_bound(m);
   if (hi == by_m.begin() || hi == by_m.end()) return std::nullopt;
   auto lo = std::prev(hi);
@@ -81,7 +76,7 @@ std::optional<double> CostModel::MeasuredEfficiency(int64_t m, int64_t n, int64_
 
 double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k, bool measured) const {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
-  if (measured && !measured_shapes_.empty()) {
+  if (measured && !measured_rows_.empty()) {
     // cuBLASLt's FP8 GEMMs take dimensions that are multiples of 16 (cuBLAS documentation,
     // cublasLtMatmul's FP8 requirements; tools/calibrate/gemm.cc times no others), so a serving
     // engine pads the rows: they cost what the padded GEMM measured (or its interpolation), for

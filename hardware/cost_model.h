@@ -80,8 +80,8 @@ class CostModel {
   Dtype precision_;
   double shape_norm_;            // shape factor at 8192^3, where gemm_efficiency was measured
   double base_gemm_efficiency_;  // gemm_efficiency, or the fp8 one for fp8 training
-  std::map<std::tuple<int64_t, int64_t, int64_t>, double> measured_shapes_;  // this precision
-  // The same, by (n, k) and then m, for the interpolation between row counts.
+  // Measured efficiencies of this precision (the other 16-bit type filling gaps), by (n, k) and
+  // then m: exact shapes, and the row counts interpolated between.
   std::map<std::pair<int64_t, int64_t>, std::map<int64_t, double>> measured_rows_;
   double ShapeFactor(int64_t m, int64_t n, int64_t k) const;
   // A measured shape's efficiency, or one interpolated between two measured row counts.

@@ -287,8 +287,11 @@ TEST_CASE("FP8 GEMMs take the FP8/16-bit efficiency ratio fitted to the same H10
   CHECK(CostModel(stated, Dtype::kFp8).GemmEfficiency(8192, 8192, 8192) == doctest::Approx(0.5));
 }
 
+// One DGX H100 node of the catalog.
+ClusterSpec H100Node() { return Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1); }
+
 TEST_CASE("measured row counts of one n x k: exact where measured, interpolated between them") {
-  ClusterSpec c = Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1);
+  ClusterSpec c = H100Node();
   const CostModel curve(c, Dtype::kBf16);
   // A serving calibration's ladder for one weight matrix (8192 x 2560): a decode step's one and
   // 64 rows (memory-bound: efficiency in proportion to the rows), a prompt chunk's 4096.
@@ -306,12 +309,11 @@ TEST_CASE("measured row counts of one n x k: exact where measured, interpolated 
   CHECK(cm.GemmEfficiency(8, 2560, 4096) == curve.GemmEfficiency(8, 2560, 4096));
   // The other precision class keeps the curve too.
   CHECK(CostModel(c, Dtype::kFp8).GemmEfficiency(8, 2560, 8192) ==
-        CostModel(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1), Dtype::kFp8)
-            .GemmEfficiency(8, 2560, 8192));
+        CostModel(H100Node(), Dtype::kFp8).GemmEfficiency(8, 2560, 8192));
 }
 
 TEST_CASE("FP8 rows that are not a multiple of 16 cost what the padded GEMM measured") {
-  ClusterSpec c = Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1);
+  ClusterSpec c = H100Node();
   const CostModel curve8(c, Dtype::kFp8);
   c.gpu.gemm_shapes = {{Dtype::kFp8, 16, 2560, 8192, 0.032},
                        {Dtype::kFp8, 64, 2560, 8192, 0.2},
@@ -329,8 +331,7 @@ TEST_CASE("FP8 rows that are not a multiple of 16 cost what the padded GEMM meas
         doctest::Approx(0.032 * std::pow(0.2 / 0.032, std::log(40.0 / 16) / std::log(4.0))));
   // 16-bit GEMMs take any row count: below the measured 16 rows, the curve.
   CHECK(bf16.GemmEfficiency(3, 2560, 8192) ==
-        CostModel(Cluster("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g", 1), Dtype::kBf16)
-            .GemmEfficiency(3, 2560, 8192));
+        CostModel(H100Node(), Dtype::kBf16).GemmEfficiency(3, 2560, 8192));
   // Asked for the curve alone (a GEMM unlike those measured), the measurements are not used.
   CHECK(fp8.GemmEfficiency(16, 2560, 8192, /*measured=*/false) ==
         curve8.GemmEfficiency(16, 2560, 8192));

@@ -263,6 +263,11 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   memory_.kv_tokens = std::max<int64_t>(0, kv_tokens);
 }
 
+bool ServingCost::Runs(LayerKind kind) const {
+  return std::any_of(stage_kinds_.begin(), stage_kinds_.end(),
+                     [&](const auto& kinds) { return kinds[static_cast<size_t>(kind)] > 0; });
+}
+
 ModelGraph ServingCost::GraphFor(int64_t tokens) const {
   return BuildModelGraph(model_, ShapeFor(RankTokens(tokens), attention_tp_, graph_ep_));
 }
@@ -290,15 +295,11 @@ std::vector<ServeGemmShape> ServingCost::GemmShapes(int64_t tokens) const {
     out.push_back(g);
   };
   const ModelGraph g = GraphFor(tokens);
-  // The embedding, and only the layer kinds some stage runs (a MoE model's graph holds a dense
-  // block its stack may never use).
+  // The embedding, and the layer kinds some stage runs.
   std::vector<const Block*> blocks = {&g.embedding};
   for (int k = 0; k < kLayerKinds; ++k) {
     const Block& b = g.Layer(static_cast<LayerKind>(k));
-    const bool runs = std::any_of(stage_kinds_.begin(), stage_kinds_.end(), [&](const auto& kinds) {
-      return kinds[static_cast<size_t>(k)] > 0;
-    });
-    if (b.size() > 0 && runs) blocks.push_back(&b);
+    if (b.size() > 0 && Runs(static_cast<LayerKind>(k))) blocks.push_back(&b);
   }
   for (const Block* b : blocks) {
     for (size_t i = 0; i < b->size(); ++i) {
@@ -364,7 +365,7 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   std::array<std::vector<ChainOp>, kLayerKinds> kinds;
   for (int k = 0; k < kLayerKinds; ++k) {
     const Block& b = g.Layer(static_cast<LayerKind>(k));
-    if (b.size() > 0) kinds[static_cast<size_t>(k)] = ops_of(b);
+    if (b.size() > 0 && Runs(static_cast<LayerKind>(k))) kinds[static_cast<size_t>(k)] = ops_of(b);
   }
   std::vector<Chain> chains;
   int layer = 0;

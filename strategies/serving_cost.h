@@ -158,6 +158,9 @@ class ServingCost {
   std::vector<Chain> Replay(int64_t tokens) const;
   // The graph of an iteration of `tokens` on a rank.
   ModelGraph GraphFor(int64_t tokens) const;
+  // Whether some stage runs layers of this kind (a MoE model's graph holds a dense block its
+  // stack may never use: neither replayed nor listed).
+  bool Runs(LayerKind kind) const;
   // A GEMM op's rows per product and the products whose weights it reads, for an iteration of
   // `tokens` tokens on the replica: the op's own for a dense GEMM; for the routed experts the
   // tokens each receives (the busiest rank's share) and the experts some token reaches.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (Bazel --config=fuzz) and runs each for SECONDS
-# (default 60) from its seed corpus in tests/fuzz/corpus/, two at a time. Prints executions and
-# findings per target; crash inputs land in fuzz-out/TARGET/. Exit 1 when a target found one.
+# (default 60) from its seed corpus (tests/fuzz/corpus/ and the files seeds() names), two at a
+# time. Prints executions and findings per target; crash inputs land in fuzz-out/TARGET/. Exit 1
+# when a target found one.
 # Usage: tools/fuzz.sh [SECONDS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,10 +11,24 @@ targets=(units scenario validation nccl plan plan_property serving import trace 
 # tools/bazel installs clang (with libFuzzer) when missing.
 tools/bazel build --config=fuzz $(printf '//tests/fuzz:%s_fuzz ' "${targets[@]}") >&2 || exit 1
 found=0
+# Seeds the tree keeps elsewhere (examples, test fixtures), beside tests/fuzz/corpus/TARGET.
+seeds() {
+  case "$1" in
+    scenario) echo scenarios/nemotron3-nano-hybrid-64-h100.yaml ;;
+    serving) echo scenarios/llama3-70b-serve-8-h100.yaml tests/bad_inputs/serve_*.yaml ;;
+    import) echo tests/fixtures/megatron/llama_flags.txt tests/fixtures/megatron/train_gpt.sh \
+      tests/fixtures/megatron/moe_model_config.yaml ;;
+    torchtitan) echo tests/fixtures/torchtitan/llama3_8b.toml ;;
+    trace) echo tests/traces/kineto-step.json tests/fixtures/traces/bad/*.json \
+      tests/fixtures/traces/two-ranks/* ;;
+  esac
+}
 run() {
   local t="$1" out="fuzz-out/$1"
   rm -rf "$out" && mkdir -p "$out/corpus"
-  cp tests/fuzz/corpus/"$t"/* "$out/corpus/"
+  if [ -d tests/fuzz/corpus/"$t" ]; then cp tests/fuzz/corpus/"$t"/* "$out/corpus/"; fi
+  # shellcheck disable=SC2046
+  for f in $(seeds "$t"); do cp "$f" "$out/corpus/"; done
   (cd "$out" && ../../bazel-bin/tests/fuzz/"${t}"_fuzz -max_total_time="$secs" -max_len=65536 \
      -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 corpus >log.txt 2>&1)
   local execs crashes
