@@ -254,8 +254,11 @@ StatusOr<ServingValidationReport> ValidateServing(const YamlInput& input,
           Add(*f, &rep.load_tpot);
         }
       }
-      if (c.load > 0) {
-        const LatencyFigures &m = c.latency, &lo = c.band_lo, &hi = c.band_hi;
+      {
+        // A case with no span (no Poisson rate, or too few requests for a capacity) counts its
+        // figures at the stated rate alone: the span of three equal predictions.
+        const LatencyFigures &m = c.latency, &lo = c.load > 0 ? c.band_lo : m,
+                             &hi = c.load > 0 ? c.band_hi : m;
         rep.band_ttft_within += BandWithin(m.ttft_p99, lo.ttft_p99, hi.ttft_p99) +
                                 BandWithin(m.ttft_p50, lo.ttft_p50, hi.ttft_p50);
         rep.band_tpot_within += BandWithin(m.tpot_p99, lo.tpot_p99, hi.tpot_p99) +

@@ -94,7 +94,8 @@ struct ServingValidationReport {
   FigureSummary concurrency_tpot;        // the mean TPOT at the run's concurrency
   FigureSummary max_rate;                // max_rate_at_slo against the run's rate
   // TTFT and TPOT figures of which some prediction in the span x (1 -/+ kLoadBand) of the rate
-  // lies within kWithin of the measurement (out of ttft.cases and tpot.cases).
+  // (or, for a case without one, the prediction at the stated rate) lies within kWithin of the
+  // measurement (out of ttft.cases and tpot.cases).
   int band_ttft_within = 0, band_tpot_within = 0;
   int failed = 0;
 };

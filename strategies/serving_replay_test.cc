@@ -162,6 +162,7 @@ TEST_CASE("the load against the capacity, and near it the span a 2% capacity err
   ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
   s.serving.layout.unified = {.tp = 1, .replicas = 8};
   s.serving.requests.count = 3000;
+  s.serving.engine.max_seqs = 64;  // 375 requests a replica: a steady window all at once
   s.serving.requests.arrival = Arrival::Poisson(20);
   StatusOr<ServingReport> low = Serve(s, {.search_rate = false, .load = true});
   REQUIRE(low.ok());
@@ -189,6 +190,10 @@ TEST_CASE("the load against the capacity, and near it the span a 2% capacity err
   CHECK(v.ttft_hi.mean - near->ttft.mean > near->ttft.mean - v.ttft_lo.mean);
   CHECK(v.tpot_lo.p50 > 0);
   CHECK(v.tpot_hi.p50 > 0);
+  // Too few requests to keep the batches full: no capacity, so no view.
+  ServingScenario few = s;
+  few.serving.requests.count = 64 * 8;  // a batch a replica
+  CHECK_FALSE(Serve(few, {.search_rate = false, .load = true})->load.has_value());
   // Without ServeOptions::load, or for arrivals that are not a rate, no view.
   CHECK_FALSE(Serve(s, {.search_rate = false})->load.has_value());
   CHECK_FALSE(Serve(offline, {.search_rate = false, .load = true})->load.has_value());

@@ -118,6 +118,10 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
 
 }  // namespace
 
+bool SteadyWindow(const ServingReplay& r) {
+  return r.window_s > 0.2 * r.makespan_s && r.window_tokens > 0;
+}
+
 ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
                         const ServingReplay& r) {
   ServingReport rep;
@@ -132,7 +136,7 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
     ++rep.served;
   }
   // Over the steady window where it spans a fifth of the run or more, else over the whole run.
-  if (r.window_s > 0.2 * r.makespan_s && r.window_tokens > 0 && out_tokens > 0) {
+  if (SteadyWindow(r) && out_tokens > 0) {
     rep.tokens_per_s = r.window_tokens / r.window_s * r.scale;
   } else if (r.makespan_s > 0) {
     rep.tokens_per_s = out_tokens / r.makespan_s * r.scale;
@@ -244,8 +248,13 @@ namespace {
 Status LoadOf(const ServingScenario& s, ServingSystem& sys, bool band, ServingReport* rep) {
   const Arrival& a = s.serving.requests.arrival;
   if (a.kind != Arrival::Kind::kPoisson || a.rate_per_s <= 0) return Status::Ok();
+  // A capacity only where the requests all at once reach a steady window (Summarize's): with N
+  // requests a replica and a batch of B, about where N > 3.3 B. Fewer give their own latency, not
+  // what the replicas sustain.
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  if (!SteadyWindow(all)) return Status::Ok();
   LoadView v;
-  PARASIM_ASSIGN_OR_RETURN(v.capacity_per_s, CapacityPerSecond(s, sys));
+  v.capacity_per_s = Summarize(s, sys, all).requests_per_s;
   if (v.capacity_per_s <= 0) return Status::Ok();
   v.load = a.rate_per_s / v.capacity_per_s;
   if (band || v.load >= kNearCapacity) {

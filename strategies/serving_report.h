@@ -47,6 +47,9 @@ struct SloCheck {
 inline constexpr double kLoadBand = 0.02;
 // The load from which `parasim serve` replays that span (a 2% error moves waits by 10%).
 inline constexpr double kNearCapacity = 0.8;
+// No view where the requests all at once reach no steady window (SteadyWindow; about where a
+// replica's requests are fewer than 3.3 times its batch): they give their own latency rather than
+// what the replicas sustain.
 struct LoadView {
   double capacity_per_s = 0;  // requests a second, every request queued at once
   double load = 0;            // the arrival rate over capacity_per_s
@@ -85,6 +88,12 @@ struct ServingReport {
   // kv_bytes): it keeps no KV cache.
   bool no_kv_cache() const { return fits && kv_capacity_bytes <= 0; }
 };
+
+// Whether a replay has a steady window (from the median request's time in the system, when the
+// batches have filled, to the last admission) spanning a fifth of its run or more: its
+// throughput is then the window's, else the whole run's. All at once, with N requests a replica
+// and a batch of B, the window is about (N / 2 - B) of N: there where N > 3.3 B.
+bool SteadyWindow(const ServingReplay& r);
 
 // The report of one replay of `s` on `sys`.
 ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys, const ServingReplay& r);

@@ -561,7 +561,7 @@ defaults:
   model: llama3-8b
   serving:
     precision: fp8
-    requests: {input_tokens: 512, output_tokens: 64, count: 200}
+    requests: {input_tokens: 512, output_tokens: 64, count: 1200}
   parallelism: {tp: 1, pp: 1, replicas: 1}
 cases:
   - name: offline

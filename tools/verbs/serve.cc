@@ -6,6 +6,8 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 #include "scenarios/serving_scenario.h"
 #include "sim/parse_units.h"
 #include "tools/text.h"
@@ -103,9 +105,9 @@ std::string LoadText(const ServingReport& r) {
   if (!r.load) return "";
   const LoadView& v = *r.load;
   std::string out = fmt::format(
-      "  load             {:.0f}% of the capacity ({:.4g} requests/s, every request queued at "
+      "  load             {:.3g}% of the capacity ({:.4g} requests/s, every request queued at "
       "once){}\n",
-      100 * v.load, v.capacity_per_s,
+      std::round(1000 * v.load) / 10, v.capacity_per_s,
       v.load > 1 ? ": above it, the queue grows through the replay" : "");
   if (!v.band) return out;
   return out + fmt::format(
