@@ -56,12 +56,13 @@ void Compare(ServingFigure* f, double predicted) {
   if (f->given()) f->error = predicted / f->measured - 1;
 }
 
-void Compare(LatencyFigures* f, const ServingReport& r) {
-  Compare(&f->ttft_p99, r.ttft.p99);
-  Compare(&f->tpot_p99, r.tpot.p99);
-  Compare(&f->ttft_p50, r.ttft.p50);
-  Compare(&f->tpot_p50, r.tpot.p50);
+void Compare(LatencyFigures* f, const LatencyStats& ttft, const LatencyStats& tpot) {
+  Compare(&f->ttft_p99, ttft.p99);
+  Compare(&f->tpot_p99, tpot.p99);
+  Compare(&f->ttft_p50, ttft.p50);
+  Compare(&f->tpot_p50, tpot.p50);
 }
+void Compare(LatencyFigures* f, const ServingReport& r) { Compare(f, r.ttft, r.tpot); }
 
 void Add(const ServingFigure& f, FigureSummary* s) {
   if (!f.given()) return;
@@ -85,7 +86,12 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
   const Arrival& a = s.serving.requests.arrival;
   if (a.kind == Arrival::Kind::kPoisson) c.rate_per_s = a.rate_per_s;
   const bool rate_search = search && !s.serving.slo.empty() && c.rate_per_s > 0;
-  PARASIM_ASSIGN_OR_RETURN(ServingReport r, Serve(s, {.search_rate = rate_search, .cache = cache}));
+  const LatencyFigures& l = c.latency;
+  const bool latency =
+      l.ttft_p99.given() || l.tpot_p99.given() || l.ttft_p50.given() || l.tpot_p50.given();
+  PARASIM_ASSIGN_OR_RETURN(
+      ServingReport r,
+      Serve(s, {.search_rate = rate_search, .load = latency, .band_always = true, .cache = cache}));
   if (!r.fits) {
     c.ok = false;
     c.failure = "does not fit: " + r.fit_reason;
@@ -93,6 +99,12 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
   }
   Compare(&c.tokens, r.tokens_per_s);
   Compare(&c.latency, r);
+  if (r.load && r.load->band) {
+    c.load = r.load->load;
+    c.band_lo = c.band_hi = c.latency;
+    Compare(&c.band_lo, r.load->ttft_lo, r.load->tpot_lo);
+    Compare(&c.band_hi, r.load->ttft_hi, r.load->tpot_hi);
+  }
   if (rate_search) {
     c.max_rate.measured = c.rate_per_s;
     Compare(&c.max_rate, r.max_rate_at_slo);
@@ -128,6 +140,14 @@ Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidat
 }
 
 }  // namespace
+
+bool BandWithin(const ServingFigure& stated, const ServingFigure& lo, const ServingFigure& hi) {
+  if (!stated.given()) return false;
+  const double low = std::min({stated.predicted, lo.predicted, hi.predicted});
+  const double high = std::max({stated.predicted, lo.predicted, hi.predicted});
+  // The span [low, high] meets [measured x (1 - kWithin), measured x (1 + kWithin)].
+  return low <= stated.measured * (1 + kWithin) && high >= stated.measured * (1 - kWithin);
+}
 
 const std::vector<std::string_view>& ServingMeasuredKeys() {
   static const std::vector<std::string_view> kKeys = {"tokens_per_s", "ttft_p99",     "tpot_p99",
@@ -233,6 +253,16 @@ StatusOr<ServingValidationReport> ValidateServing(const YamlInput& input,
         for (const ServingFigure* f : {&c.at_load.tpot_p99, &c.at_load.tpot_p50}) {
           Add(*f, &rep.load_tpot);
         }
+      }
+      {
+        // A case with no span (no Poisson rate, or too few requests for a capacity) counts its
+        // figures at the stated rate alone: the span of three equal predictions.
+        const LatencyFigures &m = c.latency, &lo = c.load > 0 ? c.band_lo : m,
+                             &hi = c.load > 0 ? c.band_hi : m;
+        rep.band_ttft_within += BandWithin(m.ttft_p99, lo.ttft_p99, hi.ttft_p99) +
+                                BandWithin(m.ttft_p50, lo.ttft_p50, hi.ttft_p50);
+        rep.band_tpot_within += BandWithin(m.tpot_p99, lo.tpot_p99, hi.tpot_p99) +
+                                BandWithin(m.tpot_p50, lo.tpot_p50, hi.tpot_p50);
       }
       if (c.concurrency > 0) Add(c.tpot_mean, &rep.concurrency_tpot);
       Add(c.max_rate, &rep.max_rate);

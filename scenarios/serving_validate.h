@@ -10,7 +10,9 @@
 //     predicted over the measured throughput of the Offline case of the same system;
 //   - at the run's concurrency (`measured.e2e_mean`, `tpot_mean`): a closed loop of rate x mean
 //     latency clients (Little's law), the iteration at the run's batch; its mean TPOT compared;
-//   - (`search`) the highest rate within the case's `serving.slo` against the rate the run held.
+//   - (`search`) the highest rate within the case's `serving.slo` against the rate the run held;
+//   - at the stated rate x (1 -/+ kLoadBand): whether a capacity error of kLoadBand alone would
+//     bring a latency figure within kWithin (BandWithin).
 //
 //   if (IsServingValidationFile(input)) {
 //     StatusOr<ServingValidationReport> r = ValidateServing(input, {}, /*jobs=*/2, false);
@@ -23,6 +25,7 @@
 
 #include "sim/status.h"
 #include "sim/yaml_reader.h"
+#include "strategies/serving_report.h"
 #include "strategies/serving_spec.h"
 
 namespace parasim {
@@ -63,6 +66,11 @@ struct ServingValidationCase {
   // The highest Poisson rate within the case's targets (predicted, searched) against the rate
   // the run held (measured).
   ServingFigure max_rate;
+  // A Poisson case's load against the replay's capacity (ServingReport::load; 0: none), and its
+  // latencies replayed at the rate x (1 - kLoadBand) and x (1 + kLoadBand): the span an error of
+  // kLoadBand in the predicted capacity alone gives each figure.
+  double load = 0;
+  LatencyFigures band_lo, band_hi;
   bool ok = true;
   std::string failure;  // why there is no prediction
 };
@@ -85,8 +93,16 @@ struct ServingValidationReport {
   FigureSummary load_ttft, load_tpot;    // at the run's load fraction
   FigureSummary concurrency_tpot;        // the mean TPOT at the run's concurrency
   FigureSummary max_rate;                // max_rate_at_slo against the run's rate
+  // TTFT and TPOT figures of which some prediction in the span x (1 -/+ kLoadBand) of the rate
+  // (or, for a case without one, the prediction at the stated rate) lies within kWithin of the
+  // measurement (out of ttft.cases and tpot.cases).
+  int band_ttft_within = 0, band_tpot_within = 0;
   int failed = 0;
 };
+
+// Whether some prediction between those at the rate x (1 - kLoadBand) and x (1 + kLoadBand)
+// (and at the stated rate) lies within kWithin of the measurement.
+bool BandWithin(const ServingFigure& stated, const ServingFigure& lo, const ServingFigure& hi);
 
 struct ServingValidationInput {
   ServingValidationCase measured;

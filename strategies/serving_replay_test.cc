@@ -158,6 +158,47 @@ TEST_CASE("max rate at SLO: a short list of requests is not taken for a stream")
   CHECK(few->max_rate_at_slo <= 1.03 * many->max_rate_at_slo);
 }
 
+TEST_CASE("the load against the capacity, and near it the span a 2% capacity error gives") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  s.serving.requests.count = 3000;
+  s.serving.engine.max_seqs = 64;  // 375 requests a replica: a steady window all at once
+  s.serving.requests.arrival = Arrival::Poisson(20);
+  StatusOr<ServingReport> low = Serve(s, {.search_rate = false, .load = true});
+  REQUIRE(low.ok());
+  REQUIRE(low->load.has_value());
+  const double capacity = low->load->capacity_per_s;
+  CHECK(capacity > 20);
+  CHECK(low->load->load == doctest::Approx(20 / capacity));
+  CHECK_FALSE(low->load->band);  // far from capacity: no span replayed
+  // The capacity is the same requests all at once: what an offline replay serves.
+  ServingScenario offline = s;
+  offline.serving.requests.arrival = {};
+  CHECK(Run(offline).requests_per_s == doctest::Approx(capacity));
+
+  // At 95% of it the span is replayed; waits there grow with the load, and the 2% more load
+  // costs TTFT more than the 2% less saves (the queue's delay is convex in the load).
+  s.serving.requests.arrival = Arrival::Poisson(0.95 * capacity);
+  StatusOr<ServingReport> near = Serve(s, {.search_rate = false, .load = true});
+  REQUIRE(near.ok());
+  REQUIRE(near->load.has_value());
+  CHECK(near->load->load == doctest::Approx(0.95));
+  REQUIRE(near->load->band);
+  const LoadView& v = *near->load;
+  CHECK(v.ttft_lo.mean < near->ttft.mean);
+  CHECK(v.ttft_hi.mean > near->ttft.mean);
+  CHECK(v.ttft_hi.mean - near->ttft.mean > near->ttft.mean - v.ttft_lo.mean);
+  CHECK(v.tpot_lo.p50 > 0);
+  CHECK(v.tpot_hi.p50 > 0);
+  // Too few requests to keep the batches full: no capacity, so no view.
+  ServingScenario few = s;
+  few.serving.requests.count = 64 * 8;  // a batch a replica
+  CHECK_FALSE(Serve(few, {.search_rate = false, .load = true})->load.has_value());
+  // Without ServeOptions::load, or for arrivals that are not a rate, no view.
+  CHECK_FALSE(Serve(s, {.search_rate = false})->load.has_value());
+  CHECK_FALSE(Serve(offline, {.search_rate = false, .load = true})->load.has_value());
+}
+
 TEST_CASE("a model that does not fit is a result, not an error") {
   ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-405b");
   s.serving.precision = {};

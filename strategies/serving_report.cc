@@ -118,6 +118,10 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
 
 }  // namespace
 
+bool SteadyWindow(const ServingReplay& r) {
+  return r.window_s > 0.2 * r.makespan_s && r.window_tokens > 0;
+}
+
 ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
                         const ServingReplay& r) {
   ServingReport rep;
@@ -132,7 +136,7 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
     ++rep.served;
   }
   // Over the steady window where it spans a fifth of the run or more, else over the whole run.
-  if (r.window_s > 0.2 * r.makespan_s && r.window_tokens > 0 && out_tokens > 0) {
+  if (SteadyWindow(r) && out_tokens > 0) {
     rep.tokens_per_s = r.window_tokens / r.window_s * r.scale;
   } else if (r.makespan_s > 0) {
     rep.tokens_per_s = out_tokens / r.makespan_s * r.scale;
@@ -183,15 +187,19 @@ bool KeptUp(const ServingReplay& r) {
   return static_cast<double>(finished) * kRateTolerance >= static_cast<double>(arrived);
 }
 
+StatusOr<double> CapacityPerSecond(const ServingScenario& s, ServingSystem& sys) {
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  return Summarize(s, sys, all).requests_per_s;
+}
+
 StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
   auto holds = [&](double rate) -> StatusOr<bool> {
     PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
     return Summarize(s, sys, r).meets_slo && KeptUp(r);
   };
-  // The capacity: the same requests all at once. The highest rate that holds the targets lies
-  // below it (at capacity the queue grows without end), most often within a factor of two.
-  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
-  const double capacity = Summarize(s, sys, all).requests_per_s;
+  // The highest rate that holds the targets lies below the capacity (there the queue grows
+  // without end), most often within a factor of two.
+  PARASIM_ASSIGN_OR_RETURN(const double capacity, CapacityPerSecond(s, sys));
   if (capacity <= 0) return 0.0;
   double hi = capacity, lo = capacity / 2;
   PARASIM_ASSIGN_OR_RETURN(bool at_capacity, holds(hi));
@@ -222,8 +230,7 @@ StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
 
 StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int points) {
   PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s));
-  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
-  const double capacity = Summarize(s, sys, all).requests_per_s;
+  PARASIM_ASSIGN_OR_RETURN(const double capacity, CapacityPerSecond(s, sys));
   std::vector<LatencyPoint> out;
   for (int i = 1; i <= points && capacity > 0; ++i) {
     const double rate = capacity * i / points;
@@ -234,6 +241,37 @@ StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int p
   return out;
 }
 
+namespace {
+
+// The load view of a Poisson stream (ServeOptions::load): the capacity, the load, and near it
+// (or with `band`) the latencies at the rate x (1 -/+ kLoadBand).
+Status LoadOf(const ServingScenario& s, ServingSystem& sys, bool band, ServingReport* rep) {
+  const Arrival& a = s.serving.requests.arrival;
+  if (a.kind != Arrival::Kind::kPoisson || a.rate_per_s <= 0) return Status::Ok();
+  // A capacity only where the requests all at once reach a steady window (Summarize's): with N
+  // requests a replica and a batch of B, about where N > 3.3 B. Fewer give their own latency, not
+  // what the replicas sustain.
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  if (!SteadyWindow(all)) return Status::Ok();
+  LoadView v;
+  v.capacity_per_s = Summarize(s, sys, all).requests_per_s;
+  if (v.capacity_per_s <= 0) return Status::Ok();
+  v.load = a.rate_per_s / v.capacity_per_s;
+  if (band || v.load >= kNearCapacity) {
+    v.band = true;
+    for (const double scale : {1 - kLoadBand, 1 + kLoadBand}) {
+      PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, a.rate_per_s * scale));
+      const ServingReport at = Summarize(s, sys, r);
+      (scale < 1 ? v.ttft_lo : v.ttft_hi) = at.ttft;
+      (scale < 1 ? v.tpot_lo : v.tpot_hi) = at.tpot;
+    }
+  }
+  rep->load = v;
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o) {
   PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s, o.cache));
   PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys));
@@ -241,6 +279,7 @@ StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o) {
   if (o.search_rate && !s.serving.slo.empty() && rep.fits) {
     PARASIM_ASSIGN_OR_RETURN(rep.max_rate_at_slo, MaxRateAtSlo(s, sys));
   }
+  if (o.load && rep.fits) PARASIM_RETURN_IF_ERROR(LoadOf(s, sys, o.band_always, &rep));
   return rep;
 }
 

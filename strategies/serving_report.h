@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,26 @@ struct SloCheck {
   bool met = false;
 };
 
+// How close a Poisson stream of arrivals comes to what the layout serves. The capacity is the
+// requests a second the replicas serve with every request queued at once (the replay's offline
+// throughput), the load the arrival rate over it. Near capacity a queue's delay moves steeply with
+// the load (M/M/1: a relative error e in the capacity moves the mean wait by about e / (1 - load),
+// 20% for e = 2% at a load of 0.9), so there the latencies are also replayed at the rate scaled
+// by 1 - kLoadBand and 1 + kLoadBand: the span that an error of kLoadBand in the predicted
+// capacity alone gives them.
+inline constexpr double kLoadBand = 0.02;
+// The load from which `parasim serve` replays that span (a 2% error moves waits by 10%).
+inline constexpr double kNearCapacity = 0.8;
+// No view where the requests all at once reach no steady window (SteadyWindow; about where a
+// replica's requests are fewer than 3.3 times its batch): they give their own latency rather than
+// what the replicas sustain.
+struct LoadView {
+  double capacity_per_s = 0;  // requests a second, every request queued at once
+  double load = 0;            // the arrival rate over capacity_per_s
+  bool band = false;          // the latencies at the rate x (1 -/+ kLoadBand) below were replayed
+  LatencyStats ttft_lo, ttft_hi, tpot_lo, tpot_hi;  // seconds: at x (1 - kLoadBand), x (1 + ...)
+};
+
 struct ServingReport {
   std::string layout;  // FormatServingLayout
   int64_t gpus = 0;
@@ -48,6 +69,7 @@ struct ServingReport {
   bool meets_slo = true;         // every target's percentile within it
   std::vector<SloCheck> slo;
   double max_rate_at_slo = -1;   // requests a second; -1 when not searched, 0 when none holds
+  std::optional<LoadView> load;  // Poisson arrivals with ServeOptions::load only
   double kv_peak_bytes = 0;      // per GPU, the fullest replica's
   double kv_capacity_bytes = 0;  // per GPU
   double weights_bytes = 0;      // per GPU (the stage with the least room for KV)
@@ -67,11 +89,21 @@ struct ServingReport {
   bool no_kv_cache() const { return fits && kv_capacity_bytes <= 0; }
 };
 
+// Whether a replay has a steady window (from the median request's time in the system, when the
+// batches have filled, to the last admission) spanning a fifth of its run or more: its
+// throughput is then the window's, else the whole run's. All at once, with N requests a replica
+// and a batch of B, the window is about (N / 2 - B) of N: there where N > 3.3 B.
+bool SteadyWindow(const ServingReplay& r);
+
 // The report of one replay of `s` on `sys`.
 ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys, const ServingReplay& r);
 
 struct ServeOptions {
-  bool search_rate = true;             // max_rate_at_slo (a replay per rate tried; needs targets)
+  bool search_rate = true;  // max_rate_at_slo (a replay per rate tried; needs targets)
+  // The load against the capacity (one replay more, Poisson arrivals only) and, from
+  // kNearCapacity (or at any load with band_always), the latencies at x (1 -/+ kLoadBand).
+  bool load = false;
+  bool band_always = false;
   ServingChainCache* cache = nullptr;  // chains shared across a sweep's layouts
 };
 // Latency against throughput: the scenario's requests replayed as a Poisson process at `points`
@@ -98,5 +130,7 @@ inline constexpr double kRateTolerance = 1.03;
 // targets may hold for it.
 bool KeptUp(const ServingReplay& r);
 StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys);
+// The requests a second `sys` serves with the scenario's requests all queued at once.
+StatusOr<double> CapacityPerSecond(const ServingScenario& s, ServingSystem& sys);
 
 }  // namespace parasim

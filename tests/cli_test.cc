@@ -71,7 +71,8 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   auto r = RunParasim("serve " + f);
   REQUIRE(r.exit_code == 0);
   for (const char* line : {"output tokens/s", "input tokens/s", "TTFT", "TPOT", "end to end",
-                           "goodput", "max rate at SLO", "KV cache", "memory per GPU", "fits"}) {
+                           "goodput", "max rate at SLO", "load             ", "of the capacity (",
+                           "KV cache", "memory per GPU", "fits"}) {
     CAPTURE(line);
     CHECK(r.out.find(line) != std::string::npos);
   }
@@ -81,10 +82,18 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   for (const char* key :
        {"\"tokens_per_s\"", "\"input_tokens_per_s\"", "\"tokens_per_s_per_gpu\"", "\"ttft_s\"",
         "\"tpot_s\"", "\"e2e_s\"", "\"p50\"", "\"p90\"", "\"p99\"", "\"mean\"", "\"goodput\"",
-        "\"max_rate_at_slo\"", "\"kv_peak_bytes\"", "\"fits\"", "\"kv_use\""}) {
+        "\"max_rate_at_slo\"", "\"kv_peak_bytes\"", "\"fits\"", "\"kv_use\"", "\"load\"",
+        "\"capacity_per_s\"", "\"band\": null"}) {
     CAPTURE(key);
     CHECK(j.out.find(key) != std::string::npos);
   }
+  // Near its capacity the latencies at 2% less and more load are printed too.
+  auto near = RunParasim("serve --no-search " + f + " --set serving.requests.arrival.rate=24/s");
+  REQUIRE(near.exit_code == 0);
+  CHECK(near.out.find("near capacity    at 2% less / more load: TTFT P99") != std::string::npos);
+  auto nj =
+      RunParasim("serve --json --no-search " + f + " --set serving.requests.arrival.rate=24/s");
+  CHECK(nj.out.find("\"rate_scale\": [") != std::string::npos);
   // Bad input: located, exit 2; a training verb on a serving scenario names serve.
   auto bad = RunParasim("serve " + f + " --set serving.requests.arrival.rate=20");
   CHECK(bad.exit_code == 2);
@@ -117,6 +126,20 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   REQUIRE(RunParasim("report --out " + mhtml + " " + mamba).exit_code == 0);
   CHECK(Slurp(mhtml).find("none: the model has no attention layers") != std::string::npos);
   CHECK(Slurp(mhtml).find("KV cache over the replay") == std::string::npos);
+  // A layout that does not fit serves nothing: it says why, and prints no latency of zero.
+  const std::string big = std::string(std::getenv("TEST_TMPDIR")) + "/no-fit-serve.yaml";
+  std::ofstream(big) << "cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 1, intra_node: "
+                        "nvlink4-h100}\nmodel: llama3-405b\nserving:\n  requests: "
+                        "{input_tokens: 512, output_tokens: 64, count: 10}\nparallelism: {tp: 1}\n";
+  auto nf = RunParasim("serve " + big);
+  REQUIRE_MESSAGE(nf.exit_code == 0, nf.err);
+  CHECK(nf.out.find("served           none: the layout does not fit") != std::string::npos);
+  CHECK(nf.out.find("DOES NOT FIT (weights") != std::string::npos);
+  CHECK(nf.out.find("TTFT") == std::string::npos);
+  CHECK(nf.out.find("0 B of 0 B") == std::string::npos);
+  const std::string nhtml = std::string(std::getenv("TEST_TMPDIR")) + "/no-fit-serve.html";
+  REQUIRE(RunParasim("report --out " + nhtml + " " + big).exit_code == 0);
+  CHECK(Slurp(nhtml).find("none: no room for it") != std::string::npos);
   auto mj = RunParasim("serve --json " + mamba);
   CHECK(mj.out.find("\"kv_capacity_bytes\": 0,") != std::string::npos);
   CHECK(mj.out.find("\"kv_peak_bytes\": 0,") != std::string::npos);

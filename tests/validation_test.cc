@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/serving_validate.h"
 #include "tests/cli_runner.h"
 
 namespace parasim {
@@ -560,7 +561,7 @@ defaults:
   model: llama3-8b
   serving:
     precision: fp8
-    requests: {input_tokens: 512, output_tokens: 64, count: 200}
+    requests: {input_tokens: 512, output_tokens: 64, count: 1200}
   parallelism: {tp: 1, pp: 1, replicas: 1}
 cases:
   - name: offline
@@ -598,6 +599,17 @@ TEST_CASE("serving views beside the stated settings: the run's load, its concurr
     return n;
   };
   CHECK(count(out, "\"max_rate_at_slo\"") == 2);  // the case's and the summary's
+  // The span at the rate x 0.98 and x 1.02: the case's load, a prediction at each end, and the
+  // summary's count of figures within 20% somewhere in it.
+  const size_t band = out.find("\"band\": {");
+  REQUIRE(band != std::string::npos);
+  const std::string span = out.substr(band, out.find("rate_scale", band) - band);
+  CHECK(Field(span, "load") > 0);
+  CHECK(Field(span, "load") < 1);
+  CHECK(out.find("\"ttft_within_20\"") != std::string::npos);
+  auto text = RunParasim("validate " + f);
+  CHECK(text.out.find("at the rate x 0.98 / x 1.02 (the stated rate is") != std::string::npos);
+  CHECK(text.out.find("within 20% at the rate x 0.98-1.02: TTFT ") != std::string::npos);
   // Without --search there is no rate search; the stated settings' figures are unchanged.
   auto plain = RunParasim("validate --json " + f);
   REQUIRE(plain.exit_code == 0);
@@ -622,6 +634,18 @@ TEST_CASE("serving views beside the stated settings: the run's load, its concurr
     CHECK(q.exit_code == 2);
     CHECK(q.err.find(g + b.message) != std::string::npos);
   }
+}
+
+TEST_CASE("a latency figure is within the span of a 2% capacity error when the span meets 20%") {
+  auto fig = [](double predicted, double measured) {
+    return ServingFigure{measured, predicted, predicted / measured - 1};
+  };
+  // Measured 150: the stated prediction 100 is 33% low; with 2% more load 200, 2% less 110.
+  CHECK(BandWithin(fig(100, 150), fig(110, 150), fig(200, 150)));
+  CHECK_FALSE(BandWithin(fig(100, 150), fig(90, 150), fig(110, 150)));   // all below 120
+  CHECK(BandWithin(fig(100, 100), fig(100, 100), fig(100, 100)));        // within at the rate
+  CHECK_FALSE(BandWithin(fig(300, 150), fig(190, 150), fig(400, 150)));  // all above 180
+  CHECK_FALSE(BandWithin(ServingFigure{}, fig(1, 1), fig(1, 1)));        // none measured
 }
 
 TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {

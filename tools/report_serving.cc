@@ -50,10 +50,11 @@ std::string FiguresHtml(const ServingScenario& s, const ServingReport& r) {
   if (!r.slo.empty()) row("goodput (within every target)", fmt::format("{:.1f}%", 100 * r.goodput));
   if (r.max_rate_at_slo >= 0)
     row("highest rate within the targets", fmt::format("{:.4g} requests/s", r.max_rate_at_slo));
-  row("KV cache peak per GPU", r.no_kv_cache()
-                                   ? std::string("none: the model has no attention layers")
-                                   : fmt::format("{} of {}", FormatBytes(Bytes(r.kv_peak_bytes)),
-                                                 FormatBytes(Bytes(r.kv_capacity_bytes))));
+  row("KV cache peak per GPU",
+      r.no_kv_cache()            ? std::string("none: the model has no attention layers")
+      : r.kv_capacity_bytes <= 0 ? std::string("none: no room for it")
+                                 : fmt::format("{} of {}", FormatBytes(Bytes(r.kv_peak_bytes)),
+                                               FormatBytes(Bytes(r.kv_capacity_bytes))));
   row("fits", r.fits ? "yes" : "no: " + r.fit_reason);
   if (r.cost_per_million_tokens > 0) {
     row("cost per million output tokens", fmt::format("{:.3g}", r.cost_per_million_tokens));

@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   s->serving.requests.count = std::min<int64_t>(s->serving.requests.count, 48);
   if (s->serving.requests.trace.size() > 48) s->serving.requests.trace.resize(48);
-  auto r = parasim::Serve(*s, {.search_rate = false});
+  auto r = parasim::Serve(*s, {.search_rate = false, .load = true});
   if (!r.ok() && r.status().message().empty()) std::abort();
   return 0;
 }

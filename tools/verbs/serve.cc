@@ -6,6 +6,8 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 #include "scenarios/serving_scenario.h"
 #include "sim/parse_units.h"
 #include "tools/text.h"
@@ -38,6 +40,17 @@ Json LayoutJson(const ServingLayout& l) {
   Json j = Json::Object();
   j.Set("prefill", pool(l.prefill)).Set("decode", pool(l.decode));
   return j;
+}
+
+Json LoadJson(const LoadView& v) {
+  Json j = Json::Object();
+  j.Set("capacity_per_s", v.capacity_per_s).Set("load", v.load);
+  if (!v.band) return j.Set("band", Json());
+  Json band = Json::Object();
+  band.Set("rate_scale", Json::Array().Push(1 - kLoadBand).Push(1 + kLoadBand));
+  band.Set("ttft_s", Json::Array().Push(Stats(v.ttft_lo)).Push(Stats(v.ttft_hi)));
+  band.Set("tpot_s", Json::Array().Push(Stats(v.tpot_lo)).Push(Stats(v.tpot_hi)));
+  return j.Set("band", band);
 }
 
 const std::string& NameOf(const ServingScenario& s) { return s.name.empty() ? s.file : s.name; }
@@ -86,7 +99,31 @@ std::string MemoryText(const ServingReport& r) {
                      r.fits ? "fits" : "DOES NOT FIT (" + r.fit_reason + ")");
 }
 
+// The arrivals against the capacity and, near it, how far a small error in the capacity moves the
+// latencies (ServingReport::load).
+std::string LoadText(const ServingReport& r) {
+  if (!r.load) return "";
+  const LoadView& v = *r.load;
+  std::string out = fmt::format(
+      "  load             {:.3g}% of the capacity ({:.4g} requests/s, every request queued at "
+      "once){}\n",
+      std::round(1000 * v.load) / 10, v.capacity_per_s,
+      v.load > 1 ? ": above it, the queue grows through the replay" : "");
+  if (!v.band) return out;
+  return out + fmt::format(
+                   "  near capacity    at {:.0f}% less / more load: TTFT P99 {} / {}, TPOT P99 "
+                   "{} / {} (the span an error of {:.0f}% in the capacity alone gives)\n",
+                   100 * kLoadBand, Ms(v.ttft_lo.p99), Ms(v.ttft_hi.p99), Ms(v.tpot_lo.p99),
+                   Ms(v.tpot_hi.p99), 100 * kLoadBand);
+}
+
 std::string ReportText(const ServingScenario& s, const ServingReport& r) {
+  if (!r.fits && r.served == 0) {
+    // Nothing was served: no latency or throughput to print, only why.
+    return MemoryText(r) +
+           "  served           none: the layout does not fit (`parasim serve --sweep` ranks the "
+           "layouts that do)\n";
+  }
   std::string out = fmt::format(
       "  throughput       {} output tokens/s ({} per GPU), {} input "
       "tokens/s, {:.3g} requests/s\n",
@@ -104,8 +141,11 @@ std::string ReportText(const ServingScenario& s, const ServingReport& r) {
     out += fmt::format("  max rate at SLO  {:.4g} requests/s (Poisson) holds every target\n",
                        r.max_rate_at_slo);
   }
+  out += LoadText(r);
   if (r.no_kv_cache()) {
     out += "  KV cache         none: the model has no attention layers\n";
+  } else if (r.kv_capacity_bytes <= 0) {
+    out += "  KV cache         none: no room for it (below)\n";
   } else {
     out += fmt::format("  KV cache         peak {} of {} per GPU ({:.0f}%); {} preemptions\n",
                        FormatBytes(Bytes(r.kv_peak_bytes)), FormatBytes(Bytes(r.kv_capacity_bytes)),
@@ -174,7 +214,8 @@ StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std:
           out.s.file, p->key, p->message));
     }
   }
-  PARASIM_ASSIGN_OR_RETURN(out.report, Serve(out.s, {.search_rate = !flags.no_search}));
+  PARASIM_ASSIGN_OR_RETURN(out.report,
+                           Serve(out.s, {.search_rate = !flags.no_search, .load = true}));
   return out;
 }
 
@@ -193,6 +234,7 @@ Json ServingReportJson(const ServingReport& r, bool kv_use) {
   }
   j.Set("slo", slo);
   j.Set("max_rate_at_slo", r.max_rate_at_slo >= 0 ? Json(r.max_rate_at_slo) : Json());
+  j.Set("load", r.load ? LoadJson(*r.load) : Json());
   j.Set("kv_peak_bytes", r.kv_peak_bytes).Set("kv_capacity_bytes", r.kv_capacity_bytes);
   j.Set("weights_bytes", r.weights_bytes).Set("activations_bytes", r.activations_bytes);
   if (r.state_bytes > 0) j.Set("state_bytes", r.state_bytes);  // a hybrid model's only

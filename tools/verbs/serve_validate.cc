@@ -47,6 +47,13 @@ std::string Value(const ServingFigure& f, bool latency, bool predicted) {
 
 std::string Within(const FigureSummary& s) { return fmt::format("{}/{}", s.within, s.cases); }
 
+bool HasBand(const ServingValidationReport& r) {
+  for (const ServingValidationCase& c : r.cases) {
+    if (c.ok && c.load > 0) return true;
+  }
+  return false;
+}
+
 std::string Summary(const ServingValidationReport& r) {
   std::string views;
   if (r.ttft.cases + r.tpot.cases > 0) {
@@ -56,6 +63,11 @@ std::string Summary(const ServingValidationReport& r) {
     views += fmt::format("; at the runs' load: TTFT {} (MAPE {:.1f}%), TPOT {} (MAPE {:.1f}%)",
                          Within(r.load_ttft), 100 * r.load_ttft.mape, Within(r.load_tpot),
                          100 * r.load_tpot.mape);
+  }
+  if (HasBand(r)) {
+    views += fmt::format("; within 20% at the rate x {:.2f}-{:.2f}: TTFT {}/{}, TPOT {}/{}",
+                         1 - kLoadBand, 1 + kLoadBand, r.band_ttft_within, r.ttft.cases,
+                         r.band_tpot_within, r.tpot.cases);
   }
   if (r.concurrency_tpot.cases > 0) {
     views += fmt::format("; at the runs' concurrency: mean TPOT {} (MAPE {:.1f}%)",
@@ -84,6 +96,20 @@ void ViewsJson(const ServingValidationCase& c, Json* o) {
     }
     o->Set("at_load", l);
   }
+  if (c.load > 0) {
+    Json b = Json::Object();
+    b.Set("load", c.load).Set("rate_scale", Json::Array().Push(1 - kLoadBand).Push(1 + kLoadBand));
+    const std::vector<Named> lo = Latencies(c.band_lo), hi = Latencies(c.band_hi);
+    const std::vector<Named> stated = Latencies(c.latency);
+    for (size_t i = 0; i < stated.size(); ++i) {
+      if (!stated[i].f->given()) continue;
+      Json f = Json::Object();
+      f.Set("predicted", Json::Array().Push(lo[i].f->predicted).Push(hi[i].f->predicted));
+      f.Set("within_20", BandWithin(*stated[i].f, *lo[i].f, *hi[i].f));
+      b.Set(stated[i].key, f);
+    }
+    o->Set("band", b);
+  }
   if (c.concurrency > 0) {
     Json j = Json::Object();
     j.Set("concurrency", c.concurrency).Set("tpot_mean", FigureJson(c.tpot_mean));
@@ -104,6 +130,21 @@ std::string ViewsText(const ServingValidationCase& c) {
                        c.load_scale, c.offline_case);
     for (const Named& n : Latencies(c.at_load)) {
       if (n.f->given()) out += "  " + Line(n.key, *n.f, true);
+    }
+  }
+  if (c.load > 0) {
+    out += fmt::format(
+        "  at the rate x {:.2f} / x {:.2f} (the stated rate is {:.0f}% of the replay's "
+        "capacity):\n",
+        1 - kLoadBand, 1 + kLoadBand, 100 * c.load);
+    const std::vector<Named> lo = Latencies(c.band_lo), hi = Latencies(c.band_hi);
+    const std::vector<Named> stated = Latencies(c.latency);
+    for (size_t i = 0; i < stated.size(); ++i) {
+      if (!stated[i].f->given()) continue;
+      out += fmt::format(
+          "    {:<14} predicted {:>12} / {:>12} {}\n", stated[i].key, Value(*lo[i].f, true, true),
+          Value(*hi[i].f, true, true),
+          BandWithin(*stated[i].f, *lo[i].f, *hi[i].f) ? "within 20% in the span" : "outside 20%");
     }
   }
   if (c.concurrency > 0) {
@@ -144,6 +185,9 @@ Json ServingValidationJson(const ServingValidationReport& r) {
   j.Set("at_load", load);
   j.Set("at_concurrency", Json::Object().Set("tpot_mean", SummaryJson(r.concurrency_tpot)));
   j.Set("max_rate_at_slo", SummaryJson(r.max_rate));
+  j.Set("band", Json::Object()
+                    .Set("ttft_within_20", r.band_ttft_within)
+                    .Set("tpot_within_20", r.band_tpot_within));
   j.Set("throughput", SummaryJson(r.throughput));
   j.Set("ttft_mape", r.ttft.mape).Set("tpot_mape", r.tpot.mape).Set("failed", r.failed);
   return j.Set("mape", r.throughput.mape).Set("max_abs_error", r.throughput.max_abs_error);
@@ -179,12 +223,14 @@ std::string ViewsMarkdown(const ServingValidationReport& r) {
   std::string out =
       "\n| case | load scale | TTFT P99 at the run's load | measured | error | TPOT P99 at the "
       "run's load | measured | error | in flight | mean TPOT there | measured | error | max "
-      "rate at SLO | the run's | error |\n"
+      "rate at SLO | the run's | error | load | TTFT P99 at x 0.98 / x 1.02 |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-      "| ---: | ---: |\n";
+      "| ---: | ---: | ---: | ---: |\n";
   int rows = 0;
   for (const ServingValidationCase& c : r.cases) {
-    if (!c.ok || (c.load_scale <= 0 && c.concurrency <= 0 && !c.max_rate.given())) continue;
+    if (!c.ok || (c.load_scale <= 0 && c.concurrency <= 0 && !c.max_rate.given() && c.load <= 0)) {
+      continue;
+    }
     ++rows;
     out += fmt::format("| {} | {} |", c.name,
                        c.load_scale > 0 ? fmt::format("{:.3f}", c.load_scale) : "");
@@ -196,6 +242,12 @@ std::string ViewsMarkdown(const ServingValidationReport& r) {
                ? fmt::format(" {:.2f}/s | {:.2f}/s | {:+.1f}% |", c.max_rate.predicted,
                              c.max_rate.measured, 100 * c.max_rate.error)
                : " | | |";
+    out += c.load > 0 && c.latency.ttft_p99.given()
+               ? fmt::format(" {:.0f}% | {} / {} |", 100 * c.load,
+                             Value(c.band_lo.ttft_p99, true, true),
+                             Value(c.band_hi.ttft_p99, true, true))
+           : c.load > 0 ? fmt::format(" {:.0f}% | |", 100 * c.load)
+                        : " | |";
     out += "\n";
   }
   return rows > 0 ? out : std::string();
