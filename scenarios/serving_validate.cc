@@ -101,6 +101,7 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
   Compare(&c.latency, r);
   if (r.load && r.load->band) {
     c.load = r.load->load;
+    c.capacity_per_s = r.load->capacity_per_s;
     c.band_lo = c.band_hi = c.latency;
     Compare(&c.band_lo, r.load->ttft_lo, r.load->tpot_lo);
     Compare(&c.band_hi, r.load->ttft_hi, r.load->tpot_hi);

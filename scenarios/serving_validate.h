@@ -70,6 +70,7 @@ struct ServingValidationCase {
   // latencies replayed at the rate x (1 - kLoadBand) and x (1 + kLoadBand): the span an error of
   // kLoadBand in the predicted capacity alone gives each figure.
   double load = 0;
+  double capacity_per_s = 0;
   LatencyFigures band_lo, band_hi;
   bool ok = true;
   std::string failure;  // why there is no prediction

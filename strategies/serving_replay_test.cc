@@ -167,6 +167,7 @@ TEST_CASE("the load against the capacity, and near it the span a 2% capacity err
   StatusOr<ServingReport> low = Serve(s, {.search_rate = false, .load = true});
   REQUIRE(low.ok());
   REQUIRE(low->load.has_value());
+  CHECK(low->load->estimated);
   const double capacity = low->load->capacity_per_s;
   CHECK(capacity > 20);
   CHECK(low->load->load == doctest::Approx(20 / capacity));
@@ -193,7 +194,10 @@ TEST_CASE("the load against the capacity, and near it the span a 2% capacity err
   // Too few requests to keep the batches full: no capacity, so no view.
   ServingScenario few = s;
   few.serving.requests.count = 64 * 8;  // a batch a replica
-  CHECK_FALSE(Serve(few, {.search_rate = false, .load = true})->load.has_value());
+  StatusOr<ServingReport> too_few = Serve(few, {.search_rate = false, .load = true});
+  REQUIRE(too_few->load.has_value());
+  CHECK_FALSE(too_few->load->estimated);
+  CHECK_FALSE(too_few->load->band);
   // Without ServeOptions::load, or for arrivals that are not a rate, no view.
   CHECK_FALSE(Serve(s, {.search_rate = false})->load.has_value());
   CHECK_FALSE(Serve(offline, {.search_rate = false, .load = true})->load.has_value());

@@ -192,14 +192,16 @@ StatusOr<double> CapacityPerSecond(const ServingScenario& s, ServingSystem& sys)
   return Summarize(s, sys, all).requests_per_s;
 }
 
-StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
+namespace {
+
+// MaxRateAtSlo from the capacity, the requests a second of the requests all at once.
+StatusOr<double> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, double capacity) {
   auto holds = [&](double rate) -> StatusOr<bool> {
     PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
     return Summarize(s, sys, r).meets_slo && KeptUp(r);
   };
   // The highest rate that holds the targets lies below the capacity (there the queue grows
   // without end), most often within a factor of two.
-  PARASIM_ASSIGN_OR_RETURN(const double capacity, CapacityPerSecond(s, sys));
   if (capacity <= 0) return 0.0;
   double hi = capacity, lo = capacity / 2;
   PARASIM_ASSIGN_OR_RETURN(bool at_capacity, holds(hi));
@@ -228,6 +230,13 @@ StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
   return lo;
 }
 
+}  // namespace
+
+StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys) {
+  PARASIM_ASSIGN_OR_RETURN(const double capacity, CapacityPerSecond(s, sys));
+  return MaxRateFrom(s, sys, capacity);
+}
+
 StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int points) {
   PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s));
   PARASIM_ASSIGN_OR_RETURN(const double capacity, CapacityPerSecond(s, sys));
@@ -243,24 +252,26 @@ StatusOr<std::vector<LatencyPoint>> LatencyCurve(const ServingScenario& s, int p
 
 namespace {
 
-// The load view of a Poisson stream (ServeOptions::load): the capacity, the load, and near it
-// (or with `band`) the latencies at the rate x (1 -/+ kLoadBand).
-Status LoadOf(const ServingScenario& s, ServingSystem& sys, bool band, ServingReport* rep) {
-  const Arrival& a = s.serving.requests.arrival;
-  if (a.kind != Arrival::Kind::kPoisson || a.rate_per_s <= 0) return Status::Ok();
-  // A capacity only where the requests all at once reach a steady window (Summarize's): with N
-  // requests a replica and a batch of B, about where N > 3.3 B. Fewer give their own latency, not
-  // what the replicas sustain.
-  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
-  if (!SteadyWindow(all)) return Status::Ok();
+// The load view of a Poisson stream (ServeOptions::load) from the requests all at once (`all`):
+// the capacity, the load, and near it (or with `band`) the latencies at the rate x (1 -/+
+// kLoadBand). Not estimated where `all` reaches no steady window (Summarize's): with N requests
+// a replica and a batch of B, about where N < 3.3 B, the requests give their own latency rather
+// than what the replicas sustain.
+Status LoadOf(const ServingScenario& s, ServingSystem& sys, const ServingReplay& all,
+              double capacity, bool band, ServingReport* rep) {
   LoadView v;
-  v.capacity_per_s = Summarize(s, sys, all).requests_per_s;
-  if (v.capacity_per_s <= 0) return Status::Ok();
-  v.load = a.rate_per_s / v.capacity_per_s;
+  if (!SteadyWindow(all) || capacity <= 0) {
+    rep->load = v;
+    return Status::Ok();
+  }
+  const double rate = s.serving.requests.arrival.rate_per_s;
+  v.estimated = true;
+  v.capacity_per_s = capacity;
+  v.load = rate / capacity;
   if (band || v.load >= kNearCapacity) {
     v.band = true;
     for (const double scale : {1 - kLoadBand, 1 + kLoadBand}) {
-      PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, a.rate_per_s * scale));
+      PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate * scale));
       const ServingReport at = Summarize(s, sys, r);
       (scale < 1 ? v.ttft_lo : v.ttft_hi) = at.ttft;
       (scale < 1 ? v.tpot_lo : v.tpot_hi) = at.tpot;
@@ -276,10 +287,17 @@ StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o) {
   PARASIM_ASSIGN_OR_RETURN(ServingSystem sys, ServingSystem::Build(s, o.cache));
   PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys));
   ServingReport rep = Summarize(s, sys, r);
-  if (o.search_rate && !s.serving.slo.empty() && rep.fits) {
-    PARASIM_ASSIGN_OR_RETURN(rep.max_rate_at_slo, MaxRateAtSlo(s, sys));
+  const Arrival& a = s.serving.requests.arrival;
+  const bool search = o.search_rate && !s.serving.slo.empty() && rep.fits;
+  const bool load = o.load && rep.fits && a.kind == Arrival::Kind::kPoisson && a.rate_per_s > 0;
+  if (!search && !load) return rep;
+  // The requests all at once, replayed once for both: the capacity.
+  PARASIM_ASSIGN_OR_RETURN(ServingReplay all, ReplayServing(s, sys, 0.0));
+  const double capacity = Summarize(s, sys, all).requests_per_s;
+  if (search) {
+    PARASIM_ASSIGN_OR_RETURN(rep.max_rate_at_slo, MaxRateFrom(s, sys, capacity));
   }
-  if (o.load && rep.fits) PARASIM_RETURN_IF_ERROR(LoadOf(s, sys, o.band_always, &rep));
+  if (load) PARASIM_RETURN_IF_ERROR(LoadOf(s, sys, all, capacity, o.band_always, &rep));
   return rep;
 }
 

@@ -47,10 +47,14 @@ struct SloCheck {
 inline constexpr double kLoadBand = 0.02;
 // The load from which `parasim serve` replays that span (a 2% error moves waits by 10%).
 inline constexpr double kNearCapacity = 0.8;
-// No view where the requests all at once reach no steady window (SteadyWindow; about where a
-// replica's requests are fewer than 3.3 times its batch): they give their own latency rather than
-// what the replicas sustain.
+// Not estimated where the requests all at once reach no steady window (SteadyWindow; about where
+// a replica's requests are fewer than 3.3 times its batch): they give their own latency rather
+// than what the replicas sustain. The capacity of a replay of a few thousand requests varies by
+// a few percent with their number (the 8-H100 example: 25.9, 26.8 and 25.3 requests/s at 2,000,
+// 3,000 and 50,000), and so do the latencies at the two ends of the span: a P99 may come out
+// lower at the higher rate.
 struct LoadView {
+  bool estimated = false;     // false: too few requests for a capacity (no steady window)
   double capacity_per_s = 0;  // requests a second, every request queued at once
   double load = 0;            // the arrival rate over capacity_per_s
   bool band = false;          // the latencies at the rate x (1 -/+ kLoadBand) below were replayed

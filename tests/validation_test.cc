@@ -599,16 +599,17 @@ TEST_CASE("serving views beside the stated settings: the run's load, its concurr
     return n;
   };
   CHECK(count(out, "\"max_rate_at_slo\"") == 2);  // the case's and the summary's
-  // The span at the rate x 0.98 and x 1.02: the case's load, a prediction at each end, and the
-  // summary's count of figures within 20% somewhere in it.
-  const size_t band = out.find("\"band\": {");
-  REQUIRE(band != std::string::npos);
-  const std::string span = out.substr(band, out.find("rate_scale", band) - band);
-  CHECK(Field(span, "load") > 0);
-  CHECK(Field(span, "load") < 1);
-  CHECK(out.find("\"ttft_within_20\"") != std::string::npos);
+  // The span at the rate x 0.98 and x 1.02: the case's capacity and load, a prediction at each
+  // end, and the summary's count of figures within 20% somewhere in it.
+  const size_t at_span = out.find("\"capacity_per_s\"");
+  REQUIRE(at_span != std::string::npos);
+  const std::string span = out.substr(at_span, out.find("rate_scale", at_span) - at_span);
+  CHECK(Field(span, "capacity_per_s") > 8);
+  CHECK(Field(span, "load") == doctest::Approx(8 / Field(span, "capacity_per_s")));
+  const std::string summary = out.substr(out.rfind("\"band\""));
+  CHECK(Field(summary.substr(0, summary.find("\"tpot\"")), "cases") == 1);  // the TTFT P99
   auto text = RunParasim("validate " + f);
-  CHECK(text.out.find("at the rate x 0.98 / x 1.02 (the stated rate is") != std::string::npos);
+  CHECK(text.out.find("from 2% less to 2% more load (the stated rate is") != std::string::npos);
   CHECK(text.out.find("within 20% at the rate x 0.98-1.02: TTFT ") != std::string::npos);
   // Without --search there is no rate search; the stated settings' figures are unchanged.
   auto plain = RunParasim("validate --json " + f);
@@ -646,6 +647,33 @@ TEST_CASE("a latency figure is within the span of a 2% capacity error when the s
   CHECK(BandWithin(fig(100, 100), fig(100, 100), fig(100, 100)));        // within at the rate
   CHECK_FALSE(BandWithin(fig(300, 150), fig(190, 150), fig(400, 150)));  // all above 180
   CHECK_FALSE(BandWithin(ServingFigure{}, fig(1, 1), fig(1, 1)));        // none measured
+}
+
+TEST_CASE("a serving case with too few requests for a span counts its figures at its rate") {
+  // 40 requests on one H100 reach no steady batch all at once: no capacity, so no span.
+  auto file = [](const std::string& ttft) {
+    return "source: test\ncases:\n  - name: few\n    source: test\n    scenario:\n      cluster: "
+           "{gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 1, intra_node: nvlink4-h100}\n      "
+           "model: llama3-8b\n      serving: {precision: fp8, requests: {input_tokens: 512, "
+           "output_tokens: 64, count: 40, arrival: {rate: 4/s}}}\n      parallelism: {tp: 1}\n"
+           "    measured: {ttft_p99: " +
+           ttft + "}\n";
+  };
+  StatusOr<ServingValidationReport> far =
+      ValidateServing(YamlInput("far.yaml", file("100s")), {}, 1, false);
+  REQUIRE_MESSAGE(far.ok(), far.status().message());
+  REQUIRE(far->cases.size() == 1);
+  CHECK(far->cases[0].load == 0);  // no span
+  CHECK(far->ttft.cases == 1);
+  CHECK(far->band_ttft_within == 0);
+  // Measured where the replay predicts: within 20% at the stated rate, and so counted.
+  const double predicted = far->cases[0].latency.ttft_p99.predicted;
+  REQUIRE(predicted > 0);
+  StatusOr<ServingValidationReport> near = ValidateServing(
+      YamlInput("near.yaml", file(std::to_string(predicted * 1e3) + "ms")), {}, 1, false);
+  REQUIRE_MESSAGE(near.ok(), near.status().message());
+  CHECK(near->ttft.within == 1);
+  CHECK(near->band_ttft_within == 1);
 }
 
 TEST_CASE("a case where nothing fits is reported as failed and the file goes on") {

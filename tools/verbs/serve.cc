@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "scenarios/serving_scenario.h"
@@ -44,6 +45,7 @@ Json LayoutJson(const ServingLayout& l) {
 
 Json LoadJson(const LoadView& v) {
   Json j = Json::Object();
+  if (!v.estimated) return j.Set("capacity_per_s", Json()).Set("load", Json()).Set("band", Json());
   j.Set("capacity_per_s", v.capacity_per_s).Set("load", v.load);
   if (!v.band) return j.Set("band", Json());
   Json band = Json::Object();
@@ -104,17 +106,29 @@ std::string MemoryText(const ServingReport& r) {
 std::string LoadText(const ServingReport& r) {
   if (!r.load) return "";
   const LoadView& v = *r.load;
+  if (!v.estimated) {
+    return "  load             not estimated: too few requests for the replicas' capacity (all at "
+           "once they reach no steady batch; give about 3.3 batches a replica or more)\n";
+  }
+  const double pct = 100 * v.load;
   std::string out = fmt::format(
-      "  load             {:.3g}% of the capacity ({:.4g} requests/s, every request queued at "
+      "  load             {}% of the capacity ({:.4g} requests/s, every request queued at "
       "once){}\n",
-      std::round(1000 * v.load) / 10, v.capacity_per_s,
-      v.load > 1 ? ": above it, the queue grows through the replay" : "");
+      pct < 100 ? fmt::format("{:.3g}", pct) : fmt::format("{:.0f}", pct), v.capacity_per_s,
+      pct >= 100.5 ? ": above it, a long run's queue grows without end" : "");
   if (!v.band) return out;
+  // The range over the stated rate and the two ends: a P99 need not rise with the load in a
+  // replay of a few thousand requests (LoadView).
+  auto range = [](double a, double b, double c) {
+    return fmt::format("{} to {}", Ms(std::min({a, b, c})), Ms(std::max({a, b, c})));
+  };
   return out + fmt::format(
-                   "  near capacity    at {:.0f}% less / more load: TTFT P99 {} / {}, TPOT P99 "
-                   "{} / {} (the span an error of {:.0f}% in the capacity alone gives)\n",
-                   100 * kLoadBand, Ms(v.ttft_lo.p99), Ms(v.ttft_hi.p99), Ms(v.tpot_lo.p99),
-                   Ms(v.tpot_hi.p99), 100 * kLoadBand);
+                   "  load -/+ {:.0f}%      TTFT P99 {}, TPOT P99 {} from {:.0f}% less to {:.0f}% "
+                   "more load (what an error of {:.0f}% in the capacity moves them by, with the "
+                   "replay's own noise)\n",
+                   100 * kLoadBand, range(v.ttft_lo.p99, r.ttft.p99, v.ttft_hi.p99),
+                   range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99), 100 * kLoadBand,
+                   100 * kLoadBand, 100 * kLoadBand);
 }
 
 std::string ReportText(const ServingScenario& s, const ServingReport& r) {
@@ -144,8 +158,6 @@ std::string ReportText(const ServingScenario& s, const ServingReport& r) {
   out += LoadText(r);
   if (r.no_kv_cache()) {
     out += "  KV cache         none: the model has no attention layers\n";
-  } else if (r.kv_capacity_bytes <= 0) {
-    out += "  KV cache         none: no room for it (below)\n";
   } else {
     out += fmt::format("  KV cache         peak {} of {} per GPU ({:.0f}%); {} preemptions\n",
                        FormatBytes(Bytes(r.kv_peak_bytes)), FormatBytes(Bytes(r.kv_capacity_bytes)),
@@ -215,11 +227,11 @@ StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std:
     }
   }
   PARASIM_ASSIGN_OR_RETURN(out.report,
-                           Serve(out.s, {.search_rate = !flags.no_search, .load = true}));
+                           Serve(out.s, {.search_rate = !flags.no_search, .load = flags.load}));
   return out;
 }
 
-Json ServingReportJson(const ServingReport& r, bool kv_use) {
+Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key) {
   Json j = Json::Object();
   j.Set("layout", r.layout).Set("gpus", r.gpus);
   j.Set("tokens_per_s", r.tokens_per_s).Set("input_tokens_per_s", r.input_tokens_per_s);
@@ -234,7 +246,7 @@ Json ServingReportJson(const ServingReport& r, bool kv_use) {
   }
   j.Set("slo", slo);
   j.Set("max_rate_at_slo", r.max_rate_at_slo >= 0 ? Json(r.max_rate_at_slo) : Json());
-  j.Set("load", r.load ? LoadJson(*r.load) : Json());
+  if (load_key) j.Set("load", r.load ? LoadJson(*r.load) : Json());
   j.Set("kv_peak_bytes", r.kv_peak_bytes).Set("kv_capacity_bytes", r.kv_capacity_bytes);
   j.Set("weights_bytes", r.weights_bytes).Set("activations_bytes", r.activations_bytes);
   if (r.state_bytes > 0) j.Set("state_bytes", r.state_bytes);  // a hybrid model's only
@@ -256,7 +268,7 @@ Json ServingReportJson(const ServingReport& r, bool kv_use) {
 
 Json ServeJson(const ServeOutcome& o) {
   if (!o.sweep) {
-    Json j = ServingReportJson(o.report, /*kv_use=*/true);
+    Json j = ServingReportJson(o.report, /*kv_use=*/true, /*load_key=*/true);
     j.Set("layout_detail", LayoutJson(o.s.serving.layout));
     return j;
   }
@@ -266,7 +278,7 @@ Json ServeJson(const ServeOutcome& o) {
   Json results = Json::Array();
   for (const auto* v : {&w.ranked, &w.excluded}) {
     for (const ServingCandidate& c : *v) {
-      Json r = ServingReportJson(c.report, /*kv_use=*/false);
+      Json r = ServingReportJson(c.report, /*kv_use=*/false, /*load_key=*/false);
       r.Set("layout", FormatServingLayout(c.layout)).Set("layout_detail", LayoutJson(c.layout));
       r.Set("score_tokens_per_s_per_gpu", c.score).Set("ok", c.ok).Set("reason", c.reason);
       results.Push(r);

@@ -21,6 +21,7 @@ struct ServeFlags {
   bool sweep = false;      // the sweep block's layouts (the defaults without one)
   bool no_search = false;  // skip the search of the highest rate that holds the targets
   int jobs = 0;            // the sweep's threads, 0 = every core
+  bool load = true;        // the load against the capacity (ServeOptions::load)
 };
 
 struct ServeOutcome {
@@ -31,8 +32,9 @@ struct ServeOutcome {
 
 StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std::string>& sets,
                                      const ServeFlags& flags);
-// One report's JSON; `kv_use`: with the KV cache's use over time (a sweep's results leave it).
-Json ServingReportJson(const ServingReport& r, bool kv_use);
+// One report's JSON; `kv_use`: with the KV cache's use over time, `load_key`: with the load view
+// (a sweep's results leave both: they are not computed there).
+Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key);
 Json ServeJson(const ServeOutcome& o);
 std::string ServeText(const ServeOutcome& o);
 // The sweep's elapsed time and counts, for stderr.

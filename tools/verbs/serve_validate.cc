@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/parse_units.h"
@@ -97,8 +98,9 @@ void ViewsJson(const ServingValidationCase& c, Json* o) {
     o->Set("at_load", l);
   }
   if (c.load > 0) {
-    Json b = Json::Object();
-    b.Set("load", c.load).Set("rate_scale", Json::Array().Push(1 - kLoadBand).Push(1 + kLoadBand));
+    // As `serve --json`'s load: the capacity, the load, and the span's predictions.
+    Json band = Json::Object();
+    band.Set("rate_scale", Json::Array().Push(1 - kLoadBand).Push(1 + kLoadBand));
     const std::vector<Named> lo = Latencies(c.band_lo), hi = Latencies(c.band_hi);
     const std::vector<Named> stated = Latencies(c.latency);
     for (size_t i = 0; i < stated.size(); ++i) {
@@ -106,9 +108,11 @@ void ViewsJson(const ServingValidationCase& c, Json* o) {
       Json f = Json::Object();
       f.Set("predicted", Json::Array().Push(lo[i].f->predicted).Push(hi[i].f->predicted));
       f.Set("within_20", BandWithin(*stated[i].f, *lo[i].f, *hi[i].f));
-      b.Set(stated[i].key, f);
+      band.Set(stated[i].key, f);
     }
-    o->Set("band", b);
+    Json l = Json::Object();
+    l.Set("capacity_per_s", c.capacity_per_s).Set("load", c.load).Set("band", band);
+    o->Set("load", l);
   }
   if (c.concurrency > 0) {
     Json j = Json::Object();
@@ -116,6 +120,14 @@ void ViewsJson(const ServingValidationCase& c, Json* o) {
     o->Set("at_concurrency", j);
   }
   if (c.max_rate.given()) o->Set("max_rate_at_slo", FigureJson(c.max_rate));
+}
+
+// A latency figure's predictions over its case's span, the stated rate's included: "a - b".
+std::string Span(const ServingValidationCase& c, ServingFigure LatencyFigures::*f) {
+  const double a = (c.band_lo.*f).predicted, m = (c.latency.*f).predicted,
+               b = (c.band_hi.*f).predicted;
+  return FormatDuration(Duration::Seconds(std::min({a, m, b}))) + " - " +
+         FormatDuration(Duration::Seconds(std::max({a, m, b})));
 }
 
 std::string Line(const char* key, const ServingFigure& f, bool latency) {
@@ -134,17 +146,20 @@ std::string ViewsText(const ServingValidationCase& c) {
   }
   if (c.load > 0) {
     out += fmt::format(
-        "  at the rate x {:.2f} / x {:.2f} (the stated rate is {:.0f}% of the replay's "
-        "capacity):\n",
-        1 - kLoadBand, 1 + kLoadBand, 100 * c.load);
+        "  from {:.0f}% less to {:.0f}% more load (the stated rate is {:.0f}% of the replay's "
+        "capacity, {:.4g} requests/s):\n",
+        100 * kLoadBand, 100 * kLoadBand, 100 * c.load, c.capacity_per_s);
     const std::vector<Named> lo = Latencies(c.band_lo), hi = Latencies(c.band_hi);
     const std::vector<Named> stated = Latencies(c.latency);
+    // In Latencies' order.
+    ServingFigure LatencyFigures::*const spans[] = {
+        &LatencyFigures::ttft_p99, &LatencyFigures::tpot_p99, &LatencyFigures::ttft_p50,
+        &LatencyFigures::tpot_p50};
     for (size_t i = 0; i < stated.size(); ++i) {
-      if (!stated[i].f->given()) continue;
-      out += fmt::format(
-          "    {:<14} predicted {:>12} / {:>12} {}\n", stated[i].key, Value(*lo[i].f, true, true),
-          Value(*hi[i].f, true, true),
-          BandWithin(*stated[i].f, *lo[i].f, *hi[i].f) ? "within 20% in the span" : "outside 20%");
+      const ServingFigure &m = *stated[i].f, &a = *lo[i].f, &b = *hi[i].f;
+      if (!m.given()) continue;
+      out += fmt::format("    {:<14} predicted {:>27} {}\n", stated[i].key, Span(c, spans[i]),
+                         BandWithin(m, a, b) ? "within 20% in the span" : "outside 20%");
     }
   }
   if (c.concurrency > 0) {
@@ -185,9 +200,11 @@ Json ServingValidationJson(const ServingValidationReport& r) {
   j.Set("at_load", load);
   j.Set("at_concurrency", Json::Object().Set("tpot_mean", SummaryJson(r.concurrency_tpot)));
   j.Set("max_rate_at_slo", SummaryJson(r.max_rate));
-  j.Set("band", Json::Object()
-                    .Set("ttft_within_20", r.band_ttft_within)
-                    .Set("tpot_within_20", r.band_tpot_within));
+  // Figures within 20% somewhere in their case's span (at the stated rate for a case without one).
+  Json band = Json::Object();
+  band.Set("ttft", Json::Object().Set("cases", r.ttft.cases).Set("within_20", r.band_ttft_within));
+  band.Set("tpot", Json::Object().Set("cases", r.tpot.cases).Set("within_20", r.band_tpot_within));
+  j.Set("band", band);
   j.Set("throughput", SummaryJson(r.throughput));
   j.Set("ttft_mape", r.ttft.mape).Set("tpot_mape", r.tpot.mape).Set("failed", r.failed);
   return j.Set("mape", r.throughput.mape).Set("max_abs_error", r.throughput.max_abs_error);
@@ -223,7 +240,7 @@ std::string ViewsMarkdown(const ServingValidationReport& r) {
   std::string out =
       "\n| case | load scale | TTFT P99 at the run's load | measured | error | TPOT P99 at the "
       "run's load | measured | error | in flight | mean TPOT there | measured | error | max "
-      "rate at SLO | the run's | error | load | TTFT P99 at x 0.98 / x 1.02 |\n"
+      "rate at SLO | the run's | error | load | TTFT P99, load -/+ 2% |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
       "| ---: | ---: | ---: | ---: |\n";
   int rows = 0;
@@ -243,9 +260,7 @@ std::string ViewsMarkdown(const ServingValidationReport& r) {
                              c.max_rate.measured, 100 * c.max_rate.error)
                : " | | |";
     out += c.load > 0 && c.latency.ttft_p99.given()
-               ? fmt::format(" {:.0f}% | {} / {} |", 100 * c.load,
-                             Value(c.band_lo.ttft_p99, true, true),
-                             Value(c.band_hi.ttft_p99, true, true))
+               ? fmt::format(" {:.0f}% | {} |", 100 * c.load, Span(c, &LatencyFigures::ttft_p99))
            : c.load > 0 ? fmt::format(" {:.0f}% | |", 100 * c.load)
                         : " | |";
     out += "\n";
