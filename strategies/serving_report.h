@@ -42,8 +42,8 @@ struct SloCheck {
 // throughput), the load the arrival rate over it. Near capacity a queue's delay moves steeply with
 // the load (M/M/1: a relative error e in the capacity moves the mean wait by about e / (1 - load),
 // 20% for e = 2% at a load of 0.9), so there the latencies are also replayed at the rate scaled
-// by 1 - kLoadBand and 1 + kLoadBand: the span that an error of kLoadBand in the predicted
-// capacity alone gives them.
+// by 1 - kLoadBand and 1 + kLoadBand: how far an error of kLoadBand in the predicted capacity
+// moves them (with the replay's own noise, below).
 inline constexpr double kLoadBand = 0.02;
 // The load from which `parasim serve` replays that span (a 2% error moves waits by 10%).
 inline constexpr double kNearCapacity = 0.8;
@@ -104,8 +104,9 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys, cons
 
 struct ServeOptions {
   bool search_rate = true;  // max_rate_at_slo (a replay per rate tried; needs targets)
-  // The load against the capacity (one replay more, Poisson arrivals only) and, from
-  // kNearCapacity (or at any load with band_always), the latencies at x (1 -/+ kLoadBand).
+  // The load against the capacity (Poisson arrivals only; the replay of the requests all at once,
+  // shared with the rate search) and, from kNearCapacity (or at any load with band_always), the
+  // latencies at x (1 -/+ kLoadBand), two replays more.
   bool load = false;
   bool band_always = false;
   ServingChainCache* cache = nullptr;  // chains shared across a sweep's layouts
