@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
-targets=(units scenario validation nccl plan plan_property serving import trace torchtitan)
+targets=(units scenario validation nccl plan plan_property serving serving_validation import trace torchtitan)
 # tools/bazel installs clang (with libFuzzer) when missing.
 tools/bazel build --config=fuzz $(printf '//tests/fuzz:%s_fuzz ' "${targets[@]}") >&2 || exit 1
 found=0

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "sim/io.h"
 #include "scenarios/validate.h"
+#include "sim/io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path =
