@@ -30,6 +30,41 @@ std::string YTicks(double span, double x, double y0, double h, bool seconds) {
   return svg;
 }
 
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> LoadRows(const ServingReport& r) {
+  if (!r.load) return {};
+  const LoadView& v = *r.load;
+  if (!v.estimated) {
+    return {{"load",
+             "not estimated: too few requests for the replicas' capacity (all at once they reach "
+             "no steady batch; give about 3.3 batches a replica or more)"}};
+  }
+  const double pct = 100 * v.load;
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"load",
+       fmt::format("{}% of the capacity ({:.4g} requests/s, every request queued at once){}",
+                   pct < 100 ? fmt::format("{:.3g}", pct) : fmt::format("{:.0f}", pct),
+                   v.capacity_per_s,
+                   pct >= 100.5 ? ": above it, a long run's queue grows without end" : "")}};
+  if (!v.band) return rows;
+  // The range over the stated rate and the two ends: a P99 need not rise with the load in a
+  // replay of a few thousand requests (LoadView).
+  auto range = [](double a, double b, double c) {
+    return fmt::format("{} to {}", Ms(std::min({a, b, c})), Ms(std::max({a, b, c})));
+  };
+  rows.emplace_back(
+      fmt::format("load -/+ {:.0f}%", 100 * kLoadBand),
+      fmt::format("TTFT P99 {}, TPOT P99 {} from {:.0f}% less to {:.0f}% more load (what an error "
+                  "of {:.0f}% in the capacity moves them by, with the replay's own noise)",
+                  range(v.ttft_lo.p99, r.ttft.p99, v.ttft_hi.p99),
+                  range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99), 100 * kLoadBand, 100 * kLoadBand,
+                  100 * kLoadBand));
+  return rows;
+}
+
+namespace {
+
 std::string FiguresHtml(const ServingScenario& s, const ServingReport& r) {
   std::string h =
       fmt::format("<h1>{}</h1>\n<p>{} on {} x {}; layout {} ({} GPUs)</p>\n",
@@ -50,6 +85,7 @@ std::string FiguresHtml(const ServingScenario& s, const ServingReport& r) {
   if (!r.slo.empty()) row("goodput (within every target)", fmt::format("{:.1f}%", 100 * r.goodput));
   if (r.max_rate_at_slo >= 0)
     row("highest rate within the targets", fmt::format("{:.4g} requests/s", r.max_rate_at_slo));
+  for (const auto& [label, text] : LoadRows(r)) row(label, text);
   row("KV cache peak per GPU",
       r.no_kv_cache()            ? std::string("none: the model has no attention layers")
       : r.kv_capacity_bytes <= 0 ? std::string("none: no room for it")

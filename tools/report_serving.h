@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strategies/serving_report.h"
@@ -24,6 +25,11 @@ struct ChartLine {
 // seconds when `seconds`, else counts.
 std::string LineChartSvg(const std::string& x_label, const std::string& y_label,
                          const std::vector<ChartLine>& lines, bool seconds, int width = 900);
+
+// The load view (ServingReport::load) as (label, text) rows: the load against the capacity and,
+// near it, the P99 latencies' range from kLoadBand less to kLoadBand more load; none without a
+// view. `serve`'s text and the HTML report both print them.
+std::vector<std::pair<std::string, std::string>> LoadRows(const ServingReport& r);
 
 std::string ServingReportHtml(const ServingScenario& s, const ServingReport& r,
                               const std::vector<LatencyPoint>& curve,

@@ -64,8 +64,7 @@ struct Extras {
 // A serving scenario's report: serve's figures, latency against throughput, KV over time, and
 // with a sweep block its ranked layouts.
 StatusOr<Result> ServingReport(const Options& o) {
-  // The page shows no load view: none is replayed for it.
-  PARASIM_ASSIGN_OR_RETURN(ServeOutcome served, ServeDocument(o.scenario, o.sets, {.load = false}));
+  PARASIM_ASSIGN_OR_RETURN(ServeOutcome served, ServeDocument(o.scenario, o.sets, {}));
   std::optional<ServingSweepOutcome> sweep;
   if (served.s.serving.sweep) {
     PARASIM_ASSIGN_OR_RETURN(sweep, RunServingSweep(served.s, o.jobs));

@@ -11,6 +11,7 @@
 
 #include "scenarios/serving_scenario.h"
 #include "sim/parse_units.h"
+#include "tools/report_serving.h"
 #include "tools/text.h"
 
 namespace parasim {
@@ -102,33 +103,11 @@ std::string MemoryText(const ServingReport& r) {
 }
 
 // The arrivals against the capacity and, near it, how far a small error in the capacity moves the
-// latencies (ServingReport::load).
+// latencies (ServingReport::load), in the column of the other figures.
 std::string LoadText(const ServingReport& r) {
-  if (!r.load) return "";
-  const LoadView& v = *r.load;
-  if (!v.estimated) {
-    return "  load             not estimated: too few requests for the replicas' capacity (all at "
-           "once they reach no steady batch; give about 3.3 batches a replica or more)\n";
-  }
-  const double pct = 100 * v.load;
-  std::string out = fmt::format(
-      "  load             {}% of the capacity ({:.4g} requests/s, every request queued at "
-      "once){}\n",
-      pct < 100 ? fmt::format("{:.3g}", pct) : fmt::format("{:.0f}", pct), v.capacity_per_s,
-      pct >= 100.5 ? ": above it, a long run's queue grows without end" : "");
-  if (!v.band) return out;
-  // The range over the stated rate and the two ends: a P99 need not rise with the load in a
-  // replay of a few thousand requests (LoadView).
-  auto range = [](double a, double b, double c) {
-    return fmt::format("{} to {}", Ms(std::min({a, b, c})), Ms(std::max({a, b, c})));
-  };
-  return out + fmt::format(
-                   "  load -/+ {:.0f}%      TTFT P99 {}, TPOT P99 {} from {:.0f}% less to {:.0f}% "
-                   "more load (what an error of {:.0f}% in the capacity moves them by, with the "
-                   "replay's own noise)\n",
-                   100 * kLoadBand, range(v.ttft_lo.p99, r.ttft.p99, v.ttft_hi.p99),
-                   range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99), 100 * kLoadBand,
-                   100 * kLoadBand, 100 * kLoadBand);
+  std::string out;
+  for (const auto& [label, text] : LoadRows(r)) out += fmt::format("  {:<17}{}\n", label, text);
+  return out;
 }
 
 std::string ReportText(const ServingScenario& s, const ServingReport& r) {
@@ -227,7 +206,7 @@ StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std:
     }
   }
   PARASIM_ASSIGN_OR_RETURN(out.report,
-                           Serve(out.s, {.search_rate = !flags.no_search, .load = flags.load}));
+                           Serve(out.s, {.search_rate = !flags.no_search, .load = true}));
   return out;
 }
 

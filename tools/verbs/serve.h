@@ -21,7 +21,6 @@ struct ServeFlags {
   bool sweep = false;      // the sweep block's layouts (the defaults without one)
   bool no_search = false;  // skip the search of the highest rate that holds the targets
   int jobs = 0;            // the sweep's threads, 0 = every core
-  bool load = true;        // the load against the capacity (ServeOptions::load)
 };
 
 struct ServeOutcome {
