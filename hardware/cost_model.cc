@@ -77,13 +77,9 @@ std::optional<double> CostModel::MeasuredEfficiency(int64_t m, int64_t n, int64_
 double CostModel::GemmEfficiency(int64_t m, int64_t n, int64_t k, bool measured) const {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   if (measured && !measured_rows_.empty()) {
-    // cuBLASLt's FP8 GEMMs take dimensions that are multiples of 16 (cuBLAS documentation,
-    // cublasLtMatmul's FP8 requirements; tools/calibrate/gemm.cc times no others), so a serving
-    // engine pads the rows: they cost what the padded GEMM measured (or its interpolation), for
-    // fewer FLOPs.
-    constexpr int64_t kFp8Rows = 16;
-    const bool padded_rows = precision_ == Dtype::kFp8 && m % kFp8Rows != 0;
-    const int64_t rows = padded_rows ? (m + kFp8Rows - 1) / kFp8Rows * kFp8Rows : m;
+    // FP8 rows padded to a multiple of 16 (Fp8PaddedRows) cost what the padded GEMM measured (or
+    // its interpolation), for fewer FLOPs.
+    const int64_t rows = precision_ == Dtype::kFp8 ? Fp8PaddedRows(m) : m;
     if (std::optional<double> e = MeasuredEfficiency(rows, n, k)) {
       return *e * static_cast<double>(m) / static_cast<double>(rows);
     }

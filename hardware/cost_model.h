@@ -31,6 +31,14 @@
 
 namespace parasim {
 
+// cuBLASLt's FP8 GEMMs take dimensions that are multiples of 16 (cuBLAS documentation,
+// cublasLtMatmul's FP8 requirements; tools/calibrate/gemm.cc times no others), so a serving engine
+// pads a GEMM's rows to the multiple of 16 at or above them.
+inline constexpr int64_t kFp8GemmRows = 16;
+inline int64_t Fp8PaddedRows(int64_t m) {
+  return (m + kFp8GemmRows - 1) / kFp8GemmRows * kFp8GemmRows;
+}
+
 class CostModel {
  public:
   CostModel(const ClusterSpec& cluster, Dtype precision);

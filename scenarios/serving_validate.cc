@@ -142,10 +142,15 @@ Status ReplayAtLoad(ServingValidationInput& in, const std::vector<ServingValidat
 
 }  // namespace
 
+std::pair<double, double> PredictedSpan(const ServingFigure& stated, const ServingFigure& lo,
+                                        const ServingFigure& hi) {
+  return {std::min({stated.predicted, lo.predicted, hi.predicted}),
+          std::max({stated.predicted, lo.predicted, hi.predicted})};
+}
+
 bool BandWithin(const ServingFigure& stated, const ServingFigure& lo, const ServingFigure& hi) {
   if (!stated.given()) return false;
-  const double low = std::min({stated.predicted, lo.predicted, hi.predicted});
-  const double high = std::max({stated.predicted, lo.predicted, hi.predicted});
+  const auto [low, high] = PredictedSpan(stated, lo, hi);
   // The span [low, high] meets [measured x (1 - kWithin), measured x (1 + kWithin)].
   return low <= stated.measured * (1 + kWithin) && high >= stated.measured * (1 - kWithin);
 }

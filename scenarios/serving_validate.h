@@ -21,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/status.h"
@@ -101,8 +102,11 @@ struct ServingValidationReport {
   int failed = 0;
 };
 
-// Whether some prediction between those at the rate x (1 - kLoadBand) and x (1 + kLoadBand)
-// (and at the stated rate) lies within kWithin of the measurement.
+// The lowest and highest of a figure's predictions at the stated rate and at x (1 - kLoadBand)
+// and x (1 + kLoadBand) (a P99 need not rise with the rate).
+std::pair<double, double> PredictedSpan(const ServingFigure& stated, const ServingFigure& lo,
+                                        const ServingFigure& hi);
+// Whether some prediction in that span lies within kWithin of the measurement.
 bool BandWithin(const ServingFigure& stated, const ServingFigure& lo, const ServingFigure& hi);
 
 struct ServingValidationInput {

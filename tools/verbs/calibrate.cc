@@ -1,6 +1,7 @@
 // parasim calibrate: runs the calibration program (tools/calibrate, built only with the CUDA
 // toolkit) on this node's GPUs, which writes a measurements file for `parasim fit`.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "hardware/cost_model.h"
 #include "scenarios/serving_scenario.h"
 #include "strategies/serving_cost.h"
 #include "strategies/serving_kernels.h"
@@ -91,7 +93,7 @@ StatusOr<std::string> ServingShapes(const Options& o) {
         add(g.m, g.n, g.k);
         if (g.quantised && fp8_rate) {
           fp8 = true;
-          add((g.m + 15) / 16 * 16, g.n, g.k);
+          add(Fp8PaddedRows(g.m), g.n, g.k);
         }
       }
     }
@@ -103,11 +105,11 @@ StatusOr<std::string> ServingShapes(const Options& o) {
                     prompt, s.model.hd());
     if (std::find(attention.begin(), attention.end(), a) == attention.end()) attention.push_back(a);
   }
-  std::string list, attentions;
+  std::string list;
   for (const auto& [m, n, k] : shapes) {
     list += fmt::format("{}{}x{}x{}", list.empty() ? "" : ",", m, n, k);
   }
-  for (const std::string& a : attention) attentions += (attentions.empty() ? "" : ",") + a;
+  const std::string attentions = fmt::format("{}", fmt::join(attention, ","));
   fmt::print(stderr,
              "{}: {} distinct GEMM shapes at up to {} token counts a pool (decode batches up to "
              "engine.max_seqs, prompt chunks up to engine.max_num_tokens){}, attention {}\n",

@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "sim/parse_units.h"
@@ -23,6 +22,16 @@ Json SummaryJson(const FigureSummary& s) {
   return j.Set("within_20", s.within);
 }
 
+// The latency figures of a view, in the order every view lists them.
+struct LatencyKey {
+  const char* key;
+  ServingFigure LatencyFigures::*f;
+};
+constexpr LatencyKey kLatencyKeys[] = {{"ttft_p99", &LatencyFigures::ttft_p99},
+                                       {"tpot_p99", &LatencyFigures::tpot_p99},
+                                       {"ttft_p50", &LatencyFigures::ttft_p50},
+                                       {"tpot_p50", &LatencyFigures::tpot_p50}};
+
 // The figures a case gives: a name, the figure, and whether it is a latency.
 struct Named {
   const char* key;
@@ -30,10 +39,9 @@ struct Named {
   bool latency;
 };
 std::vector<Named> Latencies(const LatencyFigures& l) {
-  return {{"ttft_p99", &l.ttft_p99, true},
-          {"tpot_p99", &l.tpot_p99, true},
-          {"ttft_p50", &l.ttft_p50, true},
-          {"tpot_p50", &l.tpot_p50, true}};
+  std::vector<Named> out;
+  for (const LatencyKey& k : kLatencyKeys) out.push_back({k.key, &(l.*k.f), true});
+  return out;
 }
 std::vector<Named> Figures(const ServingValidationCase& c) {
   std::vector<Named> out = {{"tokens_per_s", &c.tokens, false}};
@@ -101,14 +109,12 @@ void ViewsJson(const ServingValidationCase& c, Json* o) {
     // As `serve --json`'s load: the capacity, the load, and the span's predictions.
     Json band = Json::Object();
     band.Set("rate_scale", Json::Array().Push(1 - kLoadBand).Push(1 + kLoadBand));
-    const std::vector<Named> lo = Latencies(c.band_lo), hi = Latencies(c.band_hi);
-    const std::vector<Named> stated = Latencies(c.latency);
-    for (size_t i = 0; i < stated.size(); ++i) {
-      if (!stated[i].f->given()) continue;
+    for (const LatencyKey& k : kLatencyKeys) {
+      const ServingFigure &m = c.latency.*k.f, &lo = c.band_lo.*k.f, &hi = c.band_hi.*k.f;
+      if (!m.given()) continue;
       Json f = Json::Object();
-      f.Set("predicted", Json::Array().Push(lo[i].f->predicted).Push(hi[i].f->predicted));
-      f.Set("within_20", BandWithin(*stated[i].f, *lo[i].f, *hi[i].f));
-      band.Set(stated[i].key, f);
+      f.Set("predicted", Json::Array().Push(lo.predicted).Push(hi.predicted));
+      band.Set(k.key, f.Set("within_20", BandWithin(m, lo, hi)));
     }
     Json l = Json::Object();
     l.Set("capacity_per_s", c.capacity_per_s).Set("load", c.load).Set("band", band);
@@ -124,10 +130,8 @@ void ViewsJson(const ServingValidationCase& c, Json* o) {
 
 // A latency figure's predictions over its case's span, the stated rate's included: "a - b".
 std::string Span(const ServingValidationCase& c, ServingFigure LatencyFigures::*f) {
-  const double a = (c.band_lo.*f).predicted, m = (c.latency.*f).predicted,
-               b = (c.band_hi.*f).predicted;
-  return FormatDuration(Duration::Seconds(std::min({a, m, b}))) + " - " +
-         FormatDuration(Duration::Seconds(std::max({a, m, b})));
+  const auto [low, high] = PredictedSpan(c.latency.*f, c.band_lo.*f, c.band_hi.*f);
+  return FormatDuration(Duration::Seconds(low)) + " - " + FormatDuration(Duration::Seconds(high));
 }
 
 std::string Line(const char* key, const ServingFigure& f, bool latency) {
@@ -149,17 +153,12 @@ std::string ViewsText(const ServingValidationCase& c) {
         "  from {:.0f}% less to {:.0f}% more load (the stated rate is {:.0f}% of the replay's "
         "capacity, {:.4g} requests/s):\n",
         100 * kLoadBand, 100 * kLoadBand, 100 * c.load, c.capacity_per_s);
-    const std::vector<Named> lo = Latencies(c.band_lo), hi = Latencies(c.band_hi);
-    const std::vector<Named> stated = Latencies(c.latency);
-    // In Latencies' order.
-    ServingFigure LatencyFigures::*const spans[] = {
-        &LatencyFigures::ttft_p99, &LatencyFigures::tpot_p99, &LatencyFigures::ttft_p50,
-        &LatencyFigures::tpot_p50};
-    for (size_t i = 0; i < stated.size(); ++i) {
-      const ServingFigure &m = *stated[i].f, &a = *lo[i].f, &b = *hi[i].f;
+    for (const LatencyKey& k : kLatencyKeys) {
+      const ServingFigure& m = c.latency.*k.f;
       if (!m.given()) continue;
-      out += fmt::format("    {:<14} predicted {:>27} {}\n", stated[i].key, Span(c, spans[i]),
-                         BandWithin(m, a, b) ? "within 20% in the span" : "outside 20%");
+      out += fmt::format(
+          "    {:<14} predicted {:>27} {}\n", k.key, Span(c, k.f),
+          BandWithin(m, c.band_lo.*k.f, c.band_hi.*k.f) ? "within 20% in the span" : "outside 20%");
     }
   }
   if (c.concurrency > 0) {
