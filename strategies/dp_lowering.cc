@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "strategies/memory.h"
 
@@ -199,12 +200,6 @@ const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch
   return out;
 }
 
-const std::vector<TaskId>& DataParallelLowering::Gather(int stage, const Chunk& ch, int first,
-                                                        int last) {
-  after_.clear();
-  return Emit(stage, ch, first, last, true, after_);
-}
-
 void DataParallelLowering::GatherForCompute(int stage, const Chunk& ch, int first, int last) {
   // Two gathered units at most, as the memory estimate holds them (strategies/memory.cc):
   // - With copies (FSDP2), one gather ahead: the next all-gather starts once the last one's
@@ -270,16 +265,83 @@ void DataParallelLowering::EndBackward(int stage, const std::vector<size_t>& mar
 void DataParallelLowering::IssueStartGathers() {
   // ZeRO 1/2: the parameters updated by the last step's sharded optimizer are all-gathered
   // ahead of their first forward (Megatron's distributed optimizer, overlap_param_gather).
+  // Without overlap they are all issued now and every first forward waits for them all; ZeRO 2
+  // issues them all now too, each first forward waiting for its own. ZeRO 1 with overlap (the
+  // distributed optimizer's chain) issues only the first now (at zero_grad), and each next one
+  // when the forward reaches the bucket before it (WaitStartGather).
   const int p = ctx_.layout.pp;
   start_gathers_.assign(p, {});
+  start_next_.assign(p, 0);
   if (!GathersAtStart()) return;
   for (int s = 0; s < p; ++s) {
     start_gathers_[s].resize(ctx_.chunks);
     for (int c = 0; c < ctx_.chunks; ++c) {
-      const Chunk& ch = layers_.chunk(s, c);
-      for (auto [a, b] : ch.segments) start_gathers_[s][c].push_back(Gather(s, ch, a, b));
+      start_gathers_[s][c].resize(layers_.chunk(s, c).segments.size());
+    }
+    IssueNextStartGather(s, ChainsStartGathers() ? 1 : std::numeric_limits<int>::max(), {});
+  }
+}
+
+void DataParallelLowering::IssueNextStartGather(int stage, int count,
+                                                const std::vector<TaskId>& after) {
+  // The stage's gathers in the order the distributed optimizer issues them: model chunk by
+  // model chunk, each chunk's buckets in forward order.
+  std::vector<std::vector<std::vector<TaskId>>>& gathers = start_gathers_[stage];
+  int& next = start_next_[stage];
+  for (int j = 0, c = 0; c < ctx_.chunks && count > 0; ++c) {
+    const Chunk& ch = layers_.chunk(stage, c);
+    for (size_t k = 0; k < ch.segments.size() && count > 0; ++k, ++j) {
+      if (j < next) continue;
+      gathers[c][k] = Emit(stage, ch, ch.segments[k].first, ch.segments[k].second, true, after);
+      ++next;
+      --count;
     }
   }
+}
+
+void DataParallelLowering::WaitStartGather(int stage, int chunk, int segment) {
+  // Megatron-Core's forward pre-hook (core_r0.8.0 megatron/core/optimizer/distrib_optimizer.py
+  // _finish_param_sync_helper; 2026's main: param_and_grad_buffer.py finish_param_sync and
+  // next_param_gather_bucket_group): the forward that first uses a bucket waits for its
+  // all-gather and only then issues the next bucket's, so that with CUDA_DEVICE_MAX_CONNECTIONS=1
+  // the gathers do not hold the compute kernels behind them. The next gather runs beside this
+  // bucket's first forward: it waits for what that forward waits for (the compute before it, a
+  // pipeline receive) but this bucket's gather, which it follows on the gather stream anyway.
+  int index = segment;
+  for (int c = 0; c < chunk; ++c)
+    index += static_cast<int>(layers_.chunk(stage, c).segments.size());
+  // A bucket reached out of the issue order is issued on the spot, with those before it.
+  if (index >= start_next_[stage]) IssueNextStartGather(stage, index + 1 - start_next_[stage], {});
+  const bool next = ChainsStartGathers() && index + 1 == start_next_[stage] &&
+                    start_next_[stage] < StartGatherCount(stage);
+  if (next) {
+    auto& reps = topo_.stage(stage);
+    after_.clear();
+    for (const Replica& r : reps) after_.push_back(r.prev);
+    IssueNextStartGather(stage, 1, after_);
+    const std::vector<TaskId>& issued = StartGatherAt(stage, index + 1);
+    for (size_t i = 0; i < reps.size(); ++i) {
+      if (issued[i] == kNone) continue;
+      for (TaskId t : reps[i].pending) ctx_.program.AddDep(t, issued[i]);
+    }
+  }
+  topo_.WaitFor(stage, start_gathers_[stage][chunk][segment]);
+}
+
+int DataParallelLowering::StartGatherCount(int stage) const {
+  int n = 0;
+  for (int c = 0; c < ctx_.chunks; ++c)
+    n += static_cast<int>(layers_.chunk(stage, c).segments.size());
+  return n;
+}
+
+const std::vector<TaskId>& DataParallelLowering::StartGatherAt(int stage, int index) const {
+  int c = 0;
+  while (index >= static_cast<int>(layers_.chunk(stage, c).segments.size())) {
+    index -= static_cast<int>(layers_.chunk(stage, c).segments.size());
+    ++c;
+  }
+  return start_gathers_[stage][c][index];
 }
 
 void DataParallelLowering::Finish() {

@@ -53,11 +53,14 @@ class DataParallelLowering {
   // reduces once, after the last micro-batch, and only its optimizer step waits.
   void EndBackward(int stage, const std::vector<size_t>& marks);
 
-  // ZeRO 1/2: issues every stage's start gathers (call once, before any unit).
+  // ZeRO 1/2: issues every stage's start gathers (call once, before any unit): all of them,
+  // or where they are chained (ChainsStartGathers) the first, each next one issued by
+  // WaitStartGather.
   void IssueStartGathers();
-  const std::vector<sim::TaskId>& StartGather(int stage, int chunk, int segment) const {
-    return start_gathers_[stage][chunk][segment];
-  }
+  // ZeRO 1/2, before the first forward of segment `segment` of chunk `chunk` of `stage`: the
+  // next compute task of each replica waits for the segment's start gather; where they are
+  // chained the next bucket's gather is issued then, beside the segment's forward.
+  void WaitStartGather(int stage, int chunk, int segment);
   // Reductions that waited for the pipeline flush, then each stage's optimizer step.
   void Finish();
 
@@ -125,9 +128,6 @@ class DataParallelLowering {
   // The flows, one per replica of `stage`, into emitted_ (returned).
   const std::vector<sim::TaskId>& Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                        const std::vector<sim::TaskId>& after);
-  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica (valid
-  // until the next gather or reduction is emitted).
-  const std::vector<sim::TaskId>& Gather(int stage, const Chunk& ch, int first, int last);
   void ReduceNow(int stage, const Chunk& ch, int first, int last);
   // Whether a backward that reduces ends waiting for its reductions (EndBackward).
   bool WaitsAtBackwardEnd() const;
@@ -139,8 +139,18 @@ class DataParallelLowering {
   LoweringContext& ctx_;
   RankTopology& topo_;
   const LayerLowering& layers_;
-  // [stage][chunk][segment][replica]
+  // Whether each start gather is issued as the forward reaches the bucket before it (ZeRO 1,
+  // Megatron-Core's distributed optimizer, with overlap.dp: WaitStartGather).
+  bool ChainsStartGathers() const { return ctx_.layout.zero == 1 && ctx_.layout.overlap_dp; }
+  // Issues the next `count` of `stage`'s start gathers (in chunk order, each chunk's segments
+  // in forward order), each replica's after its entry of `after` (none where empty).
+  void IssueNextStartGather(int stage, int count, const std::vector<sim::TaskId>& after);
+  // How many start gathers `stage` issues, and the index-th of them (in issue order) by replica.
+  int StartGatherCount(int stage) const;
+  const std::vector<sim::TaskId>& StartGatherAt(int stage, int index) const;
+  // [stage][chunk][segment][replica], and per stage how many of them are issued.
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
+  std::vector<int> start_next_;
   std::vector<Deferred> deferred_;
   // ZeRO 3: per stage and replica, what the next gather waits for (GatherForCompute): the
   // copy-out of the last gather, or without copies the compute issued before the last unit.

@@ -442,7 +442,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
     }
   } else if (first_f && ctx_.layout.overlap_dp) {
     for (int k = 0; k < nseg; ++k) {
-      topo_.WaitFor(s, dp_.StartGather(s, u.chunk, k));
+      dp_.WaitStartGather(s, u.chunk, k);
       layers_.Emit(s, ch, ch.segments[k].first, ch.segments[k].second, Phase::kF);
     }
   } else {
@@ -450,7 +450,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
       // Without overlap the updated parameters are all gathered before any forward.
       for (int c = 0; c < ctx_.chunks; ++c) {
         const int segments = static_cast<int>(layers_.chunk(s, c).segments.size());
-        for (int k = 0; k < segments; ++k) topo_.WaitFor(s, dp_.StartGather(s, c, k));
+        for (int k = 0; k < segments; ++k) dp_.WaitStartGather(s, c, k);
       }
     }
     layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kF);
