@@ -429,16 +429,15 @@ TEST_CASE("the schedule bound waits for transfers, start gathers and queued redu
   // Llama 3 405B on 16,384 H100 at PP64 (the benchmark question's front runners): the walk of
   // the schedule before lowering counts each activation's transfer between nodes, the ZeRO-1
   // start gathers, and each stage's reductions one after another from the backwards that issue
-  // them. Without them it was 2.0% below the ZeRO-1 replay (then 0.6%; 1.8% since the replay
-  // chains the distributed optimizer's start gathers one bucket ahead of the forward, which the
-  // walk leaves out) and 25% below the ZeRO-2 one, whose per-micro-batch reduce-scatters queue
-  // (now 7%): such layouts were lowered only to be pruned by the lowered program's bound.
+  // them. Without them it was 2.0% below the ZeRO-1 replay (now under 1%) and 25% below the
+  // ZeRO-2 one, whose per-micro-batch reduce-scatters queue (now 7%): such layouts were lowered
+  // only to be pruned by the lowered program's bound.
   Scenario s = Load("scenarios/bench/llama3-405b-16k-h100-question.yaml");
   struct Case {
     int tp, dp, cp, zero;
     double at_least;  // of the replayed step
   };
-  for (const Case c : {Case{2, 16, 8, 1, 0.98}, Case{2, 32, 4, 2, 0.9}}) {
+  for (const Case c : {Case{2, 16, 8, 1, 0.99}, Case{2, 32, 4, 2, 0.9}}) {
     CAPTURE(c.zero);
     Training t = s.training;
     t.global_batch = 4096;
