@@ -270,6 +270,23 @@ std::string LayoutString(const Scenario& s, int chunks) {
   return out;
 }
 
+// How the distributed optimizer's start gathers are issued, where Megatron-LM has a flag for
+// it: --no-align-param-gather under interleaving; Megatron-Core 0.8's chain and gathers all at
+// the start have none (its own schedules' defaults are `auto`'s).
+void ParamGatherFlags(const Layout& l, Flags& f) {
+  if (l.zero != 1 || !l.overlap_dp) return;
+  Layout plain = l;
+  plain.param_gather = Layout::ParamGather::kAuto;
+  const Layout::ParamGather g = l.param_gather_resolved();
+  if (g == plain.param_gather_resolved()) return;  // the schedule's default
+  if (g == Layout::ParamGather::kOnDemand && l.schedule == kScheduleInterleaved) {
+    f.Add("--no-align-param-gather");
+    return;
+  }
+  f.Miss("parallelism.param_gather", std::string(ParamGatherName(g)),
+         "Megatron-Core 0.9 on gathers on demand, or aligned under interleaving");
+}
+
 void PipelineFlags(const Scenario& s, Flags& f) {
   const Layout& l = s.layout;
   const bool interleaved = l.schedule == kScheduleInterleaved;
@@ -318,6 +335,7 @@ void ParallelFlags(const Scenario& s, Flags& f) {
     f.Add("--overlap-grad-reduce");
     if (l.zero >= 1) f.Add("--overlap-param-gather");
   }
+  ParamGatherFlags(l, f);
   if (l.overlap_tp == Layout::TpOverlap::kAll) f.Add("--tp-comm-overlap");
   if (l.overlap_tp == Layout::TpOverlap::kNone) {
     f.Miss("parallelism.overlap.tp", "false", "Megatron-Core always overlaps the backward's TP");

@@ -76,6 +76,8 @@ constexpr MegatronFlag kMappedRows[] = {
      "alltoall: the EP all-to-all parasim prices; allgather and flex are listed as not modelled"},
     {"--mtp-num-layers", A::kOne, U::kMapped, "model.mtp_depth"},
     {"--multi-latent-attention", A::kBare, U::kMapped, "model.mla"},
+    {"--no-align-param-gather", A::kBare, U::kMapped,
+     "parallelism.param_gather: on_demand (each stage gathers as it goes)"},
     {"--no-gradient-accumulation-fusion", A::kBare, U::kMapped,
      "training.grad_accumulation: separate"},
     {"--normalization", A::kOne, U::kMapped, "model.norm"},

@@ -297,6 +297,9 @@ Status ReadOverlap(Context& c, int cp) {
                   "parameter all-gather with the gradient reduction's setting");
   }
   c.Use("--overlap-param-gather");
+  if (r.Has("--no-align-param-gather")) {
+    c.Set("parallelism.param_gather", "on_demand", "--no-align-param-gather");
+  }
   c.Switch("parallelism.overlap.tp", "--tp-comm-overlap", "true", "backward",
            "Megatron-LM's default: the backward's TP collectives beside the weight gradient");
   if (r.Has("--overlap-moe-expert-parallel-comm")) {

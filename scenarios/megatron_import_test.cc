@@ -165,6 +165,17 @@ TEST_CASE("virtual stages, uneven first and last stages, the rank order") {
   CHECK(v->scenario.layout.virtual_stages == 2);
   CHECK(v->scenario.layout.schedule == kScheduleInterleaved);
   CHECK(v->scenario.layout.microbatch_group == 0);  // Megatron-Core's default: pp
+  CHECK(v->scenario.layout.param_gather == Layout::ParamGather::kAuto);
+  CHECK(v->scenario.layout.param_gather_resolved() == Layout::ParamGather::kAligned);
+  // Each stage gathering its chunks' parameters as it goes, not aligned across stages.
+  auto na = Import(kBase +
+                   "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
+                   "--global-batch-size 16 --use-distributed-optimizer --overlap-grad-reduce "
+                   "--overlap-param-gather --no-align-param-gather");
+  REQUIRE_MESSAGE(na.ok(), na.status().message());
+  CHECK(na->scenario.layout.param_gather == Layout::ParamGather::kOnDemand);
+  CHECK(Line(*na, "param_gather: on_demand"));
+  CHECK(Line(*na, "--no-align-param-gather"));
   // Interleaving's micro-batch group; of no effect (read, not set) without virtual stages.
   auto g = Import(kBase +
                   "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "

@@ -106,7 +106,8 @@ const std::vector<std::string_view>& ParallelismKeys() {
       "tp",           "pp",          "dp",          "cp",          "ep",
       "etp",          "sp",          "zero",        "schedule",    "virtual_stages",
       "stage_layers", "account_for", "overlap",     "grad_reduce", "cp_comm",
-      "zero3_copies", "bucket",      "compression", "order",       "microbatch_group"};
+      "zero3_copies", "bucket",      "compression", "order",       "microbatch_group",
+      "param_gather"};
   return kKeys;
 }
 
@@ -124,6 +125,13 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   PARASIM_RETURN_IF_ERROR(ReadAccountFor(m, &l));
   PARASIM_RETURN_IF_ERROR(ReadOverlap(ctx, m, &l));
   PARASIM_RETURN_IF_ERROR(m.Bool("zero3_copies", &l.zero3_copies));
+  if (m.Has("param_gather")) {
+    PARASIM_ASSIGN_OR_RETURN(std::string g,
+                             ReadScalar(ctx, m.Node("param_gather"), "parallelism.param_gather"));
+    auto pg = ParseParamGather(g);
+    if (!pg.ok()) return m.Error("param_gather", pg.status().message());
+    l.param_gather = *pg;
+  }
   // Interleaving's micro-batch group: checked against pp and the micro-batch count with the
   // schedule (strategies/schedule_interleaved.cc).
   PARASIM_RETURN_IF_ERROR(m.Int("microbatch_group", &l.microbatch_group, 1, int64_t{1} << 30));

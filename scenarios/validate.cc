@@ -228,16 +228,47 @@ struct Subset {
   std::set<std::string> cases;
 };
 
+// The subsets.yaml of a validation file: beside it, else a folder up
+// (tests/validation/subsets.yaml lists regimes/*.yaml).
+std::string SubsetsPath(const std::filesystem::path& file) {
+  const std::string beside = (file.parent_path() / "subsets.yaml").string();
+  if (std::filesystem::exists(beside)) return beside;
+  return (file.parent_path().parent_path() / "subsets.yaml").string();
+}
+
+// Whether a subsets.yaml entry names `file` (its name, or its folder's and its name).
+bool Names(const std::string& entry, const std::filesystem::path& file) {
+  return entry == file.filename().string() ||
+         (file.has_parent_path() &&
+          entry == (file.parent_path().filename() / file.filename()).string());
+}
+
+// What the subsets.yaml beside a validation file states for it that the file does not (its
+// `stated` map: file -> scenario key -> value), as --set pairs, applied to every case before
+// the command line's: a copied file stays as its source wrote it.
+StatusOr<std::vector<std::string>> StatedSets(const std::string& path) {
+  std::vector<std::string> out;
+  const std::filesystem::path file(path);
+  const std::string subsets = SubsetsPath(file);
+  if (!std::filesystem::is_regular_file(subsets)) return out;
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(YamlInput(subsets), "subset lists"));
+  const YAML::Node stated = root.IsMap() ? root["stated"] : YAML::Node();
+  if (!stated.IsDefined() || !stated.IsMap()) return out;
+  for (const auto& entry : stated) {
+    if (!Names(entry.first.Scalar(), file) || !entry.second.IsMap()) continue;
+    for (const auto& kv : entry.second) {
+      out.push_back(kv.first.Scalar() + "=" + kv.second.Scalar());
+    }
+  }
+  return out;
+}
+
 StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
   Subset out;
   if (name.empty()) return out;
   out.any = false;
   const std::filesystem::path file(path);
-  // Beside the file, else a folder up (tests/validation/subsets.yaml lists regimes/*.yaml).
-  std::string subsets = (file.parent_path() / "subsets.yaml").string();
-  if (!std::filesystem::exists(subsets)) {
-    subsets = (file.parent_path().parent_path() / "subsets.yaml").string();
-  }
+  const std::string subsets = SubsetsPath(file);
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(YamlInput(subsets), "subset lists"));
   const YAML::Node list = root.IsMap() ? root[name] : YAML::Node();
   if (!list.IsDefined() || !list.IsSequence()) {
@@ -250,11 +281,7 @@ StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
   }
   for (const YAML::Node& n : list) {
     const std::string entry = n.Scalar();
-    if (entry == file.filename().string() ||
-        (file.has_parent_path() &&
-         entry == (file.parent_path().filename() / file.filename()).string())) {
-      out.whole_file = true;
-    }
+    if (Names(entry, file)) out.whole_file = true;
     out.cases.insert(entry);
   }
   return out;
@@ -345,6 +372,9 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       defaults["import"].IsDefined() ? defaults["import"] : YAML::Node(YAML::NodeType::Map);
   defaults.remove("import");
   PARASIM_ASSIGN_OR_RETURN(const Subset subset, LoadSubset(path, filter.subset));
+  PARASIM_ASSIGN_OR_RETURN(file.stated, StatedSets(path));
+  std::vector<std::string> all_sets = file.stated;
+  all_sets.insert(all_sets.end(), sets.begin(), sets.end());
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("cases[{}]", i);
     PARASIM_ASSIGN_OR_RETURN(
@@ -365,7 +395,7 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       continue;
     }
     YamlContext case_ctx = ctx;
-    for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
+    for (const auto& s : all_sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
     // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).
     StatusOr<Scenario> loaded =
         ScenarioFromNode(merged, case_ctx, cat, /*keep_invalid_layout=*/true);
@@ -549,7 +579,9 @@ StatusOr<ValidationReport> Validate(const YamlInput& input, const std::vector<st
     }
     cases.push_back(in.measured);
   }
-  return Summarize(file.source, std::move(cases));
+  ValidationReport rep = Summarize(file.source, std::move(cases));
+  rep.stated = std::move(file.stated);
+  return rep;
 }
 
 }  // namespace parasim

@@ -79,6 +79,8 @@ struct Ranking {
 
 struct ValidationReport {
   std::string source;
+  // What the subsets.yaml beside the file states for its cases (key=value, as --set).
+  std::vector<std::string> stated;
   std::vector<ValidationCase> cases;
   double mape = 0;           // mean of |error| over the cases predicted
   double max_abs_error = 0;  // largest |error|
@@ -104,6 +106,7 @@ struct ValidationInput {
 struct ValidationFile {
   std::string path;
   std::string source;
+  std::vector<std::string> stated;  // applied to every case (ValidationReport::stated)
   std::vector<ValidationInput> cases;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "strategies/memory.h"
 
@@ -68,7 +69,7 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
 
 DataParallelLowering::Timed* DataParallelLowering::TimedOf(const Chunk& ch, int first, int last,
                                                            bool gather) const {
-  Params p{0, 0, gather};
+  Params p{0, 0, gather, ch.one_bucket};
   for (int i = first; i < last; ++i) {
     p.dense += ch.pieces[i].dense;
     p.expert += ch.pieces[i].expert;
@@ -84,7 +85,7 @@ DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) co
   auto timed = [&](double params, const GroupPlacement& g) {
     if (params <= 0 || g.size <= 1) return;
     const double bytes = params * t.wire.per_elem * t.wire.gather_factor;
-    const double buckets = std::max(1.0, std::ceil(bytes / ctx_.bucket_bytes));
+    const double buckets = p.one_bucket ? 1.0 : std::max(1.0, std::ceil(bytes / ctx_.bucket_bytes));
     CollectiveCost cc = ctx_.cost.CollectiveTime(t.wire.coll, Bytes(bytes / buckets), g);
     t.time += cc.time * buckets;
     t.latency += cc.latency * buckets;
@@ -141,19 +142,39 @@ Duration DataParallelLowering::CopyOutTime(const Chunk& ch, int first, int last)
   return TimeOf(ch, first, last, true).copy_out;
 }
 
-Duration DataParallelLowering::StartGatherWait(int stage, int chunk) const {
-  if (!GathersAtStart()) return Duration::Zero();
-  // With overlap the chunk's forward waits for its first segment's gather; without, every
-  // forward waits for all of them (StepLowering::EmitForward).
+std::pair<Duration, Duration> DataParallelLowering::StartGatherWait(int stage, int chunk) const {
+  if (!GathersAtStart()) return {};
+  const Chunk& own = layers_.chunk(stage, chunk);
+  auto first = [&] {
+    return own.segments.empty()
+               ? Duration::Zero()
+               : IssuedTime(own, own.segments[0].first, own.segments[0].second, true);
+  };
+  switch (StartGatherMode()) {
+    case StartGathers::kOnDemand:
+      // Issued once the forward is otherwise ready, and waited for.
+      return {Duration::Zero(), first()};
+    case StartGathers::kChained:
+      // Only the chain's first is issued at the start; a later chunk's may be issued beside
+      // any forward before its own (or, out of the chain's order, at its own).
+      return {chunk == 0 ? first() : Duration::Zero(), Duration::Zero()};
+    case StartGathers::kAll:
+    case StartGathers::kAligned:
+      break;
+  }
+  // Issued in chunk order from the step start (kAligned: chunks 0 and 1 then, each later chunk
+  // after them), one after another on the gather stream: with overlap the chunk's forward
+  // waits for its first segment's gather; without, every forward waits for all of them
+  // (StepLowering::EmitForward).
   Duration sum;
   for (int c = 0; c < ctx_.chunks; ++c) {
     const Chunk& ch = layers_.chunk(stage, c);
     for (size_t k = 0; k < ch.segments.size(); ++k) {
       sum += IssuedTime(ch, ch.segments[k].first, ch.segments[k].second, true);
-      if (ctx_.layout.overlap_dp && c == chunk && k == 0) return sum;
+      if (ctx_.layout.overlap_dp && c == chunk && k == 0) return {sum, Duration::Zero()};
     }
   }
-  return sum;
+  return {sum, Duration::Zero()};
 }
 
 const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch, int first,
@@ -197,12 +218,6 @@ const std::vector<TaskId>& DataParallelLowering::Emit(int stage, const Chunk& ch
     }
   }
   return out;
-}
-
-const std::vector<TaskId>& DataParallelLowering::Gather(int stage, const Chunk& ch, int first,
-                                                        int last) {
-  after_.clear();
-  return Emit(stage, ch, first, last, true, after_);
 }
 
 void DataParallelLowering::GatherForCompute(int stage, const Chunk& ch, int first, int last) {
@@ -267,19 +282,142 @@ void DataParallelLowering::EndBackward(int stage, const std::vector<size_t>& mar
   }
 }
 
+DataParallelLowering::StartGathers DataParallelLowering::StartGatherMode() const {
+  const Layout& l = ctx_.layout;
+  if (l.zero != 1 || !l.overlap_dp) return StartGathers::kAll;
+  switch (l.param_gather_resolved()) {
+    case Layout::ParamGather::kChained:
+      return StartGathers::kChained;
+    case Layout::ParamGather::kAligned:
+      return StartGathers::kAligned;
+    case Layout::ParamGather::kOnDemand:
+      return StartGathers::kOnDemand;
+    case Layout::ParamGather::kAuto:
+    case Layout::ParamGather::kAtStart:
+      break;
+  }
+  return StartGathers::kAll;
+}
+
 void DataParallelLowering::IssueStartGathers() {
   // ZeRO 1/2: the parameters updated by the last step's sharded optimizer are all-gathered
   // ahead of their first forward (Megatron's distributed optimizer, overlap_param_gather).
+  // Without overlap, and under ZeRO 2, they are all issued now, each first forward waiting for
+  // its own (without overlap, for all of them). ZeRO 1 with overlap issues them as
+  // parallelism.param_gather says (Layout::ParamGather): chained, the first now (at zero_grad);
+  // aligned, model chunks 0 and 1 now; on demand, none.
   const int p = ctx_.layout.pp;
   start_gathers_.assign(p, {});
+  start_issued_.assign(p, {});
+  forwards_.assign(p, 0);
   if (!GathersAtStart()) return;
+  const StartGathers mode = StartGatherMode();
   for (int s = 0; s < p; ++s) {
     start_gathers_[s].resize(ctx_.chunks);
     for (int c = 0; c < ctx_.chunks; ++c) {
-      const Chunk& ch = layers_.chunk(s, c);
-      for (auto [a, b] : ch.segments) start_gathers_[s][c].push_back(Gather(s, ch, a, b));
+      start_gathers_[s][c].resize(layers_.chunk(s, c).segments.size());
+    }
+    start_issued_[s].assign(static_cast<size_t>(StartGatherCount(s)), 0);
+    for (int c = 0, j = 0; c < ctx_.chunks; ++c) {
+      const int n = static_cast<int>(layers_.chunk(s, c).segments.size());
+      for (int k = 0; k < n; ++k, ++j) {
+        const bool now = mode == StartGathers::kAll || (mode == StartGathers::kChained && j == 0) ||
+                         (mode == StartGathers::kAligned && c < 2);
+        if (now) IssueStartGather(s, c, k, false);
+      }
     }
   }
+}
+
+void DataParallelLowering::IssueStartGather(int stage, int chunk, int segment, bool beside) {
+  // `beside`: issued as the compute stream reaches the next task (a forward's pre-hook or the
+  // schedule's step before it): after what that task waits for, but the gather it is about
+  // to wait for (the caller's WaitFor comes after), beside the task. Else at the step start.
+  const Chunk& ch = layers_.chunk(stage, chunk);
+  auto& reps = topo_.stage(stage);
+  after_.clear();
+  if (beside) {
+    for (const Replica& r : reps) after_.push_back(r.prev);
+  }
+  const auto [a, b] = ch.segments[static_cast<size_t>(segment)];
+  std::vector<TaskId>& issued = start_gathers_[stage][chunk][segment];
+  issued = Emit(stage, ch, a, b, true, after_);
+  start_issued_[stage][static_cast<size_t>(IndexOf(stage, chunk, segment))] = 1;
+  if (!beside) return;
+  for (size_t i = 0; i < reps.size() && i < issued.size(); ++i) {
+    if (issued[i] == kNone) continue;
+    for (TaskId t : reps[i].pending) ctx_.program.AddDep(t, issued[i]);
+  }
+}
+
+void DataParallelLowering::BeforeForward(int stage) {
+  // Megatron-Core 0.9 on, interleaved (align_param_gather): before the stage's forward number
+  // vid, model chunk k is gathered whole where vid + stage is the first forward of chunk k - 1
+  // in the schedule's table, k from 2 (schedules.py forward_step_helper_preprocess,
+  // is_first_microbatch_for_model_chunk): vid = (k - 1) g - stage, g the micro-batch group.
+  if (forwards_.empty()) return;
+  const int64_t vid = forwards_[stage]++;
+  if (!GathersAtStart() || StartGatherMode() != StartGathers::kAligned) return;
+  const Layout& l = ctx_.layout;
+  const int64_t g = l.microbatch_group > 0 ? l.microbatch_group : l.pp;
+  for (int k = 2; k < ctx_.chunks; ++k) {
+    if (vid != (k - 1) * g - stage) continue;
+    const int n = static_cast<int>(layers_.chunk(stage, k).segments.size());
+    for (int seg = 0; seg < n; ++seg) {
+      if (!start_issued_[stage][static_cast<size_t>(IndexOf(stage, k, seg))]) {
+        IssueStartGather(stage, k, seg, true);
+      }
+    }
+  }
+}
+
+void DataParallelLowering::WaitStartGather(int stage, int chunk, int segment) {
+  // The forward that first uses a bucket waits for its all-gather (Megatron-Core's forward
+  // pre-hook), having issued it then where it was not issued before (on demand; or a bucket
+  // reached out of the chain's order, issued alone, as 2026's main does). Chained and on demand,
+  // the hook then issues the next bucket's, so that with CUDA_DEVICE_MAX_CONNECTIONS=1 the
+  // gathers do not hold the compute kernels behind them: it runs beside this bucket's first
+  // forward (core_r0.8.0 distrib_optimizer.py _finish_param_sync_helper, the next bucket of the
+  // whole chain; from 0.9 param_and_grad_buffer.py finish_param_sync, the next bucket group of
+  // the same model chunk).
+  const int index = IndexOf(stage, chunk, segment);
+  std::vector<char>& issued = start_issued_[stage];
+  if (!issued[static_cast<size_t>(index)]) IssueStartGather(stage, chunk, segment, true);
+  const StartGathers mode = StartGatherMode();
+  const int segments = static_cast<int>(layers_.chunk(stage, chunk).segments.size());
+  int next_chunk = chunk, next_segment = segment + 1;
+  if (mode == StartGathers::kChained && next_segment == segments) {
+    // The chain goes on to the next model chunk with segments.
+    next_segment = 0;
+    do {
+      ++next_chunk;
+    } while (next_chunk < ctx_.chunks && layers_.chunk(stage, next_chunk).segments.empty());
+  }
+  const bool chains = mode == StartGathers::kChained || mode == StartGathers::kOnDemand;
+  if (chains && next_chunk < ctx_.chunks &&
+      next_segment < static_cast<int>(layers_.chunk(stage, next_chunk).segments.size()) &&
+      !issued[static_cast<size_t>(IndexOf(stage, next_chunk, next_segment))]) {
+    IssueStartGather(stage, next_chunk, next_segment, true);
+  }
+  topo_.WaitFor(stage, start_gathers_[stage][chunk][segment]);
+}
+
+void DataParallelLowering::WaitAllStartGathers(int stage) {
+  for (int c = 0; c < ctx_.chunks; ++c) {
+    const int segments = static_cast<int>(layers_.chunk(stage, c).segments.size());
+    for (int k = 0; k < segments; ++k) WaitStartGather(stage, c, k);
+  }
+}
+
+int DataParallelLowering::StartGatherCount(int stage) const {
+  return IndexOf(stage, ctx_.chunks, 0);
+}
+
+int DataParallelLowering::IndexOf(int stage, int chunk, int segment) const {
+  int index = segment;
+  for (int c = 0; c < chunk; ++c)
+    index += static_cast<int>(layers_.chunk(stage, c).segments.size());
+  return index;
 }
 
 void DataParallelLowering::Finish() {

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/flat_map.h"
@@ -53,11 +54,18 @@ class DataParallelLowering {
   // reduces once, after the last micro-batch, and only its optimizer step waits.
   void EndBackward(int stage, const std::vector<size_t>& marks);
 
-  // ZeRO 1/2: issues every stage's start gathers (call once, before any unit).
+  // ZeRO 1/2: issues the start gathers due at the step start (call once, before any unit): all
+  // of them, or as parallelism.param_gather says (StartGatherMode).
   void IssueStartGathers();
-  const std::vector<sim::TaskId>& StartGather(int stage, int chunk, int segment) const {
-    return start_gathers_[stage][chunk][segment];
-  }
+  // Before each forward unit of `stage`, in the stage's order, once it has waited for its input:
+  // under kAligned the whole model chunks due at this forward are gathered.
+  void BeforeForward(int stage);
+  // ZeRO 1/2, before the first forward of segment `segment` of chunk `chunk` of `stage`: the
+  // next compute task of each replica waits for the segment's start gather (issued now where it
+  // was not); chained or on demand the next bucket's gather is issued then, beside the forward.
+  void WaitStartGather(int stage, int chunk, int segment);
+  // The same for every segment of every chunk of `stage` (without overlap.dp).
+  void WaitAllStartGathers(int stage);
   // Reductions that waited for the pipeline flush, then each stage's optimizer step.
   void Finish();
 
@@ -74,8 +82,10 @@ class DataParallelLowering {
   //   (GatherForCompute; zero where nothing is gathered).
   Duration CopyOutTime(const Chunk& ch, int first, int last) const;
   // - ZeRO 1/2: how long the start gathers (IssueStartGathers, one after another on the
-  //   gather stream) take until the first forward of chunk `chunk` may begin.
-  Duration StartGatherWait(int stage, int chunk) const;
+  //   gather stream) take until the first forward of chunk `chunk` may begin (from the step
+  //   start), and how long that forward waits once it is otherwise ready (a gather issued on
+  //   demand): the pair.
+  std::pair<Duration, Duration> StartGatherWait(int stage, int chunk) const;
   // Whether each backward that reduces ends waiting for its reductions (EndBackward): the next
   // compute task of its stage waits for them.
   bool BackwardWaitsForReductions() const { return WaitsAtBackwardEnd() && ctx_.layout.overlap_dp; }
@@ -114,20 +124,19 @@ class DataParallelLowering {
   struct Params {
     double dense, expert;
     bool gather;
+    bool one_bucket;  // the chunk's one bucket (Chunk::one_bucket): one call, not split
     bool operator==(const Params&) const = default;
   };
   struct ParamsHash {
     size_t operator()(const Params& p) const {
-      return std::hash<double>()(p.dense) * 31 + std::hash<double>()(p.expert) * 7 + p.gather;
+      return std::hash<double>()(p.dense) * 31 + std::hash<double>()(p.expert) * 7 + p.gather +
+             size_t{p.one_bucket} * 2;
     }
   };
   Timed TimeParams(const Params& p) const;
   // The flows, one per replica of `stage`, into emitted_ (returned).
   const std::vector<sim::TaskId>& Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                        const std::vector<sim::TaskId>& after);
-  // All-gather of the parameters of pieces [first, last) of `ch`; one flow per replica (valid
-  // until the next gather or reduction is emitted).
-  const std::vector<sim::TaskId>& Gather(int stage, const Chunk& ch, int first, int last);
   void ReduceNow(int stage, const Chunk& ch, int first, int last);
   // Whether a backward that reduces ends waiting for its reductions (EndBackward).
   bool WaitsAtBackwardEnd() const;
@@ -139,8 +148,22 @@ class DataParallelLowering {
   LoweringContext& ctx_;
   RankTopology& topo_;
   const LayerLowering& layers_;
-  // [stage][chunk][segment][replica]
+  // How the start gathers are issued: kAll at the step start (ZeRO 2, or without overlap);
+  // ZeRO 1 with overlap as Layout::ParamGather says.
+  enum class StartGathers : uint8_t { kAll, kChained, kOnDemand, kAligned };
+  StartGathers StartGatherMode() const;
+  // Issues the start gather of segment `segment` of chunk `chunk` of `stage`: at the step start,
+  // or `beside` the compute stream's next task (after what that task waits for).
+  void IssueStartGather(int stage, int chunk, int segment, bool beside);
+  // How many start gathers `stage` has, and one's index among them (model chunk by model chunk,
+  // each chunk's segments in forward order).
+  int StartGatherCount(int stage) const;
+  int IndexOf(int stage, int chunk, int segment) const;
+  // [stage][chunk][segment][replica]; per stage which are issued (by index) and how many
+  // forwards it has emitted.
   std::vector<std::vector<std::vector<std::vector<sim::TaskId>>>> start_gathers_;
+  std::vector<std::vector<char>> start_issued_;
+  std::vector<int64_t> forwards_;
   std::vector<Deferred> deferred_;
   // ZeRO 3: per stage and replica, what the next gather waits for (GatherForCompute): the
   // copy-out of the last gather, or without copies the compute issued before the last unit.

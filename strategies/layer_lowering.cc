@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "strategies/memory.h"
 #include "strategies/step_kernels.h"
@@ -116,11 +117,19 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   return pc;
 }
 
-void LayerLowering::Segment(Chunk* ch) const {
+void LayerLowering::Segment(Chunk* ch, int stage, int chunk) const {
   // Gradient buckets, filled in backward order (last piece first) as DDP fills them;
-  // ZeRO 3 gathers and reduces layer by layer (FSDP wraps each layer).
+  // ZeRO 3 gathers and reduces layer by layer (FSDP wraps each layer). Megatron-Core's
+  // distributed optimizer (ZeRO 1) buckets only the first model chunk of pipeline rank 0, and
+  // only with overlap: every other stage and chunk is one bucket, reduced once its last backward
+  // is done and gathered whole (megatron/core/distributed/distributed_data_parallel.py:
+  // bucket_size None without overlap_grad_reduce, where the pipeline rank is above 0, or with
+  // disable_bucketing, which megatron/training/training.py get_model sets for
+  // model_chunk_idx > 0; core_r0.8.0 to 2026's main alike).
   const Layout& l = ctx_.layout;
-  const double bucket = ctx_.bucket_bytes;
+  ch->one_bucket = l.zero == 1 && (stage > 0 || chunk > 0 || !l.overlap_dp);
+  const double bucket =
+      ch->one_bucket ? std::numeric_limits<double>::infinity() : ctx_.bucket_bytes;
   int last = static_cast<int>(ch->pieces.size());
   double filled = 0;
   for (int i = last - 1; i >= 0; --i) {
@@ -192,7 +201,7 @@ void LayerLowering::BuildChunks() {
         ch.act_full_max = std::max(ch.act_full_max, pc.act_full - pc.act);
       }
     }
-    Segment(&ch);
+    Segment(&ch, s, c);
   }
 }
 

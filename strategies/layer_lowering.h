@@ -94,7 +94,8 @@ class LayerLowering {
   static Duration Serial(const PhaseSum& sum, bool ep);
   void EmitSum(int stage, const PhaseSum& sum, TaskCat cat);
   Piece MakePiece(const Block& b, const BlockTime& bt, bool head) const;
-  void Segment(Chunk* ch) const;
+  // `ch`'s data-parallel buckets (Chunk::segments); it is chunk `chunk` of stage `stage`.
+  void Segment(Chunk* ch, int stage, int chunk) const;
   void EmitCoarse(int stage, const Chunk& ch, int first, int last, Phase ph);
   // Sum of a segment of one of this lowering's chunks or of the whole chunk (what EmitCoarse
   // asks for every micro-batch, and the bounds per stage), kept by the chunk's id and the

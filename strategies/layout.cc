@@ -16,8 +16,19 @@ constexpr EnumNames<Layout::GradReduce, 3> kGradReduces(
 constexpr EnumNames<Layout::CpComm, 2> kCpComms("cp_comm",
                                                 {{{Layout::CpComm::kRing, "ring"},
                                                   {Layout::CpComm::kAllGather, "all_gather"}}});
+constexpr EnumNames<Layout::ParamGather, 5> kParamGathers(
+    "param_gather", {{{Layout::ParamGather::kAuto, "auto"},
+                      {Layout::ParamGather::kAtStart, "at_start"},
+                      {Layout::ParamGather::kChained, "chained"},
+                      {Layout::ParamGather::kOnDemand, "on_demand"},
+                      {Layout::ParamGather::kAligned, "aligned"}}});
 }  // namespace
 
+std::string_view ParamGatherName(Layout::ParamGather g) { return kParamGathers.Name(g); }
+StatusOr<Layout::ParamGather> ParseParamGather(std::string_view s) {
+  return kParamGathers.Parse(s);
+}
+std::vector<std::string_view> ParamGatherNames() { return kParamGathers.Names(); }
 std::string_view RankDimName(RankDim d) { return kRankDims.Name(d); }
 StatusOr<RankDim> ParseRankDim(std::string_view s) { return kRankDims.Parse(s); }
 std::string_view GradReduceName(Layout::GradReduce g) { return kGradReduces.Name(g); }

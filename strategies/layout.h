@@ -97,6 +97,27 @@ struct Layout {
   // parameters that are views of the gather's output and gradients reduced in place (PyTorch
   // FSDP1's FlatParameter, Megatron-Core's FSDP buffers).
   bool zero3_copies = true;
+  // How ZeRO 1 (Megatron-Core's distributed optimizer) issues the parameter all-gathers of a
+  // step's first forwards with overlap.dp (--overlap-param-gather), as its versions do:
+  // - kChained: Megatron-Core 0.8 and before: the first at zero_grad, each next one when the
+  //   forward reaches the bucket before it, model chunk after model chunk
+  //   (distrib_optimizer.py _finish_param_sync_helper);
+  // - kOnDemand: Megatron-Core 0.9 on, without interleaving or with --no-align-param-gather:
+  //   each model chunk's first bucket when its first forward reaches it, waited for at once,
+  //   then the next one bucket ahead within the chunk (param_and_grad_buffer.py
+  //   finish_param_sync, next_param_gather_bucket_group);
+  // - kAligned: Megatron-Core 0.9 on with interleaving (align_param_gather, its default there):
+  //   model chunks 0 and 1 whole at the step start, chunk k >= 2 whole when the stage begins
+  //   its forward number (k - 1) g - s (g the micro-batch group, s the stage), every stage at
+  //   about the same time (schedules.py forward_step_helper_preprocess);
+  // - kAtStart: every one issued at the step start, each first forward waiting for its own (as
+  //   ZeRO 2's are): what a framework that overlaps them without such a limit would do;
+  // - kAuto: the current Megatron-Core's for its schedules: kAligned under interleaved-1f1b
+  //   with virtual stages, kOnDemand under 1f1b (and interleaved-1f1b with one); kAtStart
+  //   under the schedules Megatron-Core does not run (gpipe, zero bubble, DualPipe), whose
+  //   frameworks' gathers no source states.
+  enum class ParamGather : uint8_t { kAuto, kAtStart, kChained, kOnDemand, kAligned };
+  ParamGather param_gather = ParamGather::kAuto;
   // Gradient (and ZeRO parameter) bucket; zero: the framework's own, which depends on the
   // layout (DataBucketBytes, strategies/lowering.h).
   Bytes bucket;
@@ -121,9 +142,21 @@ struct Layout {
   // Whether the accumulated gradients are kept as this rank's shard only (ZeRO 2/3 reducing
   // every micro-batch); else whole until the reduction.
   bool shards_gradients() const { return zero >= 2 && reduces_every_micro_batch(); }
+  // param_gather, kAuto resolved.
+  ParamGather param_gather_resolved() const {
+    if (param_gather != ParamGather::kAuto) return param_gather;
+    if (schedule == kScheduleInterleaved && virtual_stages > 1) return ParamGather::kAligned;
+    return schedule == kSchedule1F1B || schedule == kScheduleInterleaved ? ParamGather::kOnDemand
+                                                                         : ParamGather::kAtStart;
+  }
   // Whether context parallelism gathers K and V whole (cp_comm, where there is an exchange).
   bool gathers_kv() const { return cp > 1 && cp_comm == CpComm::kAllGather; }
 };
+
+// parallelism.param_gather's names: auto, at_start, chained, on_demand, aligned.
+std::string_view ParamGatherName(Layout::ParamGather g);
+StatusOr<Layout::ParamGather> ParseParamGather(std::string_view s);
+std::vector<std::string_view> ParamGatherNames();
 
 // parallelism.grad_reduce's names: auto, micro_batch, step.
 std::string_view GradReduceName(Layout::GradReduce g);

@@ -94,6 +94,9 @@ struct Chunk {
   double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
   double transient = 0;     // the most working memory of one of its pieces' ops (the loss's)
   int id = -1;              // stage * chunks + chunk in LayerLowering's table (-1: none)
+  // Its parameters are one data-parallel bucket (Megatron-Core's, LayerLowering::Segment): each
+  // segment's collective is one call, not split at the bucket size.
+  bool one_bucket = false;
 };
 
 // Hash of a pair of 64-bit integers, for the lowerings' memo tables.

@@ -65,7 +65,7 @@ class ScheduleWalk {
   void Forward(int s, const Unit& u, int g, size_t idx) {
     const ChunkComm& cc = in_.comm[s][u.chunk];
     Duration start = Max(Max(stage_end_[s], FAfter(g, idx)), Gathered(s, u.chunk, true));
-    if (u.mb == 0) start = Max(start, cc.start_wait);
+    if (u.mb == 0) start = Max(start, cc.start_wait) + cc.start_after;
     f_end_[idx] = start + in_.times[s][u.chunk].f + cc.copy;
     stage_end_[s] = f_end_[idx];
     done_.f[idx] = 1;

@@ -33,10 +33,12 @@ struct UnitDurations {
 // Per chunk, the data-parallel collectives as its units issue them: the reductions of a unit
 // that reduces, the first segment's last (its backward gives those gradients last); under
 // ZeRO 3 the gathers of each F (first segment first) and B (last segment first); the start
-// gathers of ZeRO 1/2 before its first forward; ZeRO 3's copies out of the gathers, on the
+// gathers of ZeRO 1/2 before its first forward (start_wait from the step start, start_after
+// from when the forward is otherwise ready: DataParallelLowering::StartGatherWait); ZeRO 3's
+// copies out of the gathers, on the
 // compute stream beside each F and B.
 struct ChunkComm {
-  Duration reduce_rest, reduce_last, gather, gather_f, gather_b, start_wait, copy;
+  Duration reduce_rest, reduce_last, gather, gather_f, gather_b, start_wait, start_after, copy;
 };
 
 struct ScheduleBoundInput {

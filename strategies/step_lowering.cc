@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "strategies/memory.h"
 #include "strategies/step_shift.h"
@@ -189,7 +190,7 @@ ChunkComm StepLowering::ChunkCommOf(int s, int c) const {
     if (k == 0) cc.gather_f = g;
     if (k + 1 == n) cc.gather_b = g;
   }
-  cc.start_wait = dp_.StartGatherWait(s, c);
+  std::tie(cc.start_wait, cc.start_after) = dp_.StartGatherWait(s, c);
   return cc;
 }
 
@@ -431,6 +432,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   }
   // The training loop's Python for this micro-batch (the schedule's steps, the batch).
   topo_.HostWork(s, ctx_.cluster.gpu.host_micro_batch_time);
+  dp_.BeforeForward(s);
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
   if (dp_.GathersPerLayer()) {
@@ -442,16 +444,13 @@ void StepLowering::EmitForward(int s, const Unit& u) {
     }
   } else if (first_f && ctx_.layout.overlap_dp) {
     for (int k = 0; k < nseg; ++k) {
-      topo_.WaitFor(s, dp_.StartGather(s, u.chunk, k));
+      dp_.WaitStartGather(s, u.chunk, k);
       layers_.Emit(s, ch, ch.segments[k].first, ch.segments[k].second, Phase::kF);
     }
   } else {
     if (first_f) {
       // Without overlap the updated parameters are all gathered before any forward.
-      for (int c = 0; c < ctx_.chunks; ++c) {
-        const int segments = static_cast<int>(layers_.chunk(s, c).segments.size());
-        for (int k = 0; k < segments; ++k) topo_.WaitFor(s, dp_.StartGather(s, c, k));
-      }
+      dp_.WaitAllStartGathers(s);
     }
     layers_.Emit(s, ch, 0, static_cast<int>(ch.pieces.size()), Phase::kF);
   }

@@ -399,13 +399,14 @@ TEST_CASE("sharded data parallelism: every bound holds and pruning keeps the exh
       // The grid folds a ZeRO stage's own reduction onto auto: keys name only the other one.
       CHECK((e.layout.grad_reduce == Layout::GradReduce::kAuto) ==
             (e.key.find("reduce-per") == std::string::npos));
-      // ZeRO-2 reducing once per step is ZeRO-1, where both fit.
+      // ZeRO-2 reducing once per step is about ZeRO-1, where both fit (ZeRO-1's buckets and start
+      // gathers are Megatron-Core's: DataParallelLowering::WaitStartGather).
       const size_t at = e.key.find("zero2 reduce-per-step");
       if (at == std::string::npos) continue;
       std::string zero1 = e.key;
       zero1.replace(at, std::string("zero2 reduce-per-step").size(), "zero1");
       if (step_of.count(zero1) == 0) continue;
-      CHECK(e.step_time_s == step_of[zero1]);
+      CHECK(e.step_time_s == doctest::Approx(step_of[zero1]).epsilon(0.02));
       ++twins;
     }
     CHECK(twins > 0);
@@ -428,9 +429,9 @@ TEST_CASE("the schedule bound waits for transfers, start gathers and queued redu
   // Llama 3 405B on 16,384 H100 at PP64 (the benchmark question's front runners): the walk of
   // the schedule before lowering counts each activation's transfer between nodes, the ZeRO-1
   // start gathers, and each stage's reductions one after another from the backwards that issue
-  // them. Without them it was 2.0% below the ZeRO-1 replay (now 0.6%) and 25% below the ZeRO-2
-  // one, whose per-micro-batch reduce-scatters queue (now 7%): such layouts were lowered only
-  // to be pruned by the lowered program's bound.
+  // them. Without them it was 2.0% below the ZeRO-1 replay (now under 1%) and 25% below the
+  // ZeRO-2 one, whose per-micro-batch reduce-scatters queue (now 7%): such layouts were lowered
+  // only to be pruned by the lowered program's bound.
   Scenario s = Load("scenarios/bench/llama3-405b-16k-h100-question.yaml");
   struct Case {
     int tp, dp, cp, zero;

@@ -419,6 +419,46 @@ TEST_CASE("megatron-ci: fit --runs reads an import file, skipping cases it canno
         std::string::npos);
 }
 
+TEST_CASE("a subsets.yaml states what a copied file does not, before any --set") {
+  // A folder of its own: the validation file, and beside it a subsets.yaml whose `stated` map
+  // sets a key for that file's cases (as the H100 weak-scaling copy gets Megatron-Core r0.8's
+  // parameter gathers), which --set overrides, and which another file does not get.
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/stated";
+  std::filesystem::create_directories(dir);
+  const std::string body = std::string(kOneA100Node) +
+                           "  - name: one\n    scenario: {parallelism: {tp: 1, pp: 2, dp: 4, "
+                           "zero: 1}}\n    measured: {step_time: 1s}\n";
+  std::ofstream(dir + "/a.yaml") << body;
+  std::ofstream(dir + "/b.yaml") << body;
+  std::ofstream(dir + "/subsets.yaml")
+      << "held_out:\n  - a.yaml\n  - b.yaml\nstated:\n  a.yaml:\n"
+         "    parallelism.param_gather: chained\n    training.global_batch: 16\n";
+  auto a = RunParasim("validate --json " + dir + "/a.yaml");
+  REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+  CHECK(a.out.find("\"stated\": [") != std::string::npos);
+  CHECK(a.out.find("\"parallelism.param_gather=chained\"") != std::string::npos);
+  CHECK(a.out.find("gb16") != std::string::npos);
+  auto text = RunParasim("validate " + dir + "/a.yaml");
+  CHECK(text.out.find("Stated beside the file (subsets.yaml, as --set): "
+                      "parallelism.param_gather=chained, training.global_batch=16") !=
+        std::string::npos);
+  auto over = RunParasim("validate --json " + dir + "/a.yaml --set training.global_batch=32");
+  REQUIRE(over.exit_code == 0);
+  CHECK(over.out.find("gb32") != std::string::npos);
+  auto b = RunParasim("validate --json " + dir + "/b.yaml");
+  REQUIRE(b.exit_code == 0);
+  CHECK(b.out.find("\"stated\"") == std::string::npos);
+  CHECK(b.out.find("gb8") != std::string::npos);
+  // A stated value the scenario refuses is told as --set's would be.
+  std::ofstream(dir + "/subsets.yaml")
+      << "held_out:\n  - a.yaml\nstated:\n  a.yaml:\n    parallelism.param_gather: soon\n";
+  auto bad = RunParasim("validate " + dir + "/a.yaml");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("param_gather") != std::string::npos);
+  CHECK(bad.err.find("expected auto, at_start, chained, on_demand or aligned") !=
+        std::string::npos);
+}
+
 TEST_CASE("measured peak memory: compared per case beside the time, from the stage measured") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/memory.yaml";

@@ -79,6 +79,11 @@ std::string LayoutOf(const YAML::Node& j) {
     if (auto cc = ParseCpComm(j["cp_comm"].as<std::string>()); cc.ok()) l.cp_comm = *cc;
   }
   if (j["zero3_copies"]) l.zero3_copies = j["zero3_copies"].as<bool>();
+  if (j["param_gather"]) {
+    if (auto pg = ParseParamGather(j["param_gather"].as<std::string>()); pg.ok()) {
+      l.param_gather = *pg;
+    }
+  }
   t.micro_batch = j["micro_batch"].as<int64_t>();
   t.global_batch = j["global_batch"].as<int64_t>();
   if (auto rc = ParseRecompute(j["recompute"].as<std::string>()); rc.ok()) t.recompute = *rc;

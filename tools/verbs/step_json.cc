@@ -27,6 +27,9 @@ Json LayoutJson(const Scenario& s) {
   }
   if (l.cp_comm != Layout::CpComm::kRing) j.Set("cp_comm", std::string(CpCommName(l.cp_comm)));
   if (l.zero == 3 && !l.zero3_copies) j.Set("zero3_copies", false);
+  if (l.param_gather != Layout::ParamGather::kAuto) {
+    j.Set("param_gather", std::string(ParamGatherName(l.param_gather)));
+  }
   j.Set("micro_batch", s.training.micro_batch).Set("global_batch", s.training.global_batch);
   j.Set("recompute", std::string(RecomputeName(s.training.recompute)));
   if (s.training.recompute != RecomputeKind::kNone && s.training.recompute_layers >= 0) {

@@ -3,6 +3,7 @@
 #include "scenarios/validate.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -96,6 +97,11 @@ Json ToJson(const Result& res) {
   for (const auto& c : r.cases) cases.Push(CaseJson(c));
   Json j = Json::Object();
   j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
+  if (!r.stated.empty()) {
+    Json stated = Json::Array();
+    for (const std::string& s : r.stated) stated.Push(Json(s));
+    j.Set("stated", stated);
+  }
   j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed);
   j.Set("memory_mape", r.memory_cases > 0 ? Json(r.memory_mape) : Json());
   j.Set("max_abs_memory_error", r.memory_cases > 0 ? Json(r.max_abs_memory_error) : Json());
@@ -161,9 +167,16 @@ std::string FailedText(const ValidationReport& r) {
   return r.failed > 0 ? fmt::format("; {} case(s) FAILED (no prediction)", r.failed) : "";
 }
 
+// What subsets.yaml states for the file's cases, a line ending in a blank one ("" if none).
+std::string StatedText(const ValidationReport& r) {
+  if (r.stated.empty()) return "";
+  return fmt::format("Stated beside the file (subsets.yaml, as --set): {}\n\n",
+                     fmt::join(r.stated, ", "));
+}
+
 // --markdown: the table of docs/MODEL.md.
 std::string MarkdownText(const ValidationReport& r) {
-  std::string out = fmt::format("Source: {}\n\n", r.source);
+  std::string out = fmt::format("Source: {}\n\n{}", r.source, StatedText(r));
   const bool memory = std::any_of(r.cases.begin(), r.cases.end(),
                                   [](const ValidationCase& c) { return c.has_memory(); });
   out += memory ? "| case | predicted | measured | error | peak predicted | peak measured | "
@@ -214,7 +227,7 @@ std::string ToText(const Result& res) {
   }
   const ValidationReport& r = res.r;
   if (res.markdown) return MarkdownText(r);
-  std::string out = fmt::format("{}\n{}\n\n", res.file, r.source);
+  std::string out = fmt::format("{}\n{}\n\n{}", res.file, r.source, StatedText(r));
   const bool memory = std::any_of(r.cases.begin(), r.cases.end(),
                                   [](const ValidationCase& c) { return c.has_memory(); });
   auto mem = [&](const ValidationCase& c) {
