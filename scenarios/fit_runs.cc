@@ -163,6 +163,7 @@ Status LoadProblem(const std::string& path, const std::vector<std::string>& sets
                    const SweepOptions& options, const CaseFilter& filter, Problem* p,
                    RunsFit* out) {
   PARASIM_ASSIGN_OR_RETURN(ValidationFile file, LoadValidationFile(path, sets, filter));
+  for (const std::string& st : file.stated) out->stated.push_back(path + ": " + st);
   for (ValidationInput& in : file.cases) {
     // Cases that could not be loaded (an import parasim cannot express) or that measured no
     // step time (peak memory alone) give nothing to fit a time to.

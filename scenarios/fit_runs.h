@@ -43,6 +43,8 @@ struct RunsFit {
   std::vector<RunsParam> params;
   std::vector<RunsCase> cases;
   std::vector<std::string> skipped;  // cases left out, with the reason
+  // What the subsets.yaml beside each file stated for its cases ("file: key=value").
+  std::vector<std::string> stated;
   double mape_before = 0, mape_after = 0, mape_held_out = 0;
   CalibrationProfile profile;
 };

@@ -163,8 +163,8 @@ constexpr MegatronFlag kNotModelledRows[] = {
      "pipeline sends beside compute in warm-up and flush too: parasim replays them on their own "
      "stream"},
     {"--overlap-param-gather-with-optimizer-step", A::kBare, U::kNotModelled,
-     "the first bucket's all-gather during the optimizer step: parasim starts it with the next "
-     "forward"},
+     "the first bucket's all-gather during the optimizer step, every model chunk one bucket: "
+     "parasim issues them as parallelism.param_gather says"},
     {"--qk-layernorm", A::kBare, U::kNotModelled,
      "norms on queries and keys: two small element-wise passes parasim does not price"},
     {"--rampup-batch-size", A::kList, U::kNotModelled,

@@ -12,6 +12,7 @@
 #include "scenarios/megatron_args.h"
 #include "scenarios/megatron_import.h"
 #include "scenarios/scenario.h"
+#include "scenarios/validation_subsets.h"
 #include "sim/parse_units.h"
 #include "sim/yaml_reader.h"
 #include "strategies/goodput.h"
@@ -220,73 +221,6 @@ StatusOr<YAML::Node> ImportCase(const YamlContext& ctx, const YAML::Node& import
   return ParseYaml(imported->yaml, "<imported>");
 }
 
-// The cases a subset of the subsets.yaml beside a validation file holds: all (the file is
-// listed) or those named; `any` when no subset was asked for.
-struct Subset {
-  bool any = true;
-  bool whole_file = false;
-  std::set<std::string> cases;
-};
-
-// The subsets.yaml of a validation file: beside it, else a folder up
-// (tests/validation/subsets.yaml lists regimes/*.yaml).
-std::string SubsetsPath(const std::filesystem::path& file) {
-  const std::string beside = (file.parent_path() / "subsets.yaml").string();
-  if (std::filesystem::exists(beside)) return beside;
-  return (file.parent_path().parent_path() / "subsets.yaml").string();
-}
-
-// Whether a subsets.yaml entry names `file` (its name, or its folder's and its name).
-bool Names(const std::string& entry, const std::filesystem::path& file) {
-  return entry == file.filename().string() ||
-         (file.has_parent_path() &&
-          entry == (file.parent_path().filename() / file.filename()).string());
-}
-
-// What the subsets.yaml beside a validation file states for it that the file does not (its
-// `stated` map: file -> scenario key -> value), as --set pairs, applied to every case before
-// the command line's: a copied file stays as its source wrote it.
-StatusOr<std::vector<std::string>> StatedSets(const std::string& path) {
-  std::vector<std::string> out;
-  const std::filesystem::path file(path);
-  const std::string subsets = SubsetsPath(file);
-  if (!std::filesystem::is_regular_file(subsets)) return out;
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(YamlInput(subsets), "subset lists"));
-  const YAML::Node stated = root.IsMap() ? root["stated"] : YAML::Node();
-  if (!stated.IsDefined() || !stated.IsMap()) return out;
-  for (const auto& entry : stated) {
-    if (!Names(entry.first.Scalar(), file) || !entry.second.IsMap()) continue;
-    for (const auto& kv : entry.second) {
-      out.push_back(kv.first.Scalar() + "=" + kv.second.Scalar());
-    }
-  }
-  return out;
-}
-
-StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
-  Subset out;
-  if (name.empty()) return out;
-  out.any = false;
-  const std::filesystem::path file(path);
-  const std::string subsets = SubsetsPath(file);
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(YamlInput(subsets), "subset lists"));
-  const YAML::Node list = root.IsMap() ? root[name] : YAML::Node();
-  if (!list.IsDefined() || !list.IsSequence()) {
-    std::string keys;
-    if (root.IsMap()) {
-      for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + kv.first.Scalar();
-    }
-    return InvalidArgument(fmt::format("--subset={}:1:1: error: {} has no list '{}' (it has: {})",
-                                       name, subsets, name, keys));
-  }
-  for (const YAML::Node& n : list) {
-    const std::string entry = n.Scalar();
-    if (Names(entry, file)) out.whole_file = true;
-    out.cases.insert(entry);
-  }
-  return out;
-}
-
 // The GPU and node count a case states, as written (import: or scenario.cluster, over the
 // file's defaults); "" and 0 where it states none.
 struct CaseHardware {
@@ -372,9 +306,7 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       defaults["import"].IsDefined() ? defaults["import"] : YAML::Node(YAML::NodeType::Map);
   defaults.remove("import");
   PARASIM_ASSIGN_OR_RETURN(const Subset subset, LoadSubset(path, filter.subset));
-  PARASIM_ASSIGN_OR_RETURN(file.stated, StatedSets(path));
-  std::vector<std::string> all_sets = file.stated;
-  all_sets.insert(all_sets.end(), sets.begin(), sets.end());
+  PARASIM_RETURN_IF_ERROR(ApplyStated(path, &defaults, &ctx, &file.stated));
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("cases[{}]", i);
     PARASIM_ASSIGN_OR_RETURN(
@@ -395,7 +327,8 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       continue;
     }
     YamlContext case_ctx = ctx;
-    for (const auto& s : all_sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
+    if (c.Has("scenario")) ForgetOwnKeys(c.Node("scenario"), &case_ctx);
+    for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
     // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).
     StatusOr<Scenario> loaded =
         ScenarioFromNode(merged, case_ctx, cat, /*keep_invalid_layout=*/true);

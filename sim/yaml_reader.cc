@@ -51,6 +51,14 @@ std::string Describe(const YAML::Node& n) {
 }  // namespace
 
 std::string YamlContext::Where(const YAML::Node& node, std::string_view path) const {
+  auto at_or_below = [&](const std::string& p) {
+    return path == p ||
+           (path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '.');
+  };
+  // A value placed from another file.
+  for (const auto& [p, where] : placed) {
+    if (at_or_below(p)) return where;
+  }
   // An override applies to its own path and everything below it.
   for (const auto& [p, origin] : overrides) {
     if (path == p ||

@@ -30,6 +30,9 @@ namespace parasim {
 struct YamlContext {
   std::string file;
   std::map<std::string, std::string> overrides;  // dotted path -> "--set path=value"
+  // Values another file placed (a validation file's stated keys): dotted path -> that file's
+  // "file:line:col".
+  std::map<std::string, std::string> placed;
 
   // "file:line:col" for a node at `path` (or the option text for an overridden path).
   std::string Where(const YAML::Node& node, std::string_view path) const;

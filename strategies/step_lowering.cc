@@ -365,6 +365,7 @@ void StepLowering::EmitPair(int s, const Unit& f, const Unit& b, const Unit* w) 
   const Chunk& cf = layers_.chunk(s, f.chunk);
   const Chunk& cb = layers_.chunk(s, b.chunk);
   topo_.HostWork(s, ctx_.cluster.gpu.host_micro_batch_time);  // as EmitForward
+  dp_.BeforeForward(s);
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   const std::vector<LayerLowering::FbStep> fs = layers_.FbSteps(cf, {Phase::kF}, false);
   const std::vector<LayerLowering::FbStep> bs =

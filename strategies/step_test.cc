@@ -640,7 +640,8 @@ TEST_CASE("Megatron's distributed optimizer: its buckets, and its start gathers 
   }
   {
     // Aligned (Megatron-Core 0.9 on, interleaved): chunks 0 and 1 whole at the step start,
-    // chunk k >= 2 whole at the stage's forward number (k - 1) pp - stage, ahead of its use.
+    // chunk k >= 2 whole at the stage's forward number (k - 1) g - stage (g the micro-batch
+    // group, pp by default), ahead of its use.
     b.l.param_gather = PG::kAuto;
     b.l.virtual_stages = 4;
     b.t.global_batch = 32;  // 8 micro-batches
@@ -659,8 +660,8 @@ TEST_CASE("Megatron's distributed optimizer: its buckets, and its start gathers 
         if (beside) CHECK(f->tl.start[tasks[i]] < f->tl.start[use]);
       }
     }
-    // Issued pp forwards or more ahead of their use (a compute task or more each between them);
-    // on demand, beside the use (at most the task that issues its input between).
+    // Issued forwards ahead of their use (the compute tasks between); on demand, beside the use
+    // (at most the task that issues its input between).
     auto lead = [](const DpFlows& x, sim::TaskId g) {
       const sim::Program& p = x.low.program;
       const sim::TaskId use = x.Consumer(g), pred = x.compute_pred.at(g);
@@ -668,9 +669,24 @@ TEST_CASE("Megatron's distributed optimizer: its buckets, and its start gathers 
       for (sim::TaskId t = pred + 1; t < use; ++t) between += p.stream(t) == p.stream(use);
       return between;
     };
-    for (const auto& [stream, tasks] : f->gathers) {
-      for (size_t i = tasks.size() - 2; i < tasks.size(); ++i) CHECK(lead(*f, tasks[i]) >= b.l.pp);
-    }
+    // Exactly: before forward (k - 1) g - s, used at forward k g: g + s forwards between (one
+    // compute task each here, past stage 0's first chunk, all in the warm-up). Stage 1 has one
+    // bucket a chunk, stage 0 more.
+    auto leads = [&](const DpFlows& x, int g) {
+      for (const auto& [stream, tasks] : x.gathers) {
+        const int stage = tasks.size() == 4 ? 1 : 0;
+        CAPTURE(stage);
+        for (size_t i = tasks.size() - 2; i < tasks.size(); ++i) {
+          CHECK(lead(x, tasks[i]) == g + stage);
+        }
+      }
+    };
+    leads(*f, b.l.pp);
+    // In micro-batch groups of 3 (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-
+    // stage), the table's chunks come 3 forwards apart.
+    b.l.microbatch_group = 3;
+    leads(*ReplayDpFlows(b), 3);
+    b.l.microbatch_group = 0;
     b.l.param_gather = PG::kOnDemand;
     const auto late = ReplayDpFlows(b);
     for (const auto& [stream, tasks] : late->gathers) {

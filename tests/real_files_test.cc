@@ -301,9 +301,9 @@ TEST_CASE("DeepSeek-V3 chunk pair: parasim's layers against the traced kernels, 
   REQUIRE_MESSAGE(j.exit_code == 0, j.err);
   // GEMM 0.909 until 2026-11-29; since then blockwise FP8's weight-gradient GEMMs run at the
   // rates this trace shows against their forwards (strategies/layer_pricing.cc), 1.082.
-  // Attention 1.553 until Megatron-Core's chained start gathers (2026-11-29): each gather now
-  // runs beside the forward of the bucket before it, which holds more of the first forward's
-  // attention at the contended rate, 1.590.
+  // Attention 1.553 until Megatron-Core's start gathers (2026-11-29; here, one stage under
+  // 1F1B, on demand): each gather runs beside the forward of the bucket before it, which holds
+  // more of the first forward's attention at the contended rate, 1.590.
   const std::map<std::string, double> ratio = {
       {"GEMM", 1.082}, {"attention", 1.590}, {"communication", 0.464}, {"element-wise", 0.348}};
   for (const auto& [kind, want] : ratio) {

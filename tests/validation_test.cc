@@ -23,6 +23,7 @@ namespace {
 
 using testing::Runfile;
 using testing::RunParasim;
+using testing::RunShell;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -419,15 +420,18 @@ TEST_CASE("megatron-ci: fit --runs reads an import file, skipping cases it canno
         std::string::npos);
 }
 
-TEST_CASE("a subsets.yaml states what a copied file does not, before any --set") {
-  // A folder of its own: the validation file, and beside it a subsets.yaml whose `stated` map
-  // sets a key for that file's cases (as the H100 weak-scaling copy gets Megatron-Core r0.8's
-  // parameter gathers), which --set overrides, and which another file does not get.
+TEST_CASE("a subsets.yaml states what a copied file does not, under its cases and --set") {
+  // A folder of its own: validation files, and beside them a subsets.yaml whose `stated` map
+  // sets keys for one file's cases (as the H100 weak-scaling copy gets Megatron-Core r0.8's
+  // parameter gathers): under a case's own keys and --set, as the file's defaults are.
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/stated";
   std::filesystem::create_directories(dir);
   const std::string body = std::string(kOneA100Node) +
                            "  - name: one\n    scenario: {parallelism: {tp: 1, pp: 2, dp: 4, "
-                           "zero: 1}}\n    measured: {step_time: 1s}\n";
+                           "zero: 1}}\n    measured: {step_time: 1s}\n"
+                           "  - name: own\n    scenario: {parallelism: {tp: 1, pp: 2, dp: 4, "
+                           "zero: 1}, training: {global_batch: 24}}\n    measured: {step_time: "
+                           "1s}\n";
   std::ofstream(dir + "/a.yaml") << body;
   std::ofstream(dir + "/b.yaml") << body;
   std::ofstream(dir + "/subsets.yaml")
@@ -438,10 +442,15 @@ TEST_CASE("a subsets.yaml states what a copied file does not, before any --set")
   CHECK(a.out.find("\"stated\": [") != std::string::npos);
   CHECK(a.out.find("\"parallelism.param_gather=chained\"") != std::string::npos);
   CHECK(a.out.find("gb16") != std::string::npos);
+  CHECK(a.out.find("gb24") != std::string::npos);  // the case's own key stands
   auto text = RunParasim("validate " + dir + "/a.yaml");
   CHECK(text.out.find("Stated beside the file (subsets.yaml, as --set): "
                       "parallelism.param_gather=chained, training.global_batch=16") !=
         std::string::npos);
+  // The same from inside the folder, the file named alone.
+  auto here = RunShell("cd " + dir + " && " + Runfile("tools/parasim") + " validate --json a.yaml");
+  REQUIRE_MESSAGE(here.exit_code == 0, here.err);
+  CHECK(here.out.find("\"parallelism.param_gather=chained\"") != std::string::npos);
   auto over = RunParasim("validate --json " + dir + "/a.yaml --set training.global_batch=32");
   REQUIRE(over.exit_code == 0);
   CHECK(over.out.find("gb32") != std::string::npos);
@@ -449,14 +458,28 @@ TEST_CASE("a subsets.yaml states what a copied file does not, before any --set")
   REQUIRE(b.exit_code == 0);
   CHECK(b.out.find("\"stated\"") == std::string::npos);
   CHECK(b.out.find("gb8") != std::string::npos);
-  // A stated value the scenario refuses is told as --set's would be.
+  // A stated value the scenario refuses is told at its line in subsets.yaml.
   std::ofstream(dir + "/subsets.yaml")
       << "held_out:\n  - a.yaml\nstated:\n  a.yaml:\n    parallelism.param_gather: soon\n";
   auto bad = RunParasim("validate " + dir + "/a.yaml");
   CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("param_gather") != std::string::npos);
+  CHECK(bad.err.find(dir + "/subsets.yaml:5:31: error: parallelism.param_gather") !=
+        std::string::npos);
   CHECK(bad.err.find("expected auto, at_start, chained, on_demand or aligned") !=
         std::string::npos);
+  // A `stated` that is not a map, or a file's entry that is not one, is refused where it is.
+  std::ofstream(dir + "/subsets.yaml") << "held_out:\n  - a.yaml\nstated: [a.yaml]\n";
+  auto list = RunParasim("validate " + dir + "/a.yaml");
+  CHECK(list.exit_code == 2);
+  CHECK(list.err.find("subsets.yaml:3:9: error: stated: expected a map") != std::string::npos);
+  std::ofstream(dir + "/subsets.yaml") << "stated:\n  a.yaml: chained\n";
+  auto entry = RunParasim("validate " + dir + "/a.yaml");
+  CHECK(entry.exit_code == 2);
+  CHECK(entry.err.find("subsets.yaml:2:11: error: stated.a.yaml: expected a map") !=
+        std::string::npos);
+  // An empty subsets.yaml states nothing.
+  std::ofstream(dir + "/subsets.yaml") << "";
+  CHECK(RunParasim("validate " + dir + "/b.yaml").exit_code == 0);
 }
 
 TEST_CASE("measured peak memory: compared per case beside the time, from the stage measured") {

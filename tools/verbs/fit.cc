@@ -278,6 +278,11 @@ Json RunsJson(const Result& res) {
   for (const auto& x : f.skipped) skipped.Push(x);
   Json j = Json::Object();
   j.Set("gpu", f.gpu).Set("params", params).Set("cases", cases).Set("skipped", skipped);
+  if (!f.stated.empty()) {
+    Json stated = Json::Array();
+    for (const auto& x : f.stated) stated.Push(x);
+    j.Set("stated", stated);
+  }
   j.Set("mape_before", f.mape_before).Set("mape_after", f.mape_after);
   j.Set("mape_held_out", f.mape_held_out).Set("profile", res.profile);
   SetHolds(res, j);
@@ -320,6 +325,7 @@ std::string RunsText(const Result& res) {
                        err(c.before_s), err(c.after_s), err(c.held_out_s));
   }
   for (const auto& x : f.skipped) out += fmt::format("skipped: {}\n", x);
+  for (const auto& x : f.stated) out += fmt::format("stated beside the file: {}\n", x);
   out += fmt::format("\nMAPE {:.2f}% before, {:.2f}% fitted, {:.2f}% leave-one-out\n",
                      100 * f.mape_before, 100 * f.mape_after, 100 * f.mape_held_out);
   out += HoldsText(res);
