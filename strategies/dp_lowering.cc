@@ -374,13 +374,12 @@ void DataParallelLowering::BeforeForward(int stage) {
 void DataParallelLowering::WaitStartGather(int stage, int chunk, int segment) {
   // The forward that first uses a bucket waits for its all-gather (Megatron-Core's forward
   // pre-hook), having issued it then where it was not issued before (on demand; or a bucket
-  // reached out of the chain's order, which 2026's main issues there, and 0.8 would not gather
-  // at all). Chained and on demand,
-  // the hook then issues the next bucket's, so that with CUDA_DEVICE_MAX_CONNECTIONS=1 the
-  // gathers do not hold the compute kernels behind them: it runs beside this bucket's first
-  // forward (core_r0.8.0 distrib_optimizer.py _finish_param_sync_helper, the next bucket of the
-  // whole chain; from 0.9 param_and_grad_buffer.py finish_param_sync, the next bucket group of
-  // the same model chunk).
+  // reached out of the chain's order, which 2026's main issues there and 0.8 would not gather
+  // at all). Chained and on demand, the hook then issues the next bucket's, so that with
+  // CUDA_DEVICE_MAX_CONNECTIONS=1 the gathers do not hold the compute kernels behind them: it
+  // runs beside this bucket's first forward (core_r0.8.0 distrib_optimizer.py
+  // _finish_param_sync_helper, the next bucket of the whole chain; from 0.9
+  // param_and_grad_buffer.py finish_param_sync, the next bucket group of the same model chunk).
   const int index = IndexOf(stage, chunk, segment);
   std::vector<char>& issued = start_issued_[stage];
   if (!issued[static_cast<size_t>(index)]) IssueStartGather(stage, chunk, segment, true);
