@@ -111,6 +111,19 @@ std::optional<LayoutProblem> ScheduleKeysProblem(const Layout& l, const ModelSpe
               "overlap.ep overlaps expert-parallel all-to-alls: it needs an MoE "
               "model and ep > 1");
   }
+  // Megatron-Core pairs a forward with another micro-batch's backward under a pipeline only
+  // with virtual stages (transformer_config.py: "If enabling EP A2A overlap,
+  // virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size >
+  // 1"); under plain 1F1B a stage's pair would hold the next stage's forward behind its
+  // backward, every micro-batch.
+  if (l.overlap_ep && l.pp > 1 && !schedule.pairs_forward_backward() &&
+      !(schedule.interleaves() && l.virtual_stages > 1)) {
+    return At("overlap",
+              fmt::format("overlap.ep with pp > 1 needs interleaved-1f1b with virtual_stages > 1 "
+                          "(Megatron-Core's rule) or a schedule of F&B pairs (dualpipe, "
+                          "dualpipe-v); schedule {} has neither",
+                          schedule.name()));
+  }
   if (l.virtual_stages > 1 && schedule.mirrored()) {
     return At("virtual_stages", fmt::format("schedule {} runs two model chunks per stage; leave "
                                             "virtual_stages out (it is {})",

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <tuple>
 
+#include "strategies/unit_walk.h"
+
 namespace parasim {
 
 // The built-in schedules, one file each; their order here is their ScheduleId.
@@ -108,6 +110,34 @@ PipelineShape WithGroup(const Layout& layout, PipelineShape shape) {
   return shape;
 }
 
+namespace {
+
+// Whether every stage's order runs to its end, F&B pairs together (as EmitSchedule runs them).
+bool Acyclic(const PipelineSchedule& schedule, const PipelineShape& shape,
+             const std::vector<std::vector<Unit>>& orders) {
+  const int p = shape.stages;
+  const int route = RouteLength(schedule, p, shape.chunks);
+  const size_t slots = static_cast<size_t>(p) * shape.chunks * shape.micro_batches;
+  UnitsDone done{route, shape.micro_batches, std::vector<char>(slots, 0),
+                 std::vector<char>(slots, 0)};
+  return WalkOrders(orders, schedule, done, [&](int s, size_t at, int, size_t idx) -> size_t {
+    const std::vector<Unit>& o = orders[s];
+    if (o[at].phase == Phase::kW) return 1;
+    if (!RunsAsPair(o, at)) {
+      (o[at].phase == Phase::kF ? done.f : done.b)[idx] = 1;
+      return 1;
+    }
+    const int gb = VirtualStageOf(schedule, p, s, o[at + 1].chunk);
+    const size_t bidx = done.Slot(gb, o[at + 1].mb);
+    if (!done.BackwardReady(gb, bidx)) return 0;
+    done.f[idx] = 1;
+    done.b[bidx] = 1;
+    return 2;
+  });
+}
+
+}  // namespace
+
 std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const PipelineShape& given) {
   const PipelineSchedule& schedule = ScheduleOf(layout.schedule);
   const PipelineShape shape = WithGroup(layout, given);
@@ -136,6 +166,15 @@ std::vector<std::vector<Unit>> LayoutOrders(const Layout& layout, const Pipeline
           (n.mb != o[i].mb || n.chunk != o[i].chunk)) {
         o[i].pair = true;
       }
+    }
+  }
+  // A pair whose backward waits, through the next stage's pair, for its own forward would stall
+  // every stage (GPipe's one pair a stage, where its forwards turn to backwards: each stage's
+  // last forward beside a backward that needs the next stage's, which needs that forward's
+  // output). Such orders run without pairs.
+  if (!Acyclic(schedule, shape, orders)) {
+    for (std::vector<Unit>& o : orders) {
+      for (Unit& u : o) u.pair = false;
     }
   }
   return orders;
