@@ -275,10 +275,8 @@ std::string LayoutString(const Scenario& s, int chunks) {
 // the start have none (its own schedules' defaults are `auto`'s).
 void ParamGatherFlags(const Layout& l, Flags& f) {
   if (l.zero != 1 || !l.overlap_dp) return;
-  Layout plain = l;
-  plain.param_gather = Layout::ParamGather::kAuto;
   const Layout::ParamGather g = l.param_gather_resolved();
-  if (g == plain.param_gather_resolved()) return;  // the schedule's default
+  if (g == l.auto_param_gather()) return;  // the schedule's default
   if (g == Layout::ParamGather::kOnDemand && l.schedule == kScheduleInterleaved) {
     f.Add("--no-align-param-gather");
     return;

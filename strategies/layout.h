@@ -142,12 +142,14 @@ struct Layout {
   // Whether the accumulated gradients are kept as this rank's shard only (ZeRO 2/3 reducing
   // every micro-batch); else whole until the reduction.
   bool shards_gradients() const { return zero >= 2 && reduces_every_micro_batch(); }
-  // param_gather, kAuto resolved.
-  ParamGather param_gather_resolved() const {
-    if (param_gather != ParamGather::kAuto) return param_gather;
+  // What param_gather's kAuto means for this schedule, and param_gather with kAuto resolved.
+  ParamGather auto_param_gather() const {
     if (schedule == kScheduleInterleaved && virtual_stages > 1) return ParamGather::kAligned;
     return schedule == kSchedule1F1B || schedule == kScheduleInterleaved ? ParamGather::kOnDemand
                                                                          : ParamGather::kAtStart;
+  }
+  ParamGather param_gather_resolved() const {
+    return param_gather == ParamGather::kAuto ? auto_param_gather() : param_gather;
   }
   // Whether context parallelism gathers K and V whole (cp_comm, where there is an exchange).
   bool gathers_kv() const { return cp > 1 && cp_comm == CpComm::kAllGather; }

@@ -82,8 +82,7 @@ TEST_CASE(
     "1000 ms of compute and 200 ms of DP communication: 1200 ms without overlap, ~1000 with, "
     "~1046 when the sync slows the compute beside it") {
   Bench b(16);
-  b.cluster.gpus_per_node = 1;  // one GPU per node: the gradient ring crosses the network
-  b.cluster.nodes = 16;
+  b.OneGpuANode();  // the gradient ring crosses the network
   b.l.dp = 16;
   b.t.micro_batch = 8;  // one micro-batch per step: the sync can hide behind all of backward
   b.t.global_batch = 16 * 8;
@@ -392,8 +391,7 @@ double LinkBytes(const Bench& b) {
 
 TEST_CASE("ZeRO-3 moves 1.5x the gradient-sync bytes of DDP (3P vs 2P)") {
   Bench b(16);
-  b.cluster.gpus_per_node = 1;
-  b.cluster.nodes = 16;
+  b.OneGpuANode();
   b.l.dp = 16;
   b.t.global_batch = 16;  // one micro-batch: one gather per layer each way
   auto bytes = [&](int zero) {
@@ -496,8 +494,7 @@ TEST_CASE("ZeRO-2 without a pipeline: each backward waits for its micro-batch's 
   // and FSDP end every backward waiting for its reductions, so no reduction runs beside the
   // next micro-batch's forward; queued one behind another, they would.
   Bench b(4);
-  b.cluster.gpus_per_node = 1;
-  b.cluster.nodes = 4;
+  b.OneGpuANode();
   b.l.dp = 4;
   b.l.zero = 2;
   b.t.seq_len = 512;
@@ -583,8 +580,7 @@ TEST_CASE("Megatron's distributed optimizer: its buckets, and its start gathers 
   // Llama 2 7B on PP2 x DP4, one GPU a node (data parallelism over InfiniBand). Megatron-Core
   // buckets only pipeline rank 0's first model chunk; every other chunk is one bucket.
   Bench b(8);
-  b.cluster.gpus_per_node = 1;
-  b.cluster.nodes = 8;
+  b.OneGpuANode();
   b.l.pp = 2;
   b.l.dp = 4;
   b.l.zero = 1;
@@ -795,8 +791,7 @@ TEST_CASE("ZeRO 3 as FSDP2 runs it: copy-out after each gather, one gather ahead
 TEST_CASE("cp_comm: all-gathered K/V wait before the attention; a ring hides them behind it") {
   // Llama 3 8B at 32K tokens on CP4 across four single-GPU nodes (GQA: K and V of 8 heads).
   Bench b(4, "llama3-8b");
-  b.cluster.gpus_per_node = 1;
-  b.cluster.nodes = 4;
+  b.OneGpuANode();
   b.l.cp = 4;
   b.t.seq_len = 32768;
   b.t.global_batch = 2;

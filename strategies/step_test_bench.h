@@ -30,6 +30,11 @@ struct Bench {
     t.micro_batch = 1;
     t.global_batch = 16;
   }
+  // Every GPU its own node: data-parallel (and other) groups cross the network.
+  void OneGpuANode() {
+    cluster.nodes *= cluster.gpus_per_node;
+    cluster.gpus_per_node = 1;
+  }
   // No host in the replay (RankTopology::Issue): the GPU's work alone.
   void NoHost() { cluster.gpu.host_op_time = Duration::Zero(); }
   // Catalog GPU and fabrics by id.
