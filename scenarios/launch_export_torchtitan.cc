@@ -32,6 +32,10 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
   if (p.ep > 1) t.push_back(fmt::format("expert_parallel_degree = {}", p.ep));
   if (p.etp > 0) t.push_back(fmt::format("expert_tensor_parallel_degree = {}", p.etp));
   if (p.overlap_tp == Layout::TpOverlap::kAll) t.push_back("enable_async_tensor_parallel = true");
+  if (p.tp > 1 && p.overlap_tp == Layout::TpOverlap::kBackward) {
+    Miss(l, "parallelism.overlap.tp", "backward",
+         "torchtitan's async TP overlaps both passes or neither (enable_async_tensor_parallel)");
+  }
   const std::string_view sched = TorchtitanScheduleOf(ScheduleName(p.schedule));
   if (sched.empty()) {
     Miss(l, "parallelism.schedule", std::string(ScheduleName(p.schedule)),
@@ -60,6 +64,17 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
   t.push_back(fmt::format("local_batch_size = {}", local));
   t.push_back(fmt::format("global_batch_size = {}", tr.global_batch));
   t.push_back(fmt::format("seq_len = {}", tr.seq_len));
+  if (tr.transformer_engine) {
+    Miss(l, "training.transformer_engine", "true",
+         "torchtitan's layers are PyTorch modules (no Transformer Engine workspace)");
+  }
+  // Gradient accumulation (more than one micro-batch a rank without a pipeline): PyTorch's
+  // autograd adds each micro-batch's gradients in a pass of its own.
+  if (s.layout.pp == 1 && tr.global_batch > tr.micro_batch * s.layout.dp &&
+      tr.grad_accumulation == GradAccumulation::kFused) {
+    Miss(l, "training.grad_accumulation", "fused",
+         "PyTorch's autograd accumulates each micro-batch's gradients separately");
+  }
   t.push_back(fmt::format("mixed_precision_param = \"{}\"",
                           tr.precision == Dtype::kFp32 ? "float32" : "bfloat16"));
   t.push_back(fmt::format("mixed_precision_reduce = \"{}\"",
@@ -69,7 +84,8 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
     t.push_back(fmt::format("steps = {}", static_cast<int64_t>(steps)));
   }
   t.push_back("[activation_checkpoint]");
-  const int layers = s.model.layers;
+  const int64_t chunk_layers =
+      s.model.layers / std::max<int64_t>(1, int64_t{s.layout.pp} * s.layout.virtual_stages);
   switch (tr.recompute) {
     case RecomputeKind::kNone:
       t.push_back("mode = \"none\"");
@@ -79,10 +95,13 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
       t.push_back("selective_ac_option = \"op\"");
       break;
     case RecomputeKind::kFull:
-      if (tr.recompute_layers > 0 && layers % tr.recompute_layers == 0 &&
-          tr.recompute_layers < layers) {
+      // torchtitan checkpoints every N-th layer of each rank's chunks; recompute_layers counts a
+      // model chunk's.
+      if (tr.recompute_layers > 0 && chunk_layers % tr.recompute_layers == 0 &&
+          tr.recompute_layers < chunk_layers) {
         t.push_back("mode = \"selective\"");
-        t.push_back(fmt::format("selective_ac_option = \"{}\"", layers / tr.recompute_layers));
+        t.push_back(
+            fmt::format("selective_ac_option = \"{}\"", chunk_layers / tr.recompute_layers));
       } else {
         t.push_back("mode = \"full\"");
       }

@@ -75,6 +75,12 @@ Status ReadLength(const YamlContext& ctx, const MapReader& m, std::string_view k
   }
   PARASIM_RETURN_IF_ERROR(r.Int("min", &d->min, 1, int64_t{1} << 24));
   PARASIM_RETURN_IF_ERROR(r.Int("max", &d->max, d->min, int64_t{1} << 24));
+  if (d->kind == LengthDist::Kind::kLognormal && r.Has("min") &&
+      d->a <= static_cast<double>(d->min)) {
+    return r.Error("min", fmt::format("the lognormal's mean ({}) must lie above min ({}): the "
+                                      "mean is the clipped distribution's",
+                                      d->a, d->min));
+  }
   if (d->kind == LengthDist::Kind::kLognormal && d->max > 0 && d->a >= d->max) {
     return r.Error("max", fmt::format("the lognormal's mean ({}) must lie below max ({}): the "
                                       "mean is the clipped distribution's",
@@ -148,10 +154,11 @@ Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
     TraceRow t;
     std::string extra;
     if (!(row >> t.arrival_s >> t.input >> t.output) || (row >> extra) || t.arrival_s < 0 ||
-        t.input < 1 || t.output < 1) {
+        t.input < 1 || t.output < 1 || !(t.arrival_s <= kMaxArrivalSpanS)) {
       return m.Error("trace", fmt::format("{}:{}: expected arrival_s, input_tokens, "
-                                          "output_tokens (seconds >= 0, tokens >= 1), got '{}'",
-                                          p.string(), number, line));
+                                          "output_tokens (seconds from 0 to {:.0f}, 30 days; "
+                                          "tokens >= 1), got '{}'",
+                                          p.string(), number, kMaxArrivalSpanS, line));
     }
     rq->trace.push_back(t);
   }
@@ -181,6 +188,16 @@ Status ReadRequests(const YamlContext& ctx, const MapReader& m, const std::strin
                      "and count out");
     }
     PARASIM_RETURN_IF_ERROR(ReadTrace(r, dir, rq));
+  }
+  if (rq->arrival.kind == Arrival::Kind::kPoisson && rq->arrival.rate_per_s > 0 &&
+      static_cast<double>(rq->count) / rq->arrival.rate_per_s > kMaxArrivalSpanS) {
+    return r.Error(
+        "arrival",
+        fmt::format("{} requests at {:g} a second arrive over {:.3g} s; the replay "
+                    "takes at most {:.0f} s (30 days) of arrivals: a higher rate or "
+                    "fewer requests",
+                    rq->count, rq->arrival.rate_per_s,
+                    static_cast<double>(rq->count) / rq->arrival.rate_per_s, kMaxArrivalSpanS));
   }
   return Status::Ok();
 }

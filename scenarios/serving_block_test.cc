@@ -118,6 +118,14 @@ TEST_CASE("bad serving input is located and says what is accepted") {
       {"serving: {requests: {output_tokens: {uniform: [300, 100]}}}\n",
        "x.yaml:1:53: error: serving.requests.output_tokens.uniform[1]: expected an integer from "
        "300"},
+      // The mean of a lognormal clipped below at its mean or above could not be met.
+      {"serving: {requests: {input_tokens: {lognormal: {mean: 1000, sigma: 0.5}, min: 2000}}}\n",
+       "x.yaml:1:79: error: serving.requests.input_tokens.min: the lognormal's mean (1000) must "
+       "lie above min (2000)"},
+      // The replay's clock (int64 picoseconds) holds 106 days: arrivals span at most 30.
+      {"serving: {requests: {arrival: {rate: 1/h}, count: 2000}}\n",
+       "x.yaml:1:31: error: serving.requests.arrival: 2000 requests at 0.000277778 a second "
+       "arrive over 7.2e+06 s; the replay takes at most 2592000 s (30 days) of arrivals"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
@@ -136,6 +144,17 @@ TEST_CASE("a trace's bad row is told at the scenario's key and at the trace's li
   CHECK_MESSAGE(st.message().rfind("x.yaml:1:29: error: serving.requests.trace: " + path +
                                        ":3: expected arrival_s, input_tokens, output_tokens",
                                    0) == 0,
+                st.message());
+}
+
+TEST_CASE("a trace's arrivals fit the replay's clock") {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/late-trace.csv";
+  std::ofstream(path) << "0, 100, 10\n1e30, 30, 20\n";
+  ServingSpec sv;
+  const Status st = Read("serving: {requests: {trace: " + path + "}}\n", &sv);
+  REQUIRE_FALSE(st.ok());
+  CHECK_MESSAGE(st.message().find(":2: expected arrival_s, input_tokens, output_tokens (seconds "
+                                  "from 0 to 2592000, 30 days") != std::string::npos,
                 st.message());
 }
 

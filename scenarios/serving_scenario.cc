@@ -76,6 +76,13 @@ StatusOr<ServingScenario> ServingScenarioFromNode(const YAML::Node& root, const 
   if (top.Has("sweep")) {
     ServingSweepSpec sw;
     PARASIM_RETURN_IF_ERROR(ParseServingSweep(ctx, top.Node("sweep"), &sw));
+    for (size_t i = 0; i < sw.gpus.size(); ++i) {
+      if (sw.gpus[i] <= s.cluster.gpus()) continue;
+      const YAML::Node g = top.Node("sweep")["gpus"];
+      return ctx.ErrorAt(g.IsSequence() ? g[i] : g,
+                         g.IsSequence() ? fmt::format("sweep.gpus[{}]", i) : "sweep.gpus",
+                         fmt::format("{} GPUs: the cluster has {}", sw.gpus[i], s.cluster.gpus()));
+    }
     s.serving.sweep = sw;
     return s;
   }

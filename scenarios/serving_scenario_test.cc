@@ -60,6 +60,8 @@ TEST_CASE("bad serving scenarios are located") {
       {{"model=nemotron-3-nano-30b-a3b", "serving.requests.prefix_cache_hit=0.5"},
        "--set serving.requests.prefix_cache_hit=0.5:1:40: error: "
        "serving.requests.prefix_cache_hit: a prefix-cache hit is not modelled for a hybrid"},
+      {{"sweep.gpus=[8, 16]"},
+       "--set sweep.gpus=[8, 16]:1:17: error: sweep.gpus[1]: 16 GPUs: the cluster has 8"},
       {{"serving.requests.count=0"},
        "--set serving.requests.count=0:1:29: error: serving.requests.count: expected an integer "
        "from 1"},

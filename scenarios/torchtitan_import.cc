@@ -50,6 +50,17 @@ class Config {
     const toml::node* n = Find(keys, label);
     return n && n->value<std::string>() ? *n->value<std::string>() : fallback;
   }
+  // A string that `ok` accepts, else an error at it saying what would be (`expected`).
+  StatusOr<std::string> Str(std::initializer_list<Key> keys, const std::string& fallback,
+                            std::string* label, bool (*ok)(const std::string&),
+                            std::string_view expected) {
+    const toml::node* n = Find(keys, label);
+    if (!n) return fallback;
+    if (!n->value<std::string>() || !ok(*n->value<std::string>())) {
+      return Error(*n, fmt::format("{}: expected {}", *label, expected));
+    }
+    return *n->value<std::string>();
+  }
   Status Error(const toml::node& n, const std::string& message) const {
     return InvalidArgument(fmt::format("{}:{}:{}: error: {}", file_, n.source().begin.line,
                                        n.source().begin.column, message));
@@ -194,14 +205,52 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   return Status::Ok();
 }
 
+// [activation_checkpoint]: none, full, op-level selective, or every N-th layer of each rank's
+// chunks (parasim's recompute_layers per model chunk).
+Status WriteRecompute(Config& c, ScenarioWriter& w, const Degrees& d, int layers) {
+  std::string mode_at, opt_ac_at;
+  PARASIM_ASSIGN_OR_RETURN(
+      const std::string mode,
+      c.Str(
+          {{"activation_checkpoint", "mode"}}, "selective", &mode_at,
+          [](const std::string& v) { return v == "none" || v == "full" || v == "selective"; },
+          "\"none\", \"full\" or \"selective\""));
+  PARASIM_ASSIGN_OR_RETURN(const std::string ac,
+                           c.Str(
+                               {{"activation_checkpoint", "selective_ac_option"}}, "2", &opt_ac_at,
+                               [](const std::string& v) {
+                                 return v == "op" ||
+                                        (!v.empty() && v.size() <= 6 && v[0] != '0' &&
+                                         v.find_first_not_of("0123456789") == std::string::npos);
+                               },
+                               "\"op\" or a whole number N (every N-th layer checkpointed)"));
+  if (mode == "none" || mode == "full") {
+    w.Set("training.recompute", mode, mode_at);
+  } else if (ac == "op") {
+    w.Set("training.recompute", "selective-op", mode_at + ", " + opt_ac_at);
+  } else {
+    // torchtitan counts the layers each rank builds, its stage's chunks: every N-th of a chunk's
+    // layers, parasim's recompute_layers per model chunk.
+    const int every = std::stoi(ac);
+    const std::string v = w.Get("parallelism.virtual_stages");
+    const int64_t chunks = d.pp * (v.empty() ? 1 : std::stoll(v));
+    const int64_t chunk_layers = std::max<int64_t>(1, layers / chunks);
+    w.Set("training.recompute", "full", mode_at + ": every " + ac + "-th layer checkpointed");
+    w.Set(
+        "training.recompute_layers", std::to_string(chunk_layers / every),
+        fmt::format("{} (a chunk's {} layers / {})",
+                    opt_ac_at.empty() ? "selective_ac_option 2" : opt_ac_at, chunk_layers, every));
+  }
+  return Status::Ok();
+}
+
 Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp, int layers,
                      std::vector<std::string>* nm) {
   std::string seq_at, local_at, global_at, micro_at;
-  const toml::node* seq_node = c.Find({{"training", "seq_len"}}, &seq_at);
-  if (!seq_node || !seq_node->value<int64_t>()) {
-    return InvalidArgument(fmt::format("{}: error: no [training] seq_len", c.file()));
-  }
-  w.Set("training.seq_len", std::to_string(*seq_node->value<int64_t>()), seq_at);
+  PARASIM_ASSIGN_OR_RETURN(int64_t seq,
+                           c.Int({{"training", "seq_len"}}, 1, int64_t{1} << 24, 0, &seq_at));
+  if (seq == 0) return InvalidArgument(fmt::format("{}: error: no [training] seq_len", c.file()));
+  w.Set("training.seq_len", std::to_string(seq), seq_at);
   PARASIM_ASSIGN_OR_RETURN(int64_t local,
                            c.Int({{"training", "local_batch_size"}, {"training", "batch_size"}}, 1,
                                  int64_t{1} << 40, 8, &local_at));
@@ -244,27 +293,14 @@ Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp,
   const std::string opt = c.Str({{"optimizer", "name"}}, "AdamW", &opt_at);
   w.Set("training.optimizer", "adam", opt_at.empty() ? "torchtitan's default (AdamW)" : opt_at);
   if (opt != "AdamW" && opt != "Adam") nm->push_back("optimizer " + opt + ": priced as Adam");
-  std::string mode_at, opt_ac_at;
-  const std::string mode = c.Str({{"activation_checkpoint", "mode"}}, "selective", &mode_at);
-  const std::string ac = c.Str({{"activation_checkpoint", "selective_ac_option"}}, "2", &opt_ac_at);
-  if (mode == "none" || mode == "full") {
-    w.Set("training.recompute", mode, mode_at);
-  } else if (ac == "op") {
-    w.Set("training.recompute", "selective-op", mode_at + ", " + opt_ac_at);
-  } else {
-    const int every = std::max(1, std::atoi(ac.c_str()));
-    w.Set("training.recompute", "full", mode_at + ": every " + ac + "-th layer checkpointed");
-    w.Set("training.recompute_layers", std::to_string(layers / every),
-          fmt::format("{} (layers / {})", opt_ac_at.empty() ? "selective_ac_option 2" : opt_ac_at,
-                      every));
-  }
+  PARASIM_RETURN_IF_ERROR(WriteRecompute(c, w, d, layers));
   std::string steps_at;
   PARASIM_ASSIGN_OR_RETURN(int64_t steps,
                            c.Int({{"training", "steps"}}, 0, int64_t{1} << 40, 0, &steps_at));
   if (steps > 0) {
     w.Set("training.tokens",
           fmt::format("{}", static_cast<double>(steps) * static_cast<double>(global) *
-                                static_cast<double>(*seq_node->value<int64_t>())),
+                                static_cast<double>(seq)),
           steps_at);
   }
   return Status::Ok();

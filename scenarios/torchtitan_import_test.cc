@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace parasim {
 namespace {
@@ -63,7 +65,9 @@ selective_ac_option = "2"
   CHECK(sc.layout.virtual_stages == 2);
   CHECK(sc.training.precision == Dtype::kFp8);
   CHECK(sc.training.recompute == RecomputeKind::kFull);
-  CHECK(sc.training.recompute_layers == 40);
+  // Every 2nd layer of each rank's chunks: 10 of a chunk's 20 (80 layers over pp 2 x v 2), half
+  // the depth (it was 40 a chunk, every layer, before the chunks were counted).
+  CHECK(sc.training.recompute_layers == 10);
   CHECK(sc.training.micro_batch == 1);
   CHECK(sc.training.global_batch == 8);
   auto bad =
@@ -74,6 +78,23 @@ selective_ac_option = "2"
                                  {.gpu = "h100-sxm5-80gb"}, Cat());
   REQUIRE(!flavor.ok());
   CHECK(flavor.status().message().find("known: llama3 8B") != std::string::npos);
+  // Values torchtitan would refuse are refused at their place, not read as a default.
+  for (const auto& [text, at] : std::vector<std::pair<std::string, std::string>>{
+           {"mode = \"bogus\"", "c.toml:13:8: error: [activation_checkpoint] mode = \"bogus\""},
+           {"selective_ac_option = \"-3\"",
+            "c.toml:14:23: error: [activation_checkpoint] "
+            "selective_ac_option = \"-3\": expected \"op\""},
+           {"seq_len = \"abc\"",
+            "c.toml:7:11: error: [training] seq_len = \"abc\": expected an "
+            "integer"}}) {
+    std::string t = toml;
+    const std::string key = text.substr(0, text.find(' '));
+    const size_t line = t.find(key + " = ");
+    t.replace(line, t.find('\n', line) - line, text);
+    auto r = ImportTorchtitan("c.toml", t, {.gpu = "h100-sxm5-80gb", .nodes = 4}, Cat());
+    REQUIRE_FALSE(r.ok());
+    CHECK_MESSAGE(r.status().message().rfind(at, 0) == 0, r.status().message());
+  }
 }
 
 }  // namespace

@@ -51,9 +51,10 @@ std::string Describe(const YAML::Node& n) {
 }  // namespace
 
 std::string YamlContext::Where(const YAML::Node& node, std::string_view path) const {
+  // `path` is `p` or a key or list item below it ("a.b.c", "a.b[2]" below "a.b").
   auto at_or_below = [&](const std::string& p) {
-    return path == p ||
-           (path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '.');
+    return path == p || (path.size() > p.size() && path.substr(0, p.size()) == p &&
+                         (path[p.size()] == '.' || path[p.size()] == '['));
   };
   // A value placed from another file.
   for (const auto& [p, where] : placed) {
@@ -61,8 +62,7 @@ std::string YamlContext::Where(const YAML::Node& node, std::string_view path) co
   }
   // An override applies to its own path and everything below it.
   for (const auto& [p, origin] : overrides) {
-    if (path == p ||
-        (path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '.')) {
+    if (at_or_below(p)) {
       return fmt::format("{}:1:{}", origin, p.size() + 7);  // column of the value in "--set p="
     }
   }

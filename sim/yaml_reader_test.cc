@@ -138,6 +138,9 @@ TEST_CASE("--set: keys of non-empty segments, at most 16 deep; a value; errors a
   REQUIRE(ApplySet(r, "x.y=1", &ctx).ok());
   CHECK(ctx.Where(r["x"], "x") == "--set x.y=1:1:7");
   CHECK(ctx.Where(r["x"]["y"], "x.y") == "--set x.y=1:1:10");
+  // A list the option gave: its items are at the option too, not in the file.
+  REQUIRE(ApplySet(r, "sweep.gpus=[8, 0]", &ctx).ok());
+  CHECK(ctx.Where(r["sweep"]["gpus"][1], "sweep.gpus[1]") == "--set sweep.gpus=[8, 0]:1:17");
 }
 
 TEST_CASE("ranged readers refuse a value outside their range, naming it") {

@@ -256,6 +256,20 @@ void DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first, int 
 }
 
 void DataParallelLowering::Reduce(int stage, int chunk, int first, int last) {
+  if (!ctx_.layout.overlap_dp && ctx_.layout.reduces_every_micro_batch()) {
+    // ZeRO 2 and 3 keep only their shard of a micro-batch's gradients, so without overlap the
+    // reduce-scatter still runs when the segment's backward is done, and the compute stream
+    // waits for it (DeepSpeed's overlap_comm false, FSDP without async reduction). Deferred to
+    // the flush, every micro-batch's whole gradients would be held.
+    auto& reps = topo_.stage(stage);
+    std::vector<size_t> before;
+    for (const Replica& r : reps) before.push_back(r.reduces.size());
+    ReduceNow(stage, layers_.chunk(stage, chunk), first, last);
+    for (size_t i = 0; i < reps.size(); ++i) {
+      if (reps[i].reduces.size() > before[i]) reps[i].pending.push_back(reps[i].reduces.back());
+    }
+    return;
+  }
   if (!ctx_.layout.overlap_dp) {
     deferred_.push_back({stage, chunk, first, last});
     return;

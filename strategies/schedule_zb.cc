@@ -105,10 +105,18 @@ class ZbSchedule : public PipelineSchedule {
     for (int k = 0; k < shape.stages; ++k) limit[k] = InFlightOf(shape, k);
     return ListSchedule(shape.stages, /*v_shape=*/false, shape.micro_batches, limit, MaxW(shape));
   }
-  // The micro-batches between F and B, and the deferred W's holding w_hold each.
+  // The micro-batches between F and B, and the deferred W's holding w_hold each, at the peak
+  // the stage's order reaches (the order's own walk: bounding each by its most, F-to-B count
+  // plus every deferred W, overcounted a 70B stage by 4 GiB against the replay's peak).
   double InFlight(const PipelineShape& shape, int s) const override {
-    return static_cast<double>(InFlightOf(shape, s)) +
-           shape.w_hold * static_cast<double>(std::min<int64_t>(MaxW(shape), shape.micro_batches));
+    return PeakInFlight(Orders(shape)[static_cast<size_t>(s)], 1, shape.w_hold);
+  }
+  std::vector<double> InFlights(const PipelineShape& shape) const override {
+    std::vector<double> out;
+    for (const std::vector<Unit>& order : Orders(shape)) {
+      out.push_back(PeakInFlight(order, 1, shape.w_hold));
+    }
+    return out;
   }
   std::string IdealBubbleFormula(const PipelineShape&) const override {
     return h2_ ? "(p-1)F/(m(F+B+W)), the pipeline fill only" : "(p-1)(F+B-W)/(m(F+B+W))";

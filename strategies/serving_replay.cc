@@ -86,13 +86,15 @@ class Replay {
 
 }  // namespace
 
-double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed) {
+double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed, double least) {
   std::vector<int64_t> pools = l.disaggregated
                                    ? std::vector<int64_t>{l.prefill.replicas, l.decode.replicas}
                                    : std::vector<int64_t>{l.unified.replicas};
   const int64_t most = *std::max_element(pools.begin(), pools.end());
   const double f =
-      most > kMaxReplayedReplicas ? static_cast<double>(kMaxReplayedReplicas) / most : 1;
+      std::min(1.0, std::max(least, most > kMaxReplayedReplicas
+                                        ? static_cast<double>(kMaxReplayedReplicas) / most
+                                        : 1.0));
   for (int64_t r : pools) {
     replayed->push_back(std::max<int64_t>(1, std::llround(static_cast<double>(r) * f)));
   }
@@ -103,8 +105,14 @@ namespace {
 
 void Replay::Setup(std::optional<double> rate) {
   const ServingSpec& sv = s_.serving;
-  fraction_ = ReplayedShare(sv.layout, &replayed_);
   const Arrival& a = sv.requests.arrival;
+  closed_loop_ = !rate && a.kind == Arrival::Kind::kConcurrency;
+  // A closed loop's clients are whole: replay enough replicas that their share of the clients
+  // rounds within 1% (with fewer clients than replicas, every replica: the idle ones cost
+  // nothing, and each client finds one of its own as in the system).
+  fraction_ = ReplayedShare(
+      sv.layout, &replayed_,
+      closed_loop_ ? static_cast<double>(kLeastReplayedClients) / a.concurrency : 0.0);
   if (rate && *rate <= 0) {
     requests_ = GenerateRequests(sv.requests);
     for (ServedRequest& r : requests_) r.arrival_s = 0;
@@ -124,7 +132,6 @@ void Replay::Setup(std::optional<double> rate) {
       requests_ = std::move(kept);
     }
   }
-  closed_loop_ = !rate && a.kind == Arrival::Kind::kConcurrency;
   const size_t n = requests_.size();
   seqs_.resize(n);
   out_.resize(n);
@@ -165,7 +172,9 @@ void Replay::Setup(std::optional<double> rate) {
     for (int64_t i = 0; i < clients && next_issue_ < n; ++i) Issue(next_issue_++, 0);
   } else {
     for (uint32_t i = 0; i < n; ++i) {
-      Push(static_cast<int64_t>(std::llround(requests_[i].arrival_s * 1e12)), i, kArrival);
+      // Past the clock's limit (a Poisson draw far in the tail): Run stops with an error there.
+      const double at = std::min(requests_[i].arrival_s, 2 * kMaxReplayClockS);
+      Push(static_cast<int64_t>(std::llround(at * 1e12)), i, kArrival);
     }
   }
 }
@@ -258,6 +267,7 @@ void Replay::IterationDone(uint32_t entity, int64_t now) {
   Replica& r = replicas_[ri];
   const int g = static_cast<int>(entity - r.first_entity);
   const Batch b = std::move(r.in_flight[static_cast<size_t>(g)]);
+  Sample(ri, now);  // the blocks the iteration held, before its finished sequences free theirs
   const std::vector<Finished> done = r.sched.Complete(g, b);
   r.sched.set_busy(g, false);
   const double t = static_cast<double>(now) * 1e-12;
@@ -312,6 +322,12 @@ StatusOr<ServingReplay> Replay::Run(std::optional<double> rate) {
   while (!queue_.empty()) {
     const sim::Event e = queue_.top();
     queue_.pop();
+    if (static_cast<double>(e.time) * 1e-12 > kMaxReplayClockS) {
+      return InvalidArgument(fmt::format(
+          "the serving replay passed {:.0f} days of simulated time with {} requests unfinished "
+          "(its clock holds 106 days): a higher rate, fewer requests or more concurrency",
+          kMaxReplayClockS / 86400, unfinished_));
+    }
     switch (static_cast<EventKind>(e.type())) {
       case kArrival:
         Arrive(e.task(), e.time);

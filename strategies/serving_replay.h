@@ -26,6 +26,10 @@
 namespace parasim {
 
 inline constexpr int64_t kMaxReplayedReplicas = 8;
+// A closed loop replays at least this many of its clients (or all of them), more replicas than
+// kMaxReplayedReplicas where it takes that: whole clients on a share of the replicas, within 1%
+// of the system's clients per replica (chosen: 0.5 / 64).
+inline constexpr int64_t kLeastReplayedClients = 64;
 
 // The cost models of a scenario's pools: one unified pool, or a prefill and a decode pool.
 class ServingSystem {
@@ -78,8 +82,9 @@ struct ServingReplay {
 inline constexpr size_t kKvPoints = 100;
 
 // The replicas replayed of each pool of `l` (at most kMaxReplayedReplicas, the pools' ratio
-// kept), and the share of the requests they serve (replayed over the system's replicas).
-double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed);
+// kept, unless the share must be at least `least`), and the share of the requests they serve
+// (replayed over the system's replicas).
+double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed, double least = 0);
 
 // `rate_per_s`: replay the scenario's requests arriving as a Poisson process at this rate
 // instead of their own arrivals (the search for the highest rate that holds the targets); 0:

@@ -203,6 +203,44 @@ TEST_CASE("the load against the capacity, and near it the span a 2% capacity err
   CHECK_FALSE(Serve(offline, {.search_rate = false, .load = true})->load.has_value());
 }
 
+TEST_CASE("a closed loop's clients are whole however many replicas share them") {
+  // One client on 8, 32 and 64 replicas: one request in flight, the same requests a second
+  // (beyond 8 replicas the replay took a share of the clients, rounded up to one: 4x and 8x).
+  ServingScenario s = Make("h100-sxm5-80gb", 64, "llama3-8b");
+  s.serving.requests.arrival = {Arrival::Kind::kConcurrency, 0, 1, 1};
+  s.serving.requests.count = 40;
+  std::vector<double> rates;
+  for (int64_t replicas : {8, 32, 64}) {
+    s.serving.layout.unified = {.tp = 1, .replicas = replicas};
+    const ServingReport r = Run(s);
+    CAPTURE(replicas);
+    CHECK(r.requests_per_s * r.e2e.mean == doctest::Approx(1).epsilon(0.02));
+    rates.push_back(r.requests_per_s);
+  }
+  CHECK(rates[1] == doctest::Approx(rates[0]).epsilon(0.01));
+  CHECK(rates[2] == doctest::Approx(rates[0]).epsilon(0.01));
+  // Many clients on many replicas keep their count too (Little's law within 2%).
+  s.serving.requests.arrival.concurrency = 100;
+  s.serving.requests.count = 600;
+  const ServingReport many = Run(s);
+  CHECK(many.requests_per_s * many.e2e.mean == doctest::Approx(100).epsilon(0.02));
+}
+
+TEST_CASE("one output token: no TPOT to time, its target holds, and the KV peak is the prompts'") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.requests.output = LengthDist::Fixed(1);
+  s.serving.requests.arrival = Arrival::Poisson(20);
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 2.0}, {SloMetric::kTpot, 99, 0.1}};
+  const ServingReport r = Run(s);
+  CHECK(r.tpot.count == 0);
+  CHECK(r.ttft.count == static_cast<size_t>(r.served));
+  REQUIRE(r.slo.size() == 2);
+  CHECK(r.slo[1].met);  // no token after the first: nothing misses 100 ms
+  CHECK(r.meets_slo == (r.slo[0].met && r.rejected == 0));
+  // Each prompt's KV is written before it finishes and frees it: the peak holds at least one.
+  CHECK(r.kv_peak_bytes > 0);
+}
+
 TEST_CASE("a model that does not fit is a result, not an error") {
   ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-405b");
   s.serving.precision = {};

@@ -19,6 +19,7 @@ double Percentile(std::vector<double> v, double q) {
 
 LatencyStats StatsOf(const std::vector<double>& v) {
   LatencyStats s;
+  s.count = v.size();
   if (v.empty()) return s;
   s.p50 = Percentile(v, 50);
   s.p90 = Percentile(v, 90);
@@ -67,7 +68,9 @@ void CheckSlo(const Slo& slo, const ServingReplay& r, const Latencies& l, Servin
                                    : t.metric == SloMetric::kTpot ? l.tpot
                                                                   : l.e2e;
     SloCheck c{t, Percentile(v, t.percentile), false};
-    c.met = !v.empty() && c.value_s <= t.seconds && r.rejected == 0;
+    // A TPOT target holds by itself where no served request has a second token to time.
+    const bool vacuous = v.empty() && t.metric == SloMetric::kTpot && !l.ttft.empty();
+    c.met = (vacuous || (!v.empty() && c.value_s <= t.seconds)) && r.rejected == 0;
     rep->meets_slo = rep->meets_slo && c.met;
     rep->slo.push_back(c);
   }
@@ -93,10 +96,11 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
       rep->fit_reason =
           m.states > 0
               ? fmt::format(
-                    "weights {:.1f} GiB, activations {:.1f} GiB and the Mamba states of "
-                    "max_seqs sequences {:.1f} GiB leave no room for KV in {:.1f} GiB",
-                    m.weights / (1 << 30), m.activations / (1 << 30), m.states / (1 << 30),
-                    m.capacity / (1 << 30))
+                    "the Mamba states of max_seqs sequences, {:.1f} GiB, fill the engine's share "
+                    "(engine.kv_fraction) of the {:.1f} GiB that weights {:.1f} GiB and "
+                    "activations {:.1f} GiB leave of {:.1f} GiB: no room for KV",
+                    m.states / (1 << 30), (m.capacity - m.weights - m.activations) / (1 << 30),
+                    m.weights / (1 << 30), m.activations / (1 << 30), m.capacity / (1 << 30))
               : fmt::format(
                     "weights {:.1f} GiB and activations {:.1f} GiB leave no room for KV "
                     "in {:.1f} GiB",

@@ -25,6 +25,7 @@ namespace parasim {
 
 struct LatencyStats {
   double p50 = 0, p90 = 0, p99 = 0, mean = 0;
+  size_t count = 0;  // the requests measured: none for TPOT where every output is one token
 };
 // The q-th percentile (0-100) of `v` (sorted here), linear between ranks; 0 when empty.
 double Percentile(std::vector<double> v, double q);

@@ -60,6 +60,16 @@ TEST_CASE("a clipped lognormal keeps its stated mean") {
   const LengthDist free{LengthDist::Kind::kLognormal, 294.45, 0.8, 1, 0};
   CHECK(free.LogMean() == doctest::Approx(std::log(294.45) - 0.32));
   CHECK(LengthDist{LengthDist::Kind::kLognormal, 294.45, 0.8, 1, 1024}.LogMean() > free.LogMean());
+  // Clipped below too: the draws under min count as min, and the log-mean falls to keep the mean
+  // (it came out 14% high before the lower clip was solved for).
+  const RequestSpec both =
+      Spec({LengthDist::Kind::kLognormal, 1000, 0.5, 900, 3000}, LengthDist::Fixed(1), 40000);
+  std::vector<double> clipped;
+  for (const ServedRequest& x : GenerateRequests(both)) {
+    clipped.push_back(static_cast<double>(x.input));
+    CHECK(x.input >= 900);
+  }
+  CHECK(Mean(clipped) == doctest::Approx(1000).epsilon(0.01));
 }
 
 TEST_CASE("clipping, fixed lengths, and the same requests for the same seed") {

@@ -57,16 +57,21 @@ double LengthDist::Mean() const {
 double LengthDist::LogMean() const {
   const double s2 = b * b;
   const double free = std::log(a) - s2 / 2;
-  if (max <= 0 || b <= 0) return free;
-  const double lm = std::log(static_cast<double>(max));
+  if (b <= 0) return free;
+  const double lo_clip = static_cast<double>(std::max<int64_t>(1, min));
+  const double ll = std::log(lo_clip);
+  const double lm = max > 0 ? std::log(static_cast<double>(max)) : 0;
   auto phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  // E[clamp(X, m, M)] for X lognormal(mu, s): the draws below m count as m, above M as M.
   auto clipped_mean = [&](double mu) {
-    return std::exp(mu + s2 / 2) * phi((lm - mu - s2) / b) +
-           static_cast<double>(max) * (1 - phi((lm - mu) / b));
+    const double upper = max > 0 ? phi((lm - mu - s2) / b) : 1.0;
+    const double above = max > 0 ? static_cast<double>(max) * (1 - phi((lm - mu) / b)) : 0.0;
+    return lo_clip * phi((ll - mu) / b) +
+           std::exp(mu + s2 / 2) * (upper - phi((ll - mu - s2) / b)) + above;
   };
-  // The clipped mean grows with mu, from 0 to `max`: bisect between a low and a high enough mu.
-  double lo = free - 10, hi = lm + 10;
-  for (int i = 0; i < 100; ++i) {
+  // The clipped mean grows with mu, from m to M: bisect between a low and a high enough mu.
+  double lo = free - 50, hi = max > 0 ? lm + 10 : free + 1;
+  for (int i = 0; i < 200; ++i) {
     const double mid = (lo + hi) / 2;
     (clipped_mean(mid) < a ? lo : hi) = mid;
   }

@@ -50,15 +50,22 @@ struct LengthDist {
   int64_t min = 1, max = 0;  // max 0: no upper clip
   static LengthDist Fixed(int64_t n) { return {Kind::kFixed, static_cast<double>(n), 0, 1, 0}; }
   double Mean() const;
-  // The lognormal's log-mean mu that gives a mean of `a` after the clip at `max`:
-  // E[min(X, M)] = e^(mu + s^2/2) Phi((ln M - mu - s^2) / s) + M (1 - Phi((ln M - mu) / s)),
-  // solved by bisection (ln(a) - s^2 / 2 without a clip). `a` must be below `max`.
+  // The lognormal's log-mean mu that gives a mean of `a` after the clips at `min` and `max`:
+  // E[clamp(X, m, M)] = m Phi((ln m - mu) / s) + e^(mu + s^2/2) [Phi((ln M - mu - s^2) / s) -
+  // Phi((ln m - mu - s^2) / s)] + M (1 - Phi((ln M - mu) / s)), solved by bisection (near
+  // ln(a) - s^2 / 2 where the clips are far). `a` must lie between `min` and `max`.
   double LogMean() const;
 };
 
 // How requests arrive: all at t = 0 (offline), a Poisson process (`burst` requests at a time,
 // the bursts Poisson at rate / burst), a closed loop of `concurrency` clients each sending the
 // next request when its last one finishes, or a trace's own arrival times.
+// The replay's clock counts picoseconds in 64 bits (sim::Duration): 106.7 days. Arrivals span
+// at most kMaxArrivalSpanS, which leaves the requests room to be served; a replay whose clock
+// passes kMaxReplayClockS stops with an error instead of saturating.
+inline constexpr double kMaxArrivalSpanS = 30.0 * 86400;  // 30 days (chosen)
+inline constexpr double kMaxReplayClockS = 90.0 * 86400;  // below 2^63 ps = 106.7 days
+
 struct Arrival {
   enum class Kind : uint8_t { kOffline, kPoisson, kConcurrency, kTrace };
   Kind kind = Kind::kOffline;

@@ -180,7 +180,7 @@ void DisaggregationAdvice(const ServingSweepOutcome& o, std::vector<std::string>
 
 }  // namespace
 
-std::vector<ServingLayout> ServingLayouts(const ServingScenario& s) {
+std::vector<ServingLayout> ServingLayouts(const ServingScenario& s, std::string* refused) {
   const ServingSweepSpec sw = s.serving.sweep.value_or(ServingSweepSpec{});
   const std::vector<int64_t> sizes =
       sw.gpus.empty() ? std::vector<int64_t>{s.cluster.gpus()} : sw.gpus;
@@ -195,7 +195,12 @@ std::vector<ServingLayout> ServingLayouts(const ServingScenario& s) {
     }
   }
   for (const ServingLayout& l : all) {
-    if (!CheckServingLayout(l, s.model, s.cluster)) out.push_back(l);
+    const std::optional<ServingLayoutProblem> p = CheckServingLayout(l, s.model, s.cluster);
+    if (!p) {
+      out.push_back(l);
+    } else if (refused != nullptr && refused->empty()) {
+      *refused = fmt::format("{} ({}: {})", FormatServingLayout(l), p->key, p->message);
+    }
   }
   return out;
 }
@@ -242,7 +247,15 @@ Status Evaluate(const ServingScenario& s, double known_rate, ServingChainCache* 
 StatusOr<ServingSweepOutcome> RunServingSweep(const ServingScenario& s, int jobs) {
   const auto t0 = std::chrono::steady_clock::now();
   ServingSweepOutcome o;
-  const std::vector<ServingLayout> layouts = ServingLayouts(s);
+  std::string refused;
+  const std::vector<ServingLayout> layouts = ServingLayouts(s, &refused);
+  if (layouts.empty()) {
+    return InvalidArgument(
+        fmt::format("sweep: none of the layouts the sweep block spans is valid for {} on {} GPUs{}",
+                    s.model.id, s.cluster.gpus(),
+                    refused.empty() ? ": no replica's tp x pp divides the GPUs of a size it lists"
+                                    : fmt::format("; the first, {}", refused)));
+  }
   o.layouts = static_cast<int64_t>(layouts.size());
   std::vector<ServingCandidate> found(layouts.size());
   // The first layout of each replayed shape searches its rate; the others take it.

@@ -37,8 +37,8 @@ struct ServingSweepOutcome {
 };
 
 // Every layout the sweep block (or, without one, the defaults) spans on the scenario's GPUs that
-// passes CheckServingLayout.
-std::vector<ServingLayout> ServingLayouts(const ServingScenario& s);
+// passes CheckServingLayout; `refused`, when given, says why the first that did not was refused.
+std::vector<ServingLayout> ServingLayouts(const ServingScenario& s, std::string* refused = nullptr);
 
 // `jobs`: threads, 0 = every core.
 StatusOr<ServingSweepOutcome> RunServingSweep(const ServingScenario& s, int jobs);

@@ -33,6 +33,14 @@ TEST_CASE("the layouts a serving sweep spans") {
   sw.gpus = {4, 8};
   s.serving.sweep = sw;
   CHECK(ServingLayouts(s).size() == 4);  // tp2 x2, tp4 x1 on 4; tp2 x4, tp4 x2 on 8
+  // Values that make no layout are an error, not an empty ranking with exit 0.
+  sw.tp = {3};
+  s.serving.sweep = sw;
+  const StatusOr<ServingSweepOutcome> none = RunServingSweep(s, 1);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().exit_code() == 2);
+  CHECK(none.status().message().find("none of the layouts the sweep block spans is valid") !=
+        std::string::npos);
 }
 
 TEST_CASE("an 8B model on 8 GPUs: replicas win, and the advice says so") {

@@ -27,6 +27,9 @@ struct Options {
 
 Json Stats(const LatencyStats& s) {
   Json j = Json::Object();
+  if (s.count == 0) {  // nothing measured (TPOT where every output is one token)
+    return j.Set("p50", Json()).Set("p90", Json()).Set("p99", Json()).Set("mean", Json());
+  }
   j.Set("p50", s.p50).Set("p90", s.p90).Set("p99", s.p99).Set("mean", s.mean);
   return j;
 }
@@ -61,6 +64,7 @@ const std::string& NameOf(const ServingScenario& s) { return s.name.empty() ? s.
 std::string Ms(double s) { return FormatDuration(Duration::Seconds(s)); }
 
 std::string StatsText(const LatencyStats& s) {
+  if (s.count == 0) return "none: no request has a second token to time";
   return fmt::format("P50 {}, P90 {}, P99 {}, mean {}", Ms(s.p50), Ms(s.p90), Ms(s.p99),
                      Ms(s.mean));
 }
@@ -84,8 +88,10 @@ std::string ArrivalText(const RequestSpec& r) {
 std::string SloText(const ServingReport& r) {
   std::string out;
   for (const SloCheck& c : r.slo) {
-    out += fmt::format("{}{} <= {}: {} {}", out.empty() ? "" : "; ", c.target.Key(),
-                       Ms(c.target.seconds), Ms(c.value_s), c.met ? "ok" : "MISSED");
+    const bool none = c.target.metric == SloMetric::kTpot && r.tpot.count == 0;
+    out +=
+        fmt::format("{}{} <= {}: {} {}", out.empty() ? "" : "; ", c.target.Key(),
+                    Ms(c.target.seconds), none ? "none" : Ms(c.value_s), c.met ? "ok" : "MISSED");
   }
   return out;
 }
@@ -160,9 +166,10 @@ std::string SweepText(const ServeOutcome& o) {
   const ServingSweepOutcome& w = *o.sweep;
   std::string out = fmt::format(
       "{} layouts replayed; {} hold the targets, best first (output "
-      "tokens/s per GPU {}):\n",
+      "tokens/s per GPU {}; TTFT and TPOT P99 at the scenario's arrivals, {}):\n",
       w.layouts, w.ranked.size(),
-      o.s.serving.slo.empty() ? "at the scenario's arrivals" : "at the highest rate within them");
+      o.s.serving.slo.empty() ? "at the scenario's arrivals" : "at the highest rate within them",
+      ArrivalText(o.s.serving.requests));
   const size_t top = o.s.serving.sweep ? static_cast<size_t>(o.s.serving.sweep->top) : 10;
   for (size_t i = 0; i < w.ranked.size() && i < top; ++i) {
     const ServingCandidate& c = w.ranked[i];
@@ -220,7 +227,9 @@ Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key) {
   Json slo = Json::Array();
   for (const SloCheck& c : r.slo) {
     Json t = Json::Object();
-    t.Set("target", c.target.Key()).Set("limit_s", c.target.seconds).Set("value_s", c.value_s);
+    const bool none = c.target.metric == SloMetric::kTpot && r.tpot.count == 0;
+    t.Set("target", c.target.Key()).Set("limit_s", c.target.seconds);
+    t.Set("value_s", none ? Json() : Json(c.value_s));
     slo.Push(t.Set("met", c.met));
   }
   j.Set("slo", slo);
