@@ -85,7 +85,7 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
   }
   t.push_back("[activation_checkpoint]");
   const int64_t chunk_layers =
-      s.model.layers / std::max<int64_t>(1, int64_t{s.layout.pp} * s.layout.virtual_stages);
+      s.model.layers / std::max<int64_t>(1, int64_t{s.layout.pp} * ChunksOf(s.layout));
   switch (tr.recompute) {
     case RecomputeKind::kNone:
       t.push_back("mode = \"none\"");

@@ -9,6 +9,7 @@
 #include "scenarios/scenario_writer.h"
 #include "scenarios/torchtitan_names.h"
 #include "sim/io.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 namespace {
@@ -215,26 +216,32 @@ Status WriteRecompute(Config& c, ScenarioWriter& w, const Degrees& d, int layers
           {{"activation_checkpoint", "mode"}}, "selective", &mode_at,
           [](const std::string& v) { return v == "none" || v == "full" || v == "selective"; },
           "\"none\", \"full\" or \"selective\""));
-  PARASIM_ASSIGN_OR_RETURN(const std::string ac,
-                           c.Str(
-                               {{"activation_checkpoint", "selective_ac_option"}}, "2", &opt_ac_at,
-                               [](const std::string& v) {
-                                 return v == "op" ||
-                                        (!v.empty() && v.size() <= 6 && v[0] != '0' &&
-                                         v.find_first_not_of("0123456789") == std::string::npos);
-                               },
-                               "\"op\" or a whole number N (every N-th layer checkpointed)"));
+  // torchtitan reads any digits (int(option)), 0 for every layer.
+  auto digits = [](const std::string& v) {
+    return v == "op" ||
+           (!v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos);
+  };
+  PARASIM_ASSIGN_OR_RETURN(
+      const std::string ac,
+      c.Str({{"activation_checkpoint", "selective_ac_option"}}, "2", &opt_ac_at, digits,
+            "\"op\" or a whole number N (every N-th layer checkpointed; 0: every layer)"));
   if (mode == "none" || mode == "full") {
     w.Set("training.recompute", mode, mode_at);
   } else if (ac == "op") {
     w.Set("training.recompute", "selective-op", mode_at + ", " + opt_ac_at);
+  } else if (std::stoi(ac) == 0) {
+    w.Set("training.recompute", "full", mode_at + ", " + opt_ac_at + ": every layer checkpointed");
   } else {
-    // torchtitan counts the layers each rank builds, its stage's chunks: every N-th of a chunk's
-    // layers, parasim's recompute_layers per model chunk.
+    // torchtitan counts the layers each rank builds, its stage's chunks (its virtual stages, or
+    // the two of a V: ZBVZeroBubble, DualPipeV): every N-th of a chunk's layers, parasim's
+    // recompute_layers per model chunk.
     const int every = std::stoi(ac);
     const std::string v = w.Get("parallelism.virtual_stages");
-    const int64_t chunks = d.pp * (v.empty() ? 1 : std::stoll(v));
-    const int64_t chunk_layers = std::max<int64_t>(1, layers / chunks);
+    const StatusOr<ScheduleId> sched = FindSchedule(w.Get("parallelism.schedule"));
+    const int64_t per_rank = sched.ok() && ScheduleOf(*sched).v_shape() ? 2
+                             : v.empty()                                ? 1
+                                                                        : std::stoll(v);
+    const int64_t chunk_layers = std::max<int64_t>(1, layers / (d.pp * per_rank));
     w.Set("training.recompute", "full", mode_at + ": every " + ac + "-th layer checkpointed");
     w.Set(
         "training.recompute_layers", std::to_string(chunk_layers / every),

@@ -78,6 +78,23 @@ selective_ac_option = "2"
                                  {.gpu = "h100-sxm5-80gb"}, Cat());
   REQUIRE(!flavor.ok());
   CHECK(flavor.status().message().find("known: llama3 8B") != std::string::npos);
+  // torchtitan reads any digits: "0" checkpoints every layer, "04" every 4th.
+  {
+    std::string t = toml;
+    t.replace(t.find("selective_ac_option = \"2\""), 25, "selective_ac_option = \"0\"");
+    auto every = ImportTorchtitan("c.toml", t, {.gpu = "h100-sxm5-80gb", .nodes = 4}, Cat());
+    REQUIRE_MESSAGE(every.ok(), every.status().message());
+    CHECK(every->scenario.training.recompute == RecomputeKind::kFull);
+    CHECK(every->scenario.training.recompute_layers < 0);  // not limited: every layer
+  }
+  // A V schedule's rank builds two chunks: 80 layers over pp 2 x 2, every 2nd of a chunk's 20.
+  {
+    std::string t = toml;
+    t.replace(t.find("\"Interleaved1F1B\""), 17, "\"ZBVZeroBubble\"");
+    auto v = ImportTorchtitan("c.toml", t, {.gpu = "h100-sxm5-80gb", .nodes = 4}, Cat());
+    REQUIRE_MESSAGE(v.ok(), v.status().message());
+    CHECK(v->scenario.training.recompute_layers == 10);
+  }
   // Values torchtitan would refuse are refused at their place, not read as a default.
   for (const auto& [text, at] : std::vector<std::pair<std::string, std::string>>{
            {"mode = \"bogus\"", "c.toml:13:8: error: [activation_checkpoint] mode = \"bogus\""},

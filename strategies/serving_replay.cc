@@ -110,9 +110,12 @@ void Replay::Setup(std::optional<double> rate) {
   // A closed loop's clients are whole: replay enough replicas that their share of the clients
   // rounds within 1% (with fewer clients than replicas, every replica: the idle ones cost
   // nothing, and each client finds one of its own as in the system).
+  // (More clients than requests: as many as there are requests, all in flight at once.)
+  const int64_t clients = std::min(a.concurrency, sv.requests.count);
   fraction_ = ReplayedShare(
       sv.layout, &replayed_,
-      closed_loop_ ? static_cast<double>(kLeastReplayedClients) / a.concurrency : 0.0);
+      closed_loop_ ? static_cast<double>(kLeastReplayedClients) / static_cast<double>(clients)
+                   : 0.0);
   if (rate && *rate <= 0) {
     requests_ = GenerateRequests(sv.requests);
     for (ServedRequest& r : requests_) r.arrival_s = 0;
@@ -167,13 +170,14 @@ void Replay::Setup(std::optional<double> rate) {
   queue_.Track(place_.data());
   unfinished_ = static_cast<int64_t>(n);
   if (closed_loop_) {
-    const int64_t clients =
-        std::max<int64_t>(1, std::llround(static_cast<double>(a.concurrency) * fraction_));
-    for (int64_t i = 0; i < clients && next_issue_ < n; ++i) Issue(next_issue_++, 0);
+    const int64_t replayed =
+        std::max<int64_t>(1, std::llround(static_cast<double>(clients) * fraction_));
+    for (int64_t i = 0; i < replayed && next_issue_ < n; ++i) Issue(next_issue_++, 0);
   } else {
     for (uint32_t i = 0; i < n; ++i) {
-      // Past the clock's limit (a Poisson draw far in the tail): Run stops with an error there.
-      const double at = std::min(requests_[i].arrival_s, 2 * kMaxReplayClockS);
+      // Past the clock's limit (a Poisson draw far in the tail, or a replayed share's slower
+      // rate): held a day past it, within int64 picoseconds, where Run stops with an error.
+      const double at = std::min(requests_[i].arrival_s, kMaxReplayClockS + 86400);
       Push(static_cast<int64_t>(std::llround(at * 1e12)), i, kArrival);
     }
   }

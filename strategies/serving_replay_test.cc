@@ -224,6 +224,27 @@ TEST_CASE("a closed loop's clients are whole however many replicas share them") 
   s.serving.requests.count = 600;
   const ServingReport many = Run(s);
   CHECK(many.requests_per_s * many.e2e.mean == doctest::Approx(100).epsilon(0.02));
+  // More clients than requests: all of them in flight at once, as with as many clients.
+  s.serving.requests.count = 100;
+  const ServingReport all = Run(s);
+  s.serving.requests.arrival.concurrency = 100000;
+  const ServingReport more = Run(s);
+  CHECK(more.ttft.p50 == doctest::Approx(all.ttft.p50));
+  CHECK(more.requests_per_s == doctest::Approx(all.requests_per_s));
+}
+
+TEST_CASE("a replay past 90 days of its clock stops with an error, never a saturated time") {
+  // 20 requests at 0.03 an hour arrive over 28 days, within the scenario's limit; on 512
+  // replicas the replay serves them on 8 at a 64th of the rate: 4.9 years. (A clamp past the
+  // clock's int64 picoseconds once turned such an arrival negative: TTFT 9.2e6 s, exit 0.)
+  ServingScenario s = Make("h100-sxm5-80gb", 512, "llama3-8b");
+  s.serving.layout.unified = {.tp = 1, .replicas = 512};
+  s.serving.requests.count = 20;
+  s.serving.requests.arrival = Arrival::Poisson(0.03 / 3600);
+  const StatusOr<ServingReport> r = Serve(s, {.search_rate = false});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().exit_code() == 2);
+  CHECK(r.status().message().find("passed 90 days of simulated time") != std::string::npos);
 }
 
 TEST_CASE("one output token: no TPOT to time, its target holds, and the KV peak is the prompts'") {

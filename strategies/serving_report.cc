@@ -94,7 +94,7 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
     if (!m.fits()) {
       rep->fits = false;
       rep->fit_reason =
-          m.states > 0
+          m.states > 0 && m.capacity > m.weights + m.activations
               ? fmt::format(
                     "the Mamba states of max_seqs sequences, {:.1f} GiB, fill the engine's share "
                     "(engine.kv_fraction) of the {:.1f} GiB that weights {:.1f} GiB and "

@@ -53,14 +53,19 @@ std::vector<std::pair<std::string, std::string>> LoadRows(const ServingReport& r
   auto range = [](double a, double b, double c) {
     return fmt::format("{} to {}", Ms(std::min({a, b, c})), Ms(std::max({a, b, c})));
   };
+  const std::string tpot =
+      r.tpot.count == 0 ? std::string("none") : range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99);
   rows.emplace_back(
       fmt::format("load -/+ {:.0f}%", 100 * kLoadBand),
       fmt::format("TTFT P99 {}, TPOT P99 {} from {:.0f}% less to {:.0f}% more load (what an error "
                   "of {:.0f}% in the capacity moves them by, with the replay's own noise)",
-                  range(v.ttft_lo.p99, r.ttft.p99, v.ttft_hi.p99),
-                  range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99), 100 * kLoadBand, 100 * kLoadBand,
-                  100 * kLoadBand));
+                  range(v.ttft_lo.p99, r.ttft.p99, v.ttft_hi.p99), tpot, 100 * kLoadBand,
+                  100 * kLoadBand, 100 * kLoadBand));
   return rows;
+}
+
+std::string TpotText(const LatencyStats& stats, double seconds) {
+  return stats.count == 0 ? "none" : Ms(seconds);
 }
 
 namespace {
@@ -79,8 +84,9 @@ std::string FiguresHtml(const ServingScenario& s, const ServingReport& r) {
   row("input tokens/s", Human(r.input_tokens_per_s));
   row("TTFT P50 / P90 / P99",
       fmt::format("{} / {} / {}", Ms(r.ttft.p50), Ms(r.ttft.p90), Ms(r.ttft.p99)));
-  row("TPOT P50 / P90 / P99",
-      fmt::format("{} / {} / {}", Ms(r.tpot.p50), Ms(r.tpot.p90), Ms(r.tpot.p99)));
+  row("TPOT P50 / P90 / P99", r.tpot.count == 0 ? std::string("none: no request has a second token")
+                                                : fmt::format("{} / {} / {}", Ms(r.tpot.p50),
+                                                              Ms(r.tpot.p90), Ms(r.tpot.p99)));
   row("end to end P50 / P99", fmt::format("{} / {}", Ms(r.e2e.p50), Ms(r.e2e.p99)));
   if (!r.slo.empty()) row("goodput (within every target)", fmt::format("{:.1f}%", 100 * r.goodput));
   if (r.max_rate_at_slo >= 0)
@@ -107,7 +113,7 @@ std::string SweepHtml(const ServingSweepOutcome& w) {
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td></tr>\n",
         XmlEscape(FormatServingLayout(c.layout)), c.report.gpus, c.score, Ms(c.report.ttft.p99),
-        Ms(c.report.tpot.p99));
+        TpotText(c.report.tpot, c.report.tpot.p99));
   }
   h += "</table>\n";
   for (const std::string& a : w.advice) h += fmt::format("<p>{}</p>\n", XmlEscape(a));
@@ -178,6 +184,7 @@ std::string ServingReportHtml(const ServingScenario& s, const ServingReport& r,
   for (const LatencyPoint& p : curve) {
     ttft99.points.push_back({p.tokens_per_s, p.ttft.p99});
     ttft50.points.push_back({p.tokens_per_s, p.ttft.p50});
+    if (p.tpot.count == 0) continue;  // no request had a second token to time
     tpot99.points.push_back({p.tokens_per_s, p.tpot.p99});
     tpot50.points.push_back({p.tokens_per_s, p.tpot.p50});
   }

@@ -175,7 +175,7 @@ std::string SweepText(const ServeOutcome& o) {
     const ServingCandidate& c = w.ranked[i];
     out += fmt::format("  {:>2}. {:<34} {:>6} GPUs  {:>8.1f} tok/s/GPU  TTFT P99 {}  TPOT P99 {}\n",
                        i + 1, FormatServingLayout(c.layout), c.report.gpus, c.score,
-                       Ms(c.report.ttft.p99), Ms(c.report.tpot.p99));
+                       Ms(c.report.ttft.p99), TpotText(c.report.tpot, c.report.tpot.p99));
   }
   for (const ServingCandidate& c : w.excluded) {
     out += fmt::format("  --  {:<34} {}\n", FormatServingLayout(c.layout), c.reason);
