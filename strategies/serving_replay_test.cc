@@ -262,6 +262,23 @@ TEST_CASE("one output token: no TPOT to time, its target holds, and the KV peak 
   CHECK(r.kv_peak_bytes > 0);
 }
 
+TEST_CASE("targets no rate holds: a highest rate of 0, not the clock's error") {
+  // 2,000 prompts of 8k tokens on one TP8 replica of a 405B model, and a TTFT target of 1 ms:
+  // the search halves the rate down to a 2048th of the capacity, whose requests would arrive
+  // over 4 months; such a rate holds nothing without a replay (it stopped the search with the
+  // replay clock's error).
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-405b");
+  s.serving.layout.unified = {.tp = 8, .replicas = 1};
+  s.serving.requests.input = {LengthDist::Kind::kLognormal, 8000, 0.5, 1, 20000};
+  s.serving.requests.output = {LengthDist::Kind::kLognormal, 600, 0.5, 1, 4000};
+  s.serving.requests.count = 2000;
+  s.serving.requests.arrival = Arrival::Poisson(0.3);
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 0.001}};
+  const StatusOr<ServingReport> r = Serve(s, {.search_rate = true});
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  CHECK(r->max_rate_at_slo == 0);
+}
+
 TEST_CASE("a model that does not fit is a result, not an error") {
   ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-405b");
   s.serving.precision = {};

@@ -200,7 +200,14 @@ namespace {
 
 // MaxRateAtSlo from the capacity, the requests a second of the requests all at once.
 StatusOr<double> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, double capacity) {
+  std::vector<int64_t> replayed;
+  const double share = ReplayedShare(s.serving.layout, &replayed);
   auto holds = [&](double rate) -> StatusOr<bool> {
+    // A rate so low that its requests would arrive over more than the replay's clock takes
+    // (kMaxArrivalSpanS, on the replayed share of the replicas) holds nothing worth a replay.
+    if (static_cast<double>(s.serving.requests.count) / (rate * share) > kMaxArrivalSpanS) {
+      return false;
+    }
     PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
     return Summarize(s, sys, r).meets_slo && KeptUp(r);
   };
