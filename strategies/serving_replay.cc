@@ -73,7 +73,7 @@ class Replay {
   uint32_t seq_ = 0;
   uint32_t next_issue_ = 0;  // closed loop: the next request to send
   bool closed_loop_ = false;
-  double fraction_ = 1;  // replicas replayed over the system's
+  double fraction_ = 1;  // replicas (a closed loop's clients) replayed over the system's
   int64_t iterations_ = 0, unfinished_ = 0;
   std::vector<KvPoint> kv_raw_;
   std::vector<bool> admitted_;
@@ -103,19 +103,32 @@ double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed, dou
 
 namespace {
 
+// The share of the system a replay serves: `replayed` replicas per pool, and the share of the
+// requests they take (their throughput is scaled back by its inverse). A closed loop's clients
+// are whole, and no more than its requests (the rest would wait for none).
+double ShareOf(const ServingSpec& sv, bool closed_loop, std::vector<int64_t>* replayed) {
+  const int64_t clients = std::min(sv.requests.arrival.concurrency, sv.requests.count);
+  if (closed_loop && !sv.layout.disaggregated && clients <= sv.layout.unified.replicas) {
+    // No more clients than replicas: each finds an idle one of its own (the least loaded), so
+    // a share of the clients replays exactly on as many replicas, however many the system has
+    // (65,536 replicas and 100 clients replayed 41,943 replicas: 40 s).
+    const int64_t kept = std::min(clients, kLeastReplayedClients);
+    *replayed = {std::max(kept, std::min(sv.layout.unified.replicas, kMaxReplayedReplicas))};
+    return static_cast<double>(kept) / static_cast<double>(clients);
+  }
+  // Else enough replicas that their share of the clients rounds within 1%.
+  return ReplayedShare(
+      sv.layout, replayed,
+      closed_loop ? static_cast<double>(kLeastReplayedClients) / static_cast<double>(clients)
+                  : 0.0);
+}
+
 void Replay::Setup(std::optional<double> rate) {
   const ServingSpec& sv = s_.serving;
   const Arrival& a = sv.requests.arrival;
   closed_loop_ = !rate && a.kind == Arrival::Kind::kConcurrency;
-  // A closed loop's clients are whole: replay enough replicas that their share of the clients
-  // rounds within 1% (with fewer clients than replicas, every replica: the idle ones cost
-  // nothing, and each client finds one of its own as in the system).
-  // (More clients than requests: as many as there are requests, all in flight at once.)
   const int64_t clients = std::min(a.concurrency, sv.requests.count);
-  fraction_ = ReplayedShare(
-      sv.layout, &replayed_,
-      closed_loop_ ? static_cast<double>(kLeastReplayedClients) / static_cast<double>(clients)
-                   : 0.0);
+  fraction_ = ShareOf(sv, closed_loop_, &replayed_);
   if (rate && *rate <= 0) {
     requests_ = GenerateRequests(sv.requests);
     for (ServedRequest& r : requests_) r.arrival_s = 0;

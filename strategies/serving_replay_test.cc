@@ -231,6 +231,18 @@ TEST_CASE("a closed loop's clients are whole however many replicas share them") 
   const ServingReport more = Run(s);
   CHECK(more.ttft.p50 == doctest::Approx(all.ttft.p50));
   CHECK(more.requests_per_s == doctest::Approx(all.requests_per_s));
+  // No more clients than replicas: each on a replica of its own, so 100 clients answer alike on
+  // 128 and on 65,536 replicas, replaying 64 of them (not 41,943).
+  ServingScenario wide = Make("h100-sxm5-80gb", 65536, "llama3-8b");
+  wide.serving.requests.arrival = {Arrival::Kind::kConcurrency, 0, 1, 100};
+  wide.serving.requests.count = 600;
+  wide.serving.layout.unified = {.tp = 1, .replicas = 65536};
+  const ServingReport huge = Run(wide);
+  wide.serving.layout.unified = {.tp = 1, .replicas = 128};
+  const ServingReport some = Run(wide);
+  CHECK(huge.requests_per_s == doctest::Approx(some.requests_per_s));
+  CHECK(huge.ttft.p99 == doctest::Approx(some.ttft.p99));
+  CHECK(huge.replicas_replayed == std::vector<int64_t>{64});
 }
 
 TEST_CASE("a replay past 90 days of its clock stops with an error, never a saturated time") {
