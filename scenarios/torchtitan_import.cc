@@ -236,12 +236,12 @@ Status WriteRecompute(Config& c, ScenarioWriter& w, const Degrees& d, int layers
     // the two of a V: ZBVZeroBubble, DualPipeV): every N-th of a chunk's layers, parasim's
     // recompute_layers per model chunk.
     const int every = std::stoi(ac);
-    const std::string v = w.Get("parallelism.virtual_stages");
+    Layout chunked;  // the schedule and virtual stages written, as ChunksOf reads them
     const StatusOr<ScheduleId> sched = FindSchedule(w.Get("parallelism.schedule"));
-    const int64_t per_rank = sched.ok() && ScheduleOf(*sched).v_shape() ? 2
-                             : v.empty()                                ? 1
-                                                                        : std::stoll(v);
-    const int64_t chunk_layers = std::max<int64_t>(1, layers / (d.pp * per_rank));
+    if (sched.ok()) chunked.schedule = *sched;
+    const std::string v = w.Get("parallelism.virtual_stages");
+    if (!v.empty()) chunked.virtual_stages = std::stoi(v);
+    const int64_t chunk_layers = std::max<int64_t>(1, layers / (d.pp * ChunksOf(chunked)));
     w.Set("training.recompute", "full", mode_at + ": every " + ac + "-th layer checkpointed");
     w.Set(
         "training.recompute_layers", std::to_string(chunk_layers / every),

@@ -245,13 +245,16 @@ void DataParallelLowering::GatherForCompute(int stage, const Chunk& ch, int firs
   }
 }
 
-void DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first, int last) {
+void DataParallelLowering::ReduceNow(int stage, const Chunk& ch, int first, int last,
+                                     bool blocking) {
   auto& reps = topo_.stage(stage);
   after_.clear();
   for (Replica& r : reps) after_.push_back(r.prev);
   const std::vector<TaskId>& f = Emit(stage, ch, first, last, false, after_);
   for (size_t i = 0; i < reps.size(); ++i) {
-    if (f[i] != kNone) reps[i].reduces.push_back(f[i]);
+    if (f[i] == kNone) continue;
+    reps[i].reduces.push_back(f[i]);
+    if (blocking) reps[i].pending.push_back(f[i]);  // the next compute-stream task waits
   }
 }
 
@@ -261,13 +264,7 @@ void DataParallelLowering::Reduce(int stage, int chunk, int first, int last) {
     // reduce-scatter still runs when the segment's backward is done, and the compute stream
     // waits for it (DeepSpeed's overlap_comm false, FSDP without async reduction). Deferred to
     // the flush, every micro-batch's whole gradients would be held.
-    auto& reps = topo_.stage(stage);
-    std::vector<size_t> before;
-    for (const Replica& r : reps) before.push_back(r.reduces.size());
-    ReduceNow(stage, layers_.chunk(stage, chunk), first, last);
-    for (size_t i = 0; i < reps.size(); ++i) {
-      if (reps[i].reduces.size() > before[i]) reps[i].pending.push_back(reps[i].reduces.back());
-    }
+    ReduceNow(stage, layers_.chunk(stage, chunk), first, last, /*blocking=*/true);
     return;
   }
   if (!ctx_.layout.overlap_dp) {

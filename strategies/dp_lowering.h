@@ -137,7 +137,8 @@ class DataParallelLowering {
   // The flows, one per replica of `stage`, into emitted_ (returned).
   const std::vector<sim::TaskId>& Emit(int stage, const Chunk& ch, int first, int last, bool gather,
                                        const std::vector<sim::TaskId>& after);
-  void ReduceNow(int stage, const Chunk& ch, int first, int last);
+  // `blocking`: the compute stream's next task waits for the reductions.
+  void ReduceNow(int stage, const Chunk& ch, int first, int last, bool blocking = false);
   // Whether a backward that reduces ends waiting for its reductions (EndBackward).
   bool WaitsAtBackwardEnd() const;
   void OptimizerStep();

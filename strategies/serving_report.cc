@@ -67,10 +67,10 @@ void CheckSlo(const Slo& slo, const ServingReplay& r, const Latencies& l, Servin
     const std::vector<double>& v = t.metric == SloMetric::kTtft   ? l.ttft
                                    : t.metric == SloMetric::kTpot ? l.tpot
                                                                   : l.e2e;
-    SloCheck c{t, Percentile(v, t.percentile), false};
+    SloCheck c{t, Percentile(v, t.percentile), false, !v.empty()};
     // A TPOT target holds by itself where no served request has a second token to time.
-    const bool vacuous = v.empty() && t.metric == SloMetric::kTpot && !l.ttft.empty();
-    c.met = (vacuous || (!v.empty() && c.value_s <= t.seconds)) && r.rejected == 0;
+    const bool vacuous = !c.timed && t.metric == SloMetric::kTpot && !l.ttft.empty();
+    c.met = (vacuous || (c.timed && c.value_s <= t.seconds)) && r.rejected == 0;
     rep->meets_slo = rep->meets_slo && c.met;
     rep->slo.push_back(c);
   }

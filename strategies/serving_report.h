@@ -36,6 +36,7 @@ struct SloCheck {
   SloTarget target;
   double value_s = 0;
   bool met = false;
+  bool timed = true;  // false: no request to time (TPOT where every output is one token)
 };
 
 // How close a Poisson stream of arrivals comes to what the layout serves. The capacity is the

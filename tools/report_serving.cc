@@ -54,7 +54,7 @@ std::vector<std::pair<std::string, std::string>> LoadRows(const ServingReport& r
     return fmt::format("{} to {}", Ms(std::min({a, b, c})), Ms(std::max({a, b, c})));
   };
   const std::string tpot =
-      r.tpot.count == 0 ? std::string("none") : range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99);
+      r.tpot.count == 0 ? LatencyText(r.tpot, 0) : range(v.tpot_lo.p99, r.tpot.p99, v.tpot_hi.p99);
   rows.emplace_back(
       fmt::format("load -/+ {:.0f}%", 100 * kLoadBand),
       fmt::format("TTFT P99 {}, TPOT P99 {} from {:.0f}% less to {:.0f}% more load (what an error "
@@ -64,7 +64,7 @@ std::vector<std::pair<std::string, std::string>> LoadRows(const ServingReport& r
   return rows;
 }
 
-std::string TpotText(const LatencyStats& stats, double seconds) {
+std::string LatencyText(const LatencyStats& stats, double seconds) {
   return stats.count == 0 ? "none" : Ms(seconds);
 }
 
@@ -113,7 +113,7 @@ std::string SweepHtml(const ServingSweepOutcome& w) {
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td></tr>\n",
         XmlEscape(FormatServingLayout(c.layout)), c.report.gpus, c.score, Ms(c.report.ttft.p99),
-        TpotText(c.report.tpot, c.report.tpot.p99));
+        LatencyText(c.report.tpot, c.report.tpot.p99));
   }
   h += "</table>\n";
   for (const std::string& a : w.advice) h += fmt::format("<p>{}</p>\n", XmlEscape(a));

@@ -31,8 +31,9 @@ std::string LineChartSvg(const std::string& x_label, const std::string& y_label,
 // view. `serve`'s text and the HTML report both print them.
 std::vector<std::pair<std::string, std::string>> LoadRows(const ServingReport& r);
 
-// A TPOT figure of `stats` in milliseconds, or "none" where no request had a second token.
-std::string TpotText(const LatencyStats& stats, double seconds);
+// A latency figure of `stats` in milliseconds, or "none" where it timed no request (TPOT where
+// every output is one token).
+std::string LatencyText(const LatencyStats& stats, double seconds);
 
 std::string ServingReportHtml(const ServingScenario& s, const ServingReport& r,
                               const std::vector<LatencyPoint>& curve,

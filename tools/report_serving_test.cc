@@ -38,13 +38,13 @@ TEST_CASE("the serving page: figures, both latency charts, KV over time, the swe
   CHECK(html.find("<script") == std::string::npos);
 }
 
-TEST_CASE("a TPOT with no second token to time reads none, not 0 ns") {
+TEST_CASE("a latency that timed no request (TPOT with no second token) reads none, not 0 ns") {
   LatencyStats none;
-  CHECK(TpotText(none, none.p99) == "none");
+  CHECK(LatencyText(none, none.p99) == "none");
   LatencyStats some;
   some.count = 3;
   some.p99 = 0.012;
-  CHECK(TpotText(some, some.p99) == "12.000 ms");
+  CHECK(LatencyText(some, some.p99) == "12.000 ms");
 }
 
 }  // namespace

@@ -63,8 +63,9 @@ const std::string& NameOf(const ServingScenario& s) { return s.name.empty() ? s.
 
 std::string Ms(double s) { return FormatDuration(Duration::Seconds(s)); }
 
-std::string StatsText(const LatencyStats& s) {
-  if (s.count == 0) return "none: no request has a second token to time";
+// `why`: what an empty figure means (nothing timed).
+std::string StatsText(const LatencyStats& s, std::string_view why = "no request served") {
+  if (s.count == 0) return fmt::format("none: {}", why);
   return fmt::format("P50 {}, P90 {}, P99 {}, mean {}", Ms(s.p50), Ms(s.p90), Ms(s.p99),
                      Ms(s.mean));
 }
@@ -88,10 +89,9 @@ std::string ArrivalText(const RequestSpec& r) {
 std::string SloText(const ServingReport& r) {
   std::string out;
   for (const SloCheck& c : r.slo) {
-    const bool none = c.target.metric == SloMetric::kTpot && r.tpot.count == 0;
-    out +=
-        fmt::format("{}{} <= {}: {} {}", out.empty() ? "" : "; ", c.target.Key(),
-                    Ms(c.target.seconds), none ? "none" : Ms(c.value_s), c.met ? "ok" : "MISSED");
+    out += fmt::format("{}{} <= {}: {} {}", out.empty() ? "" : "; ", c.target.Key(),
+                       Ms(c.target.seconds), c.timed ? Ms(c.value_s) : "none",
+                       c.met ? "ok" : "MISSED");
   }
   return out;
 }
@@ -129,7 +129,8 @@ std::string ReportText(const ServingScenario& s, const ServingReport& r) {
       Human(r.tokens_per_s), Human(r.tokens_per_s_per_gpu), Human(r.input_tokens_per_s),
       r.requests_per_s);
   out += fmt::format("  TTFT             {}\n", StatsText(r.ttft));
-  out += fmt::format("  TPOT             {}\n", StatsText(r.tpot));
+  out += fmt::format("  TPOT             {}\n",
+                     StatsText(r.tpot, "no request has a second token to time"));
   out += fmt::format("  end to end       {}\n", StatsText(r.e2e));
   if (!r.slo.empty()) {
     out += fmt::format("  targets          {}\n", SloText(r));
@@ -175,7 +176,7 @@ std::string SweepText(const ServeOutcome& o) {
     const ServingCandidate& c = w.ranked[i];
     out += fmt::format("  {:>2}. {:<34} {:>6} GPUs  {:>8.1f} tok/s/GPU  TTFT P99 {}  TPOT P99 {}\n",
                        i + 1, FormatServingLayout(c.layout), c.report.gpus, c.score,
-                       Ms(c.report.ttft.p99), TpotText(c.report.tpot, c.report.tpot.p99));
+                       Ms(c.report.ttft.p99), LatencyText(c.report.tpot, c.report.tpot.p99));
   }
   for (const ServingCandidate& c : w.excluded) {
     out += fmt::format("  --  {:<34} {}\n", FormatServingLayout(c.layout), c.reason);
@@ -227,9 +228,8 @@ Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key) {
   Json slo = Json::Array();
   for (const SloCheck& c : r.slo) {
     Json t = Json::Object();
-    const bool none = c.target.metric == SloMetric::kTpot && r.tpot.count == 0;
     t.Set("target", c.target.Key()).Set("limit_s", c.target.seconds);
-    t.Set("value_s", none ? Json() : Json(c.value_s));
+    t.Set("value_s", c.timed ? Json(c.value_s) : Json());
     slo.Push(t.Set("met", c.met));
   }
   j.Set("slo", slo);
