@@ -575,6 +575,28 @@ TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
   CHECK(wargs.find(" 1x2560x8192,") != std::string::npos);
 }
 
+TEST_CASE("calibrate passes --out as one argument, whatever it holds, and checks it was written") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string fake = dir + "/writing-calibrate.sh";
+  // A stand-in that writes the file its --out names, as tools/calibrate does.
+  std::ofstream(fake) << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && echo 'gpu: x' "
+                         "> \"$2\"; shift; done\nexit 0\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  setenv("PARASIM_CALIBRATE", fake.c_str(), 1);
+  // A shell would have run the `touch` (the path was once spliced into a command line).
+  const std::string odd = dir + "/it's; touch injected; echo x.yaml";
+  auto r = RunParasim("calibrate --quick --out \"" + odd + "\"");
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::is_regular_file(odd));
+  CHECK(!std::filesystem::exists("injected"));
+  // A program that ends well without writing its file is a failure, not a silent success.
+  std::ofstream(fake) << "#!/bin/sh\nexit 0\n";
+  auto none = RunParasim("calibrate --out " + dir + "/never.yaml");
+  CHECK(none.exit_code != 0);
+  CHECK(none.err.find("ended without writing") != std::string::npos);
+  unsetenv("PARASIM_CALIBRATE");
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);
