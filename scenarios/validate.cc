@@ -245,8 +245,12 @@ CaseHardware CaseHardwareOf(const MapReader& c, const YAML::Node& defaults,
     read(default_import);
     read(c.Node("import"));
   } else {
-    read(defaults["cluster"]);
-    if (c.Has("scenario")) read(c.Node("scenario")["cluster"]);
+    auto cluster_of = [](const YAML::Node& map) {
+      // Not a mapping: CaseNode refuses it where it stands; here it names no hardware.
+      return map.IsDefined() && map.IsMap() ? map["cluster"] : YAML::Node();
+    };
+    read(cluster_of(defaults));
+    if (c.Has("scenario")) read(cluster_of(c.Node("scenario")));
   }
   return h;
 }
