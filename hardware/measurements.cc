@@ -343,7 +343,8 @@ std::string FormatMeasurements(const Measurements& m) {
 }
 
 bool CollectivePoint::CrossesNodes() const {
-  if (op == Collective::kSendRecv) return per_node < 2;
+  // A send/recv run of more than two ranks is nccl-tests' ring (each rank sends to the next):
+  // once its ranks span nodes, the pairs that cross a node boundary bound its time.
   return per_node < ranks;
 }
 

@@ -100,7 +100,8 @@ struct CollectivePoint {
   std::string where;      // "file:line" of the row (an nccl-tests log's, or a file's)
   bool in_place = false;  // an nccl-tests row's in-place half (else out-of-place)
   // Whether the group spans nodes, so that the inter-node fabric prices it: more ranks than
-  // fit on one node (send/recv: its two ranks on different nodes).
+  // fit on one node (send/recv: two ranks on different nodes, or nccl-tests' ring of send/recv
+  // pairs spanning nodes, whose crossing pairs bound it).
   bool CrossesNodes() const;
 };
 
