@@ -88,6 +88,20 @@ TEST_CASE("three steps: the default average leaves the warm-up step out and says
         std::string::npos);
 }
 
+TEST_CASE("a step range holding no GPU kernel is left out of the average, and said") {
+  const ProfilerTrace t = Read("traces/empty-last-step.json");
+  auto s = SummarizeTrace(t, Table());
+  REQUIRE(s.ok());
+  // #1 is the warm-up; #4 closed before any kernel ran: averaged in, it took a quarter off.
+  CHECK(s->steps_chosen == std::vector<int64_t>{2, 3});
+  CHECK(s->steps_said.find("; left out, holding no GPU kernel: #4") != std::string::npos);
+  CHECK(s->measured.Time(K::kGemm) == 200000);
+  auto all = SummarizeTrace(t, Table(), *StepChoice::Parse("all"));
+  REQUIRE(all.ok());
+  CHECK(all->steps_chosen == std::vector<int64_t>{1, 2, 3});
+  CHECK(all->measured.Time(K::kGemm) == 200000);
+}
+
 // tests/traces/kineto-step.json: the sums its README states (GEMM 1.3 ms, attention 0.7 ms,
 // element-wise with the copy and the norm 0.2 ms, NCCL 0.73 ms: all-reduce 0.25, reduce-scatter
 // 0.4, send/recv 0.08; span 2.9 ms, idle 0.12 ms), as compare --trace has read them.
