@@ -597,6 +597,36 @@ TEST_CASE("calibrate passes --out as one argument, whatever it holds, and checks
   unsetenv("PARASIM_CALIBRATE");
 }
 
+TEST_CASE("a sweep's result is the run object of its layout, through the same goodput model") {
+  // Each result is documented as `run --json` of its layout. Its time to train had been the
+  // failure-free one (run's ideal_time_to_train_s) in a throughput sweep, and in a co-design
+  // sweep through the sweep's closed-form goodput while GPU-hours stayed failure-free.
+  const std::string f = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  auto sw = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(sw.exit_code == 0);
+  auto number = [](const std::string& json, const std::string& key, size_t from = 0) {
+    const size_t at = json.find("\"" + key + "\": ", from);
+    REQUIRE(at != std::string::npos);
+    return std::stod(json.substr(at + key.size() + 4));
+  };
+  const size_t first = sw.out.find("\"results\": [");
+  REQUIRE(first != std::string::npos);
+  // The leader's layout, replayed by run with the sweep's keys.
+  auto r = RunParasim("run --json " + f +
+                      " --set parallelism.tp=4 --set parallelism.pp=4 --set parallelism.dp=2 "
+                      "--set parallelism.cp=2 --set parallelism.schedule=interleaved-1f1b "
+                      "--set parallelism.virtual_stages=5 --set training.micro_batch=1 "
+                      "--set training.global_batch=64 --set training.recompute=none");
+  REQUIRE(r.exit_code == 0);
+  CHECK(number(sw.out, "step_time_s", first) == doctest::Approx(number(r.out, "step_time_s")));
+  CHECK(number(sw.out, "time_to_train_s", first) ==
+        doctest::Approx(number(r.out, "time_to_train_s")).epsilon(1e-9));
+  CHECK(number(sw.out, "gpu_hours", first) ==
+        doctest::Approx(number(r.out, "gpu_hours")).epsilon(1e-9));
+  CHECK(number(sw.out, "goodput", first) == doctest::Approx(number(r.out, "goodput")));
+  CHECK(number(sw.out, "time_to_train_s", first) > number(sw.out, "ideal_time_to_train_s", first));
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);
