@@ -172,20 +172,22 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));
   PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));
-  if (base && !m.Has("peak")) return g;
-  PARASIM_ASSIGN_OR_RETURN(MapReader p,
-                           MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
-  for (int i = 0; i < kNumDtypes; ++i) {
-    PARASIM_RETURN_IF_ERROR(
-        p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i], kMinPeak, kMaxPeak));
+  // (an extending mapping may leave the peaks out: the base's stand)
+  if (!base || m.Has("peak")) {
+    PARASIM_ASSIGN_OR_RETURN(MapReader p,
+                             MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
+    for (int i = 0; i < kNumDtypes; ++i) {
+      PARASIM_RETURN_IF_ERROR(
+          p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i], kMinPeak, kMaxPeak));
+    }
+    if (g.Peak(Dtype::kBf16).flops_per_second() <= 0 &&
+        g.Peak(Dtype::kFp16).flops_per_second() <= 0) {
+      return p.Error("bf16", "a 16-bit peak (bf16 or fp16) is required, e.g. '312TFLOP/s'");
+    }
   }
   if (g.memory.bytes() <= 0) return m.Error("memory", "must be more than 0B");
   if (g.hbm_bandwidth.bytes_per_second() <= 0)
     return m.Error("hbm_bandwidth", "must be more than 0");
-  if (g.Peak(Dtype::kBf16).flops_per_second() <= 0 &&
-      g.Peak(Dtype::kFp16).flops_per_second() <= 0) {
-    return p.Error("bf16", "a 16-bit peak (bf16 or fp16) is required, e.g. '312TFLOP/s'");
-  }
   // A GPU without a bf16 entry uses fp16 and vice versa; tf32 falls back to fp32.
   auto fill = [&](Dtype a, Dtype b) {
     if (g.Peak(a).flops_per_second() <= 0) g.peak[static_cast<int>(a)] = g.Peak(b);

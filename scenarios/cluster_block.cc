@@ -77,6 +77,12 @@ Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& ca
     *out = *spec;
   } else {
     const FabricSpec* base = nullptr;
+    if (f.IsMap() && !f["extends"].IsDefined() && !f["bandwidth"].IsDefined() &&
+        want == FabricKind::kIntra) {
+      // Keys set under the default NVLink (`--set cluster.intra_node.efficiency=0.5` where the
+      // GPU's server names it) extend that default.
+      base = cat.hardware.FindFabric(gpu_server_intra);
+    }
     if (f.IsMap() && f["extends"].IsDefined()) {
       const std::string path = m.Path(key) + ".extends";
       PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, f["extends"], path));

@@ -94,6 +94,15 @@ TEST_CASE("a catalog GPU or fabric extended: the keys given replace the entry's,
   CHECK(Read("cluster: {gpu: b200, nodes: 2, inter_node: {extends: ib-ndr}}\n", &bad)
             .message()
             .find("x.yaml:1:54: error: cluster.inter_node.extends: unknown fabric 'ib-ndr'") == 0);
+  // What an extension sets is checked as an inline GPU's is (memory: 0B ran, "does not fit").
+  CHECK(Read("cluster:\n  gpu: {extends: h100-sxm5-80gb, memory: 0B}\n", &bad).message() ==
+        "x.yaml:2:42: error: cluster.gpu.memory: must be more than 0B");
+  // Keys set under the default NVLink (the GPU's server names it) extend that default.
+  ClusterSpec nv;
+  REQUIRE(Read("cluster: {gpu: h100-sxm5-80gb, intra_node: {efficiency: 0.5}}\n", &nv).ok());
+  CHECK(nv.intra.id == "nvlink4-h100");
+  CHECK(nv.intra.efficiency == 0.5);
+  CHECK(nv.intra.bandwidth.bytes_per_second() == base.intra.bandwidth.bytes_per_second());
   // Without `extends` an inline GPU still needs its own memory, bandwidth, peak and SMs.
   CHECK(Read("cluster: {gpu: {sustained_factor: 0.7}, nodes: 1}\n", &bad)
             .message()
