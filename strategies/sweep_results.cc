@@ -104,7 +104,10 @@ Status ResultsFile::Open(const std::string& path, bool resume, std::string* earl
   if (resume && std::filesystem::exists(path)) {
     // Bounded, and only a regular file (a FIFO would block, /dev/zero never end).
     PARASIM_ASSIGN_OR_RETURN(*earlier, ReadFile(path, kMaxResultsFileBytes));
+    AllowRewrite(path);  // the results this run resumes from, and appends to
   }
+  // Never onto another input (the scenario's calibration profile, say): opening truncates it.
+  PARASIM_RETURN_IF_ERROR(RefuseRewritingInput(path));
   csv_.open(path, resume ? std::ios::app : std::ios::trunc);
   if (!csv_) {
     return InvalidArgument(fmt::format("{}:1:1: error: cannot write the results file", path));
