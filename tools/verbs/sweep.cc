@@ -81,7 +81,15 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   so.max_layouts = o.max_layouts;
   so.out_csv = o.out;
   so.resume = o.resume;
-  so.fingerprint = ScenarioFingerprint(o.scenario, o.sets);
+  // The calibration profiles the clusters read count: an edited profile is another sweep.
+  std::vector<std::string> profiles;
+  if (!s.cluster.calibration.empty()) profiles.push_back(s.cluster.calibration);
+  if (s.sweep) {
+    for (const SweepHardware& h : s.sweep->hardware) {
+      if (!h.cluster.calibration.empty()) profiles.push_back(h.cluster.calibration);
+    }
+  }
+  so.fingerprint = ScenarioFingerprint(o.scenario, o.sets, profiles);
   so.exhaustive = o.exhaustive;
   so.batch = o.batch;
   if (ctx.progress && ctx.primary()) so.progress = ProgressBar();
