@@ -659,6 +659,28 @@ TEST_CASE("memory's totals and verdict are run's, also under a split backward") 
   CHECK(ds.out.find("(--set training.recompute=full)") == std::string::npos);
 }
 
+TEST_CASE("an output never replaces a file the scenario named, such as its calibration profile") {
+  // run --trace, --svg, report --out and sweep --out onto the scenario's calibration profile
+  // had exited 0 and destroyed it: the check knew only the command line's files.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string scen = dir + "/calibrated-copy.yaml";
+  const std::string prof = dir + "/synthetic-h100.yaml";
+  std::filesystem::copy_file(Runfile("tests/profiles/llama3-8b-tp8-calibrated.yaml"), scen,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(Runfile("tests/profiles/synthetic-h100.yaml"), prof,
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string before = Slurp(prof);
+  for (const std::string& cmd :
+       {"run --trace " + prof + " " + scen, "run --svg " + prof + " " + scen,
+        "report --out " + prof + " " + scen}) {
+    CAPTURE(cmd);
+    auto r = RunParasim(cmd);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("which this command read as an input") != std::string::npos);
+  }
+  CHECK(Slurp(prof) == before);
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);

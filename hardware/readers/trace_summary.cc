@@ -187,6 +187,12 @@ StatusOr<TraceSummary> SummarizeTrace(const ProfilerTrace& t, const KernelClassT
     s.notes.push_back(fmt::format("{} GPU events of other devices than device {} left out",
                                   other_device, s.device));
   }
+  if (t.gpu_begin_events > 0) {
+    s.notes.push_back(fmt::format(
+        "{} GPU events written as begin/end pairs (\"ph\": \"B\" then \"E\") left out: only "
+        "complete events (\"ph\": \"X\") are read, as the PyTorch profiler writes them",
+        t.gpu_begin_events));
+  }
   std::vector<std::vector<uint32_t>> chosen;
   if (!stepped) {
     s.steps_said = "the whole trace (it marks no ProfilerStep#N)";

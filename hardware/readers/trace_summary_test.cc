@@ -146,6 +146,24 @@ TEST_CASE("no steps: the whole trace; other devices left out with a note") {
   CHECK(s->notes[0] == "1 GPU events of other devices than device 0 left out");
 }
 
+TEST_CASE("GPU events written as begin/end pairs are left out with a note") {
+  const std::string p = testing::TempFile("begin-end.json");
+  testing::WriteText(p, R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "nvjet_a", "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7}},
+    {"ph": "B", "cat": "kernel", "name": "nvjet_a", "ts": 20, "args": {"device": 0, "stream": 7}},
+    {"ph": "E", "cat": "kernel", "name": "nvjet_a", "ts": 25, "args": {"device": 0, "stream": 7}}]})");
+  auto t = ReadJsonTrace(p);
+  REQUIRE(t.ok());
+  auto s = SummarizeTrace(*t, Table());
+  REQUIRE(s.ok());
+  CHECK(s->measured.Time(K::kGemm) == 5000);
+  REQUIRE(s->notes.size() == 1);
+  CHECK(
+      s->notes[0] ==
+      "1 GPU events written as begin/end pairs (\"ph\": \"B\" then \"E\") left out: only complete "
+      "events (\"ph\": \"X\") are read, as the PyTorch profiler writes them");
+}
+
 TEST_CASE("the listing as text and as TSV") {
   std::vector<KernelListing> rows = {{"nvjet\tx", K::kGemm, "cuBLAS nvjet", 4, 2000000},
                                      {"Memset (Device)", K::kMemset, "memset", 2, 1500}};
