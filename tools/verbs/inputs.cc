@@ -109,6 +109,7 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
     }
     out.push_back(v);
   }
+  if (ellipsis) return bad("'...' needs the last count after it");  // (16,32,... had run 16,32)
   for (size_t i = 1; i < out.size(); ++i) {
     if (out[i] <= out[i - 1]) return bad("counts must increase");
   }
