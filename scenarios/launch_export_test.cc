@@ -35,6 +35,19 @@ std::vector<std::string> Examples() {
   return out;
 }
 
+// An imported scenario with the original's cluster block and the keys the export could not
+// carry set back as they were.
+StatusOr<Scenario> Reimported(const ImportedScenario& imported, const YAML::Node& original,
+                              const std::vector<NotExported>& missing) {
+  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(imported.yaml, "<imported>"));
+  root["cluster"] = original["cluster"];
+  YamlContext ctx{"<imported>", {}};
+  for (const NotExported& m : missing) {
+    PARASIM_RETURN_IF_ERROR(ApplySet(root, m.key + "=" + m.value, &ctx));
+  }
+  return ScenarioFromNode(root, ctx, Cat());
+}
+
 // The scenario's layout exported as Megatron-LM flags, imported again with the scenario's own
 // cluster block, and the keys the flags cannot carry set back as they were.
 StatusOr<Scenario> RoundTrip(const std::string& file, const LaunchConfig& l) {
@@ -44,13 +57,7 @@ StatusOr<Scenario> RoundTrip(const std::string& file, const LaunchConfig& l) {
   o.gpu = original["cluster"]["gpu"].IsScalar() ? original["cluster"]["gpu"].Scalar()
                                                 : "h100-sxm5-80gb";
   PARASIM_ASSIGN_OR_RETURN(ImportedScenario imported, ImportMegatron(args, o, Cat()));
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(imported.yaml, "<imported>"));
-  root["cluster"] = original["cluster"];
-  YamlContext ctx{"<imported>", {}};
-  for (const NotExported& m : l.megatron_missing) {
-    PARASIM_RETURN_IF_ERROR(ApplySet(root, m.key + "=" + m.value, &ctx));
-  }
-  return ScenarioFromNode(root, ctx, Cat());
+  return Reimported(imported, original, l.megatron_missing);
 }
 
 TEST_CASE(
@@ -211,13 +218,7 @@ StatusOr<Scenario> TorchtitanRoundTrip(const std::string& file, const LaunchConf
   o.gpus_per_node = l.gpus_per_node;
   PARASIM_ASSIGN_OR_RETURN(ImportedScenario imported,
                            ImportTorchtitan("job.toml", TorchtitanToml(l), o, Cat()));
-  PARASIM_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(imported.yaml, "<imported>"));
-  root["cluster"] = original["cluster"];
-  YamlContext ctx{"<imported>", {}};
-  for (const NotExported& m : l.torchtitan_missing) {
-    PARASIM_RETURN_IF_ERROR(ApplySet(root, m.key + "=" + m.value, &ctx));
-  }
-  return ScenarioFromNode(root, ctx, Cat());
+  return Reimported(imported, original, l.torchtitan_missing);
 }
 
 TEST_CASE(
