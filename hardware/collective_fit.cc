@@ -31,6 +31,9 @@ std::string Describe(const CollectivePoint& p) {
 int64_t PerNode(const CollectivePoint& k) { return std::clamp<int64_t>(k.per_node, 1, k.ranks); }
 
 GroupPlacement Placement(const CollectivePoint& k, bool inter) {
+  // A send/recv point is one pair's transfer (a ring's pairs run side by side): the cost model
+  // prices a pair, on the inter-node fabric when its two ranks are on different nodes.
+  if (k.op == Collective::kSendRecv) return GroupPlacement{2, inter ? 1 : 2, false};
   return GroupPlacement{k.ranks, inter ? PerNode(k) : k.ranks, false};
 }
 
@@ -107,7 +110,7 @@ CaseFits PerCase(FitContext* fc, bool inter, const Points& pts) {
   for (const CollectivePoint* k : pts) {
     const GroupPlacement g = Placement(*k, inter);
     const Algo al = cm.CollectiveTime(k->op, k->bytes, g).algo;
-    cases[{static_cast<int>(k->op), static_cast<int>(al), k->ranks, g.per_node}].push_back(k);
+    cases[{static_cast<int>(k->op), static_cast<int>(al), g.size, g.per_node}].push_back(k);
   }
   CaseFits fits;
   for (const auto& [key, group] : cases) {

@@ -173,5 +173,35 @@ TEST_CASE("one-rank points are skipped, and cases with too few points keep the f
       "nvlink4-h100 all_gather ring x8/8: 1 point(s) at 1 size(s); the fabric-wide fit prices it");
 }
 
+TEST_CASE(
+    "nccl-tests' send/recv ring spanning nodes is a pair's transfer on the inter-node fabric") {
+  // sendrecv_perf on 16 ranks, 8 a node: each rank sends to the next, so ranks 7 -> 8 and 15 -> 0
+  // cross nodes and bound the run. Once fitted as one NVLink transfer (an 0.09 bus efficiency
+  // that then priced every TP collective), it is a two-rank inter-node pair.
+  ClusterSpec truth = H100Cluster(2);
+  truth.inter.efficiency = 0.8;
+  truth.inter.latency = Duration::Microseconds(20);
+  const CostModel cm(truth, Dtype::kBf16);
+  Measurements m;
+  m.file = "sendrecv_perf.log";
+  for (double mib : {1.0, 16.0, 256.0, 1024.0}) {
+    const Bytes b = Bytes::MiB(mib);
+    m.collectives.push_back({Collective::kSendRecv, "", 16, 8, b,
+                             cm.CollectiveTime(Collective::kSendRecv, b, {2, 1}).time});
+  }
+  CHECK(m.collectives[0].CrossesNodes());
+  const FitResult r = FitCollectivesOf(m, H100Cluster(2));
+  REQUIRE(r.profile.fabrics.size() == 1);
+  const auto& fab = r.profile.fabrics[0];
+  CHECK(fab.id == "ib-ndr-400g");
+  CHECK(fab.efficiency == doctest::Approx(0.8).epsilon(0.01));
+  REQUIRE(fab.collectives.size() == 1);
+  CHECK(fab.collectives[0].ranks == 2);  // the pair the cost model prices a send/recv as
+  CHECK(fab.collectives[0].per_node == 1);
+  // On one node the same ring is an NVLink pair.
+  CollectivePoint one{Collective::kSendRecv, "", 8, 8, Bytes::MiB(1), Duration::Microseconds(9)};
+  CHECK_FALSE(one.CrossesNodes());
+}
+
 }  // namespace
 }  // namespace parasim

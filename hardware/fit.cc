@@ -30,6 +30,21 @@ Status Sources(FitContext* f) {
   return Status::Ok();
 }
 
+// Why no family was fitted: what reading passed over and the points the fitters left out,
+// located at the first file.
+Status NothingFitted(const FitContext& f) {
+  std::string why;
+  for (const Measurements& m : f.measurements) {
+    for (const std::string& n : m.notes) why += "\n  " + n;
+  }
+  for (const std::string& s : f.result.skipped) why += "\n  skipped: " + s;
+  const std::string file = f.measurements.empty() ? "fit" : f.measurements.front().file;
+  return InvalidArgument(fmt::format(
+      "{}:1:1: error: nothing to fit: the measurements hold no GEMM, memory, collective or "
+      "contention point the fit can use{}",
+      file, why.empty() ? "" : ":" + why));
+}
+
 }  // namespace
 
 // One fitter per measurement family, in an order where later families see earlier fits.
@@ -47,10 +62,7 @@ StatusOr<FitResult> FitMeasurements(const std::vector<Measurements>& ms,
   FitHostCopies(&fit);
   FitContention(&fit);
   FitSustained(&fit);
-  if (fit.result.families.empty()) {
-    return InvalidArgument(
-        "fit: the measurements hold no GEMM, memory, collective or contention points");
-  }
+  if (fit.result.families.empty()) return NothingFitted(fit);
   return std::move(fit.result);
 }
 

@@ -70,5 +70,30 @@ TEST_CASE("measurements of another GPU, or of nothing, are refused") {
   CHECK(none.status().message().find("hold no GEMM") != std::string::npos);
 }
 
+// Before: "fit: the measurements hold no GEMM, memory, collective or contention points", whatever
+// reading had passed over and the fitters had skipped.
+TEST_CASE("a fit of nothing says why: the notes of reading and the points skipped") {
+  Measurements passed;
+  passed.file = "reduce_perf.log";
+  passed.notes.push_back(
+      "reduce_perf.log:1: the reduce run (lines 1-27) passed over: the cost model prices no "
+      "reduce");
+  auto none = FitMeasurements({passed}, H100Cluster(1));
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().message() ==
+        "reduce_perf.log:1:1: error: nothing to fit: the measurements hold no GEMM, memory, "
+        "collective or contention point the fit can use:\n  reduce_perf.log:1: the reduce run "
+        "(lines 1-27) passed over: the cost model prices no reduce");
+  Measurements one;
+  one.file = "all_reduce_perf.log";
+  one.collectives.push_back({Collective::kAllReduce, "", 1, 1, Bytes::MiB(64),
+                             Duration::Microseconds(300), 0, "all_reduce_perf.log:9"});
+  auto lone = FitMeasurements({one}, H100Cluster(1));
+  REQUIRE_FALSE(lone.ok());
+  CHECK(lone.status().message().find("all_reduce_perf.log:1:1: error: nothing to fit") == 0);
+  CHECK(lone.status().message().find("\n  skipped: ") != std::string::npos);
+  CHECK(lone.status().message().find("one rank moves nothing") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace parasim

@@ -343,11 +343,40 @@ std::string FormatMeasurements(const Measurements& m) {
 }
 
 bool CollectivePoint::CrossesNodes() const {
-  if (op == Collective::kSendRecv) return per_node < 2;
+  // A send/recv run of more than two ranks is nccl-tests' ring (each rank sends to the next):
+  // once its ranks span nodes, the pairs that cross a node boundary bound its time.
   return per_node < ranks;
 }
 
-Measurements MeasurementsFromNcclLog(const NcclTestsLog& log) {
+namespace {
+
+// The points of one run: its rows whose data check did not fail, with its ranks and ranks per
+// node (hardware/readers/nccl_tests_checks.h); an error when the run cannot be trusted.
+Status RunPoints(const NcclTestsLog& log, const NcclTestsSection& s, Collective op,
+                 const NcclRanksGiven& given, Measurements* m) {
+  PARASIM_ASSIGN_OR_RETURN(NcclRunShape shape, NcclRunRanks(s, log.file, given));
+  PARASIM_ASSIGN_OR_RETURN(NcclPassedRows passed, NcclRowsThatPassed(s, log.file));
+  if (!shape.note.empty()) m->notes.push_back(shape.note);
+  if (!passed.note.empty()) m->notes.push_back(passed.note);
+  for (const NcclTestsRow* r : passed.rows) {
+    for (const NcclTestsResult* half : {&r->out_of_place, &r->in_place}) {
+      if (!half->present || !(half->time_us > 0) || r->bytes <= 0) continue;
+      CollectivePoint p;
+      p.op = op;
+      p.ranks = shape.ranks;
+      p.per_node = shape.per_node;
+      p.bytes = Bytes(static_cast<double>(r->bytes));
+      p.time = Duration::Microseconds(half->time_us);
+      p.where = fmt::format("{}:{}", log.file, r->line);
+      p.in_place = half == &r->in_place;
+      m->collectives.push_back(p);
+    }
+  }
+  return Status::Ok();
+}
+
+// Every run's points; a run refused is an error (`strict`) or passed over with its reason.
+StatusOr<Measurements> FromLog(const NcclTestsLog& log, const NcclRanksGiven& given, bool strict) {
   Measurements m;
   m.file = log.file;
   m.notes = log.notes;
@@ -361,38 +390,33 @@ Measurements MeasurementsFromNcclLog(const NcclTestsLog& log) {
                       log.file, s.first_line, s.op, s.first_line, s.last_line, s.op));
       continue;
     }
-    // A run without device lines (the oldest layouts print them differently) is one process
-    // driving nThread x nGpus GPUs.
-    const int64_t ranks =
-        s.ranks > 0 ? s.ranks : std::max<int64_t>(1, s.threads * s.gpus_per_thread);
-    const int64_t per_node = s.per_node > 0 ? s.per_node : ranks;
-    for (const NcclTestsRow& r : s.rows) {
-      for (const NcclTestsResult* half : {&r.out_of_place, &r.in_place}) {
-        if (!half->present || !(half->time_us > 0) || r.bytes <= 0) continue;
-        CollectivePoint p;
-        p.op = *op;
-        p.ranks = ranks;
-        p.per_node = per_node;
-        p.bytes = Bytes(static_cast<double>(r.bytes));
-        p.time = Duration::Microseconds(half->time_us);
-        p.where = fmt::format("{}:{}", log.file, r.line);
-        p.in_place = half == &r.in_place;
-        m.collectives.push_back(p);
-      }
+    if (Status st = RunPoints(log, s, *op, given, &m); !st.ok()) {
+      if (strict) return st;
+      m.notes.push_back(st.message() + "; passed over");
     }
   }
   return m;
 }
 
-StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op) {
-  PARASIM_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  if (text.find("nThread") != std::string::npos || text.find("nccl-tests") != std::string::npos ||
-      text.find("rccl-tests") != std::string::npos ||
-      text.find("Collective test starting") != std::string::npos) {
+}  // namespace
+
+StatusOr<Measurements> MeasurementsFromNcclLog(const NcclTestsLog& log,
+                                               const NcclRanksGiven& given) {
+  return FromLog(log, given, true);
+}
+
+Measurements MeasurementsFromNcclLog(const NcclTestsLog& log) { return *FromLog(log, {}, false); }
+
+StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op,
+                                        const NcclRanksGiven& given) {
+  // Plain or gzipped (hardware/readers/bounded_input.h), within what ReadFile allows.
+  PARASIM_ASSIGN_OR_RETURN(
+      std::string text, ReadBoundedFile(path, InputLimits{kMaxInputBytes, 200, int64_t{16} << 20}));
+  if (LooksLikeNcclTestsLog(text)) {
     NcclLogOptions options;
     options.op = op;
     PARASIM_ASSIGN_OR_RETURN(NcclTestsLog log, ParseNcclTestsLog(text, path, options));
-    return MeasurementsFromNcclLog(log);
+    return MeasurementsFromNcclLog(log, given);
   }
   return ParseMeasurements(text, path);
 }

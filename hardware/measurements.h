@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "hardware/cost_model.h"
+#include "hardware/readers/nccl_tests_checks.h"
 #include "hardware/readers/nccl_tests_log.h"
 #include "hardware/spec.h"
 #include "sim/status.h"
@@ -100,7 +101,8 @@ struct CollectivePoint {
   std::string where;      // "file:line" of the row (an nccl-tests log's, or a file's)
   bool in_place = false;  // an nccl-tests row's in-place half (else out-of-place)
   // Whether the group spans nodes, so that the inter-node fabric prices it: more ranks than
-  // fit on one node (send/recv: its two ranks on different nodes).
+  // fit on one node (send/recv: two ranks on different nodes, or nccl-tests' ring of send/recv
+  // pairs spanning nodes, whose crossing pairs bound it).
   bool CrossesNodes() const;
 };
 
@@ -148,16 +150,25 @@ struct Measurements {
 
 StatusOr<Measurements> ParseMeasurements(const std::string& text, const std::string& file);
 std::string FormatMeasurements(const Measurements& m);
-// Reads a measurements file or an nccl-tests / rccl-tests log, told apart by content. A log is
-// read by hardware/readers/nccl_tests_log.h (every layout, launcher prefixes, several runs in
+// Reads a measurements file or an nccl-tests / rccl-tests log, plain or gzipped, told apart by
+// content (a log: its run header or its column header, hardware/readers/nccl_tests_log.h). A log
+// is read by hardware/readers/nccl_tests_log.h (every layout, launcher prefixes, several runs in
 // one file); `op` is fit --op: the op of a log that does not name its program (one per run,
-// comma-separated), checked against the header of one that does.
-StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op = "");
+// comma-separated), checked against the header of one that does; `given` is fit --ranks and
+// --per-node, for logs without device lines.
+StatusOr<Measurements> LoadMeasurements(const std::string& path, const std::string& op = "",
+                                        const NcclRanksGiven& given = {});
 
 // The collective points of a read nccl-tests log: every run's rows, out-of-place and in-place
-// halves both, with the run's op, ranks and ranks per node (from its device lines; nThread x
-// nGpus when it has none). Runs of ops the cost model does not price (reduce, gather, scatter,
-// alltoallv, hypercube) are passed over with a note.
+// halves both, with the run's op, ranks and ranks per node, checked as
+// hardware/readers/nccl_tests_checks.h says: rows whose data check failed are left out (with a
+// note naming their lines), a run whose every row failed is refused; without device lines the
+// rank count is cross-checked against the rows' busbw/algbw (a note when it is not nThread x
+// nGpus), and refused where it or the ranks per node stay unknown. Runs of ops the cost model
+// does not price (reduce, gather, scatter, alltoallv, hypercube) are passed over with a note.
+StatusOr<Measurements> MeasurementsFromNcclLog(const NcclTestsLog& log,
+                                               const NcclRanksGiven& given);
+// The same, a run that would be refused passed over with the reason as a note.
 Measurements MeasurementsFromNcclLog(const NcclTestsLog& log);
 
 }  // namespace parasim

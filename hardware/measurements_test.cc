@@ -4,6 +4,8 @@
 #include "hardware/measurements.h"
 
 #include <doctest/doctest.h>
+#include <fmt/core.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <sstream>
@@ -90,6 +92,87 @@ TEST_CASE("runs of ops the cost model does not price are passed over, said") {
   REQUIRE(m.notes.size() == 1);
   CHECK(m.notes[0].find("gather.log:3: the gather run (lines 3-9) passed over") !=
         std::string::npos);
+}
+
+// An all_reduce table of `n` ranks as nccl-tests prints it (busbw = algbw x 2(n-1)/n), one row
+// per size, #wrong as given, after `header`.
+std::string AllReduceTable(const std::string& header, int n,
+                           const std::vector<std::string>& wrong) {
+  std::string text = header;
+  text +=
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n";
+  int64_t size = int64_t{1} << 20;
+  for (const std::string& w : wrong) {
+    const double us = 10 + static_cast<double>(size) / 100e3;
+    const double alg = static_cast<double>(size) / us / 1e3;
+    const double bus = alg * 2 * (n - 1) / n;
+    text += fmt::format(
+        "{:>12} {:>13}     float     sum      -1  {:7.2f}  {:6.2f}  {:6.2f}  {:>6}  "
+        "{:7.2f}  {:6.2f}  {:6.2f}  {:>6}\n",
+        size, size / 4, us, alg, bus, w, us, alg, bus, w);
+    size *= 2;
+  }
+  return text;
+}
+
+// Before: rows whose #wrong was not 0 were fitted, and a log without device lines was nThread x
+// nGpus ranks on one node whatever its busbw said.
+TEST_CASE("nccl-tests rows that failed their check are left out; ranks checked by busbw/algbw") {
+  const std::string header = "# nThread 1 nGpus 8 minBytes 1048576\n";
+  auto some = ParseNcclTestsLog(AllReduceTable(header, 8, {"0", "17", "0"}), "all_reduce_perf.log");
+  REQUIRE(some.ok());
+  auto m = MeasurementsFromNcclLog(*some, {});
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  REQUIRE(m->collectives.size() == 4);  // two rows, both halves
+  CHECK(m->collectives[0].ranks == 8);
+  CHECK(m->collectives[0].per_node == 8);
+  CHECK(m->collectives[2].where == "all_reduce_perf.log:5");
+  REQUIRE(m->notes.size() == 1);
+  CHECK(m->notes[0].find("all_reduce_perf.log: lines 4: rows of the all_reduce run") == 0);
+  auto all = ParseNcclTestsLog(AllReduceTable(header, 8, {"5", "1e+06"}), "all_reduce_perf.log");
+  REQUIRE(all.ok());
+  auto refused = MeasurementsFromNcclLog(*all, {});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("all_reduce_perf.log:3:1: error: every row of the "
+                                        "all_reduce run") == 0);
+  const Measurements lenient = MeasurementsFromNcclLog(*all);  // the fuzzer's: passed over, said
+  CHECK(lenient.collectives.empty());
+  REQUIRE(lenient.notes.size() == 1);
+  CHECK(lenient.notes[0].find("; passed over") != std::string::npos);
+  // 16 ranks by busbw/algbw, 8 GPUs a process: where they ran must be given.
+  auto two = ParseNcclTestsLog(AllReduceTable(header, 16, {"0", "0", "0"}), "all_reduce_perf.log");
+  REQUIRE(two.ok());
+  auto unplaced = MeasurementsFromNcclLog(*two, {});
+  REQUIRE_FALSE(unplaced.ok());
+  CHECK(unplaced.status().message().find("pass --per-node N") != std::string::npos);
+  auto placed = MeasurementsFromNcclLog(*two, {.per_node = 8});
+  REQUIRE_MESSAGE(placed.ok(), placed.status().message());
+  CHECK(placed->collectives[0].ranks == 16);
+  CHECK(placed->collectives[0].per_node == 8);
+  CHECK(placed->collectives[0].CrossesNodes());
+}
+
+// Before: a gzipped log was "binary data, not YAML", a table without its header lines "expected a
+// mapping".
+TEST_CASE("LoadMeasurements reads gzipped logs and tables pasted alone") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string table = AllReduceTable("", 8, {"0", "0"});
+  REQUIRE(WriteFileAtomic(dir + "/all_reduce_perf.txt", table).ok());
+  auto bare = LoadMeasurements(dir + "/all_reduce_perf.txt", "", {.per_node = 8});
+  REQUIRE_MESSAGE(bare.ok(), bare.status().message());
+  CHECK(bare->collectives.size() == 4);
+  CHECK(bare->collectives[0].ranks == 8);
+  const std::string gz = dir + "/all_reduce_perf.log.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  const std::string log = AllReduceTable("# nThread 1 nGpus 8 minBytes 1048576\n", 8, {"0"});
+  CHECK(gzwrite(f, log.data(), static_cast<unsigned>(log.size())) == static_cast<int>(log.size()));
+  gzclose(f);
+  auto zipped = LoadMeasurements(gz);
+  REQUIRE_MESSAGE(zipped.ok(), zipped.status().message());
+  CHECK(zipped->collectives.size() == 2);
+  CHECK(zipped->collectives[0].where == gz + ":3");
 }
 
 TEST_CASE("measurement files round-trip and refuse bad values with file:line:col") {

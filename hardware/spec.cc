@@ -1,6 +1,7 @@
 #include "hardware/spec.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "sim/enum_names.h"
 
@@ -53,6 +54,17 @@ const Bandwidth kMinLink = Bandwidth::Gbps(1), kMaxLink = Bandwidth::GBps(1e6);
 // - latencies and per-op overheads: the catalog's are 1-25 us; a second is a wide-area round
 //   trip ten times over.
 const Duration kMaxLatency = Duration::Seconds(1);
+
+// The keys an extending mapping sets, for the name it gives its GPU ("name" and "extends" left
+// out): "sustained_factor, sms".
+std::string OverriddenKeys(const YAML::Node& node) {
+  std::vector<std::string> keys;
+  for (const auto& kv : node) {
+    const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (k != "extends" && k != "name") keys.push_back(k);
+  }
+  return keys.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(keys, ", "));
+}
 
 // The GPU's CUDA device names and its usual server (GpuSpec::device_names, server).
 Status ReadDeviceFacts(const YamlContext& ctx, const MapReader& m, GpuSpec* g) {
@@ -109,19 +121,38 @@ Status ReadElementwiseRates(const MapReader& m, const char* key, ElementwiseRate
 }
 
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
-                               std::string id) {
-  PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(
-          ctx, node, path,
-          {"name", "memory", "hbm_bandwidth", "peak", "sms", "gemm_efficiency", "memory_efficiency",
-           "launch_overhead", "sustained_factor", "device_names", "server", "attention_flash",
-           "gemm_efficiency_fp8", "mxfp8", "host_op_time", "elementwise_rates",
-           "compute_capability", "host_micro_batch_time", "host_step_time"}));
+                               std::string id, const GpuSpec* base) {
+  std::vector<std::string_view> keys = {"name",
+                                        "memory",
+                                        "hbm_bandwidth",
+                                        "peak",
+                                        "sms",
+                                        "gemm_efficiency",
+                                        "memory_efficiency",
+                                        "launch_overhead",
+                                        "sustained_factor",
+                                        "device_names",
+                                        "server",
+                                        "attention_flash",
+                                        "gemm_efficiency_fp8",
+                                        "mxfp8",
+                                        "host_op_time",
+                                        "elementwise_rates",
+                                        "compute_capability",
+                                        "host_micro_batch_time",
+                                        "host_step_time"};
+  if (base) keys.push_back("extends");
+  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, path, keys));
   GpuSpec g;
-  g.id = std::move(id);
-  g.name = g.id;
-  for (auto k : {"memory", "hbm_bandwidth", "peak", "sms"}) PARASIM_RETURN_IF_ERROR(m.Require(k));
+  if (base) {
+    g = *base;
+    g.name = fmt::format("{} ({} changed)", base->name, OverriddenKeys(node));
+    if (m.Has("device_names")) g.device_names.clear();
+  } else {
+    g.id = std::move(id);
+    g.name = g.id;
+    for (auto k : {"memory", "hbm_bandwidth", "peak", "sms"}) PARASIM_RETURN_IF_ERROR(m.Require(k));
+  }
   PARASIM_RETURN_IF_ERROR(m.String("name", &g.name));
   PARASIM_RETURN_IF_ERROR(m.Size("memory", &g.memory));
   PARASIM_RETURN_IF_ERROR(m.Rate("hbm_bandwidth", &g.hbm_bandwidth, kMinHbm, kMaxHbm));
@@ -141,19 +172,22 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
   PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));
   PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));
-  PARASIM_ASSIGN_OR_RETURN(MapReader p,
-                           MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
-  for (int i = 0; i < kNumDtypes; ++i) {
-    PARASIM_RETURN_IF_ERROR(
-        p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i], kMinPeak, kMaxPeak));
+  // (an extending mapping may leave the peaks out: the base's stand)
+  if (!base || m.Has("peak")) {
+    PARASIM_ASSIGN_OR_RETURN(MapReader p,
+                             MapReader::Open(ctx, m.Node("peak"), m.Path("peak"), DtypeNames()));
+    for (int i = 0; i < kNumDtypes; ++i) {
+      PARASIM_RETURN_IF_ERROR(
+          p.Compute(DtypeName(static_cast<Dtype>(i)), &g.peak[i], kMinPeak, kMaxPeak));
+    }
+    if (g.Peak(Dtype::kBf16).flops_per_second() <= 0 &&
+        g.Peak(Dtype::kFp16).flops_per_second() <= 0) {
+      return p.Error("bf16", "a 16-bit peak (bf16 or fp16) is required, e.g. '312TFLOP/s'");
+    }
   }
   if (g.memory.bytes() <= 0) return m.Error("memory", "must be more than 0B");
   if (g.hbm_bandwidth.bytes_per_second() <= 0)
     return m.Error("hbm_bandwidth", "must be more than 0");
-  if (g.Peak(Dtype::kBf16).flops_per_second() <= 0 &&
-      g.Peak(Dtype::kFp16).flops_per_second() <= 0) {
-    return p.Error("bf16", "a 16-bit peak (bf16 or fp16) is required, e.g. '312TFLOP/s'");
-  }
   // A GPU without a bf16 entry uses fp16 and vice versa; tf32 falls back to fp32.
   auto fill = [&](Dtype a, Dtype b) {
     if (g.Peak(a).flops_per_second() <= 0) g.peak[static_cast<int>(a)] = g.Peak(b);
@@ -165,18 +199,22 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
 }
 
 StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& node,
-                                     std::string path, std::string id) {
-  PARASIM_ASSIGN_OR_RETURN(
-      MapReader m,
-      MapReader::Open(ctx, node, path, {"kind", "bandwidth", "latency", "efficiency"}));
+                                     std::string path, std::string id, const FabricSpec* base) {
+  std::vector<std::string_view> keys = {"kind", "bandwidth", "latency", "efficiency"};
+  if (base) keys.push_back("extends");
+  PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, path, keys));
   FabricSpec f;
-  f.id = std::move(id);
-  PARASIM_RETURN_IF_ERROR(m.Require("bandwidth"));
-  std::string kind = "intra";
+  if (base) {
+    f = *base;
+  } else {
+    f.id = std::move(id);
+    f.latency = Duration::Microseconds(5);
+    PARASIM_RETURN_IF_ERROR(m.Require("bandwidth"));
+  }
+  std::string kind = f.kind == FabricKind::kInter ? "inter" : "intra";
   PARASIM_RETURN_IF_ERROR(m.Enum("kind", &kind, {"intra", "inter"}));
   f.kind = kind == "intra" ? FabricKind::kIntra : FabricKind::kInter;
   PARASIM_RETURN_IF_ERROR(m.Rate("bandwidth", &f.bandwidth, kMinLink, kMaxLink));
-  f.latency = Duration::Microseconds(5);
   PARASIM_RETURN_IF_ERROR(m.Time("latency", &f.latency, Duration::Zero(), kMaxLatency));
   PARASIM_RETURN_IF_ERROR(m.Number("efficiency", &f.efficiency, 0.01, 1.0));
   if (f.bandwidth.bytes_per_second() <= 0) return m.Error("bandwidth", "must be more than 0");

@@ -284,9 +284,15 @@ Status ReadAttentionEfficiency(const MapReader& m, const char* key, AttentionEff
 // `key: {activation_forward, activation_backward, norm_forward, dropout_forward, loss_pass}`
 // (elements a second; each optional) over `*out`.
 Status ReadElementwiseRates(const MapReader& m, const char* key, ElementwiseRates* out);
+// An inline GPU or fabric mapping. With `base` (a catalog entry the mapping `extends`) every key
+// is optional and a key given replaces the base's value (a listed peak format replaces that
+// format's peak; `device_names` replaces the list); the id stays the base's, as calibration
+// profiles and prices name it, and the name lists what was changed. The mapping may then hold
+// `extends`, which the caller reads.
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
-                               std::string id);
+                               std::string id, const GpuSpec* base = nullptr);
 StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& node,
-                                     std::string path, std::string id);
+                                     std::string path, std::string id,
+                                     const FabricSpec* base = nullptr);
 
 }  // namespace parasim

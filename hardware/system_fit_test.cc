@@ -55,12 +55,25 @@ TEST_CASE("contention fits the mean slowdowns beside a spinning stand-in nearest
   CHECK(r.families[0].points == 2);
   CHECK(r.families[0].fitted == "contended_compute 1.3x beside a collective on 16 SMs");
   CHECK(r.families[1].family == "contention memory");
-  // A victim that runs faster beside the stand-in is taken as not slowed.
-  Measurements faster;
-  faster.contention = {ContentionRow("gemm", "spin", 12, 1000, 900)};
-  const FitResult f = FitSystem(faster);
+  // A victim a hair faster beside the stand-in (timing noise) is taken as not slowed; one
+  // clearly faster, or slower than the profile's range (1 to 4) holds, is kept at the bound and
+  // said, so that --out refuses it (it wrote contended_memory 10000, which no run could load).
+  Measurements noise;
+  noise.contention = {ContentionRow("gemm", "spin", 12, 1000, 980)};
+  const FitResult n = FitSystem(noise);
+  CHECK(*n.profile.contended_compute == doctest::Approx(1.0));
+  CHECK(n.families[0].at_bound.empty());
+  CHECK_FALSE(n.profile.contended_memory.has_value());
+  Measurements odd;
+  odd.contention = {ContentionRow("gemm", "spin", 16, 1000, 700),
+                    ContentionRow("copy", "spin", 16, 700, 7000000)};
+  const FitResult f = FitSystem(odd);
   CHECK(*f.profile.contended_compute == doctest::Approx(1.0));
-  CHECK_FALSE(f.profile.contended_memory.has_value());
+  CHECK(*f.profile.contended_memory == doctest::Approx(4.0));
+  REQUIRE(f.families.size() == 2);
+  CHECK(f.families[0].at_bound.size() == 1);
+  CHECK(f.families[1].at_bound.size() == 1);
+  CHECK(FitRefusals(f).size() == 2);
 }
 
 TEST_CASE("sustained clocks are reported, not fitted") {

@@ -11,22 +11,34 @@
 namespace parasim {
 namespace {
 
+// The catalog GPU a scalar names, or an inline mapping's `extends` names (at `path`).
+StatusOr<const GpuSpec*> CatalogGpu(const YamlContext& ctx, const YAML::Node& id,
+                                    const std::string& path, const Catalogs& cat) {
+  PARASIM_ASSIGN_OR_RETURN(std::string name, ReadScalar(ctx, id, path));
+  const GpuSpec* spec = cat.hardware.FindGpu(name);
+  if (!spec) {
+    return ctx.ErrorAt(id, path,
+                       fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
+                                   "mapping with memory, hbm_bandwidth, peak)",
+                                   name, SuggestionHint(name, cat.hardware.GpuIds()),
+                                   fmt::join(cat.hardware.GpuIds(), ", ")));
+  }
+  return spec;
+}
+
 Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
                       ClusterSpec* c) {
   YAML::Node g = m.Node("gpu");
   if (g.IsScalar()) {
-    const GpuSpec* spec = cat.hardware.FindGpu(g.Scalar());
-    if (!spec) {
-      return m.Error("gpu",
-                     fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
-                                 "mapping with memory, hbm_bandwidth, peak)",
-                                 g.Scalar(), SuggestionHint(g.Scalar(), cat.hardware.GpuIds()),
-                                 fmt::join(cat.hardware.GpuIds(), ", ")));
-    }
+    PARASIM_ASSIGN_OR_RETURN(const GpuSpec* spec, CatalogGpu(ctx, g, m.Path("gpu"), cat));
     c->gpu = *spec;
-  } else {
-    PARASIM_ASSIGN_OR_RETURN(c->gpu, ParseGpuSpec(ctx, g, "cluster.gpu", "inline"));
+    return Status::Ok();
   }
+  const GpuSpec* base = nullptr;
+  if (g.IsMap() && g["extends"].IsDefined()) {
+    PARASIM_ASSIGN_OR_RETURN(base, CatalogGpu(ctx, g["extends"], "cluster.gpu.extends", cat));
+  }
+  PARASIM_ASSIGN_OR_RETURN(c->gpu, ParseGpuSpec(ctx, g, "cluster.gpu", "inline", base));
   return Status::Ok();
 }
 
@@ -64,7 +76,25 @@ Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& ca
     }
     *out = *spec;
   } else {
-    PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline"));
+    const FabricSpec* base = nullptr;
+    if (f.IsMap() && !f["extends"].IsDefined() && !f["bandwidth"].IsDefined() &&
+        want == FabricKind::kIntra) {
+      // Keys set under the default NVLink (`--set cluster.intra_node.efficiency=0.5` where the
+      // GPU's server names it) extend that default.
+      base = cat.hardware.FindFabric(gpu_server_intra);
+    }
+    if (f.IsMap() && f["extends"].IsDefined()) {
+      const std::string path = m.Path(key) + ".extends";
+      PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, f["extends"], path));
+      base = cat.hardware.FindFabric(id);
+      if (!base) {
+        return ctx.ErrorAt(f["extends"], path,
+                           fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", id,
+                                       SuggestionHint(id, cat.hardware.FabricIds()),
+                                       fmt::join(cat.hardware.FabricIds(), ", ")));
+      }
+    }
+    PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline", base));
     out->kind = want;
   }
   return Status::Ok();

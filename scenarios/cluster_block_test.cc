@@ -57,6 +57,58 @@ TEST_CASE("inline GPU and fabric; an unknown id lists the catalog's") {
   CHECK(st.message().find("catalog GPUs: ") != std::string::npos);
 }
 
+TEST_CASE("a catalog GPU or fabric extended: the keys given replace the entry's, the id stays") {
+  ClusterSpec base;
+  REQUIRE(Read("cluster: {gpu: h100-sxm5-80gb, nodes: 2, inter_node: ib-ndr-400g}\n", &base).ok());
+  ClusterSpec c;
+  REQUIRE(Read("cluster:\n  gpu: {extends: h100-sxm5-80gb, memory: 96GiB, sustained_factor: "
+               "0.7, peak: {bf16: 1200TFLOP/s}}\n  nodes: 2\n"
+               "  inter_node: {extends: ib-ndr-400g, efficiency: 0.5}\n",
+               &c)
+              .ok());
+  CHECK(c.gpu.id == "h100-sxm5-80gb");  // calibration profiles and prices name it
+  CHECK(c.gpu.name == base.gpu.name + " (memory, sustained_factor, peak changed)");
+  CHECK(c.gpu.memory.gib() == 96);
+  CHECK(c.gpu.sustained_factor == 0.7);
+  CHECK(c.gpu.Peak(Dtype::kBf16).flops_per_second() == 1.2e15);
+  // What the mapping leaves out is the entry's: the other formats' peaks, the rates, the host.
+  CHECK(c.gpu.Peak(Dtype::kFp8).flops_per_second() ==
+        base.gpu.Peak(Dtype::kFp8).flops_per_second());
+  CHECK(c.gpu.hbm_bandwidth.bytes_per_second() == base.gpu.hbm_bandwidth.bytes_per_second());
+  CHECK(c.gpu.sms == base.gpu.sms);
+  CHECK(c.gpu.host_op_time == base.gpu.host_op_time);
+  CHECK(c.gpu.device_names == base.gpu.device_names);
+  CHECK(c.inter.id == "ib-ndr-400g");
+  CHECK(c.inter.efficiency == 0.5);
+  CHECK(c.inter.bandwidth.bytes_per_second() == base.inter.bandwidth.bytes_per_second());
+  CHECK(c.inter.latency == base.inter.latency);
+  CHECK(c.inter.kind == FabricKind::kInter);
+  // An unknown entry is refused where `extends` names it; a key outside the GPU's too.
+  ClusterSpec bad;
+  CHECK(Read("cluster: {gpu: {extends: h100}, nodes: 1}\n", &bad)
+            .message()
+            .find("x.yaml:1:26: error: cluster.gpu.extends: unknown GPU 'h100'") == 0);
+  CHECK(Read("cluster: {gpu: {extends: b200, bogus: 1}, nodes: 1}\n", &bad)
+            .message()
+            .find("x.yaml:1:32: error: cluster.gpu.bogus: unknown key 'bogus'") == 0);
+  CHECK(Read("cluster: {gpu: b200, nodes: 2, inter_node: {extends: ib-ndr}}\n", &bad)
+            .message()
+            .find("x.yaml:1:54: error: cluster.inter_node.extends: unknown fabric 'ib-ndr'") == 0);
+  // What an extension sets is checked as an inline GPU's is (memory: 0B ran, "does not fit").
+  CHECK(Read("cluster:\n  gpu: {extends: h100-sxm5-80gb, memory: 0B}\n", &bad).message() ==
+        "x.yaml:2:42: error: cluster.gpu.memory: must be more than 0B");
+  // Keys set under the default NVLink (the GPU's server names it) extend that default.
+  ClusterSpec nv;
+  REQUIRE(Read("cluster: {gpu: h100-sxm5-80gb, intra_node: {efficiency: 0.5}}\n", &nv).ok());
+  CHECK(nv.intra.id == "nvlink4-h100");
+  CHECK(nv.intra.efficiency == 0.5);
+  CHECK(nv.intra.bandwidth.bytes_per_second() == base.intra.bandwidth.bytes_per_second());
+  // Without `extends` an inline GPU still needs its own memory, bandwidth, peak and SMs.
+  CHECK(Read("cluster: {gpu: {sustained_factor: 0.7}, nodes: 1}\n", &bad)
+            .message()
+            .find("missing required key 'memory'") != std::string::npos);
+}
+
 TEST_CASE("the NVLink domain spans whole nodes") {
   ClusterSpec c;
   REQUIRE(Read("cluster: {gpu: gb200, nodes: 36, gpus_per_node: 4, nvlink_domain: 72, "

@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "strategies/layout_format.h"
 #include "strategies/step.h"
@@ -281,6 +282,27 @@ const std::vector<std::string>& RunsParamNames() {
   return kNames;
 }
 
+namespace {
+
+// A file given twice would count each of its cases twice (and leave-one-out would keep each
+// case's twin in the fit): refused, however the two are spelled.
+Status EachFileOnce(const std::vector<std::string>& paths) {
+  for (size_t i = 0; i < paths.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec)) {
+        return InvalidArgument(fmt::format(
+            "{}:1:1: error: given twice to fit --runs ({} is the same file): its cases would "
+            "count twice; give each file once",
+            paths[i], paths[j]));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
                           const std::vector<std::string>& sets, const SweepOptions& options,
                           const std::vector<std::string>& only, const CaseFilter& filter) {
@@ -293,6 +315,7 @@ StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
                       fmt::join(only, ","), name, fmt::join(RunsParamNames(), ", ")));
     }
   }
+  PARASIM_RETURN_IF_ERROR(EachFileOnce(paths));
   RunsFit out;
   Problem p;
   for (const std::string& path : paths) {

@@ -328,13 +328,30 @@ void ParallelFlags(const Scenario& s, Flags& f) {
     f.Add("--use-megatron-fsdp");
     f.Add("--data-parallel-sharding-strategy", l.zero == 2 ? "optim_grads" : "optim_grads_params");
   }
-  if (l.zero == 3 && l.zero3_copies) f.Add("--use-torch-fsdp2");
+  // Megatron-LM runs Torch FSDP2 with neither pipeline nor expert parallelism
+  // (megatron/training/arguments.py, validate_args under use_torch_fsdp2).
+  if (l.zero == 3 && l.zero3_copies && (l.pp > 1 || l.ep > 1)) {
+    f.Miss("parallelism.zero", "3",
+           fmt::format("Megatron-LM refuses --use-torch-fsdp2 with {} {} (FSDP2 needs 1); "
+                       "--use-megatron-fsdp shards without the gathered copies priced here",
+                       l.pp > 1 ? "--pipeline-model-parallel-size" : "--expert-model-parallel-size",
+                       l.pp > 1 ? l.pp : l.ep));
+  } else if (l.zero == 3 && l.zero3_copies) {
+    f.Add("--use-torch-fsdp2");
+  }
   if (l.overlap_dp) {
     f.Add("--overlap-grad-reduce");
     if (l.zero >= 1) f.Add("--overlap-param-gather");
   }
   ParamGatherFlags(l, f);
-  if (l.overlap_tp == Layout::TpOverlap::kAll) f.Add("--tp-comm-overlap");
+  // --tp-comm-overlap needs --sequence-parallel at TP > 1 (arguments.py, validate_args).
+  if (l.overlap_tp == Layout::TpOverlap::kAll && l.sp && l.tp > 1) {
+    f.Add("--tp-comm-overlap");
+  } else if (l.overlap_tp == Layout::TpOverlap::kAll) {
+    f.Miss("parallelism.overlap.tp", "true",
+           "Megatron-LM overlaps all TP communication (--tp-comm-overlap) only under "
+           "--sequence-parallel at TP > 1");
+  }
   if (l.overlap_tp == Layout::TpOverlap::kNone) {
     f.Miss("parallelism.overlap.tp", "false", "Megatron-Core always overlaps the backward's TP");
   }

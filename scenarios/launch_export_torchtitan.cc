@@ -6,6 +6,7 @@
 
 #include "scenarios/launch_export.h"
 #include "scenarios/torchtitan_names.h"
+#include "sim/parse_units.h"
 #include "strategies/schedule.h"
 
 namespace parasim {
@@ -45,9 +46,22 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
     if (p.pp > 1)
       t.push_back(fmt::format("pipeline_parallel_microbatch_size = {}", s.training.micro_batch));
   }
-  if (p.schedule == kScheduleInterleaved && s.model.layers % (p.pp * p.virtual_stages) == 0) {
-    t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}",
-                            s.model.layers / (p.pp * p.virtual_stages)));
+  if (p.schedule == kScheduleInterleaved && p.pp > 1) {
+    // torchtitan makes ceil((layers + first_less + last_less) / per) stages of `per` layers
+    // (torchtitan/distributed/pipeline_parallel.py; the two count the embedding and the output,
+    // 1 each by default); without `per`, two stages a rank. With both 0 and `per` a divisor of
+    // the layers, every stage holds `per`, as parasim's even split does.
+    const int64_t stages = int64_t{p.pp} * p.virtual_stages;
+    if (p.virtual_stages >= 2 && p.stage_layers.empty() && s.model.layers % stages == 0) {
+      t.push_back("pipeline_parallel_first_stage_less_layers = 0");
+      t.push_back("pipeline_parallel_last_stage_less_layers = 0");
+      t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}", s.model.layers / stages));
+    } else if (p.virtual_stages != 2) {
+      Miss(l, "parallelism.virtual_stages", std::to_string(p.virtual_stages),
+           fmt::format("torchtitan's stages of pipeline_parallel_layers_per_stage layers cannot "
+                       "split {} layers so over {} stages",
+                       s.model.layers, stages));
+    }
   }
   if (p.schedule == kScheduleInterleaved && p.virtual_stages > 1 && p.microbatch_group > 0 &&
       p.microbatch_group != p.pp) {
@@ -113,6 +127,109 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
   }
 }
 
+// The training keys `parasim import torchtitan` cannot read back (it writes flash attention,
+// fp32 moments, Adam, an unfused loss, no determinism, per-expert-free GEMMs, torchtitan's own
+// workspaces): each one set otherwise is listed.
+void TrainingMisses(const Scenario& s, LaunchConfig* l) {
+  const Training& tr = s.training;
+  if (tr.attention != AttentionKind::kFlash) {
+    Miss(l, "training.attention", "standard", "torchtitan runs PyTorch SDPA's fused kernels");
+  }
+  if (tr.moments != Dtype::kFp32) {
+    Miss(l, "training.moments", std::string(DtypeName(tr.moments)),
+         "torchtitan keeps Adam's moments in the parameters' fp32");
+  }
+  if (tr.optimizer != OptimizerKind::kAdam) {
+    Miss(l, "training.optimizer", "sgd", "the import reads torchtitan's [optimizer] as Adam(W)");
+  }
+  if (tr.fused_cross_entropy) {
+    Miss(l, "training.cross_entropy", "fused", "torchtitan's loss is PyTorch's cross_entropy");
+  }
+  if (tr.deterministic) {
+    Miss(l, "training.deterministic", "true", "the import reads no determinism setting");
+  }
+  if (tr.per_expert_gemm) {
+    Miss(l, "training.expert_gemm", "per_expert", "torchtitan groups the experts' GEMMs");
+  }
+  if (tr.precision == Dtype::kFp16) {
+    Miss(l, "training.precision", "fp16", "torchtitan's mixed precision is bfloat16 or float32");
+  }
+  if (tr.grad_dtype != Dtype::kBf16 && tr.grad_dtype != Dtype::kFp32) {
+    Miss(l, "training.grad_dtype", std::string(DtypeName(tr.grad_dtype)),
+         "torchtitan reduces in bfloat16 or float32");
+  }
+  if (tr.precision == Dtype::kFp8 && tr.fp8_recipe != Fp8Recipe::kTensorwise) {
+    Miss(l, "training.fp8_recipe", std::string(Fp8RecipeName(tr.fp8_recipe)),
+         "the import reads torchtitan's float8 converter as tensorwise scaling");
+  }
+  if (tr.blas_workspace.bytes() > 0) {
+    Miss(l, "training.blas_workspace", FormatBytes(tr.blas_workspace),
+         "an environment variable (CUBLAS_WORKSPACE_CONFIG), not a config key");
+  }
+  if (tr.finetune != FinetuneKind::kNone) {
+    Miss(l, "training.finetune", "{method: lora}", "torchtitan's config has no LoRA keys");
+  }
+  // The import writes `separate` exactly where torchtitan accumulates (no pipeline, more than
+  // one micro-batch a rank); the other cases are listed in TrainingKeys or here.
+  const bool accumulates = s.layout.pp == 1 && tr.global_batch > tr.micro_batch * s.layout.dp;
+  if (!accumulates && tr.grad_accumulation == GradAccumulation::kSeparate) {
+    Miss(l, "training.grad_accumulation", "separate",
+         "no gradient accumulation in torchtitan's launch: nothing to accumulate separately");
+  }
+}
+
+// The parallelism keys the torchtitan config has no key for, each one set otherwise.
+void ParallelismMisses(const Scenario& s, LaunchConfig* l) {
+  const Layout& p = s.layout;
+  if (p.sp != (p.tp > 1)) {
+    Miss(l, "parallelism.sp", p.sp ? "true" : "false",
+         "torchtitan shards the norms' sequence (SequenceParallel) exactly when TP > 1");
+  }
+  if (p.cp > 1 && p.cp_comm != Layout::CpComm::kRing) {
+    Miss(l, "parallelism.cp_comm", std::string(CpCommName(p.cp_comm)),
+         "the import reads torchtitan's context parallelism as ring attention");
+  }
+  if (p.bucket.bytes() > 0) {
+    Miss(l, "parallelism.bucket", FormatBytes(p.bucket), "FSDP2 and DDP bucket by their own rules");
+  }
+  if (!p.stage_layers.empty()) {
+    std::string v;
+    for (int n : p.stage_layers) v += (v.empty() ? "[" : ", ") + std::to_string(n);
+    Miss(l, "parallelism.stage_layers", v + "]",
+         "torchtitan splits the layers by pipeline_parallel_layers_per_stage");
+  }
+  if (p.split_embedding || p.split_loss) {
+    Miss(l, "parallelism.account_for", p.split_embedding ? "[embedding]" : "[loss]",
+         "the import splits the layers evenly");
+  }
+  if (p.zero == 3 && p.dp == 1) {
+    Miss(l, "parallelism.zero", "3", "FSDP2 over one rank shards nothing (read back as DDP)");
+  }
+  if (p.zero == 3 && !p.zero3_copies) {
+    Miss(l, "parallelism.zero3_copies", "false", "FSDP2 copies what it gathers and reduces");
+  }
+  if (!p.overlap_dp) {
+    Miss(l, "parallelism.overlap.dp", "false", "FSDP2 and DDP overlap their collectives");
+  }
+  if (p.overlap_ep) {
+    Miss(l, "parallelism.overlap.ep", "true", "torchtitan has no EP overlap key");
+  }
+  if (p.grad_reduce != Layout::GradReduce::kAuto) {
+    Miss(l, "parallelism.grad_reduce", std::string(GradReduceName(p.grad_reduce)),
+         "torchtitan reduces as its ZeRO stage does");
+  }
+  if (p.param_gather != Layout::ParamGather::kAuto) {
+    Miss(l, "parallelism.param_gather", std::string(ParamGatherName(p.param_gather)),
+         "torchtitan has no key for it");
+  }
+  if (p.compression != CompressionKind::kNone) {
+    Miss(l, "parallelism.compression", "...", "torchtitan does not compress gradients");
+  }
+  if (p.order != DefaultRankOrder()) {
+    Miss(l, "parallelism.order", "...", "torchtitan orders its device mesh itself");
+  }
+}
+
 }  // namespace
 
 void ExportTorchtitan(const Scenario& s, LaunchConfig* l) {
@@ -130,7 +247,9 @@ void ExportTorchtitan(const Scenario& s, LaunchConfig* l) {
   }
   if (s.training.precision == Dtype::kFp8) t.push_back("converters = [\"float8\"]");
   TrainingKeys(s, l);
+  TrainingMisses(s, l);
   ParallelismKeys(s, l);
+  ParallelismMisses(s, l);
 }
 
 std::string TorchtitanToml(const LaunchConfig& l) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "sim/io.h"
 #include "sim/yaml_reader.h"
@@ -17,6 +18,7 @@ namespace {
 struct Word {
   ArgToken tok;
   enum class Kind { kWord, kOpen, kClose, kEnd } kind = Kind::kWord;
+  int quote_at = -1;  // the length of tok.text where the word's first quote opened; -1: none
 };
 
 // Splits shell text into words with their places (see ShellLexer::Run).
@@ -29,10 +31,13 @@ class ShellLexer {
 
   // Quotes removed, backslash-newline joined, `#` comments dropped. Unquoted newlines, `;`,
   // `&&`, `||` and `|` end a command, except inside `NAME=( ... )`; `(` and `)` are operators.
+  // Redirections (`> f`, `2>&1`, `< f`, `&> f`) are dropped with their targets.
   std::vector<Word> Run() {
     while (i_ < s_.size()) {
       const char c = s_[i_];
-      if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
+      if (!literal_pipes_ && IsRedirection()) {
+        Redirection();
+      } else if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
         Advance(2);
       } else if (c == '\\' && i_ + 1 < s_.size()) {
         Start();
@@ -40,6 +45,7 @@ class ShellLexer {
         Advance(2);
       } else if (c == '\'' || c == '"') {
         Start();
+        if (quote_at_ < 0) quote_at_ = static_cast<int>(cur_.text.size());
         Quoted(c);
       } else if (c == '#' && !in_word_) {
         while (i_ < s_.size() && s_[i_] != '\n') Advance(1);
@@ -49,6 +55,7 @@ class ShellLexer {
       } else if (c == '\n' || c == ';' || (!literal_pipes_ && (c == '|' || c == '&'))) {
         Finish();
         if (depth_ == 0) out_.push_back({{}, Word::Kind::kEnd});
+        drop_next_ = false;  // a redirection without a target
         Advance(1);
       } else if (c == '(' || c == ')') {
         Finish();
@@ -82,10 +89,34 @@ class ShellLexer {
     if (in_word_) return;
     in_word_ = true;
     cur_ = {"", line_, col_};
+    quote_at_ = -1;
+    dropping_ = drop_next_;
+    drop_next_ = false;
   }
   void Finish() {
-    if (in_word_) out_.push_back({cur_, Word::Kind::kWord});
+    if (in_word_ && !dropping_) out_.push_back({cur_, Word::Kind::kWord, quote_at_});
     in_word_ = false;
+    dropping_ = false;
+  }
+  // `>`, `<`, or `&>` here, outside a word's quotes.
+  bool IsRedirection() const {
+    const char c = s_[i_];
+    return c == '>' || c == '<' || (c == '&' && i_ + 1 < s_.size() && s_[i_ + 1] == '>');
+  }
+  // A redirection: a file-descriptor number just before it (`2>`) goes, the operator
+  // (`>`, `>>`, `>&`, `&>`, `<`, `<<`, `>|`) goes, and so does the word after it.
+  void Redirection() {
+    const bool fd = in_word_ && quote_at_ < 0 && !cur_.text.empty() &&
+                    std::all_of(cur_.text.begin(), cur_.text.end(),
+                                [](char d) { return std::isdigit(static_cast<unsigned char>(d)); });
+    if (fd) in_word_ = false;
+    Finish();
+    Advance(1);
+    for (int k = 0; k < 2 && i_ < s_.size() && std::string_view("<>&|").find(s_[i_]) != s_.npos;
+         ++k) {
+      Advance(1);
+    }
+    drop_next_ = true;
   }
   void Quoted(char q) {
     Advance(1);
@@ -103,6 +134,9 @@ class ShellLexer {
   int line_ = 1, col_ = 1;
   int depth_ = 0;
   bool in_word_ = false;
+  int quote_at_ = -1;
+  bool drop_next_ = false;  // the next word is a redirection's target
+  bool dropping_ = false;   // the word being read is one
   ArgToken cur_;
   std::vector<Word> out_;
 };
@@ -130,7 +164,8 @@ std::string WholeReference(const std::string& w) {
   return IsName(name) ? name : "";
 }
 
-// `${X}` and `$X` of known one-token variables inside a word; others stay as written.
+// `${X}` and `$X` of known one-token variables inside a word, `${X:-default}` the default where
+// X is unknown; others stay as written.
 std::string Substitute(const std::string& w, const Vars& vars) {
   std::string out;
   for (size_t i = 0; i < w.size();) {
@@ -150,9 +185,14 @@ std::string Substitute(const std::string& w, const Vars& vars) {
         name += w[j++];
       }
     }
-    auto it = vars.find(name);
+    const size_t dash = name.find(":-");
+    auto it = vars.find(name.substr(0, dash));
     if (it != vars.end() && it->second.size() == 1) {
       out += it->second[0].text;
+    } else if (dash != std::string::npos && dash > 0 &&
+               (IsName(name.substr(0, dash)) ||  // a variable, or a positional parameter
+                name.find_first_not_of("0123456789") == dash)) {
+      out += name.substr(dash + 2);
     } else {
       out += w.substr(i, j - i);
     }
@@ -161,7 +201,21 @@ std::string Substitute(const std::string& w, const Vars& vars) {
   return out;
 }
 
-// One command's words with the variables expanded.
+// A value split at blanks, as the shell splits an unquoted expansion; each part keeps its
+// place (a column past the value's start).
+void SplitFields(const ArgToken& t, std::vector<ArgToken>* out) {
+  size_t at = 0;
+  while (at < t.text.size()) {
+    const size_t start = t.text.find_first_not_of(" \t\n", at);
+    if (start == std::string::npos) break;
+    const size_t end = std::min(t.text.find_first_of(" \t\n", start), t.text.size());
+    out->push_back({t.text.substr(start, end - start), t.line, t.col + static_cast<int>(start)});
+    at = end;
+  }
+}
+
+// One command's words with the variables expanded: `"$X"` and `"${X[@]}"` give the values as
+// they are, an unquoted `$X` or `${X[@]}` the values split at blanks.
 std::vector<ArgToken> Expand(const std::vector<Word>& cmd, const Vars& vars) {
   std::vector<ArgToken> out;
   for (const Word& w : cmd) {
@@ -172,7 +226,13 @@ std::vector<ArgToken> Expand(const std::vector<Word>& cmd, const Vars& vars) {
     const std::string name = WholeReference(w.tok.text);
     auto it = name.empty() ? vars.end() : vars.find(name);
     if (it != vars.end()) {
-      for (const ArgToken& t : it->second) out.push_back(t);
+      for (const ArgToken& t : it->second) {
+        if (w.quote_at >= 0) {
+          out.push_back(t);
+        } else {
+          SplitFields(t, &out);
+        }
+      }
     } else {
       out.push_back({Substitute(w.tok.text, vars), w.tok.line, w.tok.col});
     }
@@ -212,34 +272,78 @@ bool EndsWithPy(const std::string& s) {
   return s.size() > 3 && s.compare(s.size() - 3, 3, ".py") == 0;
 }
 
-// Records a command that only assigns (`NAME=v`, `export NAME=v`, `NAME=( ... )`); false for
-// any other command.
+// Words that open or continue a compound command (`if ...; then NAME=v`): skipped before an
+// assignment or a program.
+bool IsKeyword(const std::string& w) {
+  for (const char* k : {"then", "else", "elif", "do", "{", "!", "time", "exec"}) {
+    if (w == k) return true;
+  }
+  return false;
+}
+
+// One `NAME=v`, `NAME+=v`, `NAME=( ... )` or `NAME+=( ... )` at cmd[*i] (moved past it); false
+// when cmd[*i] is no assignment.
+bool AssignOne(const std::vector<Word>& cmd, size_t* i, bool exported, const Vars& vars, Vars* out,
+               std::vector<std::pair<std::string, std::string>>* env) {
+  const std::string& w = cmd[*i].tok.text;
+  const size_t eq = w.find('=');
+  if (cmd[*i].kind != Word::Kind::kWord || eq == std::string::npos) return false;
+  const bool append = eq > 0 && w[eq - 1] == '+';
+  const std::string name = w.substr(0, append ? eq - 1 : eq);
+  if (!IsName(name)) return false;
+  std::vector<ArgToken>& var = (*out)[name];
+  if (eq + 1 == w.size() && *i + 1 < cmd.size() && cmd[*i + 1].kind == Word::Kind::kOpen) {
+    size_t close = *i + 2;
+    while (close < cmd.size() && cmd[close].kind != Word::Kind::kClose) ++close;
+    std::vector<Word> items(cmd.begin() + static_cast<long>(*i) + 2,
+                            cmd.begin() + static_cast<long>(std::min(close, cmd.size())));
+    std::vector<ArgToken> values = Expand(items, vars);
+    if (!append) var.clear();
+    var.insert(var.end(), values.begin(), values.end());
+    *i = close;
+    return true;
+  }
+  const ArgToken& t = cmd[*i].tok;
+  // The value's place: past `NAME=`, and past a quote that opens it.
+  const int col =
+      t.col + static_cast<int>(eq) + 1 + (cmd[*i].quote_at == static_cast<int>(eq) + 1 ? 1 : 0);
+  ArgToken value{Substitute(w.substr(eq + 1), vars), t.line, col};
+  if (append && !var.empty()) {
+    var[0].text += value.text;  // the shell appends a string to the first element
+  } else {
+    var = {value};
+  }
+  if (exported) env->push_back({name, var[0].text});
+  return true;
+}
+
+// Records a command that only assigns (`NAME=v`, `export NAME=v`, `NAME=( ... )`, `NAME+=...`);
+// false for any other command.
 bool Assign(const std::vector<Word>& cmd, const Vars& vars, Vars* out,
             std::vector<std::pair<std::string, std::string>>* env) {
   size_t i = 0;
-  const bool exported = !cmd.empty() && cmd[0].tok.text == "export";
+  while (i < cmd.size() && IsKeyword(cmd[i].tok.text)) ++i;
+  const bool exported = i < cmd.size() && cmd[i].tok.text == "export";
   if (exported) ++i;
   if (i >= cmd.size()) return false;
   for (; i < cmd.size(); ++i) {
-    const std::string& w = cmd[i].tok.text;
-    const size_t eq = w.find('=');
-    if (cmd[i].kind != Word::Kind::kWord || eq == std::string::npos || !IsName(w.substr(0, eq))) {
-      return false;
-    }
-    const std::string name = w.substr(0, eq);
-    if (eq + 1 == w.size() && i + 1 < cmd.size() && cmd[i + 1].kind == Word::Kind::kOpen) {
-      size_t close = i + 2;
-      while (close < cmd.size() && cmd[close].kind != Word::Kind::kClose) ++close;
-      std::vector<Word> items(cmd.begin() + static_cast<long>(i) + 2,
-                              cmd.begin() + static_cast<long>(std::min(close, cmd.size())));
-      (*out)[name] = Expand(items, vars);
-      i = close;
-      continue;
-    }
-    const ArgToken& t = cmd[i].tok;
-    ArgToken value{Substitute(w.substr(eq + 1), vars), t.line, t.col + static_cast<int>(eq) + 1};
-    (*out)[name] = {value};
-    if (exported) env->push_back({name, value.text});
+    if (!AssignOne(cmd, &i, exported, vars, out, env)) return false;
+  }
+  return true;
+}
+
+// Whether a command runs a program rather than testing or printing: `[ -f x.py ]`,
+// `test -f x.py` and `echo x.py` name a script without running it.
+bool RunsProgram(const std::vector<ArgToken>& cmd) {
+  size_t i = 0;
+  while (i < cmd.size() && (IsKeyword(cmd[i].text) || cmd[i].text == "if" ||
+                            cmd[i].text == "while" || cmd[i].text == "until")) {
+    ++i;
+  }
+  if (i >= cmd.size()) return false;
+  for (const char* t : {"[", "[[", "test", "echo", "printf", "ls", "cat", "mkdir", "cd", "cp", "mv",
+                        "rm", "touch", "chmod", "wget", "curl"}) {
+    if (cmd[i].text == t) return false;
   }
   return true;
 }
@@ -262,7 +366,7 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
       std::vector<ArgToken> expanded = Expand(cmd, vars);
       auto py = std::find_if(expanded.begin(), expanded.end(),
                              [](const ArgToken& t) { return EndsWithPy(t.text); });
-      if (py != expanded.end() && !found) {
+      if (py != expanded.end() && !found && RunsProgram(expanded)) {
         found = true;
         ReadLauncher({expanded.begin(), py}, &shape);
         program_args.assign(py + 1, expanded.end());
@@ -410,21 +514,31 @@ StatusOr<MegatronArgs> ArgsFromTokens(std::string file, const std::vector<ArgTok
     }
     if (out.args.empty()) {
       MegatronArg at{"", {}, t.line, t.col};
-      return out.ErrorAt(at, fmt::format("'{}' comes before any flag; expected Megatron-LM "
-                                         "arguments such as '--num-layers 32'",
-                                         t.text));
+      return out.ErrorAt(at,
+                         fmt::format("'{}' comes before any flag; expected Megatron-LM "
+                                     "arguments such as '--num-layers 32'",
+                                     t.text.size() <= 60 ? t.text : t.text.substr(0, 57) + "..."));
     }
     out.args.back().values.push_back(t.text);
   }
   return out;
 }
 
-StatusOr<MegatronArgs> ParseMegatronArgs(std::string file, const std::string& text) {
+StatusOr<MegatronArgs> ParseMegatronArgs(std::string file, const std::string& raw) {
+  // A UTF-8 byte-order mark and CRLF line ends (a file saved on Windows) read as the plain
+  // text: the mark is no character of the first word, a CR no character of a line's last.
+  std::string text = raw.rfind("\xEF\xBB\xBF", 0) == 0 ? raw.substr(3) : raw;
+  for (size_t at = text.find("\r\n"); at != std::string::npos; at = text.find("\r\n", at)) {
+    text.erase(at, 1);
+  }
   // A YAML mapping with MODEL_ARGS is a functional-test config; anything else is shell text.
   StatusOr<YAML::Node> yaml = ParseYaml(text, file);
   if (yaml.ok() && yaml->IsMap() && (*yaml)["MODEL_ARGS"].IsDefined()) {
     return FromModelConfig(std::move(file), *yaml);
   }
+  // A file that opens a MODEL_ARGS mapping is meant as a config: its YAML error is the error.
+  const bool config = text.rfind("MODEL_ARGS:", 0) == 0 || text.find("\nMODEL_ARGS:") != text.npos;
+  if (!yaml.ok() && config) return yaml.status();
   return FromShell(std::move(file), text);
 }
 

@@ -95,5 +95,123 @@ TEST_CASE("a plain list of flags; a value before any flag is an error") {
   CHECK(bad.status().message().find("flags.txt:2:3: error: '32' comes before any flag") == 0);
 }
 
+std::vector<std::string> Values(const MegatronArgs& a, const std::string& flag) {
+  const MegatronArg* x = Find(a, flag);
+  return x ? x->values : std::vector<std::string>{"<absent>"};
+}
+
+TEST_CASE("array and string appends (NAME+=...) add to the variable, as bash does") {
+  // /tmp/h1/append.sh; Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh appends so.
+  const std::string text =
+      "MODEL_ARGS=(\n"
+      "    --num-layers 8 --hidden-size 1024\n"
+      ")\n"
+      "MODEL_ARGS+=(--tensor-model-parallel-size 4 --use-distributed-optimizer)\n"
+      "EXTRA=\"--seq-length 2048\"\n"
+      "EXTRA+=\" --bf16\"\n"
+      "if [[ \"$DTYPE\" == \"fp8\" ]]; then\n"
+      "    DTYPE_ARGS+=(\n"
+      "        \"--fp8-format hybrid\"\n"
+      "    )\n"
+      "fi\n"
+      "torchrun --nproc-per-node 8 pretrain_gpt.py \"${MODEL_ARGS[@]}\" $EXTRA ${DTYPE_ARGS[@]}\n";
+  auto a = ParseMegatronArgs("train.sh", text);
+  REQUIRE_MESSAGE(a.ok(), a.status().message());
+  CHECK(Values(*a, "--tensor-model-parallel-size") == std::vector<std::string>{"4"});
+  CHECK(Find(*a, "--use-distributed-optimizer") != nullptr);
+  CHECK(Values(*a, "--seq-length") == std::vector<std::string>{"2048"});
+  CHECK(Find(*a, "--bf16") != nullptr);
+  CHECK(Values(*a, "--fp8-format") == std::vector<std::string>{"hybrid"});
+  CHECK(Find(*a, "--tensor-model-parallel-size")->line == 4);
+}
+
+TEST_CASE("redirections and pipes end the command; they are no flag values") {
+  // /tmp/h1/redirect.sh
+  const std::string text =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+      "  --num-layers 8 --recompute-modules core_attn 2>&1 | tee train.log\n"
+      "python pretrain_gpt.py --hidden-size 8 > out.log < in.txt\n";
+  auto a = ParseMegatronArgs("train.sh", text);
+  REQUIRE_MESSAGE(a.ok(), a.status().message());
+  CHECK(Values(*a, "--recompute-modules") == std::vector<std::string>{"core_attn"});
+  CHECK(a->args.size() == 2);
+  auto b =
+      ParseMegatronArgs("t.sh", "python x.py --num-layers 8 >> log 2> err &> all && echo ok\n");
+  REQUIRE(b.ok());
+  CHECK(Values(*b, "--num-layers") == std::vector<std::string>{"8"});
+  CHECK(b->args.size() == 1);
+  // Quoted, the characters are text.
+  auto c = ParseMegatronArgs("t.sh", "python x.py --pipeline-model-parallel-layout 'Et|t>L'\n");
+  REQUIRE(c.ok());
+  CHECK(Values(*c, "--pipeline-model-parallel-layout") == std::vector<std::string>{"Et|t>L"});
+}
+
+TEST_CASE("the launch is the command that runs the script, not a test that names it") {
+  // Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh checks the script first.
+  const std::string text =
+      "PRETRAIN_SCRIPT_PATH=\"pretrain_gpt.py\"\n"
+      "if [ ! -f \"$PRETRAIN_SCRIPT_PATH\" ]; then\n"
+      "    echo \"Error: pretrain_gpt.py not found\"\n"
+      "    exit 1\n"
+      "fi\n"
+      "torchrun --nproc_per_node 4 \"$PRETRAIN_SCRIPT_PATH\" --num-layers 8\n";
+  auto a = ParseMegatronArgs("train.sh", text);
+  REQUIRE_MESSAGE(a.ok(), a.status().message());
+  CHECK(a->gpus_per_node == 4);
+  CHECK(Values(*a, "--num-layers") == std::vector<std::string>{"8"});
+}
+
+TEST_CASE("an unquoted $VAR splits at blanks; a quoted one stays one word") {
+  // /tmp/h1/strvar.sh
+  const std::string text =
+      "GPT_ARGS=\"--num-layers 8 --hidden-size 1024\"\n"
+      "CKPT=${1:-\"ckpt dir\"}\n"
+      "DATA=\"a b\"\n"
+      "torchrun pretrain_gpt.py $GPT_ARGS --save \"$CKPT\" --data-path \"$DATA\" $DATA\n";
+  auto a = ParseMegatronArgs("train.sh", text);
+  REQUIRE_MESSAGE(a.ok(), a.status().message());
+  CHECK(Values(*a, "--num-layers") == std::vector<std::string>{"8"});
+  CHECK(Values(*a, "--hidden-size") == std::vector<std::string>{"1024"});
+  CHECK(Find(*a, "--num-layers")->line == 1);
+  CHECK(Find(*a, "--num-layers")->col == 11);  // inside the quotes
+  CHECK(Find(*a, "--hidden-size")->col == 26);
+  CHECK(Values(*a, "--save") == std::vector<std::string>{"ckpt dir"});  // ${1:-default}
+  CHECK(Values(*a, "--data-path") == std::vector<std::string>{"a b", "a", "b"});
+}
+
+TEST_CASE("a byte-order mark and CRLF line ends read as plain text") {
+  auto bom = ParseMegatronArgs("bom.txt", "\xEF\xBB\xBF--num-layers 8 --bf16\r\n--lr 1\r\n");
+  REQUIRE_MESSAGE(bom.ok(), bom.status().message());
+  CHECK(bom->args.size() == 3);
+  CHECK(Find(*bom, "--num-layers")->col == 1);
+  auto crlf = ParseMegatronArgs("crlf.sh",
+                                "torchrun --nproc_per_node 8 pretrain_gpt.py \\\r\n"
+                                "  --num-layers 8 \\\r\n  --bf16\r\n");
+  REQUIRE_MESSAGE(crlf.ok(), crlf.status().message());
+  CHECK(Values(*crlf, "--num-layers") == std::vector<std::string>{"8"});
+  CHECK(Find(*crlf, "--bf16") != nullptr);
+}
+
+TEST_CASE("a model_config.yaml with a YAML error reports the YAML error") {
+  // /tmp/h1/badyaml.yaml, badyaml2.yaml
+  auto a = ParseMegatronArgs("model_config.yaml",
+                             "ENV_VARS:\n  A: 1\nMODEL_ARGS:\n  --num-layers: 8\n"
+                             "  --pipeline-model-parallel-layout: \"Et*4|t*4L\n");
+  REQUIRE(!a.ok());
+  CHECK(a.status().message().find("model_config.yaml:5:") == 0);
+  CHECK(a.status().message().find("YAML") != std::string::npos);
+  auto b = ParseMegatronArgs("model_config.yaml",
+                             "MODEL_ARGS:\n  --num-layers: 8\n   --vocab-size: 32000\n");
+  REQUIRE(!b.ok());
+  CHECK(b.status().message().find("model_config.yaml:3:") == 0);
+  CHECK(b.status().message().find("YAML") != std::string::npos);
+}
+
+TEST_CASE("a long token in an error is shortened") {
+  auto a = ParseMegatronArgs("flags.txt", std::string(5000, 'x') + " --num-layers 2\n");
+  REQUIRE(!a.ok());
+  CHECK(a.status().message().size() < 200);
+}
+
 }  // namespace
 }  // namespace parasim

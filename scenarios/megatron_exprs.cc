@@ -2,15 +2,31 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace parasim {
 namespace {
 
-// Recursive descent over a short expression; `max` bounds the expanded length.
+// How deeply parentheses may nest: the recursion below must not run out of stack on hostile
+// input (Megatron-LM's own layout regex does not nest at all).
+constexpr int kMaxDepth = 64;
+
+// Recursive descent over a short expression; `max` bounds the expanded length. With `commas`
+// set, commas are skipped like blanks (a layout's commas are cosmetic:
+// megatron/core/transformer/pipeline_parallel_layer_layout.py parse_str_to_list removes them).
 class Parser {
  public:
-  Parser(std::string_view s, size_t max) : s_(s), max_(max) {}
+  Parser(std::string_view s, size_t max, bool commas = false) : s_(s), max_(max), commas_(commas) {}
+
+  // Enter one level of parentheses; an error past kMaxDepth.
+  Status Enter() {
+    if (++depth_ > kMaxDepth) {
+      return Problem(fmt::format("parentheses nested deeper than {} levels", kMaxDepth));
+    }
+    return Status::Ok();
+  }
+  void Leave() { --depth_; }
 
   bool AtEnd() {
     SkipBlanks();
@@ -45,8 +61,14 @@ class Parser {
     for (int k = 0; k < n; ++k) v->insert(v->end(), one.begin(), one.end());
     return Status::Ok();
   }
+  // The expression quoted in full when short, else the 40 characters around the problem.
   Status Problem(const std::string& what) const {
-    return InvalidArgument(fmt::format("'{}': {} at character {}", s_, what, i_ + 1));
+    std::string quoted(s_);
+    if (s_.size() > 60) {
+      const size_t from = i_ > 20 ? std::min(i_ - 20, s_.size() - 40) : 0;
+      quoted = fmt::format("{}{}...", from > 0 ? "..." : "", s_.substr(from, 40));
+    }
+    return InvalidArgument(fmt::format("'{}': {} at character {}", quoted, what, i_ + 1));
   }
   char Peek() {
     SkipBlanks();
@@ -56,11 +78,15 @@ class Parser {
 
  private:
   void SkipBlanks() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || (commas_ && s_[i_] == ','))) {
+      ++i_;
+    }
   }
   std::string_view s_;
   size_t i_ = 0;
   size_t max_;
+  bool commas_;
+  int depth_ = 0;
 };
 
 // list := term ('+' term)*; term := atom ('*' count)*; atom := '(' list ')' | '[' ints ']'.
@@ -68,8 +94,10 @@ StatusOr<std::vector<int>> ListExpr(Parser& p);
 
 StatusOr<std::vector<int>> ListAtom(Parser& p) {
   if (p.Eat('(')) {
+    PARASIM_RETURN_IF_ERROR(p.Enter());
     PARASIM_ASSIGN_OR_RETURN(std::vector<int> v, ListExpr(p));
     if (!p.Eat(')')) return p.Problem("expected ')'");
+    p.Leave();
     return v;
   }
   if (!p.Eat('[')) return p.Problem("expected '[' or '('");
@@ -102,14 +130,16 @@ StatusOr<std::vector<char>> LayoutExpr(Parser& p) {
   for (char c = p.Peek(); c != '\0' && c != ')'; c = p.Peek()) {
     std::vector<char> item;
     if (p.Eat('(')) {
+      PARASIM_RETURN_IF_ERROR(p.Enter());
       PARASIM_ASSIGN_OR_RETURN(item, LayoutExpr(p));
       if (!p.Eat(')')) return p.Problem("expected ')'");
+      p.Leave();
     } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
       p.Skip();
       item.push_back(c);
     } else {
       return p.Problem(
-          fmt::format("unexpected '{}' (expected E, t, m, L, |, * or parentheses)", c));
+          fmt::format("unexpected '{}' (expected E, t, m, L, |, *, a comma or parentheses)", c));
     }
     if (p.Eat('*')) {
       PARASIM_ASSIGN_OR_RETURN(int n, p.Count());
@@ -130,7 +160,7 @@ StatusOr<std::vector<int>> ParseLayerList(std::string_view text) {
 }
 
 StatusOr<std::vector<LayoutSegment>> ParsePipelineLayout(std::string_view text) {
-  Parser p(text, 1 << 20);
+  Parser p(text, 1 << 20, /*commas=*/true);
   PARASIM_ASSIGN_OR_RETURN(std::vector<char> items, LayoutExpr(p));
   if (!p.AtEnd()) return p.Problem("unbalanced ')'");
   std::vector<LayoutSegment> out(1);

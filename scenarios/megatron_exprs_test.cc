@@ -48,6 +48,28 @@ TEST_CASE("--pipeline-model-parallel-layout strings") {
   CHECK(!ParsePipelineLayout("Ex|tL").ok());
 }
 
+TEST_CASE("layout commas are cosmetic, as in Megatron-LM's own example") {
+  auto d = ParsePipelineLayout("Et*3|(tt|)*29,m|L");
+  REQUIRE(d.ok());
+  REQUIRE(d->size() == 32);
+  CHECK((*d)[30].mtp == 1);
+  CHECK((*d)[31].loss);
+  // A list keeps its commas as separators.
+  CHECK(ParseLayerList("[1,0]")->size() == 2);
+}
+
+TEST_CASE("deep parentheses are refused, not recursed into without bound") {
+  const std::string deep = std::string(20000, '(') + "t" + std::string(20000, ')');
+  auto a = ParsePipelineLayout(deep);
+  REQUIRE(!a.ok());
+  CHECK(a.status().message().find("nested deeper than 64") != std::string::npos);
+  const std::string list = std::string(20000, '(') + "[1]" + std::string(20000, ')');
+  CHECK(!ParseLayerList(list).ok());
+  // 64 levels are fine.
+  CHECK(ParsePipelineLayout(std::string(64, '(') + "t" + std::string(64, ')')).ok());
+  CHECK(ParseLayerList(std::string(64, '(') + "[1]" + std::string(64, ')')).ok());
+}
+
 TEST_CASE("a hybrid pattern splits into pipeline segments and MTP parts") {
   const HybridPattern p = SplitHybridPattern("MEM*|EM-/*E/*E");
   CHECK(p.segments == std::vector<std::string>{"MEM*", "EM-"});

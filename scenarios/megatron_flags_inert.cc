@@ -150,6 +150,12 @@ constexpr MegatronFlag kNoEffectRows[] = {
     {"--override-opt-param-scheduler", A::kBare, U::kNoEffect, "reset the LR schedule from args"},
     {"--override-opt_param-scheduler", A::kBare, U::kNoEffect, "same, older spelling"},
     {"--packing-buffer-size", A::kOne, U::kNoEffect, "MIMO packing buffer (samples)"},
+    // Profiling (megatron/training/config/common_config.py, ProfilingConfig): a profiler runs
+    // over the steps from --profile-step-start to --profile-step-end only.
+    {"--profile", A::kBare, U::kNoEffect, "nsys profiling of a few steps"},
+    {"--profile-ranks", A::kList, U::kNoEffect, "the ranks profiled"},
+    {"--profile-step-end", A::kOne, U::kNoEffect, "the last step profiled"},
+    {"--profile-step-start", A::kOne, U::kNoEffect, "the first step profiled"},
     {"--rotary-base", A::kOne, U::kNoEffect, "RoPE base"},
     {"--rotary-interleaved", A::kBare, U::kNoEffect, "interleaved RoPE layout"},
     {"--rotary-percent", A::kOne, U::kNoEffect, "fraction of the head dim rotated"},
@@ -187,6 +193,7 @@ constexpr MegatronFlag kNoEffectRows[] = {
     {"--use-persistent-ckpt-worker", A::kBare, U::kNoEffect, "persistent async-save worker"},
     {"--use-precision-aware-optimizer", A::kBare, U::kNoEffect,
      "enables --main-grads-dtype and --exp-avg-dtype, which are read themselves"},
+    {"--use-pytorch-profiler", A::kBare, U::kNoEffect, "PyTorch's profiler over a few steps"},
     {"--verify-integrity", A::kBare, U::kNoEffect, "hash checkpoint files"},
     {"--vocab-file", A::kOne, U::kNoEffect, "tokenizer vocab"},
     {"--wandb-entity", A::kOne, U::kNoEffect, "W&B entity"},

@@ -91,20 +91,6 @@ Status ReadFirstLast(Context& c, int pp, int layers) {
   return Status::Ok();
 }
 
-// --microbatch-group-size-per-virtual-pipeline-stage: interleaving's micro-batch group (Megatron-
-// Core's default, pp, left unwritten); without virtual stages it changes nothing.
-Status ReadMicrobatchGroup(Context& c, int64_t vp) {
-  const char* flag = "--microbatch-group-size-per-virtual-pipeline-stage";
-  if (!c.r.Has(flag)) return Status::Ok();
-  PARASIM_ASSIGN_OR_RETURN(int64_t n, c.r.Int(flag, 1, int64_t{1} << 30));
-  if (vp > 1) {
-    c.Set("parallelism.microbatch_group", std::to_string(n), flag);
-  } else {
-    c.Use(flag);  // read, and without interleaving of no effect
-  }
-  return Status::Ok();
-}
-
 // A hybrid pattern's pipeline (select_pipeline_segment, megatron/core/models/hybrid/
 // hybrid_layer_allocation.py): '|' cuts it into pp x virtual stages segments, segment i on rank i
 // mod pp, and no other split flag may stand beside it; without '|' the layers split evenly and
@@ -177,7 +163,7 @@ Status ReadHybridPipeline(Context& c, int pp, int layers, bool* handled) {
                     "evenly over its model chunks");
     }
   }
-  return ReadMicrobatchGroup(c, vp);
+  return ReadInterleaving(c, pp, vp);
 }
 
 Status ReadPipeline(Context& c, int pp, int layers) {
@@ -189,6 +175,7 @@ Status ReadPipeline(Context& c, int pp, int layers) {
     PARASIM_RETURN_IF_ERROR(ReadHybridPipeline(c, pp, layers, &handled));
     if (handled) return Status::Ok();
   }
+  PARASIM_RETURN_IF_ERROR(CheckVirtualFlags(r));
   const bool layout = r.Has("--pipeline-model-parallel-layout");
   const bool first_last =
       r.Has("--decoder-first-pipeline-num-layers") || r.Has("--decoder-last-pipeline-num-layers");
@@ -201,7 +188,7 @@ Status ReadPipeline(Context& c, int pp, int layers) {
   if (layout) {
     int64_t vp = 1;
     PARASIM_RETURN_IF_ERROR(ReadLayout(c, pp, layers, &vp));
-    return ReadMicrobatchGroup(c, vp);
+    return ReadInterleaving(c, pp, vp);
   }
   if (first_last) PARASIM_RETURN_IF_ERROR(ReadFirstLast(c, pp, layers));
   std::vector<std::string> account;
@@ -232,12 +219,7 @@ Status ReadPipeline(Context& c, int pp, int layers) {
     vp = units / (per * pp);
   }
   if (r.Has("--num-virtual-stages-per-pipeline-rank")) {
-    PARASIM_ASSIGN_OR_RETURN(int64_t v, r.Int("--num-virtual-stages-per-pipeline-rank", 1, 1024));
-    if (!vflag.empty() && v != vp) {
-      return r.Error("--num-virtual-stages-per-pipeline-rank",
-                     fmt::format("{} contradicts {} ({} virtual stages)", v, r.Text(vflag), vp));
-    }
-    vp = v;
+    PARASIM_ASSIGN_OR_RETURN(vp, r.Int("--num-virtual-stages-per-pipeline-rank", 1, 1024));
     vflag = "--num-virtual-stages-per-pipeline-rank";
   }
   if (!vflag.empty()) {
@@ -245,38 +227,7 @@ Status ReadPipeline(Context& c, int pp, int layers) {
     c.Set("parallelism.virtual_stages", std::to_string(vp), vflag);
     if (vp > 1) c.Set("parallelism.schedule", "interleaved-1f1b", vflag);
   }
-  return ReadMicrobatchGroup(c, vp);
-}
-
-Status ReadSharding(Context& c) {
-  const FlagReader& r = c.r;
-  if (r.Has("--use-megatron-fsdp")) {
-    PARASIM_ASSIGN_OR_RETURN(
-        std::string s,
-        r.Choice("--data-parallel-sharding-strategy",
-                 {"no_shard", "optim", "optim_grads", "optim_grads_params"}, "optim_grads_params"));
-    const int zero = s == "no_shard" ? 0 : s == "optim" ? 1 : s == "optim_grads" ? 2 : 3;
-    c.Use("--data-parallel-sharding-strategy");
-    c.Derived("parallelism.zero", std::to_string(zero),
-              "--use-megatron-fsdp " + (r.Has("--data-parallel-sharding-strategy")
-                                            ? r.Text("--data-parallel-sharding-strategy")
-                                            : std::string("(optim_grads_params)")),
-              "--use-megatron-fsdp");
-    if (zero == 3) {
-      c.Set("parallelism.zero3_copies", "false", "--use-megatron-fsdp");
-    }
-    c.Use("--use-distributed-optimizer");
-  } else if (r.Has("--use-torch-fsdp2")) {
-    c.Set("parallelism.zero", "3", "--use-torch-fsdp2");
-    c.Use("--use-distributed-optimizer");
-  } else if (r.Has("--use-distributed-optimizer")) {
-    c.Set("parallelism.zero", "1", "--use-distributed-optimizer");
-  } else {
-    c.Derived("parallelism.zero", "0",
-              "no --use-distributed-optimizer: every rank holds the "
-              "optimizer's states");
-  }
-  return Status::Ok();
+  return ReadInterleaving(c, pp, vp);
 }
 
 Status ReadOverlap(Context& c, int cp) {
@@ -370,7 +321,8 @@ Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp) {
   }
   c.Switch("parallelism.sp", "--sequence-parallel", "true", "false", "no --sequence-parallel");
   PARASIM_RETURN_IF_ERROR(ReadPipeline(c, static_cast<int>(pp), layers));
-  PARASIM_RETURN_IF_ERROR(ReadSharding(c));
+  PARASIM_RETURN_IF_ERROR(ReadSharding(c, pp, ep));
+  PARASIM_RETURN_IF_ERROR(CheckTpOverlap(r, tp));
   PARASIM_RETURN_IF_ERROR(ReadOverlap(c, static_cast<int>(cp)));
   return ReadBucket(c);
 }
@@ -394,8 +346,17 @@ Status WriteBatch(Context& c, int64_t dp) {
         "{}: error: no --seq-length: the import needs the tokens per sequence", r.args().file));
   }
   PARASIM_ASSIGN_OR_RETURN(int64_t seq, r.Int("--seq-length", 1, int64_t{1} << 32));
-  PARASIM_ASSIGN_OR_RETURN(int64_t mb, r.Int("--micro-batch-size", 1, int64_t{1} << 40, 1));
-  PARASIM_ASSIGN_OR_RETURN(int64_t gb, r.Int("--global-batch-size", 1, int64_t{1} << 40, mb * dp));
+  constexpr int64_t kMaxBatch = int64_t{1} << 40;  // sequences a step
+  PARASIM_ASSIGN_OR_RETURN(int64_t mb, r.Int("--micro-batch-size", 1, kMaxBatch, 1));
+  if (dp < 1 || mb > kMaxBatch / dp) {  // mb x dp must not wrap below
+    const std::string what = fmt::format(
+        "--micro-batch-size {} x data-parallel {} is over {} sequences a step: "
+        "expected a product from 1 to {}",
+        mb, dp, kMaxBatch, kMaxBatch);
+    if (r.Has("--micro-batch-size")) return r.Error("--micro-batch-size", what);
+    return InvalidArgument(fmt::format("{}: error: {}", r.args().file, what));
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t gb, r.Int("--global-batch-size", 1, kMaxBatch, mb * dp));
   if (gb % (mb * dp) != 0) {
     return r.Error("--global-batch-size",
                    fmt::format("{} is not a multiple of --micro-batch-size {} x data-parallel {}",
@@ -418,7 +379,8 @@ Status WriteBatch(Context& c, int64_t dp) {
   } else if (r.Has("--train-iters")) {
     PARASIM_ASSIGN_OR_RETURN(int64_t it, r.Int("--train-iters", 1, int64_t{1} << 50));
     c.Set("training.tokens",
-          fmt::format("{}", static_cast<double>(it) * static_cast<double>(gb * seq)),
+          fmt::format("{}",
+                      static_cast<double>(it) * static_cast<double>(gb) * static_cast<double>(seq)),
           "--train-iters");
   }
   return Status::Ok();

@@ -150,7 +150,14 @@ Status ReadShape(Context& c) {
   }
   c.Set("model.hidden", std::to_string(hidden), "--hidden-size");
   c.Set("model.heads", std::to_string(heads), "--num-attention-heads");
-  if (r.Has("--num-query-groups")) {
+  // Megatron-LM passes num_query_groups to the model only under --group-query-attention
+  // (megatron/training/argument_utils.py, the transformer config's kwargs: None otherwise, and
+  // TransformerConfig then takes one group per head): without it attention stays multi-head.
+  if (r.Has("--num-query-groups") && !r.Has("--group-query-attention")) {
+    c.NotModelled("--num-query-groups",
+                  "has no effect without --group-query-attention: Megatron-LM then keeps one "
+                  "key/value head per attention head (multi-head attention)");
+  } else if (r.Has("--num-query-groups")) {
     PARASIM_ASSIGN_OR_RETURN(int64_t kv, r.Int("--num-query-groups", 1, heads));
     c.Use("--group-query-attention");
     c.Set("model.kv_heads", std::to_string(kv), "--num-query-groups");
@@ -269,14 +276,55 @@ Status ReadVocab(Context& c, int tp) {
   return Status::Ok();
 }
 
-// --moe-layer-freq: an int N (layer i is MoE when i % N == 0) or a list of 0/1 per layer.
+// parasim's MoE placement (models/model_spec.h): `dense` leading dense layers, then layer i is
+// MoE when (i - dense) % every == every - 1. Finds the (dense, every) that gives `pattern`
+// exactly; false when none does. The first MoE layer f and the gap to the next fix both.
+bool ExactPlacement(const std::vector<int>& pattern, int* dense, int* every) {
+  const int layers = static_cast<int>(pattern.size());
+  std::vector<int> at;
+  for (int i = 0; i < layers; ++i) {
+    if (pattern[i] != 0) at.push_back(i);
+  }
+  if (at.empty()) {
+    *dense = layers;
+    *every = 1;
+    return true;
+  }
+  const int e = at.size() > 1 ? at[1] - at[0] : std::max(1, layers - at[0]);
+  const int d = at[0] - (e - 1);
+  if (d < 0) return false;
+  for (int i = 0; i < layers; ++i) {
+    if ((pattern[i] != 0) != (i >= d && (i - d) % e == e - 1)) return false;
+  }
+  *dense = d;
+  *every = e;
+  return true;
+}
+
+// The layers a pattern makes MoE, for a message: "0, 3, 6" (the first few).
+std::string MoeLayers(const std::vector<int>& pattern) {
+  std::string out;
+  int n = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == 0) continue;
+    if (++n > 8) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + std::to_string(i);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// --moe-layer-freq: an int N or a list of 0/1 per layer (1 = MoE). Megatron-LM makes layer i
+// (0-based) MoE when i % N == 0 for an int N, ceil(L / N) of L layers
+// (megatron/core/models/gpt/gpt_layer_specs.py, the moe_layer_pattern it builds from
+// config.moe_layer_freq).
 Status ReadLayerFreq(Context& c, int layers) {
   const FlagReader& r = c.r;
   if (!r.Has("--moe-layer-freq")) return Status::Ok();
   const std::string v = r.Value("--moe-layer-freq");
   std::vector<int> pattern;
+  int64_t n = 0;
   if (v.find('[') == std::string::npos) {
-    PARASIM_ASSIGN_OR_RETURN(int64_t n, r.Int("--moe-layer-freq", 1, 1000));
+    PARASIM_ASSIGN_OR_RETURN(n, r.Int("--moe-layer-freq", 1, 1000));
     for (int i = 0; i < layers; ++i) pattern.push_back(i % n == 0 ? 1 : 0);
   } else {
     StatusOr<std::vector<int>> list = ParseLayerList(v);
@@ -287,26 +335,32 @@ Status ReadLayerFreq(Context& c, int layers) {
     return r.Error("--moe-layer-freq",
                    fmt::format("gives {} layers, --num-layers {}", pattern.size(), layers));
   }
-  // parasim's pattern: `dense_layers` dense, then every `every`-th layer MoE.
-  int dense = 0;
-  while (dense < layers && pattern[dense] == 0) ++dense;
-  const int moe = static_cast<int>(std::count(pattern.begin(), pattern.end(), 1));
-  int every = 1;
-  if (moe > 0 && layers > dense) every = std::max(1, (layers - dense) / moe);
-  bool exact = true;
-  for (int i = dense; i < layers; ++i) {
-    // Megatron's int form puts MoE first in each period, parasim's last: the same count.
-    exact &= pattern[i] == ((i - dense) % every == (every - 1) ? 1 : 0);
+  const int moe =
+      static_cast<int>(std::count_if(pattern.begin(), pattern.end(), [](int x) { return x != 0; }));
+  int dense = 0, every = 1;
+  if (ExactPlacement(pattern, &dense, &every)) {
+    c.Set("model.moe.dense_layers", std::to_string(dense), "--moe-layer-freq");
+    c.Set("model.moe.every", std::to_string(every), "--moe-layer-freq");
+    return Status::Ok();
   }
-  c.Set("model.moe.dense_layers", std::to_string(dense), "--moe-layer-freq");
-  c.Set("model.moe.every", std::to_string(every), "--moe-layer-freq");
-  if (!exact) {
+  if (n > 1 && layers % n == 0) {
+    // The same count and spacing, each MoE layer moved to the end of its period of n.
+    c.Set("model.moe.dense_layers", "0", "--moe-layer-freq");
+    c.Set("model.moe.every", std::to_string(n), "--moe-layer-freq");
     c.NotModelled("--moe-layer-freq",
-                  fmt::format("the MoE layers' places: parasim puts {} MoE layer(s) after {} "
-                              "dense, one in every {} (the same count where it divides)",
-                              moe, dense, every));
+                  fmt::format("the MoE layers' places: Megatron-LM makes layers 0, {}, {}, ... "
+                              "MoE, parasim the last of each {} ({}, {}, ...): the same {} MoE "
+                              "layers",
+                              n, 2 * n, n, n - 1, 2 * n - 1, moe));
+    return Status::Ok();
   }
-  return Status::Ok();
+  return r.Error("--moe-layer-freq",
+                 fmt::format("makes {} of {} layers MoE (layers {}), which parasim cannot place: "
+                             "it places D leading dense layers, then every k-th layer MoE "
+                             "(model.moe.dense_layers, model.moe.every; an int --moe-layer-freq "
+                             "N where N divides --num-layers); give such a list, e.g. "
+                             "([0]*D+([0]*(k-1)+[1])*M)",
+                             moe, layers, MoeLayers(pattern)));
 }
 
 // Group-limited routing is node-limited routing where the groups are the EP ranks' nodes.

@@ -64,6 +64,15 @@ const char* HybridFlag(const FlagReader& r);
 Status ReadModel(Context& c, int tp);
 // Precision, optimizer, recompute and kernels (megatron_import_training.cc).
 Status ReadTraining(Context& c);
+// ZeRO from --use-distributed-optimizer or an FSDP flag; Torch FSDP2's limits checked
+// (megatron_import_training.cc).
+Status ReadSharding(Context& c, int64_t pp, int64_t ep);
+// At most one virtual-stage flag (megatron_import_training.cc).
+Status CheckVirtualFlags(const FlagReader& r);
+// Interleaving's checks and micro-batch group, once vp is known (megatron_import_training.cc).
+Status ReadInterleaving(Context& c, int64_t pp, int64_t vp);
+// --tp-comm-overlap's conditions (megatron_import_training.cc).
+Status CheckTpOverlap(const FlagReader& r, int64_t tp);
 // Parallel sizes, ZeRO, overlap and the pipeline split (megatron_import.cc); `gpus` the
 // cluster's.
 Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp);

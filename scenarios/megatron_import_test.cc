@@ -321,5 +321,133 @@ TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
   CHECK(given->scenario.model.vocab == 129280);
 }
 
+TEST_CASE("micro-batch x data-parallel too large for a step is refused, not divided by zero") {
+  // /tmp/h1/ovf.txt, ovf2.txt: 1073741824 x 16777216 x 1024 wrapped to 0 (SIGFPE).
+  for (const std::string gb : {"", "--global-batch-size 5 "}) {
+    auto s = Import(kBase + gb + "--micro-batch-size 1073741824",
+                    {.gpu = "h100-sxm5-80gb", .nodes = 16777216, .gpus_per_node = 1024});
+    REQUIRE(!s.ok());
+    CHECK(s.status().message().find("args.txt:1:") == 0);
+    CHECK(s.status().message().find("--micro-batch-size: --micro-batch-size 1073741824 x "
+                                    "data-parallel 17179869184 is over") != std::string::npos);
+  }
+}
+
+TEST_CASE("--num-query-groups without --group-query-attention stays multi-head attention") {
+  // megatron/training/argument_utils.py passes num_query_groups only under
+  // --group-query-attention.
+  auto s = Import(kBase + "--num-query-groups 4");
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(s->scenario.model.kv_heads != 4);  // 0: one per head
+  CHECK(!Line(*s, "kv_heads: 4"));
+  CHECK(Line(*s, "--num-query-groups 4: has no effect without --group-query-attention"));
+  auto g = Import(kBase + "--num-query-groups 4 --group-query-attention");
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  CHECK(g->scenario.model.kv_heads == 4);
+}
+
+TEST_CASE("--moe-layer-freq: layer i is MoE where i % N == 0; never another count") {
+  const std::string moe = "--num-experts 8 ";
+  // A list parasim's placement gives exactly: dense layers, then every k-th.
+  auto list = Import(kBase + moe + "--moe-layer-freq '[0,1,0,1]'");
+  REQUIRE_MESSAGE(list.ok(), list.status().message());
+  CHECK(list->scenario.model.moe.dense_layers == 0);
+  CHECK(list->scenario.model.moe.every == 2);
+  CHECK(list->not_modelled.empty() == false);  // the dispatcher, at least
+  for (const UnappliedFlag& f : list->not_modelled) CHECK(f.flag != "--moe-layer-freq");
+  auto lead = Import(kBase + moe + "--moe-layer-freq '([0]*1+[1]*3)'");
+  REQUIRE_MESSAGE(lead.ok(), lead.status().message());
+  CHECK(lead->scenario.model.moe.dense_layers == 1);
+  CHECK(lead->scenario.model.moe.every == 1);
+  // An int N dividing the layers: the same count and spacing, one place later; said so.
+  auto two = Import(kBase + moe + "--moe-layer-freq 2");
+  REQUIRE_MESSAGE(two.ok(), two.status().message());
+  CHECK(two->scenario.model.moe.dense_layers == 0);
+  CHECK(two->scenario.model.moe.every == 2);
+  int moe_layers = 0;
+  for (int i = 0; i < 4; ++i) moe_layers += two->scenario.model.IsMoeLayer(i) ? 1 : 0;
+  CHECK(moe_layers == 2);
+  CHECK(Line(*two, "Megatron-LM makes layers 0, 2, 4, ... MoE, parasim the last of each 2"));
+  // Counts parasim cannot give (/tmp/h1/moefreq_5x2.txt, moefreq5.txt): refused.
+  for (const std::string& bad :
+       {"--num-layers 5 --moe-layer-freq 2", "--num-layers 8 --moe-layer-freq 3",
+        "--moe-layer-freq '[1,0,0,1]'", "--moe-layer-freq '[0,1,1,0]'"}) {
+    CAPTURE(bad);
+    auto s = Import(kBase + moe + bad);
+    REQUIRE(!s.ok());
+    CHECK(s.status().message().find("which parasim cannot place") != std::string::npos);
+  }
+}
+
+TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
+  // megatron/training/arguments.py, validate_args.
+  struct Bad {
+    std::string args;
+    std::string message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"--num-layers-per-virtual-pipeline-stage 2",
+            "--num-layers-per-virtual-pipeline-stage: gives 2 virtual stages with "
+            "--pipeline-model-parallel-size 1"},
+           {"--num-virtual-stages-per-pipeline-rank 2",
+            "--num-virtual-stages-per-pipeline-rank: gives 2 virtual stages"},
+           {"--pipeline-model-parallel-layout 'Et|tt|tL'",
+            "--pipeline-model-parallel-layout: gives 3 virtual stages"},
+           {"--pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 "
+            "--num-layers-per-virtual-pipeline-stage 1",
+            "--num-virtual-stages-per-pipeline-rank: contradicts "
+            "--num-layers-per-virtual-pipeline-stage"},
+           {"--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|t|t|tL' "
+            "--num-virtual-stages-per-pipeline-rank 2",
+            "--num-virtual-stages-per-pipeline-rank: contradicts "
+            "--pipeline-model-parallel-layout"},
+           {"--use-torch-fsdp2 --pipeline-model-parallel-size 2",
+            "--use-torch-fsdp2: with --pipeline-model-parallel-size 2"},
+           {"--use-torch-fsdp2 --use-distributed-optimizer",
+            "--use-torch-fsdp2: with --use-distributed-optimizer"},
+           {"--use-torch-fsdp2 --num-experts 8 --expert-model-parallel-size 2",
+            "--use-torch-fsdp2: with --expert-model-parallel-size 2"},
+           {"--tensor-model-parallel-size 2 --tp-comm-overlap",
+            "--tp-comm-overlap: needs --sequence-parallel"},
+           {"--sequence-parallel --tp-comm-overlap",
+            "--tp-comm-overlap: with --tensor-model-parallel-size 1"},
+       }) {
+    CAPTURE(b.args);
+    auto s = Import(kBase + b.args);
+    REQUIRE(!s.ok());
+    CAPTURE(s.status().message());
+    CHECK(s.status().message().find("args.txt:1:") == 0);
+    CHECK(s.status().message().find(b.message) != std::string::npos);
+  }
+  // What Megatron-LM accepts: one virtual stage at pp 1, FSDP2 alone.
+  CHECK(Import(kBase + "--num-virtual-stages-per-pipeline-rank 1").ok());
+  CHECK(Import(kBase + "--num-layers-per-virtual-pipeline-stage 4").ok());
+  CHECK(Import(kBase + "--use-torch-fsdp2").ok());
+  CHECK(
+      Import(kBase + "--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap").ok());
+}
+
+TEST_CASE("a layout's commas are cosmetic; hostile nesting is an error, not a crash") {
+  // Megatron-LM's own example (pipeline_parallel_layer_layout.py, parse_str_to_list).
+  auto s = Import(
+      "--num-layers 61 --hidden-size 1024 --num-attention-heads 16 --mtp-num-layers 1 "
+      "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16 "
+      "--pipeline-model-parallel-size 16 --pipeline-model-parallel-layout 'Et*3|(tt|)*29,m|L'",
+      {.gpu = "h100-sxm5-80gb", .nodes = 2});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(s->scenario.layout.virtual_stages == 2);
+  CHECK(s->scenario.layout.stage_layers[0] == 5);  // E t t t | t t
+  for (const std::string flag : {"--pipeline-model-parallel-size 2 "
+                                 "--pipeline-model-parallel-layout '",
+                                 "--num-experts 4 --moe-layer-freq '"}) {
+    const std::string deep =
+        std::string(20000, '(') + (flag[2] == 'p' ? "t" : "[1]") + std::string(20000, ')') + "'";
+    auto d = Import(kBase + flag + deep);
+    REQUIRE(!d.ok());
+    CHECK(d.status().message().find("nested deeper than 64 levels") != std::string::npos);
+    CHECK(d.status().message().size() < 300);
+  }
+}
+
 }  // namespace
 }  // namespace parasim

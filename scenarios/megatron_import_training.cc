@@ -229,7 +229,129 @@ Status ReadKernels(Context& c) {
   return ReadBlasWorkspace(c);
 }
 
+// Torch FSDP2's limits (megatron/training/arguments.py, validate_args under use_torch_fsdp2):
+// no pipeline or expert parallelism, and not with the distributed optimizer.
+Status CheckTorchFsdp2(const FlagReader& r, int64_t pp, int64_t ep) {
+  const std::string f = "--use-torch-fsdp2";
+  if (!r.Has(f)) return Status::Ok();
+  if (pp > 1) {
+    return r.Error(f, fmt::format("with --pipeline-model-parallel-size {}: Megatron-LM runs "
+                                  "Torch FSDP2 without pipeline parallelism only (pp 1)",
+                                  pp));
+  }
+  if (ep > 1) {
+    return r.Error(f, fmt::format("with --expert-model-parallel-size {}: Megatron-LM runs "
+                                  "Torch FSDP2 without expert parallelism only (EP 1)",
+                                  ep));
+  }
+  if (r.Has("--use-distributed-optimizer")) {
+    return r.Error(f,
+                   "with --use-distributed-optimizer: Megatron-LM refuses the two together "
+                   "(FSDP2 shards the optimizer itself); give one of them");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status ReadSharding(Context& c, int64_t pp, int64_t ep) {
+  const FlagReader& r = c.r;
+  PARASIM_RETURN_IF_ERROR(CheckTorchFsdp2(r, pp, ep));
+  if (r.Has("--use-megatron-fsdp")) {
+    PARASIM_ASSIGN_OR_RETURN(
+        std::string s,
+        r.Choice("--data-parallel-sharding-strategy",
+                 {"no_shard", "optim", "optim_grads", "optim_grads_params"}, "optim_grads_params"));
+    const int zero = s == "no_shard" ? 0 : s == "optim" ? 1 : s == "optim_grads" ? 2 : 3;
+    c.Use("--data-parallel-sharding-strategy");
+    c.Derived("parallelism.zero", std::to_string(zero),
+              "--use-megatron-fsdp " + (r.Has("--data-parallel-sharding-strategy")
+                                            ? r.Text("--data-parallel-sharding-strategy")
+                                            : std::string("(optim_grads_params)")),
+              "--use-megatron-fsdp");
+    if (zero == 3) {
+      c.Set("parallelism.zero3_copies", "false", "--use-megatron-fsdp");
+    }
+    c.Use("--use-distributed-optimizer");
+  } else if (r.Has("--use-torch-fsdp2")) {
+    c.Set("parallelism.zero", "3", "--use-torch-fsdp2");
+    c.Use("--use-distributed-optimizer");
+  } else if (r.Has("--use-distributed-optimizer")) {
+    c.Set("parallelism.zero", "1", "--use-distributed-optimizer");
+  } else {
+    c.Derived("parallelism.zero", "0",
+              "no --use-distributed-optimizer: every rank holds the "
+              "optimizer's states");
+  }
+  return Status::Ok();
+}
+
+// Megatron-LM sets at most one of --num-layers-per-virtual-pipeline-stage,
+// --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout
+// (megatron/training/arguments.py, validate_args: "No more than one of ...").
+Status CheckVirtualFlags(const FlagReader& r) {
+  std::vector<std::string> given;
+  for (const char* f :
+       {"--pipeline-model-parallel-layout", "--num-layers-per-virtual-pipeline-stage",
+        "--num-virtual-stages-per-pipeline-rank"}) {
+    if (r.Has(f)) given.push_back(f);
+  }
+  if (given.size() < 2) return Status::Ok();
+  return r.Error(given[1], fmt::format("contradicts {} (at {}): Megatron-LM accepts one of "
+                                       "--pipeline-model-parallel-layout, "
+                                       "--num-layers-per-virtual-pipeline-stage and "
+                                       "--num-virtual-stages-per-pipeline-rank",
+                                       given[0], r.At(given[0])));
+}
+
+// Interleaving: Megatron-LM refuses virtual stages (vp > 1) with one pipeline stage
+// (megatron/training/arguments.py, validate_args: "When interleaved schedule is used,
+// pipeline-model-parallel size should be greater than 1"). Then
+// --microbatch-group-size-per-virtual-pipeline-stage: interleaving's micro-batch group
+// (Megatron-Core's default, pp, left unwritten); without virtual stages it changes nothing.
+Status ReadInterleaving(Context& c, int64_t pp, int64_t vp) {
+  const FlagReader& r = c.r;
+  if (vp > 1 && pp < 2) {
+    std::string flag = "--pipeline-model-parallel-layout";
+    for (const char* f :
+         {"--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank"}) {
+      if (r.Has(f)) flag = f;
+    }
+    if (!r.Has(flag) && HybridFlag(r) != nullptr) flag = HybridFlag(r);
+    return r.Error(flag, fmt::format("gives {} virtual stages with --pipeline-model-parallel-size "
+                                     "{}: Megatron-LM interleaves over 2 or more pipeline stages "
+                                     "only (give pp > 1, or one virtual stage)",
+                                     vp, pp));
+  }
+  const char* flag = "--microbatch-group-size-per-virtual-pipeline-stage";
+  if (!r.Has(flag)) return Status::Ok();
+  PARASIM_ASSIGN_OR_RETURN(int64_t n, r.Int(flag, 1, int64_t{1} << 30));
+  if (vp > 1) {
+    c.Set("parallelism.microbatch_group", std::to_string(n), flag);
+  } else {
+    c.Use(flag);  // read, and without interleaving of no effect
+  }
+  return Status::Ok();
+}
+
+// --tp-comm-overlap needs sequence parallelism, which Megatron-LM turns off at TP 1
+// (megatron/training/arguments.py, validate_args: "Tensor parallel communication/GEMM overlap
+// can happen only when sequence parallelism is enabled").
+Status CheckTpOverlap(const FlagReader& r, int64_t tp) {
+  if (!r.Has("--tp-comm-overlap")) return Status::Ok();
+  if (!r.Has("--sequence-parallel")) {
+    return r.Error("--tp-comm-overlap",
+                   "needs --sequence-parallel: Megatron-LM overlaps TP "
+                   "communication with GEMMs only under sequence "
+                   "parallelism");
+  }
+  if (tp < 2) {
+    return r.Error("--tp-comm-overlap",
+                   "with --tensor-model-parallel-size 1: Megatron-LM turns --sequence-parallel "
+                   "off at TP 1, and overlaps TP communication only under it (give TP > 1)");
+  }
+  return Status::Ok();
+}
 
 Status ReadTraining(Context& c) {
   PARASIM_RETURN_IF_ERROR(ReadPrecision(c));

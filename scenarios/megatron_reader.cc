@@ -10,6 +10,9 @@
 namespace parasim {
 namespace {
 
+// A value as a message quotes it: in full up to 60 characters, else its first 57 and "...".
+std::string Shown(const std::string& v) { return v.size() <= 60 ? v : v.substr(0, 57) + "..."; }
+
 std::vector<std::string> SplitBlanks(const std::vector<std::string>& values) {
   std::vector<std::string> out;
   for (const std::string& v : values) {
@@ -30,11 +33,11 @@ std::vector<std::string> SplitBlanks(const std::vector<std::string>& values) {
 std::string ArityProblem(const MegatronFlag& row, const MegatronArg& a) {
   const size_t n = a.values.size();
   if (row.arity == FlagArity::kBare && n > 0) {
-    return fmt::format("takes no value (a switch), got '{}'", a.values[0]);
+    return fmt::format("takes no value (a switch), got '{}'", Shown(a.values[0]));
   }
   if (row.arity == FlagArity::kOne && n != 1) {
     return n == 0 ? "expects a value"
-                  : fmt::format("expects one value, got {} ('{}' ...)", n, a.values[0]);
+                  : fmt::format("expects one value, got {} ('{}' ...)", n, Shown(a.values[0]));
   }
   if (row.arity == FlagArity::kList && n == 0) return "expects one or more values";
   return "";
@@ -50,10 +53,11 @@ StatusOr<FlagReader> FlagReader::Open(const MegatronArgs& args) {
     if (!row) {
       const std::string near = NearestMegatronFlag(a.flag);
       return args.ErrorAt(
-          a, fmt::format("unknown Megatron-LM flag '{}'{}; `parasim import megatron --flags` "
-                         "lists the {} flags parasim knows (mapped, not modelled, no effect)",
-                         a.flag, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
-                         MegatronFlags().size()));
+          a,
+          fmt::format("unknown Megatron-LM flag '{}'{}; `parasim import megatron --flags` "
+                      "lists the {} flags parasim knows (mapped, not modelled, no effect)",
+                      Shown(a.flag), near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                      MegatronFlags().size()));
     }
     MegatronArg norm = a;
     if (row->arity == FlagArity::kList) norm.values = SplitBlanks(a.values);
@@ -97,7 +101,8 @@ StatusOr<int64_t> FlagReader::Int(std::string_view flag, int64_t lo, int64_t hi,
   char* end = nullptr;
   const long long x = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || x < lo || x > hi) {
-    return Error(flag, fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, v));
+    return Error(flag,
+                 fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, Shown(v)));
   }
   return static_cast<int64_t>(x);
 }
@@ -110,7 +115,7 @@ StatusOr<double> FlagReader::Number(std::string_view flag, double lo, double hi,
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !(x >= lo && x <= hi)) {
-    return Error(flag, fmt::format("expected a number from {} to {}, got '{}'", lo, hi, v));
+    return Error(flag, fmt::format("expected a number from {} to {}, got '{}'", lo, hi, Shown(v)));
   }
   return x;
 }
@@ -125,7 +130,7 @@ StatusOr<std::string> FlagReader::Choice(std::string_view flag,
   std::string list;
   for (std::string_view s : accepted) list += fmt::format("{}{}", list.empty() ? "" : ", ", s);
   const std::string near = DidYouMean(v, accepted);
-  return Error(flag, fmt::format("'{}' is not accepted; expected one of: {}{}", v, list,
+  return Error(flag, fmt::format("'{}' is not accepted; expected one of: {}{}", Shown(v), list,
                                  near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
 }
 

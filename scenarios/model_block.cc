@@ -37,17 +37,31 @@ Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs
   return Status::Ok();
 }
 
-YAML::Node ExtendingModel(const YAML::Node& root) {
-  const YAML::Node model = root["model"];
-  if (!model.IsDefined() || !model.IsScalar()) return root;
+YAML::Node ExtendingAt(const YAML::Node& root, const std::vector<std::string>& path) {
+  YAML::Node node = root;
+  for (const std::string& key : path) {
+    if (!node.IsMap()) return root;
+    const YAML::Node child = static_cast<const YAML::Node&>(node)[key];
+    if (!child.IsDefined()) return root;  // (an absent key's node cannot be rebound to)
+    node.reset(child);
+  }
+  if (!node.IsScalar()) return root;
   YAML::Node extended(YAML::NodeType::Map);
-  extended["extends"] = model.Scalar();
-  return WithNodeAt(root, {"model"}, extended);
+  extended["extends"] = node.Scalar();
+  return WithNodeAt(root, path, extended);
 }
 
+YAML::Node ExtendingModel(const YAML::Node& root) { return ExtendingAt(root, {"model"}); }
+
 Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root, YamlContext* ctx) {
+  // The catalog entries a key set under them extends (`--set cluster.gpu.sms=100`).
+  static const std::vector<std::vector<std::string>> kExtendable = {
+      {"model"}, {"cluster", "gpu"}, {"cluster", "intra_node"}, {"cluster", "inter_node"}};
   for (const auto& s : sets) {
-    if (s.rfind("model.", 0) == 0) *root = ExtendingModel(*root);
+    for (const auto& path : kExtendable) {
+      const std::string prefix = fmt::format("{}.", fmt::join(path, "."));
+      if (s.rfind(prefix, 0) == 0) *root = ExtendingAt(*root, path);
+    }
     PARASIM_RETURN_IF_ERROR(ApplySet(*root, s, ctx));
   }
   return Status::Ok();

@@ -21,12 +21,17 @@ namespace parasim {
 Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,
                   ModelSpec* out);
 
-// `root` with a catalog model id turned into `model: {extends: id}`, so that a key set under
-// it (`--set model.layers=80`, a swept model key) extends that model.
+// `root` with the catalog id at `path` (`model`, `cluster.gpu`, a cluster fabric) turned into
+// `{extends: id}`, so that a key set under it extends that entry; `root` itself where the node
+// there is absent or not a scalar.
+YAML::Node ExtendingAt(const YAML::Node& root, const std::vector<std::string>& path);
+// ExtendingAt(root, {"model"}): a key set under a catalog model (`--set model.layers=80`, a
+// swept model key) extends that model.
 YAML::Node ExtendingModel(const YAML::Node& root);
 
 // The --set assignments ("a.b=value") applied to a scenario document in turn, each recorded in
-// `ctx` for its errors; a model key set under a catalog id extends that model (ExtendingModel).
+// `ctx` for its errors; a key set under a catalog id (the model, the cluster's GPU or a fabric)
+// extends that entry (ExtendingAt).
 // The training and the serving loaders both read their --set this way.
 Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root, YamlContext* ctx);
 

@@ -50,5 +50,30 @@ TEST_CASE("a catalog model becomes one that extends it, so that a key set under 
   CHECK(ExtendingModel(*inline_model)["model"]["layers"].Scalar() == "2");
 }
 
+TEST_CASE("a key set under the cluster's catalog GPU or fabric extends that entry") {
+  StatusOr<YAML::Node> root =
+      ParseYaml("cluster: {gpu: b200, inter_node: ib-ndr-400g}\nmodel: llama3-8b\n", "x.yaml");
+  REQUIRE(root.ok());
+  YAML::Node r = *root;
+  YamlContext ctx{"x.yaml", {}};
+  REQUIRE(ApplyScenarioSets({"cluster.gpu.sustained_factor=0.6", "cluster.inter_node.latency=9us",
+                             "cluster.gpu=h100-sxm5-80gb"},
+                            &r, &ctx)
+              .ok());
+  // The GPU was extended, then set whole again: the last assignment wins, as written.
+  CHECK(r["cluster"]["gpu"].Scalar() == "h100-sxm5-80gb");
+  CHECK(r["cluster"]["inter_node"]["extends"].Scalar() == "ib-ndr-400g");
+  CHECK(r["cluster"]["inter_node"]["latency"].Scalar() == "9us");
+  YAML::Node r2 = *root;
+  REQUIRE(ApplyScenarioSets({"cluster.gpu.sms=100"}, &r2, &ctx).ok());
+  CHECK(r2["cluster"]["gpu"]["extends"].Scalar() == "b200");
+  CHECK(r2["cluster"]["gpu"]["sms"].Scalar() == "100");
+  CHECK(r2["model"].IsScalar());  // only the entry a key is set under
+  // A path that is absent or already a mapping is left as it is.
+  CHECK(ExtendingAt(*root, {"cluster", "intra_node"})["cluster"]["intra_node"].IsDefined() ==
+        false);
+  CHECK(ExtendingAt(r2, {"cluster", "gpu"})["cluster"]["gpu"]["sms"].Scalar() == "100");
+}
+
 }  // namespace
 }  // namespace parasim

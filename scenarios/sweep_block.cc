@@ -121,16 +121,29 @@ Status ParseSweep(const YamlContext& ctx, const YAML::Node& node, SweepSpec* sw,
 
 // How a sweep value reads in a label: its text; for a mapping its scalar keys ("gpu=b200
 // intra_node=nvlink5"), else its place in the list.
+// A mapping's scalars as "a=1 b.c=2" (nested keys joined by dots, lists as [x,y]): two values
+// of an axis that differ anywhere label differently (a label left out nested keys, and two GPUs
+// differing in their peaks shared one label, so the sweep dropped the second's layouts as
+// repeats of the first's).
+void FlatParts(const std::string& prefix, const YAML::Node& v, std::vector<std::string>* out) {
+  if (v.IsScalar()) {
+    out->push_back(fmt::format("{}={}", prefix, v.Scalar()));
+  } else if (v.IsSequence()) {
+    std::vector<std::string> items;
+    for (const auto& x : v) items.push_back(x.IsScalar() ? x.Scalar() : "...");
+    out->push_back(fmt::format("{}=[{}]", prefix, fmt::join(items, ",")));
+  } else if (v.IsMap()) {
+    for (const auto& kv : v) {
+      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      FlatParts(prefix.empty() ? k : prefix + "." + k, kv.second, out);
+    }
+  }
+}
+
 std::string ValueLabel(const std::string& key, const YAML::Node& v, size_t i) {
   if (v.IsScalar()) return fmt::format("{}={}", key, v.Scalar());
   std::vector<std::string> parts;
-  if (v.IsMap()) {
-    for (const auto& kv : v) {
-      if (kv.second.IsScalar()) {
-        parts.push_back(fmt::format("{}={}", kv.first.Scalar(), kv.second.Scalar()));
-      }
-    }
-  }
+  FlatParts(v.IsMap() && key != "cluster" ? key : "", v, &parts);
   if (parts.empty()) return fmt::format("{}=inline#{}", key, i + 1);
   return fmt::format("{}", fmt::join(parts, " "));
 }
@@ -156,7 +169,17 @@ YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxi
         r.reset(WithNodeAt(r, {"model"}, v));
       } else {
         if (ax.block == "model") r.reset(ExtendingModel(r));
-        r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, v));
+        const YAML::Node& cur = static_cast<const YAML::Node&>(r)[std::string(ax.block)];
+        const YAML::Node base = cur.IsDefined() && cur.IsMap() ? cur[ax.key] : YAML::Node();
+        if (v.IsScalar() && base.IsDefined() && base.IsMap() && base["extends"].IsDefined()) {
+          // The scenario extends its catalog entry (`gpu: {extends: h100, sustained_factor:
+          // 0.7}`, or a --set under it): each swept catalog id is extended the same way.
+          YAML::Node id(YAML::NodeType::Map);
+          id["extends"] = v;
+          r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, DeepMerge(base, id)));
+        } else {
+          r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, v));
+        }
       }
     }
   }
@@ -201,6 +224,10 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
     }
     SweepHardware h;
     h.label = fmt::format("{}", fmt::join(label, " "));
+    for (const SweepHardware& other : sw->hardware) {
+      // Values that label alike (two spellings of one cluster) are still two combinations.
+      if (other.label == h.label) h.label += fmt::format(" #{}", n + 1);
+    }
     Status st = ParseCluster(ctx, r["cluster"], cat, &h.cluster, dir);
     if (st.ok()) st = ParseModel(ctx, r["model"], cat, &h.model);
     if (!st.ok()) {

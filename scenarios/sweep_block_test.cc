@@ -115,5 +115,37 @@ TEST_CASE("hardware keys are listed, parsed as the scenario's, and priced for th
         std::string::npos);
 }
 
+TEST_CASE("swept GPUs: values differing in nested keys label apart; an extended GPU stays so") {
+  // Two inline GPUs that differ only in their peaks shared the label "extends=h100-sxm5-80gb",
+  // and the sweep dropped the second's layouts as repeats of the first's.
+  SweepSpec sw;
+  REQUIRE(Read("sweep:\n  gpu: [{extends: h100-sxm5-80gb, peak: {bf16: 500TFLOP/s}}, "
+               "{extends: h100-sxm5-80gb, peak: {bf16: 900TFLOP/s}}]\n",
+               &sw)
+              .ok());
+  REQUIRE(sw.hardware.size() == 2);
+  CHECK(sw.hardware[0].label == "gpu.extends=h100-sxm5-80gb gpu.peak.bf16=500TFLOP/s");
+  CHECK(sw.hardware[1].label == "gpu.extends=h100-sxm5-80gb gpu.peak.bf16=900TFLOP/s");
+  // Values that label alike are still two combinations.
+  SweepSpec same;
+  REQUIRE(Read("sweep:\n  gpu: [b200, b200]\n", &same).ok());
+  REQUIRE(same.hardware.size() == 2);
+  CHECK(same.hardware[0].label != same.hardware[1].label);
+  // A scenario that extends its GPU (or a --set under it) extends each swept catalog id alike.
+  SweepSpec ext;
+  REQUIRE(testing::ReadBlock(
+              "cluster: {gpu: {extends: h100-sxm5-80gb, sustained_factor: 0.7}, nodes: 8, "
+              "inter_node: ib-ndr-400g}\nmodel: llama3-8b\nsweep: {gpu: [h100-sxm5-80gb, b200]}\n",
+              "",
+              [&](const YamlContext& ctx, const YAML::Node& n) {
+                return ParseSweepBlock(ctx, n, testing::TestCatalogs(), "", &ext);
+              })
+              .ok());
+  REQUIRE(ext.hardware.size() == 2);
+  CHECK(ext.hardware[1].cluster.gpu.id == "b200");
+  CHECK(ext.hardware[0].cluster.gpu.sustained_factor == 0.7);
+  CHECK(ext.hardware[1].cluster.gpu.sustained_factor == 0.7);
+}
+
 }  // namespace
 }  // namespace parasim

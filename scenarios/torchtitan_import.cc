@@ -40,16 +40,26 @@ class Config {
                         std::string* label) {
     const toml::node* n = Find(keys, label);
     if (!n) return fallback;
-    const std::optional<int64_t> v = n->value<int64_t>();
+    const std::optional<int64_t> v = n->is_integer() ? n->value<int64_t>() : std::nullopt;
     if (!v || *v < lo || *v > hi) {
       return Error(*n, fmt::format("{}: expected an integer from {} to {}", *label, lo, hi));
     }
     return *v;
   }
-  std::string Str(std::initializer_list<Key> keys, const std::string& fallback,
-                  std::string* label) {
+  // A string; another type is an error at it.
+  StatusOr<std::string> Str(std::initializer_list<Key> keys, const std::string& fallback,
+                            std::string* label) {
     const toml::node* n = Find(keys, label);
-    return n && n->value<std::string>() ? *n->value<std::string>() : fallback;
+    if (!n) return fallback;
+    if (!n->is_string()) return Error(*n, fmt::format("{}: expected a quoted string", *label));
+    return *n->value<std::string>();
+  }
+  // A boolean (true or false, unquoted); another type is an error at it.
+  StatusOr<bool> Bool(std::initializer_list<Key> keys, bool fallback, std::string* label) {
+    const toml::node* n = Find(keys, label);
+    if (!n) return fallback;
+    if (!n->is_boolean()) return Error(*n, fmt::format("{}: expected true or false", *label));
+    return *n->value<bool>();
   }
   // A string that `ok` accepts, else an error at it saying what would be (`expected`).
   StatusOr<std::string> Str(std::initializer_list<Key> keys, const std::string& fallback,
@@ -57,7 +67,7 @@ class Config {
                             std::string_view expected) {
     const toml::node* n = Find(keys, label);
     if (!n) return fallback;
-    if (!n->value<std::string>() || !ok(*n->value<std::string>())) {
+    if (!n->is_string() || !ok(*n->value<std::string>())) {
       return Error(*n, fmt::format("{}: expected {}", *label, expected));
     }
     return *n->value<std::string>();
@@ -104,8 +114,8 @@ class Config {
 
 Status ReadModel(Config& c, ScenarioWriter& w) {
   std::string name_at, flavor_at;
-  const std::string name = c.Str({{"model", "name"}}, "", &name_at);
-  const std::string flavor = c.Str({{"model", "flavor"}}, "", &flavor_at);
+  PARASIM_ASSIGN_OR_RETURN(const std::string name, c.Str({{"model", "name"}}, "", &name_at));
+  PARASIM_ASSIGN_OR_RETURN(const std::string flavor, c.Str({{"model", "flavor"}}, "", &flavor_at));
   for (const TorchtitanFlavor& f : kTorchtitanFlavors) {
     if (name == f.name && flavor == f.flavor) {
       w.Set("model.extends", std::string(f.id), name_at + ", " + flavor_at);
@@ -153,6 +163,41 @@ Status ReadDegrees(Config& c, Degrees* d) {
   return Status::Ok();
 }
 
+// A multi-stage schedule's stages a rank, then a blank and where they came from. torchtitan makes
+// ceil((layers + first_less + last_less) / per) stages of `per` layers (the embedding and the
+// output counted as first/last_stage_less_layers, 1 each by default), refuses a count that pp
+// does not divide, and wants two or more a rank; without `per`, two a rank
+// (torchtitan/distributed/pipeline_parallel.py, the virtual stages of pipeline_llm).
+StatusOr<std::string> VirtualStages(Config& c, const Degrees& d, int layers) {
+  std::string per_at, first_at, last_at;
+  PARASIM_ASSIGN_OR_RETURN(
+      int64_t per,
+      c.Int({{"parallelism", "pipeline_parallel_layers_per_stage"}}, 1, layers + 2, 0, &per_at));
+  if (per == 0) return std::string("2 two stages a rank (not given)");
+  PARASIM_ASSIGN_OR_RETURN(int64_t first,
+                           c.Int({{"parallelism", "pipeline_parallel_first_stage_less_layers"}}, 0,
+                                 layers, 1, &first_at));
+  PARASIM_ASSIGN_OR_RETURN(
+      int64_t last,
+      c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
+  const int64_t stages = (layers + first + last + per - 1) / per;
+  // parasim splits a stage's layers evenly over its chunks: the stages must share them evenly.
+  if (stages % d.pp != 0 || stages / d.pp < 2 || layers % stages != 0) {
+    return c.Error(*c.Find({{"parallelism", "pipeline_parallel_layers_per_stage"}}),
+                   fmt::format("{}: {} layers (+{} +{} for the embedding and output) make {} "
+                               "stages, {}; expected a count that gives a multiple of "
+                               "pipeline_parallel_degree {} with 2 or more a rank, each of the "
+                               "same layers (first/last_stage_less_layers = 0 and a divisor of "
+                               "the layers)",
+                               per_at, layers, first, last, stages,
+                               stages % d.pp != 0 ? "which pipeline_parallel_degree does not divide"
+                               : stages / d.pp < 2 ? "fewer than 2 a rank"
+                                                   : "over which the layers do not split evenly",
+                               d.pp));
+  }
+  return fmt::format("{} {}", stages / d.pp, per_at);
+}
+
 Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpus, int layers,
                      int64_t* dp, std::vector<std::string>* nm) {
   const int64_t model = d.tp * d.pp * d.cp * d.replicate;
@@ -181,27 +226,27 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
         "data_parallel_replicate_degree with sharding (HSDP): parasim shards over the "
         "whole data-parallel group");
   }
+  // Async TP: [parallelism] in older torchtitan, [compile] now (torchtitan/config/configs.py,
+  // CompileConfig.enable_async_tensor_parallel).
   std::string async_at;
-  const toml::node* async = c.Find({{"parallelism", "enable_async_tensor_parallel"}}, &async_at);
-  const bool overlap = async && async->value<bool>().value_or(false);
+  PARASIM_ASSIGN_OR_RETURN(const bool overlap,
+                           c.Bool({{"parallelism", "enable_async_tensor_parallel"},
+                                   {"compile", "enable_async_tensor_parallel"}},
+                                  false, &async_at));
   w.Set("parallelism.overlap.tp", overlap ? "true" : "false",
         overlap ? async_at : "DTensor's TP collectives block (no async TP)");
   std::string sched_at;
-  const std::string sched = c.Str({{"parallelism", "pipeline_parallel_schedule"},
-                                   {"experimental", "pipeline_parallel_schedule"}},
-                                  "1F1B", &sched_at);
+  PARASIM_ASSIGN_OR_RETURN(const std::string sched,
+                           c.Str({{"parallelism", "pipeline_parallel_schedule"},
+                                  {"experimental", "pipeline_parallel_schedule"}},
+                                 "1F1B", &sched_at));
   const std::string mapped(ParasimScheduleOf(sched));
   w.Set("parallelism.schedule", mapped.empty() ? "1f1b" : mapped,
         sched_at.empty() ? "torchtitan's default schedule (1F1B)" : sched_at);
   if (mapped.empty()) nm->push_back(fmt::format("pipeline schedule {}: priced as 1F1B", sched));
   if (mapped == "interleaved-1f1b") {
-    std::string per_at;
-    PARASIM_ASSIGN_OR_RETURN(
-        int64_t per,
-        c.Int({{"parallelism", "pipeline_parallel_layers_per_stage"}}, 1, layers, 0, &per_at));
-    const int64_t vp = per > 0 ? std::max<int64_t>(1, layers / (d.pp * per)) : 2;
-    w.Set("parallelism.virtual_stages", std::to_string(vp),
-          per > 0 ? per_at : "two stages a rank (not given)");
+    PARASIM_ASSIGN_OR_RETURN(std::string vp, VirtualStages(c, d, layers));
+    w.Set("parallelism.virtual_stages", vp.substr(0, vp.find(' ')), vp.substr(vp.find(' ') + 1));
   }
   return Status::Ok();
 }
@@ -279,13 +324,19 @@ Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp,
     w.Set("training.grad_accumulation", "separate",
           "gradient accumulation: PyTorch autograd adds each micro-batch's gradients");
   }
+  // torchtitan/config/configs.py: the dtypes are "bfloat16" or "float32" (Literal types).
   std::string param_at, reduce_at;
-  const std::string param = c.Str({{"training", "mixed_precision_param"}}, "bfloat16", &param_at);
-  const std::string reduce = c.Str({{"training", "mixed_precision_reduce"}}, "float32", &reduce_at);
+  auto dtype = [](const std::string& v) { return v == "bfloat16" || v == "float32"; };
+  PARASIM_ASSIGN_OR_RETURN(const std::string param,
+                           c.Str({{"training", "mixed_precision_param"}}, "bfloat16", &param_at,
+                                 dtype, "\"bfloat16\" or \"float32\""));
+  PARASIM_ASSIGN_OR_RETURN(const std::string reduce,
+                           c.Str({{"training", "mixed_precision_reduce"}}, "float32", &reduce_at,
+                                 dtype, "\"bfloat16\" or \"float32\""));
   std::string fp8_at;
-  const toml::node* fp8 = c.Find({{"float8", "enable_float8_linear"}}, &fp8_at);
+  PARASIM_ASSIGN_OR_RETURN(bool float8,
+                           c.Bool({{"float8", "enable_float8_linear"}}, false, &fp8_at));
   const toml::node* conv = c.Find({{"model", "converters"}}, &fp8_at);
-  bool float8 = fp8 && fp8->value<bool>().value_or(false);
   if (conv && conv->as_array()) {
     for (const auto& e : *conv->as_array())
       float8 |= e.value<std::string>().value_or("") == "float8";
@@ -297,7 +348,7 @@ Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp,
   w.Set("training.attention", "flash", "PyTorch SDPA's flash kernels");
   w.Set("training.transformer_engine", "false", "torchtitan's layers: PyTorch modules");
   std::string opt_at;
-  const std::string opt = c.Str({{"optimizer", "name"}}, "AdamW", &opt_at);
+  PARASIM_ASSIGN_OR_RETURN(const std::string opt, c.Str({{"optimizer", "name"}}, "AdamW", &opt_at));
   w.Set("training.optimizer", "adam", opt_at.empty() ? "torchtitan's default (AdamW)" : opt_at);
   if (opt != "AdamW" && opt != "Adam") nm->push_back("optimizer " + opt + ": priced as Adam");
   PARASIM_RETURN_IF_ERROR(WriteRecompute(c, w, d, layers));

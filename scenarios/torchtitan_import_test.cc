@@ -114,5 +114,61 @@ selective_ac_option = "2"
   }
 }
 
+TEST_CASE("a key of the wrong TOML type is an error at it, not the default") {
+  // /tmp/h1/tt_types.toml
+  const std::string head =
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nseq_len = 8192\n";
+  struct Bad {
+    std::string toml, message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"mixed_precision_param = 16\n",
+            "c.toml:6:25: error: [training] mixed_precision_param = 16: expected \"bfloat16\" or "
+            "\"float32\""},
+           {"mixed_precision_reduce = \"bf16\"\n", "expected \"bfloat16\" or \"float32\""},
+           {"[parallelism]\nenable_async_tensor_parallel = \"true\"\n",
+            "c.toml:7:32: error: [parallelism] enable_async_tensor_parallel = \"true\": expected "
+            "true or false"},
+           {"[parallelism]\npipeline_parallel_schedule = 3\n",
+            "pipeline_parallel_schedule = 3: expected a quoted string"},
+           {"[parallelism]\ntensor_parallel_degree = 2.0\n", "expected an integer from 1"},
+       }) {
+    CAPTURE(b.toml);
+    auto s = ImportTorchtitan("c.toml", head + b.toml, {.gpu = "h100-sxm5-80gb"}, Cat());
+    REQUIRE(!s.ok());
+    CHECK(s.status().message().find(b.message) != std::string::npos);
+  }
+}
+
+TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count") {
+  // torchtitan/distributed/pipeline_parallel.py: ceil((layers + 1 + 1) / per) stages.
+  auto toml = [](int per, const std::string& less) {
+    return "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\n"
+           "seq_len = 8192\n[parallelism]\npipeline_parallel_degree = 4\n"
+           "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+           "pipeline_parallel_layers_per_stage = " +
+           std::to_string(per) + "\n" + less;
+  };
+  // Stages of 4 without the embedding and output counted: 8 stages, 2 a rank.
+  const std::string zero =
+      "pipeline_parallel_first_stage_less_layers = 0\n"
+      "pipeline_parallel_last_stage_less_layers = 0\n";
+  auto four =
+      ImportTorchtitan("c.toml", toml(4, zero), {.gpu = "h100-sxm5-80gb", .nodes = 1}, Cat());
+  REQUIRE_MESSAGE(four.ok(), four.status().message());
+  CHECK(four->scenario.layout.virtual_stages == 2);
+  // 32 layers + 2 in stages of 3 (/tmp/h1/tt_pp.toml): 12 stages, 3 a rank, uneven; floored to
+  // 2 a rank before. Of 5: 7 stages, which 4 ranks do not share; of 9: 4 stages, one a rank.
+  for (int per : {3, 5, 9}) {
+    CAPTURE(per);
+    auto bad =
+        ImportTorchtitan("c.toml", toml(per, ""), {.gpu = "h100-sxm5-80gb", .nodes = 1}, Cat());
+    REQUIRE(!bad.ok());
+    CHECK(bad.status().message().find("c.toml:10:") == 0);
+    CHECK(bad.status().message().find("expected a count that gives a multiple of "
+                                      "pipeline_parallel_degree 4") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace parasim

@@ -237,7 +237,10 @@ CaseHardware CaseHardwareOf(const MapReader& c, const YAML::Node& defaults,
                : std::string();
   };
   auto read = [&](const YAML::Node& map) {
-    const std::string gpu = scalar(map, "gpu"), nodes = scalar(map, "nodes");
+    std::string gpu = scalar(map, "gpu");
+    const std::string nodes = scalar(map, "nodes");
+    // A catalog GPU extended keeps its id (SCENARIO.md, cluster.gpu).
+    if (gpu.empty() && map.IsDefined() && map.IsMap()) gpu = scalar(map["gpu"], "extends");
     if (!gpu.empty()) h.gpu = gpu;
     if (!nodes.empty()) h.nodes = std::strtoll(nodes.c_str(), nullptr, 10);
   };
@@ -245,8 +248,12 @@ CaseHardware CaseHardwareOf(const MapReader& c, const YAML::Node& defaults,
     read(default_import);
     read(c.Node("import"));
   } else {
-    read(defaults["cluster"]);
-    if (c.Has("scenario")) read(c.Node("scenario")["cluster"]);
+    auto cluster_of = [](const YAML::Node& map) {
+      // Not a mapping: CaseNode refuses it where it stands; here it names no hardware.
+      return map.IsDefined() && map.IsMap() ? map["cluster"] : YAML::Node();
+    };
+    read(cluster_of(defaults));
+    if (c.Has("scenario")) read(cluster_of(c.Node("scenario")));
   }
   return h;
 }
@@ -275,6 +282,25 @@ StatusOr<YAML::Node> CaseNode(const YamlContext& ctx, const MapReader& c,
   if (!failure->empty() || (defaults.size() == 0 && !c.Has("scenario"))) return imported;
   // Scenario keys over the imported scenario.
   return DeepMerge(imported, DeepMerge(YAML::Clone(defaults), own));
+}
+
+// A case's keys and its name, which no earlier case of the file has: cases are told apart by
+// name (the ranking's pairs, fit --runs, subsets.yaml).
+StatusOr<MapReader> CaseHead(const YamlContext& ctx, const YAML::Node& node, const std::string& at,
+                             std::map<std::string, std::string>* names, std::string* name) {
+  PARASIM_ASSIGN_OR_RETURN(
+      MapReader c, MapReader::Open(ctx, node, at, {"name", "scenario", "import", "measured"}));
+  for (auto k : {"name", "measured"}) PARASIM_RETURN_IF_ERROR(c.Require(k));
+  if (!c.Has("scenario") && !c.Has("import")) {
+    return ctx.ErrorAt(node, at, "expected a scenario fragment, an import block or both");
+  }
+  PARASIM_RETURN_IF_ERROR(c.String("name", name));
+  if (auto [it, fresh] = names->emplace(*name, at); !fresh) {
+    return ctx.ErrorAt(c.Node("name"), at + ".name",
+                       fmt::format("case name '{}' again ({} has it): give each case its own name",
+                                   *name, it->second));
+  }
+  return c;
 }
 
 }  // namespace
@@ -307,17 +333,11 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
   defaults.remove("import");
   PARASIM_ASSIGN_OR_RETURN(const Subset subset, LoadSubset(path, filter.subset));
   PARASIM_RETURN_IF_ERROR(ApplyStated(path, &defaults, &ctx, &file.stated));
+  std::map<std::string, std::string> names;  // -> the case that has it
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("cases[{}]", i);
-    PARASIM_ASSIGN_OR_RETURN(
-        MapReader c,
-        MapReader::Open(ctx, cases[i], at, {"name", "scenario", "import", "measured"}));
     ValidationCase vc;
-    for (auto k : {"name", "measured"}) PARASIM_RETURN_IF_ERROR(c.Require(k));
-    if (!c.Has("scenario") && !c.Has("import")) {
-      return ctx.ErrorAt(cases[i], at, "expected a scenario fragment, an import block or both");
-    }
-    PARASIM_RETURN_IF_ERROR(c.String("name", &vc.name));
+    PARASIM_ASSIGN_OR_RETURN(MapReader c, CaseHead(ctx, cases[i], at, &names, &vc.name));
     if (!Kept(filter, subset, vc.name, CaseHardwareOf(c, defaults, default_import))) continue;
     PARASIM_RETURN_IF_ERROR(ReadMeasured(ctx, c.Node("measured"), at, &vc));
     PARASIM_ASSIGN_OR_RETURN(YAML::Node merged, CaseNode(ctx, c, defaults, default_import, at,

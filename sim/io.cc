@@ -9,9 +9,25 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
 
 namespace parasim {
 namespace {
+
+// The regular files this process has read (by device and inode, however their paths were
+// spelled), with the path each was read by; and those of them it may write again.
+struct ReadFiles {
+  std::mutex mu;
+  std::map<std::pair<dev_t, ino_t>, std::string> read;
+  std::set<std::pair<dev_t, ino_t>> rewritable;
+};
+ReadFiles& Reads() {
+  static ReadFiles r;
+  return r;
+}
 
 // What a path names when it is not a regular file, for the refusal.
 std::string_view KindOf(mode_t mode) {
@@ -107,10 +123,45 @@ StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
     text.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
+  {
+    ReadFiles& r = Reads();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.read.emplace(std::make_pair(st.st_dev, st.st_ino), path);
+  }
   return text;
 }
 
+Status RefuseRewritingInput(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Status::Ok();
+  ReadFiles& r = Reads();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const auto id = std::make_pair(st.st_dev, st.st_ino);
+  const auto it = r.read.find(id);
+  if (it == r.read.end() || r.rewritable.count(id)) return Status::Ok();
+  return InvalidArgument(fmt::format(
+      "{}:1:1: error: would overwrite {}, which this command read as an input (a file its "
+      "scenario names counts); write the output to another file",
+      path, it->second));
+}
+
+void ForgetReads() {
+  ReadFiles& r = Reads();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.read.clear();
+  r.rewritable.clear();
+}
+
+void AllowRewrite(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  ReadFiles& r = Reads();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.rewritable.insert(std::make_pair(st.st_dev, st.st_ino));
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view content) {
+  PARASIM_RETURN_IF_ERROR(RefuseRewritingInput(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) {

@@ -34,6 +34,18 @@ Status CheckRegularFile(const std::string& path);
 
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 
+// Refuses to write `path` when it is a regular file this process has read (ReadFile) and not
+// marked rewritable: an output never replaces an input, whether the command line or a scenario
+// named it (a calibration profile). WriteFileAtomic checks it; writers that open files
+// themselves call it.
+Status RefuseRewritingInput(const std::string& path);
+// Marks `path`, read by this process, as a file it may write again (sweep --resume appends to
+// the results file it read).
+void AllowRewrite(const std::string& path);
+// Forgets what was read: each command (a CLI run, or one call of the Python module, whose
+// process lives on) starts with none.
+void ForgetReads();
+
 // Refuses `out` when it names the same file as one of `inputs` (however spelled: links and
 // relative paths are followed), naming the flag that writes it.
 Status RefuseOverwrite(const std::string& out, std::string_view flag,

@@ -67,6 +67,31 @@ TEST_CASE("WriteFileAtomic: renamed into place; a failed write is an error; devi
   CHECK(WriteFileAtomic(Temp("no/such/dir/x"), "x").exit_code() == 2);
 }
 
+TEST_CASE("an output never replaces a file this command read, however it was named") {
+  ForgetReads();
+  const std::string profile = Temp("read-profile.yaml");
+  std::ofstream(profile) << "gpu: h100\n";
+  REQUIRE(ReadFile(profile).ok());  // a scenario's calibration profile, say
+  const Status st = WriteFileAtomic(profile, "trace");
+  CHECK(st.message() == profile + ":1:1: error: would overwrite " + profile +
+                            ", which this command read as an input (a file its scenario names "
+                            "counts); write the output to another file");
+  CHECK(*ReadFile(profile) == "gpu: h100\n");
+  // Spelled otherwise (a link) it is the same file.
+  const std::string link = Temp("read-profile-link.yaml");
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(profile, link);
+  CHECK_FALSE(WriteFileAtomic(link, "x").ok());
+  CHECK_FALSE(RefuseRewritingInput(link).ok());
+  // A file the command updates on purpose (sweep --resume's results), and the next command.
+  AllowRewrite(profile);
+  CHECK(WriteFileAtomic(profile, "gpu: b200\n").ok());
+  REQUIRE(ReadFile(profile).ok());
+  ForgetReads();
+  CHECK(WriteFileAtomic(profile, "gpu: a100\n").ok());
+  CHECK(WriteFileAtomic(Temp("never-read.yaml"), "x").ok());
+}
+
 TEST_CASE("RefuseOverwrite: the same file however spelled") {
   const std::string in = Temp("io_in.yaml");
   std::ofstream(in) << "x: 1\n";

@@ -101,15 +101,16 @@ StatusOr<Bytes> ParseBytes(std::string_view text) {
 }
 
 StatusOr<Bandwidth> ParseBandwidth(std::string_view text) {
-  static const Table kTable = {{"B/s", 1.0},         {"KB/s", 1e3},     {"MB/s", 1e6},
-                               {"GB/s", 1e9},        {"TB/s", 1e12},    {"GiB/s", 1073741824.0},
-                               {"MiB/s", 1048576.0}, {"b/s", 1.0 / 8},  {"Kb/s", 1e3 / 8},
-                               {"Mb/s", 1e6 / 8},    {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8},
-                               {"Gbps", 1e9 / 8},    {"GBps", 1e9}};
+  static const Table kTable = {
+      {"B/s", 1.0},      {"KB/s", 1e3},           {"MB/s", 1e6},        {"GB/s", 1e9},
+      {"TB/s", 1e12},    {"GiB/s", 1073741824.0}, {"MiB/s", 1048576.0}, {"b/s", 1.0 / 8},
+      {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8},       {"Gb/s", 1e9 / 8},    {"Tb/s", 1e12 / 8},
+      {"Gbps", 1e9 / 8}, {"GBps", 1e9},           {"PB/s", 1e15},       {"Pb/s", 1e15 / 8}};
   PARASIM_ASSIGN_OR_RETURN(
       double v,
       Scaled(text, "bandwidth", "900GB/s", kTable,
-             "bytes: B/s, MB/s, GB/s, TB/s, GiB/s; bits: Mb/s, Gb/s, Tb/s (1 GB/s = 8 Gb/s)", ""));
+             "bytes: B/s, MB/s, GB/s, TB/s, PB/s, GiB/s; bits: Mb/s, Gb/s, Tb/s (1 GB/s = 8 Gb/s)",
+             ""));
   return Bandwidth(v);
 }
 

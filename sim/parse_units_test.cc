@@ -20,6 +20,9 @@ TEST_CASE("bandwidth: lowercase b is bits") {
   CHECK(ParseBandwidth("200Gb/s")->bytes_per_second() == doctest::Approx(25e9));
   CHECK(ParseBandwidth("900GB/s")->bytes_per_second() == doctest::Approx(900e9));
   CHECK(ParseBandwidth("3.35TB/s")->bytes_per_second() == doctest::Approx(3.35e12));
+  CHECK(ParseBandwidth("1PB/s")->bytes_per_second() ==
+        doctest::Approx(1e15));  // SCENARIO.md's limit
+  CHECK(ParseBandwidth("8Pb/s")->bytes_per_second() == doctest::Approx(1e15));
 }
 
 TEST_CASE("compute rate and time") {

@@ -4,14 +4,6 @@
 
 namespace parasim {
 
-void WithGoodput(const Scenario& s, const GoodputReport& g, StepReport* r) {
-  if (s.training.tokens <= 0) return;
-  const double scale = g.time_to_train_s / std::max(r->time_to_train_s, 1e-12);
-  r->time_to_train_s = g.time_to_train_s;
-  r->gpu_hours *= scale;
-  r->cost *= scale;
-}
-
 double GpuHoursPerTrillionTokens(const StepReport& r, double tokens) {
   return r.gpu_hours / tokens * 1e12;
 }

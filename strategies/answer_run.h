@@ -5,7 +5,7 @@
 //
 //   StepReport r = *SimulateStep(...);
 //   GoodputReport g = *ModelGoodput(s, r.step_time_s, lowered);
-//   WithGoodput(g, &r);  // r.time_to_train_s, gpu_hours and cost now include failures
+//   WithGoodput(s, g, &r);  // (strategies/goodput.h) r's time to train now includes failures
 //   GpuHoursPerTrillionTokens(r, s.training.tokens);
 #pragma once
 
@@ -17,11 +17,6 @@
 #include "strategies/step.h"
 
 namespace parasim {
-
-// With training.tokens: the step report's time to train, GPU-hours and cost made to include
-// what failures, checkpoints and stragglers take (the goodput model's mean wall clock); the
-// report's own figures are failure-free. Nothing changes without training.tokens.
-void WithGoodput(const Scenario& s, const GoodputReport& g, StepReport* r);
 
 // GPU-hours per trillion tokens: the unit published whole-run costs come in (DeepSeek-V3's
 // 180K H800 GPU-hours, arXiv 2412.19437 Sec. 1).

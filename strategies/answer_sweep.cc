@@ -33,10 +33,6 @@ double TimeToTrainS(const Scenario& s, const SweepEntry& e) {
   return s.training.tokens / KeptTokensPerS(e);
 }
 
-double TimeToTrainThroughGoodputS(const StepReport& r, const SweepEntry& e) {
-  return r.time_to_train_s / e.goodput;
-}
-
 AgainstFirst CompareWithFirst(const SweepEntry& e, const SweepEntry& first) {
   return {CostPerToken(e) / CostPerToken(first) - 1, KeptTokensPerS(e) / KeptTokensPerS(first) - 1};
 }

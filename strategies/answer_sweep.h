@@ -47,10 +47,6 @@ double CostPerMillionTokens(const SweepEntry& e);
 // failures (KeptTokensPerS); meaningful only with training.tokens.
 double TimeToTrainS(const Scenario& s, const SweepEntry& e);
 
-// A ranked layout's time to train through failures: its replayed report's failure-free time
-// over the goodput it keeps.
-double TimeToTrainThroughGoodputS(const StepReport& r, const SweepEntry& e);
-
 // How a layout compares with the first, relative changes: +0.05 = 5% more.
 struct AgainstFirst {
   double cost_per_token = 0;

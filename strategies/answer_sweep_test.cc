@@ -58,9 +58,6 @@ TEST_CASE("cost per million tokens, time to train, and a layout against the firs
   const SweepEntry e = Entry(2e6, 70, 0.8, 10.0);  // keeps 1.6M tokens a second
   CHECK(CostPerMillionTokens(e) == doctest::Approx(10.0 / 1.6));
   CHECK(TimeToTrainS(s, e) == doctest::Approx(1e12 / 1.6e6));
-  StepReport r;
-  r.time_to_train_s = 1000;
-  CHECK(TimeToTrainThroughGoodputS(r, e) == doctest::Approx(1250));
   const AgainstFirst d = CompareWithFirst(Entry(1e6, 70, 1, 4.0), Entry(2e6, 70, 1, 10.0));
   CHECK(d.cost_per_token == doctest::Approx(4.0 / 1e6 / (10.0 / 2e6) - 1));  // -20%
   CHECK(d.throughput == doctest::Approx(-0.5));

@@ -431,6 +431,14 @@ bool GoodputModelled(const Scenario& s) {
   return s.reliability.enabled && (s.training.tokens > 0 || s.reliability.block);
 }
 
+void WithGoodput(const Scenario& s, const GoodputReport& g, StepReport* r) {
+  if (s.training.tokens <= 0) return;
+  const double scale = g.time_to_train_s / std::max(r->time_to_train_s, 1e-12);
+  r->time_to_train_s = g.time_to_train_s;
+  r->gpu_hours *= scale;
+  r->cost *= scale;
+}
+
 double GoodputFactor(const Scenario& s, double step_time_s) {
   if (!s.reliability.enabled) return 1.0;
   const double n = static_cast<double>(s.cluster.gpus());

@@ -25,6 +25,7 @@
 #include "strategies/lowered_step.h"
 #include "strategies/plan.h"
 #include "strategies/reliability.h"
+#include "strategies/step_summary.h"
 
 namespace parasim {
 
@@ -133,6 +134,12 @@ StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, Lowe
 // Whether `run` and `report` model goodput: for a scenario that trains training.tokens or has a
 // reliability block, unless the block says `none`.
 bool GoodputModelled(const Scenario& s);
+
+// With training.tokens: the step report's time to train, GPU-hours and cost made to include
+// what failures, checkpoints and stragglers take (the goodput model's mean wall clock); the
+// report's own figures are failure-free. Nothing changes without training.tokens. `run` and
+// each of `sweep`'s leaders apply it alike.
+void WithGoodput(const Scenario& s, const GoodputReport& g, StepReport* r);
 
 // For the sweep and scale: the closed form at the failure-free step (no replays, no sampling).
 double GoodputFactor(const Scenario& s, double step_time_s);

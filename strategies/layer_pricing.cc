@@ -163,18 +163,22 @@ void LayerPricer::CommTimes(const Op& op, OpTime* ot) const {
   };
   ot->fwd_overlap = overlap(op.fwd_comm);
   ot->bwd_overlap = overlap(op.bwd_comm);
-  const bool beside_wgrad =
-      op.bwd_comm.beside_wgrad && ctx_.layout.overlap_tp != Layout::TpOverlap::kNone;
-  if (op.bwd_comm.regather && beside_wgrad) {
+  if (op.bwd_comm.regather && op.bwd_comm.beside_wgrad) {
+    // SP keeps the Linear's input sharded: its backward gathers it again for the weight
+    // gradient, whether or not the collectives overlap (Megatron-LM's backward issues the
+    // all-gather whenever sequence_parallel is set; overlap.tp false makes it block).
     CommSpec ag = op.bwd_comm;
     ag.kind = CommKind::kAllGather;
     ot->bwd_regather = Comm(ag);
   }
-  if (ot->bwd_overlap) {
-    ot->bwd_comm += ot->bwd_regather;  // both hide behind the whole backward
+  const bool beside_wgrad =
+      op.bwd_comm.beside_wgrad && ctx_.layout.overlap_tp != Layout::TpOverlap::kNone;
+  if (ot->bwd_overlap || !beside_wgrad) {
+    // Hidden behind the whole backward (overlap.tp all), or blocking one after the other.
+    ot->bwd_comm += ot->bwd_regather;
     ot->bwd_regather = Duration::Zero();
   } else {
-    ot->bwd_beside_wgrad = beside_wgrad;
+    ot->bwd_beside_wgrad = true;
   }
 }
 
@@ -184,8 +188,7 @@ void LayerPricer::HostTimes(const Op& op, OpTime* ot) const {
   const Layout& l = ctx_.layout;
   const HostOps h =
       CountHostOps(op, ctx_.training, {l.cp, l.cp_comm == Layout::CpComm::kAllGather});
-  const bool regather =
-      op.bwd_comm.regather && op.bwd_comm.beside_wgrad && l.overlap_tp != Layout::TpOverlap::kNone;
+  const bool regather = op.bwd_comm.regather && op.bwd_comm.beside_wgrad;
   const double fwd_comm = ot->fwd_comm > Duration::Zero() ? kHostOpsPerCollective : 0;
   const double bwd_comm =
       ot->bwd_comm > Duration::Zero() ? kHostOpsPerCollective * (regather ? 2 : 1) : 0;

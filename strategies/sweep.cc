@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "strategies/goodput.h"
+#include "strategies/sweep_codesign.h"
 #include "strategies/sweep_grid.h"
 #include "strategies/sweep_replay.h"
 #include "strategies/sweep_results.h"
@@ -137,24 +139,37 @@ class Evaluation {
 };
 
 // Full reports of the leaders, replayed again (deterministic, so a resumed sweep prints the
-// same); the first error in rank order.
-Status ReportLeaders(const std::vector<Scenario>& hardware, const SweepSpec& spec, int jobs,
-                     SweepOutcome* out) {
+// same); the first error in rank order. Where the scenario models goodput, each leader's as
+// `run` models it, so that a result is the run object of its layout.
+Status ReportLeaders(const Scenario& base, const std::vector<Scenario>& hardware,
+                     const SweepSpec& spec, int jobs, SweepOutcome* out) {
   const size_t top =
       std::min<size_t>(out->ranked.size(), static_cast<size_t>(std::max(1, spec.top)));
   std::vector<size_t> leaders(top);
   for (size_t i = 0; i < top; ++i) leaders[i] = i;
   std::vector<StatusOr<StepReport>> reports(top, Internal("sweep: a leader was not replayed"));
+  std::vector<std::optional<GoodputReport>> goodput(top);
   PARASIM_RETURN_IF_ERROR(ParallelFor(leaders, jobs, [&](size_t i) -> Status {
     const SweepEntry& e = out->ranked[i];
     const Scenario& v = hardware[e.hardware];
-    reports[i] = SimulateStep(v.model, e.training, e.layout, v.cluster, StepOptions{});
+    LoweredStep low;
+    reports[i] = SimulateStep(v.model, e.training, e.layout, v.cluster, StepOptions{}, &low);
+    const Scenario s = WithLayout(base, e);
+    if (!reports[i].ok() || !GoodputModelled(s)) return Status::Ok();
+    StatusOr<GoodputReport> g = ModelGoodput(s, reports[i]->step_time_s, low);
+    if (!g.ok()) {
+      reports[i] = g.status();
+      return Status::Ok();
+    }
+    WithGoodput(s, *g, &*reports[i]);
+    goodput[i] = std::move(*g);
     return Status::Ok();
   }));
   for (StatusOr<StepReport>& r : reports) {
     if (!r.ok()) return r.status();
     out->top_reports.push_back(std::move(*r));
   }
+  out->top_goodput = std::move(goodput);
   return Status::Ok();
 }
 
@@ -204,7 +219,7 @@ StatusOr<SweepOutcome> RunSweep(const Scenario& base, const SweepOptions& opt) {
   out.pareto = std::move(ranking.pareto);
   out.feasible = static_cast<int64_t>(out.ranked.size());
   if (!SweepWorkers{opt.jobs, opt.processes}.primary()) return out;  // rank 0 reports and writes
-  PARASIM_RETURN_IF_ERROR(ReportLeaders(hardware, spec, opt.jobs, &out));
+  PARASIM_RETURN_IF_ERROR(ReportLeaders(base, hardware, spec, opt.jobs, &out));
   if (!opt.out_csv.empty()) {
     PARASIM_RETURN_IF_ERROR(WriteCsv(opt.out_csv, out.ranked, entries, opt.fingerprint));
   }

@@ -25,10 +25,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/status.h"
+#include "strategies/goodput.h"
 #include "strategies/plan.h"
 #include "strategies/processes.h"
 #include "strategies/step.h"
@@ -97,6 +99,9 @@ struct SweepOutcome {
   // throughput vs cost per token. No other layout is both faster and lower on the other axis.
   std::vector<size_t> pareto;
   std::vector<StepReport> top_reports;  // full reports of the first `top` ranked layouts
+  // Where the scenario models goodput: each leader's goodput model as `run` computes it (its
+  // report's time to train, GPU-hours and cost already through it, as `run` prints them).
+  std::vector<std::optional<GoodputReport>> top_goodput;
   int64_t base_global_batch = 0;
 };
 

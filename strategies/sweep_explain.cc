@@ -34,15 +34,18 @@ std::array<StepPartTime, kNumStepParts> EntryParts(const SweepEntry& e, double s
   return parts;
 }
 
-std::string_view PartWhat(StepPart p) {
-  // More compute at the same work means recompute or smaller, less efficient GEMMs.
-  return p == StepPart::kCompute ? "compute (recompute or smaller GEMMs)" : StepPartName(p);
+std::string_view PartWhat(StepPart p, bool same_gpu) {
+  // More compute at the same work on the same GPU means recompute or smaller, less efficient
+  // GEMMs; on another GPU, its rates first.
+  if (p != StepPart::kCompute) return StepPartName(p);
+  return same_gpu ? "compute (recompute or smaller GEMMs)"
+                  : "compute (the other GPU's rates, recompute or GEMM sizes)";
 }
 
 }  // namespace
 
 std::string WhyBehind(const SweepEntry& e, const SweepEntry& best, const StepReport* re,
-                      const StepReport* rbest) {
+                      const StepReport* rbest, bool same_gpu) {
   // The same work on both sides: at another global batch, the best's parts are scaled to this
   // layout's sequences per step.
   const int64_t gb = e.training.global_batch, best_gb = best.training.global_batch;
@@ -62,13 +65,13 @@ std::string WhyBehind(const SweepEntry& e, const SweepEntry& best, const StepRep
   std::string why;
   for (const StepPartTime& x : d) {
     if (x.s <= 0.005 * e.step_time_s || why.size() > 60) continue;
-    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, PartWhat(x.part));
+    why += fmt::format("{}+{:.2f} s {}", why.empty() ? "" : ", ", x.s, PartWhat(x.part, same_gpu));
   }
   if (why.empty() && d[0].s > 0) {
     // Every part within half a percent of the step: name the largest differences anyway.
     for (int i = 0; i < 2 && d[i].s > 0; ++i) {
       why += fmt::format("{}+{} {}", i > 0 ? ", " : "", FormatDuration(Duration::Seconds(d[i].s)),
-                         PartWhat(d[i].part));
+                         PartWhat(d[i].part, same_gpu));
     }
     why += " (each under 0.5% of the step)";
   }

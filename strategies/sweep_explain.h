@@ -21,8 +21,9 @@ std::string Bottleneck(const StepReport& r);
 // Why `entry` loses to `best`, in words: from the entries' figures (the busiest stage's
 // compute, the mean bubble, exposed communication per kind), or, given both replayed reports,
 // from their busiest stages' steps part by part (StepParts), which add up to each step.
+// `same_gpu` false (diff's sides on different GPUs): more compute is put down to the GPU too.
 std::string WhyBehind(const SweepEntry& entry, const SweepEntry& best,
                       const StepReport* entry_report = nullptr,
-                      const StepReport* best_report = nullptr);
+                      const StepReport* best_report = nullptr, bool same_gpu = true);
 
 }  // namespace parasim

@@ -34,7 +34,10 @@ std::string CsvLine(const SweepEntry& e, uint64_t fingerprint) {
   std::replace(reason.begin(), reason.end(), '"', '\'');
   // fmt::format, not format_to an iterator: clang builds (tools/fuzz.sh) link the system's
   // GCC-built libfmt, whose vformat_to<char> they mangle differently.
-  std::string line = fmt::format("{},{}", e.key, e.fits ? 1 : 0);
+  // The layout quoted (RFC 4180: quotes doubled): a co-design label may hold commas.
+  std::string key;
+  for (char c : e.key) key += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  std::string line = fmt::format("\"{}\",{}", key, e.fits ? 1 : 0);
   ForEachFigure([&](double v) { line += fmt::format(",{:.17g}", v); }, e);
   line += fmt::format(",\"{}\"", reason);
   line += fmt::format(",{:016x}\n", LineCheck(line, fingerprint));
@@ -49,8 +52,25 @@ bool ParseCsv(const std::string& full, SweepEntry* e, uint64_t fingerprint) {
   if (fmt::format("{:016x}", LineCheck(line, fingerprint)) != full.substr(comma + 1)) return false;
   constexpr int kFields = 2 + kNumFigures;  // before the note
   std::vector<std::string> f;
-  size_t pos = 0;
-  for (int i = 0; i < kFields; ++i) {
+  // The quoted layout first.
+  if (line.empty() || line[0] != '"') return false;
+  std::string key;
+  size_t pos = 1;
+  for (;; ++pos) {
+    if (pos >= line.size()) return false;
+    if (line[pos] != '"') {
+      key += line[pos];
+    } else if (pos + 1 < line.size() && line[pos + 1] == '"') {
+      key += '"';
+      ++pos;
+    } else {
+      break;
+    }
+  }
+  if (pos + 1 >= line.size() || line[pos + 1] != ',') return false;
+  f.push_back(key);
+  pos += 2;
+  for (int i = 1; i < kFields; ++i) {
     size_t c = line.find(',', pos);
     if (c == std::string::npos) return false;
     f.push_back(line.substr(pos, c - pos));
@@ -104,7 +124,10 @@ Status ResultsFile::Open(const std::string& path, bool resume, std::string* earl
   if (resume && std::filesystem::exists(path)) {
     // Bounded, and only a regular file (a FIFO would block, /dev/zero never end).
     PARASIM_ASSIGN_OR_RETURN(*earlier, ReadFile(path, kMaxResultsFileBytes));
+    AllowRewrite(path);  // the results this run resumes from, and appends to
   }
+  // Never onto another input (the scenario's calibration profile, say): opening truncates it.
+  PARASIM_RETURN_IF_ERROR(RefuseRewritingInput(path));
   csv_.open(path, resume ? std::ios::app : std::ios::trunc);
   if (!csv_) {
     return InvalidArgument(fmt::format("{}:1:1: error: cannot write the results file", path));

@@ -57,6 +57,14 @@ TEST_CASE("a line round-trips the key, fits, every figure bit for bit, and the n
   // The header names as many columns as a line has: the figures, the note and the check.
   const std::string header = kCsvHeader;
   CHECK(std::count(header.begin(), header.end(), ',') == 3 + kNumFigures);
+  // A co-design layout's label may hold commas and quotes: quoted, it is one column, and reads
+  // back whole (unquoted, a GPU named "a,b" gave 16 fields against 15 headers).
+  const SweepEntry odd = Entry("gpu.name=a,b gpu.x=\"q\" | tp8 pp1", true);
+  const std::string oline = CsvLine(odd);
+  CHECK(oline.rfind("\"gpu.name=a,b gpu.x=\"\"q\"\" | tp8 pp1\",1,", 0) == 0);
+  SweepEntry oback;
+  REQUIRE(ParseCsv(oline.substr(0, oline.size() - 1), &oback));
+  CHECK(oback.key == odd.key);
 }
 
 TEST_CASE("torn, foreign and unquoted lines are refused") {

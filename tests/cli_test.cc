@@ -575,6 +575,112 @@ TEST_CASE("calibrate runs the calibration program and passes on its refusal") {
   CHECK(wargs.find(" 1x2560x8192,") != std::string::npos);
 }
 
+TEST_CASE("calibrate passes --out as one argument, whatever it holds, and checks it was written") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string fake = dir + "/writing-calibrate.sh";
+  // A stand-in that writes the file its --out names, as tools/calibrate does.
+  std::ofstream(fake) << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && echo 'gpu: x' "
+                         "> \"$2\"; shift; done\nexit 0\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  setenv("PARASIM_CALIBRATE", fake.c_str(), 1);
+  // A shell would have run the `touch` (the path was once spliced into a command line).
+  const std::string odd = dir + "/it's; touch injected; echo x.yaml";
+  auto r = RunParasim("calibrate --quick --out \"" + odd + "\"");
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::is_regular_file(odd));
+  CHECK(!std::filesystem::exists("injected"));
+  // A program that ends well without writing its file is a failure, not a silent success.
+  std::ofstream(fake) << "#!/bin/sh\nexit 0\n";
+  auto none = RunParasim("calibrate --out " + dir + "/never.yaml");
+  CHECK(none.exit_code != 0);
+  CHECK(none.err.find("ended without writing") != std::string::npos);
+  unsetenv("PARASIM_CALIBRATE");
+}
+
+TEST_CASE("a sweep's result is the run object of its layout, through the same goodput model") {
+  // Each result is documented as `run --json` of its layout. Its time to train had been the
+  // failure-free one (run's ideal_time_to_train_s) in a throughput sweep, and in a co-design
+  // sweep through the sweep's closed-form goodput while GPU-hours stayed failure-free.
+  const std::string f = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  auto sw = RunParasim("sweep --json --jobs 2 " + f);
+  REQUIRE(sw.exit_code == 0);
+  auto number = [](const std::string& json, const std::string& key, size_t from = 0) {
+    const size_t at = json.find("\"" + key + "\": ", from);
+    REQUIRE(at != std::string::npos);
+    return std::stod(json.substr(at + key.size() + 4));
+  };
+  const size_t first = sw.out.find("\"results\": [");
+  REQUIRE(first != std::string::npos);
+  // The leader's layout, replayed by run with the sweep's keys.
+  auto r = RunParasim("run --json " + f +
+                      " --set parallelism.tp=4 --set parallelism.pp=4 --set parallelism.dp=2 "
+                      "--set parallelism.cp=2 --set parallelism.schedule=interleaved-1f1b "
+                      "--set parallelism.virtual_stages=5 --set training.micro_batch=1 "
+                      "--set training.global_batch=64 --set training.recompute=none");
+  REQUIRE(r.exit_code == 0);
+  CHECK(number(sw.out, "step_time_s", first) == doctest::Approx(number(r.out, "step_time_s")));
+  CHECK(number(sw.out, "time_to_train_s", first) ==
+        doctest::Approx(number(r.out, "time_to_train_s")).epsilon(1e-9));
+  CHECK(number(sw.out, "gpu_hours", first) ==
+        doctest::Approx(number(r.out, "gpu_hours")).epsilon(1e-9));
+  CHECK(number(sw.out, "goodput", first) == doctest::Approx(number(r.out, "goodput")));
+  CHECK(number(sw.out, "time_to_train_s", first) > number(sw.out, "ideal_time_to_train_s", first));
+}
+
+TEST_CASE("memory's totals and verdict are run's, also under a split backward") {
+  // zb-h2 holds deferred weight gradients the planner bounds only roughly: memory printed
+  // 21.1 GB on a stage run peaked at 24.4 GB, and DeepSeek-V3 under zb-h1 with full recompute
+  // 'did not fit' by memory where run fit, advising full recompute, which it had.
+  const std::string cp = Runfile("scenarios/llama3-8b-128k-cp-64-h100.yaml");
+  const std::string l70 = Runfile("scenarios/llama3-70b-64-h100.yaml");
+  for (const std::string& args :
+       {cp + " --set parallelism.schedule=zb-h2", cp + " --set parallelism.schedule=1f1b",
+        l70 + " --set parallelism.pp=8 --set parallelism.dp=1 --set parallelism.schedule=zb-h2 "
+              "--set training.recompute=full"}) {
+    CAPTURE(args);
+    auto m = RunParasim("memory --json " + args);
+    auto r = RunParasim("run --json " + args);
+    REQUIRE(m.exit_code == 0);
+    REQUIRE(r.exit_code == 0);
+    const size_t peaks = r.out.find("\"peak_memory_bytes\": [");
+    REQUIRE(peaks != std::string::npos);
+    const double run_peak = std::stod(r.out.substr(r.out.find('[', peaks) + 1));
+    const size_t total = m.out.find("\"total_bytes\": ");
+    REQUIRE(total != std::string::npos);
+    CHECK(std::stod(m.out.substr(total + 15)) == doctest::Approx(run_peak).epsilon(1e-9));
+  }
+  auto ds = RunParasim("memory " + Runfile("scenarios/deepseek-v3-2048-h800.yaml") +
+                       " --set parallelism.schedule=zb-h1 --set training.recompute=full");
+  auto dr = RunParasim("run --json " + Runfile("scenarios/deepseek-v3-2048-h800.yaml") +
+                       " --set parallelism.schedule=zb-h1 --set training.recompute=full");
+  REQUIRE(ds.exit_code == 0);
+  const bool run_fits = dr.out.find("\"fits\": true") != std::string::npos;
+  CHECK((ds.out.find("\nFits against") != std::string::npos) == run_fits);
+  CHECK(ds.out.find("(--set training.recompute=full)") == std::string::npos);
+}
+
+TEST_CASE("an output never replaces a file the scenario named, such as its calibration profile") {
+  // run --trace, --svg, report --out and sweep --out onto the scenario's calibration profile
+  // had exited 0 and destroyed it: the check knew only the command line's files.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string scen = dir + "/calibrated-copy.yaml";
+  const std::string prof = dir + "/synthetic-h100.yaml";
+  std::filesystem::copy_file(Runfile("tests/profiles/llama3-8b-tp8-calibrated.yaml"), scen,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(Runfile("tests/profiles/synthetic-h100.yaml"), prof,
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string before = Slurp(prof);
+  for (const std::string& cmd :
+       {"run --trace " + prof + " " + scen, "run --svg " + prof + " " + scen,
+        "report --out " + prof + " " + scen}) {
+    CAPTURE(cmd);
+    auto r = RunParasim(cmd);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("which this command read as an input") != std::string::npos);
+  }
+  CHECK(Slurp(prof) == before);
+}
+
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {
   auto r = RunParasim("run --timing --json " + Runfile("scenarios/gpt3-175b-1024-a100.yaml"));
   REQUIRE(r.exit_code == 0);

@@ -270,6 +270,117 @@ TEST_CASE("a log pasted into markdown is read; without its op, the error is loca
   CHECK(Has(srun.out, "all_gather ring x8/8"));
 }
 
+// Before: a run whose every row failed nccl-tests' data check was fitted, `holds: true`.
+TEST_CASE("a run whose rows failed nccl-tests' data check is not fitted") {
+  auto r = RunParasim("fit --json " + Log("all_reduce_perf-wrong-rows.log"));
+  CHECK(r.exit_code == 2);
+  CHECK(Has(r.err,
+            "all_reduce_perf-wrong-rows.log:16:1: error: every row of the all_reduce run "
+            "(lines 1-27) failed nccl-tests' data check (#wrong is not 0 on lines 16-27)"));
+  CHECK(Has(r.err, "Out of bounds values : 12 FAILED"));
+  CHECK_FALSE(Has(r.out, "\"holds\": true"));
+}
+
+// Before: without device lines, "nThread 1 nGpus 8" was 8 ranks on one node, though busbw/algbw
+// (1.875) says 16; the fit priced 16 ranks' times on NVLink as 8's, `holds: true`.
+TEST_CASE("a log without device lines: ranks from busbw/algbw, nodes asked for") {
+  const std::string two = Log("all_reduce_perf-2node-no-devices.log");
+  auto ask = RunParasim("fit " + two + " --gpu h100-sxm5-80gb");
+  CHECK(ask.exit_code == 2);
+  CHECK(Has(ask.err,
+            "all_reduce_perf-2node-no-devices.log:8:1: error: the all_reduce run "
+            "(lines 1-18) has no device lines"));
+  CHECK(Has(ask.err, "16 ranks ran by its rows' busbw/algbw of 1.875"));
+  CHECK(Has(ask.err, "or pass --per-node N"));
+  auto r = RunParasim("fit " + two + " --gpu h100-sxm5-80gb --per-node 8 --inter ib-ndr-400g");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(Has(r.out, "all_reduce 16 ranks (8 per node)"));
+  CHECK(Has(r.out, "say 16 ranks; fitted as 16 ranks, 8 per node"));
+  // --ranks the rows contradict is refused.
+  auto wrong = RunParasim("fit " + two + " --gpu h100-sxm5-80gb --ranks 8 --per-node 8");
+  CHECK(wrong.exit_code == 2);
+  CHECK(Has(wrong.err, "--ranks 8 disagrees with busbw/algbw of 1.875"));
+  // One node, no device lines, "nGpus 1": 8 ranks, not one.
+  const std::string one = Log("all_reduce_perf-1node-no-devices.log");
+  CHECK(RunParasim("fit " + one + " --gpu h100-sxm5-80gb").exit_code == 2);
+  auto eight = RunParasim("fit " + one + " --gpu h100-sxm5-80gb --per-node 8");
+  REQUIRE_MESSAGE(eight.exit_code == 0, eight.err);
+  CHECK(Has(eight.out, "nvlink4-h100 all_reduce ring x8/8"));
+}
+
+// Before: "fit: the measurements hold no GEMM, memory, collective or contention points".
+TEST_CASE("a fit of nothing says what was passed over") {
+  auto r = RunParasim("fit " + Log("reduce_perf-8gpu.log"));
+  CHECK(r.exit_code == 2);
+  CHECK(Has(r.err, "reduce_perf-8gpu.log:1:1: error: nothing to fit"));
+  CHECK(Has(r.err, "the reduce run (lines 1-27) passed over: the cost model prices no reduce"));
+}
+
+// Before: a table pasted alone was read as YAML ("expected a mapping"), a gzipped log refused as
+// binary, and node1_all_reduce_perf.log had no op.
+TEST_CASE("nccl-tests logs as a table alone, gzipped, or named with <op>_perf inside") {
+  const std::string table = Log("all_reduce_perf-table-only.log");
+  auto ask = RunParasim("fit " + table);
+  CHECK(ask.exit_code == 2);
+  CHECK(Has(ask.err,
+            "all_reduce_perf-table-only.log:3:1: error: the all_reduce run (lines 1-13) "
+            "has no device lines and no nThread header"));
+  auto r = RunParasim("fit " + table + " --gpu h100-sxm5-80gb --per-node 8");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(Has(r.out, "nvlink4-h100 all_reduce ring x8/8"));
+  auto gz = RunParasim("fit --json " + Log("all_reduce_perf-8gpu.log.gz"));
+  REQUIRE_MESSAGE(gz.exit_code == 0, gz.err);
+  CHECK(Has(gz.out, "\"points\": 22"));
+  CHECK(Has(gz.out, "all_reduce_perf-8gpu.log.gz:17"));
+  auto named = RunParasim("fit " + Log("node1_all_reduce_perf.log"));
+  REQUIRE_MESSAGE(named.exit_code == 0, named.err);
+  CHECK(Has(named.out, "nvlink4-h100 all_reduce ring x8/8"));
+}
+
+// Before: SymmetricMemory's kernels and FlashInfer's attention were element-wise, a Triton
+// pointwise kernel named after an attention was attention.
+TEST_CASE("compare --kernels: SymmetricMemory, FlashInfer and Triton pointwise kernels") {
+  auto r =
+      RunParasim("compare --kernels --trace " + Trace("kernel-names-symm-mem-flashinfer.json"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (const char* part :
+       {"communication  PyTorch SymmetricMemory           1        0.100        0.100  void "
+        "c10d::symmetric_memory::one_shot_all_reduce_kernel",
+        "communication  PyTorch SymmetricMemory           1        0.100        0.100  void "
+        "c10d::symmetric_memory::two_shot_all_reduce_kernel",
+        "communication  PyTorch SymmetricMemory           1        0.100        0.100  void "
+        "c10d::symmetric_memory::multimem_all_reduce_kernel",
+        "communication  PyTorch SymmetricMemory           1        0.100        0.100  void "
+        "c10d::symmetric_memory::multimem_all_gather_kernel",
+        "attention      FlashInfer                        1        0.100        0.100  void "
+        "flashinfer::BatchPrefillWithPagedKVCacheKernel",
+        "element-wise   Triton                            1        0.100        0.100  "
+        "triton_poi_fused__scaled_dot_product_efficient_attention_0"}) {
+    CAPTURE(part);
+    CHECK(Has(r.out, part));
+  }
+}
+
+// Before: B/E kernel pairs were "none with \"cat\": \"kernel\"", --stage -2 meant "from the
+// trace's rank", and a rank written "1" was dropped (stage 0).
+TEST_CASE("compare: B/E kernel pairs said, negative stages refused, a rank as a string read") {
+  auto be = RunParasim("compare --kernels --trace " + Trace("begin-end-kernels.json"));
+  CHECK(be.exit_code == 2);
+  CHECK(Has(be.err, "begin-end-kernels.json:1:1: error: its 4 GPU events"));
+  CHECK(Has(be.err, "are begin/end pairs"));
+  const std::string scen = TempDir() + "/pp2-rank.yaml";
+  std::ofstream(scen) << "cluster: {gpu: h100-sxm5-80gb, nodes: 1, gpus_per_node: 2, "
+                         "intra_node: nvlink4-h100}\nmodel: llama3-8b\ntraining: {seq_len: 4096, "
+                         "global_batch: 8}\nparallelism: {tp: 1, pp: 2, dp: 1}\n";
+  const std::string rank = Trace("rank-as-string.json");
+  auto neg = RunParasim("compare --trace " + rank + " " + scen + " --stage -2");
+  CHECK(neg.exit_code == 2);
+  CHECK(Has(neg.err, "--stage=-2:1:9: error: expected a pipeline stage, 0 or more"));
+  auto r = RunParasim("compare --trace " + rank + " " + scen);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(Has(r.out, "replay of stage 1 of"));
+}
+
 // The DeepSeek-V3 chunk pair (docs/MODEL.md, "The DeepSeek-V3 chunk pair, kind by kind"): the
 // measured side is deepseek-ai/profile-data train.json's per-kernel sums (our derived table,
 // tests/fixtures/traces/deepseek-train-kernels.tsv), the predicted side parasim's replay of the

@@ -170,6 +170,27 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
       RunParasim("report --from " + dir + "/sweep.json --out " + dir + "/sweep2.html").exit_code ==
       0);
   CHECK(WellFormed(Slurp(dir + "/sweep2.html"), true) == "");
+  // A results file with a row missing its step time, or a speedup parasim never writes, is an
+  // error at its place (they drew 0.000 s and a 309-digit number); a scenario beside --from is
+  // refused rather than dropped.
+  std::string missing = sc.out;
+  missing.replace(missing.find("\"step_time_s\""), 13, "\"step_time_x\"");
+  std::ofstream(dir + "/missing.json") << missing;
+  auto m = RunParasim("report --from " + dir + "/missing.json --out " + dir + "/m.html");
+  CHECK(m.exit_code == 2);
+  CHECK(m.err.find("this row has no number 'step_time_s'") != std::string::npos);
+  std::string huge = sc.out;
+  const size_t sp = huge.find("\"speedup\": ");
+  huge.replace(sp, huge.find(',', sp) - sp, "\"speedup\": 1e308");
+  std::ofstream(dir + "/huge.json") << huge;
+  auto hg = RunParasim("report --from " + dir + "/huge.json --out " + dir + "/h.html");
+  CHECK(hg.exit_code == 2);
+  CHECK(hg.err.find("'speedup' is 1e+308") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir + "/h.html"));
+  auto both =
+      RunParasim("report " + seven + " --from " + dir + "/scale.json --out " + dir + "/both.html");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("a scenario file or --from RESULTS.json, not both") != std::string::npos);
   // report --robust: how far the sweep's answer holds, the same from a sweep --robust --json.
   const std::string eth = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
   REQUIRE(RunParasim("report --robust --jobs 2 --out " + dir + "/robust.html " + eth).exit_code ==

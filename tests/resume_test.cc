@@ -61,6 +61,27 @@ TEST_CASE("sweep --resume after kill -9 gives the results of an uninterrupted ru
   CHECK(resumed.out == whole.out);  // the same ranking, Pareto front and advice
 }
 
+TEST_CASE("sweep --resume refuses results made with another calibration profile") {
+  // The check of a results line covered the scenario's text and --set, not the profile it
+  // names: an edited profile's sweep took the old results and ranked by them.
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string scen = dir + "/resume-calibrated.yaml";
+  const std::string prof = dir + "/resume-profile.yaml";
+  std::ofstream(prof) << "gpu: h100-sxm5-80gb\ncompute: {gemm_efficiency: 0.5}\n";
+  std::ofstream(scen) << "cluster: {gpu: h100-sxm5-80gb, calibration: resume-profile.yaml, nodes: "
+                         "2, inter_node: ib-ndr-400g}\nmodel: llama3-8b\ntraining: {seq_len: "
+                         "4096, global_batch: 32}\nsweep: {tp: [1, 2, 4], pp: [1, 2]}\n";
+  const std::string csv = dir + "/resume-calibrated.csv";
+  REQUIRE(RunParasim("sweep --jobs 1 --out " + csv + " " + scen).exit_code == 0);
+  auto same = RunParasim("sweep --jobs 1 --resume --out " + csv + " " + scen);
+  REQUIRE(same.exit_code == 0);
+  CHECK(same.err.find("; 0 lines refused") != std::string::npos);
+  std::ofstream(prof) << "gpu: h100-sxm5-80gb\ncompute: {gemm_efficiency: 0.6}\n";
+  auto edited = RunParasim("sweep --jobs 1 --resume --out " + csv + " " + scen);
+  REQUIRE(edited.exit_code == 0);
+  CHECK(edited.err.find("resumed: 0 layouts taken") != std::string::npos);
+}
+
 TEST_CASE("sweep JSON is the same with --jobs 1 and --jobs 2 but for its wall-clock keys") {
   const std::string f = Runfile("scenarios/turing-530b-5128-a100-sweep.yaml");
   auto one = RunParasim("sweep --json --jobs 1 " + f);

@@ -907,5 +907,61 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   CHECK(q.out.find("1 case(s) FAILED") != std::string::npos);
 }
 
+// Before: two cases named "a" were both predicted and ranked "a against a"; one file given twice
+// to fit --runs counted its cases twice, each the other's leave-one-out twin (0.00%).
+TEST_CASE("a case name twice in a file, and a file twice to fit --runs, are refused") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string dup = dir + "/dup_names.yaml";
+  std::ofstream(dup) << std::string("source: x\n") + kOneA100Node +
+                            "  - name: a\n    scenario: {}\n    measured: {step_time: 1s}\n"
+                            "  - name: a\n    scenario: {}\n    measured: {step_time: 1.2s}\n";
+  auto r = RunParasim("validate " + dup);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(dup + ":12:11: error: cases[1].name: case name 'a' again (cases[0] has it): "
+                         "give each case its own name") != std::string::npos);
+  const std::string ok = dir + "/one_case.yaml";
+  std::ofstream(ok) << std::string("source: x\n") + kOneA100Node +
+                           "  - name: a\n    scenario: {}\n    measured: {step_time: 1s}\n";
+  auto twice = RunParasim("fit --runs " + ok + " --runs " + dir +
+                          "/./one_case.yaml --params "
+                          "sustained_factor");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find(dir + "/./one_case.yaml:1:1: error: given twice to fit --runs (" + ok +
+                       " is the same file)") != std::string::npos);
+}
+
+TEST_CASE("validate: a scalar scenario is refused where it stands; filters that select nothing") {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string f = dir + "/scalar_scenario.yaml";
+  std::ofstream(f)
+      << "source: x\ncases:\n  - name: a\n    scenario: 5\n    measured: {step_time: 1s}\n";
+  auto r = RunParasim("validate " + f);
+  CHECK(r.exit_code == 2);  // was an internal error (yaml-cpp's operator[] on a scalar), exit 1
+  CHECK(r.err.find(f + ":4:15: error: expected a mapping with keys name, cluster") !=
+        std::string::npos);
+  const std::string k = Runfile("tests/validation/korthikanti-2022-table5.yaml");
+  // An unknown GPU is refused with the catalog's; a negative node count too.
+  auto g = RunParasim("validate --gpu foo " + k);
+  CHECK(g.exit_code == 2);
+  CHECK(g.err.find("--gpu=foo:1:7: error: unknown GPU 'foo'") != std::string::npos);
+  CHECK(RunParasim("validate --nodes -3 " + k).exit_code == 2);
+  // A filter that leaves no case: no MAPE of 0 (text) and null (JSON), as memory's.
+  auto none = RunParasim("validate --gpu h100-sxm5-80gb " + k);
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.find("MAPE -, max |error| - over 0 cases (none predicted)") != std::string::npos);
+  // A case on an extended catalog GPU is on that GPU for --gpu (it keeps the id).
+  const std::string e = dir + "/extended_gpu.yaml";
+  std::ofstream(e)
+      << std::string("source: x\n") + kOneA100Node +
+             "  - name: ext\n    scenario:\n      cluster: {gpu: {extends: "
+             "a100-sxm4-80gb, sustained_factor: 0.8}}\n    measured: {step_time: 1s}\n";
+  auto ext = RunParasim("validate --gpu a100-sxm4-80gb " + e);
+  CHECK(ext.exit_code == 0);
+  CHECK(ext.out.find("over 1 cases") != std::string::npos);
+  auto j = RunParasim("validate --json --gpu h100-sxm5-80gb " + k);
+  CHECK(j.out.find("\"mape\": null") != std::string::npos);
+  CHECK(j.out.find("\"max_abs_error\": null") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace parasim

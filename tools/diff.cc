@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/enum_names.h"
 #include "sim/parse_units.h"
@@ -15,6 +16,19 @@ namespace {
 
 std::string ClusterText(const Scenario& s) {
   return fmt::format("{} x {}", s.cluster.gpus(), s.cluster.gpu.name);
+}
+
+// A fabric in words: "ib-ndr-400g 50.0 GB/s, efficiency 0.8, 5 us".
+std::string FabricText(const FabricSpec& f) {
+  return fmt::format("{} {}, efficiency {:g}, {}", f.id, FormatBandwidth(f.bandwidth), f.efficiency,
+                     FormatDuration(f.latency));
+}
+
+// Whether both sides' GPUs run kernels at the same rates (an extended GPU differs by name).
+bool SameGpu(const GpuSpec& a, const GpuSpec& b) {
+  return a.name == b.name && a.peak == b.peak && a.gemm_efficiency == b.gemm_efficiency &&
+         a.sustained_factor == b.sustained_factor &&
+         a.hbm_bandwidth.bytes_per_second() == b.hbm_bandwidth.bytes_per_second();
 }
 
 void AddMemoryRows(const StepReport& ra, const StepReport& rb, std::vector<DiffRow>* rows) {
@@ -41,7 +55,7 @@ void AddMemoryRows(const StepReport& ra, const StepReport& rb, std::vector<DiffR
 
 // The slower side's deficit by component (the sweep's WhyBehind), or the one that does not fit.
 std::string Reason(const StepReport& ra, const SweepEntry& ea, const StepReport& rb,
-                   const SweepEntry& eb) {
+                   const SweepEntry& eb, bool same_gpu) {
   if (ra.fits != rb.fits) {
     const SweepEntry& e = ra.fits ? eb : ea;
     return fmt::format("{} does not fit: it peaks at {:.1f} GiB of {:.1f} GiB", ra.fits ? "B" : "A",
@@ -50,8 +64,9 @@ std::string Reason(const StepReport& ra, const SweepEntry& ea, const StepReport&
   }
   if (ra.tokens_per_s == rb.tokens_per_s) return "the same throughput";
   const bool b_ahead = rb.tokens_per_s > ra.tokens_per_s;
-  return fmt::format("{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
-                     b_ahead ? WhyBehind(ea, eb, &ra, &rb) : WhyBehind(eb, ea, &rb, &ra));
+  return fmt::format(
+      "{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
+      b_ahead ? WhyBehind(ea, eb, &ra, &rb, same_gpu) : WhyBehind(eb, ea, &rb, &ra, same_gpu));
 }
 
 }  // namespace
@@ -61,6 +76,14 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
   StepDiff d;
   d.a_cluster = ClusterText(a);
   d.b_cluster = ClusterText(b);
+  for (const auto& [fa, fb] : {std::pair{&a.cluster.intra, &b.cluster.intra},
+                               std::pair{&a.cluster.inter, &b.cluster.inter}}) {
+    // The same GPUs on other fabrics (a fabric extended, or another id): show both.
+    if (FabricText(*fa) != FabricText(*fb) && fa->id != "none" && fb->id != "none") {
+      d.a_cluster += ", " + FabricText(*fa);
+      d.b_cluster += ", " + FabricText(*fb);
+    }
+  }
   d.a_layout = FormatLayout(a.layout, a.training, LayoutStyle::kShort);
   d.b_layout = FormatLayout(b.layout, b.training, LayoutStyle::kShort);
   const SweepEntry ea = EntryOf(a.layout, a.training, ra);
@@ -76,7 +99,7 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
     d.rows.push_back(row);
   }
   AddMemoryRows(ra, rb, &d.rows);
-  d.reason = Reason(ra, ea, rb, eb);
+  d.reason = Reason(ra, ea, rb, eb, SameGpu(a.cluster.gpu, b.cluster.gpu));
   return d;
 }
 

@@ -52,5 +52,29 @@ TEST_CASE("the diff's step parts are a partition of each side's step") {
   CHECK(d.reason.find("compute (recompute or smaller GEMMs)") != std::string::npos);
 }
 
+TEST_CASE("sides on other GPUs or fabrics: the headers show them, the reason blames the GPU") {
+  const Catalogs cat = *LoadCatalogs();
+  auto a = LoadScenario(YamlInput("a.yaml", kScenario), {}, cat);
+  auto gpu =
+      LoadScenario(YamlInput("b.yaml", kScenario),
+                   {"cluster.gpu.peak.bf16=150TFLOP/s", "cluster.gpu.peak.fp16=150TFLOP/s"}, cat);
+  auto net =
+      LoadScenario(YamlInput("c.yaml", kScenario), {"cluster.inter_node.bandwidth=5GB/s"}, cat);
+  REQUIRE(a.ok());
+  REQUIRE(gpu.ok());
+  REQUIRE(net.ok());
+  const StepReport ra = Replay(*a);
+  // A slower GPU at the same layout was put down to "recompute or smaller GEMMs".
+  const StepDiff dg = DiffSteps(*a, ra, *gpu, Replay(*gpu));
+  CHECK(dg.reason.find("compute (the other GPU's rates, recompute or GEMM sizes)") !=
+        std::string::npos);
+  CHECK(dg.a_cluster != dg.b_cluster);  // the extended GPU's name says what changed
+  // The same GPUs on another network: both headers name their fabrics (they read alike).
+  const StepDiff dn = DiffSteps(*a, ra, *net, Replay(*net));
+  CHECK(dn.a_cluster.find("ib-hdr-200g 25.0 GB/s") != std::string::npos);
+  CHECK(dn.b_cluster.find("ib-hdr-200g 5.0 GB/s") != std::string::npos);
+  CHECK(dn.a_cluster.find("nvlink3-a100") == std::string::npos);  // the same on both sides
+}
+
 }  // namespace
 }  // namespace parasim

@@ -52,6 +52,21 @@ double D(const YAML::Node& n, const char* key) {
   return n[key] && n[key].IsScalar() ? n[key].as<double>() : 0.0;
 }
 
+// A figure every row of a parasim results file holds, within what parasim can print: a row
+// without it, or out of range, is an error at its place (a missing step time had drawn 0.000 s,
+// and a speedup of 1e308 a number of 309 digits).
+double Need(const YAML::Node& n, const char* key, double lo, double hi) {
+  if (!n[key] || !n[key].IsScalar()) {
+    throw YAML::Exception(n.Mark(), fmt::format("this row has no number '{}'", key));
+  }
+  const double v = n[key].as<double>();
+  if (!(v >= lo && v <= hi)) {
+    throw YAML::Exception(n[key].Mark(),
+                          fmt::format("'{}' is {:g}; parasim writes {:g} to {:g}", key, v, lo, hi));
+  }
+  return v;
+}
+
 // The layout of a `--json` document (SCENARIO.md "layout" object), formatted as the CLI does.
 std::string LayoutOf(const YAML::Node& j) {
   if (!j || !j.IsMap()) return "";
@@ -102,7 +117,9 @@ std::string ScaleHtml(const YAML::Node& root) {
   const double p = D(root, "parallel_fraction");
   std::vector<std::pair<double, double>> xy;  // gpus, speedup of the points found
   for (const auto& pt : pts) {
-    if (pt["found"].as<bool>()) xy.push_back({pt["gpus"].as<double>(), D(pt, "speedup")});
+    if (pt["found"].as<bool>()) {
+      xy.push_back({Need(pt, "gpus", 1, 1 << 24), Need(pt, "speedup", 0, 1 << 24)});
+    }
   }
   std::string h = kHtmlHead;
   h += fmt::format("<h1>Scaling: {}</h1>\n", XmlEscape(root["scenario"].as<std::string>("")));
@@ -123,8 +140,9 @@ std::string ScaleHtml(const YAML::Node& root) {
     h += fmt::format(
         "<tr><td>{}</td><td class=\"l\">{}</td><td>{:.3f}</td><td>{:.2f}x</td><td>{:.1f}%</td>"
         "<td>{:.4f}</td></tr>\n",
-        pt["gpus"].as<int64_t>(), XmlEscape(LayoutOf(pt["layout"])), D(pt, "step_time_s"),
-        D(pt, "speedup"), 100 * D(pt, "efficiency"), D(pt, "karp_flatt"));
+        pt["gpus"].as<int64_t>(), XmlEscape(LayoutOf(pt["layout"])),
+        Need(pt, "step_time_s", 0, 1e6), D(pt, "speedup"), 100 * D(pt, "efficiency"),
+        D(pt, "karp_flatt"));
   }
   h += "</table>\n";
   if (root["advice"] && root["advice"]["verdict"]) {
@@ -173,7 +191,7 @@ std::string SweepHtml(const YAML::Node& root) {
     h += fmt::format(
         "<tr><td>{}</td><td class=\"l\">{}</td><td>{:.3f}</td><td>{:.0f}</td><td>{:.1f}%</td><td>"
         "{:.1f}%</td><td class=\"l\">{}</td></tr>\n",
-        r["rank"].as<int>(0), XmlEscape(LayoutOf(r["layout"])), D(r, "step_time_s"),
+        r["rank"].as<int>(0), XmlEscape(LayoutOf(r["layout"])), Need(r, "step_time_s", 0, 1e6),
         D(r, "tokens_per_s"), 100 * D(r, "mfu"), 100 * D(r, "bubble_fraction"),
         XmlEscape(r["bottleneck"].as<std::string>("")));
   }
@@ -203,8 +221,12 @@ StatusOr<std::string> ReportFromJson(const std::string& text, const std::string&
     if (root.IsMap() && root["points"] && root["points"].IsSequence()) return ScaleHtml(root);
     if (root.IsMap() && root["results"] && root["results"].IsSequence()) return SweepHtml(root);
   } catch (const YAML::Exception& e) {
-    return InvalidArgument(fmt::format("{}:{}:{}: error: unexpected value in the results: {}", file,
-                                       e.mark.line + 1, e.mark.column + 1, e.msg));
+    // A node the file lacks has no place (yaml-cpp's null mark): the file's start, then.
+    const bool placed = !e.mark.is_null() && e.mark.line >= 0;
+    return InvalidArgument(fmt::format(
+        "{}:{}:{}: error: unexpected value in the results: {}; expected the JSON of `parasim "
+        "sweep --json` or `parasim scale --json`",
+        file, placed ? e.mark.line + 1 : 1, placed ? e.mark.column + 1 : 1, e.msg));
   }
   return InvalidArgument(fmt::format(
       "{}:1:1: error: not a parasim results file: expected the JSON of `parasim sweep --json` "

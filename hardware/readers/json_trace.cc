@@ -251,6 +251,7 @@ class TraceHandler {
   bool Close();
   bool Value(std::string_view v, bool number);
   bool FinishEvent();
+  bool Distributed(Field k, std::string_view v, bool number, TraceDistributed* d);
   bool Fail(std::string message, size_t offset);
   std::string EventWhere() const;
 
@@ -371,15 +372,35 @@ bool TraceHandler::Value(std::string_view v, bool number) {
   } else if (f == Frame::kDistributed) {
     TraceDistributed& d = *builder_->trace().distributed;
     if (k == Field::kBackend) d.backend.assign(v);
-    if (k == Field::kRank && number) d.rank = ToInt(v).value_or(-1);
-    if (k == Field::kWorldSize && number) d.world_size = ToInt(v).value_or(0);
+    if (k == Field::kRank || k == Field::kWorldSize) return Distributed(k, v, number, &d);
   }
+  return true;
+}
+
+// distributedInfo.rank and world_size: numbers as Kineto writes them (its distributedInfo is
+// torch.distributed's get_rank() and get_world_size(), integers), or the same written as
+// strings ("3"); anything else is said, not taken for "no rank".
+bool TraceHandler::Distributed(Field k, std::string_view v, bool number, TraceDistributed* d) {
+  const std::optional<int64_t> n = ToInt(v);
+  const bool rank = k == Field::kRank;
+  if (!n || *n < (rank ? 0 : 1)) {
+    bool repaired = false;
+    return Fail(
+        fmt::format("distributedInfo.{} {} is not {} (a whole number{}), at byte {}",
+                    rank ? "rank" : "world_size",
+                    number ? std::string(v.substr(0, 40))
+                           : "\"" + RepairUtf8(std::string(v.substr(0, 40)), &repaired) + "\"",
+                    rank ? "a rank" : "a number of ranks", rank ? ", 0 or more" : ", 1 or more",
+                    stream_->Tell()),
+        stream_->Tell());
+  }
+  (rank ? d->rank : d->world_size) = *n;
   return true;
 }
 
 bool TraceHandler::FinishEvent() {
   ++builder_->trace().events_read;
-  if (ev_.ph != 'X') return true;
+  if (ev_.ph != 'X' && ev_.ph != 'B') return true;
   std::optional<GpuEventCategory> category;
   if (EqualsIgnoreCase(ev_.cat, "kernel")) category = GpuEventCategory::kKernel;
   if (EqualsIgnoreCase(ev_.cat, "gpu_memcpy") || EqualsIgnoreCase(ev_.cat, "memcpy")) {
@@ -387,6 +408,10 @@ bool TraceHandler::FinishEvent() {
   }
   if (EqualsIgnoreCase(ev_.cat, "gpu_memset") || EqualsIgnoreCase(ev_.cat, "memset")) {
     category = GpuEventCategory::kMemset;
+  }
+  if (ev_.ph == 'B') {
+    if (category) ++builder_->trace().gpu_begin_events;
+    return true;
   }
   const bool step =
       !category && ev_.name.starts_with("ProfilerStep#") && ev_.cat != "gpu_user_annotation";
@@ -477,6 +502,14 @@ StatusOr<ProfilerTrace> ReadJsonTrace(const std::string& path, const JsonTraceOp
   }
   builder.trace().bytes_read = in->bytes_read();
   ProfilerTrace t = std::move(builder).Finish();
+  if (t.events.empty() && !options.allow_no_gpu_events && t.gpu_begin_events > 0) {
+    return InvalidArgument(InputError(
+        path, 1, 1,
+        fmt::format("its {} GPU events (\"cat\": \"kernel\", ...) are begin/end pairs (\"ph\": "
+                    "\"B\" then \"E\"); parasim reads complete events (\"ph\": \"X\" with a "
+                    "\"dur\"), as the PyTorch profiler writes them (export_chrome_trace)",
+                    t.gpu_begin_events)));
+  }
   if (t.events.empty() && !options.allow_no_gpu_events) {
     return InvalidArgument(InputError(
         path, 1, 1,

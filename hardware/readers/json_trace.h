@@ -8,13 +8,16 @@
 //     (name, ts, dur, args.stream, args.device, args.correlation); ProfilerStep#N ranges of the
 //     CPU; the launches (cuda_runtime, cuda_driver) that put each GPU event in its step;
 //   - deviceProperties (name, numSms, totalGlobalMem, computeMajor/Minor);
-//   - distributedInfo (backend, rank, world_size).
-// A bare array of events (Chrome's JSON Array Format) is read as traceEvents.
+//   - distributedInfo (backend, rank, world_size; a number, or one written as a string, "3").
+// A bare array of events (Chrome's JSON Array Format) is read as traceEvents. GPU events written
+// as begin/end pairs ("ph": "B" then "E", which Kineto does not write) are not read but counted
+// (ProfilerTrace::gpu_begin_events), and a trace with only those is refused saying so.
 //
 // Refused, each as "file: what, where": a path that is not a regular file, a file that inflates
 // past the limits (InputLimits), malformed JSON (with its byte offset), a GPU event whose dur is
 // negative or absurd (over a day, or not finite) or whose ts is not a number (with the event's
-// index, name and byte offset), no GPU events at all. Invalid UTF-8 in a name is replaced by
+// index, name and byte offset), a distributedInfo rank or world_size that is not a whole number
+// (with its byte offset), no GPU events at all. Invalid UTF-8 in a name is replaced by
 // U+FFFD (ProfilerTrace::names_repaired counts them); an invalid \u escape is an error.
 //
 //   PARASIM_ASSIGN_OR_RETURN(ProfilerTrace t, ReadJsonTrace("rank0.json.gz"));

@@ -139,6 +139,46 @@ TEST_CASE("malformed JSON and absurd values, written inline") {
   }
 }
 
+// Before: a trace of B/E kernel pairs was "no GPU kernels (none with \"cat\": \"kernel\")", though
+// it had such events; a rank written as a string was dropped without a word.
+TEST_CASE("begin/end kernel pairs are said; distributedInfo.rank as a string is read") {
+  const std::string be = testing::TempFile("be.json");
+  testing::WriteText(be, R"({"traceEvents": [
+    {"ph": "B", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10},
+    {"ph": "E", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 110}]})");
+  auto only = ReadJsonTrace(be);
+  REQUIRE_FALSE(only.ok());
+  CHECK(only.status().message().find(be + ":1:1: error: its 1 GPU events") == 0);
+  CHECK(only.status().message().find("are begin/end pairs (\"ph\": \"B\" then \"E\"); parasim "
+                                     "reads complete events (\"ph\": \"X\" with a \"dur\")") !=
+        std::string::npos);
+  const std::string mixed = testing::TempFile("mixed.json");
+  testing::WriteText(mixed, R"({"distributedInfo": {"rank": "3", "world_size": "8"},
+    "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2},
+    {"ph": "B", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10},
+    {"ph": "E", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 110}]})");
+  auto t = ReadJsonTrace(mixed);
+  REQUIRE_MESSAGE(t.ok(), t.status().message());
+  CHECK(t->events.size() == 1);
+  CHECK(t->gpu_begin_events == 1);
+  REQUIRE(t->distributed.has_value());
+  CHECK(t->distributed->rank == 3);
+  CHECK(t->distributed->world_size == 8);
+  for (const char* rank : {R"("three")", "-1", "1.5", R"("")"}) {
+    CAPTURE(rank);
+    const std::string p = testing::TempFile("rank.json");
+    testing::WriteText(
+        p, std::string(R"({"distributedInfo": {"rank": )") + rank + R"(}, "traceEvents": []})");
+    auto bad = ReadJsonTrace(p);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find(p + ":1:") == 0);
+    CHECK(bad.status().message().find("distributedInfo.rank") != std::string::npos);
+    CHECK(bad.status().message().find("is not a rank (a whole number, 0 or more)") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("invalid UTF-8 in a kernel name is repaired, not fatal") {
   auto t = ReadJsonTrace(Fixture("traces/bad/invalid-utf8.json"));
   REQUIRE(t.ok());

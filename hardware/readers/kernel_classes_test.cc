@@ -117,7 +117,7 @@ TEST_CASE("the built-in table, kind and family by library") {
        "norm"},
       {"void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, 1>()",
        KernelClass::kNormalization, "norm"},
-      {"triton_poi_fused_gelu_gelu_backward_view_4", KernelClass::kElementwise, "activation"},
+      {"triton_poi_fused_gelu_gelu_backward_view_4", KernelClass::kElementwise, "Triton"},
       {"triton_poi_fused_add_native_dropout_view_3", KernelClass::kElementwise, "Triton"},
       {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >()",
        KernelClass::kElementwise, "ATen element-wise"},
@@ -132,6 +132,60 @@ TEST_CASE("the built-in table, kind and family by library") {
        "other"},
       {"Memcpy DtoD (Device -> Device)", KernelClass::kMemcpy, "memcpy"},
       {"Memset (Device)", KernelClass::kMemset, "memset"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const KernelMatch m = Table().Classify(c.name);
+    CHECK(KernelClassName(m.kind) == KernelClassName(c.kind));
+    CHECK(m.family == c.family);
+  }
+}
+
+// Before: PyTorch's SymmetricMemory all-reduce and all-gather kernels were element-wise (a
+// "reduction" and "other"), FlashInfer's paged-KV attention was element-wise, and a Triton
+// pointwise kernel named after the attention beside it was attention.
+TEST_CASE("SymmetricMemory is communication, FlashInfer attention, Triton pointwise element-wise") {
+  struct Case {
+    std::string name;
+    KernelClass kind;
+    std::string family;
+  };
+  const std::vector<Case> cases = {
+      {"void c10d::symmetric_memory::one_shot_all_reduce_kernel<c10::BFloat16, 16, 8>("
+       "c10::BFloat16**, unsigned long, unsigned long, c10::BFloat16*, unsigned long, unsigned "
+       "int**, unsigned long, unsigned long)",
+       KernelClass::kCommunication, "PyTorch SymmetricMemory"},
+      {"void c10d::symmetric_memory::two_shot_all_reduce_kernel<c10::BFloat16, 16, 8>()",
+       KernelClass::kCommunication, "PyTorch SymmetricMemory"},
+      {"void c10d::symmetric_memory::multimem_all_reduce_kernel<c10::BFloat16, 16, 8>()",
+       KernelClass::kCommunication, "PyTorch SymmetricMemory"},
+      {"void c10d::symmetric_memory::multimem_all_gather_kernel<16>(char*, char*, unsigned long)",
+       KernelClass::kCommunication, "PyTorch SymmetricMemory"},
+      // Today's releases: the same kernels in an anonymous namespace.
+      {"void (anonymous namespace)::two_shot_all_reduce_kernel_inplace<float, 16, 8>()",
+       KernelClass::kCommunication, "PyTorch SymmetricMemory"},
+      {"void (anonymous namespace)::multimem_one_shot_all_reduce_kernel<float, 16>()",
+       KernelClass::kCommunication, "PyTorch SymmetricMemory"},
+      {"void flashinfer::BatchPrefillWithPagedKVCacheKernel<(flashinfer::MaskMode)1, 128u, 1u, "
+       "8u, 16u>(...)",
+       KernelClass::kAttention, "FlashInfer"},
+      {"void flashinfer::BatchDecodeWithPagedKVCacheKernel<(flashinfer::PosEncodingMode)0, 2u>()",
+       KernelClass::kAttention, "FlashInfer"},
+      {"void flashinfer::BatchPrefillWithRaggedKVCacheKernel<KTraits, Params>(Params)",
+       KernelClass::kAttention, "FlashInfer"},
+      {"void flashinfer::SinglePrefillWithKVCacheKernel<KTraits, Params>(Params)",
+       KernelClass::kAttention, "FlashInfer"},
+      {"void flashinfer::MergeStatesKernel<8u, 16u, 2u, 4u, __nv_bfloat16>()",
+       KernelClass::kAttention, "FlashInfer"},
+      {"triton_poi_fused__scaled_dot_product_efficient_attention_0", KernelClass::kElementwise,
+       "Triton"},
+      {"triton_poi_fused_all_gather_into_tensor_copy_0", KernelClass::kElementwise, "Triton"},
+      {"triton_poi_fused_native_layer_norm_1", KernelClass::kElementwise, "Triton"},
+      // Triton's reductions keep their kinds.
+      {"triton_per_fused__softmax_0", KernelClass::kNormalization, "softmax"},
+      // FlashInfer's other kernels are not attention.
+      {"void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>()", KernelClass::kNormalization,
+       "norm"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);

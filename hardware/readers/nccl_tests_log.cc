@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -14,33 +15,58 @@
 
 namespace parasim {
 
+namespace {
+
+struct OpAlias {
+  std::string_view from, to;
+};
+// The programs of NVIDIA/nccl-tests src/ (all_reduce.cu ... hypercube.cu; 2.19.6), each built as
+// <name>_perf (and <name>_perf_mpi with MPI=1), and the spellings people give them.
+constexpr OpAlias kOps[] = {
+    {"all_reduce", "all_reduce"},
+    {"allreduce", "all_reduce"},
+    {"all_gather", "all_gather"},
+    {"allgather", "all_gather"},
+    {"reduce_scatter", "reduce_scatter"},
+    {"reducescatter", "reduce_scatter"},
+    {"alltoall", "alltoall"},
+    {"all_to_all", "alltoall"},
+    {"alltoallv", "alltoallv"},
+    {"sendrecv", "sendrecv"},
+    {"broadcast", "broadcast"},
+    {"reduce", "reduce"},
+    {"gather", "gather"},
+    {"scatter", "scatter"},
+    {"hypercube", "hypercube"},
+};
+
+// The op whose name ends `s`, the longest that does (all_reduce, not reduce, in
+// "node1_all_reduce"), when a start or a separator (not a letter or digit) comes before it; ""
+// otherwise ("xall_reduce" is no reduce).
+std::string_view OpEnding(std::string_view s) {
+  const OpAlias* best = nullptr;
+  for (const OpAlias& a : kOps) {
+    if (s.ends_with(a.from) && (!best || a.from.size() > best->from.size())) best = &a;
+  }
+  if (!best) return "";
+  const size_t at = s.size() - best->from.size();
+  return at > 0 && std::isalnum(static_cast<unsigned char>(s[at - 1])) ? "" : best->to;
+}
+
+}  // namespace
+
 std::string NcclTestsOp(std::string_view name) {
   std::string s(name.substr(
       name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1));
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (const size_t perf = s.find("_perf"); perf != std::string::npos) s.resize(perf);
-  struct Alias {
-    std::string_view from, to;
-  };
-  static constexpr Alias kOps[] = {
-      {"all_reduce", "all_reduce"},
-      {"allreduce", "all_reduce"},
-      {"all_gather", "all_gather"},
-      {"allgather", "all_gather"},
-      {"reduce_scatter", "reduce_scatter"},
-      {"reducescatter", "reduce_scatter"},
-      {"alltoall", "alltoall"},
-      {"all_to_all", "alltoall"},
-      {"alltoallv", "alltoallv"},
-      {"sendrecv", "sendrecv"},
-      {"broadcast", "broadcast"},
-      {"reduce", "reduce"},
-      {"gather", "gather"},
-      {"scatter", "scatter"},
-      {"hypercube", "hypercube"},
-  };
-  for (const Alias& a : kOps) {
+  for (const OpAlias& a : kOps) {
     if (s == a.from) return std::string(a.to);
+  }
+  // "<op>_perf" anywhere in the name: all_reduce_perf_mpi, node1_all_reduce_perf.log.
+  for (size_t perf = s.find("_perf"); perf != std::string::npos; perf = s.find("_perf", perf + 1)) {
+    if (std::string_view op = OpEnding(std::string_view(s).substr(0, perf)); !op.empty()) {
+      return std::string(op);
+    }
   }
   return "";
 }
@@ -96,7 +122,7 @@ class Parser {
   Status Device(const NcclLine& l, int64_t no);
   Status Row(const NcclLine& l, int64_t no);
   void Columns(const NcclLine& l, int64_t no);
-  void Footer(const NcclLine& l);
+  void Footer(const NcclLine& l, int64_t no);
   Status Where(int64_t no, std::string what) const {
     return InvalidArgument(InputError(log_.file, no, 1, what));
   }
@@ -218,7 +244,7 @@ void Parser::Columns(const NcclLine& l, int64_t no) {
   s.cputime = c->cputime;
 }
 
-void Parser::Footer(const NcclLine& l) {
+void Parser::Footer(const NcclLine& l, int64_t no) {
   if (log_.sections.empty()) return;
   NcclTestsSection& s = log_.sections.back();
   const std::vector<std::string_view> f = NcclFields(l.text, true);
@@ -229,6 +255,7 @@ void Parser::Footer(const NcclLine& l) {
     s.avg_busbw_gbps = std::atof(std::string(*(colon + 1)).c_str());
   } else if (f[0] == "Out" && colon != f.end() && colon + 1 != f.end()) {
     s.out_of_bounds = std::atoll(std::string(*(colon + 1)).c_str());
+    s.out_of_bounds_line = no;
   }
 }
 
@@ -245,7 +272,7 @@ Status Parser::Line(std::string_view raw, int64_t no) {
     case NcclLineKind::kRow:
       return Row(l, no);
     case NcclLineKind::kFooter:
-      Footer(l);
+      Footer(l, no);
       return Status::Ok();
     default:
       return Status::Ok();
@@ -382,6 +409,27 @@ StatusOr<NcclTestsLog> Parser::Finish() {
 }
 
 }  // namespace
+
+bool LooksLikeNcclTestsLog(std::string_view text) {
+  for (std::string_view marker :
+       {"nThread", "nccl-tests", "rccl-tests", "Collective test starting"}) {
+    if (text.find(marker) != std::string_view::npos) return true;
+  }
+  // A table pasted alone: its column header ("#  size  count  type  redop  root  time  algbw
+  // busbw #wrong ...") is one no YAML measurements file holds.
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t nl = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    if (line.size() > 4096 || line.find("busbw") == std::string_view::npos) continue;
+    const NcclLine l = ClassifyNcclLine(line);
+    if (l.kind == NcclLineKind::kColumns && NcclColumns::FromHeader(NcclFields(l.text, true))) {
+      return true;
+    }
+  }
+  return false;
+}
 
 StatusOr<NcclTestsLog> ReadNcclTestsLog(const std::string& path, const NcclLogOptions& options) {
   PARASIM_ASSIGN_OR_RETURN(std::unique_ptr<BoundedInput> in,

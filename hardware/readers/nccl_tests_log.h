@@ -81,6 +81,7 @@ struct NcclTestsSection {
   int64_t first_line = 0, last_line = 0;
   std::optional<double> avg_busbw_gbps;  // "# Avg bus bandwidth"
   int64_t out_of_bounds = 0;             // "# Out of bounds values : N FAILED"
+  int64_t out_of_bounds_line = 0;        // that footer's line; 0: the run printed none
 };
 
 struct NcclTestsLog {
@@ -103,8 +104,14 @@ StatusOr<NcclTestsLog> ReadNcclTestsLog(const std::string& path,
 StatusOr<NcclTestsLog> ParseNcclTestsLog(std::string_view text, const std::string& file,
                                          const NcclLogOptions& options = {});
 
-// "all_reduce_perf_mpi", "all_reduce_perf", "allreduce", "all_reduce" -> "all_reduce"; "" when
-// the name is no nccl-tests program.
+// Whether `text` is an nccl-tests (or rccl-tests) log rather than a measurements file: a run's
+// header line ("# nThread", "# nccl-tests version", "# Collective test starting") or, for a table
+// pasted alone, the column header of a result table.
+bool LooksLikeNcclTestsLog(std::string_view text);
+
+// "all_reduce_perf_mpi", "all_reduce_perf", "allreduce", "all_reduce" -> "all_reduce", and a
+// file name with <op>_perf anywhere in it ("node1_all_reduce_perf.log"); "" when the name is no
+// nccl-tests program.
 std::string NcclTestsOp(std::string_view name);
 
 }  // namespace parasim

@@ -26,6 +26,37 @@ TEST_CASE("program names") {
   CHECK(NcclTestsOp("osu_allreduce") == "");
 }
 
+// Before: only a name that starts with X_perf said the op, though docs/CALIBRATION.md says a name
+// "with X_perf in it" does.
+TEST_CASE("the op from <op>_perf anywhere in a file name") {
+  CHECK(NcclTestsOp("node1_all_reduce_perf.log") == "all_reduce");
+  CHECK(NcclTestsOp("logs/2026-11-29.reduce_scatter_perf_mpi.txt") == "reduce_scatter");
+  CHECK(NcclTestsOp("h100-x8-allgather_perf.out") == "all_gather");
+  CHECK(NcclTestsOp("run_perf_then_alltoall_perf.log") == "alltoall");
+  CHECK(NcclTestsOp("node1_reduce_perf.log") == "reduce");
+  CHECK(NcclTestsOp("xall_reduce_perf.log") == "");  // no separator before the op
+  CHECK(NcclTestsOp("node1_perf.log") == "");
+  auto log = ReadNcclTestsLog(Fixture("nccl/node1_all_reduce_perf.log"));
+  REQUIRE_MESSAGE(log.ok(), log.status().message());
+  CHECK(log->sections.at(0).op == "all_reduce");
+  CHECK(log->sections.at(0).op_from == "the file name");
+}
+
+// Before: a table pasted with its column header alone (no "# nThread" line) was read as YAML.
+TEST_CASE("an nccl-tests log is told from a measurements file, by its column header too") {
+  CHECK(LooksLikeNcclTestsLog(testing::ReadAll(Fixture("nccl/all_reduce_perf-table-only.log"))));
+  CHECK(LooksLikeNcclTestsLog("# nThread 1 nGpus 8 minBytes 8\n"));
+  CHECK(LooksLikeNcclTestsLog(
+      "[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   "
+      "busbw #wrong\n"));
+  CHECK_FALSE(LooksLikeNcclTestsLog("gpu: h100-sxm5-80gb\nlaunch: 4.1us\n"));
+  CHECK_FALSE(LooksLikeNcclTestsLog("# size and busbw of every run\ncollectives: []\n"));
+  auto table = ReadNcclTestsLog(Fixture("nccl/all_reduce_perf-table-only.log"));
+  REQUIRE_MESSAGE(table.ok(), table.status().message());
+  CHECK(table->sections.at(0).rows.size() == 11);
+  CHECK(table->sections.at(0).threads == 0);
+}
+
 // The failures, one by one: mpirun --tag-output prefixes gave "no result rows", and the
 // header of all_reduce_perf_mpi was not recognised.
 TEST_CASE("all_reduce_perf_mpi under mpirun --tag-output on two H100 nodes") {

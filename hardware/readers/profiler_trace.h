@@ -78,6 +78,9 @@ struct ProfilerTrace {
   int64_t events_read = 0;     // every entry of traceEvents, GPU or not
   int64_t names_repaired = 0;  // names whose invalid UTF-8 was replaced by U+FFFD
   int64_t bytes_read = 0;      // inflated bytes parsed
+  // GPU events (kernels, copies, memsets) written as begin/end pairs ("ph": "B" then "E"): not
+  // read, since the PyTorch profiler writes complete events ("ph": "X", with "dur"); the "B"s.
+  int64_t gpu_begin_events = 0;
 
   std::string_view name(const GpuEvent& e) const { return names[e.name]; }
   // The device most GPU events ran on (-1 when there are none).

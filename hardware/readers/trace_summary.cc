@@ -1,6 +1,7 @@
 #include "hardware/readers/trace_summary.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -186,6 +187,12 @@ StatusOr<TraceSummary> SummarizeTrace(const ProfilerTrace& t, const KernelClassT
     s.notes.push_back(fmt::format("{} GPU events of other devices than device {} left out",
                                   other_device, s.device));
   }
+  if (t.gpu_begin_events > 0) {
+    s.notes.push_back(fmt::format(
+        "{} GPU events written as begin/end pairs (\"ph\": \"B\" then \"E\") left out: only "
+        "complete events (\"ph\": \"X\") are read, as the PyTorch profiler writes them",
+        t.gpu_begin_events));
+  }
   std::vector<std::vector<uint32_t>> chosen;
   if (!stepped) {
     s.steps_said = "the whole trace (it marks no ProfilerStep#N)";
@@ -200,6 +207,20 @@ StatusOr<TraceSummary> SummarizeTrace(const ProfilerTrace& t, const KernelClassT
       s.per_step.emplace_back(t.steps[i].number, Sum(t, match, by_step[i + 1]));
     }
     PARASIM_ASSIGN_OR_RETURN(std::vector<int> pick, ChooseSteps(t, choice, &s.steps_said));
+    if (choice.mode != StepChoice::Mode::kOne) {
+      // A step range with no GPU kernel (the profiler stopped, or the range closed on the host
+      // before any work) would average in as a step of zero time.
+      std::vector<int64_t> empty;
+      std::erase_if(pick, [&](int i) {
+        if (!by_step[i + 1].empty()) return false;
+        empty.push_back(t.steps[i].number);
+        return true;
+      });
+      if (!empty.empty()) {
+        s.steps_said +=
+            fmt::format("; left out, holding no GPU kernel: #{}", fmt::join(empty, ", #"));
+      }
+    }
     std::vector<const KindSums*> sums;
     for (int i : pick) {
       s.steps_chosen.push_back(t.steps[i].number);

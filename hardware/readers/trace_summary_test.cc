@@ -88,6 +88,20 @@ TEST_CASE("three steps: the default average leaves the warm-up step out and says
         std::string::npos);
 }
 
+TEST_CASE("a step range holding no GPU kernel is left out of the average, and said") {
+  const ProfilerTrace t = Read("traces/empty-last-step.json");
+  auto s = SummarizeTrace(t, Table());
+  REQUIRE(s.ok());
+  // #1 is the warm-up; #4 closed before any kernel ran: averaged in, it took a quarter off.
+  CHECK(s->steps_chosen == std::vector<int64_t>{2, 3});
+  CHECK(s->steps_said.find("; left out, holding no GPU kernel: #4") != std::string::npos);
+  CHECK(s->measured.Time(K::kGemm) == 200000);
+  auto all = SummarizeTrace(t, Table(), *StepChoice::Parse("all"));
+  REQUIRE(all.ok());
+  CHECK(all->steps_chosen == std::vector<int64_t>{1, 2, 3});
+  CHECK(all->measured.Time(K::kGemm) == 200000);
+}
+
 // tests/traces/kineto-step.json: the sums its README states (GEMM 1.3 ms, attention 0.7 ms,
 // element-wise with the copy and the norm 0.2 ms, NCCL 0.73 ms: all-reduce 0.25, reduce-scatter
 // 0.4, send/recv 0.08; span 2.9 ms, idle 0.12 ms), as compare --trace has read them.
@@ -130,6 +144,24 @@ TEST_CASE("no steps: the whole trace; other devices left out with a note") {
   CHECK(s->measured.idle_ns == 5000);
   REQUIRE(s->notes.size() == 1);
   CHECK(s->notes[0] == "1 GPU events of other devices than device 0 left out");
+}
+
+TEST_CASE("GPU events written as begin/end pairs are left out with a note") {
+  const std::string p = testing::TempFile("begin-end.json");
+  testing::WriteText(p, R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "nvjet_a", "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7}},
+    {"ph": "B", "cat": "kernel", "name": "nvjet_a", "ts": 20, "args": {"device": 0, "stream": 7}},
+    {"ph": "E", "cat": "kernel", "name": "nvjet_a", "ts": 25, "args": {"device": 0, "stream": 7}}]})");
+  auto t = ReadJsonTrace(p);
+  REQUIRE(t.ok());
+  auto s = SummarizeTrace(*t, Table());
+  REQUIRE(s.ok());
+  CHECK(s->measured.Time(K::kGemm) == 5000);
+  REQUIRE(s->notes.size() == 1);
+  CHECK(
+      s->notes[0] ==
+      "1 GPU events written as begin/end pairs (\"ph\": \"B\" then \"E\") left out: only complete "
+      "events (\"ph\": \"X\") are read, as the PyTorch profiler writes them");
 }
 
 TEST_CASE("the listing as text and as TSV") {

@@ -31,7 +31,8 @@ void CheckStep(const Scenario& s, const StepReport& r, const LoweredStep& low,
                const sim::Timeline& tl, Violations* out);
 
 // A faster GPU (peaks and HBM x1.25) or fabric (bandwidth x1.25, latency x0.8) is never
-// slower; more memory (x2) never fits less; full recompute never peaks above none.
+// slower; overlapping TP collectives is never slower than blocking on them; more memory (x2)
+// never fits less; full recompute never peaks above none.
 void CheckMonotone(const Scenario& s, const StepReport& r, Violations* out);
 
 // `run`'s text view says what its JSON view holds (step time, throughput, MFU, HFU, the bubble

@@ -2,13 +2,17 @@
 // toolkit) on this node's GPUs, which writes a measurements file for `parasim fit`.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -140,6 +144,38 @@ StatusOr<std::string> ScenarioShapes(const Options& o) {
                             k.attention_head_dim);
 }
 
+// Words separated by spaces (the program's generated arguments hold none of their own).
+std::vector<std::string> SplitWords(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t start = text.find_first_not_of(' ', at);
+    if (start == std::string::npos) break;
+    const size_t end = std::min(text.find(' ', start), text.size());
+    out.push_back(text.substr(start, end - start));
+    at = end;
+  }
+  return out;
+}
+
+// Runs `argv` (argv[0] the program's path) and waits for it: its exit code, or 1 when a signal
+// ended it.
+StatusOr<int> RunProgram(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int err = posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ)) {
+    return InvalidArgument(
+        fmt::format("calibrate:1:1: error: cannot run {}: {}", argv[0], std::strerror(err)));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Internal("calibrate: lost the calibration program");
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   const std::string prog = CalibrationProgram(ctx.self);
   if (prog.empty()) {
@@ -153,24 +189,32 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
     PARASIM_ASSIGN_OR_RETURN(args, ScenarioShapes(o));
   }
   Result res{.out = o.out.empty() ? "measurements.yaml" : o.out};
-  std::string cmd = fmt::format("'{}' --out '{}'", prog, res.out) + args;
-  if (o.quick) cmd += " --quick";
+  // The program runs with an argument vector, never through a shell: a path is one argument
+  // whatever it holds (quotes, `;`, spaces).
+  std::vector<std::string> argv = {prog, "--out", res.out};
+  for (const std::string& a : SplitWords(args)) argv.push_back(a);  // numbers, x and commas
+  if (o.quick) argv.push_back("--quick");
   if (!o.only.empty()) {
-    // Goes into a shell command: part names and commas only (the program checks the names).
+    // Part names and commas only (the program checks the names).
     if (o.only.find_first_not_of("abcdefghijklmnopqrstuvwxyz,") != std::string::npos) {
       return InvalidArgument(fmt::format(
           "calibrate:1:1: error: --only '{}': expected part names such as gemm,contention "
           "(gemm, memory, attention, host, collectives, contention, sustained)",
           o.only));
     }
-    cmd += " --only " + o.only;
+    argv.push_back("--only");
+    argv.push_back(o.only);
   }
   std::fflush(stdout);
-  const int rc = std::system(cmd.c_str());
-  const int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
-  if (code == 0) return res;
-  return code == 2 ? InvalidArgument("calibrate: the calibration program refused (see above)")
-                   : Internal("calibrate: the calibration program failed (see above)");
+  std::fflush(stderr);
+  PARASIM_ASSIGN_OR_RETURN(const int code, RunProgram(argv));
+  if (code == 2) return InvalidArgument("calibrate: the calibration program refused (see above)");
+  if (code != 0) return Internal("calibrate: the calibration program failed (see above)");
+  if (!std::filesystem::is_regular_file(res.out)) {
+    return Internal(
+        fmt::format("calibrate: the calibration program ended without writing {}", res.out));
+  }
+  return res;
 }
 
 Json ToJson(const Result& res) { return Json::Object().Set("out", res.out); }

@@ -170,6 +170,12 @@ StatusOr<Result> Run(const Options& o, const VerbContext&) {
     return InvalidArgument(
         "compare:1:1: error: give the profiler trace: parasim compare --trace step.json SCENARIO");
   }
+  if (o.stage < -1) {  // -1 is the default: the trace's rank's stage
+    return InvalidArgument(fmt::format(
+        "--stage={}:1:9: error: expected a pipeline stage, 0 or more (or leave --stage out: the "
+        "stage of the trace's rank, from distributedInfo)",
+        o.stage));
+  }
   PARASIM_ASSIGN_OR_RETURN(KernelClassTable table, LoadKernelClasses(o.kernel_classes));
   PARASIM_ASSIGN_OR_RETURN(StepChoice choice, StepChoice::Parse(o.step));
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
@@ -391,8 +397,8 @@ Verb CompareVerb() {
                     .Required()
                     .Input(),
                 Opt(&O::stage, "--stage",
-                    "pipeline stage of a single traced rank (default: its rank's stage in the "
-                    "layout, else 0)"),
+                    "pipeline stage of a single traced rank, 0 or more (default -1: its rank's "
+                    "stage in the layout, else 0)"),
                 Opt(&O::step, "--step",
                     "ProfilerStep#N to compare, or all (default: the average of the steps after "
                     "the first when there are three or more)"),

@@ -28,10 +28,11 @@ struct Options {
   int jobs = 0;
   std::string gpu, op, intra, inter;
   std::string out;
-  std::vector<std::string> sets;  // --runs: keys stated in every case
-  bool force = false;             // write a profile from a fit that does not hold
-  std::string subset;             // --runs: only this subset's cases (CaseFilter), on --gpu
-  int64_t nodes = 0;              // --runs: only the cases on this many nodes
+  std::vector<std::string> sets;    // --runs: keys stated in every case
+  bool force = false;               // write a profile from a fit that does not hold
+  std::string subset;               // --runs: only this subset's cases (CaseFilter), on --gpu
+  int64_t nodes = 0;                // --runs: only the cases on this many nodes
+  int64_t ranks = 0, per_node = 0;  // nccl-tests logs without device lines: their shape
 };
 
 // What was fitted: measurement files' families, or (--runs) step times' parameters.
@@ -109,7 +110,8 @@ StatusOr<Result> FitRunsOf(const Options& o, const VerbContext& ctx) {
 StatusOr<std::vector<Measurements>> LoadAll(const Options& o) {
   std::vector<Measurements> ms;
   for (const auto& f : o.measurements) {
-    PARASIM_ASSIGN_OR_RETURN(Measurements m, LoadMeasurements(f, o.op));
+    PARASIM_ASSIGN_OR_RETURN(Measurements m,
+                             LoadMeasurements(f, o.op, {.ranks = o.ranks, .per_node = o.per_node}));
     ms.push_back(std::move(m));
   }
   return ms;
@@ -387,6 +389,14 @@ Verb FitVerb() {
                     "the op of nccl-tests logs that do not name their program (all_reduce, "
                     "all_gather, reduce_scatter, alltoall, sendrecv, ...; one per run, "
                     "comma-separated); must agree with a header that names it"),
+                Opt(&O::ranks, "--ranks",
+                    "the ranks of nccl-tests runs whose logs have no device lines (default: "
+                    "from the rows' busbw/algbw, else nThread x nGpus)")
+                    .Range(0, int64_t{1} << 24),
+                Opt(&O::per_node, "--per-node",
+                    "the ranks on each node of nccl-tests runs whose logs have no device lines "
+                    "(default: all on one node when one process drove them)")
+                    .Range(0, int64_t{1} << 24),
                 Opt(&O::intra, "--intra", "intra-node fabric measured (default: the GPU's NVLink)"),
                 Opt(&O::inter, "--inter",
                     "inter-node fabric measured; required for multi-node logs (the catalog's "

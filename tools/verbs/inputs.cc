@@ -40,7 +40,8 @@ StatusOr<ScenarioPair> LoadPair(const PairInput& in) {
   return ScenarioPair{std::move(a), std::move(b)};
 }
 
-uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>& sets) {
+uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>& sets,
+                             const std::vector<std::string>& referenced) {
   std::string text;
   if (doc.text) {
     text = *doc.text;
@@ -49,6 +50,11 @@ uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>
   }
   uint64_t h = Fnv1a(text);
   for (const std::string& set : sets) h = Fnv1a("\n--set " + set, h);
+  for (const std::string& path : referenced) {
+    // A file the scenario names (a calibration profile): its contents, not its name.
+    StatusOr<std::string> read = ReadFile(path);
+    h = Fnv1a("\n" + (read.ok() ? *read : path), h);
+  }
   return h;
 }
 
@@ -103,6 +109,7 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
     }
     out.push_back(v);
   }
+  if (ellipsis) return bad("'...' needs the last count after it");  // (16,32,... had run 16,32)
   for (size_t i = 1; i < out.size(); ++i) {
     if (out[i] <= out[i - 1]) return bad("counts must increase");
   }

@@ -34,9 +34,11 @@ struct PairInput {
 };
 StatusOr<ScenarioPair> LoadPair(const PairInput& in);
 
-// A hash of the scenario's text and its --set overrides: the checks of a sweep's results file are
+// A hash of the scenario's text, its --set overrides and the files it names (`referenced`: its
+// calibration profiles): the checks of a sweep's results file are
 // made with it (strategies/sweep_results.h), so --resume refuses lines of another scenario.
-uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>& sets);
+uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>& sets,
+                             const std::vector<std::string>& referenced = {});
 
 // Worker threads (jobs, 0 = all cores) and the processes of the verbs that sweep.
 SweepOptions SweepOptionsOf(int jobs, const Processes* processes);

@@ -10,6 +10,8 @@ TEST_CASE("--gpus: lists, progressions up to the last count, and what is refused
   CHECK(*ParseGpuList("8,16,64") == std::vector<int64_t>{8, 16, 64});
   // Doubling (8, 16: a ratio), then stepping (8, 12: a difference), each up to the last.
   CHECK(*ParseGpuList("8,16,...,128") == std::vector<int64_t>{8, 16, 32, 64, 128});
+  CHECK(ParseGpuList("16,32,...").status().message().find("'...' needs the last count after it") !=
+        std::string::npos);
   CHECK(*ParseGpuList("8,12,...,24") == std::vector<int64_t>{8, 12, 16, 20, 24});
   CHECK(*ParseGpuList("2,4,...,8") == std::vector<int64_t>{2, 4, 8});
   for (const char* bad : {"8,4", "8,x", "0", "8,...,64", "8,16,...,...,64", "8,,16", "1e3"}) {

@@ -183,5 +183,26 @@ TEST_CASE("the Python keyword of a flag") {
   CHECK(PythonName("file") == "file");
 }
 
+TEST_CASE("an error is located once, whatever the length of its first line") {
+  const std::vector<FlagValue> values = {Document{.file = "in.yaml"}};
+  // A message already naming file:line:col is kept as it is.
+  const Status located = InvalidArgument("x.yaml:3:14: error: bad");
+  CHECK(LocateAtInput(located, values).message() == "x.yaml:3:14: error: bad");
+  CHECK(LocateAtInput(InvalidArgument("--set a.b=1:1:7: error: no"), values).message() ==
+        "--set a.b=1:1:7: error: no");
+  // One that does not is placed at the verb's input.
+  CHECK(LocateAtInput(InvalidArgument("bad: 1:2 error: no"), values).message() ==
+        "in.yaml:1:1: error: bad: 1:2 error: no");
+  CHECK(LocateAtInput(InvalidArgument("x.yaml::3: error: no"), values).message() ==
+        "in.yaml:1:1: error: x.yaml::3: error: no");
+  // A first line of 200,000 characters (an importer quoting a hostile value) was a stack
+  // overflow in std::regex; now a scan.
+  const std::string huge(200000, '(');
+  CHECK(LocateAtInput(InvalidArgument(huge + " x.yaml:1:2: error: deep"), values).message() ==
+        huge + " x.yaml:1:2: error: deep");
+  CHECK(LocateAtInput(InvalidArgument(huge), values).message().rfind("in.yaml:1:1: error: ", 0) ==
+        0);
+}
+
 }  // namespace
 }  // namespace parasim

@@ -77,7 +77,15 @@ StatusOr<Result> ServingReport(const Options& o) {
 }
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
-  if (!o.from.empty()) return FromJson(o);
+  if (!o.from.empty()) {
+    if (!o.scenario.empty()) {
+      // (it would be dropped: --from draws the results file alone)
+      return InvalidArgument(fmt::format(
+          "{}:1:1: error: report takes a scenario file or --from RESULTS.json, not both",
+          o.scenario.file));
+    }
+    return FromJson(o);
+  }
   if (o.scenario.empty()) {
     return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
   }

@@ -81,7 +81,15 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   so.max_layouts = o.max_layouts;
   so.out_csv = o.out;
   so.resume = o.resume;
-  so.fingerprint = ScenarioFingerprint(o.scenario, o.sets);
+  // The calibration profiles the clusters read count: an edited profile is another sweep.
+  std::vector<std::string> profiles;
+  if (!s.cluster.calibration.empty()) profiles.push_back(s.cluster.calibration);
+  if (s.sweep) {
+    for (const SweepHardware& h : s.sweep->hardware) {
+      if (!h.cluster.calibration.empty()) profiles.push_back(h.cluster.calibration);
+    }
+  }
+  so.fingerprint = ScenarioFingerprint(o.scenario, o.sets, profiles);
   so.exhaustive = o.exhaustive;
   so.batch = o.batch;
   if (ctx.progress && ctx.primary()) so.progress = ProgressBar();
@@ -164,17 +172,19 @@ Json ResultsJson(const Result& res) {
   Json out = Json::Array();
   for (size_t i = 0; i < r.top_reports.size(); ++i) {
     const SweepEntry& e = r.ranked[i];
-    Json o = RunJson(WithLayout(s, e), r.top_reports[i]);
-    if (e.goodput != 1) {
-      o.Set("goodput", e.goodput);
-      if (s.training.tokens > 0) {
-        o.Set("time_to_train_s", TimeToTrainThroughGoodputS(r.top_reports[i], e));
-      }
-    }
+    const std::optional<GoodputReport>& g = r.top_goodput[i];
+    // As `run --json` prints the layout: through the same goodput model where there is one.
+    Json o = RunJson(WithLayout(s, e), r.top_reports[i], g ? &*g : nullptr);
     o.Set("rank", static_cast<int64_t>(i + 1)).Set("bottleneck", Bottleneck(r.top_reports[i]));
     if (res.codesign) {
       o.Set("hardware", s.sweep->hardware[e.hardware].label);
-      o.Set(CostKey(res), CostPerMillionTokens(e));
+      // Per token as the object's own cost (or GPU-hours) gives it, through the same goodput.
+      const double per_token =
+          g && s.training.tokens > 0
+              ? (res.priced ? r.top_reports[i].cost : r.top_reports[i].gpu_hours) /
+                    s.training.tokens
+              : CostPerMillionTokens(e) / 1e6;
+      o.Set(CostKey(res), 1e6 * per_token);
     }
     out.Push(o);
   }
@@ -223,9 +233,11 @@ Json ToJson(const Result& res) {
   return j;
 }
 
-// "1.20M tokens/s, costs 0.445 per million tokens, 9.7 days to train"
+// "1.20M tokens/s, costs 0.445 per million tokens, 9.7 days to train"; with goodput modelled
+// the tokens a second kept through failures ("kept"), below the table's failure-free rate.
 std::string PricedText(const Result& res, const SweepEntry& e) {
-  return fmt::format("{:>9} tokens/s, {} per million tokens{}", Human(KeptTokensPerS(e)),
+  return fmt::format("{:>9} tokens/s{}, {} per million tokens{}", Human(KeptTokensPerS(e)),
+                     e.goodput < 1 ? " kept" : "",
                      res.priced ? fmt::format("costs {:.4g}", CostPerMillionTokens(e))
                                 : fmt::format("{:.4g} GPU-hours", CostPerMillionTokens(e)),
                      res.s.training.tokens > 0

@@ -40,6 +40,15 @@ struct Result {
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   Result res{.file = o.file.file, .markdown = o.markdown, .robust = o.robust};
+  if (!o.gpu.empty()) {
+    // A filter on a GPU no case can be on would select nothing and say nothing of why.
+    PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
+    if (!cat.hardware.FindGpu(o.gpu)) {
+      return InvalidArgument(fmt::format(
+          "--gpu={}:1:7: error: unknown GPU '{}'{}; expected one of: {}", o.gpu, o.gpu,
+          SuggestionHint(o.gpu, cat.hardware.GpuIds()), fmt::join(cat.hardware.GpuIds(), ", ")));
+    }
+  }
   if (IsServingValidationFile(o.file.Input())) {
     PARASIM_ASSIGN_OR_RETURN(res.serving,
                              ValidateServing(o.file.Input(), o.sets, o.jobs, o.search));
@@ -96,13 +105,15 @@ Json ToJson(const Result& res) {
   Json cases = Json::Array();
   for (const auto& c : r.cases) cases.Push(CaseJson(c));
   Json j = Json::Object();
-  j.Set("source", r.source).Set("cases", cases).Set("mape", r.mape);
+  // No case predicted: no error to average (null, as memory_mape), never a MAPE of 0.
+  const auto timed = [&](double v) { return r.timed > 0 ? Json(v) : Json(); };
+  j.Set("source", r.source).Set("cases", cases).Set("mape", timed(r.mape));
   if (!r.stated.empty()) {
     Json stated = Json::Array();
     for (const std::string& s : r.stated) stated.Push(Json(s));
     j.Set("stated", stated);
   }
-  j.Set("max_abs_error", r.max_abs_error).Set("failed", r.failed);
+  j.Set("max_abs_error", timed(r.max_abs_error)).Set("failed", r.failed);
   j.Set("memory_mape", r.memory_cases > 0 ? Json(r.memory_mape) : Json());
   j.Set("max_abs_memory_error", r.memory_cases > 0 ? Json(r.max_abs_memory_error) : Json());
   j.Set("memory_cases", r.memory_cases);
@@ -113,6 +124,14 @@ Json ToJson(const Result& res) {
     j.Set("swings", sw);
   }
   return j;
+}
+
+// The summary's step-time figures; with no case predicted there is no error to average, and
+// the line says so rather than print a MAPE of 0.
+std::string TimeSummary(const ValidationReport& r) {
+  if (r.timed == 0) return "MAPE -, max |error| - over 0 cases (none predicted)";
+  return fmt::format("MAPE {:.2f}%, max |error| {:.2f}% over {} cases", 100 * r.mape,
+                     100 * r.max_abs_error, r.timed);
 }
 
 // What the ranking of a file's cases says, a line each (none when no two cases train the same
@@ -201,8 +220,7 @@ std::string MarkdownText(const ValidationReport& r) {
     out += fmt::format("{}{}{}\n", i <= 1 ? "\n" : "", i == 0 ? "" : "- ", ranking[i]);
   }
   // The summary stays the last line: scripts read it there.
-  return out + fmt::format("\nMAPE {:.2f}%, max |error| {:.2f}% over {} cases{}{}.\n", 100 * r.mape,
-                           100 * r.max_abs_error, r.timed, MemoryText(r), FailedText(r));
+  return out + fmt::format("\n{}{}{}.\n", TimeSummary(r), MemoryText(r), FailedText(r));
 }
 
 // --robust: how many measured steps lie within the swings' range, and those that do not.
@@ -251,8 +269,7 @@ std::string ToText(const Result& res) {
   for (const std::string& line : RankingLines(r.ranking)) out += line + "\n";
   if (res.robust) out += SwingsText(r);
   // The summary stays the last line: scripts read it there.
-  return out + fmt::format("MAPE {:.2f}%, max |error| {:.2f}% over {} cases{}{}\n", 100 * r.mape,
-                           100 * r.max_abs_error, r.timed, MemoryText(r), FailedText(r));
+  return out + fmt::format("{}{}{}\n", TimeSummary(r), MemoryText(r), FailedText(r));
 }
 
 }  // namespace
@@ -277,7 +294,8 @@ Verb ValidateVerb() {
                     "only the cases of this list (training, held_out, ...) of the subsets.yaml "
                     "beside the file"),
                 Opt(&O::gpu, "--gpu", "only the cases on this catalog GPU"),
-                Opt(&O::nodes, "--nodes", "only the cases on this many nodes")},
+                Opt(&O::nodes, "--nodes", "only the cases on this many nodes (0: any)")
+                    .Range(0, kMaxGpus)},
       .run = Run,
       .json = ToJson,
       .text = ToText,

@@ -2,7 +2,8 @@
 
 #include <fmt/core.h>
 
-#include <regex>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "sim/io.h"
@@ -67,10 +68,33 @@ Status CheckOutputsAreNotInputs(const std::vector<Flag>& flags,
   return Status::Ok();
 }
 
+namespace {
+
+// Whether the message's first line holds "FILE:LINE:COL: error: " (a located error). A plain
+// scan: std::regex recursed once a character and overflowed the stack on a line of thousands.
+bool Located(std::string_view message) {
+  const std::string_view line = message.substr(0, message.find('\n'));
+  const std::string_view tag = ": error: ";
+  for (size_t at = line.find(tag); at != std::string_view::npos; at = line.find(tag, at + 1)) {
+    size_t i = at;
+    auto digits = [&] {
+      const size_t end = i;
+      while (i > 0 && line[i - 1] >= '0' && line[i - 1] <= '9') --i;
+      return i < end;
+    };
+    if (!digits() || i == 0 || line[--i] != ':' || !digits() || i == 0 || line[i - 1] != ':') {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status LocateAtInput(Status status, const std::vector<FlagValue>& values) {
   if (status.exit_code() != 2) return status;
-  static const std::regex kLocated(R"(^[^\n]*:\d+:\d+: error: )");
-  if (std::regex_search(status.message(), kLocated)) return status;
+  if (Located(status.message())) return status;
   for (const FlagValue& v : values) {
     const Document* doc = std::get_if<Document>(&v);
     if (doc == nullptr || doc->file.empty()) continue;

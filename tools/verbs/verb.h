@@ -40,6 +40,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/io.h"
 #include "sim/json.h"
 #include "sim/status.h"
 #include "sim/yaml_reader.h"
@@ -297,6 +298,7 @@ Verb MakeVerb(VerbDef<O, R> def) {
   v.run = [def = std::move(def), flags = v.flags](
               const std::vector<FlagValue>& values,
               const VerbContext& ctx) -> StatusOr<std::unique_ptr<VerbResult>> {
+    ForgetReads();  // (sim/io.h: outputs are checked against what this command reads)
     PARASIM_RETURN_IF_ERROR(CheckFlagValues(flags, values));
     PARASIM_RETURN_IF_ERROR(CheckOutputsAreNotInputs(flags, values));
     StatusOr<R> r = def.run(verb_internal::OptionsOf(def.flags, values), ctx);
