@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scenarios/model_block.h"
 #include "scenarios/serving_scenario.h"
 #include "strategies/serving_report.h"
 #include "strategies/sweep_executor.h"
@@ -205,7 +206,8 @@ StatusOr<ServingValidationFile> LoadServingValidationFile(const YamlInput& input
     PARASIM_RETURN_IF_ERROR(ReadMeasured(c, &in.measured));
     YAML::Node merged = DeepMerge(YAML::Clone(defaults), c.Node("scenario"));
     YamlContext case_ctx = ctx;
-    for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
+    // As a scenario's --set: a key under a catalog model, GPU or fabric extends it.
+    PARASIM_RETURN_IF_ERROR(ApplyScenarioSets(sets, &merged, &case_ctx));
     StatusOr<ServingScenario> s = ServingScenarioFromNode(merged, case_ctx, cat);
     if (!s.ok()) return InCase(s.status(), in.measured.name);
     in.scenario = *std::move(s);

@@ -148,6 +148,15 @@ std::string ValueLabel(const std::string& key, const YAML::Node& v, size_t i) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
+// A swept value for a catalog entry the scenario extends (`gpu: {extends: h100, sustained_factor:
+// 0.7}`, or a --set under it): a catalog id is extended the same way; any other value stands.
+YAML::Node ExtendedLike(const YAML::Node& base, const YAML::Node& v) {
+  if (!v.IsScalar() || !base.IsDefined() || !base.IsMap() || !base["extends"].IsDefined()) return v;
+  YAML::Node id(YAML::NodeType::Map);
+  id["extends"] = v;
+  return DeepMerge(base, id);
+}
+
 // `root` with the values idx[a] of the hardware axes applied: whole blocks first (the model,
 // cluster fragments), so that single keys refine them.
 // Every combination starts from the scenario's own root: yaml-cpp's `=` between nodes writes into
@@ -163,23 +172,22 @@ YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxi
       if (ax.block.empty() != (pass == 0)) continue;
       const YAML::Node& v = ax.values[idx[a]];
       if (ax.key == "cluster") {
-        r.reset(
-            WithNodeAt(r, {"cluster"}, DeepMerge(static_cast<const YAML::Node&>(r)["cluster"], v)));
+        const YAML::Node& cur = static_cast<const YAML::Node&>(r)["cluster"];
+        YAML::Node fragment = v;  // (reset, never `=`: yaml-cpp's `=` writes into v)
+        if (v.IsMap() && cur.IsDefined() && cur.IsMap()) {
+          fragment.reset(YAML::Clone(v));
+          for (const char* k : {"gpu", "intra_node", "inter_node"}) {
+            if (v[k].IsDefined()) fragment[k] = ExtendedLike(cur[k], v[k]);
+          }
+        }
+        r.reset(WithNodeAt(r, {"cluster"}, DeepMerge(cur, fragment)));
       } else if (ax.key == "model") {
         r.reset(WithNodeAt(r, {"model"}, v));
       } else {
         if (ax.block == "model") r.reset(ExtendingModel(r));
         const YAML::Node& cur = static_cast<const YAML::Node&>(r)[std::string(ax.block)];
         const YAML::Node base = cur.IsDefined() && cur.IsMap() ? cur[ax.key] : YAML::Node();
-        if (v.IsScalar() && base.IsDefined() && base.IsMap() && base["extends"].IsDefined()) {
-          // The scenario extends its catalog entry (`gpu: {extends: h100, sustained_factor:
-          // 0.7}`, or a --set under it): each swept catalog id is extended the same way.
-          YAML::Node id(YAML::NodeType::Map);
-          id["extends"] = v;
-          r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, DeepMerge(base, id)));
-        } else {
-          r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, v));
-        }
+        r.reset(WithNodeAt(r, {std::string(ax.block), ax.key}, ExtendedLike(base, v)));
       }
     }
   }

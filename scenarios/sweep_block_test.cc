@@ -145,6 +145,22 @@ TEST_CASE("swept GPUs: values differing in nested keys label apart; an extended 
   CHECK(ext.hardware[1].cluster.gpu.id == "b200");
   CHECK(ext.hardware[0].cluster.gpu.sustained_factor == 0.7);
   CHECK(ext.hardware[1].cluster.gpu.sustained_factor == 0.7);
+  // So does a cluster fragment that names a catalog GPU (it had replaced the extension whole).
+  SweepSpec frag;
+  REQUIRE(testing::ReadBlock(
+              "cluster: {gpu: {extends: h100-sxm5-80gb, sustained_factor: 0.7}, nodes: 8, "
+              "inter_node: ib-ndr-400g}\nmodel: llama3-8b\nsweep: {cluster: [{gpu: b200, "
+              "intra_node: nvlink5}, {nodes: 4}]}\n",
+              "",
+              [&](const YamlContext& ctx, const YAML::Node& n) {
+                return ParseSweepBlock(ctx, n, testing::TestCatalogs(), "", &frag);
+              })
+              .ok());
+  REQUIRE(frag.hardware.size() == 2);
+  CHECK(frag.hardware[0].label == "gpu=b200 intra_node=nvlink5");
+  CHECK(frag.hardware[0].cluster.gpu.id == "b200");
+  CHECK(frag.hardware[0].cluster.gpu.sustained_factor == 0.7);
+  CHECK(frag.hardware[1].cluster.gpu.sustained_factor == 0.7);
 }
 
 }  // namespace

@@ -181,8 +181,11 @@ StatusOr<std::string> VirtualStages(Config& c, const Degrees& d, int layers) {
       int64_t last,
       c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
   const int64_t stages = (layers + first + last + per - 1) / per;
-  // parasim splits a stage's layers evenly over its chunks: the stages must share them evenly.
-  if (stages % d.pp != 0 || stages / d.pp < 2 || layers % stages != 0) {
+  // parasim splits a stage's layers evenly over its chunks: the stages must share them evenly,
+  // which torchtitan's split does only with no layer taken off the first and last stages (with
+  // the default 1 and 1, 32 layers at 9 a stage are 8, 9, 8 and 7).
+  if (stages % d.pp != 0 || stages / d.pp < 2 || first != 0 || last != 0 ||
+      layers != per * stages) {
     return c.Error(*c.Find({{"parallelism", "pipeline_parallel_layers_per_stage"}}),
                    fmt::format("{}: {} layers (+{} +{} for the embedding and output) make {} "
                                "stages, {}; expected a count that gives a multiple of "

@@ -168,6 +168,20 @@ TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count")
     CHECK(bad.status().message().find("expected a count that gives a multiple of "
                                       "pipeline_parallel_degree 4") != std::string::npos);
   }
+  // With the default first/last_stage_less_layers (1 and 1), 32 layers at 4 a stage make 9
+  // stages; at pp 2 and 9 a stage, 4 stages of 8, 9, 8 and 7 layers, which parasim's even
+  // chunks cannot hold (it had imported them as two chunks of 8 a rank).
+  auto pp2 = [](int per) {
+    return "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 8\n"
+           "seq_len = 8192\n[parallelism]\npipeline_parallel_degree = 2\n"
+           "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+           "pipeline_parallel_layers_per_stage = " +
+           std::to_string(per) + "\n";
+  };
+  auto uneven = ImportTorchtitan("c.toml", pp2(9), {.gpu = "h100-sxm5-80gb", .nodes = 1}, Cat());
+  REQUIRE(!uneven.ok());
+  CHECK(uneven.status().message().find("over which the layers do not split evenly") !=
+        std::string::npos);
 }
 
 }  // namespace

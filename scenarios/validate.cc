@@ -11,6 +11,7 @@
 
 #include "scenarios/megatron_args.h"
 #include "scenarios/megatron_import.h"
+#include "scenarios/model_block.h"
 #include "scenarios/scenario.h"
 #include "scenarios/validation_subsets.h"
 #include "sim/parse_units.h"
@@ -348,7 +349,8 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
     }
     YamlContext case_ctx = ctx;
     if (c.Has("scenario")) ForgetOwnKeys(c.Node("scenario"), &case_ctx);
-    for (const auto& s : sets) PARASIM_RETURN_IF_ERROR(ApplySet(merged, s, &case_ctx));
+    // As a scenario's --set: a key under a catalog model, GPU or fabric extends it.
+    PARASIM_RETURN_IF_ERROR(ApplyScenarioSets(sets, &merged, &case_ctx));
     // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).
     StatusOr<Scenario> loaded =
         ScenarioFromNode(merged, case_ctx, cat, /*keep_invalid_layout=*/true);

@@ -24,8 +24,10 @@ struct ReadFiles {
   std::map<std::pair<dev_t, ino_t>, std::string> read;
   std::set<std::pair<dev_t, ino_t>> rewritable;
 };
+// Per thread: a command runs on the thread that called it (the Python module runs calls of
+// several threads at once), and reads its inputs there.
 ReadFiles& Reads() {
-  static ReadFiles r;
+  thread_local ReadFiles r;
   return r;
 }
 

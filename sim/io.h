@@ -43,7 +43,8 @@ Status RefuseRewritingInput(const std::string& path);
 // the results file it read).
 void AllowRewrite(const std::string& path);
 // Forgets what was read: each command (a CLI run, or one call of the Python module, whose
-// process lives on) starts with none.
+// process lives on) starts with none. What was read is kept per thread: a command reads its
+// inputs on the thread that runs it.
 void ForgetReads();
 
 // Refuses `out` when it names the same file as one of `inputs` (however spelled: links and

@@ -594,6 +594,11 @@ TEST_CASE("calibrate passes --out as one argument, whatever it holds, and checks
   auto none = RunParasim("calibrate --out " + dir + "/never.yaml");
   CHECK(none.exit_code != 0);
   CHECK(none.err.find("ended without writing") != std::string::npos);
+  // Nor when a file of an earlier run is there (measurements.yaml is the default --out).
+  std::ofstream(dir + "/stale.yaml") << "gpu: x\n";
+  auto stale = RunParasim("calibrate --out " + dir + "/stale.yaml");
+  CHECK(stale.exit_code != 0);
+  CHECK(stale.err.find("(the file there is an earlier run's)") != std::string::npos);
   unsetenv("PARASIM_CALIBRATE");
 }
 
@@ -679,6 +684,25 @@ TEST_CASE("an output never replaces a file the scenario named, such as its calib
     CHECK(r.err.find("which this command read as an input") != std::string::npos);
   }
   CHECK(Slurp(prof) == before);
+  // A refit in place, writing the profile the runs' scenarios read, takes --force.
+  const std::string a100 = dir + "/a100-profile.yaml";
+  std::ofstream(a100) << "gpu: a100-sxm4-80gb\ncompute: {gemm_efficiency: 0.75}\n";
+  const std::string runs = dir + "/a100-runs.yaml";
+  std::ofstream(runs) << "source: x\ndefaults:\n  cluster: {gpu: a100-sxm4-80gb, nodes: 1, "
+                         "gpus_per_node: 8, intra_node: nvlink3-a100}\n  model: gpt3-1.3b\n  "
+                         "training: {seq_len: 2048, global_batch: 8}\n  parallelism: {tp: 1, pp: "
+                         "1, dp: 8}\ncases:\n  - name: gb8\n    scenario: {}\n    measured: "
+                         "{step_time: 0.19s}\n  - name: gb16\n    scenario: {training: "
+                         "{global_batch: 16}}\n    measured: {step_time: 0.36s}\n";
+  const std::string refit = "fit --runs " + runs +
+                            " --params sustained_factor --set cluster.calibration=" + a100 +
+                            " --out " + a100;
+  auto refused = RunParasim(refit);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("which this command read as an input") != std::string::npos);
+  auto forced = RunParasim(refit + " --force");
+  CHECK(forced.exit_code == 0);
+  CHECK(Slurp(a100).find("sustained_factor") != std::string::npos);
 }
 
 TEST_CASE("run --timing prints replay_ms on stderr, under 5 ms for GPT-3 175B on 1024 GPUs") {

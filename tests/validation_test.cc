@@ -958,6 +958,10 @@ TEST_CASE("validate: a scalar scenario is refused where it stands; filters that 
   auto ext = RunParasim("validate --gpu a100-sxm4-80gb " + e);
   CHECK(ext.exit_code == 0);
   CHECK(ext.out.find("over 1 cases") != std::string::npos);
+  // validate's --set extends a catalog GPU as every verb's does (it failed: missing 'memory').
+  auto set = RunParasim("validate --set cluster.gpu.sustained_factor=0.6 " + e);
+  CHECK(set.exit_code == 0);
+  CHECK(set.out.find("over 1 cases") != std::string::npos);
   auto j = RunParasim("validate --json --gpu h100-sxm5-80gb " + k);
   CHECK(j.out.find("\"mape\": null") != std::string::npos);
   CHECK(j.out.find("\"max_abs_error\": null") != std::string::npos);

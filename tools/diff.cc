@@ -24,10 +24,15 @@ std::string FabricText(const FabricSpec& f) {
                      FormatDuration(f.latency));
 }
 
-// Whether both sides' GPUs run kernels at the same rates (an extended GPU differs by name).
+// Whether both sides' GPUs run kernels at the same rates: their peaks, efficiencies, memory
+// bandwidth and launch cost (not the name: an extended GPU's changes with its memory alone).
 bool SameGpu(const GpuSpec& a, const GpuSpec& b) {
-  return a.name == b.name && a.peak == b.peak && a.gemm_efficiency == b.gemm_efficiency &&
-         a.sustained_factor == b.sustained_factor &&
+  return a.peak == b.peak && a.gemm_efficiency == b.gemm_efficiency &&
+         a.gemm_efficiency_fp8 == b.gemm_efficiency_fp8 &&
+         a.memory_efficiency == b.memory_efficiency && a.sustained_factor == b.sustained_factor &&
+         a.attention_flash.forward == b.attention_flash.forward &&
+         a.attention_flash.backward == b.attention_flash.backward &&
+         a.launch_overhead == b.launch_overhead && a.sms == b.sms &&
          a.hbm_bandwidth.bytes_per_second() == b.hbm_bandwidth.bytes_per_second();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "hardware/cost_model.h"
@@ -158,14 +160,27 @@ std::vector<std::string> SplitWords(const std::string& text) {
   return out;
 }
 
-// Runs `argv` (argv[0] the program's path) and waits for it: its exit code, or 1 when a signal
-// ended it.
+// What tells one writing of a file from another: its inode (the program renames a new file
+// into place) and its modification time, to the nanosecond.
+struct FileStamp {
+  ino_t inode = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+std::optional<FileStamp> StampOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return FileStamp{st.st_ino, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// Runs `argv` (argv[0] the program, found on PATH when it names no folder, as the shell did)
+// and waits for it: its exit code, or 1 when a signal ended it.
 StatusOr<int> RunProgram(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  if (const int err = posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ)) {
+  if (const int err = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ)) {
     return InvalidArgument(
         fmt::format("calibrate:1:1: error: cannot run {}: {}", argv[0], std::strerror(err)));
   }
@@ -207,12 +222,14 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   }
   std::fflush(stdout);
   std::fflush(stderr);
+  const std::optional<FileStamp> before = StampOf(res.out);  // a file left by an earlier run
   PARASIM_ASSIGN_OR_RETURN(const int code, RunProgram(argv));
   if (code == 2) return InvalidArgument("calibrate: the calibration program refused (see above)");
   if (code != 0) return Internal("calibrate: the calibration program failed (see above)");
-  if (!std::filesystem::is_regular_file(res.out)) {
-    return Internal(
-        fmt::format("calibrate: the calibration program ended without writing {}", res.out));
+  const std::optional<FileStamp> after = StampOf(res.out);
+  if (!after || after == before) {
+    return Internal(fmt::format("calibrate: the calibration program ended without writing {}{}",
+                                res.out, after ? " (the file there is an earlier run's)" : ""));
   }
   return res;
 }

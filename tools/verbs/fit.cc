@@ -103,7 +103,12 @@ StatusOr<Result> FitRunsOf(const Options& o, const VerbContext& ctx) {
   res.profile = FormatCalibrationProfile(res.runs_fit->profile);
   res.refusals = RunsRefusals(*res.runs_fit);
   PARASIM_RETURN_IF_ERROR(CheckHolds(o, &res));
-  if (!o.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.profile));
+  if (!o.out.empty()) {
+    // A refit in place (--out onto the calibration profile the runs' scenarios read) is refused
+    // as any output onto an input is, unless forced: the profile was read whole before.
+    if (o.force) AllowRewrite(o.out);
+    PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.profile));
+  }
   return res;
 }
 
@@ -237,7 +242,12 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   res.profile = FormatCalibrationProfile(res.families->profile);
   res.refusals = FitRefusals(*res.families);
   PARASIM_RETURN_IF_ERROR(CheckHolds(o, &res));
-  if (!o.out.empty()) PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.profile));
+  if (!o.out.empty()) {
+    // A refit in place (--out onto the calibration profile the runs' scenarios read) is refused
+    // as any output onto an input is, unless forced: the profile was read whole before.
+    if (o.force) AllowRewrite(o.out);
+    PARASIM_RETURN_IF_ERROR(WriteFileAtomic(o.out, res.profile));
+  }
   return res;
 }
 
