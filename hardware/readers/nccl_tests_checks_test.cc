@@ -12,7 +12,9 @@ namespace {
 
 using testing::Fixture;
 
-const NcclTestsSection& OnlyRun(const StatusOr<NcclTestsLog>& log) {
+// By value: the caller's log is a temporary (a reference into it dangled once the statement
+// ended, which AddressSanitizer caught).
+NcclTestsSection OnlyRun(const StatusOr<NcclTestsLog>& log) {
   REQUIRE_MESSAGE(log.ok(), log.status().message());
   REQUIRE(log->sections.size() == 1);
   return log->sections[0];
