@@ -4,6 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "hardware/profile.h"
 #include "strategies/plan.h"
@@ -11,19 +14,37 @@
 namespace parasim {
 namespace {
 
-// The catalog GPU a scalar names, or an inline mapping's `extends` names (at `path`).
-StatusOr<const GpuSpec*> CatalogGpu(const YamlContext& ctx, const YAML::Node& id,
-                                    const std::string& path, const Catalogs& cat) {
+// The catalog entry a scalar names, or an inline mapping's `extends` names (at `path`): `find`
+// looks it up among `ids`; an unknown one is refused with them, `what` naming the kind.
+template <class Spec, class Find>
+StatusOr<const Spec*> CatalogEntry(const YamlContext& ctx, const YAML::Node& id,
+                                   const std::string& path, std::string_view what,
+                                   const std::vector<std::string_view>& ids, Find find) {
   PARASIM_ASSIGN_OR_RETURN(std::string name, ReadScalar(ctx, id, path));
-  const GpuSpec* spec = cat.hardware.FindGpu(name);
+  const Spec* spec = find(name);
   if (!spec) {
     return ctx.ErrorAt(id, path,
-                       fmt::format("unknown GPU '{}'{}; catalog GPUs: {} (or an inline "
-                                   "mapping with memory, hbm_bandwidth, peak)",
-                                   name, SuggestionHint(name, cat.hardware.GpuIds()),
-                                   fmt::join(cat.hardware.GpuIds(), ", ")));
+                       fmt::format("unknown {} '{}'{}; catalog {}s: {}", what, name,
+                                   SuggestionHint(name, ids), what, fmt::join(ids, ", ")));
   }
   return spec;
+}
+
+StatusOr<const GpuSpec*> CatalogGpu(const YamlContext& ctx, const YAML::Node& id,
+                                    const std::string& path, const Catalogs& cat) {
+  StatusOr<const GpuSpec*> gpu =
+      CatalogEntry<GpuSpec>(ctx, id, path, "GPU", cat.hardware.GpuIds(),
+                            [&](const std::string& n) { return cat.hardware.FindGpu(n); });
+  if (gpu.ok()) return gpu;
+  return Status(
+      gpu.status().code(),
+      gpu.status().message() + " (or an inline mapping with memory, hbm_bandwidth, peak)");
+}
+
+StatusOr<const FabricSpec*> CatalogFabric(const YamlContext& ctx, const YAML::Node& id,
+                                          const std::string& path, const Catalogs& cat) {
+  return CatalogEntry<FabricSpec>(ctx, id, path, "fabric", cat.hardware.FabricIds(),
+                                  [&](const std::string& n) { return cat.hardware.FindFabric(n); });
 }
 
 Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs& cat,
@@ -68,12 +89,7 @@ Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& ca
   }
   YAML::Node f = m.Node(key);
   if (f.IsScalar()) {
-    const FabricSpec* spec = cat.hardware.FindFabric(f.Scalar());
-    if (!spec) {
-      return m.Error(key, fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", f.Scalar(),
-                                      SuggestionHint(f.Scalar(), cat.hardware.FabricIds()),
-                                      fmt::join(cat.hardware.FabricIds(), ", ")));
-    }
+    PARASIM_ASSIGN_OR_RETURN(const FabricSpec* spec, CatalogFabric(ctx, f, m.Path(key), cat));
     *out = *spec;
   } else {
     const FabricSpec* base = nullptr;
@@ -84,15 +100,8 @@ Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& ca
       base = cat.hardware.FindFabric(gpu_server_intra);
     }
     if (f.IsMap() && f["extends"].IsDefined()) {
-      const std::string path = m.Path(key) + ".extends";
-      PARASIM_ASSIGN_OR_RETURN(std::string id, ReadScalar(ctx, f["extends"], path));
-      base = cat.hardware.FindFabric(id);
-      if (!base) {
-        return ctx.ErrorAt(f["extends"], path,
-                           fmt::format("unknown fabric '{}'{}; catalog fabrics: {}", id,
-                                       SuggestionHint(id, cat.hardware.FabricIds()),
-                                       fmt::join(cat.hardware.FabricIds(), ", ")));
-      }
+      PARASIM_ASSIGN_OR_RETURN(base,
+                               CatalogFabric(ctx, f["extends"], m.Path(key) + ".extends", cat));
     }
     PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline", base));
     out->kind = want;

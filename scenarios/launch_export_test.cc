@@ -35,6 +35,16 @@ std::vector<std::string> Examples() {
   return out;
 }
 
+// A scenario and its round trip predict the same step and the same peak memory per stage.
+void CheckSamePrediction(const Scenario& s, const Scenario& back) {
+  auto a = SimulateStep(s.model, s.training, s.layout, s.cluster, {});
+  auto b = SimulateStep(back.model, back.training, back.layout, back.cluster, {});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->step_time_s == b->step_time_s);
+  CHECK(a->peak_memory_bytes == b->peak_memory_bytes);
+}
+
 // An imported scenario with the original's cluster block and the keys the export could not
 // carry set back as they were.
 StatusOr<Scenario> Reimported(const ImportedScenario& imported, const YAML::Node& original,
@@ -75,12 +85,7 @@ TEST_CASE(
     CAPTURE(missing);
     auto back = RoundTrip(file, l);
     REQUIRE_MESSAGE(back.ok(), back.status().message());
-    auto a = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
-    auto b = SimulateStep(back->model, back->training, back->layout, back->cluster, {});
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    CHECK(a->step_time_s == b->step_time_s);
-    CHECK(a->peak_memory_bytes == b->peak_memory_bytes);
+    CheckSamePrediction(*s, *back);
   }
 }
 
@@ -226,7 +231,7 @@ TEST_CASE(
     "prediction comes back the same") {
   const std::string file =
       std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/llama3-70b-64-h100.yaml";
-  // /tmp/h1/tt_rt_*.yaml and the keys the review found dropped.
+  // The keys a bug hunt and a review found dropped (2026-11-29).
   const std::vector<std::vector<std::string>> cases = {
       {"training.transformer_engine=false", "training.attention=standard"},
       {"parallelism.stage_layers=[38, 42]"},
@@ -252,17 +257,12 @@ TEST_CASE(
     CAPTURE(TorchtitanToml(l));
     auto back = TorchtitanRoundTrip(file, l);
     REQUIRE_MESSAGE(back.ok(), back.status().message());
-    auto a = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
-    auto b = SimulateStep(back->model, back->training, back->layout, back->cluster, {});
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    CHECK(a->step_time_s == b->step_time_s);
-    CHECK(a->peak_memory_bytes == b->peak_memory_bytes);
+    CheckSamePrediction(*s, *back);
   }
 }
 
 TEST_CASE("Megatron-LM's flags never pair Torch FSDP2 with pipeline parallelism") {
-  // /tmp/h1/mg_export_fsdp2_pp.yaml; megatron/training/arguments.py refuses the pair.
+  // megatron/training/arguments.py refuses the pair.
   auto s = LoadScenario(
       std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/llama3-70b-64-h100.yaml",
       {"parallelism.zero=3", "parallelism.pp=2", "parallelism.dp=4"}, Cat());

@@ -101,7 +101,7 @@ std::vector<std::string> Values(const MegatronArgs& a, const std::string& flag) 
 }
 
 TEST_CASE("array and string appends (NAME+=...) add to the variable, as bash does") {
-  // /tmp/h1/append.sh; Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh appends so.
+  // Megatron-LM's examples/llama/train_llama3_8b_h100_fp8.sh appends so.
   const std::string text =
       "MODEL_ARGS=(\n"
       "    --num-layers 8 --hidden-size 1024\n"
@@ -126,7 +126,6 @@ TEST_CASE("array and string appends (NAME+=...) add to the variable, as bash doe
 }
 
 TEST_CASE("redirections and pipes end the command; they are no flag values") {
-  // /tmp/h1/redirect.sh
   const std::string text =
       "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
       "  --num-layers 8 --recompute-modules core_attn 2>&1 | tee train.log\n"
@@ -162,7 +161,6 @@ TEST_CASE("the launch is the command that runs the script, not a test that names
 }
 
 TEST_CASE("an unquoted $VAR splits at blanks; a quoted one stays one word") {
-  // /tmp/h1/strvar.sh
   const std::string text =
       "GPT_ARGS=\"--num-layers 8 --hidden-size 1024\"\n"
       "CKPT=${1:-\"ckpt dir\"}\n"
@@ -193,7 +191,6 @@ TEST_CASE("a byte-order mark and CRLF line ends read as plain text") {
 }
 
 TEST_CASE("a model_config.yaml with a YAML error reports the YAML error") {
-  // /tmp/h1/badyaml.yaml, badyaml2.yaml
   auto a = ParseMegatronArgs("model_config.yaml",
                              "ENV_VARS:\n  A: 1\nMODEL_ARGS:\n  --num-layers: 8\n"
                              "  --pipeline-model-parallel-layout: \"Et*4|t*4L\n");

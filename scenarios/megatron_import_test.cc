@@ -322,7 +322,7 @@ TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
 }
 
 TEST_CASE("micro-batch x data-parallel too large for a step is refused, not divided by zero") {
-  // /tmp/h1/ovf.txt, ovf2.txt: 1073741824 x 16777216 x 1024 wrapped to 0 (SIGFPE).
+  // A bug hunt's inputs (2026-11-29): 1073741824 x 16777216 x 1024 wrapped to 0 (SIGFPE).
   for (const std::string gb : {"", "--global-batch-size 5 "}) {
     auto s = Import(kBase + gb + "--micro-batch-size 1073741824",
                     {.gpu = "h100-sxm5-80gb", .nodes = 16777216, .gpus_per_node = 1024});
@@ -368,7 +368,7 @@ TEST_CASE("--moe-layer-freq: layer i is MoE where i % N == 0; never another coun
   for (int i = 0; i < 4; ++i) moe_layers += two->scenario.model.IsMoeLayer(i) ? 1 : 0;
   CHECK(moe_layers == 2);
   CHECK(Line(*two, "Megatron-LM makes layers 0, 2, 4, ... MoE, parasim the last of each 2"));
-  // Counts parasim cannot give (/tmp/h1/moefreq_5x2.txt, moefreq5.txt): refused.
+  // Counts parasim cannot give: refused.
   for (const std::string& bad :
        {"--num-layers 5 --moe-layer-freq 2", "--num-layers 8 --moe-layer-freq 3",
         "--moe-layer-freq '[1,0,0,1]'", "--moe-layer-freq '[0,1,1,0]'"}) {

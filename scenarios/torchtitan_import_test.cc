@@ -115,7 +115,7 @@ selective_ac_option = "2"
 }
 
 TEST_CASE("a key of the wrong TOML type is an error at it, not the default") {
-  // /tmp/h1/tt_types.toml
+  // Wrong types a bug hunt wrote (2026-11-29), once replaced by defaults in silence.
   const std::string head =
       "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nseq_len = 8192\n";
   struct Bad {
@@ -157,7 +157,7 @@ TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count")
       ImportTorchtitan("c.toml", toml(4, zero), {.gpu = "h100-sxm5-80gb", .nodes = 1}, Cat());
   REQUIRE_MESSAGE(four.ok(), four.status().message());
   CHECK(four->scenario.layout.virtual_stages == 2);
-  // 32 layers + 2 in stages of 3 (/tmp/h1/tt_pp.toml): 12 stages, 3 a rank, uneven; floored to
+  // 32 layers + 2 in stages of 3: 12 stages, 3 a rank, uneven; floored to
   // 2 a rank before. Of 5: 7 stages, which 4 ranks do not share; of 9: 4 stages, one a rank.
   for (int per : {3, 5, 9}) {
     CAPTURE(per);

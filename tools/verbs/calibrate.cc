@@ -69,7 +69,7 @@ std::string CalibrationProgram(const std::string& self) {
 // prices them at its calibration token counts (ServingCost::CalibrationTokens); those it prices
 // at the FP8 rate in fp8 too, with their rows also rounded up to the 16 that FP8 kernels take
 // (CostModel::GemmEfficiency); and each pool's attention over a prompt chunk of mean prompts.
-StatusOr<std::string> ServingShapes(const Options& o) {
+StatusOr<std::vector<std::string>> ServingShapes(const Options& o) {
   PARASIM_ASSIGN_OR_RETURN(Catalogs cat, LoadCatalogs());
   PARASIM_ASSIGN_OR_RETURN(ServingScenario s,
                            LoadServingScenario(Document{.file = o.scenario}.Input(), o.sets, cat));
@@ -121,14 +121,15 @@ StatusOr<std::string> ServingShapes(const Options& o) {
              "engine.max_seqs, prompt chunks up to engine.max_num_tokens){}, attention {}\n",
              o.scenario, shapes.size(), counts, fp8 ? ", those at the FP8 rate in fp8 too" : "",
              attentions);
-  std::string args;
-  if (!list.empty()) args += " --shapes " + list;
-  if (fp8) args += " --fp8-shapes";
-  return args + " --attention " + attentions;
+  std::vector<std::string> args;
+  if (!list.empty()) args.insert(args.end(), {"--shapes", list});
+  if (fp8) args.push_back("--fp8-shapes");
+  args.insert(args.end(), {"--attention", attentions});
+  return args;
 }
 
 // The program's arguments for a scenario's own shapes: its GEMMs and attention.
-StatusOr<std::string> ScenarioShapes(const Options& o) {
+StatusOr<std::vector<std::string>> ScenarioShapes(const Options& o) {
   if (IsServingScenario(Document{.file = o.scenario}.Input())) return ServingShapes(o);
   PARASIM_ASSIGN_OR_RETURN(Scenario s, LoadScenarioOf(Document{.file = o.scenario}, o.sets));
   const StepKernels k = StepKernelsOf(s.model, s.training, s.layout);
@@ -139,25 +140,12 @@ StatusOr<std::string> ScenarioShapes(const Options& o) {
   fmt::print(stderr, "{}: {} distinct GEMM shapes ({}), attention {} x {} x {}\n", o.scenario,
              k.gemms.size(), DtypeName(k.dtype), k.attention_batch, k.attention_seq,
              k.attention_head_dim);
-  std::string args;
-  if (!shapes.empty()) args += " --shapes " + shapes;
-  if (k.dtype == Dtype::kFp8) args += " --fp8-shapes";
-  return args + fmt::format(" --attention {}x{}x{}", k.attention_batch, k.attention_seq,
-                            k.attention_head_dim);
-}
-
-// Words separated by spaces (the program's generated arguments hold none of their own).
-std::vector<std::string> SplitWords(const std::string& text) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at < text.size()) {
-    const size_t start = text.find_first_not_of(' ', at);
-    if (start == std::string::npos) break;
-    const size_t end = std::min(text.find(' ', start), text.size());
-    out.push_back(text.substr(start, end - start));
-    at = end;
-  }
-  return out;
+  std::vector<std::string> args;
+  if (!shapes.empty()) args.insert(args.end(), {"--shapes", shapes});
+  if (k.dtype == Dtype::kFp8) args.push_back("--fp8-shapes");
+  args.insert(args.end(), {"--attention", fmt::format("{}x{}x{}", k.attention_batch,
+                                                      k.attention_seq, k.attention_head_dim)});
+  return args;
 }
 
 // What tells one writing of a file from another: its inode (the program renames a new file
@@ -199,15 +187,14 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
         "build time): run `tools/bazel build //tools/calibrate:parasim-calibrate` on a machine "
         "with /usr/local/cuda, or set PARASIM_CALIBRATE to its path");
   }
-  std::string args;
-  if (!o.scenario.empty()) {
-    PARASIM_ASSIGN_OR_RETURN(args, ScenarioShapes(o));
-  }
   Result res{.out = o.out.empty() ? "measurements.yaml" : o.out};
   // The program runs with an argument vector, never through a shell: a path is one argument
   // whatever it holds (quotes, `;`, spaces).
   std::vector<std::string> argv = {prog, "--out", res.out};
-  for (const std::string& a : SplitWords(args)) argv.push_back(a);  // numbers, x and commas
+  if (!o.scenario.empty()) {
+    PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> shapes, ScenarioShapes(o));
+    argv.insert(argv.end(), shapes.begin(), shapes.end());
+  }
   if (o.quick) argv.push_back("--quick");
   if (!o.only.empty()) {
     // Part names and commas only (the program checks the names).
