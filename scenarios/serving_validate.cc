@@ -107,7 +107,8 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
     Compare(&c.band_lo, r.load->ttft_lo, r.load->tpot_lo);
     Compare(&c.band_hi, r.load->ttft_hi, r.load->tpot_hi);
   }
-  if (rate_search) {
+  // A search that could not judge its requests (too few for a steady half) compares nothing.
+  if (rate_search && r.max_rate_at_slo >= 0) {
     c.max_rate.measured = c.rate_per_s;
     Compare(&c.max_rate, r.max_rate_at_slo);
   }
