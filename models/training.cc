@@ -15,6 +15,10 @@ constexpr EnumNames<Fp8Recipe, 3> kFp8Recipes("fp8 recipe",
                                               {{{Fp8Recipe::kTensorwise, "tensorwise"},
                                                 {Fp8Recipe::kBlockwise, "blockwise"},
                                                 {Fp8Recipe::kMxfp8, "mxfp8"}}});
+constexpr EnumNames<MasterWeights, 3> kMasterWeights("master weights",
+                                                     {{{MasterWeights::kFp32, "fp32"},
+                                                       {MasterWeights::kRemainder, "remainder"},
+                                                       {MasterWeights::kFp16, "fp16"}}});
 constexpr EnumNames<GradAccumulation, 2> kGradAccumulations(
     "gradient accumulation",
     {{{GradAccumulation::kFused, "fused"}, {GradAccumulation::kSeparate, "separate"}}});
@@ -31,5 +35,8 @@ std::vector<std::string_view> RecomputeNames() { return kRecomputes.Names(); }
 std::string_view Fp8RecipeName(Fp8Recipe r) { return kFp8Recipes.Name(r); }
 StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s) { return kFp8Recipes.Parse(s); }
 std::vector<std::string_view> Fp8RecipeNames() { return kFp8Recipes.Names(); }
+std::string_view MasterWeightsName(MasterWeights w) { return kMasterWeights.Name(w); }
+StatusOr<MasterWeights> ParseMasterWeights(std::string_view s) { return kMasterWeights.Parse(s); }
+std::vector<std::string_view> MasterWeightsNames() { return kMasterWeights.Names(); }
 
 }  // namespace parasim

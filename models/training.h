@@ -40,10 +40,19 @@ enum class GradAccumulation { kFused, kSeparate };
 // blocks, or MXFP8 (one E8M0 scale per 32 values along the inner dimension, on tensor cores that
 // apply the scales themselves: Blackwell).
 enum class Fp8Recipe { kTensorwise, kBlockwise, kMxfp8 };
+// The optimizer's master copy of 16-bit weights: fp32 (the 16-byte rule's 4 bytes), the fp32
+// value's low 16 bits beside the bf16 weights that hold its high 16 (Transformer Engine's
+// FusedAdam with store_param_remainders, Megatron-Core's default under
+// --use-precision-aware-optimizer with bf16: 2 bytes), or fp16 (--main-params-dtype fp16: 2).
+enum class MasterWeights { kFp32, kRemainder, kFp16 };
 
 std::string_view Fp8RecipeName(Fp8Recipe r);
 StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view s);
 std::vector<std::string_view> Fp8RecipeNames();  // tensorwise, blockwise, mxfp8
+
+std::string_view MasterWeightsName(MasterWeights w);
+StatusOr<MasterWeights> ParseMasterWeights(std::string_view s);
+std::vector<std::string_view> MasterWeightsNames();  // fp32, remainder, fp16
 
 std::string_view RecomputeName(RecomputeKind r);
 StatusOr<RecomputeKind> ParseRecompute(std::string_view s);
@@ -62,6 +71,7 @@ struct Training {
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // with precision fp8
   // Adam's two moments: fp32 (the 16-byte rule) or bf16 (DeepSeek-V3 Sec. 3.3.3).
   Dtype moments = Dtype::kFp32;
+  MasterWeights master_weights = MasterWeights::kFp32;  // with 16-bit (or fp8) training only
   OptimizerKind optimizer = OptimizerKind::kAdam;
   RecomputeKind recompute = RecomputeKind::kNone;
   // How many transformer layers of each model chunk (each pipeline stage, or each of its

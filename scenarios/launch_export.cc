@@ -8,6 +8,7 @@
 #include "scenarios/megatron_exprs.h"
 #include "sim/parse_units.h"
 #include "strategies/layout.h"
+#include "strategies/placement.h"
 #include "strategies/schedule.h"
 
 namespace parasim {
@@ -155,9 +156,15 @@ void MoeFlags(const Scenario& s, Flags& f) {
   f.Add("--moe-token-dispatcher-type", "alltoall");
   if (e.capacity_factor > 0) f.Add("--moe-expert-capacity-factor", e.capacity_factor);
   if (e.node_limit > 0) {
-    const int ep_nodes = std::max(1, s.layout.ep / s.cluster.gpus_per_node);
-    f.Add("--moe-router-num-groups", ep_nodes);
-    f.Add("--moe-router-group-topk", e.node_limit);
+    // The groups are the nodes the EP group spans, as the replay places it: with TP (or the
+    // experts' own TP) innermost, EP's ranks are that far apart (tp2 ep8 on 8-GPU nodes: 2).
+    const GroupPlacement g = Placement(s.layout, s.cluster).Group(GroupKind::kEp);
+    // Within one node the limit changes nothing (layer_pricing's NodeLimitedShare): no flags.
+    const int64_t ep_nodes = (g.size + g.per_node - 1) / g.per_node;
+    if (ep_nodes > 1) {
+      f.Add("--moe-router-num-groups", ep_nodes);
+      f.Add("--moe-router-group-topk", e.node_limit);
+    }
   }
   if (e.imbalance > 0 || e.expert_cv > 0) {
     f.Miss("model.moe.imbalance",
@@ -170,6 +177,38 @@ void MoeFlags(const Scenario& s, Flags& f) {
   } else {
     f.Miss("training.expert_gemm", "grouped",
            "one grouped kernel for all local experts: Transformer Engine issues a GEMM per expert");
+  }
+}
+
+// Megatron-Core's precision-aware optimizer (Transformer Engine's FusedAdam) stores bf16 moments
+// and a 16-bit master copy. Under bf16 weights and no FP8 recipe but delayed scaling, the fp32
+// master it keeps is the 16-bit remainder beside the bf16 weights (optimizer_config.py
+// store_param_remainders, no flag turns it off); under the exported FP8 recipes (never delayed)
+// Megatron-Core keeps its own fp32 master (use_precision_aware_optimizer_no_fp8_or_ds_fp8).
+void OptimizerStateFlags(const Training& t, Flags& f) {
+  const MasterWeights w = t.master_weights;
+  const bool mixed = t.precision != Dtype::kFp32 && t.precision != Dtype::kTf32;
+  if (t.moments != Dtype::kBf16 && (w == MasterWeights::kFp32 || !mixed)) return;
+  f.Add("--use-precision-aware-optimizer");
+  if (t.moments == Dtype::kBf16) {
+    f.Add("--exp-avg-dtype", "bf16");
+    f.Add("--exp-avg-sq-dtype", "bf16");
+  }
+  if (!mixed) return;
+  if (w == MasterWeights::kFp16) {
+    f.Add("--main-params-dtype", "fp16");
+    return;
+  }
+  const bool remainder = t.precision == Dtype::kBf16;  // what the flags give
+  if (w == MasterWeights::kRemainder && !remainder) {
+    f.Miss("training.master_weights", "remainder",
+           "under this precision Megatron-Core keeps an fp32 master (only bf16 without an FP8 "
+           "recipe other than delayed stores the remainder)");
+  }
+  if (w == MasterWeights::kFp32 && remainder) {
+    f.Miss("training.master_weights", "fp32",
+           "--use-precision-aware-optimizer (for the bf16 moments) keeps the fp32 master as its "
+           "16-bit remainder beside bf16 weights; no flag keeps it whole");
   }
 }
 
@@ -193,11 +232,7 @@ void PrecisionFlags(const Training& t, Flags& f) {
     f.Miss("training.grad_dtype", std::string(DtypeName(g)),
            "gradients in this type under this precision: Megatron-LM has no flag for it");
   }
-  if (t.moments == Dtype::kBf16) {
-    f.Add("--use-precision-aware-optimizer");
-    f.Add("--exp-avg-dtype", "bf16");
-    f.Add("--exp-avg-sq-dtype", "bf16");
-  }
+  OptimizerStateFlags(t, f);
   if (t.optimizer == OptimizerKind::kSgd) f.Add("--optimizer", "sgd");
 }
 

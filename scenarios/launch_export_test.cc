@@ -213,6 +213,77 @@ TEST_CASE("what the flags cannot carry is listed with why") {
   CHECK(toml.find("pipeline_parallel_degree = 16") != std::string::npos);
 }
 
+TEST_CASE("node-limited routing goes out as the groups the EP ranks' nodes make, and comes back") {
+  const std::string file =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/mixtral-8x7b-ep-32-h100.yaml";
+  // TP2 EP8 on 8-GPU nodes: the EP group's ranks are two apart and span two nodes, though EP is
+  // only a node's GPU count (the export wrote one group, which the import could not read).
+  auto s = LoadScenario(file, {"model.moe.node_limit=1"}, Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const LaunchConfig l = ExportLaunch(*s);
+  const std::string script = MegatronScript(l);
+  CHECK(script.find("--moe-router-num-groups 2") != std::string::npos);
+  CHECK(script.find("--moe-router-group-topk 1") != std::string::npos);
+  auto back = RoundTrip(file, l);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->model.moe.node_limit == 1);
+  CheckSamePrediction(*s, *back);
+  // And the limit matters here: without it the step is another.
+  auto free = LoadScenario(file, {}, Cat());
+  REQUIRE(free.ok());
+  auto a = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
+  auto b = SimulateStep(free->model, free->training, free->layout, free->cluster, {});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->step_time_s != b->step_time_s);
+  // With the experts' TP at 1 the same EP8 fits one node, where the limit changes nothing: no
+  // groups to write, and the same step back.
+  auto one = LoadScenario(file, {"model.moe.node_limit=1", "parallelism.etp=1"}, Cat());
+  REQUIRE_MESSAGE(one.ok(), one.status().message());
+  const LaunchConfig lo = ExportLaunch(*one);
+  CHECK(MegatronScript(lo).find("--moe-router-num-groups") == std::string::npos);
+  auto one_back = RoundTrip(file, lo);
+  REQUIRE_MESSAGE(one_back.ok(), one_back.status().message());
+  CheckSamePrediction(*one, *one_back);
+}
+TEST_CASE("the optimizer's state types go out as the precision-aware optimizer's flags") {
+  const std::string file =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/llama3-70b-64-h100.yaml";
+  auto missing = [](const LaunchConfig& l, const std::string& key) {
+    for (const NotExported& m : l.megatron_missing) {
+      if (m.key == key) return true;
+    }
+    return false;
+  };
+  // The remainder master alone: the flag, and the same prediction back.
+  auto s = LoadScenario(file, {"training.master_weights=remainder"}, Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const LaunchConfig l = ExportLaunch(*s);
+  CHECK(MegatronScript(l).find("--use-precision-aware-optimizer") != std::string::npos);
+  CHECK_FALSE(missing(l, "training.master_weights"));
+  auto back = RoundTrip(file, l);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->training.master_weights == MasterWeights::kRemainder);
+  CheckSamePrediction(*s, *back);
+  // bf16 moments beside a whole fp32 master under bf16: the flag that gives the moments takes
+  // the master's upper half, so the master is listed as not carried.
+  auto m = LoadScenario(file, {"training.moments=bf16"}, Cat());
+  REQUIRE(m.ok());
+  const LaunchConfig ml = ExportLaunch(*m);
+  CHECK(missing(ml, "training.master_weights"));
+  auto mback = RoundTrip(file, ml);
+  REQUIRE_MESSAGE(mback.ok(), mback.status().message());
+  CheckSamePrediction(*m, *mback);
+  // An fp16 master goes out as --main-params-dtype.
+  auto h = LoadScenario(file, {"training.master_weights=fp16"}, Cat());
+  REQUIRE(h.ok());
+  CHECK(MegatronScript(ExportLaunch(*h)).find("--main-params-dtype fp16") != std::string::npos);
+  // torchtitan keeps an fp32 master: listed.
+  bool titan = false;
+  for (const NotExported& n : l.torchtitan_missing) titan |= n.key == "training.master_weights";
+  CHECK(titan);
+}
+
 // The scenario exported as a torchtitan config, imported again with its cluster, and the keys
 // the config cannot carry set back as they were.
 StatusOr<Scenario> TorchtitanRoundTrip(const std::string& file, const LaunchConfig& l) {

@@ -139,6 +139,10 @@ void TrainingMisses(const Scenario& s, LaunchConfig* l) {
     Miss(l, "training.moments", std::string(DtypeName(tr.moments)),
          "torchtitan keeps Adam's moments in the parameters' fp32");
   }
+  if (tr.master_weights != MasterWeights::kFp32) {
+    Miss(l, "training.master_weights", std::string(MasterWeightsName(tr.master_weights)),
+         "torchtitan's FSDP2 keeps fp32 parameters as the master copy");
+  }
   if (tr.optimizer != OptimizerKind::kAdam) {
     Miss(l, "training.optimizer", "sgd", "the import reads torchtitan's [optimizer] as Adam(W)");
   }

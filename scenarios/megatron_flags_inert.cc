@@ -191,8 +191,6 @@ constexpr MegatronFlag kNoEffectRows[] = {
      "take the LR schedule from the checkpoint"},
     {"--use-mcore-models", A::kBare, U::kNoEffect, "Megatron-Core model classes (default now)"},
     {"--use-persistent-ckpt-worker", A::kBare, U::kNoEffect, "persistent async-save worker"},
-    {"--use-precision-aware-optimizer", A::kBare, U::kNoEffect,
-     "enables --main-grads-dtype and --exp-avg-dtype, which are read themselves"},
     {"--use-pytorch-profiler", A::kBare, U::kNoEffect, "PyTorch's profiler over a few steps"},
     {"--verify-integrity", A::kBare, U::kNoEffect, "hash checkpoint files"},
     {"--vocab-file", A::kOne, U::kNoEffect, "tokenizer vocab"},

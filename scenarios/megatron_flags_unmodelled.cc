@@ -82,8 +82,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--inference-dynamic-batching-unified-memory-level", A::kOne, U::kNotModelled,
      "unified memory for the KV buffer"},
     {"--inference-max-seq-length", A::kOne, U::kNotModelled, "generation context length"},
-    {"--main-params-dtype", A::kOne, U::kNotModelled,
-     "dtype of master weights (precision-aware optimizer)"},
     {"--mamba-int-list", A::kList, U::kNotModelled, "Flextron Mamba head counts"},
     {"--mamba-training-ssm-states-dtype", A::kOne, U::kNotModelled,
      "the Mamba scan's states' dtype in training: parasim keeps the chunk states in fp32"},

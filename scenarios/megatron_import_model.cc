@@ -375,9 +375,15 @@ Status ReadRouting(Context& c) {
   PARASIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("--moe-router-num-groups", 1, 65536));
   PARASIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("--moe-router-group-topk", 1, groups));
   PARASIM_ASSIGN_OR_RETURN(int64_t ep, r.Int("--expert-model-parallel-size", 1, 65536, 1));
+  PARASIM_ASSIGN_OR_RETURN(int64_t tp, r.Int("--tensor-model-parallel-size", 1, 65536, 1));
+  PARASIM_ASSIGN_OR_RETURN(int64_t etp, r.Int("--expert-tensor-parallel-size", 1, 65536, tp));
+  // Megatron-Core orders expert ranks tp-ep-dp (parallel_state.py, the expert decoder rank
+  // generator with the experts' TP width innermost): an EP group's ranks are etp apart and span
+  // ep x etp consecutive ranks, so the nodes it covers are that span over the node's GPUs.
   const int gpn = std::max(1, c.gpus_per_node);
-  const int64_t ep_nodes = std::max<int64_t>(1, ep / gpn);
-  if (groups == ep_nodes && ep > gpn) {
+  const int64_t span = ep * etp;
+  const int64_t ep_nodes = std::max<int64_t>(1, (span + gpn - 1) / gpn);
+  if (groups == ep_nodes && ep_nodes > 1) {
     c.Use("--moe-router-num-groups");
     c.Set("model.moe.node_limit", std::to_string(topk), "--moe-router-group-topk");
     return Status::Ok();

@@ -449,5 +449,41 @@ TEST_CASE("a layout's commas are cosmetic; hostile nesting is an error, not a cr
   }
 }
 
+TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainder, or nothing") {
+  auto listed = [](const ImportedScenario& s, const std::string& flag) {
+    for (const UnappliedFlag& f : s.not_modelled) {
+      if (f.flag == flag) return true;
+    }
+    return false;
+  };
+  // Megatron-Core passes the moments' types to the optimizer only under the flag.
+  auto plain = Import(kBase + "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  REQUIRE_MESSAGE(plain.ok(), plain.status().message());
+  CHECK(plain->scenario.training.moments == Dtype::kFp32);
+  CHECK(plain->scenario.training.master_weights == MasterWeights::kFp32);
+  CHECK(listed(*plain, "--exp-avg-dtype"));
+  // Under it with --bf16: bf16 moments, and the fp32 master kept as its low 16 bits.
+  auto aware = Import(kBase +
+                      "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                      "--exp-avg-sq-dtype bf16");
+  REQUIRE_MESSAGE(aware.ok(), aware.status().message());
+  CHECK(aware->scenario.training.moments == Dtype::kBf16);
+  CHECK(aware->scenario.training.master_weights == MasterWeights::kRemainder);
+  CHECK(Line(*aware, "master_weights: remainder"));
+  CHECK_FALSE(listed(*aware, "--use-precision-aware-optimizer"));
+  // Current-scaling FP8: Megatron-Core keeps its own fp32 master; delayed scaling does not.
+  auto fp8 = Import(kBase +
+                    "--use-precision-aware-optimizer --fp8-format hybrid "
+                    "--fp8-recipe tensorwise");
+  REQUIRE_MESSAGE(fp8.ok(), fp8.status().message());
+  CHECK(fp8->scenario.training.master_weights == MasterWeights::kFp32);
+  auto delayed = Import(kBase + "--use-precision-aware-optimizer --fp8-format hybrid");
+  REQUIRE_MESSAGE(delayed.ok(), delayed.status().message());
+  CHECK(delayed->scenario.training.master_weights == MasterWeights::kRemainder);
+  auto half = Import(kBase + "--use-precision-aware-optimizer --main-params-dtype fp16");
+  REQUIRE_MESSAGE(half.ok(), half.status().message());
+  CHECK(half->scenario.training.master_weights == MasterWeights::kFp16);
+}
+
 }  // namespace
 }  // namespace parasim

@@ -66,6 +66,35 @@ Status ReadPrecision(Context& c) {
   return Status::Ok();
 }
 
+// The precision-aware optimizer's master copy (optimizer_config.py): fp16 where
+// --main-params-dtype says so; else, beside bf16 weights and no FP8 recipe but delayed scaling,
+// Transformer Engine's FusedAdam keeps the fp32 master as its low 16 bits (store_param_remainders,
+// on by default, no flag); else Megatron-Core's own fp32 master.
+Status ReadMasterWeights(Context& c) {
+  const FlagReader& r = c.r;
+  if (!r.Has("--bf16") && !r.Has("--fp16")) {
+    c.Use("--main-params-dtype");
+    return Status::Ok();
+  }
+  PARASIM_ASSIGN_OR_RETURN(std::string main,
+                           r.Choice("--main-params-dtype", {"fp32", "fp16"}, "fp32"));
+  if (main == "fp16") {
+    c.Set("training.master_weights", "fp16", "--main-params-dtype");
+    return Status::Ok();
+  }
+  c.Use("--main-params-dtype");
+  PARASIM_ASSIGN_OR_RETURN(
+      std::string recipe,
+      r.Choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed"));
+  if (r.Has("--bf16") && (!r.Has("--fp8-format") || recipe == "delayed")) {
+    c.Derived("training.master_weights", "remainder",
+              "--use-precision-aware-optimizer with --bf16: the fp32 master's low 16 bits beside "
+              "the bf16 weights (Transformer Engine's store_param_remainders)",
+              "--use-precision-aware-optimizer");
+  }
+  return Status::Ok();
+}
+
 Status ReadOptimizer(Context& c) {
   const FlagReader& r = c.r;
   PARASIM_ASSIGN_OR_RETURN(std::string opt,
@@ -80,6 +109,11 @@ Status ReadOptimizer(Context& c) {
                   "Muon (one momentum buffer, Newton-Schulz iterations on each "
                   "matrix): parasim prices Adam's states and step");
   }
+  // Megatron-Core hands the moments' types (and the master's) to the optimizer only under
+  // --use-precision-aware-optimizer (optimizer/__init__.py); without it they stay unused and are
+  // listed as having no effect.
+  if (!r.Has("--use-precision-aware-optimizer")) return Status::Ok();
+  c.Use("--use-precision-aware-optimizer");
   std::string moments;
   for (const char* f : {"--exp-avg-dtype", "--exp-avg-sq-dtype"}) {
     if (!r.Has(f)) continue;
@@ -95,7 +129,7 @@ Status ReadOptimizer(Context& c) {
     moments = m;
     c.Set("training.moments", m, f);
   }
-  return Status::Ok();
+  return ReadMasterWeights(c);
 }
 
 // --recompute-modules: Megatron-LM's selective recompute of the attention core, or

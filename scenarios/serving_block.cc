@@ -116,7 +116,9 @@ Status ReadArrival(const YamlContext& ctx, const MapReader& m, Arrival* a) {
 }
 
 // A trace file: one request a line, "arrival_s, input_tokens, output_tokens" (commas or spaces);
-// '#' starts a comment, and a first line that starts with a letter is a header.
+// '#' starts a comment, and a first line (after comments and blank lines) that starts with a
+// letter is a header. Tokens lie within the lengths' own limit, 2^24.
+constexpr int64_t kMaxTraceTokens = int64_t{1} << 24;
 Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
   std::string file;
   PARASIM_RETURN_IF_ERROR(m.String("trace", &file));
@@ -142,23 +144,26 @@ Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
   std::ifstream in(p);
   if (!in) return m.Error("trace", fmt::format("cannot read the trace file {}", p.string()));
   std::string line;
+  bool first = true;  // no row or header read yet
   for (int number = 1; std::getline(in, line); ++number) {
     line = line.substr(0, line.find('#'));
     for (char& c : line) c = c == ',' ? ' ' : c;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (number == 1 &&
-        std::isalpha(static_cast<unsigned char>(line[line.find_first_not_of(" \t")]))) {
-      continue;
-    }
+    const bool header =
+        first && std::isalpha(static_cast<unsigned char>(line[line.find_first_not_of(" \t")]));
+    first = false;
+    if (header) continue;
     std::istringstream row(line);
     TraceRow t;
     std::string extra;
     if (!(row >> t.arrival_s >> t.input >> t.output) || (row >> extra) || t.arrival_s < 0 ||
-        t.input < 1 || t.output < 1 || !(t.arrival_s <= kMaxArrivalSpanS)) {
-      return m.Error("trace", fmt::format("{}:{}: expected arrival_s, input_tokens, "
-                                          "output_tokens (seconds from 0 to {:.0f}, 30 days; "
-                                          "tokens >= 1), got '{}'",
-                                          p.string(), number, kMaxArrivalSpanS, line));
+        t.input < 1 || t.output < 1 || t.input > kMaxTraceTokens || t.output > kMaxTraceTokens ||
+        !(t.arrival_s <= kMaxArrivalSpanS)) {
+      return m.Error("trace",
+                     fmt::format("{}:{}: expected arrival_s, input_tokens, "
+                                 "output_tokens (seconds from 0 to {:.0f}, 30 days; "
+                                 "tokens from 1 to {}), got '{}'",
+                                 p.string(), number, kMaxArrivalSpanS, kMaxTraceTokens, line));
     }
     rq->trace.push_back(t);
   }

@@ -158,6 +158,28 @@ TEST_CASE("a trace's arrivals fit the replay's clock") {
                 st.message());
 }
 
+TEST_CASE("a trace's header may follow comments; its tokens lie within the lengths' limit") {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/commented-trace.csv";
+  std::ofstream(path) << "# from the gateway's log\n\narrival,in,out\n0.5, 100, 20\n1.0, 30, 20\n";
+  ServingSpec sv;
+  const Status ok = Read("serving: {requests: {trace: " + path + "}}\n", &sv);
+  REQUIRE_MESSAGE(ok.ok(), ok.message());
+  CHECK(sv.requests.trace.size() == 2);
+  // A letter after the first row is an error, not a second header.
+  const std::string late = std::string(std::getenv("TEST_TMPDIR")) + "/late-header.csv";
+  std::ofstream(late) << "0.5, 100, 20\narrival,in,out\n";
+  CHECK(Read("serving: {requests: {trace: " + late + "}}\n", &sv).message().find(":2: expected") !=
+        std::string::npos);
+  // 9e11 output tokens were accepted (a YAML length stops at 2^24).
+  const std::string huge = std::string(std::getenv("TEST_TMPDIR")) + "/huge-trace.csv";
+  std::ofstream(huge) << "0, 100, 900000000000\n";
+  const Status st = Read("serving: {requests: {trace: " + huge + "}}\n", &sv);
+  CHECK_MESSAGE(st.message().find(":1: expected arrival_s, input_tokens, output_tokens (seconds "
+                                  "from 0 to 2592000, 30 days; tokens from 1 to 16777216)") !=
+                    std::string::npos,
+                st.message());
+}
+
 TEST_CASE("rates take a unit of time") {
   CHECK(*ParseRequestRate("20/s") == doctest::Approx(20));
   CHECK(*ParseRequestRate("90/min") == doctest::Approx(1.5));
@@ -197,6 +219,31 @@ TEST_CASE("a layout: replicas auto, or a prefill and a decode pool") {
   CHECK(ReadLayout("parallelism: {prefill: {tp: 1}, decode: {tp: 1}}\n", 8, &l)
             .message()
             .find("give the prefill pool's replicas") != std::string::npos);
+  // Prefill replicas that take every GPU are told at their key (it said "does not fit the -6
+  // GPUs left for it" at decode.tp).
+  CHECK(ReadLayout("parallelism: {prefill: {tp: 1, replicas: 70}, decode: {tp: 1}}\n", 64, &l)
+            .message()
+            .find("parallelism.prefill.replicas: 70 prefill replicas of 1 "
+                  "GPUs take 70 of the cluster's 64 GPUs, leaving none for the decode pool") ==
+        std::string("x.yaml:1:43: error: ").size());
+}
+
+Status ReadSweep(const std::string& text, ServingSweepSpec* sw) {
+  return testing::ReadBlock(text, "sweep", [&](const YamlContext& ctx, const YAML::Node& n) {
+    return ParseServingSweep(ctx, n, sw);
+  });
+}
+
+TEST_CASE("a serving sweep's axes: a value listed twice spans its layouts once") {
+  ServingSweepSpec sw;
+  REQUIRE(ReadSweep("sweep: {gpus: [8, 8, 16], tp: [1, 1], disaggregated: [false, false]}\n", &sw)
+              .ok());
+  CHECK(sw.gpus == std::vector<int64_t>{8, 16});
+  CHECK(sw.tp == std::vector<int>{1});
+  CHECK(sw.disaggregated == std::vector<bool>{false});
+  CHECK(ReadSweep("sweep: {disaggregated: []}\n", &sw)
+            .message()
+            .find("sweep.disaggregated: expected true, false, or a list") != std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The `parallelism` and `sweep` blocks of a serving scenario (scenarios/serving_block.h).
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "scenarios/serving_block.h"
 
 namespace parasim {
@@ -61,6 +63,8 @@ Status ReadAxis(const YamlContext& ctx, const MapReader& m, std::string_view key
   for (size_t i = 0; i < n.size(); ++i) {
     PARASIM_ASSIGN_OR_RETURN(int64_t v,
                              ReadInt(ctx, n[i], fmt::format("{}[{}]", m.Path(key), i), 1, 1 << 16));
+    // A value listed twice would replay (and rank) its layouts twice.
+    if (std::find(out->begin(), out->end(), static_cast<int>(v)) != out->end()) continue;
     out->push_back(static_cast<int>(v));
   }
   return Status::Ok();
@@ -104,6 +108,13 @@ Status ParseServingLayout(const YamlContext& ctx, const YAML::Node& node, int64_
                    "give the prefill pool's replicas; the decode pool may take the "
                    "rest (replicas: auto)");
   }
+  if (l->decode.replicas == 0 && l->prefill.gpus() >= gpus) {
+    return p.Error(
+        "replicas",
+        fmt::format("{} prefill replicas of {} GPUs take {} of the cluster's {} "
+                    "GPUs, leaving none for the decode pool: fewer replicas",
+                    l->prefill.replicas, l->prefill.gpus_per_replica(), l->prefill.gpus(), gpus));
+  }
   return ResolveReplicas(d, gpus - l->prefill.gpus(), &l->decode);
 }
 
@@ -121,13 +132,21 @@ Status ParseServingSweep(const YamlContext& ctx, const YAML::Node& node, Serving
   if (m.Has("disaggregated")) {
     const YAML::Node n = m.Node("disaggregated");
     sw->disaggregated.clear();
+    if (n.IsSequence() && n.size() == 0) {
+      return m.Error("disaggregated",
+                     "expected true, false, or a list of them such as "
+                     "[false, true]; an empty list spans no layout");
+    }
     if (n.IsSequence()) {
       for (size_t i = 0; i < n.size(); ++i) {
         const std::string at = fmt::format("{}[{}]", m.Path("disaggregated"), i);
         PARASIM_ASSIGN_OR_RETURN(std::string s, ReadScalar(ctx, n[i], at));
         StatusOr<bool> b = ParseBool(s);
         if (!b.ok()) return ctx.ErrorAt(n[i], at, b.status().message());
-        sw->disaggregated.push_back(*b);
+        if (std::find(sw->disaggregated.begin(), sw->disaggregated.end(), *b) ==
+            sw->disaggregated.end()) {
+          sw->disaggregated.push_back(*b);
+        }
       }
     } else {
       bool b = false;

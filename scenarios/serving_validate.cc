@@ -107,7 +107,8 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
     Compare(&c.band_lo, r.load->ttft_lo, r.load->tpot_lo);
     Compare(&c.band_hi, r.load->ttft_hi, r.load->tpot_hi);
   }
-  if (rate_search) {
+  // A search that could not judge its requests (too few for a steady half) compares nothing.
+  if (rate_search && r.max_rate_at_slo >= 0) {
     c.max_rate.measured = c.rate_per_s;
     Compare(&c.max_rate, r.max_rate_at_slo);
   }
@@ -115,9 +116,10 @@ Status ReplayCase(ServingValidationInput& in, bool search, ServingChainCache* ca
     // Little's law: the requests in flight are the rate times their mean time in the system.
     c.concurrency = c.rate_per_s * c.e2e_mean;
     ServingScenario closed = s;
+    // Whole clients, at least one and at most a scenario's own limit (2^24).
     closed.serving.requests.arrival = {
         .kind = Arrival::Kind::kConcurrency,
-        .concurrency = std::max<int64_t>(1, std::llround(c.concurrency))};
+        .concurrency = std::llround(std::clamp(c.concurrency, 1.0, double{1 << 24}))};
     PARASIM_ASSIGN_OR_RETURN(ServingReport at,
                              Serve(closed, {.search_rate = false, .cache = cache}));
     Compare(&c.tpot_mean, at.tpot.mean);

@@ -23,6 +23,27 @@ Status CheckTableKeys(const MapReader& m, const Training& t) {
   return Status::Ok();
 }
 
+// The optimizer's master weights: a copy exists only beside 16-bit weights, and its remainder
+// form only beside bf16 ones (fp8 training keeps bf16 weights).
+Status ReadMasterWeights(const MapReader& m, Training* t) {
+  if (!m.Has("master_weights")) return Status::Ok();
+  std::string s;
+  PARASIM_RETURN_IF_ERROR(m.Enum("master_weights", &s, MasterWeightsNames()));
+  t->master_weights = *ParseMasterWeights(s);
+  const bool bf16_weights = t->precision == Dtype::kBf16 || t->precision == Dtype::kFp8;
+  if (t->master_weights == MasterWeights::kRemainder && !bf16_weights) {
+    return m.Error("master_weights",
+                   "remainder holds the fp32 value's low 16 bits beside bf16 weights: it applies "
+                   "to precision bf16 or fp8 (use fp32 or fp16, or leave master_weights out)");
+  }
+  if (t->master_weights != MasterWeights::kFp32 && !bf16_weights && t->precision != Dtype::kFp16) {
+    return m.Error("master_weights",
+                   "a master copy exists only beside 16-bit weights; with fp32 or tf32 weights "
+                   "leave master_weights out");
+  }
+  return Status::Ok();
+}
+
 // Gradients' and moments' number formats, and the optimizer.
 Status ReadFormats(const MapReader& m, Training* t) {
   std::string s;
@@ -40,7 +61,7 @@ Status ReadFormats(const MapReader& m, Training* t) {
     PARASIM_RETURN_IF_ERROR(m.Enum("optimizer", &s, {"adam", "sgd"}));
     t->optimizer = s == "adam" ? OptimizerKind::kAdam : OptimizerKind::kSgd;
   }
-  return Status::Ok();
+  return ReadMasterWeights(m, t);
 }
 
 // Which kernels run the attention, the loss, the experts and the gradient accumulation.
@@ -92,13 +113,13 @@ Status ReadFinetune(const YamlContext& ctx, const MapReader& m, Training* t) {
 
 const std::vector<std::string_view>& TrainingKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "seq_len",      "global_batch",       "micro_batch",
-      "precision",    "optimizer",          "grad_dtype",
-      "recompute",    "recompute_layers",   "tokens",
-      "finetune",     "attention",          "fp8_recipe",
-      "moments",      "grad_accumulation",  "cross_entropy",
-      "expert_gemm",  "transformer_engine", "blas_workspace",
-      "deterministic"};
+      "seq_len",       "global_batch",       "micro_batch",
+      "precision",     "optimizer",          "grad_dtype",
+      "recompute",     "recompute_layers",   "tokens",
+      "finetune",      "attention",          "fp8_recipe",
+      "moments",       "grad_accumulation",  "cross_entropy",
+      "expert_gemm",   "transformer_engine", "blas_workspace",
+      "deterministic", "master_weights"};
   return kKeys;
 }
 

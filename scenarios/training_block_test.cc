@@ -84,6 +84,35 @@ TEST_CASE("formats, kernels and fine-tuning") {
   CHECK(t.blas_workspace.bytes() == 0);  // PyTorch's default for the GPU
 }
 
+TEST_CASE("the master weights: fp32 by default; a remainder only beside bf16 weights") {
+  Training t;
+  REQUIRE(Read("training: {seq_len: 8, global_batch: 8}\n", &t).ok());
+  CHECK(t.master_weights == MasterWeights::kFp32);
+  REQUIRE(Read("training: {seq_len: 8, global_batch: 8, master_weights: remainder}\n", &t).ok());
+  CHECK(t.master_weights == MasterWeights::kRemainder);
+  REQUIRE(Read("training: {seq_len: 8, global_batch: 8, precision: fp8, master_weights: "
+               "remainder}\n",
+               &t)
+              .ok());
+  REQUIRE(
+      Read("training: {seq_len: 8, global_batch: 8, precision: fp16, master_weights: fp16}\n", &t)
+          .ok());
+  CHECK(t.master_weights == MasterWeights::kFp16);
+  const std::string fp16 =
+      Read("training: {seq_len: 8, global_batch: 8, precision: fp16, master_weights: remainder}\n",
+           &t)
+          .message();
+  CHECK(fp16.find("x.yaml:1:") == 0);
+  CHECK(fp16.find("beside bf16 weights") != std::string::npos);
+  const std::string fp32 =
+      Read("training: {seq_len: 8, global_batch: 8, precision: fp32, master_weights: fp16}\n", &t)
+          .message();
+  CHECK(fp32.find("only beside 16-bit weights") != std::string::npos);
+  CHECK(Read("training: {seq_len: 8, global_batch: 8, master_weights: bf16}\n", &t)
+            .message()
+            .find("expected one of: fp32, remainder, fp16") != std::string::npos);
+}
+
 TEST_CASE("the layers' library and the cuBLAS workspace") {
   Training t;
   REQUIRE(Read("training: {seq_len: 8, global_batch: 8, transformer_engine: false, "

@@ -16,7 +16,9 @@ StateBytes StateBytesPerParam(const Training& t) {
   // fp8 training keeps bf16 weights (Transformer Engine casts per GEMM).
   b.weights = t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
   b.grads = DtypeBytes(t.grad_dtype);
-  const double master = mixed ? 4.0 : 0.0;
+  // The master copy: fp32, or two bytes (the fp32 value's remainder beside bf16 weights, or
+  // fp16); none when the weights are fp32 themselves.
+  const double master = !mixed ? 0.0 : t.master_weights == MasterWeights::kFp32 ? 4.0 : 2.0;
   // Adam's m and v (or SGD's momentum), fp32 unless `moments: bf16`.
   const double moment = t.moments == Dtype::kBf16 ? 2.0 : 4.0;
   b.optimizer = master + (t.optimizer == OptimizerKind::kAdam ? 2 * moment : moment);

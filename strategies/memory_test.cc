@@ -38,6 +38,18 @@ TEST_CASE("seed 7B: 16 bytes per parameter, 112 GB of model states; 18 with fp32
   CHECK_FALSE(r.fits);  // 108 GB of states on an 80 GB GPU
   t.grad_dtype = Dtype::kFp32;
   CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 18);
+  // The precision-aware optimizer's master: the fp32 value's 16-bit remainder beside the bf16
+  // weights (Transformer Engine's store_param_remainders), or fp16: two bytes, not four.
+  t.master_weights = MasterWeights::kRemainder;
+  CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 16);
+  t.master_weights = MasterWeights::kFp16;
+  t.moments = Dtype::kBf16;
+  CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 12);
+  // fp32 weights are their own master, whatever the key says.
+  t.precision = Dtype::kFp32;
+  t.grad_dtype = Dtype::kFp32;
+  t.moments = Dtype::kFp32;
+  CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 16);
 }
 
 TEST_CASE("ZeRO 1/2/3 shard optimizer, then gradients, then parameters") {

@@ -87,18 +87,31 @@ class Replay {
 }  // namespace
 
 double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed, double least) {
-  std::vector<int64_t> pools = l.disaggregated
-                                   ? std::vector<int64_t>{l.prefill.replicas, l.decode.replicas}
-                                   : std::vector<int64_t>{l.unified.replicas};
+  const std::vector<int64_t> pools =
+      l.disaggregated ? std::vector<int64_t>{l.prefill.replicas, l.decode.replicas}
+                      : std::vector<int64_t>{l.unified.replicas};
   const int64_t most = *std::max_element(pools.begin(), pools.end());
-  const double f =
-      std::min(1.0, std::max(least, most > kMaxReplayedReplicas
-                                        ? static_cast<double>(kMaxReplayedReplicas) / most
-                                        : 1.0));
-  for (int64_t r : pools) {
-    replayed->push_back(std::max<int64_t>(1, std::llround(static_cast<double>(r) * f)));
+  // The largest pool replays k of its replicas, the smallest k for which every other pool's
+  // share, rounded to whole replicas, stays within kPoolRatioTolerance of the first pool's: the
+  // requests the replay takes are the first pool's share, so a pool rounded up would serve them
+  // with more than its part of the system (24 prefill and 1 decode replicas replayed as 8 and 1
+  // gave the decode replica three times its capacity). k = most replays every replica.
+  for (int64_t k = std::min(most, kMaxReplayedReplicas);; ++k) {
+    const double f =
+        std::min(1.0, std::max(least, static_cast<double>(k) / static_cast<double>(most)));
+    replayed->clear();
+    for (int64_t r : pools) {
+      replayed->push_back(std::max<int64_t>(1, std::llround(static_cast<double>(r) * f)));
+    }
+    const double share =
+        static_cast<double>(replayed->front()) / static_cast<double>(pools.front());
+    bool kept = true;
+    for (size_t i = 1; i < pools.size(); ++i) {
+      const double want = static_cast<double>(pools[i]) * share;
+      kept &= std::abs(static_cast<double>((*replayed)[i]) - want) <= kPoolRatioTolerance * want;
+    }
+    if (kept || k >= most) return share;
   }
-  return static_cast<double>(replayed->front()) / static_cast<double>(pools.front());
 }
 
 namespace {
@@ -383,9 +396,11 @@ ServingReplay Replay::Collect() {
   out.scale = 1 / fraction_;
   out.replayed = replayed_;
   for (const Replica& r : replicas_) out.preemptions += r.sched.preemptions();
+  out.first_arrival_s = out.requests.empty() ? 0.0 : out.requests.front().arrival_s;
   for (const RequestOutcome& o : out.requests) {
     if (!o.served()) ++out.rejected;
     out.makespan_s = std::max(out.makespan_s, o.finish_s);
+    out.first_arrival_s = std::min(out.first_arrival_s, o.arrival_s);
   }
   // The window opens once the batches have filled: after the median request's time in the
   // system (the earliest requests' ends come from the shortest ones, while the batch still grows).
@@ -397,7 +412,9 @@ ServingReplay Replay::Collect() {
                    e2e.end());
   if (!e2e.empty()) out.median_e2e_s = e2e[e2e.size() / 2];
   const int64_t window_start =
-      e2e.empty() ? -1 : static_cast<int64_t>(std::llround(out.median_e2e_s * 1e12));
+      e2e.empty()
+          ? -1
+          : static_cast<int64_t>(std::llround((out.first_arrival_s + out.median_e2e_s) * 1e12));
   if (window_start >= 0 && window_end_ > window_start) {
     out.window_s = static_cast<double>(window_end_ - window_start) * 1e-12;
     out.window_tokens = GeneratedBy(window_end_) - GeneratedBy(window_start);

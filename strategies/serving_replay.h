@@ -26,6 +26,9 @@
 namespace parasim {
 
 inline constexpr int64_t kMaxReplayedReplicas = 8;
+// How far a pool's replayed replicas may stray from the first pool's share of its own (chosen:
+// the 1% the closed loop's client share keeps, kLeastReplayedClients).
+inline constexpr double kPoolRatioTolerance = 0.01;
 // A closed loop replays at least this many of its clients (or all of them), more replicas than
 // kMaxReplayedReplicas where it takes that: whole clients on a share of the replicas, within 1%
 // of the system's clients per replica (chosen: 0.5 / 64).
@@ -63,11 +66,13 @@ struct KvPoint {
 
 struct ServingReplay {
   std::vector<RequestOutcome> requests;
-  std::vector<KvPoint> kv;  // at most kKvPoints, each the most in use over its span
-  double kv_peak_used = 0;  // the most of one replica's KV blocks in use at once
-  double makespan_s = 0;    // to the last request's end
-  // The steady window: from the median request's time in the system (once the batches have
-  // filled) to the last request's admission (its first iteration), and the output tokens
+  std::vector<KvPoint> kv;     // at most kKvPoints, each the most in use over its span
+  double kv_peak_used = 0;     // the most of one replica's KV blocks in use at once
+  double makespan_s = 0;       // to the last request's end
+  double first_arrival_s = 0;  // the run's origin: a trace's times may start anywhere
+  // The steady window: from the median request's time in the system after the first arrival
+  // (once the batches have filled) to the last request's admission (its first iteration), and
+  // the output tokens
   // generated within it. A replay of a few thousand requests starts with the batches filling and
   // ends in a drain, which a run of hours (MLPerf's) does not see.
   double window_s = 0;
@@ -81,9 +86,9 @@ struct ServingReplay {
 };
 inline constexpr size_t kKvPoints = 100;
 
-// The replicas replayed of each pool of `l` (at most kMaxReplayedReplicas, the pools' ratio
-// kept, unless the share must be at least `least`), and the share of the requests they serve
-// (replayed over the system's replicas).
+// The replicas replayed of each pool of `l` (kMaxReplayedReplicas of the largest pool, or more
+// where the pools' ratio must be kept within kPoolRatioTolerance, or the share must be at least
+// `least`), and the share of the requests they serve (replayed over the system's replicas).
 double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed, double least = 0);
 
 // `rate_per_s`: replay the scenario's requests arriving as a Poisson process at this rate

@@ -117,6 +117,84 @@ TEST_CASE("disaggregated pools: prompts on one, decodes on the other, KV in betw
   CHECK(r.tpot.p99 < 1.5 * r.tpot.p50);
 }
 
+TEST_CASE("disaggregated pools replay in their own ratio: the decode pool's size counts") {
+  // 24 prefill and 1 decode replicas once replayed as 8 and 1 on a third of the requests: the
+  // decode replica served three times its share, and 1 to 4 decode replicas answered alike.
+  ServingLayout l;
+  l.disaggregated = true;
+  l.prefill = {.tp = 1, .replicas = 24};
+  l.decode = {.tp = 1, .replicas = 1};
+  std::vector<int64_t> replayed;
+  CHECK(ReplayedShare(l, &replayed) == 1.0);
+  CHECK(replayed == std::vector<int64_t>{24, 1});
+  l.decode.replicas = 8;  // 24:8 = 3:1, replayed as 9 and 3
+  replayed.clear();
+  CHECK(ReplayedShare(l, &replayed) == doctest::Approx(9.0 / 24));
+  CHECK(replayed == std::vector<int64_t>{9, 3});
+  l.prefill.replicas = 16;  // 16:8, as before: 8 and 4
+  replayed.clear();
+  CHECK(ReplayedShare(l, &replayed) == 0.5);
+  CHECK(replayed == std::vector<int64_t>{8, 4});
+  ServingLayout one;
+  one.unified = {.tp = 1, .replicas = 1000};  // one pool: 8 of its 1000 replicas
+  replayed.clear();
+  CHECK(ReplayedShare(one, &replayed) == 0.008);
+  CHECK(replayed == std::vector<int64_t>{8});
+
+  // Offered more than one decode replica can take, the decode pool's size sets the throughput.
+  ServingScenario s = Make("h100-sxm5-80gb", 32, "llama3-8b");
+  s.serving.requests.input = LengthDist::Fixed(256);
+  s.serving.requests.output = LengthDist::Fixed(256);
+  s.serving.requests.count = 3000;
+  s.serving.requests.arrival = Arrival::Poisson(200);
+  s.serving.layout.disaggregated = true;
+  s.serving.layout.prefill = {.tp = 1, .replicas = 24};
+  s.serving.layout.decode = {.tp = 1, .replicas = 1};
+  const ServingReport one_decode = Run(s);
+  s.serving.layout.decode.replicas = 4;
+  const ServingReport four_decode = Run(s);
+  // 200 requests a second of 256 tokens: 51.2k tokens/s offered; four decode replicas take it
+  // all, one about 30k (replayed as 8 and 1 it took 51k).
+  CHECK(four_decode.tokens_per_s == doctest::Approx(51200).epsilon(0.03));
+  CHECK(one_decode.tokens_per_s < 0.75 * four_decode.tokens_per_s);
+  // And more prefill replicas do not add decode capacity.
+  s.serving.layout.decode.replicas = 1;
+  s.serving.layout.prefill.replicas = 8;
+  const ServingReport fewer_prefill = Run(s);
+  CHECK(one_decode.tokens_per_s == doctest::Approx(fewer_prefill.tokens_per_s).epsilon(0.1));
+}
+
+TEST_CASE("throughput counts from the first arrival and never falls as more is offered") {
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  s.serving.requests.input = LengthDist::Fixed(512);
+  s.serving.requests.output = LengthDist::Fixed(128);
+  // A trace, and the same trace 1,000 s later: the same throughput (it read 2.5k and 232
+  // tokens/s: the window and the run were timed from 0).
+  s.serving.requests.arrival = {.kind = Arrival::Kind::kTrace};
+  s.serving.requests.count = 400;
+  for (int i = 0; i < 400; ++i) s.serving.requests.trace.push_back({0.05 * i, 512, 128});
+  const ServingReport at_zero = Run(s);
+  for (TraceRow& t : s.serving.requests.trace) t.arrival_s += 1000;
+  const ServingReport later = Run(s);
+  CHECK(later.tokens_per_s == doctest::Approx(at_zero.tokens_per_s).epsilon(1e-6));
+  CHECK(at_zero.tokens_per_s == doctest::Approx(20 * 128).epsilon(0.05));
+  // Offered more than the replicas serve (about 580 requests a second), the throughput is
+  // theirs at every rate: the window once fell in the batches' filling (with bf16 weights, whose
+  // replicas serve 380 a second: 20k tokens/s at 600 requests a second, 11k at 700, 49k at
+  // 1000, all 4,000 served in about 10.5 s).
+  s.serving.requests.trace.clear();
+  s.serving.requests.count = 4000;
+  std::vector<double> served;
+  for (double rate : {900.0, 1050.0, 3000.0}) {
+    s.serving.requests.arrival = Arrival::Poisson(rate);
+    served.push_back(Run(s).tokens_per_s);
+  }
+  CAPTURE(served);
+  CHECK(served[0] > 0.95 * served[2]);
+  CHECK(served[1] > 0.95 * served[2]);
+}
+
 TEST_CASE("kept up: as many requests finish as arrive over the second half, no burst") {
   // Requests each a second apart; each in the system 1.5 s: the system keeps up.
   ServingReplay steady;
@@ -289,6 +367,47 @@ TEST_CASE("targets no rate holds: a highest rate of 0, not the clock's error") {
   const StatusOr<ServingReport> r = Serve(s, {.search_rate = true});
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   CHECK(r->max_rate_at_slo == 0);
+  CHECK(r->max_rate_note.find("none: the targets are missed at every rate") == 0);
+}
+
+TEST_CASE("one request, or one burst: the highest rate is not judged, not 0 that holds") {
+  // It printed "max rate at SLO 0 requests/s (Poisson) holds every target" beside targets met.
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 1}, {SloMetric::kTpot, 99, 0.05}};
+  s.serving.requests.count = 1;
+  const StatusOr<ServingReport> one = Serve(s, {.search_rate = true});
+  REQUIRE_MESSAGE(one.ok(), one.status().message());
+  CHECK(one->meets_slo);
+  CHECK(one->max_rate_at_slo == -1);
+  CHECK(one->max_rate_note.find("not judged") == 0);
+  s.serving.requests.count = 500;
+  s.serving.requests.arrival = {Arrival::Kind::kPoisson, 20, 500, 0};
+  const StatusOr<ServingReport> burst = Serve(s, {.search_rate = true});
+  REQUIRE_MESSAGE(burst.ok(), burst.status().message());
+  CHECK(burst->max_rate_at_slo == -1);
+  CHECK(burst->max_rate_note.find("not judged") == 0);
+}
+
+TEST_CASE("max rate at SLO: less work per request never lowers it") {
+  // Counting the second half's own arrivals, a 99% prefix-cache hit held 107.7 requests a second
+  // where none held 157.8: 255 Poisson arrivals against 245 finishes read as falling behind.
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  s.serving.requests.input = LengthDist::Fixed(512);
+  s.serving.requests.output = LengthDist::Fixed(128);
+  s.serving.requests.count = 500;
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 1}, {SloMetric::kTpot, 99, 0.05}};
+  std::vector<double> rates;
+  for (double hit : {0.0, 0.5, 0.9, 0.99}) {
+    s.serving.requests.prefix_hit = hit;
+    const StatusOr<ServingReport> r = Serve(s, {.search_rate = true});
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    rates.push_back(r->max_rate_at_slo);
+  }
+  CAPTURE(rates);
+  for (size_t i = 1; i < rates.size(); ++i) CHECK(rates[i] >= rates[i - 1] / kRateTolerance);
+  CHECK(rates.back() > 1.1 * rates.front());
 }
 
 TEST_CASE("a model that does not fit is a result, not an error") {

@@ -75,6 +75,7 @@ struct ServingReport {
   bool meets_slo = true;         // every target's percentile within it
   std::vector<SloCheck> slo;
   double max_rate_at_slo = -1;   // requests a second; -1 when not searched, 0 when none holds
+  std::string max_rate_note;     // why none was found, or why it was not judged (-1)
   std::optional<LoadView> load;  // Poisson arrivals with ServeOptions::load only
   double kv_peak_bytes = 0;      // per GPU, the fullest replica's
   double kv_capacity_bytes = 0;  // per GPU
@@ -136,7 +137,15 @@ inline constexpr double kRateTolerance = 1.03;
 // time in the system), or a queue that grows, is not a rate the system holds, though the
 // targets may hold for it.
 bool KeptUp(const ServingReplay& r);
-StatusOr<double> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys);
+// Whether the second half of a replay's arrivals outlasts a median request's time in the
+// system: without it, whether the replicas keep up cannot be judged.
+bool SteadyHalf(const ServingReplay& r);
+// The search's answer: a rate; or 0 with why none holds; or -1 with why it could not be judged.
+struct RateSearch {
+  double rate = -1;
+  std::string note;
+};
+StatusOr<RateSearch> MaxRateAtSlo(const ServingScenario& s, ServingSystem& sys);
 // The requests a second `sys` serves with the scenario's requests all queued at once.
 StatusOr<double> CapacityPerSecond(const ServingScenario& s, ServingSystem& sys);
 

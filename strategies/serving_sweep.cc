@@ -92,7 +92,8 @@ void Score(const ServingScenario& s, ServingCandidate* c) {
     const double tokens_per_request = r.tokens_per_s / r.requests_per_s;
     c->score = r.max_rate_at_slo * tokens_per_request / static_cast<double>(r.gpus);
   } else {
-    c->reason = "no arrival rate holds the latency targets";
+    c->reason = r.max_rate_note.empty() ? "no arrival rate holds the latency targets"
+                                        : "highest rate within the targets " + r.max_rate_note;
     return;
   }
   c->ok = c->score > 0;
@@ -282,8 +283,16 @@ StatusOr<ServingSweepOutcome> RunServingSweep(const ServingScenario& s, int jobs
       ParallelFor(first, jobs, [&](size_t i) { return Evaluate(s, -1, &cache, &found[i]); }));
   PARASIM_RETURN_IF_ERROR(ParallelFor(rest, jobs, [&](size_t i) {
     const size_t j = searched[shape_of[i]];
-    return Evaluate(s, std::max(0.0, found[j].report.max_rate_at_slo) * share[j] / share[i], &cache,
-                    &found[i]);
+    PARASIM_RETURN_IF_ERROR(
+        Evaluate(s, std::max(0.0, found[j].report.max_rate_at_slo) * share[j] / share[i], &cache,
+                 &found[i]));
+    // The same replay answers for both: what it found nothing for, or could not judge, too.
+    if (found[i].report.fits && !found[j].report.max_rate_note.empty()) {
+      found[i].report.max_rate_at_slo = found[j].report.max_rate_at_slo;
+      found[i].report.max_rate_note = found[j].report.max_rate_note;
+      Score(s, &found[i]);
+    }
+    return Status::Ok();
   }));
   for (ServingCandidate& c : found) (c.ok ? o.ranked : o.excluded).push_back(std::move(c));
   std::stable_sort(

@@ -89,8 +89,11 @@ std::string FiguresHtml(const ServingScenario& s, const ServingReport& r) {
                                                               Ms(r.tpot.p90), Ms(r.tpot.p99)));
   row("end to end P50 / P99", fmt::format("{} / {}", Ms(r.e2e.p50), Ms(r.e2e.p99)));
   if (!r.slo.empty()) row("goodput (within every target)", fmt::format("{:.1f}%", 100 * r.goodput));
-  if (r.max_rate_at_slo >= 0)
+  if (!r.max_rate_note.empty()) {
+    row("highest rate within the targets", r.max_rate_note);
+  } else if (r.max_rate_at_slo >= 0) {
     row("highest rate within the targets", fmt::format("{:.4g} requests/s", r.max_rate_at_slo));
+  }
   for (const auto& [label, text] : LoadRows(r)) row(label, text);
   row("KV cache peak per GPU",
       r.no_kv_cache()            ? std::string("none: the model has no attention layers")

@@ -137,7 +137,9 @@ std::string ReportText(const ServingScenario& s, const ServingReport& r) {
     out += fmt::format("  goodput          {:.1f}% of requests within every target\n",
                        100 * r.goodput);
   }
-  if (r.max_rate_at_slo >= 0) {
+  if (!r.max_rate_note.empty()) {
+    out += fmt::format("  max rate at SLO  {}\n", r.max_rate_note);
+  } else if (r.max_rate_at_slo >= 0) {
     out += fmt::format("  max rate at SLO  {:.4g} requests/s (Poisson) holds every target\n",
                        r.max_rate_at_slo);
   }
@@ -234,6 +236,7 @@ Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key) {
   }
   j.Set("slo", slo);
   j.Set("max_rate_at_slo", r.max_rate_at_slo >= 0 ? Json(r.max_rate_at_slo) : Json());
+  if (!r.max_rate_note.empty()) j.Set("max_rate_note", r.max_rate_note);
   if (load_key) j.Set("load", r.load ? LoadJson(*r.load) : Json());
   j.Set("kv_peak_bytes", r.kv_peak_bytes).Set("kv_capacity_bytes", r.kv_capacity_bytes);
   j.Set("weights_bytes", r.weights_bytes).Set("activations_bytes", r.activations_bytes);

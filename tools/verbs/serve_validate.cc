@@ -162,7 +162,7 @@ std::string ViewsText(const ServingValidationCase& c) {
     }
   }
   if (c.concurrency > 0) {
-    out += fmt::format("  at the run's concurrency ({:.0f} requests in flight):\n", c.concurrency);
+    out += fmt::format("  at the run's concurrency ({:.4g} requests in flight):\n", c.concurrency);
     out += "  " + Line("tpot_mean", c.tpot_mean, true);
   }
   if (c.max_rate.given()) {
