@@ -88,6 +88,23 @@ TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does 
   }
 }
 
+TEST_CASE("advice: a strategy fits with full recompute where the scenario's recompute does not") {
+  // Llama 3 70B at 8K tokens with selective recompute keeps about 2.3 GB of activations a layer:
+  // 178 GiB per GPU under ZeRO-3 at any DP, so the advice said "none up to 65536 GPUs" while the
+  // table above it fitted TP1 PP1 DP64 Z3 with full recompute.
+  Advice a = Advise(Load("scenarios/llama3-70b-64-h100.yaml"), 0);
+  bool zero3 = false;
+  for (const auto& m : a.minimums) {
+    CAPTURE(m.strategy);
+    if (m.strategy != "ZeRO-3") continue;
+    zero3 = true;
+    CHECK(m.gpus == 32);
+    CHECK(m.layout.find("Z3") != std::string::npos);
+    CHECK(m.layout.find("rc-full") != std::string::npos);
+  }
+  CHECK(zero3);
+}
+
 TEST_CASE("resizing a cluster: whole nodes or one partial node") {
   Scenario s = Load("scenarios/llama2-7b-ddp-8-a100.yaml");
   CHECK(Resize(s.cluster, 4)->gpus() == 4);
