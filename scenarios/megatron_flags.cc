@@ -136,7 +136,8 @@ constexpr MegatronFlag kMappedRows[] = {
     {"--use-megatron-fsdp", A::kBare, U::kMapped,
      "parallelism.zero (with --data-parallel-sharding-strategy), zero3_copies: false"},
     {"--use-precision-aware-optimizer", A::kBare, U::kMapped,
-     "training.master_weights: remainder under --bf16, and enables --exp-avg-dtype"},
+     "training.master_weights: remainder under --bf16 (fp8 recipe delayed); non-fp32 "
+     "--exp-avg-dtype, --exp-avg-sq-dtype, --main-params-dtype, --main-grads-dtype need it"},
     {"--use-rotary-position-embeddings", A::kBare, U::kMapped, "model.position: rope"},
     {"--use-torch-fsdp2", A::kBare, U::kMapped,
      "parallelism.zero: 3 (PyTorch FSDP2: per-parameter sharding)"},

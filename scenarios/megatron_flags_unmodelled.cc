@@ -95,7 +95,7 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--megatron-fsdp-main-grads-dtype", A::kOne, U::kNotModelled,
      "Megatron-FSDP's main-gradient dtype: parasim keeps training.grad_dtype"},
     {"--megatron-fsdp-main-params-dtype", A::kOne, U::kNotModelled,
-     "Megatron-FSDP's master-weight dtype: parasim keeps fp32 master weights"},
+     "Megatron-FSDP's master-weight dtype: parasim keeps training.master_weights (fp32)"},
     {"--mlp-int-list", A::kList, U::kNotModelled, "Flextron MLP widths"},
     {"--moe-expert-int-list", A::kList, U::kNotModelled, "Flextron expert counts"},
     {"--moe-flex-dispatcher-backend", A::kOne, U::kNotModelled,

@@ -456,12 +456,24 @@ TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainde
     }
     return false;
   };
-  // Megatron-Core passes the moments' types to the optimizer only under the flag.
-  auto plain = Import(kBase + "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  // Megatron-Core passes the moments' types to the optimizer only under the flag, and without it
+  // refuses any but fp32 (OptimizerConfig's asserts); an fp32 one changes nothing.
+  for (const std::string bad : {"--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16",
+                                "--main-params-dtype fp16", "--main-grads-dtype bf16"}) {
+    CAPTURE(bad);
+    auto plain = Import(kBase + bad);
+    REQUIRE_FALSE(plain.ok());
+    CHECK(plain.status().message().find(
+              "can only be fp32 without --use-precision-aware-optimizer") != std::string::npos);
+  }
+  auto plain = Import(kBase + "--exp-avg-dtype fp32");
   REQUIRE_MESSAGE(plain.ok(), plain.status().message());
   CHECK(plain->scenario.training.moments == Dtype::kFp32);
   CHECK(plain->scenario.training.master_weights == MasterWeights::kFp32);
   CHECK(listed(*plain, "--exp-avg-dtype"));
+  auto sgd = Import(kBase + "--use-precision-aware-optimizer --optimizer sgd");
+  REQUIRE_FALSE(sgd.ok());
+  CHECK(sgd.status().message().find("supports Adam only") != std::string::npos);
   // Under it with --bf16: bf16 moments, and the fp32 master kept as its low 16 bits.
   auto aware = Import(kBase +
                       "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
@@ -480,6 +492,10 @@ TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainde
   auto delayed = Import(kBase + "--use-precision-aware-optimizer --fp8-format hybrid");
   REQUIRE_MESSAGE(delayed.ok(), delayed.status().message());
   CHECK(delayed->scenario.training.master_weights == MasterWeights::kRemainder);
+  // The recipe decides even without --fp8-format (OptimizerConfig takes it either way).
+  auto recipe_only = Import(kBase + "--use-precision-aware-optimizer --fp8-recipe tensorwise");
+  REQUIRE_MESSAGE(recipe_only.ok(), recipe_only.status().message());
+  CHECK(recipe_only->scenario.training.master_weights == MasterWeights::kFp32);
   auto half = Import(kBase + "--use-precision-aware-optimizer --main-params-dtype fp16");
   REQUIRE_MESSAGE(half.ok(), half.status().message());
   CHECK(half->scenario.training.master_weights == MasterWeights::kFp16);

@@ -86,7 +86,9 @@ Status ReadMasterWeights(Context& c) {
   PARASIM_ASSIGN_OR_RETURN(
       std::string recipe,
       r.Choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed"));
-  if (r.Has("--bf16") && (!r.Has("--fp8-format") || recipe == "delayed")) {
+  // OptimizerConfig takes --fp8-recipe (default delayed) whether or not --fp8-format turns FP8
+  // on (training.py get_megatron_optimizer_config), so the recipe alone decides.
+  if (r.Has("--bf16") && recipe == "delayed") {
     c.Derived("training.master_weights", "remainder",
               "--use-precision-aware-optimizer with --bf16: the fp32 master's low 16 bits beside "
               "the bf16 weights (Transformer Engine's store_param_remainders)",
@@ -110,9 +112,29 @@ Status ReadOptimizer(Context& c) {
                   "matrix): parasim prices Adam's states and step");
   }
   // Megatron-Core hands the moments' types (and the master's) to the optimizer only under
-  // --use-precision-aware-optimizer (optimizer/__init__.py); without it they stay unused and are
-  // listed as having no effect.
-  if (!r.Has("--use-precision-aware-optimizer")) return Status::Ok();
+  // --use-precision-aware-optimizer (optimizer/__init__.py); without it OptimizerConfig asserts
+  // that all four are fp32 (optimizer_config.py __post_init__), and with it that the optimizer
+  // is Adam. An fp32 one without the flag changes nothing and is listed so.
+  if (!r.Has("--use-precision-aware-optimizer")) {
+    for (const char* f :
+         {"--main-grads-dtype", "--main-params-dtype", "--exp-avg-dtype", "--exp-avg-sq-dtype"}) {
+      const MegatronArg* a = r.Get(f);
+      if (a != nullptr && a->values.size() == 1 && a->values[0] != "fp32") {
+        return r.Error(f,
+                       fmt::format("{} can only be fp32 without "
+                                   "--use-precision-aware-optimizer (Megatron-Core's "
+                                   "OptimizerConfig asserts it): add that flag, or drop this one",
+                                   a->values[0]));
+      }
+    }
+    return Status::Ok();
+  }
+  if (opt != "adam") {
+    return r.Error("--use-precision-aware-optimizer",
+                   fmt::format("supports Adam only (Megatron-Core's OptimizerConfig asserts it), "
+                               "not --optimizer {}",
+                               opt));
+  }
   c.Use("--use-precision-aware-optimizer");
   std::string moments;
   for (const char* f : {"--exp-avg-dtype", "--exp-avg-sq-dtype"}) {

@@ -223,8 +223,8 @@ TEST_CASE("a layout: replicas auto, or a prefill and a decode pool") {
   // GPUs left for it" at decode.tp).
   CHECK(ReadLayout("parallelism: {prefill: {tp: 1, replicas: 70}, decode: {tp: 1}}\n", 64, &l)
             .message()
-            .find("parallelism.prefill.replicas: 70 prefill replicas of 1 "
-                  "GPUs take 70 of the cluster's 64 GPUs, leaving none for the decode pool") ==
+            .find("parallelism.prefill.replicas: 70 prefill replicas of 1 GPU(s) each take 70 "
+                  "of the cluster's 64 GPUs, leaving none for the decode pool") ==
         std::string("x.yaml:1:43: error: ").size());
 }
 

@@ -111,7 +111,7 @@ Status ParseServingLayout(const YamlContext& ctx, const YAML::Node& node, int64_
   if (l->decode.replicas == 0 && l->prefill.gpus() >= gpus) {
     return p.Error(
         "replicas",
-        fmt::format("{} prefill replicas of {} GPUs take {} of the cluster's {} "
+        fmt::format("{} prefill replicas of {} GPU(s) each take {} of the cluster's {} "
                     "GPUs, leaving none for the decode pool: fewer replicas",
                     l->prefill.replicas, l->prefill.gpus_per_replica(), l->prefill.gpus(), gpus));
   }

@@ -1,6 +1,7 @@
 #include "strategies/memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -17,8 +18,13 @@ StateBytes StateBytesPerParam(const Training& t) {
   b.weights = t.precision == Dtype::kFp8 ? 2.0 : DtypeBytes(t.precision);
   b.grads = DtypeBytes(t.grad_dtype);
   // The master copy: fp32, or two bytes (the fp32 value's remainder beside bf16 weights, or
-  // fp16); none when the weights are fp32 themselves.
-  const double master = !mixed ? 0.0 : t.master_weights == MasterWeights::kFp32 ? 4.0 : 2.0;
+  // fp16); none when the weights are fp32 themselves. A remainder beside fp16 weights (a sweep
+  // over the precision reaches it; the block refuses it) is no remainder: Transformer Engine's
+  // FusedAdam stores it only for bf16 parameters, else a whole fp32 master.
+  const bool bf16_weights = t.precision == Dtype::kBf16 || t.precision == Dtype::kFp8;
+  const bool half = t.master_weights == MasterWeights::kFp16 ||
+                    (t.master_weights == MasterWeights::kRemainder && bf16_weights);
+  const double master = !mixed ? 0.0 : half ? 2.0 : 4.0;
   // Adam's m and v (or SGD's momentum), fp32 unless `moments: bf16`.
   const double moment = t.moments == Dtype::kBf16 ? 2.0 : 4.0;
   b.optimizer = master + (t.optimizer == OptimizerKind::kAdam ? 2 * moment : moment);
@@ -213,22 +219,30 @@ class StageAccounting {
     return c;
   }
 
+  // Bytes of a frozen base parameter under LoRA: its 16 bits, or QLoRA's 4-bit NormalFloat.
+  double BaseBytesPerParam() const {
+    return t_.finetune == FinetuneKind::kQlora ? 4.127 / 8 : rule_.weights;
+  }
+
   // Parameters, gradients and optimizer states: LoRA's over a frozen base, or the whole
   // model's sharded as the ZeRO stage says.
   void States(const StageContents& c, StageMemory* st) const {
     const double dense = c.dense, expert = c.expert;
     st->params = dense + expert;
+    const double shard_dense = static_cast<double>(l_.dp) * l_.cp;  // ZeRO shards over DP (x CP)
     if (lora_) {
       // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
-      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter).
-      const double base = t_.finetune == FinetuneKind::kQlora ? 4.127 / 8 : rule_.weights;
-      st->params_bytes = st->params * base + c.lora * rule_.weights;
-      st->grads_bytes = c.lora * rule_.grads;
-      st->optimizer_bytes = c.lora * rule_.optimizer;
+      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter). ZeRO shards the adapters' states
+      // as it does a model's (1: optimizer, 2: gradients, 3: and every parameter, the frozen
+      // base's too: FSDP's FULL_SHARD and DeepSpeed's stage 3 partition all parameters).
+      auto sharded = [&](bool on) { return on ? shard_dense : 1.0; };
+      st->params_bytes =
+          (st->params * BaseBytesPerParam() + c.lora * rule_.weights) / sharded(l_.zero >= 3);
+      st->grads_bytes = c.lora * rule_.grads / sharded(l_.shards_gradients());
+      st->optimizer_bytes = c.lora * rule_.optimizer / sharded(l_.zero >= 1);
       st->params += c.lora;
       return;
     }
-    const double shard_dense = static_cast<double>(l_.dp) * l_.cp;  // ZeRO shards over DP (x CP)
     const double shard_expert = std::max(1.0, l_.expert_data_width());  // edp
     // This rank's part of dense and expert parameters' bytes, sharded or whole.
     auto part = [&](double per_param, bool sharded) {
@@ -276,7 +290,9 @@ class StageAccounting {
   void Buffers(const StageContents& c, StageMemory* st) const {
     double comm = 0;
     if (l_.zero == 3 && st->layers > 0) {
-      comm += 2 * rule_.weights * (c.dense + c.expert) / st->layers;
+      // Two layers' parameters gathered whole (LoRA: the frozen base's and the adapters').
+      const double per_param = lora_ ? BaseBytesPerParam() : rule_.weights;
+      comm += 2 * (per_param * (c.dense + c.expert) + c.lora * rule_.weights) / st->layers;
     }
     st->other_bytes = comm + workspaces_;
     st->reserve_bytes = kFrameworkReserveBytes;
@@ -301,6 +317,24 @@ class StageAccounting {
 };
 
 }  // namespace
+
+int AdoptReplayPeaks(const std::vector<double>& peak_bytes, MemoryReport* r) {
+  if (peak_bytes.size() != r->stages.size()) return 0;
+  int changed = 0;
+  r->fits = true;
+  for (size_t i = 0; i < r->stages.size(); ++i) {
+    StageMemory& st = r->stages[i];
+    const double d = peak_bytes[i] - st.total();
+    if (std::abs(d) > 1) {
+      const double per_mb = st.in_flight > 0 ? st.activations_bytes / st.in_flight : 0;
+      st.activations_bytes = std::max(0.0, st.activations_bytes + d);
+      if (per_mb > 0) st.in_flight = st.activations_bytes / per_mb;
+      ++changed;
+    }
+    r->fits = r->fits && st.total() <= r->capacity_bytes;
+  }
+  return changed;
+}
 
 MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout& l,
                             const ClusterSpec& cluster) {

@@ -72,4 +72,14 @@ inline constexpr double kFrameworkReserveBytes = 1073741824.0;  // 1 GiB
 MemoryReport EstimateMemory(const ModelSpec& model, const Training& training, const Layout& layout,
                             const ClusterSpec& cluster);
 
+// The planner's per-stage estimate holds where the schedule's order is plain (GPipe, 1F1B,
+// interleaved: equal to the replay's to the byte); a split backward's deferred weight gradients
+// hold what it bounds only roughly (a Llama 3 70B stage under zb-h2 with full recompute: 26.3
+// GiB planned, 39.8 GiB replayed). The replay decides what `run` and `sweep` say fit, so `memory`
+// and the report set each stage's activations to what the replay's peak (`peak_bytes`, one per
+// stage, StepReport::peak_memory_bytes) leaves beside the states and buffers, and the
+// micro-batches in flight in proportion. Returns the stages changed; none where the counts
+// differ.
+int AdoptReplayPeaks(const std::vector<double>& peak_bytes, MemoryReport* r);
+
 }  // namespace parasim

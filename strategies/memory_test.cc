@@ -42,6 +42,12 @@ TEST_CASE("seed 7B: 16 bytes per parameter, 112 GB of model states; 18 with fp32
   // weights (Transformer Engine's store_param_remainders), or fp16: two bytes, not four.
   t.master_weights = MasterWeights::kRemainder;
   CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 16);
+  // Beside fp16 weights (a sweep over the precision) a remainder is a whole fp32 master.
+  t.precision = Dtype::kFp16;
+  t.grad_dtype = Dtype::kFp16;
+  CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 16);
+  t.precision = Dtype::kBf16;
+  t.grad_dtype = Dtype::kFp32;
   t.master_weights = MasterWeights::kFp16;
   t.moments = Dtype::kBf16;
   CHECK(EstimateMemory(m, t, l, su.cluster).bytes_per_param == 12);
@@ -183,6 +189,53 @@ TEST_CASE("LoRA trains adapters only; QLoRA stores the base in about 4 bits") {
   t.finetune = FinetuneKind::kQlora;
   MemoryReport q = EstimateMemory(m, t, l, su.cluster);
   CHECK(q.stages[0].params_bytes / p == doctest::Approx(0.52).epsilon(0.05));
+}
+
+TEST_CASE("LoRA under ZeRO: the adapters' states shard over DP, and stage 3 the frozen base too") {
+  // They stayed whole at every stage, and ZeRO-3 added its gather buffer on top: 8 A100 with
+  // Llama 2 13B adapters read 31.5 GiB at ZeRO 0 and 1, 32.7 GiB at ZeRO 3.
+  Setup su;
+  ModelSpec m = *su.models.Find("llama2-13b");
+  Training t;
+  t.seq_len = 2048;
+  t.global_batch = 32;
+  t.micro_batch = 4;
+  t.recompute = RecomputeKind::kFull;
+  t.finetune = FinetuneKind::kLora;
+  Layout l;
+  l.dp = 8;
+  auto at = [&](int zero) {
+    l.zero = zero;
+    return EstimateMemory(m, t, l, su.cluster).stages[0];
+  };
+  const StageMemory z0 = at(0), z1 = at(1), z2 = at(2), z3 = at(3);
+  CHECK(z1.optimizer_bytes == doctest::Approx(z0.optimizer_bytes / 8));
+  CHECK(z1.grads_bytes == z0.grads_bytes);
+  CHECK(z2.grads_bytes == doctest::Approx(z0.grads_bytes / 8));
+  CHECK(z2.params_bytes == z0.params_bytes);
+  CHECK(z3.params_bytes == doctest::Approx(z0.params_bytes / 8));
+  CHECK(z3.total() < z2.total());
+  CHECK(z2.total() < z1.total());
+  CHECK(z1.total() < z0.total());
+}
+
+TEST_CASE("the replay's peaks set each stage's activations, and the micro-batches in flight") {
+  MemoryReport r;
+  r.capacity_bytes = 100;
+  StageMemory st;
+  st.params_bytes = 20;
+  st.activations_bytes = 10;
+  st.in_flight = 2;  // 5 a micro-batch
+  r.stages = {st, st};
+  // Stage 0 as planned; stage 1's replay holds 40 more: 50 of activations, 10 micro-batches.
+  CHECK(AdoptReplayPeaks({30, 70}, &r) == 1);
+  CHECK(r.stages[0].activations_bytes == 10);
+  CHECK(r.stages[1].activations_bytes == 50);
+  CHECK(r.stages[1].in_flight == doctest::Approx(10));
+  CHECK(r.fits);
+  CHECK(AdoptReplayPeaks({30, 170}, &r) == 1);
+  CHECK_FALSE(r.fits);
+  CHECK(AdoptReplayPeaks({30}, &r) == 0);  // another stage count: left as it is
 }
 
 // The corpus's smallest GPT (tests/validation/megatron-ci: 12 layers, hidden 512, 8 heads, GPT-2's

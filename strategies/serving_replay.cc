@@ -87,31 +87,9 @@ class Replay {
 }  // namespace
 
 double ReplayedShare(const ServingLayout& l, std::vector<int64_t>* replayed, double least) {
-  const std::vector<int64_t> pools =
-      l.disaggregated ? std::vector<int64_t>{l.prefill.replicas, l.decode.replicas}
-                      : std::vector<int64_t>{l.unified.replicas};
-  const int64_t most = *std::max_element(pools.begin(), pools.end());
-  // The largest pool replays k of its replicas, the smallest k for which every other pool's
-  // share, rounded to whole replicas, stays within kPoolRatioTolerance of the first pool's: the
-  // requests the replay takes are the first pool's share, so a pool rounded up would serve them
-  // with more than its part of the system (24 prefill and 1 decode replicas replayed as 8 and 1
-  // gave the decode replica three times its capacity). k = most replays every replica.
-  for (int64_t k = std::min(most, kMaxReplayedReplicas);; ++k) {
-    const double f =
-        std::min(1.0, std::max(least, static_cast<double>(k) / static_cast<double>(most)));
-    replayed->clear();
-    for (int64_t r : pools) {
-      replayed->push_back(std::max<int64_t>(1, std::llround(static_cast<double>(r) * f)));
-    }
-    const double share =
-        static_cast<double>(replayed->front()) / static_cast<double>(pools.front());
-    bool kept = true;
-    for (size_t i = 1; i < pools.size(); ++i) {
-      const double want = static_cast<double>(pools[i]) * share;
-      kept &= std::abs(static_cast<double>((*replayed)[i]) - want) <= kPoolRatioTolerance * want;
-    }
-    if (kept || k >= most) return share;
-  }
+  return ReplayedPools(l.disaggregated ? std::vector<int64_t>{l.prefill.replicas, l.decode.replicas}
+                                       : std::vector<int64_t>{l.unified.replicas},
+                       replayed, least);
 }
 
 namespace {

@@ -25,10 +25,7 @@
 
 namespace parasim {
 
-inline constexpr int64_t kMaxReplayedReplicas = 8;
-// How far a pool's replayed replicas may stray from the first pool's share of its own (chosen:
-// the 1% the closed loop's client share keeps, kLeastReplayedClients).
-inline constexpr double kPoolRatioTolerance = 0.01;
+// kMaxReplayedReplicas and kPoolRatioTolerance: strategies/serving_spec.h.
 // A closed loop replays at least this many of its clients (or all of them), more replicas than
 // kMaxReplayedReplicas where it takes that: whole clients on a share of the replicas, within 1%
 // of the system's clients per replica (chosen: 0.5 / 64).

@@ -140,6 +140,25 @@ TEST_CASE("disaggregated pools replay in their own ratio: the decode pool's size
   replayed.clear();
   CHECK(ReplayedShare(one, &replayed) == 0.008);
   CHECK(replayed == std::vector<int64_t>{8});
+  // A closed loop's least share lifts every pool alike.
+  l.prefill.replicas = 24;
+  l.decode.replicas = 8;
+  replayed.clear();
+  CHECK(ReplayedShare(l, &replayed, 0.5) == 0.5);
+  CHECK(replayed == std::vector<int64_t>{12, 4});
+  // A ratio only a replay of thousands of replicas keeps is refused at the layout (65,535 + 1
+  // replayed 64,887 + 1: 11 s for 2,000 requests, minutes for 20,000).
+  l.prefill.replicas = 65535;
+  l.decode.replicas = 1;
+  ClusterSpec c = testing::ServingOn("h100-sxm5-80gb", 65536, "llama3-8b").cluster;
+  const ModelSpec m = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-8b").model;
+  const std::optional<ServingLayoutProblem> p = CheckServingLayout(l, m, c);
+  REQUIRE(p.has_value());
+  CHECK(p->key == "decode.replicas");
+  CHECK(p->message.find("only with 64887 replicas of the larger pool, more than the 1024") !=
+        std::string::npos);
+  l.prefill.replicas = 1000;  // 1000:1 replays 991 + 1
+  CHECK_FALSE(CheckServingLayout(l, m, c).has_value());
 
   // Offered more than one decode replica can take, the decode pool's size sets the throughput.
   ServingScenario s = Make("h100-sxm5-80gb", 32, "llama3-8b");

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/enum_names.h"
@@ -141,6 +142,32 @@ std::optional<ServingLayoutProblem> CheckPoolLayout(const PoolLayout& p, const M
   return std::nullopt;
 }
 
+double ReplayedPools(const std::vector<int64_t>& pools, std::vector<int64_t>* replayed,
+                     double least) {
+  const int64_t most = *std::max_element(pools.begin(), pools.end());
+  // The largest pool replays k of its replicas, the smallest k for which every other pool's
+  // share, rounded to whole replicas, stays within kPoolRatioTolerance of the first pool's: the
+  // requests the replay takes are the first pool's share, so a pool rounded up would serve them
+  // with more than its part of the system (24 prefill and 1 decode replicas replayed as 8 and 1
+  // gave the decode replica three times its capacity). k = most replays every replica.
+  for (int64_t k = std::min(most, kMaxReplayedReplicas);; ++k) {
+    const double f =
+        std::min(1.0, std::max(least, static_cast<double>(k) / static_cast<double>(most)));
+    replayed->clear();
+    for (int64_t r : pools) {
+      replayed->push_back(std::max<int64_t>(1, std::llround(static_cast<double>(r) * f)));
+    }
+    const double share =
+        static_cast<double>(replayed->front()) / static_cast<double>(pools.front());
+    bool kept = true;
+    for (size_t i = 1; i < pools.size(); ++i) {
+      const double want = static_cast<double>(pools[i]) * share;
+      kept &= std::abs(static_cast<double>((*replayed)[i]) - want) <= kPoolRatioTolerance * want;
+    }
+    if (kept || k >= most) return share;
+  }
+}
+
 std::optional<ServingLayoutProblem> CheckServingLayout(const ServingLayout& l, const ModelSpec& m,
                                                        const ClusterSpec& c) {
   for (const PoolLayout* p : l.disaggregated ? std::vector<const PoolLayout*>{&l.prefill, &l.decode}
@@ -155,6 +182,20 @@ std::optional<ServingLayoutProblem> CheckServingLayout(const ServingLayout& l, c
         l.disaggregated ? "decode.replicas" : "replicas",
         fmt::format("the layout takes {} GPUs ({}), more than the cluster's {}", l.gpus(),
                     FormatServingLayout(l), c.gpus())};
+  }
+  if (l.disaggregated) {
+    std::vector<int64_t> replayed;
+    ReplayedPools({l.prefill.replicas, l.decode.replicas}, &replayed);
+    const int64_t most = std::max(replayed[0], replayed[1]);
+    if (most > kMaxRatioReplicas) {
+      const bool prefill_smaller = l.prefill.replicas < l.decode.replicas;
+      return ServingLayoutProblem{
+          prefill_smaller ? "prefill.replicas" : "decode.replicas",
+          fmt::format("{} prefill and {} decode replicas: the replay keeps the pools' ratio "
+                      "within 1% only with {} replicas of the larger pool, more than the {} it "
+                      "replays; give pools in a ratio a few replicas keep (e.g. 64:1 or 3:1)",
+                      l.prefill.replicas, l.decode.replicas, most, kMaxRatioReplicas)};
+    }
   }
   return std::nullopt;
 }

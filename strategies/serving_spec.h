@@ -211,6 +211,20 @@ struct ServingLayoutProblem {
 };
 std::optional<ServingLayoutProblem> CheckPoolLayout(const PoolLayout& p, const ModelSpec& m);
 // The layout's GPUs against the cluster's, and each pool's layout.
+// A replay serves a share of the replicas, kMaxReplayedReplicas of the largest pool, the others
+// in its ratio: each pool's replayed replicas within kPoolRatioTolerance of the first pool's
+// share of its own (chosen: the 1% a closed loop's client share keeps), replaying more of the
+// largest pool where 8 cannot keep it (24 prefill and 1 decode replicas replay whole), up to
+// kMaxRatioReplicas (chosen: a replay's events scan its replicas, so 65,535 + 1 took 11 s for
+// 2,000 requests and minutes for 20,000; a layout whose ratio needs more is refused).
+inline constexpr int64_t kMaxReplayedReplicas = 8;
+inline constexpr double kPoolRatioTolerance = 0.01;
+inline constexpr int64_t kMaxRatioReplicas = 1024;
+// The replicas replayed of each pool (`pools`: replicas per pool, the first's share counting),
+// the largest pool's replayed share at least `least`; returns the first pool's share.
+double ReplayedPools(const std::vector<int64_t>& pools, std::vector<int64_t>* replayed,
+                     double least = 0);
+
 std::optional<ServingLayoutProblem> CheckServingLayout(const ServingLayout& l, const ModelSpec& m,
                                                        const ClusterSpec& c);
 // What the number formats ask of the GPU: its tensor cores for the activations' format.

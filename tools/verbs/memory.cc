@@ -31,33 +31,17 @@ struct Result {
   int replayed_stages = 0;  // stages whose activations the replay's peak sets (AdoptReplay)
 };
 
-// The planner's per-stage estimate holds where the schedule's order is plain (GPipe, 1F1B,
-// interleaved: equal to the replay's to the byte); a split backward's deferred weight gradients
-// hold what it bounds only roughly (a Llama 3 70B stage under zb-h2 with full recompute: 26.3
-// GiB planned, 39.8 GiB replayed). The replay decides what `run` and `sweep` say fits, so the
-// stages' activations here are what the replay's peak leaves beside the states and buffers.
-void AdoptReplay(const StepReport& rep, Result* res) {
-  MemoryReport& r = res->r;
-  if (rep.peak_memory_bytes.size() != r.stages.size()) return;
-  r.fits = true;
-  for (size_t i = 0; i < r.stages.size(); ++i) {
-    StageMemory& st = r.stages[i];
-    const double d = rep.peak_memory_bytes[i] - st.total();
-    if (std::abs(d) > 1) {
-      st.activations_bytes = std::max(0.0, st.activations_bytes + d);
-      res->replayed_stages += 1;
-    }
-    r.fits = r.fits && st.total() <= r.capacity_bytes;
-  }
-}
-
+// The stages' activations are what the replay's peak leaves beside the states and buffers
+// (AdoptReplayPeaks): the replay decides what `run` and `sweep` say fits. A step the replay
+// refuses (`run` exits 2 on it) is refused here too, not shown as the planner's figures alone.
 StatusOr<Result> Run(const Options& o, const VerbContext&) {
   Result res;
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadFixedScenario(o.scenario, o.sets));
   const Scenario& s = res.s;
   res.r = EstimateMemory(s.model, s.training, s.layout, s.cluster);
-  StatusOr<StepReport> rep = SimulateStep(s.model, s.training, s.layout, s.cluster, StepOptions{});
-  if (rep.ok()) AdoptReplay(*rep, &res);
+  PARASIM_ASSIGN_OR_RETURN(StepReport rep,
+                           SimulateStep(s.model, s.training, s.layout, s.cluster, StepOptions{}));
+  res.replayed_stages = AdoptReplayPeaks(rep.peak_memory_bytes, &res.r);
   return res;
 }
 
@@ -88,10 +72,17 @@ std::string ToText(const Result& res) {
       fmt::format("{}: memory per GPU ({} x {}, {})\n", ScenarioName(s), s.cluster.gpus(),
                   s.cluster.gpu.id, FormatBytes(s.cluster.gpu.memory));
   out += fmt::format("layout: {}\n", FormatLayout(s.layout, s.training, LayoutStyle::kSentence));
+  const bool master = s.training.precision != Dtype::kFp32 && s.training.precision != Dtype::kTf32;
   out += fmt::format(
       "model states: {:.0f} bytes per parameter before sharding (weights, gradients, "
-      "optimizer with fp32 master)\n\n",
-      r.bytes_per_param);
+      "optimizer{})\n\n",
+      r.bytes_per_param,
+      !master ? ", no master copy beside fp32 weights"
+              : fmt::format(" with a{} master copy",
+                            s.training.master_weights == MasterWeights::kFp32 ? "n fp32"
+                            : s.training.master_weights == MasterWeights::kRemainder
+                                ? " 16-bit remainder"
+                                : "n fp16"));
   out += fmt::format("{:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11} {:>11} {:>11}  {}\n",
                      "stage", "layers", "params", "weights", "grads", "optimizer", "activations",
                      "other", "total", "allocated", "fits");
@@ -122,7 +113,10 @@ std::string ToText(const Result& res) {
   if (!r.fits) {
     // What is not already in effect.
     std::vector<std::string> options;
-    if (s.layout.zero < 3) options.push_back("shard states (--set parallelism.zero=3)");
+    // ZeRO shards over the data-parallel (x CP) ranks: with one there is nothing to shard.
+    if (s.layout.zero < 3 && s.layout.dp * s.layout.cp > 1) {
+      options.push_back("shard states (--set parallelism.zero=3)");
+    }
     if (s.training.recompute != RecomputeKind::kFull) {
       options.push_back("recompute activations (--set training.recompute=full)");
     }

@@ -120,7 +120,9 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
                              SimulateStep(b.model, b.training, b.layout, b.cluster, {}));
     x.diff = DiffSteps(s, r, b, rb);
   }
+  // The breakdown adds up to the replay's peak per stage, as `memory`'s does.
   MemoryReport mem = EstimateMemory(s.model, s.training, s.layout, s.cluster);
+  AdoptReplayPeaks(r.peak_memory_bytes, &mem);
   if (GoodputModelled(s)) {
     PARASIM_ASSIGN_OR_RETURN(x.goodput, ModelGoodput(s, r.step_time_s, low));
   }
