@@ -51,8 +51,13 @@ py::object ToPython(const Json& j) {
       if (d == std::floor(d) && std::fabs(d) < 9e15) return py::int_(static_cast<int64_t>(d));
       return py::float_(d);
     }
-    case Json::Kind::kString:
-      return py::str(j.string_value());
+    case Json::Kind::kString: {
+      // As the CLI's JSON writes it: bytes that are not UTF-8 (a file name's) as U+FFFD.
+      const std::string& s = j.string_value();
+      PyObject* str = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+      if (str == nullptr) throw py::error_already_set();
+      return py::reinterpret_steal<py::str>(str);
+    }
     case Json::Kind::kArray: {
       py::list out;
       for (const Json& item : j.items()) out.append(ToPython(item));
@@ -67,12 +72,19 @@ py::object ToPython(const Json& j) {
   return py::none();
 }
 
-// A path (str or os.PathLike), or anything else as its str().
+// A path (str or os.PathLike, its bytes as the OS names it: os.fsencode, so that a file name
+// that is not UTF-8 reaches the file), or anything else as its str(). A NUL byte would cut the
+// C++ side's path where Python's open() refuses it: refused alike.
 std::string PathOrStr(py::handle value) {
+  std::string out;
   if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
-    return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+    py::object os = py::module_::import("os");
+    out = os.attr("fsencode")(os.attr("fspath")(value)).cast<std::string>();
+  } else {
+    out = py::str(value).cast<std::string>();
   }
-  return py::str(value).cast<std::string>();
+  if (out.find('\0') != std::string::npos) throw py::value_error("embedded null byte");
+  return out;
 }
 
 // A list flag's values: None, a str or path, a dict {"key": value} (--set's "key=value", a value
@@ -83,9 +95,11 @@ std::vector<std::string> ListOf(const Flag& f, py::handle value) {
   if (py::isinstance<py::dict>(value)) {
     py::object dumps = py::module_::import("json").attr("dumps");
     for (auto [key, v] : value.cast<py::dict>()) {
-      out.push_back(
-          py::str(key).cast<std::string>() + "=" +
-          (py::isinstance<py::str>(v) ? v.cast<std::string>() : dumps(v).cast<std::string>()));
+      // ensure_ascii=False: the YAML reader takes the characters, not JSON's surrogate pairs.
+      out.push_back(PathOrStr(py::str(key)) + "=" +
+                    (py::isinstance<py::str>(v)
+                         ? PathOrStr(v)
+                         : dumps(v, py::arg("ensure_ascii") = false).cast<std::string>()));
     }
   } else if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
     out.push_back(PathOrStr(value));
@@ -120,7 +134,9 @@ Document DocumentOf(py::handle value) {
   if (value.is_none()) return {};
   if (py::isinstance<py::dict>(value)) {
     py::object dumps = py::module_::import("json").attr("dumps");
-    return {"<dict>", dumps(value, py::arg("indent") = 1).cast<std::string>()};
+    return {
+        "<dict>",
+        dumps(value, py::arg("indent") = 1, py::arg("ensure_ascii") = false).cast<std::string>()};
   }
   return {PathOrStr(value), std::nullopt};
 }

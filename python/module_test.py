@@ -157,6 +157,20 @@ class RunTest(VerbTest):
             parasim.run(EXAMPLE, timing=True, repeat=0)
         self.assertEqual(str(e.exception), "--repeat=0:1:1: error: expected a value from 1 to 100000")
 
+    def test_text_beyond_ascii_and_nul_bytes(self):
+        # A character outside the BMP in a dict scenario went as a JSON surrogate pair, which the
+        # YAML reader refused ("invalid unicode: 55357"); the same name in a file ran.
+        named = dict(SMALL, name="run \U0001F600")
+        self.assertEqual(parasim.run(named)["scenario"], "run \U0001F600")
+        self.assertEqual(parasim.run(SMALL, set={"name": "\U0001F600"})["scenario"], "\U0001F600")
+        # A NUL cut the path where Python's open() refuses it ('s.yaml\0x' read s.yaml).
+        for call in (lambda: parasim.run(SEVEN + "\0garbage"),
+                     lambda: parasim.run(SEVEN, trace="out.json\0zzz"),
+                     lambda: parasim.run(SEVEN, set=["name=a\0b"])):
+            with self.assertRaises(ValueError) as e:
+                call()
+            self.assertIn("embedded null byte", str(e.exception))
+
     def test_arguments_are_checked_as_python_checks_them(self):
         with self.assertRaises(TypeError):
             parasim.run()

@@ -107,7 +107,14 @@ StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
   const std::string subsets = SubsetsPath(file);
   PARASIM_ASSIGN_OR_RETURN(YAML::Node root, LoadYaml(YamlInput(subsets), "subset lists"));
   const YAML::Node list = root.IsMap() ? root[name] : YAML::Node();
-  if (!list.IsDefined() || !list.IsSequence()) {
+  if (list.IsDefined() && !list.IsSequence()) {
+    const YAML::Mark m = list.Mark();
+    return InvalidArgument(
+        fmt::format("{}:{}:{}: error: {}: expected a list of case names (or "
+                    "file names), such as [case-a, case-b]",
+                    subsets, m.line + 1, m.column + 1, name));
+  }
+  if (!list.IsDefined()) {
     std::string keys;
     if (root.IsMap()) {
       for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + kv.first.Scalar();
@@ -116,6 +123,14 @@ StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
                                        name, subsets, name, keys));
   }
   for (const YAML::Node& n : list) {
+    if (!n.IsScalar()) {
+      // A mapping or a list here selected nothing and said nothing.
+      const YAML::Mark m = n.Mark();
+      return InvalidArgument(
+          fmt::format("{}:{}:{}: error: {}: expected a case name (or a file "
+                      "name), not a {}",
+                      subsets, m.line + 1, m.column + 1, name, n.IsMap() ? "mapping" : "list"));
+    }
     const std::string entry = n.Scalar();
     if (Names(entry, file)) out.whole_file = true;
     out.cases.insert(entry);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include "sim/json.h"
 
 namespace parasim::sim {
@@ -28,11 +30,15 @@ std::string ChromeTraceJson(const Program& p, const Timeline& tl,
   for (TaskId t = 0; t < p.num_tasks(); ++t) {
     uint8_t c = p.category(t);
     std::string cat = c < category_names.size() ? category_names[c] : fmt::format("cat{}", c);
+    // The start and the end each rounded to the nanosecond the text carries, the duration their
+    // difference: rounding the two apart left back-to-back spans 1 ns into each other, which a
+    // viewer nests.
+    const double ts = std::round(tl.start[t].microseconds() * 1e3) / 1e3;
+    const double end = std::round(tl.end[t].microseconds() * 1e3) / 1e3;
     emit(
         fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"name":{},"cat":{}}})",
-                    p.stream_rank(p.stream(t)), p.stream(t), tl.start[t].microseconds(),
-                    (tl.end[t] - tl.start[t]).microseconds(), JsonEscape(p.label_text(p.label(t))),
-                    JsonEscape(cat)));
+                    p.stream_rank(p.stream(t)), p.stream(t), ts, end - ts,
+                    JsonEscape(p.label_text(p.label(t))), JsonEscape(cat)));
   }
   for (const auto& m : tl.memory) {
     emit(fmt::format(R"({{"ph":"C","pid":{},"ts":{:.3f},"name":"memory","args":{{"GiB":{:.4f}}}}})",

@@ -47,7 +47,9 @@ StatusOr<ClusterSpec> Resize(const ClusterSpec& c, int64_t gpus) {
     out.nodes = gpus / c.gpus_per_node;
     // A one-node scenario names no scale-out fabric: more nodes would talk over nothing (a
     // zero-bandwidth link, a saturated step time) instead of being refused.
-    if (out.nodes > 1 && c.inter.bandwidth.bytes_per_second() <= 0) {
+    // (The loader's stand-in for a fabric not named is "none" at 1 B/s:
+    // scenarios/cluster_block.cc.)
+    if (out.nodes > 1 && (c.inter.id == "none" || c.inter.bandwidth.bytes_per_second() <= 1)) {
       return InvalidArgument(fmt::format(
           "--gpus: {} GPUs span {} nodes, but the scenario's cluster names no inter_node fabric "
           "to join them; add cluster.inter_node (a catalog fabric such as ib-ndr-400g) or stay "

@@ -117,6 +117,11 @@ TEST_CASE("resizing a cluster: whole nodes or one partial node") {
   const auto two = Resize(one.cluster, 16);
   REQUIRE_FALSE(two.ok());
   CHECK(two.status().message().find("no inter_node fabric") != std::string::npos);
+  // As the loader leaves it ("none" at 1 B/s), not only a zero one: `scale --gpus 16` replayed
+  // a step past 1e6 s and said so instead.
+  const auto loaded = Resize(s.cluster, 16);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.status().message().find("no inter_node fabric") != std::string::npos);
 }
 
 }  // namespace

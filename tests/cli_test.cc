@@ -2,12 +2,14 @@
 // refused with exit code 2 and a file:line:col message, the catalog lists every id.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -1052,4 +1054,82 @@ TEST_CASE("run and sweep --launch: the layout as the flags that launch it") {
 }
 
 }  // namespace
+TEST_CASE("options a verb cannot honour here are refused, never skipped with exit 0") {
+  // A serving scenario's run wrote no --trace or --svg and said nothing.
+  const std::string serve = Runfile("scenarios/llama3-70b-serve-8-h100.yaml");
+  const std::string out = std::string(std::getenv("TEST_TMPDIR")) + "/skipped.json";
+  for (const std::string& flag :
+       std::vector<std::string>{"--trace " + out, "--svg " + out, "--ops", "--full"}) {
+    CAPTURE(flag);
+    const auto r = RunParasim("run " + serve + " " + flag);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("applies to a training step") != std::string::npos);
+  }
+  // The serving validation files took --subset, --gpu and --nodes and counted every case.
+  const std::string file = Runfile("tests/validation/serving/train/mlperf-llama3.1-8b.yaml");
+  for (const std::string flag : {"--subset held_out", "--gpu b200", "--nodes 7"}) {
+    CAPTURE(flag);
+    const auto r = RunParasim("validate " + file + " " + flag);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("applies to training validation files") != std::string::npos);
+  }
+  // --gpu selects by the file's GPU; a --set that replaces it counted H100 predictions as A100's.
+  const auto both = RunParasim("validate " + Runfile("tests/validation/megatron-sc21-table1.yaml") +
+                               " --set cluster.gpu=h100-sxm5-80gb --gpu a100-sxm4-80gb");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("replaces the cluster.gpu that --gpu selects cases by") != std::string::npos);
+  // One file for --trace and --svg: the SVG replaced the trace, both said written.
+  const auto same = RunParasim("run " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml") +
+                               " --trace " + out + " --svg " + out);
+  CHECK(same.exit_code == 2);
+  CHECK(same.err.find("names the file --trace writes") != std::string::npos);
+}
+
+TEST_CASE("run --trace: spans on one track never run into each other") {
+  // Start and duration were rounded to the nanosecond apart: 259 of the 7B example's 11,481 spans
+  // began 1 ns before the one ahead of them ended, which a viewer nests.
+  const std::string out = std::string(std::getenv("TEST_TMPDIR")) + "/tracks.json";
+  REQUIRE(RunParasim("run " + Runfile("scenarios/llama2-7b-ddp-8-a100.yaml") + " --trace " + out)
+              .exit_code == 0);
+  std::ifstream in(out);
+  const std::regex span(R"re("ph":"X","pid":(\d+),"tid":(\d+),"ts":([0-9.]+),"dur":([0-9.]+))re");
+  std::map<std::pair<long, long>, std::vector<std::pair<double, double>>> tracks;
+  std::string line;
+  size_t spans = 0;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, span)) continue;
+    ++spans;
+    tracks[{std::stol(m[1]), std::stol(m[2])}].push_back({std::stod(m[3]), std::stod(m[4])});
+  }
+  CHECK(spans > 1000);
+  int overlaps = 0;
+  for (auto& [track, v] : tracks) {
+    std::sort(v.begin(), v.end());
+    for (size_t k = 1; k < v.size(); ++k) {
+      overlaps += v[k].first < v[k - 1].first + v[k - 1].second - 1e-6;
+    }
+  }
+  CHECK(overlaps == 0);
+}
+
+TEST_CASE("a subsets file whose list is not a list of names is an error at its line") {
+  // `training: dp8` said "has no list 'training' (it has: training)" at --subset; `- {a: 1}`
+  // selected no case and said nothing.
+  const std::filesystem::path dir = std::string(std::getenv("TEST_TMPDIR")) + "/subsets";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(Runfile("tests/validation/megatron-sc21-table1.yaml"),
+                             dir / "file.yaml", std::filesystem::copy_options::overwrite_existing);
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {"training: dp8\n", "subsets.yaml:1:11: error: training: expected a list"},
+           {"training:\n  - {a: 1}\n",
+            "subsets.yaml:2:5: error: training: expected a case name"}}) {
+    CAPTURE(text);
+    std::ofstream(dir / "subsets.yaml") << text;
+    const auto r = RunParasim("validate " + (dir / "file.yaml").string() + " --subset training");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(want) != std::string::npos);
+  }
+}
+
 }  // namespace parasim

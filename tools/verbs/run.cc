@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 
 #include "scenarios/serving_scenario.h"
@@ -122,12 +123,37 @@ Status WritePictures(const Options& o, const StepOptions& so, bool json, Result*
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
+  if (!o.trace.empty() && !o.svg.empty()) {
+    // One file for both: the SVG replaced the trace, and both were said written.
+    std::error_code ec;
+    const auto a = std::filesystem::weakly_canonical(o.trace, ec);
+    const auto b = std::filesystem::weakly_canonical(o.svg, ec);
+    if (a == b || o.trace == o.svg) {
+      return InvalidArgument(
+          fmt::format("--svg={}:1:7: error: names the file --trace writes ({}); "
+                      "give the two outputs two files",
+                      o.svg, o.trace));
+    }
+  }
   Result res{.launch = o.launch};
   if (IsServingScenario(o.scenario.Input())) {
     if (!o.launch.empty()) {
       return InvalidArgument(fmt::format(
           "{}: --launch {} prints a training layout's launch flags; a serving scenario has none",
           o.scenario.file, o.launch));
+    }
+    // The training step's outputs: a serving scenario replays requests, not a step (they were
+    // skipped with exit 0 and no file written).
+    for (const auto& [given, flag] :
+         {std::pair{!o.trace.empty(), "--trace"}, std::pair{!o.svg.empty(), "--svg"},
+          std::pair{o.ops, "--ops"}, std::pair{o.full, "--full"},
+          std::pair{o.timing, "--timing"}}) {
+      if (given) {
+        return InvalidArgument(fmt::format(
+            "{}: {} applies to a training step; a serving scenario replays requests (its "
+            "pictures: parasim report {} --out r.html)",
+            o.scenario.file, flag, o.scenario.file));
+      }
     }
     PARASIM_ASSIGN_OR_RETURN(res.serving, ServeDocument(o.scenario, o.sets, {}));
     return res;

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "sim/parse_units.h"
 #include "tools/text.h"
@@ -49,7 +52,34 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
           SuggestionHint(o.gpu, cat.hardware.GpuIds()), fmt::join(cat.hardware.GpuIds(), ", ")));
     }
   }
+  // --gpu and --nodes select cases by the hardware the file states; a --set that replaces it
+  // would have the filter count cases on one GPU as another's (H100 predictions as A100 cases).
+  for (const std::string& set : o.sets) {
+    for (const auto& [given, key, flag] : {std::tuple{!o.gpu.empty(), "cluster.gpu", "--gpu"},
+                                           std::tuple{o.nodes > 0, "cluster.nodes", "--nodes"}}) {
+      const std::string k = key;
+      if (given && (set.rfind(k + "=", 0) == 0 || set.rfind(k + ".", 0) == 0)) {
+        return InvalidArgument(fmt::format(
+            "--set={}:1:1: error: replaces the {} that {} selects cases by (the file's); "
+            "give one of them",
+            set, k, flag));
+      }
+    }
+  }
   if (IsServingValidationFile(o.file.Input())) {
+    // A serving file's subsets are its folders (train, heldout, reference); the case filters
+    // and the robustness swings are the training files'. Ignoring them counted every case.
+    for (const auto& [given, flag] :
+         {std::pair{!o.subset.empty(), "--subset"}, std::pair{!o.gpu.empty(), "--gpu"},
+          std::pair{o.nodes > 0, "--nodes"}, std::pair{o.robust, "--robust"}}) {
+      if (given) {
+        return InvalidArgument(fmt::format(
+            "{}:1:1: error: {} applies to training validation files; a serving file's subset "
+            "is its folder (tests/validation/serving/train, heldout, reference): validate "
+            "that folder's files, or leave {} out",
+            o.file.file, flag, flag));
+      }
+    }
     PARASIM_ASSIGN_OR_RETURN(res.serving,
                              ValidateServing(o.file.Input(), o.sets, o.jobs, o.search));
     return res;
