@@ -62,11 +62,12 @@ double BlockParams(const Block& b, bool experts_only) {
   return p;
 }
 
-double LoraParams(const Block& b, int r) {
+double LoraParams(const Block& b, int r, bool experts_only) {
   double p = 0;
   for (size_t i = 0; i < b.size(); ++i) {
     const Op& op = b.op(i);
     if (op.kind != OpKind::kGemm || op.name == "router") continue;
+    if (experts_only && !op.expert) continue;
     p += static_cast<double>(r) * (op.k + op.n) * op.batch;
   }
   return p;

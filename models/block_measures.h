@@ -25,7 +25,7 @@ double ForwardFlops(const Block& b);
 double BackwardFlops(const Block& b);
 double BlockParams(const Block& b, bool experts_only = false);
 // LoRA adapter parameters of a block on this rank: rank r on every linear layer but the router
-// (A: in x r, B: r x out; Hu et al. 2021).
-double LoraParams(const Block& b, int r);
+// (A: in x r, B: r x out; Hu et al. 2021); `experts_only`: the routed experts' alone.
+double LoraParams(const Block& b, int r, bool experts_only = false);
 
 }  // namespace parasim

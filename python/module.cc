@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/utf8.h"
 #include "tools/verbs/registry.h"
 
 namespace py = pybind11;
@@ -77,7 +78,9 @@ py::object ToPython(const Json& j) {
 // C++ side's path where Python's open() refuses it: refused alike.
 std::string PathOrStr(py::handle value) {
   std::string out;
-  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+  if (py::isinstance<py::bytes>(value)) {
+    out = value.cast<std::string>();  // a bytes path, as open() takes it
+  } else if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
     py::object os = py::module_::import("os");
     out = os.attr("fsencode")(os.attr("fspath")(value)).cast<std::string>();
   } else {
@@ -230,8 +233,11 @@ py::object Call(const Verb& verb, const py::args& args, const py::kwargs& kwargs
     }
   }
   if (!result.ok()) {
-    if (result.status().exit_code() == 2) throw InputError(result.status().message());
-    throw std::runtime_error(result.status().message());
+    // A message may quote a path that is not UTF-8: Python's str of it takes U+FFFD, as the
+    // CLI's JSON does (a strict decode raised UnicodeDecodeError in place of parasim.Error).
+    const std::string message = ReplaceInvalidUtf8(result.status().message());
+    if (result.status().exit_code() == 2) throw InputError(message);
+    throw std::runtime_error(message);
   }
   if (!notes.empty()) fmt::print(stderr, "{}", notes);
   // A sweep's 'layouts': every replayed layout as a flat record (what pandas.DataFrame wants),

@@ -170,6 +170,17 @@ class RunTest(VerbTest):
             with self.assertRaises(ValueError) as e:
                 call()
             self.assertIn("embedded null byte", str(e.exception))
+        # A path that is not UTF-8: read as the OS names it; an error quoting it is still
+        # parasim.Error (it was UnicodeDecodeError), the bad byte as U+FFFD.
+        missing = os.fsdecode(b"missing\xff.yaml")
+        with self.assertRaises(parasim.Error) as e:
+            parasim.run(missing)
+        self.assertIn("missing\ufffd.yaml", str(e.exception))
+        odd = self.files.write("odd.yaml", SMALL)
+        named = os.path.join(os.path.dirname(odd), os.fsdecode(b"odd\xff.yaml"))
+        shutil.copy(odd, named)
+        self.assertEqual(parasim.run(named), parasim.run(odd))
+        self.assertEqual(parasim.run(os.fsencode(odd)), parasim.run(odd))
 
     def test_arguments_are_checked_as_python_checks_them(self):
         with self.assertRaises(TypeError):

@@ -185,10 +185,22 @@ void MoeFlags(const Scenario& s, Flags& f) {
 // master it keeps is the 16-bit remainder beside the bf16 weights (optimizer_config.py
 // store_param_remainders, no flag turns it off); under the exported FP8 recipes (never delayed)
 // Megatron-Core keeps its own fp32 master (use_precision_aware_optimizer_no_fp8_or_ds_fp8).
-void OptimizerStateFlags(const Training& t, Flags& f) {
+// Megatron-Core takes the flag only beside the distributed optimizer (or Megatron-FSDP):
+// `distributed` says whether the layout's flags name one; else what it would set is listed.
+void OptimizerStateFlags(const Training& t, bool distributed, Flags& f) {
   const MasterWeights w = t.master_weights;
   const bool mixed = t.precision != Dtype::kFp32 && t.precision != Dtype::kTf32;
   if (t.moments != Dtype::kBf16 && (w == MasterWeights::kFp32 || !mixed)) return;
+  if (!distributed) {
+    const std::string why =
+        "--use-precision-aware-optimizer needs the distributed optimizer (parallelism.zero >= "
+        "1), which this layout does not run";
+    if (t.moments == Dtype::kBf16) f.Miss("training.moments", "bf16", why);
+    if (mixed && w != MasterWeights::kFp32) {
+      f.Miss("training.master_weights", std::string(MasterWeightsName(w)), why);
+    }
+    return;
+  }
   f.Add("--use-precision-aware-optimizer");
   if (t.moments == Dtype::kBf16) {
     f.Add("--exp-avg-dtype", "bf16");
@@ -212,7 +224,7 @@ void OptimizerStateFlags(const Training& t, Flags& f) {
   }
 }
 
-void PrecisionFlags(const Training& t, Flags& f) {
+void PrecisionFlags(const Training& t, bool distributed, Flags& f) {
   const Dtype p = t.precision;
   if (p == Dtype::kBf16 || p == Dtype::kFp8) f.Add("--bf16");
   if (p == Dtype::kFp16) f.Add("--fp16");
@@ -232,7 +244,7 @@ void PrecisionFlags(const Training& t, Flags& f) {
     f.Miss("training.grad_dtype", std::string(DtypeName(g)),
            "gradients in this type under this precision: Megatron-LM has no flag for it");
   }
-  OptimizerStateFlags(t, f);
+  OptimizerStateFlags(t, distributed, f);
   if (t.optimizer == OptimizerKind::kSgd) f.Add("--optimizer", "sgd");
 }
 
@@ -241,7 +253,10 @@ void TrainingFlags(const Scenario& s, Flags& f) {
   f.Add("--seq-length", t.seq_len);
   f.Add("--micro-batch-size", t.micro_batch);
   f.Add("--global-batch-size", t.global_batch);
-  PrecisionFlags(t, f);
+  // The flags name a distributed optimizer (ZeRO 1) or Megatron-FSDP (ZeRO 2, ZeRO 3 without
+  // gathered copies): LayoutFlags.
+  const Layout& l = s.layout;
+  PrecisionFlags(t, l.zero == 1 || l.zero == 2 || (l.zero == 3 && !l.zero3_copies), f);
   switch (t.recompute) {
     case RecomputeKind::kNone:
       break;

@@ -274,6 +274,16 @@ TEST_CASE("the optimizer's state types go out as the precision-aware optimizer's
   auto mback = RoundTrip(file, ml);
   REQUIRE_MESSAGE(mback.ok(), mback.status().message());
   CheckSamePrediction(*m, *mback);
+  // Without the distributed optimizer Megatron-Core refuses the flag: listed, not written.
+  auto plain =
+      LoadScenario(file, {"training.master_weights=remainder", "parallelism.zero=0"}, Cat());
+  REQUIRE_MESSAGE(plain.ok(), plain.status().message());
+  const LaunchConfig pl = ExportLaunch(*plain);
+  CHECK(MegatronScript(pl).find("--use-precision-aware-optimizer") == std::string::npos);
+  CHECK(missing(pl, "training.master_weights"));
+  auto pback = RoundTrip(file, pl);
+  REQUIRE_MESSAGE(pback.ok(), pback.status().message());
+  CheckSamePrediction(*plain, *pback);
   // An fp16 master goes out as --main-params-dtype.
   auto h = LoadScenario(file, {"training.master_weights=fp16"}, Cat());
   REQUIRE(h.ok());

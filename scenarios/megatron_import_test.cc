@@ -471,12 +471,17 @@ TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainde
   CHECK(plain->scenario.training.moments == Dtype::kFp32);
   CHECK(plain->scenario.training.master_weights == MasterWeights::kFp32);
   CHECK(listed(*plain, "--exp-avg-dtype"));
-  auto sgd = Import(kBase + "--use-precision-aware-optimizer --optimizer sgd");
+  auto sgd =
+      Import(kBase + "--use-distributed-optimizer --use-precision-aware-optimizer --optimizer sgd");
   REQUIRE_FALSE(sgd.ok());
   CHECK(sgd.status().message().find("supports Adam only") != std::string::npos);
+  auto local = Import(kBase + "--use-precision-aware-optimizer");
+  REQUIRE_FALSE(local.ok());
+  CHECK(local.status().message().find("with the distributed optimizer only") != std::string::npos);
   // Under it with --bf16: bf16 moments, and the fp32 master kept as its low 16 bits.
   auto aware = Import(kBase +
-                      "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                      "--use-distributed-optimizer --use-precision-aware-optimizer "
+                      "--exp-avg-dtype bf16 "
                       "--exp-avg-sq-dtype bf16");
   REQUIRE_MESSAGE(aware.ok(), aware.status().message());
   CHECK(aware->scenario.training.moments == Dtype::kBf16);
@@ -485,18 +490,23 @@ TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainde
   CHECK_FALSE(listed(*aware, "--use-precision-aware-optimizer"));
   // Current-scaling FP8: Megatron-Core keeps its own fp32 master; delayed scaling does not.
   auto fp8 = Import(kBase +
-                    "--use-precision-aware-optimizer --fp8-format hybrid "
-                    "--fp8-recipe tensorwise");
+                    "--use-distributed-optimizer --use-precision-aware-optimizer "
+                    "--fp8-format hybrid --fp8-recipe tensorwise");
   REQUIRE_MESSAGE(fp8.ok(), fp8.status().message());
   CHECK(fp8->scenario.training.master_weights == MasterWeights::kFp32);
-  auto delayed = Import(kBase + "--use-precision-aware-optimizer --fp8-format hybrid");
+  auto delayed = Import(
+      kBase + "--use-distributed-optimizer --use-precision-aware-optimizer --fp8-format hybrid");
   REQUIRE_MESSAGE(delayed.ok(), delayed.status().message());
   CHECK(delayed->scenario.training.master_weights == MasterWeights::kRemainder);
   // The recipe decides even without --fp8-format (OptimizerConfig takes it either way).
-  auto recipe_only = Import(kBase + "--use-precision-aware-optimizer --fp8-recipe tensorwise");
+  auto recipe_only =
+      Import(kBase +
+             "--use-distributed-optimizer --use-precision-aware-optimizer --fp8-recipe tensorwise");
   REQUIRE_MESSAGE(recipe_only.ok(), recipe_only.status().message());
   CHECK(recipe_only->scenario.training.master_weights == MasterWeights::kFp32);
-  auto half = Import(kBase + "--use-precision-aware-optimizer --main-params-dtype fp16");
+  auto half = Import(
+      kBase +
+      "--use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype fp16");
   REQUIRE_MESSAGE(half.ok(), half.status().message());
   CHECK(half->scenario.training.master_weights == MasterWeights::kFp16);
 }

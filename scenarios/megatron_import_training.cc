@@ -135,6 +135,12 @@ Status ReadOptimizer(Context& c) {
                                "not --optimizer {}",
                                opt));
   }
+  if (!r.Has("--use-distributed-optimizer") && !r.Has("--use-megatron-fsdp")) {
+    // get_megatron_optimizer raises it (megatron/core/optimizer/__init__.py).
+    return r.Error("--use-precision-aware-optimizer",
+                   "supported with the distributed optimizer only (Megatron-Core raises it): add "
+                   "--use-distributed-optimizer");
+  }
   c.Use("--use-precision-aware-optimizer");
   std::string moments;
   for (const char* f : {"--exp-avg-dtype", "--exp-avg-sq-dtype"}) {

@@ -129,7 +129,10 @@ StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
       return InvalidArgument(
           fmt::format("{}:{}:{}: error: {}: expected a case name (or a file "
                       "name), not a {}",
-                      subsets, m.line + 1, m.column + 1, name, n.IsMap() ? "mapping" : "list"));
+                      subsets, m.line + 1, m.column + 1, name,
+                      n.IsMap()    ? "mapping"
+                      : n.IsNull() ? "empty entry"
+                                   : "list"));
     }
     const std::string entry = n.Scalar();
     if (Names(entry, file)) out.whole_file = true;

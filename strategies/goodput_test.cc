@@ -229,6 +229,12 @@ TEST_CASE("a LoRA checkpoint holds the adapters once, whatever ZeRO shards") {
   }
   CHECK(bytes[0] > 0);
   for (int zero = 1; zero <= 3; ++zero) CHECK(bytes[zero] == doctest::Approx(bytes[0]));
+  // Nor TP: each rank's shards times TP had counted an adapter's unsplit side TP times.
+  s.layout.zero = 0;
+  s.layout.dp = 2;
+  s.layout.tp = 4;
+  s.layout.sp = true;
+  CHECK(GoodputInputsOf(s, 1.0).checkpoint.bytes == doctest::Approx(bytes[0]));
 }
 
 }  // namespace

@@ -54,13 +54,16 @@ namespace {
 // expert, dense and LoRA parameters, the activations its recompute mode keeps, and those it
 // drops (rebuilt during backward).
 struct LayerBytes {
-  double expert, dense, lora, kept, dropped;
+  double expert, dense, lora, lora_expert, kept, dropped;
 };
 
 LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
   const double kept = ActivationBytes(blk, t.recompute);
-  return LayerBytes{BlockParams(blk, true), BlockParams(blk) - BlockParams(blk, true),
-                    lora ? LoraParams(blk, t.lora_rank) : 0.0, kept,
+  return LayerBytes{BlockParams(blk, true),
+                    BlockParams(blk) - BlockParams(blk, true),
+                    lora ? LoraParams(blk, t.lora_rank) : 0.0,
+                    lora ? LoraParams(blk, t.lora_rank, /*experts_only=*/true) : 0.0,
+                    kept,
                     ActivationBytes(blk, RecomputeKind::kNone) - kept};
 }
 
@@ -93,7 +96,7 @@ double WeightGradHold(const ModelSpec& m, const ModelGraph& g, const Training& t
 // micro-batch (each chunk's, and the most that recompute rebuilds of one layer).
 struct StageContents {
   int layers = 0;
-  double dense = 0, expert = 0, lora = 0;
+  double dense = 0, expert = 0, lora = 0, lora_expert = 0;  // lora_expert: of lora, the experts'
   double act_per_mb = 0, act_full_layer = 0;
   double head_transient = 0;  // the loss's working memory, where the stage holds the LM head
   std::vector<double> chunk_bytes;
@@ -181,7 +184,10 @@ class StageAccounting {
         const LayerBytes& lb = layer_bytes_[static_cast<int>(m_.KindOf(i))];
         c.expert += lb.expert;
         c.dense += lb.dense;
-        if (lora_) c.lora += lb.lora;
+        if (lora_) {
+          c.lora += lb.lora;
+          c.lora_expert += lb.lora_expert;
+        }
         if (recomputed_[static_cast<size_t>(i)]) {
           bytes += lb.kept;
           c.act_full_layer = std::max(c.act_full_layer, lb.dropped);
@@ -230,25 +236,26 @@ class StageAccounting {
     const double dense = c.dense, expert = c.expert;
     st->params = dense + expert;
     const double shard_dense = static_cast<double>(l_.dp) * l_.cp;  // ZeRO shards over DP (x CP)
+    const double shard_expert = std::max(1.0, l_.expert_data_width());  // edp
+    // This rank's part of dense and expert parameters' bytes, sharded or whole.
+    auto sharded = [&](double per_param, double d, double e, bool on) {
+      return on ? per_param * (d / shard_dense + e / shard_expert) : per_param * (d + e);
+    };
     if (lora_) {
       // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
-      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter). ZeRO shards the adapters' states
-      // as it does a model's (1: optimizer, 2: gradients, 3: and every parameter, the frozen
-      // base's too: FSDP's FULL_SHARD and DeepSpeed's stage 3 partition all parameters).
-      auto sharded = [&](bool on) { return on ? shard_dense : 1.0; };
+      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter), whole on every rank: the replay
+      // neither shards nor gathers it (FSDP's FULL_SHARD of a LoRA model, which does both, is
+      // not modelled). ZeRO shards the adapters' states as it does a model's, the experts'
+      // over the ranks that hold the same experts.
+      const double ld = c.lora - c.lora_expert, le = c.lora_expert;
       st->params_bytes =
-          (st->params * BaseBytesPerParam() + c.lora * rule_.weights) / sharded(l_.zero >= 3);
-      st->grads_bytes = c.lora * rule_.grads / sharded(l_.shards_gradients());
-      st->optimizer_bytes = c.lora * rule_.optimizer / sharded(l_.zero >= 1);
+          st->params * BaseBytesPerParam() + sharded(rule_.weights, ld, le, l_.zero >= 3);
+      st->grads_bytes = sharded(rule_.grads, ld, le, l_.shards_gradients());
+      st->optimizer_bytes = sharded(rule_.optimizer, ld, le, l_.zero >= 1);
       st->params += c.lora;
       return;
     }
-    const double shard_expert = std::max(1.0, l_.expert_data_width());  // edp
-    // This rank's part of dense and expert parameters' bytes, sharded or whole.
-    auto part = [&](double per_param, bool sharded) {
-      return sharded ? per_param * (dense / shard_dense + expert / shard_expert)
-                     : per_param * (dense + expert);
-    };
+    auto part = [&](double per_param, bool on) { return sharded(per_param, dense, expert, on); };
     st->params_bytes = part(rule_.weights, l_.zero >= 3);
     // The accumulated gradients stay whole until a reduction after the last micro-batch,
     // ZeRO 2/3 included (grad_reduce: step); sharded when every micro-batch reduces them.
@@ -290,9 +297,8 @@ class StageAccounting {
   void Buffers(const StageContents& c, StageMemory* st) const {
     double comm = 0;
     if (l_.zero == 3 && st->layers > 0) {
-      // Two layers' parameters gathered whole (LoRA: the frozen base's and the adapters').
-      const double per_param = lora_ ? BaseBytesPerParam() : rule_.weights;
-      comm += 2 * (per_param * (c.dense + c.expert) + c.lora * rule_.weights) / st->layers;
+      // Two layers' parameters gathered whole (LoRA: the adapters', the base being whole).
+      comm += 2 * rule_.weights * (lora_ ? c.lora : c.dense + c.expert) / st->layers;
     }
     st->other_bytes = comm + workspaces_;
     st->reserve_bytes = kFrameworkReserveBytes;

@@ -191,7 +191,7 @@ TEST_CASE("LoRA trains adapters only; QLoRA stores the base in about 4 bits") {
   CHECK(q.stages[0].params_bytes / p == doctest::Approx(0.52).epsilon(0.05));
 }
 
-TEST_CASE("LoRA under ZeRO: the adapters' states shard over DP, and stage 3 the frozen base too") {
+TEST_CASE("LoRA under ZeRO: the adapters' states shard over DP; the frozen base stays whole") {
   // They stayed whole at every stage, and ZeRO-3 added its gather buffer on top: 8 A100 with
   // Llama 2 13B adapters read 31.5 GiB at ZeRO 0 and 1, 32.7 GiB at ZeRO 3.
   Setup su;
@@ -213,10 +213,30 @@ TEST_CASE("LoRA under ZeRO: the adapters' states shard over DP, and stage 3 the 
   CHECK(z1.grads_bytes == z0.grads_bytes);
   CHECK(z2.grads_bytes == doctest::Approx(z0.grads_bytes / 8));
   CHECK(z2.params_bytes == z0.params_bytes);
-  CHECK(z3.params_bytes == doctest::Approx(z0.params_bytes / 8));
+  // Stage 3 shards the adapters' weights (2 bytes each, as their bf16 gradients): the frozen
+  // base stays whole, as the replay neither shards nor gathers it.
+  CHECK(z0.params_bytes - z3.params_bytes == doctest::Approx(z0.grads_bytes * 7 / 8));
   CHECK(z3.total() < z2.total());
   CHECK(z2.total() < z1.total());
   CHECK(z1.total() < z0.total());
+  // Experts' adapters shard over the ranks that hold the same experts (edp = 2 here), not over
+  // all 16 data-parallel ranks.
+  ModelSpec mix = *su.models.Find("mixtral-8x7b");
+  Layout e;
+  e.tp = 2;
+  e.sp = true;
+  e.dp = 16;
+  e.ep = 8;
+  Training tm = t;
+  tm.global_batch = 64;
+  tm.micro_batch = 1;
+  auto moe = [&](int zero) {
+    e.zero = zero;
+    return EstimateMemory(mix, tm, e, su.cluster).stages[0];
+  };
+  const StageMemory m0 = moe(0), m1 = moe(1);
+  CHECK(m1.optimizer_bytes > 2 * m0.optimizer_bytes / 16);
+  CHECK(m1.optimizer_bytes < m0.optimizer_bytes / 2);
 }
 
 TEST_CASE("the replay's peaks set each stage's activations, and the micro-batches in flight") {

@@ -1083,6 +1083,18 @@ TEST_CASE("options a verb cannot honour here are refused, never skipped with exi
                                " --trace " + out + " --svg " + out);
   CHECK(same.exit_code == 2);
   CHECK(same.err.find("names the file --trace writes") != std::string::npos);
+  // The same file named two ways, before it exists ("./x" and "x" compared apart).
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const auto spelled = testing::RunShell("cd " + dir + " && " + Runfile("tools/parasim") + " run " +
+                                         Runfile("scenarios/llama2-7b-ddp-8-a100.yaml") +
+                                         " --trace ./fresh.json --svg fresh.json");
+  CHECK(spelled.exit_code == 2);
+  // A whole cluster block in one --set replaces the GPU too.
+  const auto block = RunParasim(
+      "validate " + Runfile("tests/validation/megatron-sc21-table1.yaml") +
+      " --set 'cluster={gpu: h100-sxm5-80gb, gpus_per_node: 8, intra_node: nvlink4-h100}'" +
+      " --gpu a100-sxm4-80gb");
+  CHECK(block.exit_code == 2);
 }
 
 TEST_CASE("run --trace: spans on one track never run into each other") {

@@ -125,10 +125,12 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
   if (!o.trace.empty() && !o.svg.empty()) {
     // One file for both: the SVG replaced the trace, and both were said written.
-    std::error_code ec;
-    const auto a = std::filesystem::weakly_canonical(o.trace, ec);
-    const auto b = std::filesystem::weakly_canonical(o.svg, ec);
-    if (a == b || o.trace == o.svg) {
+    // Absolute first: weakly_canonical leaves a path that does not exist yet relative, so
+    // "./t.json" and "t.json" compared apart.
+    std::error_code ea, eb;
+    const auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(o.trace), ea);
+    const auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(o.svg), eb);
+    if ((!ea && !eb && a == b) || o.trace == o.svg) {
       return InvalidArgument(
           fmt::format("--svg={}:1:7: error: names the file --trace writes ({}); "
                       "give the two outputs two files",

@@ -58,7 +58,8 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
     for (const auto& [given, key, flag] : {std::tuple{!o.gpu.empty(), "cluster.gpu", "--gpu"},
                                            std::tuple{o.nodes > 0, "cluster.nodes", "--nodes"}}) {
       const std::string k = key;
-      if (given && (set.rfind(k + "=", 0) == 0 || set.rfind(k + ".", 0) == 0)) {
+      const bool whole_cluster = set.rfind("cluster=", 0) == 0;  // a block in one --set
+      if (given && (whole_cluster || set.rfind(k + "=", 0) == 0 || set.rfind(k + ".", 0) == 0)) {
         return InvalidArgument(fmt::format(
             "--set={}:1:1: error: replaces the {} that {} selects cases by (the file's); "
             "give one of them",
