@@ -193,8 +193,8 @@ void OptimizerStateFlags(const Training& t, bool distributed, Flags& f) {
   if (t.moments != Dtype::kBf16 && (w == MasterWeights::kFp32 || !mixed)) return;
   if (!distributed) {
     const std::string why =
-        "--use-precision-aware-optimizer needs the distributed optimizer (parallelism.zero >= "
-        "1), which this layout does not run";
+        "--use-precision-aware-optimizer needs the distributed optimizer or Megatron-FSDP "
+        "(parallelism.zero 1 or 2, or 3 without zero3_copies), which this layout does not run";
     if (t.moments == Dtype::kBf16) f.Miss("training.moments", "bf16", why);
     if (mixed && w != MasterWeights::kFp32) {
       f.Miss("training.master_weights", std::string(MasterWeightsName(w)), why);
