@@ -107,8 +107,9 @@ void LayerPricer::GemmTimes(const Op& op, Duration accumulate, OpTime* ot) const
   }
   if (op.fp8) AddFp8Casts(op, ot);
   ot->wgrad += accumulate;  // after the weight-gradient GEMM, in its pass
-  if (t.finetune == FinetuneKind::kQlora && op.params > 0) {
-    // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight).
+  if (t.finetune == FinetuneKind::kQlora && op.params > 0 && op.name != "lm_head") {
+    // 4-bit weights dequantised to bf16 before each use (read 0.5 B, write 2 B a weight); the
+    // LM head stays 16-bit (StageAccounting::BaseBytes).
     Duration dq = cm.MemoryTime(Bytes(op.params * 2.5));
     ot->fwd += dq;
     ot->bwd += dq;

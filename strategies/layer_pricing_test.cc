@@ -1,6 +1,7 @@
 // Layer pricing tests: every op of a block priced in each phase with its collectives; a
 // separate gradient-accumulation pass lengthens the weight gradients of the ops with weights
-// only; FP8's casts lengthen its GEMMs; node-limited routing shares an all-to-all's bytes.
+// only; FP8's casts lengthen its GEMMs; QLoRA dequantises the layers' weights; node-limited
+// routing shares an all-to-all's bytes.
 #include "strategies/layer_pricing.h"
 
 #include <doctest/doctest.h>
@@ -15,15 +16,16 @@ namespace {
 
 using testing::Bench;
 
-// The dense layer of `b`'s model priced for its layout.
-BlockTime PriceDense(const Bench& b) {
+// The dense layer (or the LM head) of `b`'s model priced for its layout.
+BlockTime PriceDense(const Bench& b, bool head = false) {
   StepOptions options;
   LoweredStep out;
   LoweringContext ctx(b.model, b.t, b.l, b.cluster, options, &out);
   const auto graph = SharedModelGraph(b.model, RankShape(b.t, b.l));
+  const Block& block = head ? graph->head : graph->dense;
   BlockTime bt;
-  LayerPricer(ctx).Price(graph->dense, &bt);
-  REQUIRE(bt.ops.size() == graph->dense.size());
+  LayerPricer(ctx).Price(block, &bt);
+  REQUIRE(bt.ops.size() == block.size());
   return bt;
 }
 
@@ -87,6 +89,19 @@ TEST_CASE("FP8 training: Linears faster in FP8, with their casts") {
     gemm8 += fp8.ops[i].wgrad;
   }
   CHECK(gemm8 < gemm16);
+}
+
+TEST_CASE("QLoRA dequantises the layers' 4-bit Linears before each use, not the 16-bit LM head") {
+  Bench b(8);
+  b.l.dp = 8;
+  auto price = [&b](FinetuneKind f, bool head) {
+    b.t.finetune = f;
+    Duration fwd;
+    for (const OpTime& op : PriceDense(b, head).ops) fwd += op.fwd;
+    return fwd;
+  };
+  CHECK(price(FinetuneKind::kQlora, false) > price(FinetuneKind::kLora, false));
+  CHECK(price(FinetuneKind::kQlora, true) == price(FinetuneKind::kLora, true));
 }
 
 TEST_CASE("node-limited routing: a token crosses the network once per node, to at most M nodes") {

@@ -97,6 +97,7 @@ double WeightGradHold(const ModelSpec& m, const ModelGraph& g, const Training& t
 struct StageContents {
   int layers = 0;
   double dense = 0, expert = 0, lora = 0, lora_expert = 0;  // lora_expert: of lora, the experts'
+  double tables = 0;  // of dense: the embedding tables and the LM head (16-bit under QLoRA)
   double act_per_mb = 0, act_full_layer = 0;
   double head_transient = 0;  // the loss's working memory, where the stage holds the LM head
   std::vector<double> chunk_bytes;
@@ -196,15 +197,21 @@ class StageAccounting {
         }
       }
       c.layers += vs.layers;
-      if (vs.embedding) c.dense += BlockParams(g_.embedding);
+      // An embedding table or the LM head: dense parameters, kept 16-bit under QLoRA.
+      auto table = [&c](double params) {
+        c.dense += params;
+        c.tables += params;
+      };
+      if (vs.embedding) table(BlockParams(g_.embedding));
       if (vs.head) {
-        c.dense += BlockParams(g_.head) + mtp_dense_;
+        table(BlockParams(g_.head));
+        c.dense += mtp_dense_;
         c.expert += mtp_expert_;
         // A tied LM head away from its route's embedding (stage 0, or stage p-1 for
         // DualPipe's upward copy) keeps its own copy of the table.
         const bool apart = schedule_.bidirectional() ? l_.pp > 1 : s != 0;
         if (m_.tied_embeddings && apart) {
-          c.dense += static_cast<double>(m_.vocab) * m_.hidden / l_.tp;
+          table(static_cast<double>(m_.vocab) * m_.hidden / l_.tp);
         }
         if (m_.mtp_depth > 0 && !schedule_.bidirectional() && s != 0) {
           // Multi-token prediction embeds the next tokens on the stage of the LM head, and
@@ -214,7 +221,7 @@ class StageAccounting {
           // allocated beside it all the same (skip_weight_param_allocation only where
           // pre_process). DualPipe holds both ends on one rank (DeepSeek-V3, arXiv:2412.19437
           // Sec. 3.2.1), so shares them.
-          c.dense += BlockParams(g_.embedding);
+          table(BlockParams(g_.embedding));
         }
         bytes += ActivationBytes(g_.head, RecomputeKind::kNone) + mtp_act_;
         c.head_transient = TransientBytes(g_.head);
@@ -225,9 +232,16 @@ class StageAccounting {
     return c;
   }
 
-  // Bytes of a frozen base parameter under LoRA: its 16 bits, or QLoRA's 4-bit NormalFloat.
-  double BaseBytesPerParam() const {
-    return t_.finetune == FinetuneKind::kQlora ? 4.127 / 8 : rule_.weights;
+  // Bytes of the frozen base under LoRA: 16 bits a parameter; QLoRA's 4-bit NormalFloat with
+  // double quantisation (Dettmers et al. 2023: 4 + 0.127 bits a parameter) for the layers'
+  // Linears, while the embedding tables and the LM head stay 16-bit (bitsandbytes replaces
+  // nn.Linear modules but the output embedding, transformers' get_keys_to_not_convert, and no
+  // nn.Embedding; the QLoRA paper's qlora.py casts both back to bf16 after
+  // prepare_model_for_kbit_training). The layers' norms, cast to fp32 there, are counted 4-bit
+  // (2 h parameters a layer).
+  double BaseBytes(const StageContents& c) const {
+    if (t_.finetune != FinetuneKind::kQlora) return (c.dense + c.expert) * rule_.weights;
+    return (c.dense + c.expert - c.tables) * (4.127 / 8) + c.tables * rule_.weights;
   }
 
   // Parameters, gradients and optimizer states: LoRA's over a frozen base, or the whole
@@ -242,14 +256,12 @@ class StageAccounting {
       return on ? per_param * (d / shard_dense + e / shard_expert) : per_param * (d + e);
     };
     if (lora_) {
-      // Frozen base: bf16, or 4-bit NormalFloat with double quantisation for QLoRA
-      // (Dettmers et al. 2023: 4 + 0.127 bits per parameter), whole on every rank: the replay
+      // Frozen base (BaseBytes), whole on every rank: the replay
       // neither shards nor gathers it (FSDP's FULL_SHARD of a LoRA model, which does both, is
       // not modelled). ZeRO shards the adapters' states as it does a model's, the experts'
       // over the ranks that hold the same experts.
       const double ld = c.lora - c.lora_expert, le = c.lora_expert;
-      st->params_bytes =
-          st->params * BaseBytesPerParam() + sharded(rule_.weights, ld, le, l_.zero >= 3);
+      st->params_bytes = BaseBytes(c) + sharded(rule_.weights, ld, le, l_.zero >= 3);
       st->grads_bytes = sharded(rule_.grads, ld, le, l_.shards_gradients());
       st->optimizer_bytes = sharded(rule_.optimizer, ld, le, l_.zero >= 1);
       st->params += c.lora;
