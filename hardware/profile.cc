@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "sim/io.h"
@@ -296,6 +297,89 @@ void MarkMeasured(const CalibrationProfile& p, ClusterSpec* c) {
   }
 }
 
+// The lines that say what a profile replaced: each value with the one it replaced, that one
+// named the catalog's, or the scenario's where the scenario's GPU or fabric mapping set it.
+class Replacements {
+ public:
+  // The values of a GPU or fabric that `keys` and `inline_spec` describe.
+  void Of(const std::vector<std::string>& keys, bool inline_spec) {
+    keys_ = &keys;
+    inline_ = inline_spec;
+  }
+  const char* Origin(std::string_view key) const {
+    const bool set = inline_ || std::find(keys_->begin(), keys_->end(), key) != keys_->end();
+    return set ? "scenario" : "catalog";
+  }
+  void Num(const std::string& what, std::string_view key, const std::optional<double>& v,
+           double* field) {
+    if (!v) return;
+    lines.push_back(fmt::format("{} {:.3g} ({} {:.3g})", what, *v, Origin(key), *field));
+    *field = *v;
+  }
+  void Time(const std::string& what, std::string_view key, const std::optional<Duration>& v,
+            Duration* field) {
+    if (!v) return;
+    lines.push_back(fmt::format("{} {} ({} {})", what, FormatDuration(*v), Origin(key),
+                                FormatDuration(*field)));
+    *field = *v;
+  }
+  std::vector<std::string> lines;
+
+ private:
+  const std::vector<std::string>* keys_ = nullptr;
+  bool inline_ = false;
+};
+
+// The GPU's compute values a profile measured.
+void ReplaceCompute(const CalibrationProfile& p, GpuSpec* g, Replacements* r) {
+  const double before_fp8 = g->Fp8GemmEfficiency();  // before the profile's 16-bit one
+  const std::string fp8_origin =
+      r->Origin(g->gemm_efficiency_fp8 > 0 ? "gemm_efficiency_fp8" : "gemm_efficiency");
+  for (auto [key, v, field] :
+       {std::tuple{"gemm_efficiency", &p.gemm_efficiency, &g->gemm_efficiency},
+        {"memory_efficiency", &p.memory_efficiency, &g->memory_efficiency},
+        {"sustained_factor", &p.sustained_factor, &g->sustained_factor},
+        {"contended_compute", &p.contended_compute, &g->contended_compute},
+        {"contended_memory", &p.contended_memory, &g->contended_memory}}) {
+    r->Num(key, key, *v, field);
+  }
+  for (auto [key, v, field] :
+       {std::tuple{"launch_overhead", &p.launch_overhead, &g->launch_overhead},
+        {"host_op_time", &p.host_op_time, &g->host_op_time},
+        {"host_micro_batch_time", &p.host_micro_batch_time, &g->host_micro_batch_time},
+        {"host_step_time", &p.host_step_time, &g->host_step_time}}) {
+    r->Time(key, key, *v, field);
+  }
+  if (p.gemm_efficiency_fp8) {
+    r->lines.push_back(fmt::format("gemm_efficiency_fp8 {:.3g} ({} {:.3g})", *p.gemm_efficiency_fp8,
+                                   fp8_origin, before_fp8));
+    g->gemm_efficiency_fp8 = *p.gemm_efficiency_fp8;
+  }
+  for (auto [key, from, to] :
+       {std::tuple{"attention_standard", &p.attention_standard, &g->attention_standard},
+        {"attention_flash", &p.attention_flash, &g->attention_flash}}) {
+    if (!*from) continue;
+    const std::string was =
+        to->forward > 0
+            ? fmt::format("{} {:.3g}, {:.3g}", r->Origin(key), to->forward, to->backward)
+            : fmt::format("{}: derived from gemm_efficiency", r->Origin("gemm_efficiency"));
+    r->lines.push_back(fmt::format("{} forward {:.3g}, backward {:.3g} ({})", key, (*from)->forward,
+                                   (*from)->backward, was));
+    *to = **from;
+  }
+  if (p.elementwise_rates) {
+    r->lines.push_back(
+        fmt::format("elementwise_rates ({}: {})", r->Origin("elementwise_rates"),
+                    g->elementwise_rates.any() ? "measured rates" : "none, bandwidth alone"));
+    g->elementwise_rates = *p.elementwise_rates;
+  }
+  if (!p.gemm_shapes.empty()) {
+    r->lines.push_back(
+        fmt::format("{} measured GEMM shapes (catalog: the shape curve)", p.gemm_shapes.size()));
+    g->gemm_shapes = p.gemm_shapes;
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProfile& p,
@@ -306,68 +390,24 @@ StatusOr<std::vector<std::string>> ApplyCalibrationProfile(const CalibrationProf
         "calibrate on the cluster's GPU or drop cluster.calibration",
         p.gpu_where.empty() ? p.file + ":1:1" : p.gpu_where, p.gpu, c->gpu.id));
   }
-  std::vector<std::string> changed;
-  auto num = [&](const char* what, const std::optional<double>& v, double* field) {
-    if (!v) return;
-    changed.push_back(fmt::format("{} {:.3g} (catalog {:.3g})", what, *v, *field));
-    *field = *v;
-  };
-  auto time = [&](const std::string& what, const std::optional<Duration>& v, Duration* field) {
-    if (!v) return;
-    changed.push_back(
-        fmt::format("{} {} (catalog {})", what, FormatDuration(*v), FormatDuration(*field)));
-    *field = *v;
-  };
-  const double catalog_fp8 = c->gpu.Fp8GemmEfficiency();  // before the profile's 16-bit one
-  num("gemm_efficiency", p.gemm_efficiency, &c->gpu.gemm_efficiency);
-  num("memory_efficiency", p.memory_efficiency, &c->gpu.memory_efficiency);
-  time("launch_overhead", p.launch_overhead, &c->gpu.launch_overhead);
-  time("host_op_time", p.host_op_time, &c->gpu.host_op_time);
-  time("host_micro_batch_time", p.host_micro_batch_time, &c->gpu.host_micro_batch_time);
-  time("host_step_time", p.host_step_time, &c->gpu.host_step_time);
-  num("sustained_factor", p.sustained_factor, &c->gpu.sustained_factor);
-  num("contended_compute", p.contended_compute, &c->gpu.contended_compute);
-  num("contended_memory", p.contended_memory, &c->gpu.contended_memory);
-  if (p.gemm_efficiency_fp8) {
-    changed.push_back(fmt::format("gemm_efficiency_fp8 {:.3g} (catalog {:.3g})",
-                                  *p.gemm_efficiency_fp8, catalog_fp8));
-    c->gpu.gemm_efficiency_fp8 = *p.gemm_efficiency_fp8;
-  }
-  for (auto [key, from, to] :
-       {std::tuple{"attention_standard", &p.attention_standard, &c->gpu.attention_standard},
-        {"attention_flash", &p.attention_flash, &c->gpu.attention_flash}}) {
-    if (!*from) continue;
-    changed.push_back(
-        fmt::format("{} forward {:.3g}, backward {:.3g} (catalog: derived from "
-                    "gemm_efficiency)",
-                    key, (*from)->forward, (*from)->backward));
-    *to = **from;
-  }
-  if (p.elementwise_rates) {
-    changed.push_back(
-        fmt::format("elementwise_rates (catalog: {})",
-                    c->gpu.elementwise_rates.any() ? "measured rates" : "none, bandwidth alone"));
-    c->gpu.elementwise_rates = *p.elementwise_rates;
-  }
-  if (!p.gemm_shapes.empty()) {
-    changed.push_back(
-        fmt::format("{} measured GEMM shapes (catalog: the shape curve)", p.gemm_shapes.size()));
-    c->gpu.gemm_shapes = p.gemm_shapes;
-  }
+  Replacements r;
+  r.Of(c->gpu.scenario_keys, c->gpu.inline_spec);
+  ReplaceCompute(p, &c->gpu, &r);
   for (const FabricFit& f : p.fabrics) {
     for (FabricSpec* spec : {&c->intra, &c->inter}) {
       if (spec->id != f.id) continue;
-      num((f.id + " efficiency").c_str(), f.efficiency, &spec->efficiency);
-      time(f.id + " latency", f.latency, &spec->latency);
+      r.Of(spec->scenario_keys, spec->inline_spec);
+      r.Num(f.id + " efficiency", "efficiency", f.efficiency, &spec->efficiency);
+      r.Time(f.id + " latency", "latency", f.latency, &spec->latency);
       if (!f.collectives.empty()) {
-        changed.push_back(fmt::format("{} alpha-beta for {} collective x algorithm x group cases",
+        r.lines.push_back(fmt::format("{} alpha-beta for {} collective x algorithm x group cases",
                                       f.id, f.collectives.size()));
         spec->collectives = f.collectives;
       }
     }
   }
   MarkMeasured(p, c);
-  return changed;
+  return r.lines;
 }
 
 }  // namespace parasim

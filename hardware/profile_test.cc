@@ -70,6 +70,28 @@ TEST_CASE("a profile replaces the catalog defaults and says which") {
         1.5 * ar_before);
 }
 
+TEST_CASE("a replaced value set by the scenario's GPU or fabric mapping is called the scenario's") {
+  // An extended GPU's gemm_efficiency and fabric latency came from the scenario, its other
+  // values from the catalog; an inline fabric's all from the scenario.
+  auto p = ParseCalibrationProfile(kProfile, "p.yaml");
+  REQUIRE(p.ok());
+  ClusterSpec c = H100();
+  c.gpu.gemm_efficiency = 0.5;
+  c.gpu.scenario_keys = {"gemm_efficiency"};
+  c.intra.inline_spec = true;
+  auto changed = ApplyCalibrationProfile(*p, &c);
+  REQUIRE(changed.ok());
+  auto line = [&](const std::string& start) {
+    for (const std::string& l : *changed) {
+      if (l.rfind(start, 0) == 0) return l;
+    }
+    return std::string("none");
+  };
+  CHECK(line("gemm_efficiency ") == "gemm_efficiency 0.7 (scenario 0.5)");
+  CHECK(line("memory_efficiency ").find("(catalog ") != std::string::npos);
+  CHECK(line("nvlink4-h100 efficiency ") == "nvlink4-h100 efficiency 0.5 (scenario 0.822)");
+  CHECK(line("elementwise_rates").find("(catalog: measured rates)") != std::string::npos);
+}
 TEST_CASE("profiles round-trip through their text form") {
   auto p = ParseCalibrationProfile(kProfile, "p.yaml");
   REQUIRE(p.ok());

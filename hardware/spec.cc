@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "sim/enum_names.h"
 
 extern const char kGpusYaml[];
@@ -55,14 +57,25 @@ const Bandwidth kMinLink = Bandwidth::Gbps(1), kMaxLink = Bandwidth::GBps(1e6);
 //   trip ten times over.
 const Duration kMaxLatency = Duration::Seconds(1);
 
-// The keys an extending mapping sets, for the name it gives its GPU ("name" and "extends" left
-// out): "sustained_factor, sms".
-std::string OverriddenKeys(const YAML::Node& node) {
+// The keys an extending mapping sets ("name" and "extends" left out).
+std::vector<std::string> OverriddenKeys(const YAML::Node& node) {
   std::vector<std::string> keys;
   for (const auto& kv : node) {
     const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
     if (k != "extends" && k != "name") keys.push_back(k);
   }
+  return keys;
+}
+
+// Adds `keys` to the keys an earlier extension set (a sweep or --set extending an extended entry).
+void AddKeys(const std::vector<std::string>& keys, std::vector<std::string>* to) {
+  for (const std::string& k : keys) {
+    if (std::find(to->begin(), to->end(), k) == to->end()) to->push_back(k);
+  }
+}
+
+// Those keys for the name an extended GPU is given: "sustained_factor, sms".
+std::string OverriddenList(const std::vector<std::string>& keys) {
   return keys.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(keys, ", "));
 }
 
@@ -146,7 +159,9 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
   GpuSpec g;
   if (base) {
     g = *base;
-    g.name = fmt::format("{} ({} changed)", base->name, OverriddenKeys(node));
+    const std::vector<std::string> set = OverriddenKeys(node);
+    AddKeys(set, &g.scenario_keys);
+    g.name = fmt::format("{} ({} changed)", base->name, OverriddenList(set));
     if (m.Has("device_names")) g.device_names.clear();
   } else {
     g.id = std::move(id);
@@ -206,6 +221,7 @@ StatusOr<FabricSpec> ParseFabricSpec(const YamlContext& ctx, const YAML::Node& n
   FabricSpec f;
   if (base) {
     f = *base;
+    AddKeys(OverriddenKeys(node), &f.scenario_keys);
   } else {
     f.id = std::move(id);
     f.latency = Duration::Microseconds(5);

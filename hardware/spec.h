@@ -165,6 +165,10 @@ struct GpuSpec {
   // The names the CUDA driver reports for this GPU (cudaDeviceProp::name, nvidia-smi), so a
   // calibration run or an nccl-tests log names its catalog entry.
   std::vector<std::string> device_names;
+  // Where the values came from: a scenario's inline mapping, or the keys a mapping extending a
+  // catalog entry set (the others are the catalog's).
+  bool inline_spec = false;
+  std::vector<std::string> scenario_keys;
   // The server it usually comes in (DGX/HGX): GPUs per node and the catalog fabrics inside and
   // between nodes. `parasim fit` assumes it unless told otherwise.
   struct Server {
@@ -207,6 +211,10 @@ struct FabricSpec {
   Bandwidth bandwidth;      // per direction, per GPU (intra) or per NIC (inter)
   Duration latency;         // per algorithm step
   double efficiency = 1.0;  // achieved busbw / bandwidth for large collectives
+  // Where the values came from: a scenario's inline mapping, or the keys a mapping extending a
+  // catalog entry set (the others are the catalog's).
+  bool inline_spec = false;
+  std::vector<std::string> scenario_keys;
   // From a calibration profile: alpha and beta fitted for one collective, algorithm and group
   // shape on this fabric; they replace `latency` and `efficiency` for that case alone.
   struct CollectiveFit {

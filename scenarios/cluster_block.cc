@@ -60,6 +60,7 @@ Status ReadClusterGpu(const YamlContext& ctx, const MapReader& m, const Catalogs
     PARASIM_ASSIGN_OR_RETURN(base, CatalogGpu(ctx, g["extends"], "cluster.gpu.extends", cat));
   }
   PARASIM_ASSIGN_OR_RETURN(c->gpu, ParseGpuSpec(ctx, g, "cluster.gpu", "inline", base));
+  c->gpu.inline_spec = base == nullptr;
   return Status::Ok();
 }
 
@@ -105,6 +106,7 @@ Status ReadFabric(const YamlContext& ctx, const MapReader& m, const Catalogs& ca
     }
     PARASIM_ASSIGN_OR_RETURN(*out, ParseFabricSpec(ctx, f, m.Path(key), "inline", base));
     out->kind = want;
+    out->inline_spec = base == nullptr;
   }
   return Status::Ok();
 }

@@ -48,6 +48,8 @@ TEST_CASE("inline GPU and fabric; an unknown id lists the catalog's") {
                &c)
               .ok());
   CHECK(c.gpu.id == "inline");
+  CHECK(c.gpu.inline_spec);
+  CHECK(c.intra.inline_spec);
   CHECK(c.gpu.memory.gib() == 80);
   CHECK(c.intra.kind == FabricKind::kIntra);
   CHECK(c.intra.latency == Duration::Microseconds(2));
@@ -83,6 +85,12 @@ TEST_CASE("a catalog GPU or fabric extended: the keys given replace the entry's,
   CHECK(c.inter.bandwidth.bytes_per_second() == base.inter.bandwidth.bytes_per_second());
   CHECK(c.inter.latency == base.inter.latency);
   CHECK(c.inter.kind == FabricKind::kInter);
+  // Which values are the scenario's, for the calibration lines that name what a profile replaced.
+  CHECK(c.gpu.scenario_keys == std::vector<std::string>{"memory", "sustained_factor", "peak"});
+  CHECK(c.inter.scenario_keys == std::vector<std::string>{"efficiency"});
+  CHECK_FALSE(c.gpu.inline_spec);
+  CHECK_FALSE(base.gpu.inline_spec);
+  CHECK(base.gpu.scenario_keys.empty());
   // An unknown entry is refused where `extends` names it; a key outside the GPU's too.
   ClusterSpec bad;
   CHECK(Read("cluster: {gpu: {extends: h100}, nodes: 1}\n", &bad)
