@@ -180,7 +180,8 @@ Status ReadAttentionWindow(const YamlContext& ctx, const MapReader& r, ModelSpec
   PARASIM_ASSIGN_OR_RETURN(
       MapReader w, MapReader::Open(ctx, r.Node("attention_window"), r.Path("attention_window"),
                                    {"size", "kind", "global_every"}));
-  PARASIM_RETURN_IF_ERROR(w.Require("size"));
+  // A model that extends a windowed model may change its kind or global layers alone.
+  if (m->window.size <= 0) PARASIM_RETURN_IF_ERROR(w.Require("size"));
   PARASIM_RETURN_IF_ERROR(w.Int("size", &m->window.size, 1, kBig));
   if (w.Has("kind")) {
     std::string kind;
@@ -197,8 +198,11 @@ Status ReadMla(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
                            MapReader::Open(ctx, r.Node("mla"), r.Path("mla"),
                                            {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                             "qk_rope_head_dim", "v_head_dim"}));
-  for (auto k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
-    PARASIM_RETURN_IF_ERROR(a.Require(k));
+  // A model that extends an MLA model may change one key of its `mla`.
+  if (!m->mla.enabled()) {
+    for (auto k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      PARASIM_RETURN_IF_ERROR(a.Require(k));
+    }
   }
   PARASIM_RETURN_IF_ERROR(a.Int("q_lora_rank", &m->mla.q_lora_rank, 0, 1 << 20));
   PARASIM_RETURN_IF_ERROR(a.Int("kv_lora_rank", &m->mla.kv_lora_rank, 1, 1 << 20));
@@ -212,7 +216,8 @@ Status ReadMla(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
 Status ReadHybrid(const YamlContext& ctx, const MapReader& r, ModelSpec* m) {
   PARASIM_ASSIGN_OR_RETURN(
       MapReader hy, MapReader::Open(ctx, r.Node("hybrid"), r.Path("hybrid"), {"pattern", "mamba"}));
-  PARASIM_RETURN_IF_ERROR(hy.Require("pattern"));
+  // A model that extends a hybrid may change its mixers' sizes alone.
+  if (!m->is_hybrid()) PARASIM_RETURN_IF_ERROR(hy.Require("pattern"));
   PARASIM_RETURN_IF_ERROR(hy.String("pattern", &m->hybrid));
   const size_t bad = m->hybrid.find_first_not_of("M*-E");
   if (m->hybrid.empty() || bad != std::string::npos) {

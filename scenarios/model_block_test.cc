@@ -30,6 +30,26 @@ TEST_CASE("a model: a catalog id, an inline mapping, or a catalog model extended
   CHECK(m.published_params == 0);  // the catalog's count is not this model's
 }
 
+TEST_CASE("a model extended may change one key of its MLA, hybrid mixers or window") {
+  ModelSpec base, m;
+  REQUIRE(Read("model: deepseek-v3\n", &base).ok());
+  REQUIRE(Read("model: {extends: deepseek-v3, mla: {kv_lora_rank: 256}}\n", &m).ok());
+  CHECK(m.mla.kv_lora_rank == 256);
+  CHECK(m.mla.qk_nope_head_dim == base.mla.qk_nope_head_dim);
+  REQUIRE(Read("model: {extends: nemotron-3-nano-30b-a3b, hybrid: {mamba: {state_dim: 64}}}\n", &m)
+              .ok());
+  CHECK(m.mamba.state_dim == 64);
+  REQUIRE(Read("model: nemotron-3-nano-30b-a3b\n", &base).ok());
+  CHECK(m.hybrid == base.hybrid);
+  // A model without them still needs the whole block.
+  CHECK(Read("model: {extends: gpt3-175b, mla: {kv_lora_rank: 256}}\n", &m)
+            .message()
+            .find("missing required key 'qk_nope_head_dim'") != std::string::npos);
+  CHECK(Read("model: {extends: gpt3-175b, hybrid: {mamba: {state_dim: 64}}}\n", &m)
+            .message()
+            .find("missing required key 'pattern'") != std::string::npos);
+}
+
 TEST_CASE("unknown models are refused with a suggestion, where they are named") {
   ModelSpec m;
   const Status id = Read("model: gpt3-1.3\n", &m);
