@@ -19,13 +19,14 @@ Status ReadRate(const MapReader& m, std::string_view key, double* out) {
     *out = *v;
     return Status::Ok();
   }
-  if (StatusOr<double> d = ParseSeconds(text); d.ok() && *d > 0) {
+  // An MTBF at least 86.4 s, as the rate at most 1000 a day.
+  if (StatusOr<double> d = ParseSeconds(text); d.ok() && *d >= 86.4) {
     *out = 86400.0 / *d;
     return Status::Ok();
   }
   return m.Error(key, fmt::format("'{}' is neither a rate per component-day (a number from 0 "
-                                  "to 1000, e.g. 4.9e-4) nor an MTBF with a time unit (e.g. "
-                                  "2000d)",
+                                  "to 1000, e.g. 4.9e-4) nor an MTBF with a time unit of at "
+                                  "least 86.4s (e.g. 2000d)",
                                   text));
 }
 
@@ -82,13 +83,19 @@ Status ParseReliability(const YamlContext& ctx, const YAML::Node& node, Reliabil
        {std::pair{"storage_write", &r->storage_write}, std::pair{"storage_read", &r->storage_read},
         std::pair{"host_copy", &r->host_copy}}) {
     PARASIM_RETURN_IF_ERROR(m.Rate(key, bw));
-    if (bw->bytes_per_second() <= 0)
-      return m.Error(key, "expected a positive bandwidth, e.g. 2TB/s");
+    // Below 1 MB/s a checkpoint of a model this tool plans takes months.
+    if (!(bw->bytes_per_second() >= 1e6))
+      return m.Error(key, "expected a bandwidth of at least 1MB/s, e.g. 2TB/s");
   }
   if (m.Has("window")) {
     PARASIM_ASSIGN_OR_RETURN(std::string w, ReadScalar(ctx, m.Node("window"), m.Path("window")));
     StatusOr<double> sec = ParseSeconds(w);
     if (!sec.ok()) return m.Error("window", sec.status().message());
+    // Ten years (3652.5 days) at most: a run's snapshot, not an age.
+    if (!(*sec > 0 && *sec <= 3652.5 * 86400)) {
+      return m.Error("window",
+                     fmt::format("'{}': expected a time more than 0 and at most 3652.5d", w));
+    }
     r->window_s = *sec;
   }
   PARASIM_RETURN_IF_ERROR(m.Number("straggler", &r->straggler, 0, 1));

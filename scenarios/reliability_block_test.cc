@@ -40,6 +40,11 @@ TEST_CASE("a failure rate per component-day, or an MTBF with a time unit") {
             .message()
             .find("neither a rate per "
                   "component-day") != std::string::npos);
+  // An MTBF as short as the rate's cap (1000 a day) and no shorter: 1ns had run to inf days.
+  REQUIRE(Read("reliability: {gpu: 86.4s}\n", &r).ok());
+  CHECK(r.gpu == doctest::Approx(1000));
+  CHECK(Read("reliability: {gpu: 1ns}\n", &r).message().find("at least 86.4s") !=
+        std::string::npos);
 }
 
 TEST_CASE("times, bandwidths, the window and the Monte Carlo runs") {
@@ -62,8 +67,14 @@ TEST_CASE("times, bandwidths, the window and the Monte Carlo runs") {
   CHECK(r.planned_per_day == 0.5);
   CHECK(Read("reliability: {storage_write: 0GB/s}\n", &r)
             .message()
-            .find("expected a positive "
-                  "bandwidth") != std::string::npos);
+            .find("expected a bandwidth of at least 1MB/s") != std::string::npos);
+  CHECK(Read("reliability: {storage_write: 1B/s}\n", &r)
+            .message()
+            .find("expected a bandwidth of at least 1MB/s") != std::string::npos);
+  Reliability w;
+  CHECK(Read("reliability: {window: 1e308s}\n", &w).message().find("at most 3652.5d") !=
+        std::string::npos);
+  CHECK(Read("reliability: {window: 0s}\n", &w).message().find("more than 0") != std::string::npos);
   CHECK(Read("reliability: {mtbf: 3d}\n", &r).message().find("unknown key 'mtbf'") !=
         std::string::npos);
 }

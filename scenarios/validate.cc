@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -135,8 +136,12 @@ Status ReadMeasured(const YamlContext& ctx, const YAML::Node& node, const std::s
   vc->measured_s = measured.seconds();
   Bytes peak;
   PARASIM_RETURN_IF_ERROR(m.Size("peak_memory", &peak));
-  if (m.Has("peak_memory") && peak.bytes() <= 0) {
-    return m.Error("peak_memory", "a measured peak memory must be positive, e.g. '61.3GiB'");
+  // A GPU's allocator reports whole bytes; a step allocates far more than a MiB and no GPU
+  // holds a PiB.
+  if (m.Has("peak_memory") &&
+      !(peak.bytes() >= 1024.0 * 1024 && peak.bytes() <= std::ldexp(1.0, 50))) {
+    return m.Error("peak_memory",
+                   "a measured peak memory must be from 1MiB to 1PiB, e.g. '61.3GiB'");
   }
   vc->measured_peak_bytes = peak.bytes();
   std::string stage = "max";
@@ -413,7 +418,8 @@ Status SwingCase(const Scenario& s, const SweepOptions& options, ValidationCase*
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
   PARASIM_RETURN_IF_ERROR(ParallelFor(items, options.jobs, [&](size_t i) -> Status {
     PARASIM_ASSIGN_OR_RETURN(StepReport r, SwungStep(s, swings[i]));
-    steps[i] = vc->wall_clock ? r.step_time_s / GoodputFactor(s, r.step_time_s) : r.step_time_s;
+    const double goodput = vc->wall_clock ? GoodputFactor(s, r.step_time_s) : 1.0;
+    steps[i] = goodput > 0 ? r.step_time_s / goodput : std::numeric_limits<double>::infinity();
     return Status::Ok();
   }));
   const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
@@ -483,6 +489,13 @@ Status PredictCase(const Scenario& s, const SweepOptions& options, ValidationCas
   if (vc->wall_clock) {
     // The closed form at the failure-free step, as the sweep's time_to_train objective takes it.
     vc->goodput = GoodputFactor(s, vc->predicted_s);
+    if (!(vc->goodput > 0)) {
+      vc->ok = false;
+      vc->failure =
+          "no run ends: its failures come faster than it restarts and checkpoints "
+          "(the scenario's reliability block)";
+      return Status::Ok();
+    }
     vc->predicted_s /= vc->goodput;
   }
   vc->error = vc->has_time() ? vc->predicted_s / vc->measured_s - 1 : 0;

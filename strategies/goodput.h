@@ -127,6 +127,10 @@ struct GoodputReport {
   double time_to_train_p10_s = 0, time_to_train_p90_s = 0;
 };
 
+// Where no run ends (failures faster than its restarts and checkpoints let it progress): why,
+// in words; empty where runs end.
+std::string NoRunEnds(const GoodputReport& g);
+
 // The whole model for `run`: stragglers replayed on `low` (the step's program), then the Monte
 // Carlo of the run at the mean straggling step.
 StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, LoweredStep& low);

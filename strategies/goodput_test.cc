@@ -107,6 +107,44 @@ TEST_CASE("the Monte Carlo is bounded: fewer runs, else the closed form, and it 
   CHECK(never.wall.mean > 1e20 * in.work_s);
 }
 
+TEST_CASE("the closed form holds where failures are frequent within a checkpoint interval") {
+  // Young's first order went negative once a failure came more than about once an interval: a
+  // 7-hour interval at a 3-hour MTBF read "-15.4%", the Monte Carlo was skipped as endless and
+  // the time to train printed as inf days. The renewal over intervals (Daly 2006) stays the
+  // simulated runs' figure.
+  for (double hours : {1.0, 3.0, 7.0}) {
+    CAPTURE(hours);
+    GoodputInputs in = Synthetic(3 * 3600.0, 3, 720);
+    in.work_s = 20 * 86400.0;
+    in.checkpoint.interval_s = hours * 3600;
+    const RunStats mc = SimulateRuns(in, 200, 5);
+    CHECK_FALSE(mc.closed_form);
+    CHECK(AnalyticEffectiveTime(in) == doctest::Approx(mc.effective_training_time).epsilon(0.03));
+    // The closed form's own figures split the wall clock into work, stalls, restarts and work
+    // lost to failures, as the simulated runs do.
+    const double budget = kMaxMonteCarloEvents;
+    in.work_s = budget * 1e4;  // past the budget: the closed form answers
+    const RunStats closed = SimulateRuns(in, 200, 5);
+    REQUIRE(closed.closed_form);
+    CHECK(closed.lost_s > 0);
+    CHECK(closed.lost_s / closed.wall.mean ==
+          doctest::Approx(mc.lost_s / mc.wall.mean).epsilon(0.1));
+    CHECK(closed.down_s / closed.wall.mean ==
+          doctest::Approx(mc.down_s / mc.wall.mean).epsilon(0.1));
+  }
+  // Failures every 11 s against a 12-minute restart: no run ends, and it says so.
+  GoodputInputs never = Synthetic(10.8, 0.05, 720);
+  CHECK(AnalyticEffectiveTime(never) == 0);
+  GoodputReport g;
+  g.inputs = never;
+  g.runs = SimulateRuns(never, 200, 5);
+  g.mtbf_s = 10.8;
+  CHECK(std::isinf(g.runs.wall.mean));
+  CHECK(NoRunEnds(g).find("no run ends: a failure every 10.8 s") == 0);
+  g.runs = SimulateRuns(Synthetic(3 * 3600.0, 3, 720), 20, 5);
+  CHECK(NoRunEnds(g).empty());
+}
+
 TEST_CASE("a run whose segments end a hair short of their goal still ends") {
   // Issue 62: training.tokens 1e11 on 131,040 GPUs spun for minutes: the progress added up from
   // a large wall clock fell a rounding short of the target, and the next segment, a hair long,

@@ -110,7 +110,7 @@ void CompareToFirst(ScaleOutcome* out) {
     const double r = static_cast<double>(pt.gpus) / static_cast<double>(first->gpus);
     pt.speedup = pt.report.tokens_per_s / first->report.tokens_per_s;
     pt.efficiency = pt.speedup / r;
-    pt.goodput_efficiency = pt.efficiency * pt.goodput / first->goodput;
+    pt.goodput_efficiency = first->goodput > 0 ? pt.efficiency * pt.goodput / first->goodput : 0;
     pt.karp_flatt = KarpFlatt(pt.speedup, r);
     rel.push_back(r);
     speedup.push_back(pt.speedup);

@@ -520,6 +520,14 @@ TEST_CASE("measured peak memory: compared per case beside the time, from the sta
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("expected step_time (a time), peak_memory (a size) or both") !=
         std::string::npos);
+  // A peak under a MiB (1e-308B read "mem err +inf%" with exit 0) or over a PiB: refused.
+  for (const char* peak : {"1e-308B", "0.5B", "1e308B"}) {
+    std::ofstream(f) << kOneA100Node << "  - name: tiny\n    scenario: {}\n    measured: "
+                     << "{peak_memory: " << peak << "}\n";
+    auto tiny = RunParasim("validate " + f);
+    CHECK(tiny.exit_code == 2);
+    CHECK(tiny.err.find("a measured peak memory must be from 1MiB to 1PiB") != std::string::npos);
+  }
 }
 
 // The input-length mean a serving validation file states in its defaults.

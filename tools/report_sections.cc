@@ -88,6 +88,16 @@ std::string StepTimeHtml(const StepReport& r) {
 }
 
 std::string GoodputHtml(const GoodputReport& g) {
+  if (const std::string never = NoRunEnds(g); !never.empty()) {
+    return fmt::format("<h2>Goodput: none</h2>\n<p>{}.</p>\n", XmlEscape(never));
+  }
+  if (g.runs.closed_form) {
+    return fmt::format(
+        "<h2>Goodput: {:.1f}% of the failure-free rate</h2>\n<p>Effective training time {:.1f}% "
+        "over {:.1f} days, {:.0f} unexpected interruptions expected; {}.</p>\n",
+        100 * g.goodput, 100 * g.runs.effective_training_time, g.runs.wall.mean / 86400,
+        g.runs.interruptions.mean, XmlEscape(g.runs.note));
+  }
   std::string h = fmt::format(
       "<h2>Goodput: {:.1f}% of the failure-free rate</h2>\n<p>{:.0f} unexpected interruptions "
       "expected over {:.1f} days (P10-P90 {:.0f}-{:.0f}), {:.0f} planned; effective training "

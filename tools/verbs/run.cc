@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -202,6 +203,9 @@ Json ToJson(const Result& res) {
 }
 
 std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputReport& g) {
+  if (const std::string never = NoRunEnds(g); !never.empty()) {
+    return fmt::format("  goodput          none: {}\n", never);
+  }
   const CheckpointPlan& ck = g.inputs.checkpoint;
   const double days = g.runs.wall.mean / 86400;
   std::string out = fmt::format(
@@ -272,6 +276,10 @@ std::string MemoryLine(const StepReport& r) {
 }
 
 std::string TimeToTrainText(const Scenario& s, const StepReport& r, const GoodputReport* g) {
+  if (!std::isfinite(r.time_to_train_s)) {
+    return fmt::format("  time to train    never: {:.3g} tokens at no progress (goodput above)\n",
+                       s.training.tokens);
+  }
   return fmt::format(
       "  time to train    {:.3g} tokens in {:.1f} days{}, {} GPU-hours ({} per 10^12 tokens){}\n",
       s.training.tokens, r.time_to_train_s / 86400,
