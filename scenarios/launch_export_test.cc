@@ -324,6 +324,11 @@ TEST_CASE(
       {"parallelism.schedule=interleaved-1f1b", "parallelism.virtual_stages=8"},
       {"parallelism.pp=1", "parallelism.dp=4", "parallelism.cp=2", "parallelism.cp_comm=all_gather",
        "parallelism.zero=3"},
+      // Found by a bug hunt (2026-11-30): tf32 went out as bfloat16 unlisted; FSDP2 over the CP
+      // ranks alone (dp 1) was listed as sharding nothing; a zero-0 CP layout reads back as 3.
+      {"training.precision=tf32"},
+      {"parallelism.pp=1", "parallelism.dp=1", "parallelism.cp=8", "parallelism.zero=3"},
+      {"parallelism.pp=1", "parallelism.dp=1", "parallelism.cp=8", "parallelism.zero=0"},
   };
   for (const std::vector<std::string>& set : cases) {
     std::string label;
@@ -340,6 +345,37 @@ TEST_CASE(
     REQUIRE_MESSAGE(back.ok(), back.status().message());
     CheckSamePrediction(*s, *back);
   }
+}
+
+TEST_CASE("torchtitan's less-layer counts carry account_for; every example imports back") {
+  // The embedding and the output counted as a layer each are torchtitan's first/last stage
+  // less-layer counts: the Qwen3 example (94 + 2 layers over 8 x 4 stages) went out without
+  // them and could not be imported; the Llama 3 405B example's stage_layers are listed and its
+  // default two stages a rank import.
+  const std::string dir = std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/";
+  auto q = LoadScenario(dir + "qwen3-235b-folded-256-h100.yaml", {}, Cat());
+  REQUIRE_MESSAGE(q.ok(), q.status().message());
+  const LaunchConfig lq = ExportLaunch(*q);
+  const std::string toml = TorchtitanToml(lq);
+  CHECK(toml.find("pipeline_parallel_first_stage_less_layers = 1") != std::string::npos);
+  CHECK(toml.find("pipeline_parallel_layers_per_stage = 3") != std::string::npos);
+  for (const NotExported& m : lq.torchtitan_missing) CHECK(m.key != "parallelism.account_for");
+  auto back = TorchtitanRoundTrip(dir + "qwen3-235b-folded-256-h100.yaml", lq);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->layout.split_embedding);
+  CHECK(back->layout.split_loss);
+  CHECK(back->layout.virtual_stages == 4);
+  auto l405 = LoadScenario(dir + "llama3-405b-16k-h100.yaml", {}, Cat());
+  REQUIRE(l405.ok());
+  const LaunchConfig l = ExportLaunch(*l405);
+  ImportOptions o;
+  o.gpu = "h100-sxm5-80gb";
+  o.nodes = l.nodes;
+  o.gpus_per_node = l.gpus_per_node;
+  auto imported = ImportTorchtitan("job.toml", TorchtitanToml(l), o, Cat());
+  REQUIRE_MESSAGE(imported.ok(), imported.status().message());
+  CHECK(imported->yaml.find("virtual_stages: 2") != std::string::npos);
+  CHECK(imported->yaml.find("account_for: [embedding, loss]") != std::string::npos);
 }
 
 TEST_CASE("Megatron-LM's flags never pair Torch FSDP2 with pipeline parallelism") {

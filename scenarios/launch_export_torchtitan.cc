@@ -26,6 +26,10 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
   if (p.zero == 1 || p.zero == 2) {
     Miss(l, "parallelism.zero", std::to_string(p.zero),
          "torchtitan shards everything (FSDP2, ZeRO 3) or nothing (DDP)");
+  } else if (p.zero == 0 && p.cp > 1) {
+    Miss(l, "parallelism.zero", "0",
+         "torchtitan's FSDP2 shards over the context-parallel ranks whenever cp > 1 "
+         "(ParallelDims.fsdp_enabled): read back as 3");
   }
   t.push_back(fmt::format("tensor_parallel_degree = {}", p.tp));
   t.push_back(fmt::format("pipeline_parallel_degree = {}", p.pp));
@@ -51,11 +55,15 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
     // (torchtitan/distributed/pipeline_parallel.py; the two count the embedding and the output,
     // 1 each by default); without `per`, two stages a rank. With both 0 and `per` a divisor of
     // the layers, every stage holds `per`, as parasim's even split does.
+    // The embedding and the output counted as a layer each (parallelism.account_for) are
+    // torchtitan's first/last_stage_less_layers of 1.
     const int64_t stages = int64_t{p.pp} * p.virtual_stages;
-    if (p.virtual_stages >= 2 && p.stage_layers.empty() && s.model.layers % stages == 0) {
-      t.push_back("pipeline_parallel_first_stage_less_layers = 0");
-      t.push_back("pipeline_parallel_last_stage_less_layers = 0");
-      t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}", s.model.layers / stages));
+    const int first = p.split_embedding ? 1 : 0, last = p.split_loss ? 1 : 0;
+    const int64_t units = s.model.layers + first + last;
+    if (p.virtual_stages >= 2 && p.stage_layers.empty() && units % stages == 0) {
+      t.push_back(fmt::format("pipeline_parallel_first_stage_less_layers = {}", first));
+      t.push_back(fmt::format("pipeline_parallel_last_stage_less_layers = {}", last));
+      t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}", units / stages));
     } else if (p.virtual_stages != 2) {
       Miss(l, "parallelism.virtual_stages", std::to_string(p.virtual_stages),
            fmt::format("torchtitan's stages of pipeline_parallel_layers_per_stage layers cannot "
@@ -89,8 +97,8 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
     Miss(l, "training.grad_accumulation", "fused",
          "PyTorch's autograd accumulates each micro-batch's gradients separately");
   }
-  t.push_back(fmt::format("mixed_precision_param = \"{}\"",
-                          tr.precision == Dtype::kFp32 ? "float32" : "bfloat16"));
+  const bool full = tr.precision == Dtype::kFp32 || tr.precision == Dtype::kTf32;
+  t.push_back(fmt::format("mixed_precision_param = \"{}\"", full ? "float32" : "bfloat16"));
   t.push_back(fmt::format("mixed_precision_reduce = \"{}\"",
                           tr.grad_dtype == Dtype::kBf16 ? "bfloat16" : "float32"));
   const double steps = tr.tokens / static_cast<double>(tr.global_batch * tr.seq_len);
@@ -158,6 +166,10 @@ void TrainingMisses(const Scenario& s, LaunchConfig* l) {
   if (tr.precision == Dtype::kFp16) {
     Miss(l, "training.precision", "fp16", "torchtitan's mixed precision is bfloat16 or float32");
   }
+  if (tr.precision == Dtype::kTf32) {
+    Miss(l, "training.precision", "tf32",
+         "torchtitan's config has no TF32 setting: written as float32, read back as fp32");
+  }
   if (tr.grad_dtype != Dtype::kBf16 && tr.grad_dtype != Dtype::kFp32) {
     Miss(l, "training.grad_dtype", std::string(DtypeName(tr.grad_dtype)),
          "torchtitan reduces in bfloat16 or float32");
@@ -202,11 +214,17 @@ void ParallelismMisses(const Scenario& s, LaunchConfig* l) {
     Miss(l, "parallelism.stage_layers", v + "]",
          "torchtitan splits the layers by pipeline_parallel_layers_per_stage");
   }
-  if (p.split_embedding || p.split_loss) {
-    Miss(l, "parallelism.account_for", p.split_embedding ? "[embedding]" : "[loss]",
-         "the import splits the layers evenly");
+  const bool stage_split = p.schedule == kScheduleInterleaved && p.pp > 1 &&
+                           p.virtual_stages >= 2 && p.stage_layers.empty();
+  if ((p.split_embedding || p.split_loss) && !stage_split) {
+    Miss(l, "parallelism.account_for",
+         p.split_embedding && p.split_loss ? "[embedding, loss]"
+         : p.split_embedding               ? "[embedding]"
+                                           : "[loss]",
+         "torchtitan counts the embedding and the output in the split of its stages of "
+         "pipeline_parallel_layers_per_stage layers (interleaved schedules), not here");
   }
-  if (p.zero == 3 && p.dp == 1) {
+  if (p.zero == 3 && p.dp * p.cp == 1) {
     Miss(l, "parallelism.zero", "3", "FSDP2 over one rank shards nothing (read back as DDP)");
   }
   if (p.zero == 3 && !p.zero3_copies) {

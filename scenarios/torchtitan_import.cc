@@ -163,42 +163,72 @@ Status ReadDegrees(Config& c, Degrees* d) {
   return Status::Ok();
 }
 
-// A multi-stage schedule's stages a rank, then a blank and where they came from. torchtitan makes
-// ceil((layers + first_less + last_less) / per) stages of `per` layers (the embedding and the
-// output counted as first/last_stage_less_layers, 1 each by default), refuses a count that pp
-// does not divide, and wants two or more a rank; without `per`, two a rank
-// (torchtitan/distributed/pipeline_parallel.py, the virtual stages of pipeline_llm).
-StatusOr<std::string> VirtualStages(Config& c, const Degrees& d, int layers) {
+// A multi-stage schedule's stages a rank, and how the split counts the embedding and the output.
+// torchtitan makes ceil((layers + first_less + last_less) / per) stages of `per` layers (the
+// embedding and the output counted as first/last_stage_less_layers, 1 each by default), refuses a
+// count that pp does not divide, and wants two or more a rank; without `per`, two a rank
+// (torchtitan/distributed/pipeline_parallel.py, the virtual stages of pipeline_llm). A less-layer
+// count of 1 is parasim's parallelism.account_for (the embedding or the loss counted as a layer).
+Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers) {
   std::string per_at, first_at, last_at;
   PARASIM_ASSIGN_OR_RETURN(
       int64_t per,
       c.Int({{"parallelism", "pipeline_parallel_layers_per_stage"}}, 1, layers + 2, 0, &per_at));
-  if (per == 0) return std::string("2 two stages a rank (not given)");
   PARASIM_ASSIGN_OR_RETURN(int64_t first,
                            c.Int({{"parallelism", "pipeline_parallel_first_stage_less_layers"}}, 0,
                                  layers, 1, &first_at));
   PARASIM_ASSIGN_OR_RETURN(
       int64_t last,
       c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
+  auto account_for = [&](int64_t e, int64_t l) {
+    if (e + l == 0) return;
+    w.Set("parallelism.account_for",
+          e && l ? "[embedding, loss]"
+          : e    ? "[embedding]"
+                 : "[loss]",
+          "pipeline_parallel_first/last_stage_less_layers: the embedding and output each counted "
+          "as a layer");
+  };
+  if (per == 0) {
+    // Two stages a rank, the embedding and the output weighed as torchtitan's less-layer counts
+    // where the layers then split evenly; else the layers alone, where they do.
+    const int64_t stages = 2 * d.pp;
+    if (first <= 1 && last <= 1 && (layers + first + last) % stages != 0 && layers % stages == 0) {
+      first = last = 0;
+    }
+    if (first > 1 || last > 1 || (layers + first + last) % stages != 0) {
+      return c.Error(*c.Find({{"parallelism", "pipeline_parallel_schedule"},
+                              {"experimental", "pipeline_parallel_schedule"}}),
+                     fmt::format("{} layers (+{} +{} for the embedding and output) do not split "
+                                 "evenly over the default two stages a rank ({} stages); give "
+                                 "pipeline_parallel_layers_per_stage",
+                                 layers, first, last, stages));
+    }
+    account_for(first, last);
+    w.Set("parallelism.virtual_stages", "2", "two stages a rank (not given)");
+    return Status::Ok();
+  }
   const int64_t stages = (layers + first + last + per - 1) / per;
-  // parasim splits a stage's layers evenly over its chunks: the stages must share them evenly,
-  // which torchtitan's split does only with no layer taken off the first and last stages (with
-  // the default 1 and 1, 32 layers at 9 a stage are 8, 9, 8 and 7).
-  if (stages % d.pp != 0 || stages / d.pp < 2 || first != 0 || last != 0 ||
-      layers != per * stages) {
+  // parasim splits a stage's layers evenly over its chunks (the embedding and the output counted
+  // as a layer each where account_for says so): torchtitan's split must then give every stage
+  // `per` of those units (with the default 1 and 1, 32 layers at 9 a stage are 8, 9, 8 and 7).
+  if (stages % d.pp != 0 || stages / d.pp < 2 || first > 1 || last > 1 ||
+      layers + first + last != per * stages) {
     return c.Error(*c.Find({{"parallelism", "pipeline_parallel_layers_per_stage"}}),
                    fmt::format("{}: {} layers (+{} +{} for the embedding and output) make {} "
                                "stages, {}; expected a count that gives a multiple of "
                                "pipeline_parallel_degree {} with 2 or more a rank, each of the "
-                               "same layers (first/last_stage_less_layers = 0 and a divisor of "
-                               "the layers)",
+                               "same layers (first/last_stage_less_layers 0 or 1 and a divisor of "
+                               "the layers and those)",
                                per_at, layers, first, last, stages,
                                stages % d.pp != 0 ? "which pipeline_parallel_degree does not divide"
                                : stages / d.pp < 2 ? "fewer than 2 a rank"
                                                    : "over which the layers do not split evenly",
                                d.pp));
   }
-  return fmt::format("{} {}", stages / d.pp, per_at);
+  account_for(first, last);
+  w.Set("parallelism.virtual_stages", std::to_string(stages / d.pp), per_at);
+  return Status::Ok();
 }
 
 Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpus, int layers,
@@ -222,8 +252,12 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   w.Set("parallelism.sp", d.tp > 1 ? "true" : "false",
         d.tp > 1 ? "torchtitan's tensor parallelism shards the norms' sequence (SequenceParallel)"
                  : "no tensor parallelism");
-  w.Set("parallelism.zero", shard > 1 ? "3" : "0",
-        shard > 1 ? "FSDP2 over the data_parallel_shard_degree ranks" : "DDP (no sharding)");
+  // torchtitan applies FSDP2 over the dp_shard x cp mesh where either is above 1
+  // (ParallelDims.fsdp_enabled), as parasim's ZeRO-3 shards over dp x cp.
+  const bool fsdp = shard > 1 || d.cp > 1;
+  w.Set("parallelism.zero", fsdp ? "3" : "0",
+        fsdp ? "FSDP2 over the data_parallel_shard_degree x context_parallel_degree ranks"
+             : "DDP (no sharding)");
   if (shard > 1 && d.replicate > 1) {
     nm->push_back(
         "data_parallel_replicate_degree with sharding (HSDP): parasim shards over the "
@@ -248,8 +282,7 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
         sched_at.empty() ? "torchtitan's default schedule (1F1B)" : sched_at);
   if (mapped.empty()) nm->push_back(fmt::format("pipeline schedule {}: priced as 1F1B", sched));
   if (mapped == "interleaved-1f1b") {
-    PARASIM_ASSIGN_OR_RETURN(std::string vp, VirtualStages(c, d, layers));
-    w.Set("parallelism.virtual_stages", vp.substr(0, vp.find(' ')), vp.substr(vp.find(' ') + 1));
+    PARASIM_RETURN_IF_ERROR(VirtualStages(c, w, d, layers));
   }
   return Status::Ok();
 }
