@@ -301,11 +301,22 @@ std::optional<LayoutProblem> ExpertProblem(const Layout& l, const ModelSpec& m) 
                                  l.etp, l.tp));
   }
   if (!m.is_moe()) return std::nullopt;
+  // Each TP rank holds the whole sequence without SP, and the token dispatcher would route every
+  // token tp times over. Megatron-Core requires SP for MoE under TP (megatron/training/
+  // arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be used").
+  if (l.tp > 1 && !l.sp) {
+    return At("sp", fmt::format("a mixture-of-experts model under tp {} needs sp: true (each TP "
+                                "rank routes its sequence-parallel shard of the tokens; "
+                                "Megatron-Core refuses MoE with TP and no SP)",
+                                l.tp));
+  }
   const int etp = l.expert_tp();
   if (etp == l.tp) {
     if ((l.dp * l.cp) % l.ep != 0) {
-      return At("ep",
-                fmt::format("ep {} must divide dp*cp = {}*{} = {}", l.ep, l.dp, l.cp, l.dp * l.cp));
+      return At("ep", fmt::format("ep {} must divide dp*cp = {}*{} = {} with the experts' TP "
+                                  "width etp = tp = {} (an etp below tp folds the experts: "
+                                  "then ep*etp must divide tp*cp*dp)",
+                                  l.ep, l.dp, l.cp, l.dp * l.cp, l.tp));
     }
     return std::nullopt;
   }
@@ -314,14 +325,6 @@ std::optional<LayoutProblem> ExpertProblem(const Layout& l, const ModelSpec& m) 
   if (ranks % (static_cast<int64_t>(etp) * l.ep) != 0) {
     return At("etp", fmt::format("etp*ep = {}*{} = {} must divide tp*cp*dp = {}*{}*{} = {}", etp,
                                  l.ep, etp * l.ep, l.tp, l.cp, l.dp, ranks));
-  }
-  // Each TP rank holds the whole sequence without SP: experts narrower than TP would see the
-  // same tokens twice. Megatron-Core requires SP for MoE under TP (arguments.py: "When using
-  // MoE and tensor parallelism, sequence parallelism must be used").
-  if (l.tp > 1 && !l.sp) {
-    return At("etp", fmt::format("etp {} differs from tp {}: it needs sp: true (each TP rank's "
-                                 "experts take its sequence-parallel shard of the tokens)",
-                                 etp, l.tp));
   }
   return std::nullopt;
 }

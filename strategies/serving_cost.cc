@@ -247,9 +247,14 @@ void ServingCost::InitMemory(const ModelGraph& g) {
     const double per_token = stage_attention_[at] * kv_layer_bytes_;
     // A stage without attention layers holds no KV: the others, or max_seqs, bound the batch.
     constexpr int64_t kNoKvLimit = int64_t{1} << 40;
-    const int64_t tokens = kv <= 0          ? 0
-                           : per_token <= 0 ? kNoKvLimit
-                                            : static_cast<int64_t>(kv / per_token) * data_ranks_;
+    // Beyond 2^40 tokens (a memory that large) the cache bounds nothing either; the cap keeps
+    // the count an integer (1e24 bytes had overflowed it into "does not fit").
+    const int64_t tokens =
+        kv <= 0 ? 0
+        : per_token <= 0
+            ? kNoKvLimit
+            : static_cast<int64_t>(std::min(kv / per_token, static_cast<double>(kNoKvLimit))) *
+                  data_ranks_;
     if (kv_tokens < 0 || tokens < kv_tokens) {
       kv_tokens = tokens;
       memory_.weights = w;

@@ -152,6 +152,18 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   CHECK(mj.out.find("\"kv_peak_bytes\": 0,") != std::string::npos);
 }
 
+TEST_CASE("more GPU memory never makes a serving layout not fit") {
+  // The KV cache's token count overflowed an int64 past 9.2e18 tokens: 1e24 bytes read "served
+  // none: the layout does not fit" with exit 0.
+  const std::string f = Runfile("scenarios/llama3-70b-serve-8-h100.yaml");
+  auto base = RunParasim("serve --json " + f);
+  auto huge = RunParasim("serve --json " + f + " --set cluster.gpu.memory=1e24B");
+  REQUIRE(base.exit_code == 0);
+  REQUIRE(huge.exit_code == 0);
+  CHECK(huge.out.find("\"fits\": true") != std::string::npos);
+  CHECK(base.out.find("\"fits\": true") != std::string::npos);
+}
+
 TEST_CASE("serve --sweep ranks layouts, advises, and says how long it took") {
   auto r = RunParasim(
       "serve --sweep --jobs 2 --set sweep.gpus=[8] --set sweep.tp=[2,8] "
@@ -634,6 +646,48 @@ TEST_CASE("a sweep's result is the run object of its layout, through the same go
   CHECK(number(sw.out, "time_to_train_s", first) > number(sw.out, "ideal_time_to_train_s", first));
 }
 
+TEST_CASE("diff's sides are run's, time to train through the same goodput model") {
+  // diff --json gave each side's failure-free time to train and GPU-hours under the key that
+  // run gives the failures' (a run taking 591,580 s read 300,866 s).
+  const std::string f = Runfile("scenarios/llama2-7b-ddp-8-a100.yaml");
+  const std::string sets = " --set training.tokens=1e10 --set reliability.gpu=10";
+  auto r = RunParasim("run --json " + f + sets);
+  auto d = RunParasim("diff --json " + f + " " + f + sets);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(d.exit_code == 0);
+  auto number = [](const std::string& json, const std::string& key, size_t from = 0) {
+    const size_t at = json.find("\"" + key + "\": ", from);
+    REQUIRE(at != std::string::npos);
+    return std::stod(json.substr(at + key.size() + 4));
+  };
+  for (const char* side : {"\"a\": {", "\"b\": {"}) {
+    const size_t at = d.out.find(side);
+    REQUIRE(at != std::string::npos);
+    CHECK(number(d.out, "time_to_train_s", at) ==
+          doctest::Approx(number(r.out, "time_to_train_s")));
+    CHECK(number(d.out, "gpu_hours", at) == doctest::Approx(number(r.out, "gpu_hours")));
+  }
+  CHECK(number(r.out, "time_to_train_s") > 1.5 * number(r.out, "ideal_time_to_train_s"));
+}
+
+TEST_CASE("a mixture-of-experts model under TP needs sequence parallelism, as Megatron-Core says") {
+  // It ran (13.466 s), exported without --sequence-parallel, and sweeps ranked such layouts.
+  auto r = RunParasim("run " + Runfile("scenarios/mixtral-8x7b-ep-32-h100.yaml") +
+                      " --set parallelism.sp=false");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("error: parallelism.sp: a mixture-of-experts model under tp 2 needs sp: true") !=
+        std::string::npos);
+}
+
+TEST_CASE("a sweep with no valid layout says so, not that none fits in memory") {
+  auto r = RunParasim("sweep " + Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml") +
+                      " --set 'sweep.tp=[3]'");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("0 valid layouts") != std::string::npos);
+  CHECK(r.out.find("No point of the sweep is a valid layout") != std::string::npos);
+  CHECK(r.out.find("fits in memory") == std::string::npos);
+}
+
 TEST_CASE("memory's totals and verdict are run's, also under a split backward") {
   // zb-h2 holds deferred weight gradients the planner bounds only roughly: memory printed
   // 21.1 GB on a stage run peaked at 24.4 GB, and DeepSeek-V3 under zb-h1 with full recompute
@@ -1021,6 +1075,13 @@ TEST_CASE("import megatron: a launch script to a scenario `run` takes as written
                          Runfile("tests/fixtures/megatron/train_gpt.sh") + " --gpu h100-sxm5-80gb");
   CHECK(json.out.find("\"not_modelled\"") != std::string::npos);
   CHECK(RunParasim("import megatron --flags").out.find("--num-layers") != std::string::npos);
+  // A torchtitan config's summary counts no Megatron flags ("24 keys from 0 flags").
+  auto titan =
+      RunParasim("import torchtitan " + Runfile("tests/fixtures/torchtitan/llama3_8b.toml") +
+                 " --gpu h100-sxm5-80gb --nodes 1 --out " + dir + "/titan.yaml");
+  REQUIRE_MESSAGE(titan.exit_code == 0, titan.err);
+  CHECK(titan.out.find("keys from the torchtitan config") != std::string::npos);
+  CHECK(titan.out.find("flags") == std::string::npos);
 }
 
 TEST_CASE("import megatron: bad input is exit 2 at the flag's file:line:col") {

@@ -115,6 +115,12 @@ StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
                            Number(f[h.time - shift], fmt::format("{} time", name), kMaxTimeUs));
   if (r.time_us <= 0)
     return InvalidArgument(fmt::format("{} time {} is not positive", name, f[h.time - shift]));
+  // nccl-tests prints microseconds with two decimals; less is no measurement (1e-308 fitted an
+  // infinite latency).
+  if (r.time_us < 0.01) {
+    return InvalidArgument(fmt::format(
+        "{} time {} us is under 0.01 us, the least nccl-tests prints", name, f[h.time - shift]));
+  }
   PARASIM_ASSIGN_OR_RETURN(r.algbw_gbps,
                            Number(f[h.algbw - shift], fmt::format("{} algbw", name), kMaxGbps));
   PARASIM_ASSIGN_OR_RETURN(r.busbw_gbps,

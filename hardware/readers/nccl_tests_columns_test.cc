@@ -100,6 +100,8 @@ TEST_CASE("values that are no measurement") {
            Case{"1024 256 float sum -1 45 0.02 1e+308 0 45 0.02 0.02 0", "busbw 1e+308 is absurd"},
            Case{"1024 256 float sum -1 2e9 0.02 0.02 0 45 0.02 0.02 0", "time 2e9 is absurd"},
            Case{"1024 256 float sum -1 0 0.02 0.02 0 45 0.02 0.02 0", "time 0 is not positive"},
+           Case{"1024 256 float sum -1 1e-308 0.02 0.02 0 45 0.02 0.02 0",
+                "time 1e-308 us is under 0.01 us"},
            Case{"1024 256 float sum -1 nan 0.02 0.02 0 45 0.02 0.02 0", "is absurd"},
            Case{"2000000000000000000 256 float sum -1 1 1 1 0 1 1 1 0",
                 "size 2000000000000000000 is absurd"},

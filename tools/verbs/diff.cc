@@ -4,6 +4,9 @@
 
 #include <fmt/core.h>
 
+#include <optional>
+
+#include "strategies/goodput.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/step_json.h"
@@ -20,24 +23,36 @@ struct Options {
 struct Result {
   Scenario a, b;
   StepReport ra, rb;
+  std::optional<GoodputReport> ga, gb;
   StepDiff d;
 };
+
+// One side's step, with its time to train, GPU-hours and cost through the goodput model where
+// the scenario models it, as `run` gives them.
+Status Side(const Scenario& s, StepReport* r, std::optional<GoodputReport>* g) {
+  LoweredStep lowered;
+  PARASIM_ASSIGN_OR_RETURN(*r,
+                           SimulateStep(s.model, s.training, s.layout, s.cluster, {}, &lowered));
+  if (GoodputModelled(s)) {
+    PARASIM_ASSIGN_OR_RETURN(*g, ModelGoodput(s, r->step_time_s, lowered));
+    WithGoodput(s, **g, r);
+  }
+  return Status::Ok();
+}
 
 StatusOr<Result> Run(const Options& o, const VerbContext&) {
   PARASIM_ASSIGN_OR_RETURN(ScenarioPair p, LoadPair({o.a, o.b, o.sets, o.sets_a, o.sets_b}));
   Result res{.a = std::move(p.a), .b = std::move(p.b)};
-  StepOptions so;
-  PARASIM_ASSIGN_OR_RETURN(
-      res.ra, SimulateStep(res.a.model, res.a.training, res.a.layout, res.a.cluster, so));
-  PARASIM_ASSIGN_OR_RETURN(
-      res.rb, SimulateStep(res.b.model, res.b.training, res.b.layout, res.b.cluster, so));
+  PARASIM_RETURN_IF_ERROR(Side(res.a, &res.ra, &res.ga));
+  PARASIM_RETURN_IF_ERROR(Side(res.b, &res.rb, &res.gb));
   res.d = DiffSteps(res.a, res.ra, res.b, res.rb);
   return res;
 }
 
 Json ToJson(const Result& res) {
   Json j = Json::Object();
-  j.Set("a", RunJson(res.a, res.ra)).Set("b", RunJson(res.b, res.rb));
+  j.Set("a", RunJson(res.a, res.ra, res.ga ? &*res.ga : nullptr))
+      .Set("b", RunJson(res.b, res.rb, res.gb ? &*res.gb : nullptr));
   Json rows = Json::Array();
   for (const DiffRow& row : res.d.rows) {
     Json o = Json::Object();

@@ -99,6 +99,11 @@ Json ToJson(const Result& r) {
 std::string ToText(const Result& r) {
   if (r.flags) return FlagTable();
   if (r.out.empty()) return r.s.yaml;
+  if (r.format == "torchtitan") {
+    // A config's keys are not counted as flags (the scenario's comments name each source).
+    return fmt::format("wrote {}: {} keys from the torchtitan config ({} not modelled)\n", r.out,
+                       r.s.keys.size(), r.s.not_modelled.size());
+  }
   return fmt::format(
       "wrote {}: {} keys from {} flags ({} mapped, {} not modelled, {} with no "
       "effect)\n",

@@ -293,6 +293,13 @@ std::string TableText(const Result& res) {
   return out;
 }
 
+// Free memory from the peak as the front compares it (PrintedFrontOf), in tenths of a GiB: the
+// tie note and the front print one figure for one layout.
+double FreeTenths(const Result& res, const SweepEntry& e) {
+  return std::round(10 * ClusterOf(res.s, e).gpu.memory.gib()) -
+         PeakTenthsOfGib(e.peak_memory_bytes);
+}
+
 std::string TiesText(const Result& res) {
   const TiedWithBest& ties = res.ties;
   if (ties.count == 0) return "";
@@ -301,7 +308,7 @@ std::string TiesText(const Result& res) {
       "parasim is checked against can tell apart (validate's tie band): among them, #{} leaves "
       "the most memory free ({:.1f} GiB).\n",
       ties.count, ties.count == 1 ? " is" : "s are", 100 * kRankTie, ties.roomiest + 1,
-      FreeGib(res.s, res.r.ranked[ties.roomiest]));
+      FreeTenths(res, res.r.ranked[ties.roomiest]) / 10);
 }
 
 // Each swing's verdict, then what to measure where #1 does not hold.
@@ -368,11 +375,8 @@ std::string ParetoText(const Result& res) {
     const size_t i = res.r.pareto[k];
     const SweepEntry& e = res.r.ranked[i];
     if (!res.codesign) {
-      // Free memory from the peak as the front compares it (PrintedFrontOf), in tenths of a GiB.
-      const double free_tenths = std::round(10 * ClusterOf(res.s, e).gpu.memory.gib()) -
-                                 PeakTenthsOfGib(e.peak_memory_bytes);
       out += fmt::format("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1, Named(res, e),
-                         Human(e.tokens_per_s), free_tenths / 10);
+                         Human(e.tokens_per_s), FreeTenths(res, e) / 10);
       continue;
     }
     out += fmt::format("  #{:<5} {:<{}} {}\n", i + 1, Named(res, e), width, PricedText(res, e));
@@ -424,6 +428,12 @@ std::string ToText(const Result& res) {
       "replayed, {} fit\n\n",
       ScenarioName(s), r.grid_points, over, r.valid_layouts, r.memory_rejected, r.replayed,
       r.feasible);
+  if (r.ranked.empty() && r.valid_layouts == 0) {
+    return out +
+           "No point of the sweep is a valid layout: each fails the divisibility checks (TP, PP, "
+           "DP, CP and EP must divide the GPUs, the layers, the heads and the batch; "
+           "docs/SCENARIO.md, parallelism). Widen the sweep's values.\n";
+  }
   if (r.ranked.empty()) {
     return out +
            "No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n";
