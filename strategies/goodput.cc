@@ -354,6 +354,12 @@ RunStats SimulateBoundedRuns(const GoodputInputs& in, int runs, uint64_t seed,
 }  // namespace
 
 RunStats SimulateRuns(const GoodputInputs& in, int runs, uint64_t seed) {
+  if (in.work_s <= 0 && in.window_s <= 0) {
+    // Nothing gives the run a length: the steady state alone (a simulated run would never end).
+    return ClosedForm(in,
+                      "goodput from the closed form, in the steady state: neither "
+                      "training.tokens nor reliability.window gives the run a length");
+  }
   // Bounded: at most kMaxMonteCarloEvents over all runs, each run cut at ten times its
   // expected share (a run that is cut is not averaged in: the closed form answers instead).
   const double per_run = ExpectedEvents(in);

@@ -145,6 +145,18 @@ TEST_CASE("the closed form holds where failures are frequent within a checkpoint
   CHECK(NoRunEnds(g).empty());
 }
 
+TEST_CASE("a run without a length is the steady state's closed form, not a run cut short") {
+  // training.tokens 0 and no window: each simulated run spun until cut, and the note said it
+  // passed ten times the expected events.
+  GoodputInputs in = Synthetic(3 * 3600.0, 3, 720);
+  in.work_s = 0;
+  const RunStats st = SimulateRuns(in, 200, 5);
+  CHECK(st.closed_form);
+  CHECK(st.note.find("in the steady state") != std::string::npos);
+  CHECK(st.effective_training_time == doctest::Approx(AnalyticEffectiveTime(in)));
+  CHECK(st.wall.mean == 0);
+}
+
 TEST_CASE("a run whose segments end a hair short of their goal still ends") {
   // Issue 62: training.tokens 1e11 on 131,040 GPUs spun for minutes: the progress added up from
   // a large wall clock fell a rounding short of the target, and the next segment, a hair long,

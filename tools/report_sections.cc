@@ -91,6 +91,12 @@ std::string GoodputHtml(const GoodputReport& g) {
   if (const std::string never = NoRunEnds(g); !never.empty()) {
     return fmt::format("<h2>Goodput: none</h2>\n<p>{}.</p>\n", XmlEscape(never));
   }
+  if (g.runs.wall.mean <= 0) {
+    return fmt::format(
+        "<h2>Goodput: {:.1f}% of the failure-free rate</h2>\n<p>In the steady state, {:.2f} "
+        "unexpected interruptions a day; {}.</p>\n",
+        100 * g.goodput, g.failures_per_day, XmlEscape(g.runs.note));
+  }
   if (g.runs.closed_form) {
     return fmt::format(
         "<h2>Goodput: {:.1f}% of the failure-free rate</h2>\n<p>Effective training time {:.1f}% "

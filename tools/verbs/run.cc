@@ -207,6 +207,17 @@ std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputRep
     return fmt::format("  goodput          none: {}\n", never);
   }
   const CheckpointPlan& ck = g.inputs.checkpoint;
+  if (g.runs.wall.mean <= 0) {
+    // No run length: the rates alone.
+    return fmt::format(
+        "  goodput          {:.1f}% of the failure-free rate in the steady state (closed form)\n"
+        "  interruptions    {:.2f} unexpected per day (MTBF {}); each costs {} to restart\n"
+        "  checkpoints      {} ({} per GPU), {} write of {} every {} of training{}\n",
+        100 * g.goodput, g.failures_per_day, Seconds(g.mtbf_s), Seconds(g.inputs.restart_s),
+        FormatBytes(Bytes(ck.bytes)), FormatBytes(Bytes(ck.bytes_per_gpu)),
+        g.inputs.async ? "async" : "sync", Seconds(ck.write_s), Seconds(ck.interval_s),
+        ck.young_daly ? " (Young/Daly)" : "");
+  }
   const double days = g.runs.wall.mean / 86400;
   std::string out = fmt::format(
       "  goodput          {:.1f}% of the failure-free rate; effective training time {:.1f}% "
