@@ -70,9 +70,12 @@ DataParallelLowering::WireCost DataParallelLowering::CostOf(bool gather, double 
 DataParallelLowering::Timed* DataParallelLowering::TimedOf(const Chunk& ch, int first, int last,
                                                            bool gather) const {
   Params p{0, 0, gather, ch.one_bucket};
+  // ZeRO 3 (FSDP, DeepSpeed stage 3) shards a LoRA model's frozen base too and gathers it with
+  // the adapters; the start-of-step gathers of ZeRO 1/2 carry only what the optimizer updated.
+  const bool frozen = gather && GathersPerLayer();
   for (int i = first; i < last; ++i) {
-    p.dense += ch.pieces[i].dense;
-    p.expert += ch.pieces[i].expert;
+    p.dense += ch.pieces[i].dense + (frozen ? ch.pieces[i].frozen_dense : 0.0);
+    p.expert += ch.pieces[i].expert + (frozen ? ch.pieces[i].frozen_expert : 0.0);
   }
   if (Timed* t = by_params_.Find(p)) return t;
   return by_params_.Emplace(p, TimeParams(p)).first;

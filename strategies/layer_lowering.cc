@@ -110,6 +110,12 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   pc.transient = TransientBytes(b);
   if (t.finetune != FinetuneKind::kNone) {
     pc.dense = LoraParams(b, t.lora_rank);
+    // QLoRA's base Linears in 4.127 bits, the embedding and the LM head in 16
+    // (StageAccounting::BaseBytes).
+    const bool table = head || &b == &graph_->embedding;
+    const double scale = t.finetune == FinetuneKind::kQlora && !table ? 4.127 / 16 : 1.0;
+    pc.frozen_expert = BlockParams(b, true) * scale;
+    pc.frozen_dense = (BlockParams(b) - BlockParams(b, true)) * scale;
   } else {
     pc.expert = BlockParams(b, true);
     pc.dense = BlockParams(b) - pc.expert;
@@ -159,11 +165,12 @@ void LayerLowering::BuildChunks() {
   const Piece head = MakePiece(graph_->head, head_, true);
   const Piece mtp = m.mtp_depth > 0 ? MakePiece(graph_->mtp, mtp_, false) : Piece{};
   Piece mtp_head = head;  // the LM head's weights are shared: no parameters of its own
-  mtp_head.dense = mtp_head.expert = 0;
+  mtp_head.dense = mtp_head.expert = mtp_head.frozen_dense = mtp_head.frozen_expert = 0;
   // The first module on a stage apart from stage 0 also holds its own input embedding
   // (strategies/memory.cc, ContentsOf): its gradients are the stage's to reduce too.
   Piece mtp_embedding = mtp;
   mtp_embedding.dense += embedding.dense;
+  mtp_embedding.frozen_dense += embedding.frozen_dense;
   // Virtual stage g (the schedule's placement: strategies/schedule.h) holds the next layers of
   // its route; two directions each run the whole model.
   const std::vector<ChunkSpan> spans = ChunkSpans(l, m.layers);

@@ -239,9 +239,12 @@ class StageAccounting {
   // nn.Embedding; the QLoRA paper's qlora.py casts both back to bf16 after
   // prepare_model_for_kbit_training). The layers' norms, cast to fp32 there, are counted 4-bit
   // (2 h parameters a layer).
-  double BaseBytes(const StageContents& c) const {
-    if (t_.finetune != FinetuneKind::kQlora) return (c.dense + c.expert) * rule_.weights;
-    return (c.dense + c.expert - c.tables) * (4.127 / 8) + c.tables * rule_.weights;
+  // Its dense part, then its experts'.
+  std::pair<double, double> BaseBytes(const StageContents& c) const {
+    if (t_.finetune != FinetuneKind::kQlora) {
+      return {c.dense * rule_.weights, c.expert * rule_.weights};
+    }
+    return {(c.dense - c.tables) * (4.127 / 8) + c.tables * rule_.weights, c.expert * (4.127 / 8)};
   }
 
   // Parameters, gradients and optimizer states: LoRA's over a frozen base, or the whole
@@ -256,12 +259,15 @@ class StageAccounting {
       return on ? per_param * (d / shard_dense + e / shard_expert) : per_param * (d + e);
     };
     if (lora_) {
-      // Frozen base (BaseBytes), whole on every rank: the replay
-      // neither shards nor gathers it (FSDP's FULL_SHARD of a LoRA model, which does both, is
-      // not modelled). ZeRO shards the adapters' states as it does a model's, the experts'
-      // over the ranks that hold the same experts.
+      // Frozen base (BaseBytes): whole on every rank, but under ZeRO 3, which shards it as it
+      // shards every parameter and gathers it layer by layer beside the adapters (FSDP's
+      // FULL_SHARD of a PEFT model, FSDP-QLoRA, DeepSpeed stage 3; the replay's gathers carry
+      // it: DataParallelLowering::TimedOf). ZeRO shards the adapters' states as it does a
+      // model's, the experts' over the ranks that hold the same experts.
       const double ld = c.lora - c.lora_expert, le = c.lora_expert;
-      st->params_bytes = BaseBytes(c) + sharded(rule_.weights, ld, le, l_.zero >= 3);
+      const auto [base_dense, base_expert] = BaseBytes(c);
+      st->params_bytes = sharded(1.0, base_dense, base_expert, l_.zero >= 3) +
+                         sharded(rule_.weights, ld, le, l_.zero >= 3);
       st->grads_bytes = sharded(rule_.grads, ld, le, l_.shards_gradients());
       st->optimizer_bytes = sharded(rule_.optimizer, ld, le, l_.zero >= 1);
       st->params += c.lora;
@@ -309,8 +315,12 @@ class StageAccounting {
   void Buffers(const StageContents& c, StageMemory* st) const {
     double comm = 0;
     if (l_.zero == 3 && st->layers > 0) {
-      // Two layers' parameters gathered whole (LoRA: the adapters', the base being whole).
-      comm += 2 * rule_.weights * (lora_ ? c.lora : c.dense + c.expert) / st->layers;
+      // Two layers' parameters gathered whole (LoRA: the adapters' and the frozen base's).
+      const auto [base_dense, base_expert] = BaseBytes(c);
+      comm += 2 *
+              (lora_ ? rule_.weights * c.lora + base_dense + base_expert
+                     : rule_.weights * (c.dense + c.expert)) /
+              st->layers;
     }
     st->other_bytes = comm + workspaces_;
     st->reserve_bytes = kFrameworkReserveBytes;

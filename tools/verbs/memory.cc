@@ -73,10 +73,18 @@ std::string ToText(const Result& res) {
                   s.cluster.gpu.id, FormatBytes(s.cluster.gpu.memory));
   out += fmt::format("layout: {}\n", FormatLayout(s.layout, s.training, LayoutStyle::kSentence));
   const bool master = s.training.precision != Dtype::kFp32 && s.training.precision != Dtype::kTf32;
+  const FinetuneKind ft = s.training.finetune;
+  // A LoRA model's frozen base is held apart from the adapters' states (the rule's bytes).
+  const std::string base =
+      ft == FinetuneKind::kNone ? ""
+      : ft == FinetuneKind::kQlora
+          ? "the frozen base at 4.127 bits a parameter (NF4; embedding and LM head at 16), "
+            "sharded under ZeRO 3; the adapters' states: "
+          : "the frozen base at 16 bits a parameter, sharded under ZeRO 3; the adapters' states: ";
   out += fmt::format(
-      "model states: {:.0f} bytes per parameter before sharding (weights, gradients, "
+      "model states: {}{:.0f} bytes per parameter before sharding (weights, gradients, "
       "optimizer{})\n\n",
-      r.bytes_per_param,
+      base, r.bytes_per_param,
       !master ? ", no master copy beside fp32 weights"
               : fmt::format(" with a{} master copy",
                             s.training.master_weights == MasterWeights::kFp32 ? "n fp32"
