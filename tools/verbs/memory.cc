@@ -48,14 +48,18 @@ StatusOr<Result> Run(const Options& o, const VerbContext&) {
 Json ToJson(const Result& res) {
   const MemoryReport& r = res.r;
   Json stages = Json::Array();
+  // Bytes and parameters are whole numbers (the planner's sums of per-layer means are not:
+  // 40256537599.99999 where run says 40256537600).
+  auto whole = [](double v) { return std::round(v); };
   for (const auto& st : r.stages) {
     Json o = Json::Object();
-    o.Set("layers", st.layers).Set("params", st.params);
-    o.Set("params_bytes", st.params_bytes).Set("grads_bytes", st.grads_bytes);
-    o.Set("optimizer_bytes", st.optimizer_bytes).Set("activations_bytes", st.activations_bytes);
-    o.Set("transient_bytes", st.transient_bytes).Set("other_bytes", st.other_bytes);
-    o.Set("reserve_bytes", st.reserve_bytes).Set("total_bytes", st.total());
-    o.Set("allocated_bytes", st.allocated());
+    o.Set("layers", st.layers).Set("params", whole(st.params));
+    o.Set("params_bytes", whole(st.params_bytes)).Set("grads_bytes", whole(st.grads_bytes));
+    o.Set("optimizer_bytes", whole(st.optimizer_bytes))
+        .Set("activations_bytes", whole(st.activations_bytes));
+    o.Set("transient_bytes", whole(st.transient_bytes)).Set("other_bytes", whole(st.other_bytes));
+    o.Set("reserve_bytes", whole(st.reserve_bytes)).Set("total_bytes", whole(st.total()));
+    o.Set("allocated_bytes", whole(st.allocated()));
     o.Set("micro_batches_in_flight", st.in_flight);
     stages.Push(o);
   }

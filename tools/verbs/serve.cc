@@ -238,10 +238,14 @@ Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key) {
   j.Set("max_rate_at_slo", r.max_rate_at_slo >= 0 ? Json(r.max_rate_at_slo) : Json());
   if (!r.max_rate_note.empty()) j.Set("max_rate_note", r.max_rate_note);
   if (load_key) j.Set("load", r.load ? LoadJson(*r.load) : Json());
-  j.Set("kv_peak_bytes", r.kv_peak_bytes).Set("kv_capacity_bytes", r.kv_capacity_bytes);
-  j.Set("weights_bytes", r.weights_bytes).Set("activations_bytes", r.activations_bytes);
-  if (r.state_bytes > 0) j.Set("state_bytes", r.state_bytes);  // a hybrid model's only
-  j.Set("memory_capacity_bytes", r.memory_capacity_bytes);
+  // Whole bytes (the KV peak is a mean over replicas of blocks' bytes).
+  auto whole = [](double v) { return std::round(v); };
+  j.Set("kv_peak_bytes", whole(r.kv_peak_bytes))
+      .Set("kv_capacity_bytes", whole(r.kv_capacity_bytes));
+  j.Set("weights_bytes", whole(r.weights_bytes))
+      .Set("activations_bytes", whole(r.activations_bytes));
+  if (r.state_bytes > 0) j.Set("state_bytes", whole(r.state_bytes));  // a hybrid model's only
+  j.Set("memory_capacity_bytes", whole(r.memory_capacity_bytes));
   j.Set("fits", r.fits).Set("fit_reason", r.fit_reason);
   j.Set("cost_per_million_tokens", r.cost_per_million_tokens);
   j.Set("requests", r.requests).Set("served", r.served).Set("rejected", r.rejected);
