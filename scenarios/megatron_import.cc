@@ -478,10 +478,15 @@ Status WriteImportCluster(const ImportOptions& o, const LauncherShape& launcher,
   const GpuSpec* g = cat.hardware.FindGpu(o.gpu);
   if (!g) {
     const std::string near = DidYouMean(o.gpu, cat.hardware.GpuIds());
+    // Told where the GPU was given: the option, or the file that named it; the file where
+    // none was.
+    const std::string at = !o.gpu_at.empty() ? o.gpu_at
+                           : o.gpu.empty()   ? file
+                                             : fmt::format("--gpu {}:1:7", o.gpu);
     return InvalidArgument(
         fmt::format("{}: error: the import needs the cluster's GPU: {} (a catalog id such as "
                     "h100-sxm5-80gb{}; `parasim catalog` lists them)",
-                    file, o.gpu.empty() ? "give --gpu ID" : "unknown GPU '" + o.gpu + "'",
+                    at, o.gpu.empty() ? "give --gpu ID" : "unknown GPU '" + o.gpu + "'",
                     near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
   }
   w->Set("cluster.gpu", o.gpu, "--gpu");

@@ -40,6 +40,8 @@ struct ImportOptions {
   int nvlink_domain = 0;  // 0: the environment's NVLINK_DOMAIN_SIZE, else the server's
   int64_t vocab = 0;      // the vocabulary when the flags do not fix it (a tokenizer file)
   std::string name;       // the scenario's name; "" = from the file
+  // Where `gpu` was given, for an error about it: "" = the command line's --gpu option.
+  std::string gpu_at;
 };
 
 // A flag read but not applied: listed at the end of the scenario.

@@ -18,9 +18,10 @@ namespace {
 Status ResolveDpAuto(const YamlContext& ctx, const YAML::Node& par, Scenario* s) {
   const int64_t denom = static_cast<int64_t>(s->layout.tp) * s->layout.pp * s->layout.cp;
   if (s->cluster.gpus() % denom != 0) {
-    YAML::Node n = par.IsDefined() && par.IsMap() && par["tp"].IsDefined() ? par["tp"] : par;
+    // At the dp key that asks for it (the file's, or the --set that made it auto).
+    YAML::Node n = par.IsDefined() && par.IsMap() && par["dp"].IsDefined() ? par["dp"] : par;
     return ctx.ErrorAt(
-        n, "parallelism",
+        n, "parallelism.dp",
         fmt::format("dp = auto needs tp*pp*cp = {}*{}*{} = {} to divide the "
                     "cluster's {} GPUs",
                     s->layout.tp, s->layout.pp, s->layout.cp, denom, s->cluster.gpus()));

@@ -28,8 +28,25 @@ TEST_CASE("dp = auto: the GPUs over tp*pp*cp, which must divide them") {
   REQUIRE(none.ok());
   CHECK(none->layout.dp == 16);
   CHECK(Load("parallelism: {tp: 3, dp: auto}\n").status().message() ==
-        "s.yaml:4:19: error: parallelism: dp = auto needs tp*pp*cp = 3*1*1 = 3 to divide the "
+        "s.yaml:4:26: error: parallelism.dp: dp = auto needs tp*pp*cp = 3*1*1 = 3 to divide the "
         "cluster's 16 GPUs");
+}
+
+TEST_CASE("an error about keys a --set rebuilt points at the option, or at the file's mapping") {
+  // Both came from --set: the dp = auto error named the file's tp line; a cluster made of two
+  // nodes by --set and missing its inter-node fabric was told at file:1:1.
+  StatusOr<Scenario> s =
+      Load("parallelism: {tp: 1, dp: 8}\n", {"parallelism.pp=5", "parallelism.dp=auto"});
+  CHECK(s.status().message().find("--set parallelism.dp=auto:1:21: error: parallelism.dp: dp = "
+                                  "auto needs") == 0);
+  // The cluster mapping rebuilt by --set: a key missing from it is told at its place in the file.
+  StatusOr<Scenario> c =
+      LoadScenario(YamlInput("c.yaml",
+                             "model: gpt3-1.3b\ntraining: {seq_len: 2048, global_batch: 64}\n"
+                             "cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8}\n"),
+                   {"cluster.nodes=2"}, testing::TestCatalogs());
+  CHECK(c.status().message().find("c.yaml:3:10: error: cluster.inter_node: missing required key") ==
+        0);
 }
 
 TEST_CASE("--set replaces a key, and a model key under a catalog id extends that model") {

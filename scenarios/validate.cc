@@ -180,6 +180,7 @@ Status ReadImport(const YamlContext& ctx, const YAML::Node& own, const YAML::Nod
     tokens.push_back({text, t.Mark().line + 1, t.Mark().column + 1});
   }
   PARASIM_RETURN_IF_ERROR(pick("gpu").String("gpu", &o->gpu));
+  if (pick("gpu").Has("gpu")) o->gpu_at = ctx.Where(pick("gpu").Node("gpu"), at + ".import.gpu");
   PARASIM_RETURN_IF_ERROR(pick("nodes").Int("nodes", &o->nodes, 1, kMaxGpus));
   PARASIM_RETURN_IF_ERROR(pick("gpus_per_node").Int("gpus_per_node", &o->gpus_per_node, 1, 1024));
   PARASIM_RETURN_IF_ERROR(

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -76,6 +77,19 @@ std::string YamlContext::Where(const YAML::Node& node, std::string_view path) co
       return fmt::format("{}:1:{}", origin,
                          (segment == std::string_view::npos ? 0 : segment + 1) + 7);
     }
+  }
+  // A node a --set rebuilt (or left without a place): the closest mapping above it that the file
+  // placed.
+  if (unplaced) {
+    const std::string* best = nullptr;
+    size_t best_size = 0;
+    for (const auto& [p, where] : rebuilt) {
+      if ((p.empty() || at_or_below(p)) && (best == nullptr || p.size() >= best_size)) {
+        best = &where;
+        best_size = p.size();
+      }
+    }
+    if (best != nullptr) return *best;
   }
   int line = 1, col = 1;
   if (node.IsDefined()) {
@@ -309,14 +323,23 @@ StatusOr<std::string> ReadScalar(const YamlContext& ctx, const YAML::Node& n,
 
 StatusOr<int64_t> ParseInteger(std::string_view text, int64_t lo, int64_t hi) {
   const std::string s(text);
-  auto v = ParseCount(s);
   std::string want = fmt::format("expected an integer from {} to {}", lo, hi);
+  // A plain decimal integer compares exactly (through a double, 2^62 + 1 passed as 2^62).
+  int64_t exact = 0;
+  const char* end = s.data() + s.size();
+  if (auto [p, ec] = std::from_chars(s.data(), end, exact); ec == std::errc() && p == end) {
+    if (exact < lo || exact > hi) return InvalidArgument(fmt::format("{}, got {}", want, s));
+    return exact;
+  }
+  auto v = ParseCount(s);
   if (!v.ok()) {
     if (!s.empty() && s[0] == '-') return InvalidArgument(fmt::format("{}, got {}", want, s));
     return InvalidArgument(fmt::format("{}, got '{}' (counts take no unit)", want, s));
   }
   double d = *v;
-  if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+  // 2^63 and above do not fit an int64 (hi as a double may round up to it).
+  if (d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi) ||
+      std::abs(d) >= 9.223372036854775807e18) {
     return InvalidArgument(fmt::format("{}, got {}", want, s));
   }
   return static_cast<int64_t>(d);
@@ -555,6 +578,23 @@ Status ApplySet(YAML::Node& root, std::string_view assignment, YamlContext* ctx)
         fmt::format("{}:1:{}: error: {}: no value given ('{}' is YAML's null); give a value, e.g. "
                     "--set parallelism.tp=4, or edit the file to remove the key",
                     origin, eq + 8, path, value));
+  }
+  // The file's marks of the mappings along the key, which the rebuild loses.
+  YAML::Node cur;
+  cur.reset(root);
+  std::string prefix;
+  for (size_t i = 0; i < parts.size() && cur.IsDefined() && cur.IsMap(); ++i) {
+    if (cur.Mark().line >= 0 && !ctx->rebuilt.count(prefix)) {
+      ctx->rebuilt[prefix] =
+          fmt::format("{}:{}:{}", ctx->file, cur.Mark().line + 1, cur.Mark().column + 1);
+    }
+    // reset() rebinds; operator= would write into the document.
+    YAML::Node next;
+    for (const auto& kv : cur) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == parts[i]) next.reset(kv.second);
+    }
+    cur.reset(next);
+    prefix += (prefix.empty() ? "" : ".") + parts[i];
   }
   root = WithNodeAt(root, parts, v);
   ctx->overrides[path] = origin;

@@ -33,6 +33,9 @@ struct YamlContext {
   // Values another file placed (a validation file's stated keys): dotted path -> that file's
   // "file:line:col".
   std::map<std::string, std::string> placed;
+  // Mappings a --set rebuilt (their nodes lose the file's marks): dotted path -> the file's
+  // "file:line:col" of the mapping, where an error about a key missing below it points.
+  std::map<std::string, std::string> rebuilt;
 
   // "file:line:col" for a node at `path` (or the option text for an overridden path).
   std::string Where(const YAML::Node& node, std::string_view path) const;

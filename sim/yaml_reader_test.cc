@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 namespace parasim {
 namespace {
 
@@ -74,6 +76,10 @@ TEST_CASE("the unlocated checks word their errors as the readers do") {
   CHECK(ParseInteger("-2", 1, 64).status().message() == "expected an integer from 1 to 64, got -2");
   CHECK(ParseInteger("1.5", 1, 64).status().message() ==
         "expected an integer from 1 to 64, got 1.5");
+  // Exact at the bounds of an int64 range (a seed up to 2^62 took 2^62 + 1 through a double).
+  CHECK(*ParseInteger("4611686018427387904", 0, int64_t{1} << 62) == int64_t{1} << 62);
+  CHECK_FALSE(ParseInteger("4611686018427387905", 0, int64_t{1} << 62).ok());
+  CHECK_FALSE(ParseInteger("1e19", 0, std::numeric_limits<int64_t>::max()).ok());
   CHECK(*ParseBool("yes"));
   CHECK_FALSE(*ParseBool("off"));
   CHECK(ParseBool("2").status().message() == "expected true or false, got '2'");

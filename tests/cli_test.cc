@@ -679,6 +679,17 @@ TEST_CASE("a mixture-of-experts model under TP needs sequence parallelism, as Me
         std::string::npos);
 }
 
+TEST_CASE("sweep's options: --resume needs --out; a count must be more than 0") {
+  const std::string f = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
+  auto resume = RunParasim("sweep --resume " + f);
+  CHECK(resume.exit_code == 2);
+  CHECK(resume.err.find("--resume: error: it resumes from the results file of --out") !=
+        std::string::npos);
+  auto zero = RunParasim("sweep --max-layouts 0 " + f);
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err.find("--max-layouts: expected a number more than 0, got 0") != std::string::npos);
+}
+
 TEST_CASE("a sweep with no valid layout says so, not that none fits in memory") {
   auto r = RunParasim("sweep " + Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml") +
                       " --set 'sweep.tp=[3]'");
@@ -1094,6 +1105,12 @@ TEST_CASE("import megatron: bad input is exit 2 at the flag's file:line:col") {
   CHECK(r.err.find(f + ":2:25: error: unknown Megatron-LM flag '--sequence-paralel' (did you "
                        "mean '--sequence-parallel'?)") != std::string::npos);
   CHECK(RunParasim("import megatorn " + f).exit_code == 2);
+  // An unknown --gpu is told at the option (it named the flags' file).
+  auto gpu = RunParasim("import megatron " + Runfile("tests/fixtures/megatron/train_gpt.sh") +
+                        " --gpu nope");
+  CHECK(gpu.exit_code == 2);
+  CHECK(gpu.err.find("--gpu nope:1:7: error: the import needs the cluster's GPU: unknown GPU "
+                     "'nope'") == 0);
   CHECK(RunParasim("import megatron " + Runfile("tests/fixtures/megatron/train_gpt.sh"))
             .err.find("give --gpu ID") != std::string::npos);
 }

@@ -24,7 +24,15 @@ CLI::Option* Bind(CLI::App* sub, const Flag& f, FlagValue* value) {
 void AddChecks(const Flag& f, CLI::Option* opt) {
   if (f.required) opt->required();
   if (f.positive) {
-    opt->check(CLI::PositiveNumber);
+    // CLI11's PositiveNumber says "not in range 0.000000 to" a 309-digit number.
+    opt->check(CLI::Validator(
+        [](std::string& text) -> std::string {
+          double v = 0;
+          const bool number = CLI::detail::lexical_cast(text, v);
+          if (number && v > 0) return "";
+          return "expected a number more than 0, got " + text;
+        },
+        "POSITIVE"));
   } else if (f.min != std::numeric_limits<int64_t>::min() ||
              f.max != std::numeric_limits<int64_t>::max()) {
     opt->check(CLI::Range(f.min, f.max));

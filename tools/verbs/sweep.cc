@@ -74,6 +74,10 @@ std::function<void(int64_t, int64_t)> ProgressBar() {
 
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   PARASIM_RETURN_IF_ERROR(CheckLaunch(o.launch));
+  if (o.resume && o.out.empty()) {
+    return InvalidArgument(
+        "--resume: error: it resumes from the results file of --out; give --out FILE.csv");
+  }
   Result res{.launch = o.launch};
   PARASIM_ASSIGN_OR_RETURN(res.s, LoadScenarioOf(o.scenario, o.sets));
   const Scenario& s = res.s;
