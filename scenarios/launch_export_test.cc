@@ -53,6 +53,11 @@ StatusOr<Scenario> Reimported(const ImportedScenario& imported, const YAML::Node
   root["cluster"] = original["cluster"];
   YamlContext ctx{"<imported>", {}};
   for (const NotExported& m : missing) {
+    // stage_layers set back states the split: whatever split the import read (torchtitan's
+    // default less-layer counts as account_for) gives way to it.
+    if (m.key == "parallelism.stage_layers" && root["parallelism"]["account_for"]) {
+      root["parallelism"].remove("account_for");
+    }
     PARASIM_RETURN_IF_ERROR(ApplySet(root, m.key + "=" + m.value, &ctx));
   }
   return ScenarioFromNode(root, ctx, Cat());
@@ -365,6 +370,15 @@ TEST_CASE("torchtitan's less-layer counts carry account_for; every example impor
   CHECK(back->layout.split_embedding);
   CHECK(back->layout.split_loss);
   CHECK(back->layout.virtual_stages == 4);
+  // Under 1F1B too: torchtitan's defaults (1 and 1) would split 80 layers over pp 4 as 20, 21,
+  // 20 and 19; parasim's even split goes out as 0 and 0.
+  auto plain =
+      LoadScenario(dir + "llama3-70b-64-h100.yaml",
+                   {"parallelism.pp=4", "parallelism.dp=2", "parallelism.schedule=1f1b"}, Cat());
+  REQUIRE_MESSAGE(plain.ok(), plain.status().message());
+  const std::string plain_toml = TorchtitanToml(ExportLaunch(*plain));
+  CHECK(plain_toml.find("pipeline_parallel_first_stage_less_layers = 0") != std::string::npos);
+  CHECK(plain_toml.find("pipeline_parallel_last_stage_less_layers = 0") != std::string::npos);
   auto l405 = LoadScenario(dir + "llama3-405b-16k-h100.yaml", {}, Cat());
   REQUIRE(l405.ok());
   const LaunchConfig l = ExportLaunch(*l405);

@@ -50,19 +50,21 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
     if (p.pp > 1)
       t.push_back(fmt::format("pipeline_parallel_microbatch_size = {}", s.training.micro_batch));
   }
+  // torchtitan splits every pipeline's layers with the embedding and the output counted as
+  // first/last_stage_less_layers (1 each by default; torchtitan/distributed/pipeline_parallel.py):
+  // parasim's account_for, written for every schedule (0 and 0 for parasim's plain even split).
+  const int first = p.split_embedding ? 1 : 0, last = p.split_loss ? 1 : 0;
+  if (p.pp > 1 && p.stage_layers.empty()) {  // stage_layers: listed below
+    t.push_back(fmt::format("pipeline_parallel_first_stage_less_layers = {}", first));
+    t.push_back(fmt::format("pipeline_parallel_last_stage_less_layers = {}", last));
+  }
   if (p.schedule == kScheduleInterleaved && p.pp > 1) {
-    // torchtitan makes ceil((layers + first_less + last_less) / per) stages of `per` layers
-    // (torchtitan/distributed/pipeline_parallel.py; the two count the embedding and the output,
-    // 1 each by default); without `per`, two stages a rank. With both 0 and `per` a divisor of
-    // the layers, every stage holds `per`, as parasim's even split does.
-    // The embedding and the output counted as a layer each (parallelism.account_for) are
-    // torchtitan's first/last_stage_less_layers of 1.
+    // torchtitan makes ceil((layers + first_less + last_less) / per) stages of `per` layers;
+    // without `per`, two stages a rank. With `per` a divisor of those units, every stage holds
+    // `per`, as parasim's even split does.
     const int64_t stages = int64_t{p.pp} * p.virtual_stages;
-    const int first = p.split_embedding ? 1 : 0, last = p.split_loss ? 1 : 0;
     const int64_t units = s.model.layers + first + last;
     if (p.virtual_stages >= 2 && p.stage_layers.empty() && units % stages == 0) {
-      t.push_back(fmt::format("pipeline_parallel_first_stage_less_layers = {}", first));
-      t.push_back(fmt::format("pipeline_parallel_last_stage_less_layers = {}", last));
       t.push_back(fmt::format("pipeline_parallel_layers_per_stage = {}", units / stages));
     } else if (p.virtual_stages != 2) {
       Miss(l, "parallelism.virtual_stages", std::to_string(p.virtual_stages),
@@ -214,16 +216,7 @@ void ParallelismMisses(const Scenario& s, LaunchConfig* l) {
     Miss(l, "parallelism.stage_layers", v + "]",
          "torchtitan splits the layers by pipeline_parallel_layers_per_stage");
   }
-  const bool stage_split = p.schedule == kScheduleInterleaved && p.pp > 1 &&
-                           p.virtual_stages >= 2 && p.stage_layers.empty();
-  if ((p.split_embedding || p.split_loss) && !stage_split) {
-    Miss(l, "parallelism.account_for",
-         p.split_embedding && p.split_loss ? "[embedding, loss]"
-         : p.split_embedding               ? "[embedding]"
-                                           : "[loss]",
-         "torchtitan counts the embedding and the output in the split of its stages of "
-         "pipeline_parallel_layers_per_stage layers (interleaved schedules), not here");
-  }
+
   if (p.zero == 3 && p.dp * p.cp == 1) {
     Miss(l, "parallelism.zero", "3", "FSDP2 over one rank shards nothing (read back as DDP)");
   }

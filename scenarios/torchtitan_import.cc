@@ -169,7 +169,8 @@ Status ReadDegrees(Config& c, Degrees* d) {
 // count that pp does not divide, and wants two or more a rank; without `per`, two a rank
 // (torchtitan/distributed/pipeline_parallel.py, the virtual stages of pipeline_llm). A less-layer
 // count of 1 is parasim's parallelism.account_for (the embedding or the loss counted as a layer).
-Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers) {
+Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers,
+                     std::vector<std::string>* nm) {
   std::string per_at, first_at, last_at;
   PARASIM_ASSIGN_OR_RETURN(
       int64_t per,
@@ -194,6 +195,10 @@ Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers)
     // where the layers then split evenly; else the layers alone, where they do.
     const int64_t stages = 2 * d.pp;
     if (first <= 1 && last <= 1 && (layers + first + last) % stages != 0 && layers % stages == 0) {
+      nm->push_back(fmt::format(
+          "pipeline_parallel_first/last_stage_less_layers {} and {}: torchtitan splits the {} "
+          "layers unevenly over its {} stages; priced as an even split",
+          first, last, layers, stages));
       first = last = 0;
     }
     if (first > 1 || last > 1 || (layers + first + last) % stages != 0) {
@@ -231,6 +236,68 @@ Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers)
   return Status::Ok();
 }
 
+// A schedule of `chunks` stages a rank (1, or a V's 2): torchtitan splits the layers with the
+// embedding and the output counted as first/last_stage_less_layers (1 each by default) over
+// pp x chunks stages as evenly as it can, one more to each of the first stages where they do not
+// divide (torchtitan/distributed/pipeline_parallel.py, generate_llm_fqn_per_model_part). An even
+// split is parasim's account_for; an uneven one over one stage a rank its stage_layers.
+Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, int chunks,
+                   std::vector<std::string>* nm) {
+  std::string first_at, last_at;
+  PARASIM_ASSIGN_OR_RETURN(int64_t first,
+                           c.Int({{"parallelism", "pipeline_parallel_first_stage_less_layers"}}, 0,
+                                 layers, 1, &first_at));
+  PARASIM_ASSIGN_OR_RETURN(
+      int64_t last,
+      c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
+  const int64_t stages = int64_t{d.pp} * chunks, units = layers + first + last;
+  const std::string why = "pipeline_parallel_first/last_stage_less_layers " +
+                          std::to_string(first) + " and " + std::to_string(last) +
+                          (first_at.empty() && last_at.empty() ? " (torchtitan's defaults)" : "");
+  if (first <= 1 && last <= 1 && units % stages == 0) {
+    if (first + last > 0) {
+      w.Set("parallelism.account_for",
+            first && last ? "[embedding, loss]"
+            : first       ? "[embedding]"
+                          : "[loss]",
+            why + ": the embedding and output each counted as a layer");
+    }
+    return Status::Ok();
+  }
+  std::vector<int64_t> split(static_cast<size_t>(stages), units / stages);
+  for (int64_t i = 0; i < units % stages; ++i) ++split[static_cast<size_t>(i)];
+  split.front() -= first;
+  split.back() -= last;
+  if (chunks == 1 && split.front() >= 0 && split.back() >= 0) {
+    std::string list;
+    for (int64_t n : split) list += (list.empty() ? "[" : ", ") + std::to_string(n);
+    w.Set("parallelism.stage_layers", list + "]", why + ": torchtitan's uneven split");
+    return Status::Ok();
+  }
+  if (layers % stages == 0) {
+    nm->push_back(
+        fmt::format("{}: torchtitan splits the {} layers unevenly over its {} stages; "
+                    "priced as an even split",
+                    why, layers, stages));
+    return Status::Ok();
+  }
+  // At the key that set the split: a less-layer count, else the schedule or the pipeline degree
+  // (pp > 1 here, so one of them is written).
+  const toml::node* at = c.Find({{"parallelism", "pipeline_parallel_first_stage_less_layers"},
+                                 {"parallelism", "pipeline_parallel_last_stage_less_layers"},
+                                 {"parallelism", "pipeline_parallel_schedule"},
+                                 {"experimental", "pipeline_parallel_schedule"},
+                                 {"parallelism", "pipeline_parallel_degree"}});
+  const std::string msg = fmt::format(
+      "{} layers (+{} +{} for the embedding and output) do not split over its {} stages as "
+      "parasim can hold them ({})",
+      layers, first, last, stages,
+      chunks == 1 ? "its first or last stage would hold fewer than no layers"
+                  : "two equal chunks a rank");
+  if (at == nullptr) return InvalidArgument(fmt::format("{}: error: {}", c.file(), msg));
+  return c.Error(*at, msg);
+}
+
 Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpus, int layers,
                      int64_t* dp, std::vector<std::string>* nm) {
   const int64_t model = d.tp * d.pp * d.cp * d.replicate;
@@ -258,7 +325,7 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   w.Set("parallelism.zero", fsdp ? "3" : "0",
         fsdp ? "FSDP2 over the data_parallel_shard_degree x context_parallel_degree ranks"
              : "DDP (no sharding)");
-  if (shard > 1 && d.replicate > 1) {
+  if (fsdp && d.replicate > 1) {
     nm->push_back(
         "data_parallel_replicate_degree with sharding (HSDP): parasim shards over the "
         "whole data-parallel group");
@@ -282,7 +349,10 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
         sched_at.empty() ? "torchtitan's default schedule (1F1B)" : sched_at);
   if (mapped.empty()) nm->push_back(fmt::format("pipeline schedule {}: priced as 1F1B", sched));
   if (mapped == "interleaved-1f1b") {
-    PARASIM_RETURN_IF_ERROR(VirtualStages(c, w, d, layers));
+    PARASIM_RETURN_IF_ERROR(VirtualStages(c, w, d, layers, nm));
+  } else if (d.pp > 1) {
+    PARASIM_RETURN_IF_ERROR(
+        FixedStages(c, w, d, layers, mapped == "zb-v" || mapped == "dualpipe-v" ? 2 : 1, nm));
   }
   return Status::Ok();
 }

@@ -184,5 +184,33 @@ TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count")
         std::string::npos);
 }
 
+TEST_CASE("every pipeline splits its layers with torchtitan's less-layer counts") {
+  // torchtitan counts the embedding and the output as first/last_stage_less_layers (1 each by
+  // default) for every schedule, the remainder to the first stages: Llama 3 8B over pp 4 under
+  // 1F1B runs 8, 9, 8 and 7 layers (it imported as 8 each); 0 and 0 split evenly; Llama 3 70B
+  // over pp 2 is 41 + 41 units, parasim's account_for [embedding, loss].
+  auto import = [](const std::string& flavor, const std::string& extra) {
+    const std::string toml = "[model]\nname = \"llama3\"\nflavor = \"" + flavor +
+                             "\"\n[training]\nseq_len = 4096\nlocal_batch_size = 8\n"
+                             "[parallelism]\npipeline_parallel_degree = " +
+                             (flavor == "8B" ? "4" : "2") + "\n" + extra;
+    return ImportTorchtitan("c.toml", toml, {.gpu = "h100-sxm5-80gb", .nodes = 1}, Cat());
+  };
+  auto uneven = import("8B", "");
+  REQUIRE_MESSAGE(uneven.ok(), uneven.status().message());
+  CHECK(uneven->scenario.layout.stage_layers == std::vector<int>{8, 9, 8, 7});
+  auto even = import("8B",
+                     "pipeline_parallel_first_stage_less_layers = 0\n"
+                     "pipeline_parallel_last_stage_less_layers = 0\n");
+  REQUIRE_MESSAGE(even.ok(), even.status().message());
+  CHECK(even->scenario.layout.stage_layers.empty());
+  CHECK_FALSE(even->scenario.layout.split_embedding);
+  auto both = import("70B", "");
+  REQUIRE_MESSAGE(both.ok(), both.status().message());
+  CHECK(both->scenario.layout.split_embedding);
+  CHECK(both->scenario.layout.split_loss);
+  CHECK(both->scenario.layout.stage_layers.empty());
+}
+
 }  // namespace
 }  // namespace parasim

@@ -1,5 +1,7 @@
 #include "strategies/answer_sweep.h"
 
+#include <cmath>
+
 namespace parasim {
 
 double FreeGib(const Scenario& s, const SweepEntry& e) {
@@ -10,8 +12,10 @@ TiedWithBest TiesWithBest(const Scenario& s, const std::vector<SweepEntry>& rank
   TiedWithBest t;
   if (ranked.empty() || (s.sweep && s.sweep->objective == Objective::kMemory)) return t;
   const double best = ObjectiveCost(s, ranked[0]);
+  // A leader whose run never ends (goodput 0: an infinite cost) ties with nothing.
+  if (!std::isfinite(best) || !(best > 0)) return t;
   for (size_t i = 1; i < ranked.size(); ++i) {
-    if (ObjectiveCost(s, ranked[i]) / best - 1 > kRankTie) continue;
+    if (!(ObjectiveCost(s, ranked[i]) / best - 1 <= kRankTie)) continue;
     ++t.count;
     if (FreeGib(s, ranked[i]) > FreeGib(s, ranked[t.roomiest])) t.roomiest = i;
   }

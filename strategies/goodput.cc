@@ -247,28 +247,60 @@ GoodputInputs GoodputInputsOf(const Scenario& s, double step_time_s) {
   return in;
 }
 
+namespace {
+
+// (e^z - 1) / z, 1 at z = 0, without the loss of a tiny or denormal z.
+double Expm1Ratio(double z) { return std::abs(z) < 1e-12 ? 1 + z / 2 : std::expm1(z) / z; }
+
+// (1 - e^-z - z e^-z) / z^2: the mean of a first event at rate a before L, times a^2 / L^2
+// (z = a L); 1/2 at z = 0.
+double KeptBeforeRatio(double z) {
+  if (z < 1e-4) return 0.5 - z / 3;
+  return (-std::expm1(-z) - z * std::exp(-z)) / (z * z);
+}
+
+}  // namespace
+
 double AnalyticEffectiveTime(const GoodputInputs& in) {
   const CheckpointPlan& ck = in.checkpoint;
-  const double lambda = in.failures_per_s;
+  const double lambda = in.failures_per_s, planned = in.planned_per_s;
   const double tau = ck.interval_s, delta = ck.stall_s;
-  const double planned = 1 + in.planned_per_s * (in.planned_restart_s + ck.write_s);
-  if (!(lambda > 0)) return (std::isfinite(tau) ? tau / (tau + delta) : 1.0) / planned;
-  if (!std::isfinite(tau)) return 0.0;  // failures and no checkpoint: no run ends
-  // Renewal over checkpoint intervals (Daly 2006, "A higher order estimate of the optimum
-  // checkpoint interval", eq. 13 with failures during the restart): an interval of tau training
-  // and delta stall is kept only when no failure lands in it; each failure costs a restart of R,
-  // itself begun again by a failure in it. Poisson failures at rate lambda give an expected
-  // wall clock per kept interval of e^(lambda R) (e^(lambda (tau + delta)) - 1) / lambda. An
+  // Renewal over attempts at a checkpoint interval (Daly 2006, "A higher order estimate of the
+  // optimum checkpoint interval", with failures during the restart and planned interruptions):
+  // from the last durable checkpoint an attempt trains for tau and stalls delta (L = tau +
+  // delta), unless a failure (rate lambda) or a planned interruption (rate p) comes first,
+  // the first of them after an exponential time at rate a = lambda + p. Completed, it keeps
+  // tau; planned, it saves (write_s) and keeps what it trained, then restarts (planned R);
+  // failed, it keeps nothing and restarts (R, begun again by a failure in it: expm1(lambda R) /
+  // lambda). The effective training time is the kept work over the wall clock per attempt. An
   // asynchronous checkpoint is durable write_s after it was taken: a failure in that window
-  // falls back one more interval, exposure e^(lambda min(write_s, tau)) to first order. The
-  // first-order expansion is Young's: lost work (tau + delta) / 2 + R a failure.
-  const double exposure = in.async ? std::min(ck.write_s, tau) : 0.0;
-  const double log_wall =
-      lambda * (in.restart_s + exposure) + std::log(std::expm1(lambda * (tau + delta)) / lambda);
+  // falls back one more interval, e^(-lambda min(write_s, tau)) to first order. With p = 0 it
+  // is tau / (e^(lambda R) (e^(lambda L) - 1) / lambda); its first-order expansion is Young's,
+  // lost work L / 2 + R a failure.
+  const double a = lambda + planned;
+  if (!(a > 0)) return std::isfinite(tau) ? tau / (tau + delta) : 1.0;
+  const double L = tau + delta;
+  double first_ends = 0, in_attempt = 0, kept = 0;  // P(an event before L), E[min(T, L)], E[kept]
+  if (std::isfinite(L)) {
+    const double z = a * L;
+    in_attempt = L * Expm1Ratio(-z);
+    first_ends = a * in_attempt;
+    kept = tau * std::exp(-z) + planned * L * L * KeptBeforeRatio(z);
+  } else {
+    // No checkpoint: only planned interruptions keep work.
+    in_attempt = 1 / a;
+    first_ends = 1;
+    kept = planned / (a * a);
+  }
+  const double restart = in.restart_s * Expm1Ratio(lambda * in.restart_s);
+  const double wall =
+      in_attempt +
+      first_ends / a * (planned * (ck.write_s + in.planned_restart_s) + lambda * restart);
+  const double exposure = in.async && std::isfinite(tau) ? std::min(ck.write_s, tau) : 0.0;
+  const double eff = kept / wall * std::exp(-lambda * exposure);
   // Under a millionth of the failure-free rate a run would take a million times its
   // failure-free time: none ends (NoRunEnds).
-  const double eff = tau * std::exp(-log_wall) / planned;
-  return std::isfinite(eff) && eff >= 1e-6 ? eff : 0.0;
+  return std::isfinite(eff) && eff >= 1e-6 ? std::min(eff, 1.0) : 0.0;
 }
 
 namespace {
@@ -304,7 +336,7 @@ RunStats ClosedForm(const GoodputInputs& in, std::string note) {
   // again by the failures in it, lasts expm1(lambda R) / lambda, and one follows every
   // e^(lambda R) failures), and the planned ones; the rest is work lost to failures.
   if (!std::isfinite(wall)) {
-    st.down_s = st.lost_s = kInf;  // no run ends
+    st.down_s = st.lost_s = st.stall_s = kInf;  // no run ends
     return st;
   }
   const double left = std::max(0.0, wall - progress - st.stall_s);
@@ -354,6 +386,8 @@ RunStats SimulateBoundedRuns(const GoodputInputs& in, int runs, uint64_t seed,
 }  // namespace
 
 RunStats SimulateRuns(const GoodputInputs& in, int runs, uint64_t seed) {
+  // No run ends (NoRunEnds says why): nothing to simulate or to warn of.
+  if (in.window_s <= 0 && AnalyticEffectiveTime(in) <= 0) return ClosedForm(in, "");
   if (in.work_s <= 0 && in.window_s <= 0) {
     // Nothing gives the run a length: the steady state alone (a simulated run would never end).
     return ClosedForm(in,
@@ -442,8 +476,8 @@ StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, Lowe
       g.time_to_train_p90_s = g.runs.wall.p90;
     } else {
       // A window was simulated: the whole run at the window's rate of progress.
-      const double t =
-          g.inputs.steps * g.steps.mean_s / std::max(g.runs.effective_training_time, 1e-9);
+      const double eff = g.runs.effective_training_time;
+      const double t = eff > 0 ? g.inputs.steps * g.steps.mean_s / eff : kInf;
       g.time_to_train_s = g.time_to_train_p10_s = g.time_to_train_p90_s = t;
     }
   }

@@ -110,10 +110,11 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   pc.transient = TransientBytes(b);
   if (t.finetune != FinetuneKind::kNone) {
     pc.dense = LoraParams(b, t.lora_rank);
-    // QLoRA's base Linears in 4.127 bits, the embedding and the LM head in 16
-    // (StageAccounting::BaseBytes).
+    // In the weights' bytes (ctx_.weight_bytes, the gathers' unit): QLoRA's base Linears are
+    // 4.127 bits, the embedding and the LM head the weights' own (StageAccounting::BaseBytes).
     const bool table = head || &b == &graph_->embedding;
-    const double scale = t.finetune == FinetuneKind::kQlora && !table ? 4.127 / 16 : 1.0;
+    const double scale =
+        t.finetune == FinetuneKind::kQlora && !table ? (4.127 / 8) / ctx_.weight_bytes : 1.0;
     pc.frozen_expert = BlockParams(b, true) * scale;
     pc.frozen_dense = (BlockParams(b) - BlockParams(b, true)) * scale;
   } else {

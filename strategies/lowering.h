@@ -78,8 +78,9 @@ struct Piece {
   double transient = 0;  // the most working memory one of its ops holds while it runs
   double dense = 0;      // trainable dense parameters on this rank
   double expert = 0;     // trainable expert parameters on this rank
-  // A LoRA model's frozen base on this rank, dense and expert, in 16-bit weights' worth (QLoRA's
-  // 4-bit Linears at 4.127 / 16): ZeRO 3 gathers it beside the adapters and never reduces it.
+  // A LoRA model's frozen base on this rank, dense and expert, in the weights' bytes' worth
+  // (QLoRA's 4-bit Linears at 4.127 / 8 bytes over those): ZeRO 3 gathers it beside the
+  // adapters and never reduces it.
   double frozen_dense = 0, frozen_expert = 0;
   bool layer = false;  // a transformer layer (recompute replays layers, not embedding or head)
   // Rerun before backward under the training's recompute mode (a layer the mode applies to:

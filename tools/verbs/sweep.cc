@@ -434,13 +434,21 @@ std::string ToText(const Result& res) {
       r.feasible);
   if (r.ranked.empty() && r.valid_layouts == 0) {
     return out +
-           "No point of the sweep is a valid layout: each fails the divisibility checks (TP, PP, "
-           "DP, CP and EP must divide the GPUs, the layers, the heads and the batch; "
-           "docs/SCENARIO.md, parallelism). Widen the sweep's values.\n";
+           "No point of the sweep is a valid layout: each fails a layout check (TP, PP, DP, CP "
+           "and EP must divide the GPUs, the layers, the heads and the batch; a mixture-of-"
+           "experts model under TP needs SP; docs/SCENARIO.md, parallelism), with the keys the "
+           "sweep holds at the scenario's values. `parasim run` on one of its layouts names the "
+           "check; widen the sweep's values.\n";
   }
   if (r.ranked.empty()) {
     return out +
            "No layout of the sweep fits in memory. Try ZeRO 3, full recompute or more GPUs.\n";
+  }
+  if (r.ranked[0].goodput <= 0) {
+    // GoodputFactor 0 for the leader: the objective (time or cost to train) is infinite.
+    out += "No run of these layouts ends: failures come faster than they restart and keep "
+           "checkpoints (the reliability block); time and cost to train are infinite and do not "
+           "order them.\n\n";
   }
   out += HeldText(res) + TableText(res) + TiesText(res);
   if (res.robust) out += RobustnessText(res);
