@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace parasim {
@@ -50,7 +51,7 @@ FamilyFit Quality(std::string family, const std::vector<double>& measured,
     }
     errors.emplace_back(names[i], e);
   }
-  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
+  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : std::numeric_limits<double>::quiet_NaN();
   f.mape = sum_abs / static_cast<double>(measured.size());
   std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) {
     return std::abs(a.second) > std::abs(b.second);
@@ -84,14 +85,25 @@ std::vector<std::string> FitRefusals(const FitResult& r) {
                       "from it: {})",
                       family, b, points.empty() ? "none" : points));
     }
-    if (f.points >= 3 && f.r2 < kMinProfileR2) {
-      out.push_back(
-          fmt::format("{}: R^2 {:.3f} is below {:g}: the fit explains too little of the "
-                      "{} points (furthest from it: {})",
-                      family, f.r2, kMinProfileR2, f.points, points));
+    if (const std::string poor = PoorFit(f.r2, f.worst_error, f.points); !poor.empty()) {
+      out.push_back(fmt::format("{}: {} (furthest from it: {})", family, poor, points));
     }
   }
   return out;
+}
+
+std::string PoorFit(double r2, double worst_error, int points) {
+  if (points < 3) return "";
+  if (std::isnan(r2)) {
+    if (std::abs(worst_error) <= kMaxFlatError) return "";
+    return fmt::format(
+        "the {} measured values are all equal (R^2 undefined) and the fit misses "
+        "one by {:+.1f}%, more than {:g}%",
+        points, 100 * worst_error, 100 * kMaxFlatError);
+  }
+  if (r2 >= kMinProfileR2) return "";
+  return fmt::format("R^2 {:.3f} is below {:g}: the fit explains too little of the {} points", r2,
+                     kMinProfileR2, points);
 }
 
 }  // namespace parasim

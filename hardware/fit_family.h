@@ -76,6 +76,11 @@ double Bounded(double raw, double lo, double hi, std::string_view what,
 
 // The R^2 below which a family's fit explains too little to be written as a profile.
 inline constexpr double kMinProfileR2 = 0.9;
+// Where the measured values do not vary, R^2 is undefined (NaN): the fit holds where its worst
+// point is within this (the validation files' MAPE target, issue 16).
+inline constexpr double kMaxFlatError = 0.05;
+// Why a fit of `points` points with fit quality r2 and worst error is refused, or "".
+std::string PoorFit(double r2, double worst_error, int points);
 
 // Why the fit does not hold for a profile, one line per family written to it: a fitted value on
 // its bound, or R^2 below kMinProfileR2, each with the points that disagree most. Empty: it

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,17 @@ TEST_CASE("quality: R^2, MAPE and the worst point with its signed error") {
   CHECK(f.worst_error == doctest::Approx(-0.25));
   // ss_res = 0.01 + 0 + 1, ss_tot about the mean 7/3: 16/9 + 1/9 + 25/9 = 42/9.
   CHECK(f.r2 == doctest::Approx(1 - 1.01 / (42.0 / 9)));
+  // Measured values that do not vary leave R^2 undefined (it counted as 1, a pass): the fit is
+  // judged by its worst point instead.
   const FamilyFit exact = Quality("one", {2.0}, {2.0}, {"only"});
-  CHECK(exact.r2 == 1.0);
+  CHECK(std::isnan(exact.r2));
+  const FamilyFit flat = Quality("flat", {2.0, 2.0, 2.0}, {1.93, 1.89, 2.17}, {"a", "b", "c"});
+  CHECK(std::isnan(flat.r2));
+  CHECK(PoorFit(flat.r2, flat.worst_error, flat.points).find("all equal (R^2 undefined)") !=
+        std::string::npos);
+  CHECK(PoorFit(flat.r2, 0.04, 3).empty());
+  CHECK(PoorFit(0.95, 0.3, 3).empty());
+  CHECK(PoorFit(0.5, 0.3, 3).find("R^2 0.500 is below 0.9") == 0);
   CHECK(exact.mape == 0.0);
   CHECK(Quality("none", {}, {}, {}).points == 0);
 }

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
+#include "strategies/goodput.h"
 #include "strategies/layout_format.h"
 #include "strategies/step.h"
 
@@ -20,6 +22,9 @@ enum class Knob { kSustained, kLaunch, kHostOp, kHostMicroBatch, kHostStep, kInt
 struct Problem {
   std::vector<Scenario> cases;  // layouts fixed
   std::vector<double> measured;
+  // Measured on the wall clock (measured.basis: wall_clock): the step over the goodput is
+  // compared, as validate compares it.
+  std::vector<char> wall_clock;
   std::vector<Knob> knobs;
   std::vector<RunsParam> params;
 
@@ -59,7 +64,9 @@ struct Problem {
     o.critical_path = false;
     PARASIM_ASSIGN_OR_RETURN(StepReport r,
                              SimulateStep(s.model, s.training, s.layout, s.cluster, o));
-    return r.step_time_s;
+    if (!wall_clock[i]) return r.step_time_s;
+    const double goodput = GoodputFactor(s, r.step_time_s);
+    return goodput > 0 ? r.step_time_s / goodput : std::numeric_limits<double>::infinity();
   }
   // Relative errors of every case.
   StatusOr<Eigen::VectorXd> Residuals(const Eigen::VectorXd& x) const {
@@ -200,6 +207,7 @@ Status LoadProblem(const std::string& path, const std::vector<std::string>& sets
     }
     p->cases.push_back(s);
     p->measured.push_back(in.measured.measured_s);
+    p->wall_clock.push_back(in.measured.wall_clock ? 1 : 0);
     out->cases.push_back({in.measured.name, FormatLayout(s.layout, s.training, LayoutStyle::kKey),
                           in.measured.measured_s});
   }
@@ -258,8 +266,11 @@ CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& p
   }
   CalibrationProfile prof;
   prof.gpu = f.gpu;
-  prof.source = fmt::format("parasim fit --runs {} ({} cases, MAPE {:.2f}%, leave-one-out {:.2f}%)",
-                            names, f.cases.size(), 100 * f.mape_after, 100 * f.mape_held_out);
+  prof.source =
+      fmt::format("parasim fit --runs {} ({} cases, MAPE {:.2f}%, leave-one-out {})", names,
+                  f.cases.size(), 100 * f.mape_after,
+                  std::isnan(f.mape_held_out) ? std::string("n/a: no more cases than parameters")
+                                              : fmt::format("{:.2f}%", 100 * f.mape_held_out));
   for (const RunsParam& q : f.params) {
     if (q.name == "sustained_factor") prof.sustained_factor = q.fitted;
     if (q.name == "launch_overhead") prof.launch_overhead = Duration::Microseconds(q.fitted);
@@ -361,6 +372,12 @@ StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
   out.mape_before = Mape(before, meas);
   out.mape_after = Mape(after, meas);
   out.mape_held_out = Mape(held, meas);
+  if (p.cases.size() <= p.params.size()) {
+    // No more cases than parameters: the fit passes through every case and a case left out
+    // moves nothing (the linearised step is zero): leave-one-out says nothing.
+    out.mape_held_out = std::numeric_limits<double>::quiet_NaN();
+    for (RunsCase& c : out.cases) c.held_out_s = std::numeric_limits<double>::quiet_NaN();
+  }
   out.profile = ProfileOf(out, paths, p.cases.front().cluster.inter.id);
   return out;
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "strategies/goodput.h"
 #include "strategies/step.h"
 
 namespace parasim {
@@ -109,6 +110,41 @@ TEST_CASE("fit --runs recovers the parameters that made the step times") {
   CHECK(fit->mape_held_out < 0.02);
   CHECK(fit->profile.sustained_factor.has_value());
   CHECK(fit->profile.fabrics.size() == 1);
+}
+
+TEST_CASE("fit --runs compares a wall-clock measurement as validate does: over the goodput") {
+  // It fitted the step alone, putting the failures' overhead into the GPU's sustained factor.
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/wall.yaml";
+  const std::string defaults =
+      "  cluster: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node: nvlink3-a100, inter_node: "
+      "ib-hdr-200g}\n  training: {seq_len: 2048, tokens: 1e11}\n  reliability: {gpu: 3}\n";
+  auto write = [&](const std::vector<double>& measured) {
+    std::string f = "source: synthetic wall clock\ndefaults:\n" + defaults + "cases:\n";
+    for (size_t i = 0; i < measured.size(); ++i) {
+      f += fmt::format(
+          "  - name: c{}\n    scenario: {}\n    measured: {{step_time: {:.9g}s, basis: "
+          "wall_clock}}\n",
+          i, kCases[i], measured[i]);
+    }
+    std::ofstream(path) << f;
+  };
+  write({1.0, 1.0, 1.0});
+  auto file = LoadValidationFile(path, {});
+  REQUIRE_MESSAGE(file.ok(), file.status().message());
+  std::vector<double> measured;
+  for (const ValidationInput& in : file->cases) {
+    const Scenario& sc = in.scenario;
+    auto r = SimulateStep(sc.model, sc.training, sc.layout, sc.cluster, {});
+    REQUIRE(r.ok());
+    const double goodput = GoodputFactor(sc, r->step_time_s);
+    REQUIRE(goodput < 0.95);
+    measured.push_back(r->step_time_s / goodput);
+  }
+  write(measured);
+  auto fit = FitRuns({path}, {}, SweepOptions{}, {"sustained_factor"});
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  CHECK(fit->mape_before < 1e-6);
+  CHECK(fit->params[0].fitted == doctest::Approx(fit->params[0].start).epsilon(1e-3));
 }
 
 TEST_CASE("fit --runs --set states a key in every case before fitting") {

@@ -236,8 +236,18 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
       // Values that label alike (two spellings of one cluster) are still two combinations.
       if (other.label == h.label) h.label += fmt::format(" #{}", n + 1);
     }
-    Status st = ParseCluster(ctx, r["cluster"], cat, &h.cluster, dir);
-    if (st.ok()) st = ParseModel(ctx, r["model"], cat, &h.model);
+    // The combination's blocks are rebuilt (no marks): an error inside one is told at the swept
+    // value that made it (its list item), as a --set's rebuild tells the file's mapping.
+    YamlContext at = ctx;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const YAML::Node& v = axes[a].values[idx[a]];
+      if (v.Mark().line >= 0) {
+        at.rebuilt[std::string(axes[a].block.empty() ? axes[a].key : axes[a].block)] =
+            ctx.Where(v, "");
+      }
+    }
+    Status st = ParseCluster(at, r["cluster"], cat, &h.cluster, dir);
+    if (st.ok()) st = ParseModel(at, r["model"], cat, &h.model);
     if (!st.ok()) {
       return Status(st.code(),
                     fmt::format("{} (in the sweep's combination {})", st.message(), h.label));

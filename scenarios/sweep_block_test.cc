@@ -115,6 +115,15 @@ TEST_CASE("hardware keys are listed, parsed as the scenario's, and priced for th
         std::string::npos);
 }
 
+TEST_CASE("an error inside a swept cluster or model is told at the swept value") {
+  // They were told at file:1:1 (the combination's blocks are rebuilt, without marks).
+  SweepSpec sw;
+  const Status bogus = Read("sweep:\n  cluster: [{gpu: b200}, {bogus: 1}]\n", &sw);
+  CHECK(bogus.message().find("x.yaml:4:26: error: cluster.bogus: unknown key 'bogus'") == 0);
+  const Status hidden = Read("sweep:\n  hidden: [4096, 4095]\n", &sw);
+  CHECK(hidden.message().find("x.yaml:4:18: error: model.heads: hidden 4095") == 0);
+}
+
 TEST_CASE("swept GPUs: values differing in nested keys label apart; an extended GPU stays so") {
   // Two inline GPUs that differ only in their peaks shared the label "extends=h100-sxm5-80gb",
   // and the sweep dropped the second's layouts as repeats of the first's.

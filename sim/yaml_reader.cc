@@ -78,9 +78,11 @@ std::string YamlContext::Where(const YAML::Node& node, std::string_view path) co
                          (segment == std::string_view::npos ? 0 : segment + 1) + 7);
     }
   }
-  // A node a --set rebuilt (or left without a place): the closest mapping above it that the file
-  // placed.
-  if (unplaced) {
+  // A node a --set or a sweep's combination rebuilt (or left without a place; yaml-cpp's Clone
+  // marks its copies 1:1): the closest mapping above it that the file placed.
+  const YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
+  const bool cloned = mark.line == 0 && mark.column == 0 && mark.pos == 0;
+  if (unplaced || (cloned && !rebuilt.empty())) {
     const std::string* best = nullptr;
     size_t best_size = 0;
     for (const auto& [p, where] : rebuilt) {

@@ -18,6 +18,10 @@ namespace parasim {
 double AmdahlSpeedup(double p, double n) { return 1.0 / ((1.0 - p) + p / n); }
 
 double FitAmdahl(const std::vector<double>& n, const std::vector<double>& s) {
+  return std::clamp(FitAmdahlRaw(n, s), 0.0, 1.0);
+}
+
+double FitAmdahlRaw(const std::vector<double>& n, const std::vector<double>& s) {
   // 1/S = (1 - p) + p/n, i.e. (1/S - 1) = p (1/n - 1): one unknown, solved by least squares.
   const Eigen::Index k = static_cast<Eigen::Index>(std::min(n.size(), s.size()));
   Eigen::MatrixXd a(k, 1);
@@ -28,7 +32,7 @@ double FitAmdahl(const std::vector<double>& n, const std::vector<double>& s) {
   }
   if (a.norm() == 0) return 1.0;
   Eigen::VectorXd p = a.colPivHouseholderQr().solve(b);
-  return std::clamp(p(0), 0.0, 1.0);
+  return p(0);
 }
 
 double KarpFlatt(double s, double n) {
@@ -125,7 +129,20 @@ void CompareToFirst(ScaleOutcome* out) {
     out->amdahl_skipped = fmt::format(
         "it needs at least two GPU counts with a layout that fits; {} found", rel.size());
   } else {
-    out->parallel_fraction = FitAmdahl(rel, speedup);
+    out->raw_parallel_fraction = FitAmdahlRaw(rel, speedup);
+    out->parallel_fraction = std::clamp(out->raw_parallel_fraction, 0.0, 1.0);
+    if (out->raw_parallel_fraction > 1) {
+      out->amdahl_note = fmt::format(
+          "the least-squares p is {:.4f}, above 1: the points scale superlinearly (a better layout "
+          "or more memory a GPU at the larger sizes), which Amdahl's law does not describe; kept "
+          "at 1",
+          out->raw_parallel_fraction);
+    } else if (out->raw_parallel_fraction < 0) {
+      out->amdahl_note = fmt::format(
+          "the least-squares p is {:.4f}, below 0: the step gets slower with more GPUs, which "
+          "Amdahl's law does not describe; kept at 0",
+          out->raw_parallel_fraction);
+    }
   }
 }
 
@@ -135,7 +152,20 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
                                 const SweepOptions& options) {
   ScaleOutcome out;
   out.weak = weak;
-  const SweepSpec spec = ScaleSweep(base);
+  SweepSpec spec = ScaleSweep(base);
+  // One cluster, resized; ranked by throughput (speedup and efficiency are throughput's).
+  if (!spec.hardware.empty()) {
+    spec.hardware.clear();
+    out.notes.push_back(
+        "the sweep block's cluster and model keys (a co-design sweep) are not taken: scale "
+        "resizes the scenario's own cluster; `sweep` compares clusters");
+  }
+  if (spec.objective != Objective::kThroughput) {
+    spec.objective = Objective::kThroughput;
+    out.notes.push_back(
+        "the sweep block's objective is not taken: scale ranks each size's layouts by "
+        "throughput, as its speedup and efficiency count");
+  }
   const int64_t gb_max = spec.global_batch_max;
   const double per_gpu =
       static_cast<double>(base.training.global_batch) / static_cast<double>(base.cluster.gpus());

@@ -37,13 +37,20 @@ struct ScaleOutcome {
   // 0 and why the fit was skipped.
   double parallel_fraction = 0;
   std::string amdahl_skipped;
+  // The least-squares p before it is kept within [0, 1], and why it lies outside where it does.
+  double raw_parallel_fraction = 0;
+  std::string amdahl_note;
   bool weak = false;
+  // What of the scenario's sweep block scale does not take, in words.
+  std::vector<std::string> notes;
 };
 
 // Amdahl's law: speedup on n workers of a job whose fraction p parallelises.
 double AmdahlSpeedup(double p, double n);
 // Least-squares fit (Eigen) of Amdahl's p to speedups measured at relative sizes n (n[0] = 1).
 double FitAmdahl(const std::vector<double>& n, const std::vector<double>& speedup);
+// The same fit before it is kept within [0, 1].
+double FitAmdahlRaw(const std::vector<double>& n, const std::vector<double>& speedup);
 // Karp-Flatt serial fraction of a speedup s on n workers.
 double KarpFlatt(double s, double n);
 

@@ -52,6 +52,32 @@ TEST_CASE("strong scaling of the 7B DDP case: speedup grows, efficiency at most 
   CHECK(one->amdahl_skipped.find("at least two GPU counts") != std::string::npos);
 }
 
+TEST_CASE("scale resizes the scenario's own cluster, by throughput, and says what it leaves") {
+  // A co-design sweep block made scale replay the block's fixed clusters at every size (a DP32
+  // layout named best on 8 GPUs), and objective: memory ranked the least-memory layouts.
+  Scenario s = Load("scenarios/llama2-7b-ddp-8-a100.yaml");
+  Scenario co = Load("scenarios/llama3-70b-cluster-codesign.yaml");
+  s.sweep = co.sweep;
+  s.sweep->objective = Objective::kMemory;
+  s.sweep->axes = {{"zero", SweepAxis{.values = {"1", "3"}}}};
+  REQUIRE_FALSE(s.sweep->hardware.empty());
+  auto r = RunScale(s, {4, 8}, false, SweepOptions{});
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  for (const auto& pt : r->points) {
+    REQUIRE_MESSAGE(pt.found, pt.reason);
+    CHECK(static_cast<int64_t>(pt.best.layout.tp) * pt.best.layout.pp * pt.best.layout.dp *
+              pt.best.layout.cp ==
+          pt.gpus);
+  }
+  REQUIRE(r->notes.size() == 2);
+  CHECK(r->notes[0].find("co-design") != std::string::npos);
+  CHECK(r->notes[1].find("by throughput") != std::string::npos);
+  // Points Amdahl's law does not describe: the raw p and why it was kept within [0, 1].
+  CHECK(FitAmdahlRaw({1, 2, 4}, {1, 2.2, 4.6}) > 1);
+  CHECK(FitAmdahl({1, 2, 4}, {1, 2.2, 4.6}) == 1);
+  CHECK(FitAmdahlRaw({1, 2, 4}, {1, 0.8, 0.6}) < 0);
+}
+
 TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does not fit one GPU") {
   Advice lora = Advise(Load("scenarios/llama2-13b-lora-1-a100.yaml"), 0);
   CHECK(lora.fits_one_gpu);

@@ -88,9 +88,8 @@ std::vector<std::string> RunsRefusals(const RunsFit& f) {
                       p.name, p.fitted, p.lo, p.hi, p.unit.empty() ? "" : " " + p.unit, points));
     }
   }
-  if (q.points >= 3 && q.r2 < kMinProfileR2) {
-    out.push_back(fmt::format("step times: R^2 {:.3f} is below {:g} over {} cases (furthest: {})",
-                              q.r2, kMinProfileR2, q.points, points));
+  if (const std::string poor = PoorFit(q.r2, q.worst_error, q.points); !poor.empty()) {
+    out.push_back(fmt::format("step times: {} (furthest: {})", poor, points));
   }
   return out;
 }
@@ -332,14 +331,20 @@ std::string RunsText(const Result& res) {
   out += fmt::format("\n{:<40} {:>10} {:>9} {:>9} {:>9}\n", "case", "measured", "before", "after",
                      "held out");
   for (const RunsCase& c : f.cases) {
-    auto err = [&](double p) { return fmt::format("{:+.1f}%", 100 * (p / c.measured_s - 1)); };
+    auto err = [&](double p) {
+      return std::isnan(p) ? std::string("n/a")
+                           : fmt::format("{:+.1f}%", 100 * (p / c.measured_s - 1));
+    };
     out += fmt::format("{:<40} {:>10} {:>9} {:>9} {:>9}\n", c.name, Seconds(c.measured_s),
                        err(c.before_s), err(c.after_s), err(c.held_out_s));
   }
   for (const auto& x : f.skipped) out += fmt::format("skipped: {}\n", x);
   for (const auto& x : f.stated) out += fmt::format("stated beside the file: {}\n", x);
-  out += fmt::format("\nMAPE {:.2f}% before, {:.2f}% fitted, {:.2f}% leave-one-out\n",
-                     100 * f.mape_before, 100 * f.mape_after, 100 * f.mape_held_out);
+  out +=
+      fmt::format("\nMAPE {:.2f}% before, {:.2f}% fitted, {} leave-one-out\n", 100 * f.mape_before,
+                  100 * f.mape_after,
+                  std::isnan(f.mape_held_out) ? std::string("n/a (no more cases than parameters)")
+                                              : fmt::format("{:.2f}%", 100 * f.mape_held_out));
   out += HoldsText(res);
   if (!res.out.empty()) out += fmt::format("wrote {}\n", res.out);
   return out;

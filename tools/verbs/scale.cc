@@ -71,6 +71,10 @@ Json ToJson(const Result& res) {
   // null, with the reason, when the fit is skipped (weak scaling, fewer than two points).
   j.Set("parallel_fraction", res.r.amdahl_skipped.empty() ? Json(res.r.parallel_fraction) : Json());
   if (!res.r.amdahl_skipped.empty()) j.Set("amdahl_skipped", res.r.amdahl_skipped);
+  if (!res.r.amdahl_note.empty()) j.Set("amdahl_note", res.r.amdahl_note);
+  Json notes = Json::Array();
+  for (const std::string& n : res.r.notes) notes.Push(n);
+  j.Set("notes", notes);
   j.Set("advice", a);
   return j;
 }
@@ -111,7 +115,9 @@ std::string ToText(const Result& res) {
     out += fmt::format("\nAmdahl fit (least squares over the points): parallel fraction p = {:.4f}",
                        p);
     if (p < 1) out += fmt::format(", so at most {:.0f}x over the first point", 1 / (1 - p));
+    if (!r.amdahl_note.empty()) out += fmt::format(" ({})", r.amdahl_note);
   }
+  for (const std::string& n : r.notes) out += fmt::format("\nNote: {}.", n);
   out +=
       "\nKarp-Flatt: a serial fraction that grows with the GPU count means overhead "
       "(communication, bubbles) grows too, not just a fixed serial part.\nGoodput: the "

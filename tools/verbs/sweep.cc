@@ -403,6 +403,13 @@ std::string RunnersUpText(const Result& res) {
           res.s.sweep->hardware[e.hardware].label, 100 * d.cost_per_token, 100 * d.throughput);
       continue;
     }
+    if (res.s.sweep && res.s.sweep->objective == Objective::kMemory) {
+      // Ranked by memory: a runner-up loses on its peak, whatever its speed.
+      out += fmt::format("  #{:<3} {:.1f} GiB more at its peak ({:+.1f}% throughput)\n", i + 1,
+                         Bytes(e.peak_memory_bytes - first.peak_memory_bytes).gib(),
+                         100 * (e.tokens_per_s / first.tokens_per_s - 1));
+      continue;
+    }
     out += fmt::format("  #{:<3} {}\n", i + 1, WhyBehind(e, first));
   }
   return out;
@@ -446,9 +453,10 @@ std::string ToText(const Result& res) {
   }
   if (r.ranked[0].goodput <= 0) {
     // GoodputFactor 0 for the leader: the objective (time or cost to train) is infinite.
-    out += "No run of these layouts ends: failures come faster than they restart and keep "
-           "checkpoints (the reliability block); time and cost to train are infinite and do not "
-           "order them.\n\n";
+    out +=
+        "No run of these layouts ends: failures come faster than they restart and keep "
+        "checkpoints (the reliability block); time and cost to train are infinite and do not "
+        "order them.\n\n";
   }
   out += HeldText(res) + TableText(res) + TiesText(res);
   if (res.robust) out += RobustnessText(res);
