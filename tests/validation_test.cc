@@ -482,6 +482,12 @@ TEST_CASE("a subsets.yaml states what a copied file does not, under its cases an
   CHECK(RunParasim("validate " + dir + "/b.yaml").exit_code == 0);
 }
 
+TEST_CASE("validate --search on a training file is refused, not ignored") {
+  auto r = RunParasim("validate --search " + Runfile("tests/validation/megatron-sc21-table1.yaml"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--search applies to serving validation files") != std::string::npos);
+}
+
 TEST_CASE("measured peak memory: compared per case beside the time, from the stage measured") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string f = dir + "/memory.yaml";

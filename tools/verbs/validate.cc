@@ -74,16 +74,26 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
          {std::pair{!o.subset.empty(), "--subset"}, std::pair{!o.gpu.empty(), "--gpu"},
           std::pair{o.nodes > 0, "--nodes"}, std::pair{o.robust, "--robust"}}) {
       if (given) {
+        const std::string why =
+            o.robust && std::string_view(flag) == "--robust"
+                ? "the robustness swings (cost-model error bars) are the training files'"
+                : "a serving file's subset is its folder (tests/validation/serving/train, "
+                  "heldout, reference): validate that folder's files";
         return InvalidArgument(fmt::format(
-            "{}:1:1: error: {} applies to training validation files; a serving file's subset "
-            "is its folder (tests/validation/serving/train, heldout, reference): validate "
-            "that folder's files, or leave {} out",
-            o.file.file, flag, flag));
+            "{}:1:1: error: {} applies to training validation files; {}, or leave {} out",
+            o.file.file, flag, why, flag));
       }
     }
     PARASIM_ASSIGN_OR_RETURN(res.serving,
                              ValidateServing(o.file.Input(), o.sets, o.jobs, o.search));
     return res;
+  }
+  if (o.search) {
+    // The serving views (load fraction, concurrency, max rate): nothing to search in training.
+    return InvalidArgument(fmt::format(
+        "{}:1:1: error: --search applies to serving validation files (the views at the run's "
+        "load, concurrency and max rate); leave it out for a training file",
+        o.file.file));
   }
   PARASIM_ASSIGN_OR_RETURN(
       res.r, Validate(o.file.Input(), o.sets, SweepOptionsOf(o.jobs, ctx.processes), o.robust,
