@@ -238,12 +238,20 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
     }
     // The combination's blocks are rebuilt (no marks): an error inside one is told at the swept
     // value that made it (its list item), as a --set's rebuild tells the file's mapping.
+    // A single key's error at its own value; an error elsewhere in a block at the block's value
+    // (a whole cluster or model swept), else at the block's first swept key.
     YamlContext at = ctx;
-    for (size_t a = 0; a < axes.size(); ++a) {
-      const YAML::Node& v = axes[a].values[idx[a]];
-      if (v.Mark().line >= 0) {
-        at.rebuilt[std::string(axes[a].block.empty() ? axes[a].key : axes[a].block)] =
-            ctx.Where(v, "");
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t a = 0; a < axes.size(); ++a) {
+        const YAML::Node& v = axes[a].values[idx[a]];
+        if (v.Mark().line < 0 || axes[a].block.empty() != (pass == 0)) continue;
+        if (pass == 0) {
+          at.rebuilt[axes[a].key] = ctx.Where(v, "");
+        } else {
+          const std::string block(axes[a].block);
+          at.rebuilt[block + "." + axes[a].key] = ctx.Where(v, "");
+          at.rebuilt.try_emplace(block, ctx.Where(v, ""));
+        }
       }
     }
     Status st = ParseCluster(at, r["cluster"], cat, &h.cluster, dir);

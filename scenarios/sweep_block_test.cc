@@ -122,6 +122,10 @@ TEST_CASE("an error inside a swept cluster or model is told at the swept value")
   CHECK(bogus.message().find("x.yaml:4:26: error: cluster.bogus: unknown key 'bogus'") == 0);
   const Status hidden = Read("sweep:\n  hidden: [4096, 4095]\n", &sw);
   CHECK(hidden.message().find("x.yaml:4:18: error: model.heads: hidden 4095") == 0);
+  // Two axes on one block: each key's error at its own value, the block's at the whole block's.
+  const Status two =
+      Read("sweep:\n  cluster: [{gpu: b200, intra_nod: nvlink5}]\n  nodes: [8, 16]\n", &sw);
+  CHECK(two.message().find("x.yaml:4:13: error: cluster.intra_nod: unknown key") == 0);
 }
 
 TEST_CASE("swept GPUs: values differing in nested keys label apart; an extended GPU stays so") {

@@ -254,6 +254,18 @@ Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, i
   const std::string why = "pipeline_parallel_first/last_stage_less_layers " +
                           std::to_string(first) + " and " + std::to_string(last) +
                           (first_at.empty() && last_at.empty() ? " (torchtitan's defaults)" : "");
+  // A V schedule holds both ends on one rank: parasim refuses account_for there and splits the
+  // layers itself, as before these counts were read.
+  if (chunks == 2) {
+    if (first + last > 0 || layers % stages != 0) {
+      nm->push_back(fmt::format(
+          "{}: torchtitan splits the {} layers (+{} +{} for the embedding and output) over its "
+          "{} stages; parasim's V schedule holds both ends on one rank and splits the layers "
+          "itself",
+          why, layers, first, last, stages));
+    }
+    return Status::Ok();
+  }
   if (first <= 1 && last <= 1 && units % stages == 0) {
     if (first + last > 0) {
       w.Set("parallelism.account_for",
@@ -268,17 +280,10 @@ Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, i
   for (int64_t i = 0; i < units % stages; ++i) ++split[static_cast<size_t>(i)];
   split.front() -= first;
   split.back() -= last;
-  if (chunks == 1 && split.front() >= 0 && split.back() >= 0) {
+  if (split.front() >= 0 && split.back() >= 0) {
     std::string list;
     for (int64_t n : split) list += (list.empty() ? "[" : ", ") + std::to_string(n);
     w.Set("parallelism.stage_layers", list + "]", why + ": torchtitan's uneven split");
-    return Status::Ok();
-  }
-  if (layers % stages == 0) {
-    nm->push_back(
-        fmt::format("{}: torchtitan splits the {} layers unevenly over its {} stages; "
-                    "priced as an even split",
-                    why, layers, stages));
     return Status::Ok();
   }
   // At the key that set the split: a less-layer count, else the schedule or the pipeline degree
@@ -290,10 +295,8 @@ Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, i
                                  {"parallelism", "pipeline_parallel_degree"}});
   const std::string msg = fmt::format(
       "{} layers (+{} +{} for the embedding and output) do not split over its {} stages as "
-      "parasim can hold them ({})",
-      layers, first, last, stages,
-      chunks == 1 ? "its first or last stage would hold fewer than no layers"
-                  : "two equal chunks a rank");
+      "parasim can hold them (its first or last stage would hold fewer than no layers)",
+      layers, first, last, stages);
   if (at == nullptr) return InvalidArgument(fmt::format("{}: error: {}", c.file(), msg));
   return c.Error(*at, msg);
 }

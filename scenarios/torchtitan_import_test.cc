@@ -205,6 +205,17 @@ TEST_CASE("every pipeline splits its layers with torchtitan's less-layer counts"
   REQUIRE_MESSAGE(even.ok(), even.status().message());
   CHECK(even->scenario.layout.stage_layers.empty());
   CHECK_FALSE(even->scenario.layout.split_embedding);
+  // A V schedule holds both ends on one rank: parasim splits its layers itself (it refuses
+  // account_for there), and the import says torchtitan counts the ends.
+  auto v = import("70B", "pipeline_parallel_schedule = \"ZBVZeroBubble\"\n");
+  REQUIRE_MESSAGE(v.ok(), v.status().message());
+  CHECK_FALSE(v->scenario.layout.split_embedding);
+  CHECK(v->scenario.layout.stage_layers.empty());
+  bool noted = false;
+  for (const UnappliedFlag& n : v->not_modelled) {
+    noted |= n.flag.find("parasim's V schedule holds both ends on one rank") != std::string::npos;
+  }
+  CHECK(noted);
   auto both = import("70B", "");
   REQUIRE_MESSAGE(both.ok(), both.status().message());
   CHECK(both->scenario.layout.split_embedding);

@@ -60,10 +60,10 @@ double YoungDalyInterval(double stall_s, double mtbf_s);
 // Everything the run model needs for a scenario whose replayed step takes `step_time_s`.
 GoodputInputs GoodputInputsOf(const Scenario& s, double step_time_s);
 
-// The first-order closed form of the effective training time (fraction of wall clock that
-// makes progress kept): (1/(1 + stall/interval) - lambda x lost) / (1 + lambda x downtime +
-// planned x planned downtime), with the expected lost work of a failure and the downtime
-// (e^{lambda R} - 1)/lambda of a restart that failures may interrupt.
+// The closed form of the effective training time (fraction of wall clock that makes progress
+// kept): the renewal over attempts at a checkpoint interval, each ended by the interval and its
+// stall, a failure or a planned interruption's save, with restarts that failures may
+// interrupt (goodput.cc, AttemptOf). 0 where no run ends (under a millionth).
 double AnalyticEffectiveTime(const GoodputInputs& in);
 
 // One simulated run, as events for the report's timeline.

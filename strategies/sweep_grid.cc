@@ -105,6 +105,13 @@ bool PointAt(const Scenario& base, const SweepSpec& spec, const SweepGrid& g,
     t->global_batch = spec.global_batch_max / unit * unit;
     if (t->global_batch == 0) return false;
   }
+  // A mixture-of-experts model under TP needs SP (CheckLayout; Megatron-Core): where the sweep
+  // does not list sp, a TP point takes it rather than vanish from the grid.
+  if (base.model.is_moe() && l->tp > 1 && !l->sp &&
+      std::none_of(g.axes.begin(), g.axes.end(),
+                   [](const auto& a) { return a.key->name == "sp"; })) {
+    l->sp = true;
+  }
   NormaliseLayout(l, t);
   return l->gpus() == base.cluster.gpus();
 }

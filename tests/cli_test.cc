@@ -690,6 +690,17 @@ TEST_CASE("sweep's options: --resume needs --out; a count must be more than 0") 
   CHECK(zero.err.find("--max-layouts: expected a number more than 0, got 0") != std::string::npos);
 }
 
+TEST_CASE("a mixture-of-experts sweep over TP takes SP where the block does not list it") {
+  // Its TP > 1 points vanished from the grid ("3 grid points, 1 valid layout") once MoE under TP
+  // needed SP, with the scenario's sp false held.
+  auto r = RunParasim("sweep " + Runfile("scenarios/mixtral-8x7b-ep-32-h100.yaml") +
+                      " --set parallelism.tp=1 --set parallelism.sp=false --set parallelism.dp=auto"
+                      " --set 'sweep.tp=[1, 2, 4]' --set 'sweep.ep=[8]'");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("3 valid layouts") != std::string::npos);
+  CHECK(r.out.find("TP2+SP") != std::string::npos);
+}
+
 TEST_CASE("a sweep ranked by memory says its runners-up lose on memory") {
   // It printed "-26.0% less throughput: +0.04 s pipeline bubble" for layouts that were faster.
   auto r = RunParasim("sweep " + Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml") +

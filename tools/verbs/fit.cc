@@ -359,8 +359,10 @@ std::string ToText(const Result& res) {
                      "worst", "fitted");
   for (const auto& f : r.families) {
     // A reported-only family (sustained clocks) has no worst point.
-    out += fmt::format("{:<40} {:>6} {:>8.4f} {:>6.2f}% {:>+8.1f}%  {}{}\n", f.family, f.points,
-                       f.r2, 100 * f.mape, 100 * f.worst_error, f.fitted,
+    // R^2 is undefined over measured values that do not vary (FamilyFit::r2 NaN).
+    const std::string r2 = std::isnan(f.r2) ? std::string("n/a") : fmt::format("{:.4f}", f.r2);
+    out += fmt::format("{:<40} {:>6} {:>8} {:>6.2f}% {:>+8.1f}%  {}{}\n", f.family, f.points, r2,
+                       100 * f.mape, 100 * f.worst_error, f.fitted,
                        f.worst.empty() ? "" : fmt::format("  (worst: {})", f.worst));
   }
   for (const auto& sk : r.skipped) out += fmt::format("skipped: {}\n", sk);

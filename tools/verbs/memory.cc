@@ -79,12 +79,18 @@ std::string ToText(const Result& res) {
   const bool master = s.training.precision != Dtype::kFp32 && s.training.precision != Dtype::kTf32;
   const FinetuneKind ft = s.training.finetune;
   // A LoRA model's frozen base is held apart from the adapters' states (the rule's bytes).
+  const int bits = 8 * static_cast<int>(StateBytesPerParam(s.training).weights);
   const std::string base =
       ft == FinetuneKind::kNone ? ""
       : ft == FinetuneKind::kQlora
-          ? "the frozen base at 4.127 bits a parameter (NF4; embedding and LM head at 16), "
-            "sharded under ZeRO 3; the adapters' states: "
-          : "the frozen base at 16 bits a parameter, sharded under ZeRO 3; the adapters' states: ";
+          ? fmt::format(
+                "the frozen base at 4.127 bits a parameter (NF4; embedding and LM head "
+                "at {}), sharded under ZeRO 3; the adapters' states: ",
+                bits)
+          : fmt::format(
+                "the frozen base at {} bits a parameter, sharded under ZeRO 3; the "
+                "adapters' states: ",
+                bits);
   out += fmt::format(
       "model states: {}{:.0f} bytes per parameter before sharding (weights, gradients, "
       "optimizer{})\n\n",
