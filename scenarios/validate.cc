@@ -390,7 +390,7 @@ std::string OverMemory(const std::vector<double>& peaks, double capacity) {
   for (size_t i = 0; i < peaks.size(); ++i) {
     if (peaks[i] > peaks[worst]) worst = i;
   }
-  return fmt::format("stage {} needs {:.1f} GiB of {:.1f}", worst,
+  return fmt::format("stage {} needs {:.1f} GiB of {:.1f} GiB", worst,
                      peaks.empty() ? 0.0 : Bytes(peaks[worst]).gib(), Bytes(capacity).gib());
 }
 

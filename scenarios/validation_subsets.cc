@@ -115,9 +115,12 @@ StatusOr<Subset> LoadSubset(const std::string& path, const std::string& name) {
                     subsets, m.line + 1, m.column + 1, name));
   }
   if (!list.IsDefined()) {
+    // The lists it has: the keys whose value is a list (stated, a map, is not a subset).
     std::string keys;
     if (root.IsMap()) {
-      for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + kv.first.Scalar();
+      for (const auto& kv : root) {
+        if (kv.second.IsSequence()) keys += (keys.empty() ? "" : ", ") + kv.first.Scalar();
+      }
     }
     return InvalidArgument(fmt::format("--subset={}:1:1: error: {} has no list '{}' (it has: {})",
                                        name, subsets, name, keys));

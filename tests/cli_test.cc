@@ -1242,6 +1242,12 @@ TEST_CASE("a subsets file whose list is not a list of names is an error at its l
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(want) != std::string::npos);
   }
+  // A missing list names the lists the file has, not its `stated` map (which --subset then
+  // refused as "expected a list").
+  std::ofstream(dir / "subsets.yaml") << "training: [a]\nstated: {file.yaml: {zero: 1}}\n";
+  const auto missing = RunParasim("validate " + (dir / "file.yaml").string() + " --subset x");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("has no list 'x' (it has: training)") != std::string::npos);
 }
 
 }  // namespace parasim

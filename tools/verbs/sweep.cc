@@ -385,6 +385,10 @@ std::string ParetoText(const Result& res) {
     }
     out += fmt::format("  #{:<5} {:<{}} {}\n", i + 1, Named(res, e), width, PricedText(res, e));
   }
+  if (res.r.pareto.size() > 10) {
+    out += fmt::format("  ... and {} more on the front (--json lists them all)\n",
+                       res.r.pareto.size() - 10);
+  }
   return out;
 }
 
