@@ -165,6 +165,11 @@ Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
                                  "tokens from 1 to {}), got '{}'",
                                  p.string(), number, kMaxArrivalSpanS, kMaxTraceTokens, line));
     }
+    // As many requests as `count` may hold (2^22): 40M rows had run out of memory.
+    if (rq->trace.size() >= (size_t{1} << 22)) {
+      return m.Error("trace", fmt::format("{}:{}: more than {} requests (the most `count` takes)",
+                                          p.string(), number, size_t{1} << 22));
+    }
     rq->trace.push_back(t);
   }
   if (rq->trace.empty()) return m.Error("trace", fmt::format("{} holds no request", p.string()));

@@ -158,6 +158,18 @@ TEST_CASE("a trace's arrivals fit the replay's clock") {
                 st.message());
 }
 
+TEST_CASE("a trace holds no more requests than count may (2^22)") {
+  // 40M rows within the 512 MiB cap had run out of memory.
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/long-trace.csv";
+  {
+    std::ofstream out(path);
+    for (int i = 0; i <= (1 << 22); ++i) out << "0 1 1\n";
+  }
+  ServingSpec sv;
+  const Status st = Read("serving: {requests: {trace: " + path + "}}\n", &sv);
+  CHECK(st.message().find(":4194305: more than 4194304 requests") != std::string::npos);
+}
+
 TEST_CASE("a trace's header may follow comments; its tokens lie within the lengths' limit") {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/commented-trace.csv";
   std::ofstream(path) << "# from the gateway's log\n\narrival,in,out\n0.5, 100, 20\n1.0, 30, 20\n";

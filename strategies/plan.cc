@@ -275,6 +275,14 @@ std::optional<LayoutProblem> BatchProblem(const Layout& l, const Training& t) {
                           "micro_batch, or lower global_batch",
                           t.global_batch, micro_batches, l.dp, t.micro_batch, kMaxMicroBatches));
   }
+  const int64_t units = static_cast<int64_t>(l.pp) * micro_batches * ChunksOf(l);
+  if (units > kMaxPipelineUnits) {
+    return At("pp", fmt::format("pp x micro-batches x model chunks = {} x {} x {} = {} pipeline "
+                                "units, more than the {} a step replays (about 1.6 KB each); "
+                                "fewer micro-batches (a larger micro_batch or dp, a smaller "
+                                "global_batch), stages or virtual stages",
+                                l.pp, micro_batches, ChunksOf(l), units, kMaxPipelineUnits));
+  }
   const std::string why = ScheduleOf(l.schedule)
                               .Constraint({.stages = l.pp,
                                            .chunks = ChunksOf(l),

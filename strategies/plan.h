@@ -28,6 +28,9 @@ inline constexpr int64_t kMaxCount = int64_t{1} << 40;  // sequences, tokens per
 // them (100,001 take 12 s and 1.4 GiB to replay), and gradient accumulation runs tens to
 // hundreds of micro-batches (GPT-3 on 1024 A100s: 96; SC21 Table 1).
 inline constexpr int64_t kMaxMicroBatches = 16384;
+// The most pipeline units (pp x micro-batches x model chunks) a step replays: the replay holds
+// about 1.6 KB a unit (measured: 1.67 GB at 2^20, 3.3 GB at 2^21, std::bad_alloc past 2^23).
+inline constexpr int64_t kMaxPipelineUnits = int64_t{1} << 20;
 
 // One swept knob: "auto" (every valid value) or an explicit list of values.
 struct SweepAxis {
