@@ -104,6 +104,13 @@ Status ParseReliability(const YamlContext& ctx, const YAML::Node& node, Reliabil
   r->seed = static_cast<uint64_t>(seed);
   PARASIM_RETURN_IF_ERROR(m.Int("runs", &r->runs, 1, 100000));
   PARASIM_RETURN_IF_ERROR(m.Int("step_samples", &r->step_samples, 0, 100000));
+  // Where a step's sampling is told: its count, else the spread that turns it on.
+  for (std::string_view key : {"step_samples", "straggler"}) {
+    if (m.Has(key)) {
+      r->step_samples_at = ctx.Where(m.Node(key), m.Path(key));
+      break;
+    }
+  }
   return Status::Ok();
 }
 

@@ -163,6 +163,36 @@ Status ReadDegrees(Config& c, Degrees* d) {
   return Status::Ok();
 }
 
+// torchtitan's pipeline_parallel_first/last_stage_less_layers (1 each by default): how many
+// layers' worth the embedding and the output count for in a pipeline's split.
+struct LessLayers {
+  int64_t first = 1, last = 1;
+  bool given = false;  // either key written in the config
+};
+
+StatusOr<LessLayers> ReadLessLayers(Config& c, int layers) {
+  LessLayers less;
+  std::string first_at, last_at;
+  PARASIM_ASSIGN_OR_RETURN(
+      less.first, c.Int({{"parallelism", "pipeline_parallel_first_stage_less_layers"}}, 0, layers,
+                        1, &first_at));
+  PARASIM_ASSIGN_OR_RETURN(
+      less.last,
+      c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
+  less.given = !first_at.empty() || !last_at.empty();
+  return less;
+}
+
+// A less-layer count of 1 at either end is parasim's account_for of that end.
+void SetAccountFor(ScenarioWriter& w, int64_t first, int64_t last, const std::string& why) {
+  if (first + last == 0) return;
+  w.Set("parallelism.account_for",
+        first && last ? "[embedding, loss]"
+        : first       ? "[embedding]"
+                      : "[loss]",
+        why);
+}
+
 // A multi-stage schedule's stages a rank, and how the split counts the embedding and the output.
 // torchtitan makes ceil((layers + first_less + last_less) / per) stages of `per` layers (the
 // embedding and the output counted as first/last_stage_less_layers, 1 each by default), refuses a
@@ -171,25 +201,15 @@ Status ReadDegrees(Config& c, Degrees* d) {
 // count of 1 is parasim's parallelism.account_for (the embedding or the loss counted as a layer).
 Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers,
                      std::vector<std::string>* nm) {
-  std::string per_at, first_at, last_at;
+  std::string per_at;
   PARASIM_ASSIGN_OR_RETURN(
       int64_t per,
       c.Int({{"parallelism", "pipeline_parallel_layers_per_stage"}}, 1, layers + 2, 0, &per_at));
-  PARASIM_ASSIGN_OR_RETURN(int64_t first,
-                           c.Int({{"parallelism", "pipeline_parallel_first_stage_less_layers"}}, 0,
-                                 layers, 1, &first_at));
-  PARASIM_ASSIGN_OR_RETURN(
-      int64_t last,
-      c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
-  auto account_for = [&](int64_t e, int64_t l) {
-    if (e + l == 0) return;
-    w.Set("parallelism.account_for",
-          e && l ? "[embedding, loss]"
-          : e    ? "[embedding]"
-                 : "[loss]",
-          "pipeline_parallel_first/last_stage_less_layers: the embedding and output each counted "
-          "as a layer");
-  };
+  PARASIM_ASSIGN_OR_RETURN(LessLayers less, ReadLessLayers(c, layers));
+  int64_t first = less.first, last = less.last;
+  const std::string why =
+      "pipeline_parallel_first/last_stage_less_layers: the embedding and output each counted as a "
+      "layer";
   if (per == 0) {
     // Two stages a rank, the embedding and the output weighed as torchtitan's less-layer counts
     // where the layers then split evenly; else the layers alone, where they do.
@@ -209,7 +229,7 @@ Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers,
                                  "pipeline_parallel_layers_per_stage",
                                  layers, first, last, stages));
     }
-    account_for(first, last);
+    SetAccountFor(w, first, last, why);
     w.Set("parallelism.virtual_stages", "2", "two stages a rank (not given)");
     return Status::Ok();
   }
@@ -231,7 +251,7 @@ Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers,
                                                    : "over which the layers do not split evenly",
                                d.pp));
   }
-  account_for(first, last);
+  SetAccountFor(w, first, last, why);
   w.Set("parallelism.virtual_stages", std::to_string(stages / d.pp), per_at);
   return Status::Ok();
 }
@@ -243,17 +263,12 @@ Status VirtualStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers,
 // split is parasim's account_for; an uneven one over one stage a rank its stage_layers.
 Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, int chunks,
                    std::vector<std::string>* nm) {
-  std::string first_at, last_at;
-  PARASIM_ASSIGN_OR_RETURN(int64_t first,
-                           c.Int({{"parallelism", "pipeline_parallel_first_stage_less_layers"}}, 0,
-                                 layers, 1, &first_at));
-  PARASIM_ASSIGN_OR_RETURN(
-      int64_t last,
-      c.Int({{"parallelism", "pipeline_parallel_last_stage_less_layers"}}, 0, layers, 1, &last_at));
+  PARASIM_ASSIGN_OR_RETURN(LessLayers less, ReadLessLayers(c, layers));
+  const int64_t first = less.first, last = less.last;
   const int64_t stages = int64_t{d.pp} * chunks, units = layers + first + last;
   const std::string why = "pipeline_parallel_first/last_stage_less_layers " +
                           std::to_string(first) + " and " + std::to_string(last) +
-                          (first_at.empty() && last_at.empty() ? " (torchtitan's defaults)" : "");
+                          (less.given ? "" : " (torchtitan's defaults)");
   // A V schedule holds both ends on one rank: parasim refuses account_for there and splits the
   // layers itself, as before these counts were read.
   if (chunks == 2) {
@@ -267,13 +282,7 @@ Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, i
     return Status::Ok();
   }
   if (first <= 1 && last <= 1 && units % stages == 0) {
-    if (first + last > 0) {
-      w.Set("parallelism.account_for",
-            first && last ? "[embedding, loss]"
-            : first       ? "[embedding]"
-                          : "[loss]",
-            why + ": the embedding and output each counted as a layer");
-    }
+    SetAccountFor(w, first, last, why + ": the embedding and output each counted as a layer");
     return Status::Ok();
   }
   std::vector<int64_t> split(static_cast<size_t>(stages), units / stages);

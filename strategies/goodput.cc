@@ -489,6 +489,19 @@ StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, Lowe
   const Reliability& rel = s.reliability;
   GoodputReport g;
   if (rel.straggler > 0 && rel.step_samples > 0) {
+    const double work =
+        static_cast<double>(rel.step_samples) * static_cast<double>(low.program.num_tasks());
+    if (work > kMaxSampledTasks) {
+      const int64_t most = static_cast<int64_t>(
+          kMaxSampledTasks / std::max<double>(1.0, static_cast<double>(low.program.num_tasks())));
+      return InvalidArgument(fmt::format(
+          "{}: error: reliability.step_samples: {} replays of a step of {} tasks are {:.3g} task "
+          "replays, more than the {:.3g} the straggler sampling runs (one to four minutes); at "
+          "most "
+          "{} samples for this step, or straggler 0",
+          rel.step_samples_at.empty() ? s.file : rel.step_samples_at, rel.step_samples,
+          low.program.num_tasks(), work, kMaxSampledTasks, most));
+    }
     PARASIM_ASSIGN_OR_RETURN(g.steps, SampleStragglers(low, s.cluster.gpus(), rel.straggler,
                                                        rel.step_samples, rel.seed));
   } else {
@@ -507,9 +520,9 @@ StatusOr<GoodputReport> ModelGoodput(const Scenario& s, double step_time_s, Lowe
       g.time_to_train_p10_s = g.runs.wall.p10;
       g.time_to_train_p90_s = g.runs.wall.p90;
     } else {
-      // A window was simulated: the whole run at the window's rate of progress.
-      // A window's progress rate, unless the closed form finds that no run ends (a window may
-      // still hold a sliver of unsaved progress at its end).
+      // A window was simulated: the whole run at the window's rate of progress, unless the closed
+      // form finds that no run ends (a window may still hold a sliver of unsaved progress at its
+      // end).
       const double eff = g.analytic_effective_time > 0 ? g.runs.effective_training_time : 0.0;
       const double t = eff > 0 ? g.inputs.steps * g.steps.mean_s / eff : kInf;
       g.time_to_train_s = g.time_to_train_p10_s = g.time_to_train_p90_s = t;

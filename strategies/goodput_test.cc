@@ -1,6 +1,7 @@
 #include "strategies/goodput.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -301,6 +302,39 @@ TEST_CASE("stragglers: the step's P50 and P99 follow the largest of N GPUs' spee
   // The order statistic itself: the median of the largest of 65,536 is 4.25 sigmas up.
   CHECK(std::log(MaxLognormalQuantile(1.0, 65536, 0.5)) == doctest::Approx(4.2524).epsilon(0.001));
   CHECK(MaxLognormalQuantile(0.0, 1000, 0.9) == 1.0);
+}
+
+TEST_CASE("the straggler sampling has a budget, told at step_samples or straggler") {
+  // GPT-3 175B at 20 times its batch: about 250,000 tasks a step; 100,000 samples would replay
+  // 2.5e10 tasks (an hour or more). Refused with the count that fits, at the key that asked.
+  static const Catalogs cat = *LoadCatalogs();
+  for (const char* samples : {"reliability.step_samples=100000", ""}) {
+    CAPTURE(samples);
+    std::vector<std::string> sets = {"training.global_batch=30720", "reliability.straggler=0.05"};
+    if (*samples) sets.push_back(samples);
+    // The default 200 samples fit; the --set count does not.
+    auto s = LoadScenario(std::string("scenarios/gpt3-175b-1024-a100.yaml"), sets, cat);
+    REQUIRE(s.ok());
+    LoweredStep low;
+    auto step = SimulateStep(s->model, s->training, s->layout, s->cluster, {}, &low);
+    REQUIRE(step.ok());
+    REQUIRE(low.program.num_tasks() * 200 < kMaxSampledTasks);
+    REQUIRE(low.program.num_tasks() * 100000 > kMaxSampledTasks);
+    if (!*samples) {
+      s->reliability.step_samples = 100000;  // as a Python caller may set it
+      auto g = ModelGoodput(*s, step->step_time_s, low);
+      REQUIRE_FALSE(g.ok());
+      CHECK(g.status().message().find("--set reliability.straggler=0.05") == 0);
+      continue;
+    }
+    auto g = ModelGoodput(*s, step->step_time_s, low);
+    REQUIRE_FALSE(g.ok());
+    const std::string msg(g.status().message());
+    CHECK(msg.find("--set reliability.step_samples=100000") == 0);
+    const auto most =
+        static_cast<int64_t>(kMaxSampledTasks / static_cast<double>(low.program.num_tasks()));
+    CHECK(msg.find(fmt::format("at most {} samples", most)) != std::string::npos);
+  }
 }
 
 TEST_CASE("a LoRA checkpoint holds the adapters once, whatever ZeRO shards") {

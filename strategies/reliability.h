@@ -67,8 +67,9 @@ struct Reliability {
   double window_s = 0;   // wall clock to simulate, seconds; 0 = the run of training.tokens
   double straggler = 0;  // lognormal sigma of per-GPU step speed (kStragglerSigma); 0 = none
   uint64_t seed = 1;
-  int runs = 200;          // Monte Carlo runs of the whole training
-  int step_samples = 200;  // replays with sampled GPU speeds
+  int runs = 200;               // Monte Carlo runs of the whole training
+  int step_samples = 200;       // replays with sampled GPU speeds
+  std::string step_samples_at;  // "file:line:col" of step_samples (else straggler), for errors
 };
 
 }  // namespace parasim

@@ -94,8 +94,13 @@ struct SectionState {
   int64_t columns_line = 0;
   int seen = 0;  // RunStartKind bits
   bool concluded = false;
-  std::map<std::tuple<int64_t, std::string, std::string, int64_t>, int64_t> sizes;  // -> line
-  std::map<int64_t, std::string> device_hosts;                                      // rank -> host
+  using Key = std::tuple<int64_t, std::string, std::string, int64_t>;  // bytes type redop root
+  std::map<Key, int64_t> sizes;                                        // -> line
+  // The table's first sweep, in order, and where a repeated sweep (-N, --run_cycles) has got to.
+  std::vector<Key> sweep;
+  size_t cycle_at = 0;
+  bool cycling = false;
+  std::map<int64_t, std::string> device_hosts;  // rank -> host
 };
 
 class Parser {
@@ -121,6 +126,7 @@ class Parser {
   Status RunStart(const NcclLine& l, int64_t no);
   Status Device(const NcclLine& l, int64_t no);
   Status Row(const NcclLine& l, int64_t no);
+  Status Repeated(int64_t no, const NcclTestsRow& row, int64_t first);
   void Columns(const NcclLine& l, int64_t no);
   void Footer(const NcclLine& l, int64_t no);
   Status Where(int64_t no, std::string what) const {
@@ -197,6 +203,17 @@ Status Parser::Device(const NcclLine& l, int64_t no) {
   return Status::Ok();
 }
 
+// A row whose size the table held before, out of its sweep's order (`first`: the line of that
+// size's first row, 0 = a size the first sweep did not hold).
+Status Parser::Repeated(int64_t no, const NcclTestsRow& row, int64_t first) {
+  const std::string where = first > 0 ? fmt::format("again, first at line {}", first)
+                                      : "within a repeated sweep (-N) that did not hold it";
+  return Where(no, fmt::format("size {} ({} {}) {}: two runs' rows in one table (outputs of "
+                               "processes that ran apart, or logs pasted together without their "
+                               "headers)",
+                               row.bytes, row.type, row.redop, where));
+}
+
 Status Parser::Row(const NcclLine& l, int64_t no) {
   NcclTestsSection& s = SectionFor(Trigger::kRow, no);
   SectionState& st = state_.back();
@@ -219,13 +236,30 @@ Status Parser::Row(const NcclLine& l, int64_t no) {
     return Where(no, what);
   }
   row->line = no;
+  // A size of 0 bytes (nccl-tests floors a small -b to whole elements a rank, and 2.19 to 16
+  // bytes: "0  0  float none" rows at the start of an all_gather sweep) measures nothing.
+  if (row->bytes == 0) return Status::Ok();
   const auto key = std::make_tuple(row->bytes, row->type, row->redop, row->root);
-  if (auto [it, fresh] = st.sizes.emplace(key, no); !fresh) {
-    return Where(
-        no, fmt::format(
-                "size {} ({} {}) again, first at line {}: two runs' rows in one table (outputs of "
-                "processes that ran apart, or logs pasted together without their headers)",
-                row->bytes, row->type, row->redop, it->second));
+  // The same size again is kept as more samples where it is the same sweep's rounding (the row
+  // before it) or the whole sweep again in the same order (nccl-tests -N / --run_cycles prints
+  // every cycle under one header). Any other repeat is two runs' rows in one table.
+  if (!st.cycling) {
+    auto [it, fresh] = st.sizes.emplace(key, no);
+    if (!fresh && st.sweep.back() != key) {
+      if (st.sweep.front() != key) return Repeated(no, *row, it->second);
+      st.cycling = true;
+      st.cycle_at = 0;
+    }
+  }
+  if (st.cycling) {
+    if (st.cycle_at == st.sweep.size()) st.cycle_at = 0;
+    if (st.sweep[st.cycle_at] != key) {
+      auto it = st.sizes.find(key);
+      return Repeated(no, *row, it == st.sizes.end() ? 0 : it->second);
+    }
+    ++st.cycle_at;
+  } else {
+    st.sweep.push_back(key);
   }
   s.rows.push_back(std::move(row).value());
   s.last_line = no;

@@ -209,10 +209,30 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
   CHECK(junk->notes[0].find(":4: a line of 2000000 bytes, not a log line; skipped") !=
         std::string::npos);
 
-  auto twice = ParseNcclTestsLog(header + row + row, "twice.log", o);
+  // A size again out of its sweep's order is two runs' rows in one table; the whole sweep again
+  // in its order is nccl-tests -N (--run_cycles), which prints every cycle under one header;
+  // the same size twice in a row is the sweep's rounding (sizes floored to whole elements a
+  // rank); a size of 0 bytes (a small -b floored to nothing) is passed over.
+  const std::string row2 = "2048 512 float sum -1 46.0 0.04 0.08 0 46.1 0.04 0.08 0\n";
+  const std::string row4 = "4096 1024 float sum -1 47.0 0.08 0.16 0 47.1 0.08 0.16 0\n";
+  const std::string zero = "0 0 float sum -1 5.0 0.00 0.00 0 5.1 0.00 0.00 0\n";
+  auto twice = ParseNcclTestsLog(header + row + row2 + row + row4, "twice.log", o);
   REQUIRE_FALSE(twice.ok());
   CHECK(twice.status().message().find(
-            "twice.log:5:1: error: size 1024 (float sum) again, first at line 4") !=
+            "twice.log:7:1: error: size 4096 (float sum) within a repeated sweep (-N) that did "
+            "not hold it") != std::string::npos);
+  auto pasted = ParseNcclTestsLog(header + row + row2 + row2 + row4 + row2, "pasted.log", o);
+  REQUIRE_FALSE(pasted.ok());
+  CHECK(pasted.status().message().find(
+            "pasted.log:8:1: error: size 2048 (float sum) again, first at line 5") !=
+        std::string::npos);
+  auto cycles = ParseNcclTestsLog(
+      header + zero + row + row2 + row2 + zero + row + row2 + row2 + row + row2, "cycles.log", o);
+  REQUIRE(cycles.ok());
+  CHECK(cycles->sections.at(0).rows.size() == 8);
+  auto late = ParseNcclTestsLog(header + row + row2 + row + row2 + row2 + row2, "late.log", o);
+  REQUIRE_FALSE(late.ok());
+  CHECK(late.status().message().find("late.log:8:1: error: size 2048 (float sum) again") !=
         std::string::npos);
 
   auto tagged = ParseNcclTestsLog(

@@ -101,13 +101,20 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
     if (ellipsis && out.size() >= 2 && v > out.back()) {
       const int64_t a = out[out.size() - 2], b = out.back();
       const bool geometric = b % a == 0 && b / a >= 2;
-      for (int64_t x = geometric ? b * (b / a) : b + (b - a); x < v && out.size() < 100000;
+      for (int64_t x = geometric ? b * (b / a) : b + (b - a); x < v;
            x = geometric ? x * (b / a) : x + (b - a)) {
+        if (out.size() >= kMaxGpuCounts) break;  // refused below
         out.push_back(x);
       }
       ellipsis = false;
     }
     out.push_back(v);
+    if (out.size() > kMaxGpuCounts) {
+      return bad(
+          fmt::format("more than {} counts (each is a sweep of its own); a geometric "
+                      "progression such as 8,16,...,{} spans the same range in fewer",
+                      kMaxGpuCounts, v));
+    }
   }
   if (ellipsis) return bad("'...' needs the last count after it");  // (16,32,... had run 16,32)
   for (size_t i = 1; i < out.size(); ++i) {

@@ -44,6 +44,10 @@ uint64_t ScenarioFingerprint(const Document& doc, const std::vector<std::string>
 SweepOptions SweepOptionsOf(int jobs, const Processes* processes);
 
 // "8,16,64" or "8,16,...,4096" (the progression of the first two, up to the last); "" = none.
+// At most kMaxGpuCounts counts: each is a layout sweep of its own (the 16K-GPU question's takes
+// about 7 s), so 128 of them is a quarter of an hour at most, where "1,2,...,100000000" was cut
+// at 100,000 points without a word.
+inline constexpr size_t kMaxGpuCounts = 128;
 StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text);
 
 }  // namespace parasim

@@ -21,6 +21,16 @@ TEST_CASE("--gpus: lists, progressions up to the last count, and what is refused
     CHECK(r.status().exit_code() == 2);
     CHECK(r.status().message().rfind(std::string("--gpus=") + bad + ":1:1: error: ", 0) == 0);
   }
+  // A progression of more counts than a scale replays is refused, not cut short (a geometric
+  // one from 1 to 10^8 is 28 counts; an arithmetic one of step 1 is not).
+  CHECK(ParseGpuList("1,2,...,100000000")->size() == 28);
+  CHECK(ParseGpuList("2,3,...,129")->size() == 128);
+  const auto many = ParseGpuList("2,3,...,100000000");
+  REQUIRE_FALSE(many.ok());
+  CHECK(many.status().message().find("more than 128 counts") != std::string::npos);
+  CHECK_FALSE(ParseGpuList("2,3,...,130").ok());
+  CHECK(ParseGpuList("2,3,...,129,200").status().message().find("more than 128") !=
+        std::string::npos);
   CHECK(ParseGpuList("8,4").status().message().find("counts must increase") != std::string::npos);
 }
 

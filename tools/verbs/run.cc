@@ -95,6 +95,12 @@ void AddAdvice(const Scenario& s, StepReport* r) {
   }
 }
 
+// A trace's size: about 95 bytes a task in the Chrome JSON (measured: a 13.8M-task step wrote
+// 1.3 GB). 2^23 tasks (about 0.8 GB) is what Perfetto's UI loads in a browser tab's memory;
+// more is refused before it is built in memory and written.
+constexpr size_t kMaxTraceTasks = size_t{1} << 23;
+constexpr int kTraceBytesPerTask = 95;
+
 // --trace (always op-level: one span per op, collective and transfer) and --svg.
 Status WritePictures(const Options& o, const StepOptions& so, bool json, Result* res) {
   const Scenario& s = res->s;
@@ -106,6 +112,15 @@ Status WritePictures(const Options& o, const StepOptions& so, bool json, Result*
     sim::Timeline tl;
     PARASIM_ASSIGN_OR_RETURN(StepReport tr,
                              SimulateStep(s.model, s.training, s.layout, s.cluster, to, &low, &tl));
+    if (low.program.num_tasks() > kMaxTraceTasks) {
+      return InvalidArgument(fmt::format(
+          "--trace={}:1:9: error: the step's op-level replay has {} tasks, a trace of about {:.1f} "
+          "GB (about {} bytes a task); at most {} tasks are written: a smaller global_batch "
+          "(fewer micro-batches) or fewer layers give the same pattern in a smaller trace",
+          o.trace, low.program.num_tasks(),
+          static_cast<double>(low.program.num_tasks()) * kTraceBytesPerTask / 1e9,
+          kTraceBytesPerTask, kMaxTraceTasks));
+    }
     PARASIM_RETURN_IF_ERROR(
         WriteFileAtomic(o.trace, sim::ChromeTraceJson(low.program, tl, TaskCatNames())));
     if (!json) res->notes += fmt::format("wrote op-level trace {} ({} tasks)\n", o.trace, tr.tasks);
