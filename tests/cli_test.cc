@@ -613,6 +613,18 @@ TEST_CASE("calibrate passes --out as one argument, whatever it holds, and checks
   auto stale = RunParasim("calibrate --out " + dir + "/stale.yaml");
   CHECK(stale.exit_code != 0);
   CHECK(stale.err.find("(the file there is an earlier run's)") != std::string::npos);
+  // --out onto the scenario it times: refused before the program runs (it wrote over it).
+  const std::string scen = dir + "/mine.yaml";
+  std::filesystem::copy_file(Runfile("scenarios/llama3-70b-64-h100.yaml"), scen,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(fake) << "#!/bin/sh\necho ran > " << dir << "/ran.txt\nexit 0\n";
+  auto onto = RunParasim("calibrate --scenario " + scen + " --out " + scen);
+  CHECK(onto.exit_code == 2);
+  CHECK(onto.err.find("would overwrite") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/ran.txt"));
+  std::ifstream kept(scen);
+  const std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  CHECK(text.find("Llama") != std::string::npos);
   unsetenv("PARASIM_CALIBRATE");
 }
 

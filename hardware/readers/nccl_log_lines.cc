@@ -68,11 +68,15 @@ bool StripPrefix(std::string_view* s, int64_t* rank) {
   return false;
 }
 
+// A result row begins with two whole numbers in every layout (size and count, 2019 on; bytes and
+// N, 2017): prose that begins with a number ("8 H100 GPUs in one node ...") is not one.
 bool IsRow(std::string_view text) {
   const std::vector<std::string_view> f = NcclFields(text);
   if (f.size() < 6) return false;
-  for (char c : f[0]) {
-    if (!IsDigit(c)) return false;
+  for (int i = 0; i < 2; ++i) {
+    for (char c : f[static_cast<size_t>(i)]) {
+      if (!IsDigit(c)) return false;
+    }
   }
   return true;
 }

@@ -42,6 +42,12 @@ TEST_CASE("launcher prefixes and markdown are stripped; the rank they name is ke
       {"```", NcclLineKind::kOther, -1, "```"},
       {"NCCL version 2.21.5+cuda12.4", NcclLineKind::kOther, -1, "NCCL version 2.21.5+cuda12.4"},
       {"12:30:01 started", NcclLineKind::kOther, -1, "12:30:01 started"},
+      // Prose around a log that begins with a number is no row (every layout's row begins
+      // with two whole numbers: size and count, or bytes and N).
+      {"8 H100 GPUs in one DGX node, NCCL 2.21, no SHARP:", NcclLineKind::kOther, -1,
+       "8 H100 GPUs in one DGX node, NCCL 2.21, no SHARP:"},
+      {"3 of 5 reruns were within 1% of this.", NcclLineKind::kOther, -1,
+       "3 of 5 reruns were within 1% of this."},
   };
   for (const Case& c : cases) {
     CAPTURE(c.raw);

@@ -445,19 +445,18 @@ StatusOr<NcclTestsLog> Parser::Finish() {
 }  // namespace
 
 bool LooksLikeNcclTestsLog(std::string_view text) {
-  for (std::string_view marker :
-       {"nThread", "nccl-tests", "rccl-tests", "Collective test starting"}) {
-    if (text.find(marker) != std::string_view::npos) return true;
-  }
-  // A table pasted alone: its column header ("#  size  count  type  redop  root  time  algbw
-  // busbw #wrong ...") is one no YAML measurements file holds.
+  // A line of the log's own: a run's start ("# nThread ...", "# Collective test starting: ...",
+  // "# nccl-tests version ...") or a table's column header ("#  size  count  type  redop  root
+  // time  algbw  busbw #wrong ...", a table pasted alone), as no YAML measurements file holds;
+  // the words anywhere else (a comment naming nccl-tests) do not make a log.
   size_t start = 0;
   while (start < text.size()) {
     const size_t nl = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, nl - start);
     start = nl + 1;
-    if (line.size() > 4096 || line.find("busbw") == std::string_view::npos) continue;
+    if (line.size() > 4096) continue;
     const NcclLine l = ClassifyNcclLine(line);
+    if (l.kind == NcclLineKind::kRunStart) return true;
     if (l.kind == NcclLineKind::kColumns && NcclColumns::FromHeader(NcclFields(l.text, true))) {
       return true;
     }

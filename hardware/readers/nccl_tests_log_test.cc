@@ -51,6 +51,11 @@ TEST_CASE("an nccl-tests log is told from a measurements file, by its column hea
       "busbw #wrong\n"));
   CHECK_FALSE(LooksLikeNcclTestsLog("gpu: h100-sxm5-80gb\nlaunch: 4.1us\n"));
   CHECK_FALSE(LooksLikeNcclTestsLog("# size and busbw of every run\ncollectives: []\n"));
+  // The words in a measurements file's comment or value do not make it a log.
+  CHECK_FALSE(LooksLikeNcclTestsLog(
+      "# collectives copied from our nccl-tests run (nThread 1)\ngpu: h100-sxm5-80gb\n"));
+  CHECK_FALSE(LooksLikeNcclTestsLog("gpu: h100-sxm5-80gb\nnote: \"nThread 1 nGpus 8\"\n"));
+  CHECK(LooksLikeNcclTestsLog("> # Collective test starting: all_gather_perf\n"));
   auto table = ReadNcclTestsLog(Fixture("nccl/all_reduce_perf-table-only.log"));
   REQUIRE_MESSAGE(table.ok(), table.status().message());
   CHECK(table->sections.at(0).rows.size() == 11);

@@ -195,6 +195,9 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
     PARASIM_ASSIGN_OR_RETURN(std::vector<std::string> shapes, ScenarioShapes(o));
     argv.insert(argv.end(), shapes.begin(), shapes.end());
   }
+  // The program writes --out itself: a scenario (or a profile it names) read above is refused as
+  // the output before a long measurement overwrites it.
+  PARASIM_RETURN_IF_ERROR(RefuseRewritingInput(res.out));
   if (o.quick) argv.push_back("--quick");
   if (!o.only.empty()) {
     // Part names and commas only (the program checks the names).
