@@ -37,6 +37,25 @@ GroupPlacement Placement(const CollectivePoint& k, bool inter) {
   return GroupPlacement{k.ranks, inter ? PerNode(k) : k.ranks, false};
 }
 
+// The NIC efficiency below which every ring of `pts` that crosses nodes is priced at the NICs'
+// rate rather than at NVLink's (AddTransfer: a node's ring runs at the slower of NVLink and its
+// NICs' share x per_node), 1 where none would be NVLink-bound. Above it a point's time does not
+// depend on the efficiency, so a fit that starts above it (the catalog's 0.97 on 8 x 400 Gb/s
+// NICs beside NVLink's 370 GB/s) could not move it, and wrote the catalog's value as fitted.
+double NicBoundBelow(const ClusterSpec& c, const Points& pts) {
+  ClusterSpec at_one = c;
+  at_one.inter.efficiency = 1.0;
+  double below = 1.0;
+  for (const CollectivePoint* k : pts) {
+    const CollectiveCase kc = CollectiveCase::Of(k->op, k->bytes, Placement(*k, true));
+    const CollectiveRates r = FabricRates(at_one, kc);
+    const double nics = r.fabric.bytes_per_second() * static_cast<double>(kc.per_node);
+    if (nics > r.nvlink.bytes_per_second())
+      below = std::min(below, r.nvlink.bytes_per_second() / nics);
+  }
+  return below;
+}
+
 // Fits alpha and efficiency of the intra (inter = false) or inter fabric of `c` to `pts`, in
 // place. With `algo` set, every point is priced with that algorithm (a per-case fit); else with
 // the one the cost model picks, re-picked after each pass. Efficiency stays as it was when no
@@ -45,6 +64,9 @@ std::vector<std::string> FitAlphaBeta(ClusterSpec* c, bool inter, const Points& 
                                       std::optional<Algo> algo) {
   std::vector<std::string> at_bound;
   FabricSpec& fab = inter ? c->inter : c->intra;
+  // The NICs' fit starts where their rate sets the rings' time: a log as fast as NVLink then fits
+  // an efficiency at that crossing, and a slower one its own.
+  if (inter) fab.efficiency = std::min(fab.efficiency, 0.999 * NicBoundBelow(*c, pts));
   for (int pass = 0; pass < 3; ++pass) {
     at_bound.clear();
     CostModel cm(*c, Dtype::kBf16);

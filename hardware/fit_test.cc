@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "hardware/cost_model.h"
 #include "hardware/fit_testing.h"
 
 namespace parasim {
@@ -38,6 +39,35 @@ TEST_CASE("fit recovers known parameters from synthetic measurements within 1%")
     CAPTURE(f.family);
     CHECK(f.r2 > 0.999);
     CHECK(f.mape < 0.01);
+  }
+}
+
+TEST_CASE("the NICs' efficiency is fitted where the catalog's would price rings at NVLink's rate") {
+  // The catalog's 8 x 400 Gb/s NICs at 0.97 carry 388 GB/s a node, above NVLink's achieved rate,
+  // so every ring across two nodes was priced at NVLink's and the fit could not move the NICs'
+  // efficiency: it wrote the catalog's 0.97 as fitted (a log at 300 GB/s busbw, 0.75).
+  const ClusterSpec start = H100Cluster(4);
+  REQUIRE(start.inter.bandwidth.bytes_per_second() * start.inter.efficiency * start.nics() >
+          start.intra.bandwidth.bytes_per_second() * start.intra.efficiency);
+  for (double eff : {0.75, 0.10}) {
+    CAPTURE(eff);
+    ClusterSpec truth = start;
+    truth.inter.efficiency = eff;
+    // A two-node all_gather_perf log alone, as nccl-tests measures it: 16 ranks, 8 a node.
+    Measurements m;
+    m.file = "all_gather_perf.log";
+    m.gpu = truth.gpu.id;
+    CostModel cm(truth, Dtype::kBf16);
+    for (double mib = 1; mib <= 4096; mib *= 4) {
+      const Bytes b = Bytes::MiB(mib);
+      m.collectives.push_back({Collective::kAllGather, "", 16, 8, b,
+                               cm.CollectiveTime(Collective::kAllGather, b, {16, 8}).time});
+    }
+    auto r = FitMeasurements({m}, start);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    REQUIRE(r->profile.fabrics.size() == 1);  // the log crosses the NICs alone
+    CHECK(r->profile.fabrics[0].id == "ib-ndr-400g");
+    CHECK(*r->profile.fabrics[0].efficiency == doctest::Approx(eff).epsilon(0.01));
   }
 }
 
