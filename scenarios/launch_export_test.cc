@@ -334,6 +334,11 @@ TEST_CASE(
       {"training.precision=tf32"},
       {"parallelism.pp=1", "parallelism.dp=1", "parallelism.cp=8", "parallelism.zero=3"},
       {"parallelism.pp=1", "parallelism.dp=1", "parallelism.cp=8", "parallelism.zero=0"},
+      // Found by a bug hunt (2026-11-30, session 11): recompute_layers went out as every layer
+      // (0 of them: none; 7 of a chunk's 40: no every-N-th count), unlisted.
+      {"training.recompute=full", "training.recompute_layers=0"},
+      {"training.recompute=full", "training.recompute_layers=7"},
+      {"training.recompute=full", "training.recompute_layers=10"},
   };
   for (const std::vector<std::string>& set : cases) {
     std::string label;
@@ -350,6 +355,47 @@ TEST_CASE(
     REQUIRE_MESSAGE(back.ok(), back.status().message());
     CheckSamePrediction(*s, *back);
   }
+}
+
+TEST_CASE("torchtitan's flavors: DeepSeek-V3's MTP module and a run's length are listed") {
+  // torchtitan's DeepSeek-V3 trains no multi-token-prediction module: the catalog model's depth
+  // 1 went out as the flavor unlisted (read back as 0: 18.902 -> 17.884 s), and the same model
+  // at depth 0 (the flavor itself) was refused as having no flavor.
+  const std::string dir = std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/";
+  const std::string ds = dir + "deepseek-v3-2048-h800.yaml";
+  auto d = LoadScenario(ds, {}, Cat());
+  REQUIRE(d.ok());
+  REQUIRE(d->model.mtp_depth == 1);
+  const LaunchConfig l = ExportLaunch(*d);
+  CHECK(TorchtitanToml(l).find("flavor = \"671B\"") != std::string::npos);
+  bool mtp = false;
+  for (const NotExported& m : l.torchtitan_missing) mtp |= m.key == "model.mtp_depth";
+  CHECK(mtp);
+  auto back = TorchtitanRoundTrip(ds, l);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CheckSamePrediction(*d, *back);
+  auto flavor = LoadScenario(ds, {"model.mtp_depth=0"}, Cat());
+  REQUIRE(flavor.ok());
+  const LaunchConfig lf = ExportLaunch(*flavor);
+  CHECK(TorchtitanToml(lf).find("flavor = \"671B\"") != std::string::npos);
+  for (const NotExported& m : lf.torchtitan_missing) {
+    CHECK(m.key != "model");
+    CHECK(m.key != "model.mtp_depth");
+  }
+  // A model changed otherwise has no flavor.
+  auto other = LoadScenario(ds, {"model.mtp_depth=0", "model.vocab=129024"}, Cat());
+  REQUIRE(other.ok());
+  bool unnamed = false;
+  for (const NotExported& m : ExportLaunch(*other).torchtitan_missing) unnamed |= m.key == "model";
+  CHECK(unnamed);
+  // A run of tokens that is no whole number of steps is listed (its time to train was lost).
+  auto t = LoadScenario(dir + "llama3-70b-64-h100.yaml", {}, Cat());
+  REQUIRE(t.ok());
+  bool tokens = false;
+  for (const NotExported& m : ExportLaunch(*t).torchtitan_missing) {
+    tokens |= m.key == "training.tokens" && m.value == "1000000000000";
+  }
+  CHECK(tokens);
 }
 
 TEST_CASE("torchtitan's less-layer counts carry account_for; every example imports back") {

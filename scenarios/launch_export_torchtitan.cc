@@ -106,6 +106,10 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
   const double steps = tr.tokens / static_cast<double>(tr.global_batch * tr.seq_len);
   if (tr.tokens > 0 && steps == std::floor(steps)) {
     t.push_back(fmt::format("steps = {}", static_cast<int64_t>(steps)));
+  } else if (tr.tokens > 0) {
+    Miss(l, "training.tokens", fmt::format("{}", tr.tokens),
+         fmt::format("torchtitan counts whole steps: {:.3f} steps of {} sequences", steps,
+                     tr.global_batch));
   }
   t.push_back("[activation_checkpoint]");
   const int64_t chunk_layers =
@@ -121,13 +125,21 @@ void TrainingKeys(const Scenario& s, LaunchConfig* l) {
     case RecomputeKind::kFull:
       // torchtitan checkpoints every N-th layer of each rank's chunks; recompute_layers counts a
       // model chunk's.
-      if (tr.recompute_layers > 0 && chunk_layers % tr.recompute_layers == 0 &&
-          tr.recompute_layers < chunk_layers) {
+      // recompute_layers 0 recomputes none; -1 (or a chunk's every layer) all of them.
+      if (tr.recompute_layers == 0) {
+        t.push_back("mode = \"none\"");
+      } else if (tr.recompute_layers < 0 || tr.recompute_layers >= chunk_layers) {
+        t.push_back("mode = \"full\"");
+      } else if (chunk_layers % tr.recompute_layers == 0) {
         t.push_back("mode = \"selective\"");
         t.push_back(
             fmt::format("selective_ac_option = \"{}\"", chunk_layers / tr.recompute_layers));
       } else {
         t.push_back("mode = \"full\"");
+        Miss(l, "training.recompute_layers", std::to_string(tr.recompute_layers),
+             fmt::format("torchtitan checkpoints every N-th layer of a rank's chunks: {} of a "
+                         "chunk's {} is no such count (written as every layer)",
+                         tr.recompute_layers, chunk_layers));
       }
       break;
     default:
@@ -245,21 +257,44 @@ void ParallelismMisses(const Scenario& s, LaunchConfig* l) {
   }
 }
 
+// Whether `m` is torchtitan's flavor of catalog model `id` as far as the import reads it back: the
+// catalog's model itself, or one extending it with nothing changed but the multi-token-prediction
+// depth (torchtitan's DeepSeek-V3 trains no MTP module; ModelFlavorMisses lists a depth).
+bool IsFlavorOf(const ModelSpec& m, std::string_view id) {
+  if (m.id == id) return true;
+  if (m.id != std::string(id) + "+overrides") return false;
+  static const StatusOr<ModelCatalog> catalog = LoadModelCatalog();
+  const ModelSpec* base = catalog.ok() ? catalog->Find(id) : nullptr;
+  if (base == nullptr) return false;
+  ModelSpec same = m;
+  same.id = base->id;
+  same.published_params = base->published_params;
+  same.published_active_params = base->published_active_params;
+  same.mtp_depth = base->mtp_depth;
+  return same == *base;
+}
+
+void ModelKeys(const Scenario& s, LaunchConfig* l) {
+  std::vector<std::string>& t = l->torchtitan;
+  t.push_back("[model]");
+  for (const TorchtitanFlavor& f : kTorchtitanFlavors) {
+    if (!IsFlavorOf(s.model, f.id)) continue;
+    t.push_back(fmt::format("name = \"{}\"", f.name));
+    t.push_back(fmt::format("flavor = \"{}\"", f.flavor));
+    if (s.model.mtp_depth > 0) {
+      Miss(l, "model.mtp_depth", std::to_string(s.model.mtp_depth),
+           "torchtitan's flavor trains no multi-token-prediction module (read back as 0)");
+    }
+    return;
+  }
+  Miss(l, "model", s.model.id, "torchtitan names its models by flavor; this one has none");
+}
+
 }  // namespace
 
 void ExportTorchtitan(const Scenario& s, LaunchConfig* l) {
   std::vector<std::string>& t = l->torchtitan;
-  t.push_back("[model]");
-  bool named = false;
-  for (const TorchtitanFlavor& f : kTorchtitanFlavors) {
-    if (s.model.id != f.id) continue;
-    t.push_back(fmt::format("name = \"{}\"", f.name));
-    t.push_back(fmt::format("flavor = \"{}\"", f.flavor));
-    named = true;
-  }
-  if (!named) {
-    Miss(l, "model", s.model.id, "torchtitan names its models by flavor; this one has none");
-  }
+  ModelKeys(s, l);
   if (s.training.precision == Dtype::kFp8) t.push_back("converters = [\"float8\"]");
   TrainingKeys(s, l);
   TrainingMisses(s, l);
