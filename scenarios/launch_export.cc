@@ -27,6 +27,9 @@ class Flags {
   void Miss(const std::string& key, const std::string& value, const std::string& why) {
     l_->megatron_missing.push_back({key, value, why});
   }
+  bool Has(const std::string& flag) const {
+    return std::find(l_->megatron.begin(), l_->megatron.end(), flag) != l_->megatron.end();
+  }
 
  private:
   LaunchConfig* l_;
@@ -378,20 +381,35 @@ void ParallelFlags(const Scenario& s, Flags& f) {
     f.Add("--use-megatron-fsdp");
     f.Add("--data-parallel-sharding-strategy", l.zero == 2 ? "optim_grads" : "optim_grads_params");
   }
-  // Megatron-LM runs Torch FSDP2 with neither pipeline nor expert parallelism
-  // (megatron/training/arguments.py, validate_args under use_torch_fsdp2).
-  if (l.zero == 3 && l.zero3_copies && (l.pp > 1 || l.ep > 1)) {
+  // Megatron-LM runs Torch FSDP2 with neither pipeline nor expert parallelism, nor tied
+  // embeddings or fp16, and without gradient-accumulation fusion (megatron/training/arguments.py,
+  // validate_args under use_torch_fsdp2).
+  const bool fsdp2 = l.zero == 3 && l.zero3_copies;
+  std::string refused;
+  if (l.pp > 1) refused = fmt::format("--pipeline-model-parallel-size {}", l.pp);
+  if (l.ep > 1) refused = fmt::format("--expert-model-parallel-size {}", l.ep);
+  if (s.model.tied_embeddings) refused = "tied embeddings (it needs untied)";
+  if (s.training.precision == Dtype::kFp16) refused = "--fp16";
+  if (fsdp2 && !refused.empty()) {
     f.Miss("parallelism.zero", "3",
-           fmt::format("Megatron-LM refuses --use-torch-fsdp2 with {} {} (FSDP2 needs 1); "
-                       "--use-megatron-fsdp shards without the gathered copies priced here",
-                       l.pp > 1 ? "--pipeline-model-parallel-size" : "--expert-model-parallel-size",
-                       l.pp > 1 ? l.pp : l.ep));
-  } else if (l.zero == 3 && l.zero3_copies) {
+           fmt::format("Megatron-LM refuses --use-torch-fsdp2 with {}; --use-megatron-fsdp "
+                       "shards without the gathered copies priced here",
+                       refused));
+  } else if (fsdp2) {
     f.Add("--use-torch-fsdp2");
+    if (!f.Has("--no-gradient-accumulation-fusion")) {
+      f.Add("--no-gradient-accumulation-fusion");
+      f.Miss("training.grad_accumulation", "fused",
+             "Megatron-LM's Torch FSDP2 refuses gradient-accumulation fusion "
+             "(--no-gradient-accumulation-fusion, read back as separate)");
+    }
   }
   if (l.overlap_dp) {
     f.Add("--overlap-grad-reduce");
-    if (l.zero >= 1) f.Add("--overlap-param-gather");
+    // Megatron-LM gathers parameters ahead only with its distributed optimizer or
+    // Megatron-FSDP (arguments.py: --overlap-param-gather); Torch FSDP2 prefetches its own.
+    const bool megatron_sharded = l.zero == 1 || l.zero == 2 || (l.zero == 3 && !fsdp2);
+    if (megatron_sharded) f.Add("--overlap-param-gather");
   }
   ParamGatherFlags(l, f);
   // --tp-comm-overlap needs --sequence-parallel at TP > 1 (arguments.py, validate_args).

@@ -453,6 +453,34 @@ TEST_CASE("Megatron-LM's flags never pair Torch FSDP2 with pipeline parallelism"
   auto args = ParseMegatronArgs("launch.sh", script);
   REQUIRE(args.ok());
   CHECK(ImportMegatron(*args, {.gpu = "h100-sxm5-80gb"}, Cat()).ok());
+  // Where it runs FSDP2 (pp 1), with the flags Megatron-LM asks beside it: untied embeddings,
+  // no gradient-accumulation fusion, no --overlap-param-gather (its distributed optimizer's);
+  // the same prediction comes back. Tied embeddings and fp16 it refuses: listed.
+  const std::string file =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/llama3-70b-64-h100.yaml";
+  auto f =
+      LoadScenario(file, {"parallelism.zero=3", "parallelism.pp=1", "parallelism.dp=8"}, Cat());
+  REQUIRE_MESSAGE(f.ok(), f.status().message());
+  const LaunchConfig lf = ExportLaunch(*f);
+  const std::string fs = MegatronScript(lf);
+  CHECK(fs.find("--use-torch-fsdp2") != std::string::npos);
+  CHECK(fs.find("--untie-embeddings-and-output-weights") != std::string::npos);
+  CHECK(fs.find("--no-gradient-accumulation-fusion") != std::string::npos);
+  CHECK(fs.find("--overlap-param-gather") == std::string::npos);
+  auto back = RoundTrip(file, lf);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CheckSamePrediction(*f, *back);
+  for (const char* refused : {"model.tied_embeddings=true", "training.precision=fp16"}) {
+    CAPTURE(refused);
+    auto t = LoadScenario(
+        file, {"parallelism.zero=3", "parallelism.pp=1", "parallelism.dp=8", refused}, Cat());
+    REQUIRE_MESSAGE(t.ok(), t.status().message());
+    const LaunchConfig lt = ExportLaunch(*t);
+    CHECK(MegatronScript(lt).find("--use-torch-fsdp2") == std::string::npos);
+    bool zero = false;
+    for (const NotExported& m : lt.megatron_missing) zero |= m.key == "parallelism.zero";
+    CHECK(zero);
+  }
 }
 
 }  // namespace

@@ -407,6 +407,14 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
             "--use-torch-fsdp2: with --use-distributed-optimizer"},
            {"--use-torch-fsdp2 --num-experts 8 --expert-model-parallel-size 2",
             "--use-torch-fsdp2: with --expert-model-parallel-size 2"},
+           // Found by a bug hunt (2026-11-30, session 11): the export's FSDP2 flags, which
+           // Megatron-LM refuses, imported.
+           {"--use-torch-fsdp2", "--use-torch-fsdp2: without --untie-embeddings-and-output"},
+           {"--use-torch-fsdp2 --untie-embeddings-and-output-weights",
+            "--use-torch-fsdp2: without --no-gradient-accumulation-fusion"},
+           {"--use-torch-fsdp2 --untie-embeddings-and-output-weights "
+            "--no-gradient-accumulation-fusion --overlap-grad-reduce --overlap-param-gather",
+            "--overlap-param-gather: without --use-distributed-optimizer or --use-megatron-fsdp"},
            {"--tensor-model-parallel-size 2 --tp-comm-overlap",
             "--tp-comm-overlap: needs --sequence-parallel"},
            {"--sequence-parallel --tp-comm-overlap",
@@ -422,7 +430,9 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
   // What Megatron-LM accepts: one virtual stage at pp 1, FSDP2 alone.
   CHECK(Import(kBase + "--num-virtual-stages-per-pipeline-rank 1").ok());
   CHECK(Import(kBase + "--num-layers-per-virtual-pipeline-stage 4").ok());
-  CHECK(Import(kBase + "--use-torch-fsdp2").ok());
+  CHECK(Import(kBase + "--use-torch-fsdp2 --untie-embeddings-and-output-weights "
+                       "--no-gradient-accumulation-fusion --overlap-grad-reduce")
+            .ok());
   CHECK(
       Import(kBase + "--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap").ok());
 }

@@ -292,9 +292,18 @@ Status ReadKernels(Context& c) {
 }
 
 // Torch FSDP2's limits (megatron/training/arguments.py, validate_args under use_torch_fsdp2):
-// no pipeline or expert parallelism, and not with the distributed optimizer.
+// no pipeline or expert parallelism, not with the distributed optimizer, untied embeddings, no
+// fp16, no gradient-accumulation fusion; and --overlap-param-gather only with the distributed
+// optimizer or Megatron-FSDP (FSDP2 prefetches its own gathers).
 Status CheckTorchFsdp2(const FlagReader& r, int64_t pp, int64_t ep) {
   const std::string f = "--use-torch-fsdp2";
+  if (r.Has("--overlap-param-gather") && !r.Has("--use-distributed-optimizer") &&
+      !r.Has("--use-megatron-fsdp") &&
+      !(r.Has("--optimizer") && r.Text("--optimizer") == "dist_muon")) {
+    return r.Error("--overlap-param-gather",
+                   "without --use-distributed-optimizer or --use-megatron-fsdp: Megatron-LM "
+                   "gathers parameters ahead only for its own sharded optimizer");
+  }
   if (!r.Has(f)) return Status::Ok();
   if (pp > 1) {
     return r.Error(f, fmt::format("with --pipeline-model-parallel-size {}: Megatron-LM runs "
@@ -310,6 +319,17 @@ Status CheckTorchFsdp2(const FlagReader& r, int64_t pp, int64_t ep) {
     return r.Error(f,
                    "with --use-distributed-optimizer: Megatron-LM refuses the two together "
                    "(FSDP2 shards the optimizer itself); give one of them");
+  }
+  if (!r.Has("--untie-embeddings-and-output-weights")) {
+    return r.Error(f,
+                   "without --untie-embeddings-and-output-weights: Megatron-LM runs Torch "
+                   "FSDP2 with untied embeddings only");
+  }
+  if (r.Has("--fp16")) return r.Error(f, "with --fp16: Megatron-LM runs Torch FSDP2 in bf16 only");
+  if (!r.Has("--no-gradient-accumulation-fusion")) {
+    return r.Error(f,
+                   "without --no-gradient-accumulation-fusion: Megatron-LM refuses Torch "
+                   "FSDP2 with gradient-accumulation fusion (its default)");
   }
   return Status::Ok();
 }
