@@ -423,7 +423,23 @@ void ParallelFlags(const Scenario& s, Flags& f) {
   if (l.overlap_tp == Layout::TpOverlap::kNone) {
     f.Miss("parallelism.overlap.tp", "false", "Megatron-Core always overlaps the backward's TP");
   }
-  if (l.overlap_ep) f.Add("--overlap-moe-expert-parallel-comm");
+  if (l.overlap_ep) {
+    // Megatron-Core's limits (transformer_config.py __post_init__): virtual stages under a
+    // pipeline, no full recompute, at most one MTP layer.
+    const bool vp = l.schedule == kScheduleInterleaved && l.virtual_stages > 1;
+    const std::string refused = l.pp > 1 && !vp ? "a pipeline without virtual stages"
+                                : s.training.recompute == RecomputeKind::kFull ? "full recompute"
+                                : s.model.mtp_depth > 1
+                                    ? fmt::format("{} MTP layers", s.model.mtp_depth)
+                                    : "";
+    if (refused.empty()) {
+      f.Add("--overlap-moe-expert-parallel-comm");
+    } else {
+      f.Miss(
+          "parallelism.overlap.ep", "true",
+          fmt::format("Megatron-Core refuses --overlap-moe-expert-parallel-comm with {}", refused));
+    }
+  }
   if (l.cp > 1) f.Add("--cp-comm-type", l.gathers_kv() ? "all_gather" : "p2p");
   if (l.grad_reduce != Layout::GradReduce::kAuto) {
     f.Miss("parallelism.grad_reduce", std::string(GradReduceName(l.grad_reduce)),

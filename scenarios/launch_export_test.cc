@@ -438,6 +438,28 @@ TEST_CASE("torchtitan's less-layer counts carry account_for; every example impor
   CHECK(imported->yaml.find("account_for: [embedding, loss]") != std::string::npos);
 }
 
+TEST_CASE("the experts' all-to-all overlap goes out only where Megatron-Core runs it") {
+  // Under DualPipe at pp 2 (no virtual stages: Megatron-Core refuses) and beside full recompute
+  // it went out, and the import refused its own export (at the wrong flag).
+  const std::string dir = std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/";
+  const std::string ds = dir + "deepseek-v3-2048-h800.yaml";
+  for (const std::vector<std::string>& set : std::vector<std::vector<std::string>>{
+           {"parallelism.overlap.ep=true"},
+           {"parallelism.overlap.ep=true", "training.recompute=full"}}) {
+    auto s = LoadScenario(ds, set, Cat());
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    const LaunchConfig l = ExportLaunch(*s);
+    CHECK(MegatronScript(l).find("--overlap-moe-expert-parallel-comm") == std::string::npos);
+    bool listed = false;
+    for (const NotExported& m : l.megatron_missing) listed |= m.key == "parallelism.overlap.ep";
+    CHECK(listed);
+    auto args = ParseMegatronArgs("launch.sh", MegatronScript(l));
+    REQUIRE(args.ok());
+    auto back = ImportMegatron(*args, {.gpu = "h800-sxm5-80gb"}, Cat());
+    CHECK_MESSAGE(back.ok(), back.status().message());
+  }
+}
+
 TEST_CASE("Megatron-LM's flags never pair Torch FSDP2 with pipeline parallelism") {
   // megatron/training/arguments.py refuses the pair.
   auto s = LoadScenario(

@@ -415,6 +415,18 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
            {"--use-torch-fsdp2 --untie-embeddings-and-output-weights "
             "--no-gradient-accumulation-fusion --overlap-grad-reduce --overlap-param-gather",
             "--overlap-param-gather: without --use-distributed-optimizer or --use-megatron-fsdp"},
+           // Megatron-Core's limits on the experts' all-to-all overlap (the export had
+           // written it under DualPipe's pp 2 and beside full recompute).
+           {"--num-experts 8 --expert-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+            "--overlap-moe-expert-parallel-comm",
+            "--overlap-moe-expert-parallel-comm: with --pipeline-model-parallel-size > 1 and "
+            "no virtual stages"},
+           {"--num-experts 8 --expert-model-parallel-size 2 --overlap-moe-expert-parallel-comm "
+            "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1",
+            "--overlap-moe-expert-parallel-comm: with --recompute-method"},
+           {"--num-experts 8 --expert-model-parallel-size 2 --overlap-moe-expert-parallel-comm "
+            "--recompute-granularity full",
+            "--overlap-moe-expert-parallel-comm: with --recompute-granularity full"},
            {"--tensor-model-parallel-size 2 --tp-comm-overlap",
             "--tp-comm-overlap: needs --sequence-parallel"},
            {"--sequence-parallel --tp-comm-overlap",

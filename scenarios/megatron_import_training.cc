@@ -299,7 +299,7 @@ Status CheckTorchFsdp2(const FlagReader& r, int64_t pp, int64_t ep) {
   const std::string f = "--use-torch-fsdp2";
   if (r.Has("--overlap-param-gather") && !r.Has("--use-distributed-optimizer") &&
       !r.Has("--use-megatron-fsdp") &&
-      !(r.Has("--optimizer") && r.Text("--optimizer") == "dist_muon")) {
+      !(r.Has("--optimizer") && r.Value("--optimizer") == "dist_muon")) {
     return r.Error("--overlap-param-gather",
                    "without --use-distributed-optimizer or --use-megatron-fsdp: Megatron-LM "
                    "gathers parameters ahead only for its own sharded optimizer");
