@@ -166,7 +166,9 @@ void MoeFlags(const Scenario& s, Flags& f) {
     const int64_t ep_nodes = (g.size + g.per_node - 1) / g.per_node;
     if (ep_nodes > 1) {
       f.Add("--moe-router-num-groups", ep_nodes);
-      f.Add("--moe-router-group-topk", e.node_limit);
+      // A limit of the group's nodes or more limits nothing (NodeLimitedShare: min(limit,
+      // the nodes a token reaches)); Megatron-LM takes at most --moe-router-num-groups.
+      f.Add("--moe-router-group-topk", std::min<int64_t>(e.node_limit, ep_nodes));
     }
   }
   if (e.imbalance > 0 || e.expert_cv > 0) {
