@@ -360,7 +360,11 @@ void PipelineFlags(const Scenario& s, Flags& f) {
     }
     return;
   }
-  if (!l.stage_layers.empty()) {
+  // Megatron-LM splits the layers (with the embedding and loss where counted) evenly over the
+  // stages or refuses them (arguments.py: "Number of layers should be divisible by the
+  // pipeline-model-parallel size"): parasim's uneven split goes out as the layout it is.
+  const int units = s.model.layers + (l.split_embedding ? 1 : 0) + (l.split_loss ? 1 : 0);
+  if (!l.stage_layers.empty() || units % (l.pp * chunks) != 0) {
     f.Add("--pipeline-model-parallel-layout", LayoutString(s, chunks));
     return;
   }

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "scenarios/megatron_args.h"
@@ -197,6 +198,26 @@ TEST_CASE("the distributed optimizer's start gathers go out as Megatron-LM's fla
   auto chained = LoadScenario(file, {"parallelism.param_gather=chained"}, Cat());
   REQUIRE(chained.ok());
   CHECK(missing(ExportLaunch(*chained)));
+}
+
+TEST_CASE("an uneven default split goes out as the layout it is") {
+  // 80 layers over pp 3 split 27, 27, 26: Megatron-LM refuses layers that pp does not divide
+  // unless a layout places them, and the export wrote none. It now writes the split as a layout,
+  // which comes back the same.
+  const std::string file = std::string(std::getenv("TEST_TMPDIR")) + "/pp3.yaml";
+  std::ofstream(file) << "cluster: {gpu: h100-sxm5-80gb, nodes: 6, gpus_per_node: 8, "
+                         "intra_node: nvlink4-h100, inter_node: ib-ndr-400g}\n"
+                         "model: llama3-70b\n"
+                         "training: {seq_len: 8192, global_batch: 256, micro_batch: 1}\n"
+                         "parallelism: {tp: 8, pp: 3, dp: 2, sp: true, zero: 1}\n";
+  auto s = LoadScenario(file, {}, Cat());
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  const LaunchConfig l = ExportLaunch(*s);
+  const std::string script = MegatronScript(l);
+  CHECK(script.find("--pipeline-model-parallel-layout 'Et*27|t*27|t*26L'") != std::string::npos);
+  auto back = RoundTrip(file, l);
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CheckSamePrediction(*s, *back);
 }
 
 TEST_CASE("what the flags cannot carry is listed with why") {
