@@ -206,6 +206,17 @@ Status ReadPipeline(Context& c, int pp, int layers) {
           account.size() == 2 ? "[embedding, loss]" : "[" + account[0] + "]", flag);
   }
   const int units = layers + static_cast<int>(account.size());
+  // Megatron-LM's rule where no flag places the layers (arguments.py: "Number of layers should
+  // be divisible by the pipeline-model-parallel size").
+  if (!first_last && !r.Has("--num-layers-per-virtual-pipeline-stage") &&
+      !r.Has("--num-virtual-stages-per-pipeline-rank") && units % pp != 0) {
+    return r.Error(
+        r.Has("--pipeline-model-parallel-size") ? "--pipeline-model-parallel-size" : "--num-layers",
+        fmt::format("{} layers{} do not split evenly over {} stages; Megatron-LM "
+                    "places an uneven split only by --pipeline-model-parallel-layout "
+                    "or --decoder-first/last-pipeline-num-layers",
+                    units, account.empty() ? "" : " (with the embedding or loss)", pp));
+  }
   int64_t vp = 1;
   std::string vflag;
   if (r.Has("--num-layers-per-virtual-pipeline-stage")) {

@@ -427,6 +427,8 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
            {"--num-experts 8 --expert-model-parallel-size 2 --overlap-moe-expert-parallel-comm "
             "--recompute-granularity full",
             "--overlap-moe-expert-parallel-comm: with --recompute-granularity full"},
+           {"--pipeline-model-parallel-size 8",
+            "--pipeline-model-parallel-size: 4 layers do not split evenly over 8 stages"},
            {"--tensor-model-parallel-size 2 --tp-comm-overlap",
             "--tp-comm-overlap: needs --sequence-parallel"},
            {"--sequence-parallel --tp-comm-overlap",
