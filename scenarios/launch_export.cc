@@ -352,12 +352,8 @@ void PipelineFlags(const Scenario& s, Flags& f) {
     f.Add("--microbatch-group-size-per-virtual-pipeline-stage", l.microbatch_group);
   }
   if (s.model.is_hybrid()) {
-    // The pattern's '|' places the layers (HybridFlags).
-    if (l.split_embedding || l.split_loss) {
-      f.Miss("parallelism.account_for", l.split_embedding ? "embedding" : "loss",
-             "a hybrid pattern's '|' segments place the layers; Megatron-LM refuses "
-             "--account-for-*-in-pipeline-split beside them");
-    }
+    // The pattern's '|' places the layers (HybridFlags), as account_for split them: Megatron-LM
+    // refuses --account-for-*-in-pipeline-split beside it, and needs none.
     return;
   }
   // Megatron-LM splits the layers (with the embedding and loss where counted) evenly over the
@@ -459,13 +455,15 @@ void ParallelFlags(const Scenario& s, Flags& f) {
     f.Miss("parallelism.bucket", fmt::format("{}B", l.bucket.bytes()), "not whole gradients");
   }
   if (l.compression != CompressionKind::kNone) {
-    f.Miss("parallelism.compression", "...", "Megatron-LM does not compress gradients");
+    f.Miss("parallelism.compression", CompressionText(l.compression, l.compression_param),
+           "Megatron-LM does not compress gradients");
   }
   const std::vector<RankDim> tp_pp_dp = {RankDim::kTp, RankDim::kCp, RankDim::kEp, RankDim::kPp,
                                          RankDim::kDp};
   if (l.order == tp_pp_dp) f.Add("--use-tp-pp-dp-mapping");
   if (l.order != tp_pp_dp && l.order != DefaultRankOrder()) {
-    f.Miss("parallelism.order", "...", "Megatron-LM orders ranks tp-cp-ep-dp-pp or tp-cp-ep-pp-dp");
+    f.Miss("parallelism.order", OrderText(l.order),
+           "Megatron-LM orders ranks tp-cp-ep-dp-pp or tp-cp-ep-pp-dp");
   }
 }
 

@@ -369,6 +369,8 @@ TEST_CASE(
       {"training.recompute=full", "training.recompute_layers=0"},
       {"training.recompute=full", "training.recompute_layers=7"},
       {"training.recompute=full", "training.recompute_layers=10"},
+      // Listed as "..." (YAML's null), which could not be set back.
+      {"parallelism.compression=topk:0.01", "parallelism.order=[pp, tp, cp, ep, dp]"},
   };
   for (const std::vector<std::string>& set : cases) {
     std::string label;
@@ -384,6 +386,10 @@ TEST_CASE(
     auto back = TorchtitanRoundTrip(file, l);
     REQUIRE_MESSAGE(back.ok(), back.status().message());
     CheckSamePrediction(*s, *back);
+    // The Megatron-LM flags too, with their own list.
+    auto mback = RoundTrip(file, l);
+    REQUIRE_MESSAGE(mback.ok(), mback.status().message());
+    CheckSamePrediction(*s, *mback);
   }
 }
 

@@ -250,10 +250,11 @@ void ParallelismMisses(const Scenario& s, LaunchConfig* l) {
          "torchtitan has no key for it");
   }
   if (p.compression != CompressionKind::kNone) {
-    Miss(l, "parallelism.compression", "...", "torchtitan does not compress gradients");
+    Miss(l, "parallelism.compression", CompressionText(p.compression, p.compression_param),
+         "torchtitan does not compress gradients");
   }
   if (p.order != DefaultRankOrder()) {
-    Miss(l, "parallelism.order", "...", "torchtitan orders its device mesh itself");
+    Miss(l, "parallelism.order", OrderText(p.order), "torchtitan orders its device mesh itself");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "strategies/layout.h"
 
+#include <fmt/core.h>
+
 #include "sim/enum_names.h"
 
 namespace parasim {
@@ -37,6 +39,29 @@ std::vector<std::string_view> GradReduceNames() { return kGradReduces.Names(); }
 std::string_view CpCommName(Layout::CpComm c) { return kCpComms.Name(c); }
 StatusOr<Layout::CpComm> ParseCpComm(std::string_view s) { return kCpComms.Parse(s); }
 std::vector<std::string_view> CpCommNames() { return kCpComms.Names(); }
+
+std::string OrderText(const std::vector<RankDim>& order) {
+  std::string out;
+  for (RankDim d : order)
+    out += std::string(out.empty() ? "[" : ", ") + std::string(RankDimName(d));
+  return out + "]";
+}
+
+std::string CompressionText(CompressionKind kind, double param) {
+  switch (kind) {
+    case CompressionKind::kNone:
+      return "none";
+    case CompressionKind::kFp16:
+      return "fp16";
+    case CompressionKind::kInt8:
+      return "int8";
+    case CompressionKind::kTopK:
+      return fmt::format("topk:{}", param);
+    case CompressionKind::kPowerSgd:
+      return fmt::format("powersgd:{}", param);
+  }
+  return "none";
+}
 
 const std::vector<RankDim>& DefaultRankOrder() {
   static const std::vector<RankDim> kOrder = {RankDim::kTp, RankDim::kCp, RankDim::kEp,

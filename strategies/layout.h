@@ -24,6 +24,10 @@ enum class CompressionKind { kNone, kFp16, kInt8, kTopK, kPowerSgd };
 // so its place in the order does not move a rank.
 enum class RankDim : uint8_t { kTp, kCp, kEp, kDp, kPp };
 std::string_view RankDimName(RankDim d);
+// "[tp, cp, ep, dp, pp]": an order as parallelism.order reads it.
+std::string OrderText(const std::vector<RankDim>& order);
+// "topk:0.01", "powersgd:4", "fp16": a compression as parallelism.compression reads it.
+std::string CompressionText(CompressionKind kind, double param);
 StatusOr<RankDim> ParseRankDim(std::string_view s);
 // tp, cp, ep, dp, pp: TP innermost so that it stays inside a node.
 const std::vector<RankDim>& DefaultRankOrder();
