@@ -34,8 +34,27 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
   t.push_back(fmt::format("tensor_parallel_degree = {}", p.tp));
   t.push_back(fmt::format("pipeline_parallel_degree = {}", p.pp));
   t.push_back(fmt::format("context_parallel_degree = {}", p.cp));
-  if (p.ep > 1) t.push_back(fmt::format("expert_parallel_degree = {}", p.ep));
-  if (p.etp > 0) t.push_back(fmt::format("expert_tensor_parallel_degree = {}", p.etp));
+  // torchtitan's experts: ETP = TP or 1, EP x ETP out of dp_shard x cp x tp (ParallelDims);
+  // the experts take TP's width where ep is 1.
+  const int etp = p.etp > 0 ? p.etp : p.tp;
+  const int64_t shard = p.zero == 3 ? p.dp : 1;
+  const bool etp_ok = etp == 1 || etp == p.tp;
+  const bool ep_out = p.ep > 1 && etp_ok && (shard * p.cp * p.tp) % (p.ep * etp) == 0;
+  if (ep_out) {
+    t.push_back(fmt::format("expert_parallel_degree = {}", p.ep));
+    t.push_back(fmt::format("expert_tensor_parallel_degree = {}", etp));
+  } else if (p.ep > 1) {
+    Miss(l, "parallelism.ep", std::to_string(p.ep),
+         !etp_ok ? fmt::format("torchtitan runs the experts' TP at TP ({}) or 1, not {}", p.tp, etp)
+                 : fmt::format("torchtitan carves EP x ETP = {} x {} out of data_parallel_shard x "
+                               "cp x tp = {} x {} x {} ranks",
+                               p.ep, etp, shard, p.cp, p.tp));
+  }
+  if (!ep_out && p.etp > 0 && (p.ep > 1 || p.etp != p.tp)) {
+    Miss(l, "parallelism.etp", std::to_string(p.etp),
+         p.ep > 1 ? "carried with expert_parallel_degree, which is not"
+                  : "torchtitan's experts take TP's width without EP");
+  }
   if (p.overlap_tp == Layout::TpOverlap::kAll) t.push_back("enable_async_tensor_parallel = true");
   if (p.tp > 1 && p.overlap_tp == Layout::TpOverlap::kBackward) {
     Miss(l, "parallelism.overlap.tp", "backward",

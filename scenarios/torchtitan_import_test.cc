@@ -140,6 +140,42 @@ TEST_CASE("a key of the wrong TOML type is an error at it, not the default") {
   }
 }
 
+TEST_CASE("torchtitan's experts: ETP is TP or 1 (its default), EP out of dp_shard x cp x tp") {
+  // torchtitan/distributed/parallel_dims.py: "Currently we only support ETP=TP or ETP=1", and
+  // efsdp = dp_shard * cp * tp / (etp * ep) ranks. Both were accepted; an absent ETP was read as
+  // TP's width where torchtitan's default is 1.
+  auto toml = [](const std::string& par) {
+    return "[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[training]\nlocal_batch_size = "
+           "1\nseq_len = 4096\n[parallelism]\n" +
+           par;
+  };
+  const ImportOptions o = {.gpu = "h100-sxm5-80gb", .nodes = 2};
+  auto plain = ImportTorchtitan(
+      "c.toml", toml("tensor_parallel_degree = 2\nexpert_parallel_degree = 8\n"), o, Cat());
+  REQUIRE_MESSAGE(plain.ok(), plain.status().message());
+  CHECK(plain->scenario.layout.ep == 8);
+  CHECK(plain->scenario.layout.etp == 1);
+  auto etp = ImportTorchtitan("c.toml",
+                              toml("tensor_parallel_degree = 4\nexpert_parallel_degree = 4\n"
+                                   "expert_tensor_parallel_degree = 2\n"),
+                              o, Cat());
+  REQUIRE_FALSE(etp.ok());
+  CHECK(etp.status().message().find("c.toml:10:") == 0);
+  CHECK(etp.status().message().find("error: expert_tensor_parallel_degree 2: torchtitan runs "
+                                    "the experts' TP at tensor_parallel_degree (4) or 1") !=
+        std::string::npos);
+  auto carve = ImportTorchtitan("c.toml",
+                                toml("tensor_parallel_degree = 2\nexpert_parallel_degree = 8\n"
+                                     "data_parallel_shard_degree = 1\n"
+                                     "data_parallel_replicate_degree = 8\n"),
+                                o, Cat());
+  REQUIRE_FALSE(carve.ok());
+  CHECK(carve.status().message().find("c.toml:9:") == 0);
+  CHECK(carve.status().message().find("error: expert_parallel_degree 8 x "
+                                      "expert_tensor_parallel_degree 1 does not divide") !=
+        std::string::npos);
+}
+
 TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count") {
   // torchtitan/distributed/pipeline_parallel.py: ceil((layers + 1 + 1) / per) stages.
   auto toml = [](int per, const std::string& less) {
