@@ -127,10 +127,13 @@ Status ReadModel(Config& c, ScenarioWriter& w) {
   std::string known;
   for (const TorchtitanFlavor& f : kTorchtitanFlavors)
     known += fmt::format("{}{} {}", known.empty() ? "" : ", ", f.name, f.flavor);
-  return InvalidArgument(fmt::format(
-      "{}: error: [model] name = \"{}\", flavor = \"{}\" is not a model the catalog holds; "
-      "known: {} (or write the scenario's model by hand)",
-      c.file(), name, flavor, known));
+  const std::string msg = fmt::format(
+      "[model] name = \"{}\", flavor = \"{}\" is not a model the catalog holds; known: {} (or "
+      "write the scenario's model by hand)",
+      name, flavor, known);
+  const toml::node* at = c.Find({{"model", "flavor"}, {"model", "name"}});
+  if (at == nullptr) return InvalidArgument(fmt::format("{}:1:1: error: {}", c.file(), msg));
+  return c.Error(*at, msg);
 }
 
 // Degrees, with the older spellings under [training] and [experimental].
@@ -315,10 +318,17 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   const int64_t model = d.tp * d.pp * d.cp * d.replicate;
   const int64_t shard = d.shard > 0 ? d.shard : (gpus % model == 0 ? gpus / model : 0);
   if (shard <= 0 || model * shard != gpus) {
-    return InvalidArgument(fmt::format(
-        "{}: error: tp x pp x cp x dp_replicate x dp_shard = {} x {} x {} x {} x {} does not "
-        "match the cluster's {} GPUs: give --nodes and --gpus-per-node to the import",
-        c.file(), d.tp, d.pp, d.cp, d.replicate, d.shard, gpus));
+    const std::string msg = fmt::format(
+        "tp x pp x cp x dp_replicate x dp_shard = {} x {} x {} x {} x {} does not match the "
+        "cluster's {} GPUs: give --nodes and --gpus-per-node to the import",
+        d.tp, d.pp, d.cp, d.replicate, d.shard, gpus);
+    const toml::node* at = c.Find({{"parallelism", "data_parallel_shard_degree"},
+                                   {"parallelism", "tensor_parallel_degree"},
+                                   {"parallelism", "pipeline_parallel_degree"},
+                                   {"parallelism", "context_parallel_degree"},
+                                   {"parallelism", "data_parallel_replicate_degree"}});
+    if (at == nullptr) return InvalidArgument(fmt::format("{}:1:1: error: {}", c.file(), msg));
+    return c.Error(*at, msg);
   }
   *dp = shard * d.replicate;
   w.Set("parallelism.tp", std::to_string(d.tp), d.tp_at.empty() ? "default 1" : d.tp_at);

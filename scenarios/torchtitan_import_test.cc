@@ -176,6 +176,25 @@ TEST_CASE("torchtitan's experts: ETP is TP or 1 (its default), EP out of dp_shar
         std::string::npos);
 }
 
+TEST_CASE("an unknown flavor and degrees that miss the cluster are told at their keys") {
+  // Both said the file alone (no line or column).
+  const ImportOptions o = {.gpu = "h100-sxm5-80gb", .nodes = 1};
+  auto flavor = ImportTorchtitan(
+      "c.toml", "[model]\nname = \"llama3\"\nflavor = \"9B\"\n[training]\nseq_len = 4096\n", o,
+      Cat());
+  REQUIRE_FALSE(flavor.ok());
+  CHECK(flavor.status().message().find("c.toml:3:") == 0);
+  CHECK(flavor.status().message().find("is not a model the catalog holds") != std::string::npos);
+  auto degrees = ImportTorchtitan("c.toml",
+                                  "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\n"
+                                  "seq_len = 4096\n[parallelism]\ntensor_parallel_degree = 3\n",
+                                  o, Cat());
+  REQUIRE_FALSE(degrees.ok());
+  CHECK(degrees.status().message().find("c.toml:7:") == 0);
+  CHECK(degrees.status().message().find("does not match the cluster's 8 GPUs") !=
+        std::string::npos);
+}
+
 TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count") {
   // torchtitan/distributed/pipeline_parallel.py: ceil((layers + 1 + 1) / per) stages.
   auto toml = [](int per, const std::string& less) {
