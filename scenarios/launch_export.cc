@@ -369,15 +369,10 @@ void PipelineFlags(const Scenario& s, Flags& f) {
   if (l.split_loss) f.Add("--account-for-loss-in-pipeline-split");
 }
 
-void ParallelFlags(const Scenario& s, Flags& f) {
+// ZeRO as Megatron-LM launches it: the distributed optimizer, Megatron-FSDP or Torch FSDP2, and
+// the data-parallel overlap flags.
+void ShardingFlags(const Scenario& s, Flags& f) {
   const Layout& l = s.layout;
-  f.Add("--tensor-model-parallel-size", l.tp);
-  f.Add("--pipeline-model-parallel-size", l.pp);
-  if (l.cp > 1) f.Add("--context-parallel-size", l.cp);
-  if (l.ep > 1) f.Add("--expert-model-parallel-size", l.ep);
-  if (l.etp > 0 && s.model.is_moe()) f.Add("--expert-tensor-parallel-size", l.etp);
-  if (l.sp) f.Add("--sequence-parallel");
-  PipelineFlags(s, f);
   if (l.zero == 1) f.Add("--use-distributed-optimizer");
   if (l.zero == 2 || (l.zero == 3 && !l.zero3_copies)) {
     f.Add("--use-megatron-fsdp");
@@ -413,18 +408,11 @@ void ParallelFlags(const Scenario& s, Flags& f) {
     const bool megatron_sharded = l.zero == 1 || l.zero == 2 || (l.zero == 3 && !fsdp2);
     if (megatron_sharded) f.Add("--overlap-param-gather");
   }
-  ParamGatherFlags(l, f);
-  // --tp-comm-overlap needs --sequence-parallel at TP > 1 (arguments.py, validate_args).
-  if (l.overlap_tp == Layout::TpOverlap::kAll && l.sp && l.tp > 1) {
-    f.Add("--tp-comm-overlap");
-  } else if (l.overlap_tp == Layout::TpOverlap::kAll) {
-    f.Miss("parallelism.overlap.tp", "true",
-           "Megatron-LM overlaps all TP communication (--tp-comm-overlap) only under "
-           "--sequence-parallel at TP > 1");
-  }
-  if (l.overlap_tp == Layout::TpOverlap::kNone) {
-    f.Miss("parallelism.overlap.tp", "false", "Megatron-Core always overlaps the backward's TP");
-  }
+}
+
+// The experts' all-to-all overlap, where Megatron-Core runs it.
+void EpOverlapFlags(const Scenario& s, Flags& f) {
+  const Layout& l = s.layout;
   if (l.overlap_ep) {
     // Megatron-Core's limits (transformer_config.py __post_init__): virtual stages under a
     // pipeline, no full recompute, at most one MTP layer.
@@ -442,6 +430,31 @@ void ParallelFlags(const Scenario& s, Flags& f) {
           fmt::format("Megatron-Core refuses --overlap-moe-expert-parallel-comm with {}", refused));
     }
   }
+}
+
+void ParallelFlags(const Scenario& s, Flags& f) {
+  const Layout& l = s.layout;
+  f.Add("--tensor-model-parallel-size", l.tp);
+  f.Add("--pipeline-model-parallel-size", l.pp);
+  if (l.cp > 1) f.Add("--context-parallel-size", l.cp);
+  if (l.ep > 1) f.Add("--expert-model-parallel-size", l.ep);
+  if (l.etp > 0 && s.model.is_moe()) f.Add("--expert-tensor-parallel-size", l.etp);
+  if (l.sp) f.Add("--sequence-parallel");
+  PipelineFlags(s, f);
+  ShardingFlags(s, f);
+  ParamGatherFlags(l, f);
+  // --tp-comm-overlap needs --sequence-parallel at TP > 1 (arguments.py, validate_args).
+  if (l.overlap_tp == Layout::TpOverlap::kAll && l.sp && l.tp > 1) {
+    f.Add("--tp-comm-overlap");
+  } else if (l.overlap_tp == Layout::TpOverlap::kAll) {
+    f.Miss("parallelism.overlap.tp", "true",
+           "Megatron-LM overlaps all TP communication (--tp-comm-overlap) only under "
+           "--sequence-parallel at TP > 1");
+  }
+  if (l.overlap_tp == Layout::TpOverlap::kNone) {
+    f.Miss("parallelism.overlap.tp", "false", "Megatron-Core always overlaps the backward's TP");
+  }
+  EpOverlapFlags(s, f);
   if (l.cp > 1) f.Add("--cp-comm-type", l.gathers_kv() ? "all_gather" : "p2p");
   if (l.grad_reduce != Layout::GradReduce::kAuto) {
     f.Miss("parallelism.grad_reduce", std::string(GradReduceName(l.grad_reduce)),

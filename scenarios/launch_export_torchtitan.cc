@@ -17,25 +17,10 @@ void Miss(LaunchConfig* l, const std::string& key, const std::string& value,
   l->torchtitan_missing.push_back({key, value, why});
 }
 
-void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
-  const Layout& p = s.layout;
+// torchtitan's experts: ETP = TP or 1, EP x ETP out of dp_shard x cp x tp (ParallelDims); the
+// experts take TP's width where ep is 1.
+void ExpertKeys(const Layout& p, LaunchConfig* l) {
   std::vector<std::string>& t = l->torchtitan;
-  t.push_back("[parallelism]");
-  t.push_back(fmt::format("data_parallel_shard_degree = {}", p.zero == 3 ? p.dp : 1));
-  t.push_back(fmt::format("data_parallel_replicate_degree = {}", p.zero == 3 ? 1 : p.dp));
-  if (p.zero == 1 || p.zero == 2) {
-    Miss(l, "parallelism.zero", std::to_string(p.zero),
-         "torchtitan shards everything (FSDP2, ZeRO 3) or nothing (DDP)");
-  } else if (p.zero == 0 && p.cp > 1) {
-    Miss(l, "parallelism.zero", "0",
-         "torchtitan's FSDP2 shards over the context-parallel ranks whenever cp > 1 "
-         "(ParallelDims.fsdp_enabled): read back as 3");
-  }
-  t.push_back(fmt::format("tensor_parallel_degree = {}", p.tp));
-  t.push_back(fmt::format("pipeline_parallel_degree = {}", p.pp));
-  t.push_back(fmt::format("context_parallel_degree = {}", p.cp));
-  // torchtitan's experts: ETP = TP or 1, EP x ETP out of dp_shard x cp x tp (ParallelDims);
-  // the experts take TP's width where ep is 1.
   const int etp = p.etp > 0 ? p.etp : p.tp;
   const int64_t shard = p.zero == 3 ? p.dp : 1;
   const bool etp_ok = etp == 1 || etp == p.tp;
@@ -55,6 +40,26 @@ void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
          p.ep > 1 ? "carried with expert_parallel_degree, which is not"
                   : "torchtitan's experts take TP's width without EP");
   }
+}
+
+void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
+  const Layout& p = s.layout;
+  std::vector<std::string>& t = l->torchtitan;
+  t.push_back("[parallelism]");
+  t.push_back(fmt::format("data_parallel_shard_degree = {}", p.zero == 3 ? p.dp : 1));
+  t.push_back(fmt::format("data_parallel_replicate_degree = {}", p.zero == 3 ? 1 : p.dp));
+  if (p.zero == 1 || p.zero == 2) {
+    Miss(l, "parallelism.zero", std::to_string(p.zero),
+         "torchtitan shards everything (FSDP2, ZeRO 3) or nothing (DDP)");
+  } else if (p.zero == 0 && p.cp > 1) {
+    Miss(l, "parallelism.zero", "0",
+         "torchtitan's FSDP2 shards over the context-parallel ranks whenever cp > 1 "
+         "(ParallelDims.fsdp_enabled): read back as 3");
+  }
+  t.push_back(fmt::format("tensor_parallel_degree = {}", p.tp));
+  t.push_back(fmt::format("pipeline_parallel_degree = {}", p.pp));
+  t.push_back(fmt::format("context_parallel_degree = {}", p.cp));
+  ExpertKeys(p, l);
   if (p.overlap_tp == Layout::TpOverlap::kAll) t.push_back("enable_async_tensor_parallel = true");
   if (p.tp > 1 && p.overlap_tp == Layout::TpOverlap::kBackward) {
     Miss(l, "parallelism.overlap.tp", "backward",

@@ -241,39 +241,6 @@ Status ReadPipeline(Context& c, int pp, int layers) {
   return ReadInterleaving(c, pp, vp);
 }
 
-// Megatron-Core's limits on --overlap-moe-expert-parallel-comm (transformer_config.py,
-// __post_init__): virtual stages under a pipeline, no full recompute (nor its method or layer
-// count), at most one MTP layer.
-Status CheckEpOverlap(Context& c) {
-  const FlagReader& r = c.r;
-  const std::string f = "--overlap-moe-expert-parallel-comm";
-  if (c.w.Get("parallelism.pp") != "" && c.w.Get("parallelism.pp") != "1" &&
-      c.w.Get("parallelism.schedule") != "interleaved-1f1b") {
-    return r.Error(f,
-                   "with --pipeline-model-parallel-size > 1 and no virtual stages: "
-                   "Megatron-Core overlaps the experts' all-to-alls under a pipeline only "
-                   "with virtual stages (--num-virtual-stages-per-pipeline-rank)");
-  }
-  for (const char* flag : {"--recompute-method", "--recompute-num-layers"}) {
-    if (r.Has(flag)) {
-      return r.Error(f,
-                     fmt::format("with {}: Megatron-Core refuses full recompute beside it", flag));
-    }
-  }
-  if (r.Has("--recompute-granularity") && r.Value("--recompute-granularity") == "full") {
-    return r.Error(f, "with --recompute-granularity full: Megatron-Core refuses the two together");
-  }
-  if (r.Has("--mtp-num-layers")) {
-    PARASIM_ASSIGN_OR_RETURN(int64_t mtp, r.Int("--mtp-num-layers", 0, 16));
-    if (mtp > 1) {
-      return r.Error(f, fmt::format("with --mtp-num-layers {}: Megatron-Core overlaps at most "
-                                    "one MTP layer",
-                                    mtp));
-    }
-  }
-  return Status::Ok();
-}
-
 Status ReadOverlap(Context& c, int cp) {
   const FlagReader& r = c.r;
   const bool grad = r.Has("--overlap-grad-reduce"), param = r.Has("--overlap-param-gather");

@@ -73,6 +73,8 @@ Status CheckVirtualFlags(const FlagReader& r);
 Status ReadInterleaving(Context& c, int64_t pp, int64_t vp);
 // --tp-comm-overlap's conditions (megatron_import_training.cc).
 Status CheckTpOverlap(const FlagReader& r, int64_t tp);
+// Megatron-Core's limits on --overlap-moe-expert-parallel-comm (after the pipeline is read).
+Status CheckEpOverlap(Context& c);
 // Parallel sizes, ZeRO, overlap and the pipeline split (megatron_import.cc); `gpus` the
 // cluster's.
 Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp);

@@ -313,6 +313,33 @@ Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, i
   return c.Error(*at, msg);
 }
 
+// torchtitan's experts: ETP = TP or 1 (its default), and EP x ETP carved out of the dp_shard x
+// cp x tp ranks (ParallelDims: efsdp = dp_shard * cp * tp / (etp * ep));
+// expert_tensor_parallel_degree has no effect where ep is 1.
+Status WriteExperts(Config& c, ScenarioWriter& w, const Degrees& d, int64_t shard) {
+  if (d.ep <= 1) return Status::Ok();
+  const int64_t etp = d.etp > 0 ? d.etp : 1;
+  if (etp != 1 && etp != d.tp) {
+    return c.Error(*c.Find({{"parallelism", "expert_tensor_parallel_degree"}}),
+                   fmt::format("expert_tensor_parallel_degree {}: torchtitan runs the experts' "
+                               "TP at tensor_parallel_degree ({}) or 1",
+                               etp, d.tp));
+  }
+  if ((shard * d.cp * d.tp) % (d.ep * etp) != 0) {
+    return c.Error(
+        *c.Find({{"parallelism", "expert_parallel_degree"}}),
+        fmt::format("expert_parallel_degree {} x expert_tensor_parallel_degree {} does not "
+                    "divide data_parallel_shard_degree x context_parallel_degree x "
+                    "tensor_parallel_degree = {} x {} x {}: torchtitan carves EP out of those "
+                    "ranks",
+                    d.ep, etp, shard, d.cp, d.tp));
+  }
+  w.Set("parallelism.ep", std::to_string(d.ep), d.ep_at);
+  w.Set("parallelism.etp", std::to_string(etp),
+        d.etp_at.empty() ? "expert_tensor_parallel_degree: torchtitan's default 1" : d.etp_at);
+  return Status::Ok();
+}
+
 Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpus, int layers,
                      int64_t* dp, std::vector<std::string>* nm) {
   const int64_t model = d.tp * d.pp * d.cp * d.replicate;
@@ -336,30 +363,7 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
   w.Set("parallelism.cp", std::to_string(d.cp), d.cp_at.empty() ? "default 1" : d.cp_at);
   w.Set("parallelism.dp", std::to_string(*dp),
         fmt::format("dp_shard {} x dp_replicate {}", shard, d.replicate));
-  if (d.ep > 1) {
-    // torchtitan's experts: ETP = TP or 1 (its default), and EP x ETP carved out of the
-    // dp_shard x cp x tp ranks (ParallelDims: efsdp = dp_shard * cp * tp / (etp * ep));
-    // expert_tensor_parallel_degree has no effect where ep is 1.
-    const int64_t etp = d.etp > 0 ? d.etp : 1;
-    if (etp != 1 && etp != d.tp) {
-      return c.Error(*c.Find({{"parallelism", "expert_tensor_parallel_degree"}}),
-                     fmt::format("expert_tensor_parallel_degree {}: torchtitan runs the experts' "
-                                 "TP at tensor_parallel_degree ({}) or 1",
-                                 etp, d.tp));
-    }
-    if ((shard * d.cp * d.tp) % (d.ep * etp) != 0) {
-      return c.Error(
-          *c.Find({{"parallelism", "expert_parallel_degree"}}),
-          fmt::format("expert_parallel_degree {} x expert_tensor_parallel_degree {} does not "
-                      "divide data_parallel_shard_degree x context_parallel_degree x "
-                      "tensor_parallel_degree = {} x {} x {}: torchtitan carves EP out of those "
-                      "ranks",
-                      d.ep, etp, shard, d.cp, d.tp));
-    }
-    w.Set("parallelism.ep", std::to_string(d.ep), d.ep_at);
-    w.Set("parallelism.etp", std::to_string(etp),
-          d.etp_at.empty() ? "expert_tensor_parallel_degree: torchtitan's default 1" : d.etp_at);
-  }
+  PARASIM_RETURN_IF_ERROR(WriteExperts(c, w, d, shard));
   w.Set("parallelism.sp", d.tp > 1 ? "true" : "false",
         d.tp > 1 ? "torchtitan's tensor parallelism shards the norms' sequence (SequenceParallel)"
                  : "no tensor parallelism");

@@ -98,7 +98,8 @@ StatusOr<double> Number(std::string_view s, std::string_view what, double max) {
 
 // The half `h` of a row, its fields shifted by `shift` (an absent out-of-place half).
 StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
-                                    const NcclColumns::Half& h, int shift, std::string_view name) {
+                                    const NcclColumns::Half& h, int shift, std::string_view name,
+                                    std::string_view* at) {
   NcclTestsResult r;
   r.present = true;
   const int n = static_cast<int>(f.size());
@@ -111,6 +112,7 @@ StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
           fmt::format("{} column {} is outside the row's {} fields", name, i - shift + 1, n));
     }
   }
+  *at = f[h.time - shift];
   PARASIM_ASSIGN_OR_RETURN(r.time_us,
                            Number(f[h.time - shift], fmt::format("{} time", name), kMaxTimeUs));
   if (r.time_us <= 0)
@@ -121,8 +123,10 @@ StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
     return InvalidArgument(fmt::format(
         "{} time {} us is under 0.01 us, the least nccl-tests prints", name, f[h.time - shift]));
   }
+  *at = f[h.algbw - shift];
   PARASIM_ASSIGN_OR_RETURN(r.algbw_gbps,
                            Number(f[h.algbw - shift], fmt::format("{} algbw", name), kMaxGbps));
+  *at = f[h.busbw - shift];
   PARASIM_ASSIGN_OR_RETURN(r.busbw_gbps,
                            Number(f[h.busbw - shift], fmt::format("{} busbw", name), kMaxGbps));
   if (h.wrong >= 0) r.wrong = std::string(f[h.wrong - shift]);
@@ -131,7 +135,11 @@ StatusOr<NcclTestsResult> ParseHalf(const std::vector<std::string_view>& f,
 
 }  // namespace
 
-StatusOr<NcclTestsRow> ParseNcclRow(const std::vector<std::string_view>& f, const NcclColumns& c) {
+StatusOr<NcclTestsRow> ParseNcclRow(const std::vector<std::string_view>& f, const NcclColumns& c,
+                                    std::string_view* at) {
+  std::string_view unused;
+  if (at == nullptr) at = &unused;
+  *at = f.empty() ? std::string_view() : f.front();
   const int n = static_cast<int>(f.size());
   // Trace replays print blanks for the out-of-place half: the in-place half moves left.
   // Only when every column but the out-of-place half's precedes it and the in-place half follows.
@@ -142,25 +150,28 @@ StatusOr<NcclTestsRow> ParseNcclRow(const std::vector<std::string_view>& f, cons
     return InvalidArgument(fmt::format("{} fields where the column header has {}", n, c.fields));
   }
   NcclTestsRow row;
+  *at = f[c.size];
   PARASIM_ASSIGN_OR_RETURN(row.bytes, Int(f[c.size], "size"));
   if (row.bytes < 0 || row.bytes > kMaxBytes) {
     return InvalidArgument(fmt::format("size {} is absurd", f[c.size]));
   }
   if (c.count >= 0) {
+    *at = f[c.count];
     PARASIM_ASSIGN_OR_RETURN(row.count, Int(f[c.count], "count"));
     if (row.count < 0) return InvalidArgument(fmt::format("count {} is negative", f[c.count]));
   }
   if (c.type >= 0) row.type = std::string(f[c.type]);
   if (c.redop >= 0) row.redop = std::string(f[c.redop]);
   if (c.root >= 0) {
+    *at = f[c.root];
     PARASIM_ASSIGN_OR_RETURN(row.root, Int(f[c.root], "root"));
   }
   if (!ip_only) {
-    PARASIM_ASSIGN_OR_RETURN(row.out_of_place, ParseHalf(f, c.out_of_place, 0, "out-of-place"));
+    PARASIM_ASSIGN_OR_RETURN(row.out_of_place, ParseHalf(f, c.out_of_place, 0, "out-of-place", at));
   }
   if (c.in_place.first >= 0) {
     PARASIM_ASSIGN_OR_RETURN(
-        row.in_place, ParseHalf(f, c.in_place, ip_only ? c.out_of_place.width : 0, "in-place"));
+        row.in_place, ParseHalf(f, c.in_place, ip_only ? c.out_of_place.width : 0, "in-place", at));
   }
   return row;
 }

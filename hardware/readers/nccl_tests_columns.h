@@ -38,8 +38,9 @@ struct NcclColumns {
   static std::optional<NcclColumns> ForFields(size_t fields);
 };
 
-// One row. The error says what is wrong, without the file and line (the caller adds them).
+// One row. The error says what is wrong, without the file and line (the caller adds them);
+// `at`, when given, gets the field at fault (a view into `fields`' text, for its column).
 StatusOr<NcclTestsRow> ParseNcclRow(const std::vector<std::string_view>& fields,
-                                    const NcclColumns& columns);
+                                    const NcclColumns& columns, std::string_view* at = nullptr);
 
 }  // namespace parasim

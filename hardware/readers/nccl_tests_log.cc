@@ -127,6 +127,7 @@ class Parser {
   Status Device(const NcclLine& l, int64_t no);
   Status Row(const NcclLine& l, int64_t no);
   Status Repeated(int64_t no, const NcclTestsRow& row, int64_t first);
+  std::string_view raw_;  // the line being read, for a field's column
   void Columns(const NcclLine& l, int64_t no);
   void Footer(const NcclLine& l, int64_t no);
   Status Where(int64_t no, std::string what) const {
@@ -229,11 +230,16 @@ Status Parser::Row(const NcclLine& l, int64_t no) {
               f.size()));
     }
   }
-  StatusOr<NcclTestsRow> row = ParseNcclRow(f, *st.columns);
+  std::string_view at;
+  StatusOr<NcclTestsRow> row = ParseNcclRow(f, *st.columns, &at);
   if (!row.ok()) {
     std::string what = row.status().message();
     if (st.columns_line > 0) what += fmt::format(" (column header at line {})", st.columns_line);
-    return Where(no, what);
+    // The field's column in the line as the file holds it (prefixes and indentation counted).
+    const bool inside = !at.empty() && at.data() >= raw_.data() &&
+                        at.data() + at.size() <= raw_.data() + raw_.size();
+    const int64_t col = inside ? static_cast<int64_t>(at.data() - raw_.data()) + 1 : 1;
+    return InvalidArgument(InputError(log_.file, no, col, what));
   }
   row->line = no;
   // A size of 0 bytes (nccl-tests floors a small -b to whole elements a rank, and 2.19 to 16
@@ -294,6 +300,7 @@ void Parser::Footer(const NcclLine& l, int64_t no) {
 }
 
 Status Parser::Line(std::string_view raw, int64_t no) {
+  raw_ = raw;
   const NcclLine l = ClassifyNcclLine(raw);
   switch (l.kind) {
     case NcclLineKind::kRunStart:
@@ -419,14 +426,23 @@ Status Parser::ResolveOps() {
       s.op_from = "the file name";
     }
     if (s.op.empty()) {
+      // A file name's X_perf names one program: it says the op of a log of one run only.
+      const std::string named = NcclTestsOp(std::filesystem::path(log_.file).filename().string());
+      const std::string why =
+          n == 1 || named.empty()
+              ? "no X_perf in the file name"
+              : fmt::format(
+                    "the file name's {}_perf names one program, and the file holds {} "
+                    "runs",
+                    named, n);
       return Where(
           s.first_line,
           fmt::format(
               "cannot tell which nccl-tests program wrote {} (no \"Collective test starting\" "
-              "line, no X_perf in the file name); pass --op{}, one of {}",
+              "line, {}); pass --op{}, one of {}",
               n == 1 ? "this log"
                      : fmt::format("the run of lines {}-{}", s.first_line, s.last_line),
-              n == 1 ? "" : " with one op per run, comma-separated", kOpList));
+              why, n == 1 ? "" : " with one op per run, comma-separated", kOpList));
     }
     PARASIM_RETURN_IF_ERROR(RowsFit(s, log_.file));
   }

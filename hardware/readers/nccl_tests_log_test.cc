@@ -182,12 +182,13 @@ TEST_CASE("2017's layout: nThread without '#', bytes N type op ... res") {
 TEST_CASE("failures carry file:line") {
   auto neg = Read("nccl/bad-negative-time.log", "all_reduce");
   REQUIRE_FALSE(neg.ok());
-  CHECK(neg.status().message().find("bad-negative-time.log:17:1: error: out-of-place time -3.10 is "
-                                    "negative (column header at line 14)") != std::string::npos);
+  CHECK(
+      neg.status().message().find("bad-negative-time.log:17:57: error: out-of-place time -3.10 is "
+                                  "negative (column header at line 14)") != std::string::npos);
   auto absurd = Read("nccl/bad-absurd-busbw.log", "all_reduce");
   REQUIRE_FALSE(absurd.ok());
   CHECK(absurd.status().message().find(
-            "bad-absurd-busbw.log:17:1: error: out-of-place busbw 1e+308 is "
+            "bad-absurd-busbw.log:17:72: error: out-of-place busbw 1e+308 is "
             "absurd") != std::string::npos);
   auto apart = Read("nccl/no-mpi-interleaved.log", "all_reduce");
   REQUIRE_FALSE(apart.ok());
@@ -256,6 +257,12 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
   REQUIRE(bare.ok());
   CHECK(bare->sections.at(0).ranks == 0);
   CHECK(bare->sections.at(0).op == "all_reduce");
+
+  // Two runs in a file whose name names one program: the hint says why the name is not used.
+  auto two = ParseNcclTestsLog(header + row + header + row, "node1_all_reduce_perf.log", {});
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.status().message().find("the file name's all_reduce_perf names one program, and the "
+                                    "file holds 2 runs") != std::string::npos);
 
   auto unknown = ParseNcclTestsLog(row, "x.log", {.op = "allreduc"});
   REQUIRE_FALSE(unknown.ok());
