@@ -279,7 +279,9 @@ StatusOr<YAML::Node> CaseNode(const YamlContext& ctx, const MapReader& c,
                               const YAML::Node& defaults, const YAML::Node& default_import,
                               const std::string& at, const std::string& name, const Catalogs& cat,
                               std::string* failure) {
-  const YAML::Node own = c.Has("scenario") ? c.Node("scenario") : YAML::Node(YAML::NodeType::Map);
+  // A copy of the case's fragment (its places kept in the case's context: PlaceOwnKeys).
+  const YAML::Node own =
+      c.Has("scenario") ? YAML::Clone(c.Node("scenario")) : YAML::Node(YAML::NodeType::Map);
   if (!c.Has("import")) {
     // The case's scenario over a fresh copy of the defaults (DeepMerge shares nodes).
     return DeepMerge(YAML::Clone(defaults), own);
@@ -354,7 +356,10 @@ StatusOr<ValidationFile> LoadValidationFile(const YamlInput& input,
       continue;
     }
     YamlContext case_ctx = ctx;
-    if (c.Has("scenario")) ForgetOwnKeys(c.Node("scenario"), &case_ctx);
+    if (c.Has("scenario")) {
+      ForgetOwnKeys(c.Node("scenario"), &case_ctx);
+      PlaceOwnKeys(c.Node("scenario"), ctx, &case_ctx);
+    }
     // As a scenario's --set: a key under a catalog model, GPU or fabric extends it.
     PARASIM_RETURN_IF_ERROR(ApplyScenarioSets(sets, &merged, &case_ctx));
     // A case whose layout is invalid is predicted as failed, with the reason (SCENARIO.md).

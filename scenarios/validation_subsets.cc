@@ -162,4 +162,25 @@ void ForgetOwnKeys(const YAML::Node& scenario, YamlContext* ctx) {
   }
 }
 
+namespace {
+void PlaceNode(const YAML::Node& n, const std::string& path, const YamlContext& file,
+               YamlContext* ctx) {
+  if (!path.empty()) ctx->placed[path] = file.Where(n, path);
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      const std::string key = kv.first.Scalar();
+      PlaceNode(kv.second, path.empty() ? key : path + "." + key, file, ctx);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) {
+      PlaceNode(n[i], fmt::format("{}[{}]", path, i), file, ctx);
+    }
+  }
+}
+}  // namespace
+
+void PlaceOwnKeys(const YAML::Node& scenario, const YamlContext& file, YamlContext* ctx) {
+  PlaceNode(scenario, "", file, ctx);
+}
+
 }  // namespace parasim

@@ -35,5 +35,10 @@ Status ApplyStated(const std::string& path, YAML::Node* defaults, YamlContext* c
 // Forgets the stated keys' places (ApplyStated) that a case's own scenario fragment sets:
 // errors there are the case's.
 void ForgetOwnKeys(const YAML::Node& scenario, YamlContext* ctx);
+// Records where the file places each key of a case's own scenario fragment (ctx->placed), so that
+// errors find them in a copy of the fragment (a copy keeps the case's nodes out of the file's
+// yaml-cpp memory, which each merge into it had copied whole: the file's load grew with the
+// square of its cases).
+void PlaceOwnKeys(const YAML::Node& scenario, const YamlContext& file, YamlContext* ctx);
 
 }  // namespace parasim

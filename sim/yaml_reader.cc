@@ -57,16 +57,22 @@ std::string YamlContext::Where(const YAML::Node& node, std::string_view path) co
     return path == p || (path.size() > p.size() && path.substr(0, p.size()) == p &&
                          (path[p.size()] == '.' || path[p.size()] == '['));
   };
-  // A value placed from another file.
-  for (const auto& [p, where] : placed) {
-    if (at_or_below(p)) return where;
-  }
   // An override applies to its own path and everything below it.
   for (const auto& [p, origin] : overrides) {
     if (at_or_below(p)) {
       return fmt::format("{}:1:{}", origin, p.size() + 7);  // column of the value in "--set p="
     }
   }
+  // A value placed from another file (or a case's fragment copied from this one): the deepest.
+  const std::string* placed_at = nullptr;
+  size_t placed_size = 0;
+  for (const auto& [p, where] : placed) {
+    if (at_or_below(p) && (placed_at == nullptr || p.size() > placed_size)) {
+      placed_at = &where;
+      placed_size = p.size();
+    }
+  }
+  if (placed_at != nullptr) return *placed_at;
   // A key that a --set created has no place in the file: the option names it, at the key's
   // segment ("--set a.b=1" for an unknown 'a' points at its 'a').
   const bool unplaced = !node.IsDefined() || node.Mark().line < 0;
