@@ -919,6 +919,21 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   CHECK(q.out.find("invalid layout: " + g + ":11:7: error: parallelism.dp") != std::string::npos);
   CHECK(q.out.find("(case 'two-nodes', over the file's defaults)") != std::string::npos);
   CHECK(q.out.find("1 case(s) FAILED") != std::string::npos);
+  // A bad value in a later case's own fragment is told at its place in the file (the fragment
+  // is merged as a copy, whose nodes have none).
+  const std::string h = dir + "/bad_value.yaml";
+  std::ofstream(h) << std::string("source: x\n") + kOneA100Node + R"(  - name: one
+    scenario: {}
+    measured: {step_time: 1s}
+  - name: two
+    scenario:
+      training: {micro_batch: 1, recompute: sometimes}
+    measured: {step_time: 1s}
+)";
+  auto v = RunParasim("validate " + h);
+  CHECK(v.exit_code == 2);
+  CAPTURE(v.err);
+  CHECK(v.err.find(h + ":14:45: error: training.recompute: ") == 0);
 }
 
 // Before: two cases named "a" were both predicted and ranked "a against a"; one file given twice
