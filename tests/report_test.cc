@@ -191,6 +191,34 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
       RunParasim("report " + seven + " --from " + dir + "/scale.json --out " + dir + "/both.html");
   CHECK(both.exit_code == 2);
   CHECK(both.err.find("a scenario file or --from RESULTS.json, not both") != std::string::npos);
+  // Flags a report cannot apply are refused, not dropped (a bug hunt, 2026-11-30): --set and
+  // the what-if flags beside --from, the what-if flags on a serving scenario; --out '' (it wrote
+  // report.html in the working folder).
+  for (const std::string& extra : {std::string(" --set parallelism.tp=4"),
+                                   std::string(" --vs ") + seven, std::string(" --robust")}) {
+    CAPTURE(extra);
+    auto bad =
+        RunParasim("report --from " + dir + "/scale.json --out " + dir + "/bad.html" + extra);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("does not apply to a report drawn from a results file") !=
+          std::string::npos);
+  }
+  auto serve = RunParasim("report " + Runfile("scenarios/llama3-70b-serve-8-h100.yaml") +
+                          " --out " + dir + "/serve.html --set-a parallelism.tp=8");
+  CHECK(serve.exit_code == 2);
+  CHECK(serve.err.find("--set-a:1:1: error: --set-a does not apply to a serving scenario") == 0);
+  CHECK(!std::filesystem::exists(dir + "/bad.html"));
+  CHECK(!std::filesystem::exists(dir + "/serve.html"));
+  auto nothing = RunParasim("report --out '' " + seven);
+  CHECK(nothing.exit_code == 2);
+  CHECK(nothing.err.find("--out: expected a file name, got nothing") != std::string::npos);
+  // A sweep none of whose layouts fits says so in its section (it went without a word).
+  auto none =
+      RunParasim("report --jobs 2 --set cluster.gpu.memory=8GiB --out " + dir + "/none.html " +
+                 Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml"));
+  REQUIRE(none.exit_code == 0);
+  CHECK(Slurp(dir + "/none.html").find("no layout of the sweep fits in memory") !=
+        std::string::npos);
   // report --robust: how far the sweep's answer holds, the same from a sweep --robust --json.
   const std::string eth = Runfile("scenarios/llama3-70b-64-h100-ethernet-sweep.yaml");
   REQUIRE(RunParasim("report --robust --jobs 2 --out " + dir + "/robust.html " + eth).exit_code ==

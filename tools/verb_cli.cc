@@ -38,6 +38,14 @@ void AddChecks(const Flag& f, CLI::Option* opt) {
     opt->check(CLI::Range(f.min, f.max));
   }
   if (f.delimiter != 0) opt->delimiter(f.delimiter);
+  // A file given as nothing (--out '') is no file: it had fallen back to the default name.
+  if (f.input || f.output) {
+    opt->check(CLI::Validator(
+        [](std::string& text) -> std::string {
+          return text.empty() ? "expected a file name, got nothing" : "";
+        },
+        "FILE"));
+  }
 }
 
 }  // namespace

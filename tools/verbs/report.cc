@@ -76,8 +76,28 @@ StatusOr<Result> ServingReport(const Options& o) {
   return res;
 }
 
+// The flags a report of `what` does not apply, each given one refused (they were dropped
+// without a word: a serving report with --set-a drew the unchanged layout).
+Status RefuseUnused(const Options& o, bool sets, const std::string& what) {
+  const std::pair<bool, const char*> flags[] = {{sets && !o.sets.empty(), "--set"},
+                                                {!o.sets_a.empty(), "--set-a"},
+                                                {!o.sets_b.empty(), "--set-b"},
+                                                {!o.vs.empty(), "--vs"},
+                                                {o.robust, "--robust"}};
+  for (const auto& [given, flag] : flags) {
+    if (given) {
+      return InvalidArgument(fmt::format(
+          "{}:1:1: error: {} does not apply to {}; it applies to a training scenario's report",
+          flag, flag, what));
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   if (!o.from.empty()) {
+    PARASIM_RETURN_IF_ERROR(RefuseUnused(
+        o, true, "a report drawn from a results file (--from draws the file as it is)"));
     if (!o.scenario.empty()) {
       // (it would be dropped: --from draws the results file alone)
       return InvalidArgument(fmt::format(
@@ -89,7 +109,11 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   if (o.scenario.empty()) {
     return InvalidArgument("report:1:1: error: give a scenario file, or --from RESULTS.json");
   }
-  if (IsServingScenario(o.scenario.Input())) return ServingReport(o);
+  if (IsServingScenario(o.scenario.Input())) {
+    PARASIM_RETURN_IF_ERROR(RefuseUnused(
+        o, false, "a serving scenario (its what-ifs: parasim serve --sweep, or --set)"));
+    return ServingReport(o);
+  }
   // With --vs (or --set-a/--set-b) the report's scenario is diff's side A.
   const bool compare = !o.vs.empty() || !o.sets_a.empty() || !o.sets_b.empty();
   ScenarioPair pair;
