@@ -209,7 +209,7 @@ StatusOr<ScaleOutcome> RunScale(const Scenario& base, const std::vector<int64_t>
 
 namespace {
 
-bool Fits(const Scenario& s, const Layout& l, double* peak = nullptr) {
+bool Fits(const Scenario& s, const Layout& l, double* peak = nullptr, double* capacity = nullptr) {
   Training t = s.training;
   // Memory is judged per micro-batch in flight; the global batch only sets how many.
   t.global_batch = std::max<int64_t>(t.micro_batch * l.dp * l.pp, t.micro_batch * l.dp);
@@ -218,6 +218,7 @@ bool Fits(const Scenario& s, const Layout& l, double* peak = nullptr) {
     *peak = 0;
     for (const auto& st : m.stages) *peak = std::max(*peak, st.total());
   }
+  if (capacity) *capacity = m.capacity_bytes;
   return m.fits;
 }
 
@@ -227,9 +228,9 @@ std::string Verdict(const Scenario& s, const Advice& a, double params, double be
   const double gib = Bytes::GiB(1).bytes();
   if (a.fits_one_gpu && small) {
     return fmt::format(
-        "Fits on one GPU ({:.1f} of {:.0f} GiB): don't distribute the model. {} Use plain data "
+        "Fits on one GPU ({:.1f} of {:.1f} GiB): don't distribute the model. {} Use plain data "
         "parallelism (DDP) only to finish sooner{}.",
-        a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
+        a.one_gpu_peak_bytes / gib, a.one_gpu_capacity_bytes / gib,
         s.training.finetune != FinetuneKind::kNone ? "Fine-tuning with LoRA/QLoRA needs no model "
                                                      "parallelism."
                                                    : "A model this size needs no TP or PP.",
@@ -237,9 +238,9 @@ std::string Verdict(const Scenario& s, const Advice& a, double params, double be
   }
   if (a.fits_one_gpu) {
     return fmt::format(
-        "Fits on one GPU ({:.1f} of {:.0f} GiB), but {}; distribute with data parallelism "
+        "Fits on one GPU ({:.1f} of {:.1f} GiB), but {}; distribute with data parallelism "
         "first.",
-        a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
+        a.one_gpu_peak_bytes / gib, a.one_gpu_capacity_bytes / gib,
         a.one_gpu_days > 0
             ? fmt::format("training would take {:.0f} days on it{}", a.one_gpu_days,
                           best_days > 0 ? fmt::format(" vs {:.1f} on the cluster", best_days) : "")
@@ -247,10 +248,10 @@ std::string Verdict(const Scenario& s, const Advice& a, double params, double be
   }
   const StateBytes rule = StateBytesPerParam(s.training);
   return fmt::format(
-      "Does not fit on one GPU: {:.1f} GiB needed of {:.0f} GiB (model states {:.0f} bytes per "
+      "Does not fit on one GPU: {:.1f} GiB needed of {:.1f} GiB (model states {:.0f} bytes per "
       "parameter x {:.2f}B parameters, plus activations). Shard it: see the minimum GPUs per "
       "strategy below.",
-      a.one_gpu_peak_bytes / gib, s.cluster.gpu.memory.bytes() / gib,
+      a.one_gpu_peak_bytes / gib, a.one_gpu_capacity_bytes / gib,
       rule.weights + rule.grads + rule.optimizer, params / 1e9);
 }
 
@@ -360,7 +361,7 @@ Advice Advise(const Scenario& s, double best_days) {
   Advice a;
   Layout one;
   one.zero = 0;
-  a.fits_one_gpu = Fits(s, one, &a.one_gpu_peak_bytes);
+  a.fits_one_gpu = Fits(s, one, &a.one_gpu_peak_bytes, &a.one_gpu_capacity_bytes);
   const double params = CountParams(s.model, s.training.seq_len).total;
   if (a.fits_one_gpu) {
     Scenario single = s;

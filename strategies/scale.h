@@ -73,6 +73,7 @@ struct StrategyMinimum {
 struct Advice {
   bool fits_one_gpu = false;
   double one_gpu_peak_bytes = 0;
+  double one_gpu_capacity_bytes = 0;  // what a GPU holds for the step (the memory model's)
   double one_gpu_step_s = 0;
   double one_gpu_days = 0;  // time to train on one GPU (training.tokens), 0 if unknown
   std::string verdict;      // one paragraph

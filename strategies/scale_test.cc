@@ -1,6 +1,7 @@
 #include "strategies/scale.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 
@@ -85,6 +86,12 @@ TEST_CASE("advice: LoRA on one GPU says don't distribute; 7B full training does 
   Advice seven = Advise(Load("scenarios/llama2-7b-ddp-8-a100.yaml"), 0);
   CHECK_FALSE(seven.fits_one_gpu);
   CHECK(seven.verdict.find("Does not fit on one GPU") != std::string::npos);
+  // The capacity it names is what the memory model fits against, to a tenth: on an H100 (79.6
+  // GiB) "79.7 GiB needed of 80 GiB" had read as a fit.
+  CHECK(seven.one_gpu_capacity_bytes > 0);
+  CHECK(seven.verdict.find(
+            fmt::format("of {:.1f} GiB", seven.one_gpu_capacity_bytes / Bytes::GiB(1).bytes())) !=
+        std::string::npos);
   for (const auto& m : seven.minimums) {
     CAPTURE(m.strategy);
     if (m.strategy == "DP") CHECK(m.gpus == 0);  // plain DP never helps memory

@@ -943,6 +943,23 @@ TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both 
                           " --set-b parallelism.zero=3");
   REQUIRE(seven.exit_code == 0);
   CHECK(seven.out.find("A does not fit") != std::string::npos);
+  // Sides that do not compare like for like say so (a bug hunt, 2026-11-30): another model (the
+  // headers were the same, the reason "+23.95 s compute"), another GPU count, neither fitting
+  // (a "winner" that does not fit).
+  const std::string l70 = Runfile("scenarios/llama3-70b-64-h100.yaml");
+  auto model = RunParasim("diff " + l70 + " --set-b model=llama3-8b");
+  REQUIRE(model.exit_code == 0);
+  CHECK(model.out.find("model llama3-8b (8.0B parameters)") != std::string::npos);
+  CHECK(model.out.find("the sides train different models (llama3-70b and llama3-8b)") !=
+        std::string::npos);
+  CHECK(model.out.find("compute (recompute or smaller GEMMs)") == std::string::npos);
+  auto gpus = RunParasim("diff " + l70 + " --set-b cluster.nodes=16 --set-b parallelism.dp=8");
+  REQUIRE(gpus.exit_code == 0);
+  CHECK(gpus.out.find("the sides run on 64 and 128 GPUs") != std::string::npos);
+  auto neither = RunParasim(
+      "diff " + l70 + " --set-a parallelism.schedule=gpipe --set-b parallelism.schedule=dualpipe");
+  REQUIRE(neither.exit_code == 0);
+  CHECK(neither.out.find("neither fits: A peaks at ") != std::string::npos);
   auto nothing = RunParasim("diff " + f);
   CHECK(nothing.exit_code == 2);
   CHECK(nothing.err.find(":1:1: error: nothing to compare") != std::string::npos);

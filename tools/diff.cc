@@ -18,6 +18,11 @@ std::string ClusterText(const Scenario& s) {
   return fmt::format("{} x {}", s.cluster.gpus(), s.cluster.gpu.name);
 }
 
+// The model in a side's header where the two differ (both headers showed the scenario's name).
+std::string ModelText(const ModelSpec& m) {
+  return fmt::format(", model {} ({:.1f}B parameters)", m.id, CountParams(m).total / 1e9);
+}
+
 // A fabric in words: "ib-ndr-400g 50.0 GB/s, efficiency 0.8, 5 us".
 std::string FabricText(const FabricSpec& f) {
   return fmt::format("{} {}, efficiency {:g}, {}", f.id, FormatBandwidth(f.bandwidth), f.efficiency,
@@ -58,20 +63,45 @@ void AddMemoryRows(const StepReport& ra, const StepReport& rb, std::vector<DiffR
   }
 }
 
-// The slower side's deficit by component (the sweep's WhyBehind), or the one that does not fit.
-std::string Reason(const StepReport& ra, const SweepEntry& ea, const StepReport& rb,
-                   const SweepEntry& eb, bool same_gpu) {
+// The slower side's deficit by component (the sweep's WhyBehind), or the one that does not fit;
+// where the sides train another model or on another GPU count, that first.
+std::string Reason(const Scenario& a, const StepReport& ra, const SweepEntry& ea, const Scenario& b,
+                   const StepReport& rb, const SweepEntry& eb) {
+  const bool same_gpu = SameGpu(a.cluster.gpu, b.cluster.gpu);
   if (ra.fits != rb.fits) {
     const SweepEntry& e = ra.fits ? eb : ea;
     return fmt::format("{} does not fit: it peaks at {:.1f} GiB of {:.1f} GiB", ra.fits ? "B" : "A",
                        Bytes(e.peak_memory_bytes).gib(),
                        Bytes((ra.fits ? rb : ra).capacity_bytes).gib());
   }
-  if (ra.tokens_per_s == rb.tokens_per_s) return "the same throughput";
+  std::string out;
+  if (!ra.fits) {
+    out = fmt::format(
+        "neither fits: A peaks at {:.1f} GiB of {:.1f} GiB, B at {:.1f} GiB of {:.1f} GiB; ",
+        Bytes(ea.peak_memory_bytes).gib(), Bytes(ra.capacity_bytes).gib(),
+        Bytes(eb.peak_memory_bytes).gib(), Bytes(rb.capacity_bytes).gib());
+  }
+  if (a.model != b.model) {
+    out += fmt::format(
+        "the sides train different models ({} and {}), so their steps do not "
+        "compare part by part; ",
+        a.model.id, b.model.id);
+  } else if (a.cluster.gpus() != b.cluster.gpus()) {
+    const double pa = ra.tokens_per_s / static_cast<double>(a.cluster.gpus());
+    const double pb = rb.tokens_per_s / static_cast<double>(b.cluster.gpus());
+    out += fmt::format("the sides run on {} and {} GPUs ({:.0f} and {:.0f} tokens/s a GPU); ",
+                       a.cluster.gpus(), b.cluster.gpus(), pa, pb);
+  }
+  if (ra.tokens_per_s == rb.tokens_per_s) return out + "the same throughput";
   const bool b_ahead = rb.tokens_per_s > ra.tokens_per_s;
-  return fmt::format(
-      "{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
-      b_ahead ? WhyBehind(ea, eb, &ra, &rb, same_gpu) : WhyBehind(eb, ea, &rb, &ra, same_gpu));
+  if (a.model != b.model) {
+    return out + fmt::format("{} has {:.1f}% less throughput", b_ahead ? "A" : "B",
+                             100 * (1 - std::min(ra.tokens_per_s, rb.tokens_per_s) /
+                                            std::max(ra.tokens_per_s, rb.tokens_per_s)));
+  }
+  return out + fmt::format("{} is behind {}: {}", b_ahead ? "A" : "B", b_ahead ? "B" : "A",
+                           b_ahead ? WhyBehind(ea, eb, &ra, &rb, same_gpu)
+                                   : WhyBehind(eb, ea, &rb, &ra, same_gpu));
 }
 
 }  // namespace
@@ -89,6 +119,10 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
       d.b_cluster += ", " + FabricText(*fb);
     }
   }
+  if (a.model != b.model) {
+    d.a_cluster += ModelText(a.model);
+    d.b_cluster += ModelText(b.model);
+  }
   d.a_layout = FormatLayout(a.layout, a.training, LayoutStyle::kShort);
   d.b_layout = FormatLayout(b.layout, b.training, LayoutStyle::kShort);
   const SweepEntry ea = EntryOf(a.layout, a.training, ra);
@@ -104,7 +138,7 @@ StepDiff DiffSteps(const Scenario& a, const StepReport& ra, const Scenario& b,
     d.rows.push_back(row);
   }
   AddMemoryRows(ra, rb, &d.rows);
-  d.reason = Reason(ra, ea, rb, eb, SameGpu(a.cluster.gpu, b.cluster.gpu));
+  d.reason = Reason(a, ra, ea, b, rb, eb);
   return d;
 }
 

@@ -291,7 +291,7 @@ std::string TableText(const Result& res) {
                        100 * rep.mfu, 100 * rep.bubble_fraction,
                        fmt::format("{} {:.0f}%", Seconds(rep.exposed.total()),
                                    100 * rep.exposed.total() / rep.step_time_s),
-                       fmt::format("{:.1f}/{:.0f} GiB", peak, ClusterOf(res.s, e).gpu.memory.gib()),
+                       fmt::format("{:.1f}/{:.1f} GiB", peak, ClusterOf(res.s, e).gpu.memory.gib()),
                        Bottleneck(rep));
   }
   return out;
