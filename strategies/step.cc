@@ -250,4 +250,18 @@ StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& traini
   return r;
 }
 
+std::vector<std::string> StepAdvice(const ModelSpec& model, const Training& training,
+                                    const Layout& layout, const ClusterSpec& cluster,
+                                    const StepReport& r) {
+  std::vector<std::string> out;
+  for (std::string advice : {RecomputeLayersAdvice(model, training, layout, cluster, r),
+                             GradReduceAdvice(model, training, layout, cluster, r),
+                             FoldingAdvice(model, training, layout, cluster, r),
+                             LossFusionAdvice(model, training, layout, cluster, r),
+                             GroupedGemmAdvice(model, training, layout, cluster, r)}) {
+    if (!advice.empty()) out.push_back(std::move(advice));
+  }
+  return out;
+}
+
 }  // namespace parasim

@@ -98,6 +98,12 @@ std::string GroupedGemmAdvice(const ModelSpec& model, const Training& training,
 std::string LossFusionAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                              const ClusterSpec& cluster, const StepReport& r);
 
+// Every advice above for the step of report `r`, those that apply (run, diff and report give
+// them as warnings).
+std::vector<std::string> StepAdvice(const ModelSpec& model, const Training& training,
+                                    const Layout& layout, const ClusterSpec& cluster,
+                                    const StepReport& r);
+
 // Lowers, replays and summarises. `lowered` and `timeline`, when given, receive the program
 // and its timeline (for traces).
 StatusOr<StepReport> SimulateStep(const ModelSpec& model, const Training& training,

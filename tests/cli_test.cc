@@ -960,6 +960,11 @@ TEST_CASE("diff: two what-ifs side by side, what moved and why; --json has both 
       "diff " + l70 + " --set-a parallelism.schedule=gpipe --set-b parallelism.schedule=dualpipe");
   REQUIRE(neither.exit_code == 0);
   CHECK(neither.out.find("neither fits: A peaks at ") != std::string::npos);
+  // Each side carries run's advice, as documented (each side the object run --json prints).
+  auto advice =
+      RunParasim("diff --json " + l70 + " --set-b parallelism.pp=4 --set-b parallelism.dp=2");
+  REQUIRE(advice.exit_code == 0);
+  CHECK(advice.out.find("recompute: none also fits") != std::string::npos);
   auto nothing = RunParasim("diff " + f);
   CHECK(nothing.exit_code == 2);
   CHECK(nothing.err.find(":1:1: error: nothing to compare") != std::string::npos);

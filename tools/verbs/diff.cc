@@ -33,9 +33,13 @@ Status Side(const Scenario& s, StepReport* r, std::optional<GoodputReport>* g) {
   LoweredStep lowered;
   PARASIM_ASSIGN_OR_RETURN(*r,
                            SimulateStep(s.model, s.training, s.layout, s.cluster, {}, &lowered));
+  for (std::string& advice : StepAdvice(s.model, s.training, s.layout, s.cluster, *r)) {
+    r->warnings.push_back(std::move(advice));
+  }
   if (GoodputModelled(s)) {
     PARASIM_ASSIGN_OR_RETURN(*g, ModelGoodput(s, r->step_time_s, lowered));
     WithGoodput(s, **g, r);
+    if (!(*g)->runs.note.empty()) r->warnings.push_back((*g)->runs.note);
   }
   return Status::Ok();
 }

@@ -138,6 +138,10 @@ StatusOr<Result> Run(const Options& o, const VerbContext& ctx) {
   sim::Timeline tl;
   PARASIM_ASSIGN_OR_RETURN(StepReport r,
                            SimulateStep(s.model, s.training, s.layout, s.cluster, so, &low, &tl));
+  // run's advice, among the summary's warnings.
+  for (std::string& advice : StepAdvice(s.model, s.training, s.layout, s.cluster, r)) {
+    r.warnings.push_back(std::move(advice));
+  }
   if (compare) {
     const Scenario& b = pair.b;
     PARASIM_ASSIGN_OR_RETURN(StepReport rb,

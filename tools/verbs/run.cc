@@ -85,13 +85,8 @@ StatusOr<std::string> RepeatReplays(const Scenario& s, const StepOptions& so,
 // What the step's replay advises, as warnings (not after a --full replay of every rank, which
 // is too long to run again).
 void AddAdvice(const Scenario& s, StepReport* r) {
-  for (const std::string& advice :
-       {RecomputeLayersAdvice(s.model, s.training, s.layout, s.cluster, *r),
-        GradReduceAdvice(s.model, s.training, s.layout, s.cluster, *r),
-        FoldingAdvice(s.model, s.training, s.layout, s.cluster, *r),
-        LossFusionAdvice(s.model, s.training, s.layout, s.cluster, *r),
-        GroupedGemmAdvice(s.model, s.training, s.layout, s.cluster, *r)}) {
-    if (!advice.empty()) r->warnings.push_back(advice);
+  for (std::string& advice : StepAdvice(s.model, s.training, s.layout, s.cluster, *r)) {
+    r->warnings.push_back(std::move(advice));
   }
 }
 
