@@ -237,6 +237,8 @@ class SweepTest(VerbTest):
             self.assertFalse(any(isinstance(v, (dict, list)) for v in f.values()))
             self.assertIn("exposed_dp_s", f)
         self.assertEqual(flat[0]["peak_memory_bytes"], max(rows[0]["peak_memory_bytes"]))
+        # A throughput sweep computes no goodput factor: none, not 1 (every row read 1).
+        self.assertTrue(all(f["goodput"] is None for f in flat))
 
     def test_robust(self):
         self.assertNotIn("robustness", parasim.sweep(SWEPT, jobs=1))

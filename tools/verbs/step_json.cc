@@ -178,7 +178,12 @@ Json FlatLayout(const Scenario& s, const SweepEntry& e, Json rank) {
   o.Set("exposed_tp_s", e.exposed.tp).Set("exposed_cp_s", e.exposed.cp);
   o.Set("exposed_ep_s", e.exposed.ep).Set("exposed_pp_s", e.exposed.pp);
   o.Set("exposed_dp_s", e.exposed.dp).Set("peak_memory_bytes", e.peak_memory_bytes);
-  o.Set("compute_s", e.compute_s).Set("goodput", e.goodput);
+  // The goodput factor exists where the objective ranks by it (FillGoodput); elsewhere it is
+  // unknown, not 1 (a throughput sweep's rows had all read 1).
+  const bool ranked_by_goodput =
+      s.sweep && e.fits && s.reliability.enabled &&
+      (s.sweep->objective == Objective::kTimeToTrain || s.sweep->objective == Objective::kCost);
+  o.Set("compute_s", e.compute_s).Set("goodput", ranked_by_goodput ? Json(e.goodput) : Json());
   return o;
 }
 
