@@ -187,6 +187,17 @@ TEST_CASE("run prints what a newcomer needs, the same each time") {
     CHECK(r.out.find(line) != std::string::npos);
   }
   CHECK(RunParasim("run " + f).out == r.out);  // same input, same output
+  // A long pipeline's memory: the first four stages and the last two, as the bubble's (the
+  // seventh of eight had gone missing).
+  const size_t mem = r.out.find("memory per GPU");
+  const std::string line = r.out.substr(mem, r.out.find('\n', mem) - mem);
+  CAPTURE(line);
+  size_t figures = 0;
+  for (size_t at = line.find(" GiB,"); at != std::string::npos; at = line.find(" GiB,", at + 1)) {
+    ++figures;
+  }
+  CHECK(figures == 5);  // six stages shown, five followed by a comma
+  CHECK(line.find(", ..., ") != std::string::npos);
 }
 
 TEST_CASE("a calibration profile replaces defaults and the report says which") {

@@ -286,9 +286,8 @@ std::string MemoryLine(const StepReport& r) {
   std::string out = "  memory per GPU   ";
   for (size_t i = 0; i < r.peak_memory_bytes.size(); ++i) {
     if (i == 4 && r.peak_memory_bytes.size() > 6) {
-      out += "... ";
-      i = r.peak_memory_bytes.size() - 2;
-      continue;
+      out += ", ...";
+      i = r.peak_memory_bytes.size() - 2;  // the last two, as the bubble line gives them
     }
     out += fmt::format("{}{}", i > 0 ? ", " : "", FormatBytes(Bytes(r.peak_memory_bytes[i])));
   }
