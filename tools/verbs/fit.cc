@@ -401,7 +401,8 @@ Verb FitVerb() {
                 Opt(&O::subset, "--subset",
                     "with --runs: only the cases of this list (training, held_out, ...) of the "
                     "subsets.yaml beside each file"),
-                Opt(&O::nodes, "--nodes", "with --runs: only the cases on this many nodes"),
+                Opt(&O::nodes, "--nodes", "with --runs: only the cases on this many nodes (0: any)")
+                    .Range(0, kMaxGpus),
                 Opt(&O::op, "--op",
                     "the op of nccl-tests logs that do not name their program (all_reduce, "
                     "all_gather, reduce_scatter, alltoall, sendrecv, ...; one per run, "

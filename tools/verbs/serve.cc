@@ -317,7 +317,7 @@ Verb ServeVerb() {
                "by output tokens/s per GPU within the targets"),
            Opt(&O::no_search, "--no-search",
                "skip the search for the highest arrival rate that holds the targets"),
-           Opt(&O::jobs, "--jobs", "threads of --sweep (0 = every core)").Range(0, 4096)},
+           JobsFlag(&O::jobs, "threads of --sweep (0 = every core)")},
       .run = Run,
       .json = ToJson,
       .text = ToText,
