@@ -285,6 +285,7 @@ void Replay::Sample(size_t ri, int64_t now) {
   }
   kv_raw_.push_back({static_cast<double>(now) * 1e-12,
                      total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0});
+  if (kv_raw_.size() >= 2 * kMaxSeriesPoints) ThinPeaks(&kv_raw_);
 }
 
 void Replay::IterationDone(uint32_t entity, int64_t now) {
@@ -299,6 +300,7 @@ void Replay::IterationDone(uint32_t entity, int64_t now) {
   const double t = static_cast<double>(now) * 1e-12;
   generated_.push_back({now, (generated_.empty() ? 0.0 : generated_.back().second) +
                                  static_cast<double>(b.shape.sampled)});
+  if (generated_.size() >= 2 * kMaxSeriesPoints) ThinCumulative(&generated_);
   for (const Batch::Chunk& c : b.items) {
     if (seqs_[c.id].generated > 0 && out_[c.id].first_token_s < 0) out_[c.id].first_token_s = t;
   }

@@ -21,6 +21,7 @@
 
 #include "sim/status.h"
 #include "strategies/serving_cost.h"
+#include "strategies/serving_series.h"
 #include "strategies/serving_spec.h"
 
 namespace parasim {
@@ -53,12 +54,6 @@ struct RequestOutcome {
   int64_t input = 0, output = 0;
   int32_t preemptions = 0;
   bool served() const { return finish_s >= 0; }
-};
-
-// The replayed replicas' KV cache in use, as a share of their blocks, at a time.
-struct KvPoint {
-  double time_s = 0;
-  double used = 0;
 };
 
 struct ServingReplay {
