@@ -54,12 +54,13 @@ const Op* FindOp(const Block& b, std::string_view name) {
   return nullptr;
 }
 
-GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep) {
+GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep, int etp) {
   GraphShape s;
   s.micro_batch = 1;
   s.seq_len = rank_tokens;
   s.tp = tp;
   s.ep = ep;
+  s.etp = etp;
   s.sp = false;
   return s;
 }
@@ -135,7 +136,12 @@ StatusOr<ServingCost> ServingCost::Build(const ModelSpec& m, const ClusterSpec& 
 
 Status ServingCost::Init() {
   attention_tp_ = pool_.dp_attention ? 1 : pool_.tp;
-  graph_ep_ = pool_.dp_attention ? pool_.tp : 1;
+  // The experts: with data-parallel attention whole over every rank; else over ep of the tp
+  // ranks, each EP rank's experts tensor-parallel over the tp / ep ranks it spans (a rank holds
+  // E / ep experts of width ffn x ep / tp: the same bytes as E experts over tp, read whole for
+  // the experts a step touches).
+  graph_ep_ = pool_.dp_attention ? pool_.tp : pool_.ep;
+  graph_etp_ = pool_.dp_attention ? 0 : std::max(1, pool_.tp / std::max(1, pool_.ep));
   data_ranks_ = pool_.dp_attention ? pool_.tp : 1;
   stage_layers_ = SplitLayers(model_.layers, pool_.pp);
   stage_kinds_.assign(stage_layers_.size(), {});
@@ -156,7 +162,7 @@ Status ServingCost::Init() {
     std::lock_guard<std::mutex> lock(chains_->mu);
     if (chains_->chains.empty()) chains_->chains.assign(grid_.size(), std::nullopt);
   }
-  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_));
+  const ModelGraph g = BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_, graph_etp_));
   InitAttention(g);
   InitMemory(g);
   return Status::Ok();
@@ -274,7 +280,8 @@ bool ServingCost::Runs(LayerKind kind) const {
 }
 
 ModelGraph ServingCost::GraphFor(int64_t tokens) const {
-  return BuildModelGraph(model_, ShapeFor(RankTokens(tokens), attention_tp_, graph_ep_));
+  return BuildModelGraph(model_,
+                         ShapeFor(RankTokens(tokens), attention_tp_, graph_ep_, graph_etp_));
 }
 
 std::pair<double, double> ServingCost::GemmRowsOf(const Op& op, int64_t tokens) const {
@@ -344,6 +351,7 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   l.tp = attention_tp_;
   l.dp = data_ranks_;
   l.ep = graph_ep_;
+  l.etp = graph_etp_;
   const StepOptions so;
   LoweredStep unused;
   LoweringContext ctx(model_, t, l, cluster_, so, &unused);
@@ -358,6 +366,10 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
       // Mamba layer's scan (MambaScan).
       if (op.kind == OpKind::kAttention) continue;
       ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat};
+      // Without data-parallel attention every rank holds the replica's tokens (TP without SP):
+      // each EP rank takes its experts' tokens from them, and the TP all-reduce after the block
+      // combines; no all-to-all moves them.
+      if (!pool_.dp_attention && op.fwd_comm.kind == CommKind::kAllToAll) c.comm = Duration::Zero();
       if (op.kind == OpKind::kGemm) {
         const auto [rows, touched] = GemmRowsOf(op, tokens);
         c.compute = ServeGemmTime(cost16_, low_, formats_, op, rows, touched);

@@ -135,6 +135,29 @@ TEST_CASE("experts: a few tokens read the experts they reach; data-parallel atte
   CHECK(dp.StageBreakdown(0, Decode(256, 500), GraphMode::kWhole).comm > Duration::Zero());
 }
 
+TEST_CASE("experts over ep of the tp ranks: whole experts, read whole, the same bytes held") {
+  // Mixtral 8x7B on TP2: with EP2 each rank holds 4 whole experts where TP2 holds 8 halves. A
+  // token reaches 2 of 8 experts, so the busiest rank reads about one whole expert a layer
+  // either way: the step is not faster (it had been priced at half-width experts, 1/ep of
+  // their bytes: TPOT below the weights' read time, and EP layouts ranked first).
+  const ServingPrecision bf16{ServeDtype::kBf16, ServeDtype::kBf16, ServeDtype::kBf16};
+  ServingCost tp = Cost("mixtral-8x7b", "h100-sxm5-80gb", bf16, {.tp = 2});
+  ServingCost ep = Cost("mixtral-8x7b", "h100-sxm5-80gb", bf16, {.tp = 2, .ep = 2});
+  CHECK(ep.memory().weights == doctest::Approx(tp.memory().weights).epsilon(1e-9));
+  const double t1 = tp.StageTime(0, Decode(1, 1000), GraphMode::kWhole).seconds();
+  const double t2 = ep.StageTime(0, Decode(1, 1000), GraphMode::kWhole).seconds();
+  CHECK(t2 > 0.95 * t1);
+  // And never below reading the attention's share and one whole expert a layer from HBM.
+  const ModelSpec m = testing::CatalogModel("mixtral-8x7b");
+  const double expert = 3.0 * m.hidden * m.moe.expert_ffn_hidden * 2;  // bf16 SwiGLU expert
+  CHECK(t2 > m.layers * expert / 3.35e12);
+  // Tokens replicated over the TP ranks (no data-parallel attention): no all-to-all moves
+  // them, the TP all-reduce combines.
+  CHECK(ep.StageBreakdown(0, Decode(1, 1000), GraphMode::kWhole).comm.seconds() ==
+        doctest::Approx(tp.StageBreakdown(0, Decode(1, 1000), GraphMode::kWhole).comm.seconds())
+            .epsilon(0.05));
+}
+
 TEST_CASE("a hybrid model: KV on its attention layers only, a Mamba state per sequence slot") {
   // Nemotron 3 Nano: 6 attention layers of 52, 23 Mamba-2 layers.
   const EnginePolicy e{.max_seqs = 128};
