@@ -126,10 +126,12 @@ void ReplicaScheduler::AddWaiting(int group, Batch* b, int64_t* budget) {
     if (policy_.chunked_prefill) tokens = std::min(Chunk(tokens), *budget);
     // Unchunked, a prompt runs whole: it waits for an iteration with room for it, or runs alone.
     if (tokens > *budget && !b->empty()) break;
-    // Blocks for what it computes now, or reserved for its whole output without preemption.
+    // Blocks for what it computes now, or reserved without preemption for its KV at the end,
+    // as Admissible counts it: the prompt's and every output token's but the last, which is
+    // never fed back (reserving one more had stalled a request Admissible let in, exit 1).
     const int64_t grow = policy_.preempt || role_ == ReplicaRole::kPrefill
                              ? s.kv + std::max<int64_t>(1, tokens)
-                             : s.input + s.output;
+                             : std::max<int64_t>(1, s.input + s.output - 1);
     if (!Grow(id, grow)) break;
     waiting_.pop_front();
     s.group = group;

@@ -77,6 +77,31 @@ TEST_CASE("continuous batching: budget, sequences and KV held; every request fin
   }
 }
 
+TEST_CASE("without preemption a request the cache just admits runs: it reserves what it holds") {
+  // Its KV at the end is the prompt and every output token but the last: 161 + 16 - 1 = 176
+  // tokens, 11 blocks of 16 in a cache of 11. The reservation had asked 177 (12 blocks): the
+  // request Admissible let in never started, and the replay stalled (exit 1).
+  EnginePolicy p;
+  p.block_size = 16;
+  p.preempt = false;
+  std::vector<Sequence> seqs(1);
+  seqs[0].input = seqs[0].prompt = 161;
+  seqs[0].output = 16;
+  ReplicaScheduler r(p, 11 * 16, 1, ReplicaRole::kUnified, &seqs);
+  REQUIRE(r.Admissible(seqs[0]));
+  r.Enqueue(0);
+  int64_t iterations = 0, finished = 0;
+  while (finished < 1 && iterations < 100) {
+    const Batch b = r.Form(0);
+    REQUIRE_FALSE(b.empty());
+    CHECK(r.used_blocks() <= r.total_blocks());
+    finished += static_cast<int64_t>(r.Complete(0, b).size());
+    ++iterations;
+  }
+  CHECK(finished == 1);
+  CHECK(seqs[0].generated == 16);
+}
+
 TEST_CASE("an iteration's shape: chunks, decodes, causal pairs, tokens sampled") {
   EnginePolicy p;
   p.max_num_tokens = 100;
