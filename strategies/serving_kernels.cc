@@ -10,7 +10,13 @@ ServeFormats ServeFormatsOf(const ServingPrecision& p, const GpuSpec& g) {
   f.weight_bytes = ServeDtypeBytes(p.weights);
   f.input_bytes = ServeDtypeBytes(p.activations);
   f.kv_bytes = ServeDtypeBytes(p.kv);
-  switch (p.activations) {
+  // A GEMM runs at the rate of the wider of its operands' formats: tensor cores take both in
+  // one format, so the narrower is widened (FP8 activations beside 16-bit weights run at the
+  // 16-bit rate, FP4 activations beside FP8 weights at the FP8 rate; it had followed the
+  // activations alone).
+  const ServeDtype wider =
+      ServeDtypeBytes(p.weights) > ServeDtypeBytes(p.activations) ? p.weights : p.activations;
+  switch (wider) {
     case ServeDtype::kBf16:
     case ServeDtype::kFp16:
       f.compute = Dtype::kBf16;

@@ -49,6 +49,18 @@ TEST_CASE("FP4 runs at twice FP8's rate on block-scaled tensor cores, not elsewh
   CHECK(ServeFormatsOf(fp4, On("b200").gpu).peak_scale == 2);
   CHECK(ServeFormatsOf(fp4, On("h100-sxm5-80gb").gpu).peak_scale == 1);
   CHECK(ServeFormatsOf(fp4, On("b200").gpu).weight_bytes == doctest::Approx(0.5625));
+  // A GEMM runs at its wider operand's rate: FP4 activations beside FP8 weights at FP8's, FP8
+  // activations beside 16-bit weights at 16 bits' (they had run at the activations' rate).
+  const ServeFormats w8a4 =
+      ServeFormatsOf({ServeDtype::kFp8, ServeDtype::kFp4, ServeDtype::kFp8}, On("b200").gpu);
+  CHECK(w8a4.compute == Dtype::kFp8);
+  CHECK(w8a4.peak_scale == 1);
+  const ServeFormats w16a8 = ServeFormatsOf(
+      {ServeDtype::kBf16, ServeDtype::kFp8, ServeDtype::kBf16}, On("h100-sxm5-80gb").gpu);
+  CHECK(w16a8.compute == Dtype::kBf16);
+  // Weight-only formats compute at the activations' 16 bits, as before.
+  CHECK(ServeFormatsOf({ServeDtype::kFp4, ServeDtype::kBf16, ServeDtype::kBf16}, On("b200").gpu)
+            .compute == Dtype::kBf16);
 }
 
 TEST_CASE("the router and the LM head stay in 16 bits") {

@@ -109,6 +109,14 @@ std::optional<ServingLayoutProblem> CheckPoolLayout(const PoolLayout& p, const M
     return ServingLayoutProblem{
         "tp", fmt::format("tp = {} does not divide the model's {} attention heads", p.tp, m.heads)};
   }
+  // Engines shard the KV heads over TP, or replicate them where TP exceeds them; a TP that does
+  // neither (6 over 8 KV heads) vLLM refuses (its 8/6 KV heads a GPU had held 1.5x the tokens).
+  if (!p.dp_attention && !m.mla.enabled() && m.kv() % p.tp != 0 && p.tp % m.kv() != 0) {
+    return ServingLayoutProblem{
+        "tp", fmt::format("tp = {} neither divides the model's {} KV heads nor is a multiple of "
+                          "them: engines shard the KV heads over TP or replicate them",
+                          p.tp, m.kv())};
+  }
   if (!m.TpSplits(p.tp) && m.heads % p.tp == 0) {
     return ServingLayoutProblem{
         "tp", fmt::format("tp = {} does not divide the Mamba layers' {} heads and {} groups", p.tp,
@@ -137,6 +145,14 @@ std::optional<ServingLayoutProblem> CheckPoolLayout(const PoolLayout& p, const M
     return ServingLayoutProblem{"dp_attention",
                                 "data-parallel attention pairs with expert parallelism: it "
                                 "needs a mixture-of-experts model"};
+  }
+  // With data-parallel attention the experts spread over every rank of the replica (EP = TP):
+  // another ep had been printed and priced as tp.
+  if (p.dp_attention && p.ep > 1 && p.ep != p.tp) {
+    return ServingLayoutProblem{
+        "ep", fmt::format("ep = {}: with dp_attention the experts spread over all {} ranks of "
+                          "the replica; leave ep out or give {}",
+                          p.ep, p.tp, p.tp)};
   }
   if (p.replicas < 1) return ServingLayoutProblem{"replicas", "replicas must be at least 1"};
   return std::nullopt;

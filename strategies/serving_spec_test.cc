@@ -36,6 +36,9 @@ TEST_CASE("layouts the model and the cluster refuse, with the key at fault") {
   ModelSpec moe = dense;
   moe.moe.experts = 8;
   moe.moe.top_k = 2;
+  ModelSpec gqa = dense;
+  gqa.heads = 48;
+  gqa.kv_heads = 8;
   ClusterSpec c;
   c.nodes = 1;
   c.gpus_per_node = 8;
@@ -50,6 +53,10 @@ TEST_CASE("layouts the model and the cluster refuse, with the key at fault") {
       {{.tp = 2, .ep = 2}, &dense, "ep"},
       {{.tp = 2, .ep = 4}, &moe, "ep"},
       {{.tp = 1, .dp_attention = true}, &dense, "dp_attention"},
+      // Found by a bug hunt (2026-11-30): 6 over 8 KV heads (a fractional KV head a GPU), and
+      // an ep beside dp_attention other than tp (printed, and priced as tp).
+      {{.tp = 6}, &gqa, "tp"},
+      {{.tp = 8, .ep = 2, .dp_attention = true}, &moe, "ep"},
   };
   for (const Case& k : cases) {
     const auto p = CheckPoolLayout(k.pool, *k.model);
@@ -57,6 +64,8 @@ TEST_CASE("layouts the model and the cluster refuse, with the key at fault") {
     CHECK(p->key == k.key);
   }
   CHECK_FALSE(CheckPoolLayout({.tp = 8, .ep = 8}, moe));
+  CHECK_FALSE(CheckPoolLayout({.tp = 16}, gqa));  // KV heads replicated over 2 ranks each
+  CHECK_FALSE(CheckPoolLayout({.tp = 8, .ep = 8, .dp_attention = true}, moe));
   ServingLayout too_big;
   too_big.unified = {.tp = 4, .replicas = 3};
   const auto p = CheckServingLayout(too_big, dense, c);
