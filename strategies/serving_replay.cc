@@ -50,7 +50,10 @@ class Replay {
     queue_.push({time_ps, uint64_t{seq_++} << 32 | uint64_t{entity} << 2 | kind});
   }
   void Issue(uint32_t id, int64_t now);  // a request arrives now (closed loop)
-  void Arrive(uint32_t id, int64_t now);
+  // A request joins the least-loaded replica's queue; the replica forms its next iteration once
+  // every request arriving at that instant has joined (`last`), so that requests all at once
+  // (offline, a burst, a trace's equal times) share the first iterations.
+  void Arrive(uint32_t id, int64_t now, bool last);
   void IterationDone(uint32_t entity, int64_t now);
   void TransferDone(uint32_t id, int64_t now);
   void Finish(uint32_t id, int64_t now);
@@ -79,6 +82,7 @@ class Replay {
   int64_t iterations_ = 0, unfinished_ = 0;
   std::vector<KvPoint> kv_raw_;
   std::vector<bool> admitted_;
+  std::vector<size_t> to_wake_;  // replicas given a request at this instant, not yet woken
   size_t admitted_count_ = 0;
   int64_t window_end_ = -1;
   std::vector<std::pair<int64_t, double>> generated_;  // (iteration end, output tokens by then)
@@ -221,7 +225,7 @@ size_t Replay::LeastLoaded(int pool) const {
   return best;
 }
 
-void Replay::Arrive(uint32_t id, int64_t now) {
+void Replay::Arrive(uint32_t id, int64_t now, bool last) {
   out_[id].arrival_s = static_cast<double>(now) * 1e-12;
   const size_t r = LeastLoaded(0);
   if (!replicas_[r].sched.Admissible(seqs_[id])) {
@@ -229,10 +233,15 @@ void Replay::Arrive(uint32_t id, int64_t now) {
     admitted_[id] = true;
     if (++admitted_count_ == requests_.size()) window_end_ = now;
     Finish(id, now);
-    return;
+  } else {
+    replicas_[r].sched.Enqueue(id);
+    if (std::find(to_wake_.begin(), to_wake_.end(), r) == to_wake_.end()) to_wake_.push_back(r);
   }
-  replicas_[r].sched.Enqueue(id);
-  Wake(r, now);
+  if (!last) return;
+  std::vector<size_t> wake;
+  wake.swap(to_wake_);
+  std::sort(wake.begin(), wake.end());
+  for (size_t w : wake) Wake(w, now);
 }
 
 void Replay::Finish(uint32_t id, int64_t now) {
@@ -357,9 +366,13 @@ StatusOr<ServingReplay> Replay::Run(std::optional<double> rate) {
           kMaxReplayClockS / 86400, unfinished_));
     }
     switch (static_cast<EventKind>(e.type())) {
-      case kArrival:
-        Arrive(e.task(), e.time);
+      case kArrival: {
+        // Requests of one instant join their queues before a replica forms an iteration.
+        const bool last = queue_.empty() || queue_.top().time != e.time ||
+                          static_cast<EventKind>(queue_.top().type()) != kArrival;
+        Arrive(e.task(), e.time, last);
         break;
+      }
       case kIterationDone:
         IterationDone(e.task(), e.time);
         break;
@@ -417,11 +430,14 @@ ServingReplay Replay::Collect() {
     out.window_s = static_cast<double>(window_end_ - window_start) * 1e-12;
     out.window_tokens = GeneratedBy(window_end_) - GeneratedBy(window_start);
   }
-  // KV use in at most kKvPoints spans, each its highest.
-  const double span = out.makespan_s > 0 ? out.makespan_s / kKvPoints : 1;
+  // KV use in at most kKvPoints spans from the first arrival (times count from it: a trace
+  // starting at 1,000 s had put its run in the last two of 100 spans from 0), each its highest.
+  const double first = out.first_arrival_s;
+  const double run = out.makespan_s - first;
+  const double span = run > 0 ? run / kKvPoints : 1;
   int64_t last = -1;
   for (const KvPoint& p : kv_raw_) {
-    const int64_t bin = static_cast<int64_t>(std::floor(p.time_s / span));
+    const int64_t bin = static_cast<int64_t>(std::floor(std::max(0.0, p.time_s - first) / span));
     if (bin > last) {
       out.kv.push_back({static_cast<double>(bin) * span, p.used});
       last = bin;

@@ -357,6 +357,39 @@ TEST_CASE("requests all at once on more replicas than replayed: each replica its
   CHECK(many.tokens_per_s == doctest::Approx(8 * eight.tokens_per_s).epsilon(0.02));
 }
 
+TEST_CASE("requests of one instant share the first iteration") {
+  // Two prompts of 100 tokens all at once fit one iteration's budget: both are prefilled
+  // together and see their first token at the same time (the first had run an iteration alone,
+  // the second waited for it: TTFT 8.5 and 17.2 ms, 11 iterations where 10 serve them).
+  ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-8b");
+  s.serving.requests.input = {LengthDist::Kind::kFixed, 100, 0, 100, 100};
+  s.serving.requests.output = {LengthDist::Kind::kFixed, 10, 0, 10, 10};
+  s.serving.requests.count = 2;
+  const ServingReport r = Run(s);
+  CHECK(r.iterations == 10);
+  CHECK(r.ttft.p50 == doctest::Approx(r.ttft.p99).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "a trace whose times start late: its run and its KV series count from its first arrival") {
+  // Arrivals from 1,000 s: the report had said "1004.964 s simulated" and put the KV series in 2
+  // of its 100 spans (counted from 0).
+  ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-8b");
+  s.serving.requests.arrival.kind = Arrival::Kind::kTrace;
+  for (int i = 0; i < 40; ++i) {
+    s.serving.requests.trace.push_back({1000.0 + 0.1 * i, 500, 50});
+  }
+  s.serving.requests.count = 40;
+  const ServingReport late = Run(s);
+  CHECK(late.makespan_s < 100);
+  CHECK(late.kv.size() > 50);
+  CHECK(late.kv.front().time_s == 0);
+  for (TraceRow& row : s.serving.requests.trace) row.arrival_s -= 1000;
+  const ServingReport early = Run(s);
+  CHECK(late.makespan_s == doctest::Approx(early.makespan_s).epsilon(1e-6));
+  CHECK(late.kv.size() == early.kv.size());
+}
+
 TEST_CASE("a replay past 90 days of its clock stops with an error, never a saturated time") {
   // 20 requests at 0.03 an hour arrive over 28 days, within the scenario's limit; on 512
   // replicas the replay serves them on 8 at a 64th of the rate: 4.9 years. (A clamp past the
