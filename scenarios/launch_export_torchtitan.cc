@@ -204,6 +204,14 @@ void TrainingMisses(const Scenario& s, LaunchConfig* l) {
   if (tr.precision == Dtype::kFp16) {
     Miss(l, "training.precision", "fp16", "torchtitan's mixed precision is bfloat16 or float32");
   }
+  // Mixed precision is FSDP2's: under TP or PP without it torchtitan trains in float32
+  // (distributed/utils.py, maybe_enable_amp).
+  const Layout& p = s.layout;
+  const bool fsdp = (p.zero == 3 && p.dp > 1) || p.cp > 1;
+  if (!fsdp && (p.tp > 1 || p.pp > 1) && tr.precision == Dtype::kBf16) {
+    Miss(l, "training.precision", "bf16",
+         "torchtitan turns mixed precision off under TP or PP without FSDP: float32");
+  }
   if (tr.precision == Dtype::kTf32) {
     Miss(l, "training.precision", "tf32",
          "torchtitan's config has no TF32 setting: written as float32, read back as fp32");

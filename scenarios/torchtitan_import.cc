@@ -7,6 +7,7 @@
 #include <set>
 
 #include "scenarios/scenario_writer.h"
+#include "scenarios/torchtitan_config.h"
 #include "scenarios/torchtitan_names.h"
 #include "sim/io.h"
 #include "strategies/schedule.h"
@@ -14,103 +15,8 @@
 namespace parasim {
 namespace {
 
-// A key of the config: a table path and a key ("parallelism", "tensor_parallel_degree").
-struct Key {
-  std::string_view table, key;
-  std::string Path() const { return fmt::format("{}.{}", table, key); }
-};
-
-// The TOML document with located reads; remembers the keys it read.
-class Config {
- public:
-  Config(std::string file, toml::table t) : file_(std::move(file)), t_(std::move(t)) {}
-
-  // The first of `keys` present, or null; `label` gets "[table] key = value".
-  const toml::node* Find(std::initializer_list<Key> keys, std::string* label = nullptr) {
-    for (const Key& k : keys) {
-      const toml::node* n = t_.at_path(k.Path()).node();
-      if (!n) continue;
-      read_.insert(k.Path());
-      if (label) *label = fmt::format("[{}] {} = {}", k.table, k.key, Text(*n));
-      return n;
-    }
-    return nullptr;
-  }
-  StatusOr<int64_t> Int(std::initializer_list<Key> keys, int64_t lo, int64_t hi, int64_t fallback,
-                        std::string* label) {
-    const toml::node* n = Find(keys, label);
-    if (!n) return fallback;
-    const std::optional<int64_t> v = n->is_integer() ? n->value<int64_t>() : std::nullopt;
-    if (!v || *v < lo || *v > hi) {
-      return Error(*n, fmt::format("{}: expected an integer from {} to {}", *label, lo, hi));
-    }
-    return *v;
-  }
-  // A string; another type is an error at it.
-  StatusOr<std::string> Str(std::initializer_list<Key> keys, const std::string& fallback,
-                            std::string* label) {
-    const toml::node* n = Find(keys, label);
-    if (!n) return fallback;
-    if (!n->is_string()) return Error(*n, fmt::format("{}: expected a quoted string", *label));
-    return *n->value<std::string>();
-  }
-  // A boolean (true or false, unquoted); another type is an error at it.
-  StatusOr<bool> Bool(std::initializer_list<Key> keys, bool fallback, std::string* label) {
-    const toml::node* n = Find(keys, label);
-    if (!n) return fallback;
-    if (!n->is_boolean()) return Error(*n, fmt::format("{}: expected true or false", *label));
-    return *n->value<bool>();
-  }
-  // A string that `ok` accepts, else an error at it saying what would be (`expected`).
-  StatusOr<std::string> Str(std::initializer_list<Key> keys, const std::string& fallback,
-                            std::string* label, bool (*ok)(const std::string&),
-                            std::string_view expected) {
-    const toml::node* n = Find(keys, label);
-    if (!n) return fallback;
-    if (!n->is_string() || !ok(*n->value<std::string>())) {
-      return Error(*n, fmt::format("{}: expected {}", *label, expected));
-    }
-    return *n->value<std::string>();
-  }
-  Status Error(const toml::node& n, const std::string& message) const {
-    return InvalidArgument(fmt::format("{}:{}:{}: error: {}", file_, n.source().begin.line,
-                                       n.source().begin.column, message));
-  }
-  // Every leaf key the import did not read, "table.key".
-  std::vector<std::string> Unread() const {
-    std::vector<std::string> out;
-    Walk(t_, "", &out);
-    return out;
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  static std::string Text(const toml::node& n) {
-    if (n.is_string()) return "\"" + *n.value<std::string>() + "\"";
-    if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
-    if (n.is_integer()) return std::to_string(*n.value<int64_t>());
-    if (n.is_floating_point()) return fmt::format("{}", *n.value<double>());
-    if (const toml::array* a = n.as_array()) {
-      std::string out = "[";
-      for (const auto& e : *a) out += (out.size() > 1 ? ", " : "") + Text(e);
-      return out + "]";
-    }
-    return "...";
-  }
-  void Walk(const toml::table& t, const std::string& at, std::vector<std::string>* out) const {
-    for (const auto& [k, v] : t) {
-      const std::string path = at.empty() ? std::string(k.str()) : at + "." + std::string(k.str());
-      if (const toml::table* sub = v.as_table()) {
-        Walk(*sub, path, out);
-      } else if (read_.count(path) == 0) {
-        out->push_back(path);
-      }
-    }
-  }
-  std::string file_;
-  toml::table t_;
-  std::set<std::string> read_;
-};
+using torchtitan_import::Config;
+using torchtitan_import::Key;
 
 Status ReadModel(Config& c, ScenarioWriter& w) {
   std::string name_at, flavor_at;
@@ -132,8 +38,7 @@ Status ReadModel(Config& c, ScenarioWriter& w) {
       "write the scenario's model by hand)",
       name, flavor, known);
   const toml::node* at = c.Find({{"model", "flavor"}, {"model", "name"}});
-  if (at == nullptr) return InvalidArgument(fmt::format("{}:1:1: error: {}", c.file(), msg));
-  return c.Error(*at, msg);
+  return c.Error(at, msg);
 }
 
 // Degrees, with the older spellings under [training] and [experimental].
@@ -309,8 +214,7 @@ Status FixedStages(Config& c, ScenarioWriter& w, const Degrees& d, int layers, i
       "{} layers (+{} +{} for the embedding and output) do not split over its {} stages as "
       "parasim can hold them (its first or last stage would hold fewer than no layers)",
       layers, first, last, stages);
-  if (at == nullptr) return InvalidArgument(fmt::format("{}: error: {}", c.file(), msg));
-  return c.Error(*at, msg);
+  return c.Error(at, msg);
 }
 
 // torchtitan's experts: ETP = TP or 1 (its default), and EP x ETP carved out of the dp_shard x
@@ -354,8 +258,7 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
                                    {"parallelism", "pipeline_parallel_degree"},
                                    {"parallelism", "context_parallel_degree"},
                                    {"parallelism", "data_parallel_replicate_degree"}});
-    if (at == nullptr) return InvalidArgument(fmt::format("{}:1:1: error: {}", c.file(), msg));
-    return c.Error(*at, msg);
+    return c.Error(at, msg);
   }
   *dp = shard * d.replicate;
   w.Set("parallelism.tp", std::to_string(d.tp), d.tp_at.empty() ? "default 1" : d.tp_at);
@@ -392,9 +295,13 @@ Status WriteParallel(Config& c, ScenarioWriter& w, const Degrees& d, int64_t gpu
                            c.Str({{"parallelism", "pipeline_parallel_schedule"},
                                   {"experimental", "pipeline_parallel_schedule"}},
                                  "1F1B", &sched_at));
-  const std::string mapped(ParasimScheduleOf(sched));
+  // torchtitan pipelines only at pipeline_parallel_degree > 1 (ParallelDims.pp_enabled): a
+  // schedule beside 1 is read by nothing (DeepSeek-V3 671B's shipped config was refused).
+  const std::string mapped(d.pp > 1 ? ParasimScheduleOf(sched) : "1f1b");
   w.Set("parallelism.schedule", mapped.empty() ? "1f1b" : mapped,
-        sched_at.empty() ? "torchtitan's default schedule (1F1B)" : sched_at);
+        d.pp == 1          ? "no pipeline (pipeline_parallel_degree 1)"
+        : sched_at.empty() ? "torchtitan's default schedule (1F1B)"
+                           : sched_at);
   if (mapped.empty()) nm->push_back(fmt::format("pipeline schedule {}: priced as 1F1B", sched));
   if (mapped == "interleaved-1f1b") {
     PARASIM_RETURN_IF_ERROR(VirtualStages(c, w, d, layers, nm));
@@ -450,13 +357,38 @@ Status WriteRecompute(Config& c, ScenarioWriter& w, const Degrees& d, int layers
   return Status::Ok();
 }
 
+// What torchtitan runs that parasim prices otherwise: a pipeline schedule per accumulation step
+// (train.py: forward_backward_step calls pp_schedule.step each time), and FSDP2 keeping the
+// parameters gathered from forward to backward (fsdp_reshard_after_forward "never", or its
+// "default" under PP; models/llama3/infra/parallelize.py).
+Status PipelineNotes(Config& c, ScenarioWriter& w, const Degrees& d, int64_t accumulation,
+                     std::vector<std::string>* nm) {
+  if (d.pp > 1 && accumulation > 1) {
+    nm->push_back(
+        fmt::format("gradient accumulation over {} pipeline schedules: priced as one "
+                    "schedule of their micro-batches (one fill and drain, not {})",
+                    accumulation, accumulation));
+  }
+  std::string at;
+  PARASIM_ASSIGN_OR_RETURN(const std::string reshard,
+                           c.Str({{"parallelism", "fsdp_reshard_after_forward"}}, "default", &at));
+  if (w.Get("parallelism.zero") == "3" &&
+      (reshard == "never" || (reshard == "default" && d.pp > 1))) {
+    nm->push_back(
+        fmt::format("fsdp_reshard_after_forward {}: the parameters stay gathered "
+                    "from forward to backward; priced as resharded after forward",
+                    reshard));
+  }
+  return Status::Ok();
+}
+
 Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp, int layers,
                      std::vector<std::string>* nm) {
   std::string seq_at, local_at, global_at, micro_at;
   PARASIM_ASSIGN_OR_RETURN(int64_t seq,
-                           c.Int({{"training", "seq_len"}}, 1, int64_t{1} << 24, 0, &seq_at));
-  if (seq == 0) return InvalidArgument(fmt::format("{}: error: no [training] seq_len", c.file()));
-  w.Set("training.seq_len", std::to_string(seq), seq_at);
+                           c.Int({{"training", "seq_len"}}, 1, int64_t{1} << 24, 2048, &seq_at));
+  w.Set("training.seq_len", std::to_string(seq),
+        seq_at.empty() ? "torchtitan's default (2048; config/job_config.py)" : seq_at);
   PARASIM_ASSIGN_OR_RETURN(int64_t local,
                            c.Int({{"training", "local_batch_size"}, {"training", "batch_size"}}, 1,
                                  int64_t{1} << 40, 8, &local_at));
@@ -495,8 +427,16 @@ Status WriteTraining(Config& c, ScenarioWriter& w, const Degrees& d, int64_t dp,
     for (const auto& e : *conv->as_array())
       float8 |= e.value<std::string>().value_or("") == "float8";
   }
-  w.Set("training.precision", float8 ? "fp8" : (param == "float32" ? "fp32" : "bf16"),
-        float8 ? fp8_at : (param_at.empty() ? "torchtitan's default (bfloat16)" : param_at));
+  // Mixed precision is FSDP2's; under TP or PP without it torchtitan turns it off
+  // (distributed/utils.py, maybe_enable_amp) and trains in float32.
+  const bool amp_off = w.Get("parallelism.zero") != "3" && (d.tp > 1 || d.pp > 1);
+  w.Set("training.precision", float8 ? "fp8" : (param == "float32" || amp_off ? "fp32" : "bf16"),
+        float8             ? fp8_at
+        : amp_off          ? "TP or PP without FSDP: torchtitan turns mixed precision off (float32)"
+        : param_at.empty() ? "torchtitan's default (bfloat16)"
+                           : param_at);
+  PARASIM_RETURN_IF_ERROR(
+      PipelineNotes(c, w, d, global > local * dp ? global / (local * dp) : 1, nm));
   w.Set("training.grad_dtype", reduce == "bfloat16" ? "bf16" : "fp32",
         reduce_at.empty() ? "torchtitan's default reduce dtype (float32)" : reduce_at);
   w.Set("training.attention", "flash", "PyTorch SDPA's flash kernels");

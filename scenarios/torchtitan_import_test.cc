@@ -195,6 +195,48 @@ TEST_CASE("an unknown flavor and degrees that miss the cluster are told at their
         std::string::npos);
 }
 
+TEST_CASE("torchtitan as it runs: no pipeline at pp 1, seq_len 2048, float32 without FSDP") {
+  // A bug hunt on torchtitan's own configs (2026-11-30): DeepSeek-V3 671B's shipped config (pp
+  // 1 beside an interleaved schedule) was refused for its stage split; a config without seq_len
+  // was refused where torchtitan takes 2048; TP without FSDP read as bf16 where torchtitan turns
+  // mixed precision off (maybe_enable_amp).
+  const std::string head = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\n";
+  const ImportOptions one = {.gpu = "h100-sxm5-80gb", .nodes = 1};
+  auto pp1 = ImportTorchtitan(
+      "c.toml",
+      head + "seq_len = 4096\n[parallelism]\npipeline_parallel_schedule = \"Interleaved1F1B\"\n",
+      one, Cat());
+  REQUIRE_MESSAGE(pp1.ok(), pp1.status().message());
+  CHECK(pp1->scenario.layout.pp == 1);
+  CHECK(pp1->scenario.layout.virtual_stages == 1);
+  auto no_seq = ImportTorchtitan("c.toml", head + "local_batch_size = 1\n", one, Cat());
+  REQUIRE_MESSAGE(no_seq.ok(), no_seq.status().message());
+  CHECK(no_seq->scenario.training.seq_len == 2048);
+  auto tp = ImportTorchtitan("c.toml",
+                             head +
+                                 "seq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = "
+                                 "1\ndata_parallel_replicate_degree = 1\n"
+                                 "tensor_parallel_degree = 8\n",
+                             one, Cat());
+  REQUIRE_MESSAGE(tp.ok(), tp.status().message());
+  CHECK(tp->scenario.training.precision == Dtype::kFp32);
+  CHECK(tp->yaml.find("torchtitan turns mixed precision off") != std::string::npos);
+  // What parasim prices otherwise is listed: a schedule per accumulation step, and FSDP2
+  // keeping its parameters gathered (reshard_after_forward never).
+  auto notes = ImportTorchtitan("c.toml",
+                                head +
+                                    "seq_len = 4096\nlocal_batch_size = 8\nglobal_batch_size = "
+                                    "64\n[parallelism]\npipeline_parallel_degree = 2\n"
+                                    "fsdp_reshard_after_forward = \"never\"\n",
+                                one, Cat());
+  REQUIRE_MESSAGE(notes.ok(), notes.status().message());
+  std::string listed;
+  for (const auto& n : notes->not_modelled) listed += n.flag + "\n";
+  CAPTURE(listed);
+  CHECK(listed.find("gradient accumulation over 2 pipeline schedules") != std::string::npos);
+  CHECK(listed.find("fsdp_reshard_after_forward never") != std::string::npos);
+}
+
 TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count") {
   // torchtitan/distributed/pipeline_parallel.py: ceil((layers + 1 + 1) / per) stages.
   auto toml = [](int per, const std::string& less) {
