@@ -532,7 +532,10 @@ StatusOr<MegatronArgs> ParseMegatronArgs(std::string file, const std::string& ra
     text.erase(at, 1);
   }
   // A YAML mapping with MODEL_ARGS is a functional-test config; anything else is shell text.
-  StatusOr<YAML::Node> yaml = ParseYaml(text, file);
+  // Equal keys are kept: the CI launcher passes every MODEL_ARGS entry (yq to_entries), and
+  // argparse keeps the last (14 of Megatron-LM's own configs repeat one).
+  StatusOr<YAML::Node> yaml =
+      ParseYaml(text, file, "keys MODEL_ARGS and ENV_VARS", /*duplicate_keys=*/true);
   if (yaml.ok() && yaml->IsMap() && (*yaml)["MODEL_ARGS"].IsDefined()) {
     return FromModelConfig(std::move(file), *yaml);
   }

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "sim/yaml_reader.h"
+
 namespace parasim {
 namespace {
 
@@ -53,6 +55,23 @@ TEST_CASE("a model_config.yaml without ENV_VARS, or with an empty one, reads (fo
     CHECK(a->env.empty());
     CHECK(Find(*a, "--num-layers")->values == std::vector<std::string>{"12"});
   }
+}
+
+TEST_CASE("a model_config.yaml repeating a key passes both, as the CI launcher does") {
+  // yq's to_entries passes every MODEL_ARGS entry and argparse keeps the last (14 of
+  // Megatron-LM's own configs repeat --ffn-hidden-size and the like); it was refused.
+  auto a = ParseMegatronArgs("model_config.yaml",
+                             "MODEL_ARGS:\n  --num-layers: 12\n  --num-layers: 16\n");
+  REQUIRE_MESSAGE(a.ok(), a.status().message());
+  // The last one counts, as argparse takes it.
+  const MegatronArg* last = nullptr;
+  for (const MegatronArg& arg : a->args) {
+    if (arg.flag == "--num-layers") last = &arg;
+  }
+  REQUIRE(last != nullptr);
+  CHECK(last->values == std::vector<std::string>{"16"});
+  // A scenario file still refuses a repeated key.
+  CHECK_FALSE(ParseYaml("a: 1\na: 2\n", "s.yaml").ok());
 }
 
 TEST_CASE("a launch script: arrays, variables, continuations and torchrun's shape") {

@@ -10,6 +10,8 @@ using A = FlagArity;
 using U = FlagUse;
 
 constexpr MegatronFlag kNotModelledRows[] = {
+    {"--add-qkv-bias", A::kBare, U::kNotModelled,
+     "biases on Q, K and V (Qwen2): 3 x hidden parameters a layer and their adds, not counted"},
     {"--apply-query-key-layer-scaling", A::kBare, U::kNotModelled,
      "QK^T scaled by 1/layer with an fp32 softmax (FP16 stability): parasim prices the softmax at "
      "the training precision"},
@@ -50,6 +52,8 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--empty-unused-memory-level", A::kOne, U::kNotModelled,
      "torch.cuda.empty_cache calls: allocator behaviour parasim does not model"},
     {"--enable-router", A::kBare, U::kNotModelled, "Flextron budget router"},
+    {"--experimental-attention-variant", A::kOne, U::kNotModelled,
+     "an experimental attention kernel: priced as the model's attention"},
     {"--export-kd-cfg", A::kOne, U::kNotModelled,
      "a distillation configuration: parasim prices the student alone"},
     {"--fine-grained-activation-offloading", A::kBare, U::kNotModelled,
@@ -105,6 +109,8 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--moe-hybridep-num-sms", A::kOne, U::kNotModelled,
      "SMs HybridEP's kernels occupy (the older --moe-flex-dispatcher-num-sms): parasim prices the "
      "all-to-all on the fabric alone"},
+    {"--moe-layer-recompute", A::kBare, U::kNotModelled,
+     "the MoE layer recomputed in backward: parasim prices the recompute training.recompute gives"},
     {"--moe-pad-expert-input-to-capacity", A::kBare, U::kNotModelled,
      "expert inputs padded to capacity: parasim prices the routed tokens"},
     {"--moe-pad-experts-for-cuda-graph-inference", A::kBare, U::kNotModelled,
@@ -136,6 +142,9 @@ constexpr MegatronFlag kNotModelledRows[] = {
      "an unfused scale-mask-softmax (standard attention): parasim prices the fused kernel"},
     {"--no-persist-layer-norm", A::kBare, U::kNotModelled,
      "the non-persistent LayerNorm kernel: parasim prices one LayerNorm kernel"},
+    {"--no-position-embedding", A::kBare, U::kNotModelled,
+     "no learned position table (deprecated: --position-embedding-type): parasim counts one where "
+     "positions are learned"},
     {"--no-rope-fusion", A::kBare, U::kNotModelled,
      "an unfused RoPE: parasim prices the fused kernel"},
     {"--no-use-layer-wise-param-layout", A::kBare, U::kNotModelled,
@@ -165,6 +174,8 @@ constexpr MegatronFlag kNotModelledRows[] = {
      "parasim issues them as parallelism.param_gather says"},
     {"--qk-layernorm", A::kBare, U::kNotModelled,
      "norms on queries and keys: two small element-wise passes parasim does not price"},
+    {"--quick-geglu", A::kBare, U::kNotModelled,
+     "GPT-OSS's quick GeGLU: priced as the model's MLP activation"},
     {"--rampup-batch-size", A::kList, U::kNotModelled,
      "a global batch ramped up over the first samples: the scenario keeps --global-batch-size"},
     {"--refit-method", A::kOne, U::kNotModelled, "how trained weights reach the inference engine"},

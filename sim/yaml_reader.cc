@@ -197,7 +197,7 @@ Status CheckQuoted(const YAML::Node& n, std::string_view text, const std::string
 // yaml-cpp keeps one of two equal keys silently; a repeated key is almost always a mistake.
 // The same walk counts the nodes the document expands to and checks its quoted strings.
 Status CheckDocument(const YAML::Node& n, std::string_view text, const std::string& file,
-                     int64_t* budget, int depth = 0) {
+                     int64_t* budget, bool duplicate_keys, int depth = 0) {
   if (n.IsScalar()) PARASIM_RETURN_IF_ERROR(CheckQuoted(n, text, file));
   if (--*budget < 0) {
     const YAML::Mark m = n.Mark();
@@ -214,18 +214,19 @@ Status CheckDocument(const YAML::Node& n, std::string_view text, const std::stri
         PARASIM_RETURN_IF_ERROR(CheckQuoted(kv.first, text, file));
         const std::string key = kv.first.Scalar();
         auto [it, inserted] = seen.emplace(key, kv.first.Mark());
-        if (!inserted) {
+        if (!inserted && !duplicate_keys) {
           const YAML::Mark m = kv.first.Mark();
           return InvalidArgument(fmt::format(
               "{}:{}:{}: error: duplicate key '{}' (first at line {}); keep one of them", file,
               m.line + 1, m.column + 1, key, it->second.line + 1));
         }
       }
-      PARASIM_RETURN_IF_ERROR(CheckDocument(kv.second, text, file, budget, depth + 1));
+      PARASIM_RETURN_IF_ERROR(
+          CheckDocument(kv.second, text, file, budget, duplicate_keys, depth + 1));
     }
   } else if (n.IsSequence()) {
     for (const auto& item : n) {
-      PARASIM_RETURN_IF_ERROR(CheckDocument(item, text, file, budget, depth + 1));
+      PARASIM_RETURN_IF_ERROR(CheckDocument(item, text, file, budget, duplicate_keys, depth + 1));
     }
   }
   return Status::Ok();
@@ -234,7 +235,7 @@ Status CheckDocument(const YAML::Node& n, std::string_view text, const std::stri
 }  // namespace
 
 StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
-                               std::string_view expected) {
+                               std::string_view expected, bool duplicate_keys) {
   if (text.find('\0') != std::string_view::npos) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: the file holds binary data (a NUL byte), "
@@ -257,7 +258,7 @@ StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
           "{}:1:1: error: the file is empty; expected a mapping with {}", file, expected));
     }
     int64_t budget = kMaxExpandedNodes;
-    PARASIM_RETURN_IF_ERROR(CheckDocument(n, text, file, &budget));
+    PARASIM_RETURN_IF_ERROR(CheckDocument(n, text, file, &budget, duplicate_keys));
     return n;
   } catch (const YAML::Exception& e) {
     return InvalidArgument(fmt::format("{}:{}:{}: error: YAML syntax: {}", file, e.mark.line + 1,

@@ -52,9 +52,13 @@ std::string SuggestionHint(std::string_view word, const std::vector<std::string_
 
 // Loads a YAML document from text; a syntax error names file:line:col.
 // `expected` says what an empty file should have held ("a mapping with ...").
+// `duplicate_keys`: equal keys in one mapping are kept, each (a Megatron-LM functional-test
+// config, whose launcher passes every MODEL_ARGS entry and argparse keeps the last); else the
+// second is an error.
 StatusOr<YAML::Node> ParseYaml(
     std::string_view text, const std::string& file,
-    std::string_view expected = "keys such as cluster, model, training, parallelism");
+    std::string_view expected = "keys such as cluster, model, training, parallelism",
+    bool duplicate_keys = false);
 StatusOr<YAML::Node> LoadYamlFile(
     const std::string& path,
     std::string_view expected = "keys such as cluster, model, training, parallelism");
