@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "scenarios/shell_branches.h"
 #include "sim/io.h"
 #include "sim/yaml_reader.h"
 
@@ -54,7 +55,8 @@ class ShellLexer {
         Advance(1);
       } else if (c == '\n' || c == ';' || (!literal_pipes_ && (c == '|' || c == '&'))) {
         Finish();
-        if (depth_ == 0) out_.push_back({{}, Word::Kind::kEnd});
+        // The separator's character: `&&` and `||` join a condition (ShellBranches).
+        if (depth_ == 0) out_.push_back({{std::string(1, c), line_, col_}, Word::Kind::kEnd});
         drop_next_ = false;  // a redirection without a target
         Advance(1);
       } else if (c == '(' || c == ')') {
@@ -357,12 +359,30 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
   std::vector<ArgToken> program_args, all;
   bool found = false;
   std::vector<Word> cmd;
+  ShellBranches branches;
+  std::string sep, before;  // the separators since the last command, and before this one
   for (const Word& w : words) {
     if (w.kind != Word::Kind::kEnd) {
+      if (cmd.empty())
+        before = sep.find("&&") != sep.npos ? "&&" : sep.find("||") != sep.npos ? "||" : "";
       cmd.push_back(w);
       continue;
     }
-    if (!cmd.empty() && !Assign(cmd, vars, &vars, &shape.env)) {
+    if (cmd.empty()) {
+      sep += w.tok.text;
+      continue;
+    }
+    sep = w.tok.text;
+    if (!plain) {
+      std::vector<std::string> texts;
+      for (const ArgToken& t : Expand(cmd, vars)) texts.push_back(t.text);
+      PARASIM_ASSIGN_OR_RETURN(bool runs, branches.Step(texts, cmd.front().tok.line, before, file));
+      if (!runs) {
+        cmd.clear();
+        continue;
+      }
+    }
+    if (!Assign(cmd, vars, &vars, &shape.env)) {
       std::vector<ArgToken> expanded = Expand(cmd, vars);
       auto py = std::find_if(expanded.begin(), expanded.end(),
                              [](const ArgToken& t) { return EndsWithPy(t.text); });

@@ -101,6 +101,48 @@ TEST_CASE("a launch script: arrays, variables, continuations and torchrun's shap
   CHECK(a->args.size() == 5);
 }
 
+TEST_CASE("a script's if/else: the branch bash runs, or an error where it cannot be told") {
+  // Both branches were read and mixed: a precision from the branch that does not run beside
+  // the other's TP (a bug hunt on real launch scripts, 2026-11-30).
+  const std::string head = "#!/bin/bash\nPRECISION=bf16\nARGS=(--num-layers 4)\n";
+  const std::string branches =
+      "then\n  ARGS+=(--fp8-format hybrid --tensor-model-parallel-size 4)\nelse\n"
+      "  ARGS+=(--tensor-model-parallel-size 2)\nfi\npython pretrain_gpt.py ${ARGS[@]}\n";
+  auto tp = [](const MegatronArgs& a) {
+    const MegatronArg* t = Find(a, "--tensor-model-parallel-size");
+    return t ? t->values.at(0) : std::string();
+  };
+  for (const std::string& cond :
+       {std::string("if [ \"$PRECISION\" == \"fp8\" ]; "),
+        std::string("if [[ $PRECISION = fp8 ]]; "),
+        std::string("if [ -z \"$PRECISION\" ] || [ \"$PRECISION\" = fp8 ]; "),
+        std::string("if test \"$PRECISION\" != bf16; ")}) {
+    CAPTURE(cond);
+    auto a = ParseMegatronArgs("run.sh", head + cond + branches);
+    REQUIRE_MESSAGE(a.ok(), a.status().message());
+    CHECK(tp(*a) == "2");
+    CHECK(Find(*a, "--fp8-format") == nullptr);
+  }
+  auto fp8 = ParseMegatronArgs(
+      "run.sh",
+      "#!/bin/bash\nPRECISION=fp8\nARGS=(--num-layers 4)\nif [ $PRECISION == fp8 ]; " + branches);
+  REQUIRE_MESSAGE(fp8.ok(), fp8.status().message());
+  CHECK(tp(*fp8) == "4");
+  CHECK(Find(*fp8, "--fp8-format") != nullptr);
+  // A condition it cannot evaluate (a file test) with both branches setting flags: refused at
+  // the `if`; with one branch setting nothing, read as before.
+  auto file = ParseMegatronArgs("run.sh", head + "if [ -f /etc/fp8 ]; " + branches);
+  REQUIRE_FALSE(file.ok());
+  CHECK(file.status().message().find("run.sh:4:1: error: the flags depend on a shell condition") ==
+        0);
+  auto guard = ParseMegatronArgs(
+      "run.sh", head +
+                    "if [ ! -f pretrain_gpt.py ]; then\n  echo missing\n  exit 1\nfi\n"
+                    "python pretrain_gpt.py ${ARGS[@]} --tensor-model-parallel-size 2\n");
+  REQUIRE_MESSAGE(guard.ok(), guard.status().message());
+  CHECK(tp(*guard) == "2");
+}
+
 TEST_CASE("a plain list of flags; a value before any flag is an error") {
   auto a = ParseMegatronArgs("flags.txt", "# from a log\n--num-layers 2 --swiglu\n--lr 1e-4\n");
   REQUIRE(a.ok());
@@ -128,6 +170,7 @@ TEST_CASE("array and string appends (NAME+=...) add to the variable, as bash doe
       "MODEL_ARGS+=(--tensor-model-parallel-size 4 --use-distributed-optimizer)\n"
       "EXTRA=\"--seq-length 2048\"\n"
       "EXTRA+=\" --bf16\"\n"
+      "DTYPE=fp8\n"  // the branch runs (unset, bash would skip it, and so does the import)
       "if [[ \"$DTYPE\" == \"fp8\" ]]; then\n"
       "    DTYPE_ARGS+=(\n"
       "        \"--fp8-format hybrid\"\n"
