@@ -163,9 +163,14 @@ void ForgetOwnKeys(const YAML::Node& scenario, YamlContext* ctx) {
 }
 
 namespace {
+// A leaf's own place in the file (not through the file's context, whose stated keys a case's
+// own value overrides); mappings are left to the keys below them, so that a key the defaults
+// give under a mapping the case also writes is not taken for the case's.
 void PlaceNode(const YAML::Node& n, const std::string& path, const YamlContext& file,
                YamlContext* ctx) {
-  if (!path.empty()) ctx->placed[path] = file.Where(n, path);
+  if (!path.empty() && !n.IsMap() && n.Mark().line >= 0) {
+    ctx->placed[path] = fmt::format("{}:{}:{}", file.file, n.Mark().line + 1, n.Mark().column + 1);
+  }
   if (n.IsMap()) {
     for (const auto& kv : n) {
       const std::string key = kv.first.Scalar();

@@ -341,9 +341,27 @@ std::vector<int64_t> ServingCost::CalibrationTokens() const {
   return out;
 }
 
+// Experts over ep of the TP ranks without data-parallel attention: every rank holds the
+// replica's tokens (TP without SP), each EP rank takes its experts' tokens from them, and the
+// TP all-reduce of the block's output (tokens x hidden) combines them; no all-to-all moves
+// tokens (the training graph's EP dispatch and combine, and its all-reduce of every routed copy
+// after the experts, would price top_k x load times those bytes).
+Block ServingCost::ReplicatedTokens(const Block& b, int64_t rank_tokens) const {
+  Block out = b;
+  for (auto v : out.order) {
+    Op& op = out.graph[v];
+    if (op.fwd_comm.kind == CommKind::kAllToAll) op.fwd_comm = {};
+    if (op.expert && op.fwd_comm.kind == CommKind::kAllReduce) {
+      op.fwd_comm.bytes = static_cast<double>(rank_tokens) * static_cast<double>(model_.hidden) * 2;
+    }
+  }
+  return out;
+}
+
 std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   const int64_t rank_tokens = RankTokens(tokens);
   const ModelGraph g = GraphFor(tokens);
+  const bool replicated_experts = !pool_.dp_attention && graph_ep_ > 1;
   Training t;
   t.seq_len = rank_tokens;
   t.global_batch = data_ranks_;
@@ -366,10 +384,6 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
       // Mamba layer's scan (MambaScan).
       if (op.kind == OpKind::kAttention) continue;
       ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat};
-      // Without data-parallel attention every rank holds the replica's tokens (TP without SP):
-      // each EP rank takes its experts' tokens from them, and the TP all-reduce after the block
-      // combines; no all-to-all moves them.
-      if (!pool_.dp_attention && op.fwd_comm.kind == CommKind::kAllToAll) c.comm = Duration::Zero();
       if (op.kind == OpKind::kGemm) {
         const auto [rows, touched] = GemmRowsOf(op, tokens);
         c.compute = ServeGemmTime(cost16_, low_, formats_, op, rows, touched);
@@ -382,7 +396,9 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
   std::array<std::vector<ChainOp>, kLayerKinds> kinds;
   for (int k = 0; k < kLayerKinds; ++k) {
     const Block& b = g.Layer(static_cast<LayerKind>(k));
-    if (b.size() > 0 && Runs(static_cast<LayerKind>(k))) kinds[static_cast<size_t>(k)] = ops_of(b);
+    if (b.size() == 0 || !Runs(static_cast<LayerKind>(k))) continue;
+    kinds[static_cast<size_t>(k)] =
+        ops_of(replicated_experts ? ReplicatedTokens(b, rank_tokens) : b);
   }
   std::vector<Chain> chains;
   int layer = 0;

@@ -180,6 +180,7 @@ class ServingCost {
   ServeFormats formats_;
   CostModel cost16_, low_;
   Duration overhead_;
+  Block ReplicatedTokens(const Block& b, int64_t rank_tokens) const;
   int attention_tp_ = 1, graph_ep_ = 1, graph_etp_ = 0, data_ranks_ = 1;
   std::vector<int> stage_layers_;  // layers per stage
   // Per stage, its layers of each kind (LayerKind), its attention layers (which hold KV) and

@@ -156,6 +156,13 @@ TEST_CASE("experts over ep of the tp ranks: whole experts, read whole, the same 
   CHECK(ep.StageBreakdown(0, Decode(1, 1000), GraphMode::kWhole).comm.seconds() ==
         doctest::Approx(tp.StageBreakdown(0, Decode(1, 1000), GraphMode::kWhole).comm.seconds())
             .epsilon(0.05));
+  // And at a prompt of 8,000 tokens, where the bytes count: the all-reduce of the block's
+  // output, tokens x hidden (it had been sized as every routed copy, top_k x load times more).
+  const IterationShape prompt{
+      .prefill_tokens = 8000, .prefill_pairs = 8000.0 * 4000.5, .sampled = 1};
+  CHECK(ep.StageBreakdown(0, prompt, GraphMode::kEager).comm.seconds() ==
+        doctest::Approx(tp.StageBreakdown(0, prompt, GraphMode::kEager).comm.seconds())
+            .epsilon(0.05));
 }
 
 TEST_CASE("a hybrid model: KV on its attention layers only, a Mamba state per sequence slot") {

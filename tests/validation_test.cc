@@ -934,6 +934,20 @@ TEST_CASE("a bad validation file is bad input with file:line:col") {
   CHECK(v.exit_code == 2);
   CAPTURE(v.err);
   CHECK(v.err.find(h + ":14:45: error: training.recompute: ") == 0);
+  // Where subsets.yaml states the key, the case's own value is still told at its own place.
+  const std::string sd = dir + "/stated";
+  std::filesystem::create_directories(sd);
+  std::ofstream(sd + "/subsets.yaml")
+      << "training: [c1]\nstated:\n  v.yaml:\n    training.grad_accumulation: fused\n";
+  std::ofstream(sd + "/v.yaml") << std::string("source: x\n") + kOneA100Node + R"(  - name: c1
+    scenario:
+      training: {micro_batch: 1, grad_accumulation: fuzed}
+    measured: {step_time: 1s}
+)";
+  auto st = RunParasim("validate " + sd + "/v.yaml");
+  CHECK(st.exit_code == 2);
+  CAPTURE(st.err);
+  CHECK(st.err.find(sd + "/v.yaml:11:53: error: training.grad_accumulation: ") == 0);
 }
 
 // Before: two cases named "a" were both predicted and ranked "a against a"; one file given twice
