@@ -382,11 +382,14 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
         continue;
       }
     }
-    if (!Assign(cmd, vars, &vars, &shape.env)) {
+    if (Assign(cmd, vars, &vars, &shape.env)) {
+      branches.SetsSomething();
+    } else {
       std::vector<ArgToken> expanded = Expand(cmd, vars);
       auto py = std::find_if(expanded.begin(), expanded.end(),
                              [](const ArgToken& t) { return EndsWithPy(t.text); });
       if (py != expanded.end() && !found && RunsProgram(expanded)) {
+        branches.SetsSomething();
         found = true;
         ReadLauncher({expanded.begin(), py}, &shape);
         program_args.assign(py + 1, expanded.end());

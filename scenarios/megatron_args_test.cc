@@ -141,6 +141,42 @@ TEST_CASE("a script's if/else: the branch bash runs, or an error where it cannot
                     "python pretrain_gpt.py ${ARGS[@]} --tensor-model-parallel-size 2\n");
   REQUIRE_MESSAGE(guard.ok(), guard.status().message());
   CHECK(tp(*guard) == "2");
+  // A review's cases: an `if` nested in an unknown branch counts for it; `then if` on one line
+  // opens another if; a variable the script never sets is not compared as its text; an empty
+  // [[ -n ]] operand is empty; branches that only echo are no conflict.
+  const std::string run = "python pretrain_gpt.py ${ARGS[@]}\n";
+  auto nested = ParseMegatronArgs(
+      "run.sh",
+      "A=1\nif [ -f /etc/fp8 ]; then\n  if [ $A = 1 ]; then ARGS+=(--tensor-model-"
+      "parallel-size 2); fi\nelse\n  ARGS+=(--tensor-model-parallel-size 4)\nfi\n" +
+          run);
+  CHECK_FALSE(nested.ok());
+  auto then_if = ParseMegatronArgs(
+      "run.sh",
+      "A=1\nif [ $A = 1 ]; then if [ $A = 2 ]; then ARGS+=(--tensor-model-parallel-size "
+      "8); else ARGS+=(--tensor-model-parallel-size 2); fi\nelse\n  "
+      "ARGS+=(--tensor-model-parallel-size 4)\nfi\n" +
+          run);
+  REQUIRE_MESSAGE(then_if.ok(), then_if.status().message());
+  CHECK(tp(*then_if) == "2");
+  auto unset = ParseMegatronArgs(
+      "run.sh",
+      "if [ \"$FROM_ENV\" = \"\" ]; then\n  ARGS+=(--tensor-model-parallel-size 2)\n"
+      "else\n  ARGS+=(--tensor-model-parallel-size 4)\nfi\n" +
+          run);
+  CHECK_FALSE(unset.ok());
+  auto empty =
+      ParseMegatronArgs("run.sh",
+                        "E=\nif [[ -n $E ]]; then\n  ARGS+=(--tensor-model-parallel-size 2)\nelse\n"
+                        "  ARGS+=(--tensor-model-parallel-size 4)\nfi\n" +
+                            run);
+  REQUIRE_MESSAGE(empty.ok(), empty.status().message());
+  CHECK(tp(*empty) == "4");
+  auto echoes = ParseMegatronArgs("run.sh",
+                                  "if [ -d /ckpt ]; then echo resuming; else echo fresh; fi\n"
+                                  "python pretrain_gpt.py --tensor-model-parallel-size 2\n");
+  REQUIRE_MESSAGE(echoes.ok(), echoes.status().message());
+  CHECK(tp(*echoes) == "2");
 }
 
 TEST_CASE("a plain list of flags; a value before any flag is an error") {

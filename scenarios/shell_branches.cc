@@ -47,8 +47,8 @@ std::optional<bool> ShellBranches::Test(const std::vector<std::string>& words) {
     w.erase(w.begin());
   }
   std::vector<std::string> inner;
-  if (w.size() >= 2 &&
-      ((w.front() == "[" && w.back() == "]") || (w.front() == "[[" && w.back() == "]]"))) {
+  const bool double_bracket = w.size() >= 2 && w.front() == "[[" && w.back() == "]]";
+  if (w.size() >= 2 && ((w.front() == "[" && w.back() == "]") || double_bracket)) {
     inner.assign(w.begin() + 1, w.end() - 1);
   } else if (!w.empty() && w.front() == "test") {
     inner.assign(w.begin() + 1, w.end());
@@ -59,6 +59,15 @@ std::optional<bool> ShellBranches::Test(const std::vector<std::string>& words) {
   if (!inner.empty() && inner.front() == "!") {
     inner.erase(inner.begin());
     negate = !negate;
+  }
+  // A variable the script never sets (the environment's) stays as written: not evaluated.
+  for (const std::string& x : inner) {
+    if (x.find('$') != std::string::npos) return std::nullopt;
+  }
+  // [[ -n $EMPTY ]]: bash splits no words inside [[ ]], so the operand is there, empty (the
+  // expansion dropped it).
+  if (double_bracket && inner.size() == 1 && (inner[0] == "-n" || inner[0] == "-z")) {
+    inner.push_back("");
   }
   if (inner.size() == 3) {
     v = Binary(inner[0], inner[1], inner[2]);
@@ -139,9 +148,8 @@ StatusOr<bool> ShellBranches::Step(const std::vector<std::string>& words, int li
     } else {
       Open(f.chain);
     }
-    const bool run = Active() && !rest.empty();
-    if (run) frames_.back().branch_has_content = true;
-    return run;
+    // What follows on the line is a command of the branch (`then if ...` opens another if).
+    return rest.empty() ? false : Step(rest, line, "", file);
   }
   if (first == "fi") {
     EndBranch();
@@ -150,7 +158,8 @@ StatusOr<bool> ShellBranches::Step(const std::vector<std::string>& words, int li
     if (done.earlier_unknown && done.branches_with_content > 1) {
       return InvalidArgument(fmt::format(
           "{}:{}:1: error: the flags depend on a shell condition parasim cannot evaluate (the "
-          "`if` here tests a file, a command or a pattern, and more than one of its branches "
+          "`if` here tests a file, a command, a pattern or a variable the script does not set, "
+          "and more than one of its branches "
           "sets something): keep the branch the run takes, or give the flags as a plain list",
           file, done.line));
     }
@@ -161,9 +170,12 @@ StatusOr<bool> ShellBranches::Step(const std::vector<std::string>& words, int li
     f.chain = Test(words);
     return false;
   }
-  const bool run = Active();
-  if (run) f.branch_has_content = true;
-  return run;
+  return Active();
+}
+
+void ShellBranches::SetsSomething() {
+  // Every enclosing branch holds it (an if inside a branch sets what it sets for its branch).
+  for (Frame& f : frames_) f.branch_has_content = true;
 }
 
 }  // namespace parasim

@@ -26,6 +26,10 @@ class ShellBranches {
   // leading then/else/elif/if/fi keywords aside); a condition's own words never "run".
   StatusOr<bool> Step(const std::vector<std::string>& words, int line, const std::string& sep,
                       const std::string& file);
+  // After a command that runs and sets something (an assignment, the training program): its
+  // branch counts as setting flags. An `echo` in both branches of a condition it cannot
+  // evaluate is no conflict; assignments in both are.
+  void SetsSomething();
   // An `if` left open at the end of the script is no error (a fragment); nothing to check.
 
  private:

@@ -388,6 +388,13 @@ TEST_CASE(
   const ServingReport early = Run(s);
   CHECK(late.makespan_s == doctest::Approx(early.makespan_s).epsilon(1e-6));
   CHECK(late.kv.size() == early.kv.size());
+  // None served (each request longer than the KV cache holds): 0, not -1,000 s.
+  for (TraceRow& row : s.serving.requests.trace) {
+    row.arrival_s += 1000;
+    row.input = int64_t{1} << 30;
+  }
+  const ServingReport none = Run(s);
+  CHECK(none.makespan_s == 0);
 }
 
 TEST_CASE("a replay past 90 days of its clock stops with an error, never a saturated time") {

@@ -164,7 +164,8 @@ ServingReport Summarize(const ServingScenario& s, const ServingSystem& sys,
   rep.rejected = r.rejected;
   rep.preemptions = r.preemptions;
   rep.iterations = r.iterations;
-  rep.makespan_s = r.makespan_s - r.first_arrival_s;  // from the first arrival
+  // From the first arrival (none served: a makespan of 0 before a late first arrival).
+  rep.makespan_s = std::max(0.0, r.makespan_s - r.first_arrival_s);
   rep.replicas_replayed = r.replayed;
   rep.kv = r.kv;
   CheckSlo(s.serving.slo, r, l, &rep);

@@ -249,6 +249,12 @@ Status Parser::Row(const NcclLine& l, int64_t no) {
   // The same size again is kept as more samples where it is the same sweep's rounding (the row
   // before it) or the whole sweep again in the same order (nccl-tests -N / --run_cycles prints
   // every cycle under one header). Any other repeat is two runs' rows in one table.
+  // A new size where a repeated sweep ends is the next sweep's first (-N with -o all, -d all or
+  // -r all repeats each op's sweep N times, then goes on to the next op's).
+  if (st.cycling && st.cycle_at == st.sweep.size() && st.sizes.count(key) == 0) {
+    st.cycling = false;
+    st.sweep.clear();
+  }
   if (!st.cycling) {
     auto [it, fresh] = st.sizes.emplace(key, no);
     if (!fresh && st.sweep.back() != key) {

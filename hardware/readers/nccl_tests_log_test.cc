@@ -236,6 +236,13 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
       header + zero + row + row2 + row2 + zero + row + row2 + row2 + row + row2, "cycles.log", o);
   REQUIRE(cycles.ok());
   CHECK(cycles->sections.at(0).rows.size() == 8);
+  // -N with -o all: each op's sweep N times, then the next op's (a review, 2026-11-30).
+  const std::string prod = "1024 256 float prod -1 45.0 0.02 0.04 0 45.1 0.02 0.04 0\n";
+  const std::string prod2 = "2048 512 float prod -1 46.0 0.04 0.08 0 46.1 0.04 0.08 0\n";
+  auto ops = ParseNcclTestsLog(header + row + row2 + row + row2 + prod + prod2 + prod + prod2,
+                               "oall.log", o);
+  REQUIRE_MESSAGE(ops.ok(), ops.status().message());
+  CHECK(ops->sections.at(0).rows.size() == 8);
   auto late = ParseNcclTestsLog(header + row + row2 + row + row2 + row2 + row2, "late.log", o);
   REQUIRE_FALSE(late.ok());
   CHECK(late.status().message().find("late.log:8:1: error: size 2048 (float sum) again") !=
