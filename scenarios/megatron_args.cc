@@ -373,9 +373,12 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
       continue;
     }
     sep = w.tok.text;
+    // The command's words expanded once: the branch reader's, and the program's where it is
+    // no assignment (an assignment changes only the variables after it).
+    std::vector<ArgToken> expanded = Expand(cmd, vars);
     if (!plain) {
       std::vector<std::string> texts;
-      for (const ArgToken& t : Expand(cmd, vars)) texts.push_back(t.text);
+      for (const ArgToken& t : expanded) texts.push_back(t.text);
       PARASIM_ASSIGN_OR_RETURN(bool runs, branches.Step(texts, cmd.front().tok.line, before, file));
       if (!runs) {
         cmd.clear();
@@ -385,7 +388,6 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
     if (Assign(cmd, vars, &vars, &shape.env)) {
       branches.SetsSomething();
     } else {
-      std::vector<ArgToken> expanded = Expand(cmd, vars);
       auto py = std::find_if(expanded.begin(), expanded.end(),
                              [](const ArgToken& t) { return EndsWithPy(t.text); });
       if (py != expanded.end() && !found && RunsProgram(expanded)) {

@@ -48,10 +48,14 @@ const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e) {
   return codesign ? base.sweep->hardware[e.hardware].cluster : base.cluster;
 }
 
+bool RanksByGoodput(const Scenario& base, const SweepEntry& e) {
+  return e.fits && base.sweep && base.reliability.enabled &&
+         (base.sweep->objective == Objective::kTimeToTrain ||
+          base.sweep->objective == Objective::kCost);
+}
+
 void FillGoodput(const Scenario& base, SweepEntry* e) {
-  if (e->fits && base.sweep && base.reliability.enabled &&
-      (base.sweep->objective == Objective::kTimeToTrain ||
-       base.sweep->objective == Objective::kCost)) {
+  if (RanksByGoodput(base, *e)) {
     Scenario s = base;
     s.layout = e->layout;
     s.training = e->training;

@@ -33,6 +33,9 @@ const ClusterSpec& ClusterOf(const Scenario& base, const SweepEntry& e);
 
 // Sets a fitting entry's goodput (the time_to_train and cost objectives of a scenario that
 // models failures) from its step time; leaves it at 1 otherwise.
+// Whether the sweep's objective ranks `e` by its goodput (time or cost to train, reliability
+// modelled, the layout fits): FillGoodput computes it there, and leaves 1 elsewhere.
+bool RanksByGoodput(const Scenario& base, const SweepEntry& e);
 void FillGoodput(const Scenario& base, SweepEntry* e);
 // What one token costs on an entry's layout: money (or GPU-hours, unpriced) per token, through
 // failures when the sweep models goodput.

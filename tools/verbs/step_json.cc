@@ -4,6 +4,7 @@
 
 #include "strategies/layout_format.h"
 #include "strategies/schedule.h"
+#include "strategies/sweep_codesign.h"
 #include "strategies/sweep_keys.h"
 
 namespace parasim {
@@ -178,12 +179,9 @@ Json FlatLayout(const Scenario& s, const SweepEntry& e, Json rank) {
   o.Set("exposed_tp_s", e.exposed.tp).Set("exposed_cp_s", e.exposed.cp);
   o.Set("exposed_ep_s", e.exposed.ep).Set("exposed_pp_s", e.exposed.pp);
   o.Set("exposed_dp_s", e.exposed.dp).Set("peak_memory_bytes", e.peak_memory_bytes);
-  // The goodput factor exists where the objective ranks by it (FillGoodput); elsewhere it is
-  // unknown, not 1 (a throughput sweep's rows had all read 1).
-  const bool ranked_by_goodput =
-      s.sweep && e.fits && s.reliability.enabled &&
-      (s.sweep->objective == Objective::kTimeToTrain || s.sweep->objective == Objective::kCost);
-  o.Set("compute_s", e.compute_s).Set("goodput", ranked_by_goodput ? Json(e.goodput) : Json());
+  // The goodput factor exists where the objective ranks by it; elsewhere it is unknown, not 1
+  // (a throughput sweep's rows had all read 1).
+  o.Set("compute_s", e.compute_s).Set("goodput", RanksByGoodput(s, e) ? Json(e.goodput) : Json());
   return o;
 }
 
