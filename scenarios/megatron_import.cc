@@ -250,10 +250,11 @@ Status ReadOverlap(Context& c, int cp) {
            : "no --overlap-grad-reduce: gradients reduced after the backward",
       grad ? "--overlap-grad-reduce" : "");
   if (param && !grad) {
-    c.NotModelled("--overlap-param-gather",
-                  "the parameter all-gather overlapped without --overlap-grad-reduce: parasim "
-                  "overlaps both or neither (parallelism.overlap.dp)");
-  } else if (grad && !param && r.Has("--use-distributed-optimizer")) {
+    return r.Error("--overlap-param-gather",
+                   "without --overlap-grad-reduce: Megatron-LM refuses the parameter "
+                   "all-gather's overlap alone (give both, or neither)");
+  }
+  if (grad && !param && r.Has("--use-distributed-optimizer")) {
     c.NotModelled("--overlap-grad-reduce",
                   "no --overlap-param-gather: parasim overlaps the distributed optimizer's "
                   "parameter all-gather with the gradient reduction's setting");
@@ -351,6 +352,32 @@ Status WriteCluster(Context& c, const MegatronArgs& args, int64_t* gpus) {
                             gpus, &c.gpus_per_node);
 }
 
+// What Megatron-LM asks of the sequence (megatron/training/arguments.py, validate_args):
+// --max-position-embeddings is a required argument, whatever the position embedding, and at
+// least --seq-length; under context parallelism the sequence splits into 2 x cp chunks.
+Status CheckSequence(const FlagReader& r, int64_t seq) {
+  const char* mp_flag = "--max-position-embeddings";
+  if (!r.Has(mp_flag)) {
+    return r.Error("--seq-length", fmt::format("{} with no {}: Megatron-LM requires {} (at least "
+                                               "the sequence) for every model",
+                                               seq, mp_flag, mp_flag));
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t mp, r.Int(mp_flag, 1, int64_t{1} << 40));
+  if (mp < seq) {
+    return r.Error(mp_flag, fmt::format("{} is below --seq-length {}: Megatron-LM requires "
+                                        "at least the sequence",
+                                        mp, seq));
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t cp, r.Int("--context-parallel-size", 1, 65536, 1));
+  if (cp > 1 && seq % (2 * cp) != 0) {
+    return r.Error("--seq-length",
+                   fmt::format("{} is not a multiple of 2 x --context-parallel-size {}: "
+                               "Megatron-LM splits each sequence into 2 x cp chunks",
+                               seq, cp));
+  }
+  return Status::Ok();
+}
+
 Status WriteBatch(Context& c, int64_t dp) {
   const FlagReader& r = c.r;
   if (!r.Has("--seq-length")) {
@@ -358,6 +385,7 @@ Status WriteBatch(Context& c, int64_t dp) {
         "{}: error: no --seq-length: the import needs the tokens per sequence", r.args().file));
   }
   PARASIM_ASSIGN_OR_RETURN(int64_t seq, r.Int("--seq-length", 1, int64_t{1} << 32));
+  PARASIM_RETURN_IF_ERROR(CheckSequence(r, seq));
   constexpr int64_t kMaxBatch = int64_t{1} << 40;  // sequences a step
   PARASIM_ASSIGN_OR_RETURN(int64_t mb, r.Int("--micro-batch-size", 1, kMaxBatch, 1));
   if (dp < 1 || mb > kMaxBatch / dp) {  // mb x dp must not wrap below

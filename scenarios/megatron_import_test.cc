@@ -213,7 +213,7 @@ TEST_CASE("a hybrid pattern: Mamba-2 and attention layers, '|' segments, MTP par
   // counts them), the Mamba sizes at their defaults.
   auto s = Import(
       "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --micro-batch-size 4 "
-      "--global-batch-size 32 "
+      "--global-batch-size 32 --max-position-embeddings 1024 "
       "--vocab-size 131072 --bf16 --pipeline-model-parallel-size 2 --is-hybrid-model "
       "--spec megatron.core.models.hybrid.hybrid_layer_specs hybrid_stack_spec "
       "--hybrid-layer-pattern 'M-M-M-M*-M-|M-M-M*-M-M-|M-M*-M-M-M-|M*-M-M-M-M-'",
@@ -315,7 +315,7 @@ TEST_CASE("errors name the flag's file:line:col and what would be accepted") {
   CHECK(no_vocab.status().message().find("give --vocab-size N") != std::string::npos);
   auto given = Import(
       "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 "
-      "--tokenizer-type GPTSentencePieceTokenizer",
+      "--max-position-embeddings 2048 --tokenizer-type GPTSentencePieceTokenizer",
       {.gpu = "h100-sxm5-80gb", .vocab = 129280});
   REQUIRE(given.ok());
   CHECK(given->scenario.model.vocab == 129280);
@@ -433,6 +433,14 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
             "--tp-comm-overlap: needs --sequence-parallel"},
            {"--sequence-parallel --tp-comm-overlap",
             "--tp-comm-overlap: with --tensor-model-parallel-size 1"},
+           // Megatron-LM's validate_args refuses these (found over its own configs in session
+           // 11; they had imported): a sequence above the position table, one CP cannot split
+           // into 2 x cp chunks, the parameter gather's overlap without the gradients'.
+           {"--seq-length 4096", "--max-position-embeddings: 2048 is below --seq-length 4096"},
+           {"--context-parallel-size 2 --seq-length 2046",
+            "--seq-length: 2046 is not a multiple of 2 x --context-parallel-size 2"},
+           {"--use-distributed-optimizer --overlap-param-gather",
+            "--overlap-param-gather: without --overlap-grad-reduce"},
        }) {
     CAPTURE(b.args);
     auto s = Import(kBase + b.args);
@@ -441,6 +449,16 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
     CHECK(s.status().message().find("args.txt:1:") == 0);
     CHECK(s.status().message().find(b.message) != std::string::npos);
   }
+  std::string no_table = kBase;
+  no_table.erase(no_table.find("--max-position-embeddings"), 31);
+  auto unsized = Import(no_table);
+  REQUIRE(!unsized.ok());
+  CHECK(unsized.status().message().find("--seq-length: 2048 with no --max-position-embeddings") !=
+        std::string::npos);
+  // dist_muon is Muon over Megatron-LM's layer-wise distributed optimizer: states sharded.
+  auto muon = Import(kBase + "--optimizer dist_muon");
+  REQUIRE(muon.ok());
+  CHECK(muon->scenario.layout.zero == 1);
   // What Megatron-LM accepts: one virtual stage at pp 1, FSDP2 alone.
   CHECK(Import(kBase + "--num-virtual-stages-per-pipeline-rank 1").ok());
   CHECK(Import(kBase + "--num-layers-per-virtual-pipeline-stage 4").ok());
@@ -456,7 +474,8 @@ TEST_CASE("a layout's commas are cosmetic; hostile nesting is an error, not a cr
   auto s = Import(
       "--num-layers 61 --hidden-size 1024 --num-attention-heads 16 --mtp-num-layers 1 "
       "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16 "
-      "--pipeline-model-parallel-size 16 --pipeline-model-parallel-layout 'Et*3|(tt|)*29,m|L'",
+      "--max-position-embeddings 2048 --pipeline-model-parallel-size 16 "
+      "--pipeline-model-parallel-layout 'Et*3|(tt|)*29,m|L'",
       {.gpu = "h100-sxm5-80gb", .nodes = 2});
   REQUIRE_MESSAGE(s.ok(), s.status().message());
   CHECK(s->scenario.layout.virtual_stages == 2);

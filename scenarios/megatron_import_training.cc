@@ -360,6 +360,14 @@ Status ReadSharding(Context& c, int64_t pp, int64_t ep) {
     c.Use("--use-distributed-optimizer");
   } else if (r.Has("--use-distributed-optimizer")) {
     c.Set("parallelism.zero", "1", "--use-distributed-optimizer");
+  } else if (r.Has("--optimizer") && r.Value("--optimizer") == "dist_muon") {
+    // Megatron-LM runs the deprecated dist_muon as Muon with its layer-wise distributed
+    // optimizer: each data-parallel rank keeps the states of its share of the layers
+    // (megatron/training/arguments.py, validate_args).
+    c.Derived("parallelism.zero", "1",
+              "--optimizer dist_muon: Megatron-LM's layer-wise distributed optimizer shards the "
+              "states over data parallelism",
+              "--optimizer");
   } else {
     c.Derived("parallelism.zero", "0",
               "no --use-distributed-optimizer: every rank holds the "

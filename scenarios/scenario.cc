@@ -43,6 +43,25 @@ Status ReadSweep(const YamlContext& ctx, const YAML::Node& root, const MapReader
   return Status::Ok();
 }
 
+// A learned position table holds model.max_position positions and no more: a longer sequence
+// has no embedding (Megatron-LM refuses it: megatron/training/arguments.py, validate_args,
+// max_position_embeddings >= seq_length).
+Status CheckLearnedPositions(const YamlContext& ctx, const MapReader& top, const Scenario& s) {
+  const ModelSpec& m = s.model;
+  if (m.position != PositionKind::kLearned || m.max_position <= 0 ||
+      s.training.seq_len <= m.max_position) {
+    return Status::Ok();
+  }
+  const YAML::Node t = top.Node("training");
+  YAML::Node n;
+  n.reset(t.IsMap() && t["seq_len"].IsDefined() ? t["seq_len"] : t);
+  return ctx.ErrorAt(n, "training.seq_len",
+                     fmt::format("{} tokens is longer than {}'s {} learned positions "
+                                 "(model.max_position): expected at most {}, or a larger "
+                                 "model.max_position",
+                                 s.training.seq_len, m.id, m.max_position, m.max_position));
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& ScenarioKeys() {
@@ -86,6 +105,7 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   PARASIM_RETURN_IF_ERROR(ParseCluster(ctx, top.Node("cluster"), cat, &s.cluster, dir));
   PARASIM_RETURN_IF_ERROR(ParseModel(ctx, top.Node("model"), cat, &s.model));
   PARASIM_RETURN_IF_ERROR(ParseTraining(ctx, top.Node("training"), &s.training));
+  PARASIM_RETURN_IF_ERROR(CheckLearnedPositions(ctx, top, s));
   PARASIM_RETURN_IF_ERROR(
       CheckPrecisionOnGpu(ctx, top.Node("training"), s.training, s.cluster.gpu, ""));
   YAML::Node par = top.Node("parallelism");

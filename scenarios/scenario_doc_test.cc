@@ -119,7 +119,8 @@ cases:
   - name: imported
     import:
       megatron: [--num-layers, "2", --hidden-size, "256", --num-attention-heads, "4",
-                 --seq-length, "512", --vocab-size, "1000", --tensor-model-parallel-size, "8"]
+                 --seq-length, "512", --max-position-embeddings, "512", --vocab-size, "1000",
+                 --tensor-model-parallel-size, "8"]
       env: {NCCL_ALGO: Ring}
       gpu: a100-sxm4-80gb
       nodes: 1

@@ -49,6 +49,17 @@ TEST_CASE("an error about keys a --set rebuilt points at the option, or at the f
         0);
 }
 
+TEST_CASE("a sequence longer than a learned position table is refused at training.seq_len") {
+  // It ran with exit 0 (GPT-3 175B at 4,096 tokens), where the table holds 2,048 positions.
+  StatusOr<Scenario> s = Load("", {"training.seq_len=4096"});
+  CHECK(s.status().message() ==
+        "--set training.seq_len=4096:1:23: error: training.seq_len: 4096 tokens is longer than "
+        "gpt3-1.3b's 2048 learned positions (model.max_position): expected at most 2048, or a "
+        "larger model.max_position");
+  CHECK(Load("", {"training.seq_len=4096", "model.max_position=4096"}).ok());
+  CHECK(Load("", {"training.seq_len=4096", "model.position=rope"}).ok());
+}
+
 TEST_CASE("--set replaces a key, and a model key under a catalog id extends that model") {
   StatusOr<Scenario> s = Load("parallelism: {tp: 2, dp: 8}\n",
                               {"parallelism.tp=4", "parallelism.dp=4", "model.layers=12"});

@@ -187,6 +187,29 @@ Status Parser::RunStart(const NcclLine& l, int64_t no) {
   return Status::Ok();
 }
 
+// Nodes from the device lines. One host name lists each device index once on one node (NCCL
+// refuses two ranks on one GPU: "Duplicate GPU detected"), so a name listing an index n times
+// is n nodes that share it, as containers started from one image do (every pod "localhost").
+void CountNodes(NcclTestsSection& s, std::vector<std::string>* notes, const std::string& file) {
+  std::map<std::string, std::map<int64_t, int64_t>> uses;  // host -> device -> ranks
+  for (const NcclTestsDevice& d : s.devices) ++uses[d.host][d.device];
+  s.ranks = static_cast<int64_t>(s.devices.size());
+  for (const auto& [host, devices] : uses) {
+    int64_t ranks = 0, nodes = 1;
+    for (const auto& [device, n] : devices) {
+      ranks += n;
+      nodes = std::max(nodes, n);
+    }
+    s.nodes += nodes;
+    s.per_node = std::max(s.per_node, (ranks + nodes - 1) / nodes);
+    if (nodes > 1) {
+      notes->push_back(fmt::format(
+          "{}:{}: host {} lists a device index for {} ranks: read as {} nodes sharing the name",
+          file, s.first_line, host, nodes, nodes));
+    }
+  }
+}
+
 Status Parser::Device(const NcclLine& l, int64_t no) {
   NcclDeviceLine d;
   if (!ParseNcclDeviceLine(l.text, &d)) return Status::Ok();  // a "Rank" comment of another kind
@@ -345,11 +368,7 @@ Status Parser::CheckSections() {
           s.first_line));
       continue;
     }
-    std::map<std::string, int64_t> per_host;
-    for (const NcclTestsDevice& d : s.devices) ++per_host[d.host];
-    s.ranks = static_cast<int64_t>(s.devices.size());
-    s.nodes = static_cast<int64_t>(per_host.size());
-    for (const auto& [host, n] : per_host) s.per_node = std::max(s.per_node, n);
+    CountNodes(s, &log_.notes, log_.file);
     if (!s.devices.empty()) s.gpu = s.devices.front().name;
     for (const NcclTestsDevice& d : s.devices) {
       if (d.name != s.gpu) {

@@ -1,6 +1,7 @@
 #include "hardware/readers/nccl_tests_log.h"
 
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <string>
 
@@ -270,6 +271,26 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
   REQUIRE_FALSE(two.ok());
   CHECK(two.status().message().find("the file name's all_reduce_perf names one program, and the "
                                     "file holds 2 runs") != std::string::npos);
+
+  // Ranks of two nodes whose hosts share one name (every container "localhost"): each device
+  // index twice is two nodes of 8, not one of 16 (the fit had read a 16-GPU NVLink domain).
+  std::string shared = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 1(bytes)\n";
+  for (int r = 0; r < 16; ++r) {
+    shared += fmt::format(
+        "#  Rank {:2} Group  0 Pid {} on localhost device {} [0x07] "
+        "NVIDIA H100 80GB HBM3\n",
+        r, 100 + r, r % 8);
+  }
+  shared += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  auto pods = ParseNcclTestsLog(shared + row, "pods.log", o);
+  REQUIRE_MESSAGE(pods.ok(), pods.status().message());
+  CHECK(pods->sections.at(0).ranks == 16);
+  CHECK(pods->sections.at(0).nodes == 2);
+  CHECK(pods->sections.at(0).per_node == 8);
+  REQUIRE(pods->notes.size() == 1);
+  CHECK(pods->notes[0] ==
+        "pods.log:1: host localhost lists a device index for 2 ranks: read as 2 "
+        "nodes sharing the name");
 
   auto unknown = ParseNcclTestsLog(row, "x.log", {.op = "allreduc"});
   REQUIRE_FALSE(unknown.ok());
