@@ -58,4 +58,29 @@ std::string ReplaceInvalidUtf8(std::string_view s) {
   return out;
 }
 
+TextEncoding DetectEncoding(std::string_view h) {
+  auto starts = [&](std::string_view m) { return h.substr(0, m.size()) == m; };
+  using namespace std::string_view_literals;
+  if (starts("\xEF\xBB\xBF"sv)) return {"UTF-8", 3};
+  if (starts("\xFF\xFE\0\0"sv)) return {"UTF-32LE", 4};
+  if (starts("\0\0\xFE\xFF"sv)) return {"UTF-32BE", 4};
+  if (starts("\xFF\xFE"sv)) return {"UTF-16LE", 2};
+  if (starts("\xFE\xFF"sv)) return {"UTF-16BE", 2};
+  const auto ascii = [](char c) { return c != '\0' && static_cast<unsigned char>(c) < 0x80; };
+  if (h.size() >= 2 && ascii(h[0]) && h[1] == '\0') return {"UTF-16LE", 0};
+  if (h.size() >= 2 && h[0] == '\0' && ascii(h[1])) return {"UTF-16BE", 0};
+  return {};
+}
+
+std::string NotUtf8Message(const TextEncoding& e) {
+  std::string out = "the file is ";
+  out += e.name;
+  out +=
+      e.mark > 0 ? " text (its byte-order mark says so)" : " text (a NUL byte beside each letter)";
+  out += ", not UTF-8: save it as UTF-8 (iconv -f ";
+  out += e.name;
+  out += " -t UTF-8)";
+  return out;
+}
+
 }  // namespace parasim

@@ -20,4 +20,16 @@ size_t Utf8SequenceAt(std::string_view text, size_t i);
 // `text` with every ill-formed byte replaced by U+FFFD (the Unicode replacement character).
 std::string ReplaceInvalidUtf8(std::string_view text);
 
+// The encoding of a file's first bytes: a byte-order mark's ("UTF-8", "UTF-16LE", "UTF-16BE",
+// "UTF-32LE", "UTF-32BE"; `mark` its length), or UTF-16 without one, told by the NUL beside an
+// ASCII first character (`mark` 0). `name` is empty for anything else.
+struct TextEncoding {
+  std::string_view name;
+  size_t mark = 0;
+  bool utf8() const { return name.empty() || name == "UTF-8"; }
+};
+TextEncoding DetectEncoding(std::string_view head);
+// What to say of a file in an encoding other than UTF-8: "the file is UTF-16LE text (...)".
+std::string NotUtf8Message(const TextEncoding& e);
+
 }  // namespace parasim

@@ -39,5 +39,24 @@ TEST_CASE("well-formed UTF-8 passes; ill-formed bytes are found and replaced") {
         "b");
 }
 
+TEST_CASE("a file's encoding from its byte-order mark, or UTF-16's NULs") {
+  using namespace std::string_view_literals;
+  CHECK(DetectEncoding("\xEF\xBB\xBF# a"sv).name == "UTF-8");
+  CHECK(DetectEncoding("\xEF\xBB\xBF# a"sv).mark == 3);
+  CHECK(DetectEncoding("\xFF\xFE#\0"sv).name == "UTF-16LE");
+  CHECK(DetectEncoding("\xFE\xFF\0#"sv).name == "UTF-16BE");
+  CHECK(DetectEncoding("\xFF\xFE\0\0#\0\0\0"sv).name == "UTF-32LE");
+  CHECK(DetectEncoding("\0\0\xFE\xFF"sv).name == "UTF-32BE");
+  CHECK(DetectEncoding("#\0 \0"sv).name == "UTF-16LE");
+  CHECK(DetectEncoding("#\0 \0"sv).mark == 0);
+  CHECK(DetectEncoding("\0#\0 "sv).name == "UTF-16BE");
+  CHECK(DetectEncoding("# plain"sv).utf8());
+  CHECK(DetectEncoding(""sv).utf8());
+  CHECK(DetectEncoding("\0\0"sv).utf8());  // binary, told elsewhere
+  CHECK(NotUtf8Message(DetectEncoding("\xFF\xFE"sv)) ==
+        "the file is UTF-16LE text (its byte-order mark says so), not UTF-8: save it as UTF-8 "
+        "(iconv -f UTF-16LE -t UTF-8)");
+}
+
 }  // namespace
 }  // namespace parasim

@@ -236,6 +236,9 @@ Status CheckDocument(const YAML::Node& n, std::string_view text, const std::stri
 
 StatusOr<YAML::Node> ParseYaml(std::string_view text, const std::string& file,
                                std::string_view expected, bool duplicate_keys) {
+  if (const TextEncoding e = DetectEncoding(text); !e.utf8()) {
+    return InvalidArgument(fmt::format("{}:1:1: error: {}", file, NotUtf8Message(e)));
+  }
   if (text.find('\0') != std::string_view::npos) {
     return InvalidArgument(
         fmt::format("{}:1:1: error: the file holds binary data (a NUL byte), "

@@ -41,6 +41,17 @@ TEST_CASE("syntax errors and empty files are located") {
   auto empty = ParseYaml("", "empty.yaml");
   REQUIRE_FALSE(empty.ok());
   CHECK(Contains(empty.status().message(), "empty.yaml:1:1"));
+  // A UTF-16 file (Windows' "Unicode") is named as such; it read "binary data (a NUL byte)".
+  auto wide = ParseYaml(std::string("a\0:\0 \0"
+                                    "1\0",
+                                    8),
+                        "wide.yaml");
+  REQUIRE_FALSE(wide.ok());
+  CHECK(Contains(wide.status().message(), "wide.yaml:1:1: error: the file is UTF-16LE text"));
+  CHECK(ParseYaml("\xEF\xBB\xBF"
+                  "a: 1\n",
+                  "mark.yaml")
+            .ok());
 }
 
 TEST_CASE("deep merge keeps marks of both sides") {

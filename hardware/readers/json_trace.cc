@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "sim/utf8.h"
+
 namespace parasim {
 
 std::optional<int64_t> MicrosecondsToNanos(std::string_view text) {
@@ -75,6 +77,13 @@ class ChunkStream {
   size_t Tell() const { return consumed_ + static_cast<size_t>(cur_ - buf_.data()); }
   bool at_end() const { return eof_ && cur_ == last_; }
   const Status& status() const { return status_; }
+  // The text's encoding from its first bytes; a UTF-8 byte-order mark is passed over (offsets
+  // stay the file's).
+  TextEncoding SkipMark() {
+    const TextEncoding e = DetectEncoding(std::string_view(buf_.data(), count_));
+    if (e.name == "UTF-8") cur_ += e.mark;
+    return e;
+  }
   // Unused (not an in-situ parse), but part of RapidJSON's stream concept.
   Ch* PutBegin() { return nullptr; }
   void Put(Ch) {}
@@ -487,6 +496,9 @@ StatusOr<ProfilerTrace> ReadJsonTrace(const std::string& path, const JsonTraceOp
                            BoundedInput::Open(path, options.limits));
   ProfilerTraceBuilder builder(path);
   ChunkStream stream(in.get());
+  if (const TextEncoding e = stream.SkipMark(); !e.utf8() && stream.status().ok()) {
+    return InvalidArgument(InputError(path, 1, 1, NotUtf8Message(e)));
+  }
   TraceHandler handler(options, &stream, &builder);
   rapidjson::Reader reader;
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |

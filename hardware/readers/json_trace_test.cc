@@ -81,6 +81,19 @@ TEST_CASE("gzipped and plain read alike; a bare event array is a trace") {
   CHECK(t->events[0].device == 3);  // from pid, as old traces give it
   CHECK(t->events[0].stream == 9);
   CHECK(t->events_read == 2);
+  // A UTF-8 byte-order mark (Windows editors write one) is passed over; UTF-16 is named (both
+  // were "malformed JSON: Invalid value., at byte 0").
+  testing::WriteText(bare,
+                     "\xEF\xBB\xBF[{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": "
+                     "\"k\", \"ts\": 1, \"dur\": 2}]");
+  auto marked = ReadJsonTrace(bare);
+  REQUIRE_MESSAGE(marked.ok(), marked.status().message());
+  CHECK(marked->events.size() == 1);
+  testing::WriteText(bare, std::string("\xFF\xFE[\0]\0", 6));
+  auto wide = ReadJsonTrace(bare);
+  REQUIRE_FALSE(wide.ok());
+  CHECK(wide.status().message().find(":1:1: error: the file is UTF-16LE text (its byte-order "
+                                     "mark says so), not UTF-8") != std::string::npos);
 }
 
 TEST_CASE("errors name the file, what is wrong and where") {

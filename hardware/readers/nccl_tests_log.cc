@@ -12,6 +12,7 @@
 
 #include "hardware/readers/nccl_log_lines.h"
 #include "hardware/readers/nccl_tests_columns.h"
+#include "sim/utf8.h"
 
 namespace parasim {
 
@@ -490,7 +491,8 @@ bool LooksLikeNcclTestsLog(std::string_view text) {
   // "# nccl-tests version ...") or a table's column header ("#  size  count  type  redop  root
   // time  algbw  busbw #wrong ...", a table pasted alone), as no YAML measurements file holds;
   // the words anywhere else (a comment naming nccl-tests) do not make a log.
-  size_t start = 0;
+  size_t start = DetectEncoding(text).mark;  // UTF-8's mark passed over; others are no log
+  if (!DetectEncoding(text).utf8()) return false;
   while (start < text.size()) {
     const size_t nl = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, nl - start);
@@ -523,9 +525,11 @@ StatusOr<NcclTestsLog> ReadNcclTestsLog(const std::string& path, const NcclLogOp
 
 StatusOr<NcclTestsLog> ParseNcclTestsLog(std::string_view text, const std::string& file,
                                          const NcclLogOptions& options) {
+  const TextEncoding e = DetectEncoding(text);
+  if (!e.utf8()) return InvalidArgument(fmt::format("{}:1:1: error: {}", file, NotUtf8Message(e)));
   Parser p(file, options);
   int64_t no = 0;
-  size_t start = 0;
+  size_t start = e.mark;  // a UTF-8 byte-order mark (Windows editors write one) passed over
   while (start < text.size()) {
     const size_t nl = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, nl - start);

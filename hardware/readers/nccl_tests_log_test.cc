@@ -292,6 +292,16 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
         "pods.log:1: host localhost lists a device index for 2 ranks: read as 2 "
         "nodes sharing the name");
 
+  // A UTF-8 byte-order mark before the header is passed over (the header went unread: "no
+  // nThread header"); UTF-16 is named.
+  auto marked = ParseNcclTestsLog("\xEF\xBB\xBF" + header + row, "bom.log", o);
+  REQUIRE_MESSAGE(marked.ok(), marked.status().message());
+  CHECK(marked->sections.at(0).ranks == 1);
+  CHECK(LooksLikeNcclTestsLog("\xEF\xBB\xBF" + header));
+  auto wide = ParseNcclTestsLog(std::string("#\0 \0", 4), "wide.log", o);
+  REQUIRE_FALSE(wide.ok());
+  CHECK(wide.status().message().find("wide.log:1:1: error: the file is UTF-16LE text") == 0);
+
   auto unknown = ParseNcclTestsLog(row, "x.log", {.op = "allreduc"});
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.status().message().find("--op allreduc: not an nccl-tests program") !=
