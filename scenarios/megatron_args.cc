@@ -204,14 +204,23 @@ std::string Substitute(const std::string& w, const Vars& vars) {
 }
 
 // A value split at blanks, as the shell splits an unquoted expansion; each part keeps its
-// place (a column past the value's start).
+// place: a column past the value's start, or on a later line of a quoted value that spans
+// several (`ARGS="` then a flag a line) its line and column there.
 void SplitFields(const ArgToken& t, std::vector<ArgToken>* out) {
   size_t at = 0;
+  int line = t.line;
+  size_t counted = 0;  // newlines counted up to here
   while (at < t.text.size()) {
     const size_t start = t.text.find_first_not_of(" \t\n", at);
     if (start == std::string::npos) break;
     const size_t end = std::min(t.text.find_first_of(" \t\n", start), t.text.size());
-    out->push_back({t.text.substr(start, end - start), t.line, t.col + static_cast<int>(start)});
+    line += static_cast<int>(std::count(t.text.begin() + static_cast<long>(counted),
+                                        t.text.begin() + static_cast<long>(start), '\n'));
+    counted = start;
+    const size_t nl = t.text.rfind('\n', start);
+    const int col =
+        nl == std::string::npos ? t.col + static_cast<int>(start) : static_cast<int>(start - nl);
+    out->push_back({t.text.substr(start, end - start), line, col});
     at = end;
   }
 }

@@ -273,6 +273,18 @@ TEST_CASE("an unquoted $VAR splits at blanks; a quoted one stays one word") {
   CHECK(Find(*a, "--hidden-size")->col == 26);
   CHECK(Values(*a, "--save") == std::vector<std::string>{"ckpt dir"});  // ${1:-default}
   CHECK(Values(*a, "--data-path") == std::vector<std::string>{"a b", "a", "b"});
+  // A quoted value over several lines, a flag a line: each flag at its own line and column
+  // (every one was told at the variable's first line, column 11 + its offset).
+  auto lines = ParseMegatronArgs("lines.sh",
+                                 "ARGS=\"--bf16\n    --num-layers 8\n\t--hidden-size 1024\n\"\n"
+                                 "torchrun pretrain_gpt.py $ARGS\n");
+  REQUIRE_MESSAGE(lines.ok(), lines.status().message());
+  CHECK(Find(*lines, "--bf16")->line == 1);
+  CHECK(Find(*lines, "--bf16")->col == 7);
+  CHECK(Find(*lines, "--num-layers")->line == 2);
+  CHECK(Find(*lines, "--num-layers")->col == 5);
+  CHECK(Find(*lines, "--hidden-size")->line == 3);
+  CHECK(Find(*lines, "--hidden-size")->col == 2);
 }
 
 TEST_CASE("a byte-order mark and CRLF line ends read as plain text") {
