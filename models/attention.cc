@@ -113,15 +113,23 @@ Op AttentionCore(const ModelSpec& m, const GraphShape& s, const Dims& d, double 
   core.op_rerun = 0;
   if (s.cp > 1) {
     // K and V of every CP rank visit this rank. A ring passes them beside the blocks'
-    // attention, and their gradients back the same way. Gathered whole (cp_all_gather), they
-    // arrive before the attention starts, and the backward gathers them again and
-    // reduce-scatters their gradients after it: an all-gather and a reduce-scatter of the same
-    // buffer move what one all-reduce moves, 2 (n - 1) / n of it.
+    // attention; its backward passes them round again with their gradients beside them, K and
+    // V alone at the first of the n - 1 steps, the gradients alone at the last, both between
+    // (Transformer Engine, attention/dot_product_attention/context_parallel.py,
+    // AttnFuncWithCPAndKVP2P.backward: p2p_comm_buffers[i % 2] holds KV and dKV): n - 1 steps
+    // of twice the forward's blocks, priced as a reduce-scatter of twice the buffer. Gathered
+    // whole (cp_all_gather), they arrive before the attention starts, and the backward gathers
+    // them again and reduce-scatters their gradients after it: an all-gather and a
+    // reduce-scatter of the same buffer move what one all-reduce moves, 2 (n - 1) / n of it.
     const double kv_bytes = d.T * (k_cols + v_cols) * d.a * s.cp;
     const bool ring = !s.cp_all_gather;
     core.fwd_comm = {CommKind::kAllGather, GroupKind::kCp, kv_bytes, ring};
     core.bwd_comm = {ring ? CommKind::kReduceScatter : CommKind::kAllReduce, GroupKind::kCp,
-                     kv_bytes, ring};
+                     ring ? 2 * kv_bytes : kv_bytes, ring};
+    // Working memory while the core runs: gathered, the whole sequence's K and V and, in the
+    // backward, their gradients (AttnFuncWithCPAndKVAllGather); a ring's two buffers (send and
+    // receive) of one rank's block, K, V and their gradients in the backward.
+    core.transient = ring ? 4 * kv_bytes / s.cp : 2 * kv_bytes;
   }
   return core;
 }

@@ -81,6 +81,12 @@ TEST_CASE("the attention core: its FLOPs, and context parallelism's K and V ring
     CHECK(core.fwd_comm.bytes == kv_bytes);
     CHECK(core.bwd_comm.kind == (gather ? CommKind::kAllReduce : CommKind::kReduceScatter));
     CHECK(core.fwd_comm.overlappable == !gather);  // a ring runs beside the blocks' attention
+    // A ring's backward passes K and V round again beside their gradients (Transformer
+    // Engine's AttnFuncWithCPAndKVP2P.backward): twice the forward's bytes (a review found it
+    // priced as once). Gathered, the whole sequence's K and V and their gradients are working
+    // memory (they were left out: 4 GiB a layer for Llama 2 7B at 128K on CP8).
+    CHECK(core.bwd_comm.bytes == (gather ? kv_bytes : 2 * kv_bytes));
+    CHECK(core.transient == (gather ? 2 * kv_bytes : 4 * kv_bytes / 2));
   }
 }
 

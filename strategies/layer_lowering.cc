@@ -205,6 +205,7 @@ void LayerLowering::BuildChunks() {
       ch.act += pc.act;
       ch.act_w += pc.act_w;
       ch.transient = std::max(ch.transient, pc.transient);
+      if (pc.layer) ch.layer_transient = std::max(ch.layer_transient, pc.transient);
       if (pc.recompute) {
         ch.act_full_max = std::max(ch.act_full_max, pc.act_full - pc.act);
       }

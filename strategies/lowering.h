@@ -97,7 +97,10 @@ struct Chunk {
   double act_w = 0;         // of it, or rebuilt by recompute, what W needs after B (split backward)
   double act_full_max = 0;  // the most recompute rebuilds of one layer (dropped bytes)
   double transient = 0;     // the most working memory of one of its pieces' ops (the loss's)
-  int id = -1;              // stage * chunks + chunk in LayerLowering's table (-1: none)
+  // Of it, the most one layer's ops hold (context parallelism's gathered K and V), beside what
+  // recompute rebuilds of that layer during its backward.
+  double layer_transient = 0;
+  int id = -1;  // stage * chunks + chunk in LayerLowering's table (-1: none)
   // Its parameters are one data-parallel bucket (Megatron-Core's, LayerLowering::Segment): each
   // segment's collective is one call, not split at the bucket size.
   bool one_bucket = false;

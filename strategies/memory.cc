@@ -54,7 +54,7 @@ namespace {
 // expert, dense and LoRA parameters, the activations its recompute mode keeps, and those it
 // drops (rebuilt during backward).
 struct LayerBytes {
-  double expert, dense, lora, lora_expert, kept, dropped;
+  double expert, dense, lora, lora_expert, kept, dropped, transient;
 };
 
 LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
@@ -64,7 +64,8 @@ LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
                     lora ? LoraParams(blk, t.lora_rank) : 0.0,
                     lora ? LoraParams(blk, t.lora_rank, /*experts_only=*/true) : 0.0,
                     kept,
-                    ActivationBytes(blk, RecomputeKind::kNone) - kept};
+                    ActivationBytes(blk, RecomputeKind::kNone) - kept,
+                    TransientBytes(blk)};
 }
 
 // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
@@ -99,7 +100,8 @@ struct StageContents {
   double dense = 0, expert = 0, lora = 0, lora_expert = 0;  // lora_expert: of lora, the experts'
   double tables = 0;  // of dense: the embedding tables and the LM head (16-bit under QLoRA)
   double act_per_mb = 0, act_full_layer = 0;
-  double head_transient = 0;  // the loss's working memory, where the stage holds the LM head
+  double layer_transient = 0;  // the most one layer's ops hold while they run (CP's gathers)
+  double head_transient = 0;   // the loss's working memory, where the stage holds the LM head
   std::vector<double> chunk_bytes;
 };
 
@@ -183,6 +185,7 @@ class StageAccounting {
       double bytes = 0;
       for (int i = vs.first; i < vs.first + vs.layers; ++i) {
         const LayerBytes& lb = layer_bytes_[static_cast<int>(m_.KindOf(i))];
+        c.layer_transient = std::max(c.layer_transient, lb.transient);
         c.expert += lb.expert;
         c.dense += lb.dense;
         if (lora_) {
@@ -300,9 +303,10 @@ class StageAccounting {
       st->in_flight = st->activations_bytes / c.act_per_mb;
     }
     // Beside them, one op's working memory: recompute rebuilds what it dropped of one layer
-    // at a time during backward, and the loss works on copies of the logits, at other times.
+    // at a time during backward, beside that layer's own working memory (CP's gathered K and
+    // V), and the loss works on copies of the logits, at other times.
     const double rebuild = t_.recompute != RecomputeKind::kNone ? c.act_full_layer : 0.0;
-    st->transient_bytes = std::max(rebuild, c.head_transient);
+    st->transient_bytes = std::max(rebuild + c.layer_transient, c.head_transient);
   }
 
   // Data-parallel buckets are views of the contiguous gradient buffer, reduced (or

@@ -302,6 +302,28 @@ TEST_CASE("the last stage's peak as torch.cuda.max_memory_allocated counts it") 
   CHECK(st.allocated() == doctest::Approx(2691792384.0).epsilon(0.02));
 }
 
+TEST_CASE("context parallelism gathering K and V: the whole sequence's, and their gradients") {
+  // Llama 2 7B (32 heads, no GQA) at 128K tokens on CP8, full recompute: a gathered layer's K
+  // and V are 131,072 x 4,096 x 2 x 2 B = 2 GiB, and the backward holds their gradients too,
+  // beside the layer that recompute rebuilds (a review found neither counted).
+  Setup su;
+  su.cluster.gpu = *su.hw.FindGpu("h100-sxm5-80gb");
+  const ModelSpec m = *su.models.Find("llama2-7b");
+  Training t;
+  t.seq_len = 131072;
+  t.global_batch = 1;
+  t.recompute = RecomputeKind::kFull;
+  Layout l;
+  l.cp = 8;
+  l.cp_comm = Layout::CpComm::kAllGather;
+  const StageMemory gathered = EstimateMemory(m, t, l, su.cluster).stages[0];
+  l.cp_comm = Layout::CpComm::kRing;
+  const StageMemory ring = EstimateMemory(m, t, l, su.cluster).stages[0];
+  const double kv = 131072.0 * 4096 * 2 * 2;
+  CHECK(gathered.transient_bytes - ring.transient_bytes == doctest::Approx(2 * kv - 4 * kv / 8));
+  CHECK(gathered.transient_bytes > 2 * kv);
+}
+
 TEST_CASE("interleaved 1F1B: each stage's warm-up as Megatron-LM runs it") {
   Setup su;
   ModelSpec m = TinyGpt();

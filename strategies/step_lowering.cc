@@ -493,8 +493,10 @@ void StepLowering::EndBackward(int s, const Unit& u, const std::vector<TaskId>& 
   auto& reps = topo_.stage(s);
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   // Recompute rebuilds one layer's dropped activations at a time (Megatron recomputes per
-  // layer); the loss's backward works on copies of the logits before it: one or the other.
-  const double working = std::max(recompute ? ch.act_full_max : 0.0, ch.transient);
+  // layer), beside that layer's own working memory; the loss's backward works on copies of the
+  // logits before it: one or the other.
+  const double working =
+      std::max((recompute ? ch.act_full_max : 0.0) + ch.layer_transient, ch.transient);
   for (size_t i = 0; i < reps.size(); ++i) {
     Replica& r = reps[i];
     if (working > 0) {

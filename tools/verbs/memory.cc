@@ -116,7 +116,8 @@ std::string ToText(const Result& res) {
   }
   out += fmt::format(
       "\nactivations: those of the micro-batches in flight and the working memory beside them "
-      "(the loss's copies of the logits, recompute's rebuild); other: buffers, library "
+      "(the loss's copies of the logits, recompute's rebuild, context parallelism's K and V); "
+      "other: buffers, library "
       "workspaces and {} reserved outside PyTorch's allocator (CUDA context, NCCL); allocated: "
       "all but that reserve, as torch.cuda.max_memory_allocated counts.\n",
       FormatBytes(Bytes(kFrameworkReserveBytes)));
