@@ -214,6 +214,21 @@ TEST_CASE("a calibration profile replaces defaults and the report says which") {
   CHECK(calibrated > 1.1 * defaults);
 }
 
+// A review found the front's ranks were indices among the layouts replayed: #19 by default,
+// #17 with --batch 1, #51 exhaustive, for one layout.
+TEST_CASE("the sweep's Pareto front prints a rank only where it is the ranking's") {
+  const std::string f = Runfile("scenarios/gpt3-175b-1024-a100-sweep.yaml");
+  auto front = [](const std::string& out) { return out.substr(out.find("Pareto front")); };
+  auto a = RunParasim("sweep --jobs 2 " + f);
+  auto b = RunParasim("sweep --jobs 2 --batch 1 " + f);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(front(a.out) == front(b.out));
+  CHECK(front(a.out).find("  #1     TP2+SP PP16 DP32") != std::string::npos);
+  CHECK(front(a.out).find("  >#10   TP4+SP PP32 DP8") != std::string::npos);
+  CHECK(front(a.out).find("(>#10: ranked below the first 10;") != std::string::npos);
+}
+
 TEST_CASE("sweep prints the ranking and its speed; --json has the keys scripts rely on") {
   const std::string f = Runfile("scenarios/turing-530b-5128-a100-sweep.yaml");
   auto r = RunParasim("sweep --jobs 2 " + f);

@@ -375,15 +375,29 @@ std::string ParetoText(const Result& res) {
                         ? "\nPareto front (throughput vs cost per token), fastest first:\n"
                         : "\nPareto front (throughput vs memory headroom), fastest first:\n";
   const size_t width = LayoutWidth(res);
+  // A rank is printed where it is the ranking's: within the first `top` (the layouts pruned
+  // could not enter them), or with nothing pruned. Below them, pruned layouts may rank between
+  // the replayed ones (their index among the replayed had changed with --batch).
+  const size_t exact =
+      res.r.pruned == 0 ? res.r.ranked.size() : static_cast<size_t>(std::max(0, res.s.sweep->top));
+  bool unranked = false;
   for (size_t k = 0; k < res.r.pareto.size() && k < 10; ++k) {
     const size_t i = res.r.pareto[k];
     const SweepEntry& e = res.r.ranked[i];
+    const std::string rank = i < exact ? fmt::format("#{}", i + 1) : fmt::format(">#{}", exact);
+    unranked = unranked || i >= exact;
     if (!res.codesign) {
-      out += fmt::format("  #{:<5} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", i + 1, Named(res, e),
+      out += fmt::format("  {:<6} {:<40} {:>9} tokens/s, {:.1f} GiB free\n", rank, Named(res, e),
                          Human(e.tokens_per_s), FreeTenths(res, e) / 10);
       continue;
     }
-    out += fmt::format("  #{:<5} {:<{}} {}\n", i + 1, Named(res, e), width, PricedText(res, e));
+    out += fmt::format("  {:<6} {:<{}} {}\n", rank, Named(res, e), width, PricedText(res, e));
+  }
+  if (unranked) {
+    out += fmt::format(
+        "  (>#{}: ranked below the first {}; the layouts pruned keep their exact "
+        "rank unknown: --exhaustive gives it)\n",
+        exact, exact);
   }
   if (res.r.pareto.size() > 10) {
     out += fmt::format("  ... and {} more on the front (--json lists them all)\n",
