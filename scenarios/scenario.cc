@@ -39,6 +39,23 @@ Status ReadSweep(const YamlContext& ctx, const YAML::Node& root, const MapReader
     PARASIM_RETURN_IF_ERROR(
         CheckPrecisionOnGpu(ctx, top.Node("training"), s->training, h.cluster.gpu, h.label));
   }
+  // What the objective ranks by must exist (ParseSweepBlock checks each swept cluster's price):
+  // the scenario's own cluster's price, and a token count to train on (without them the sweep
+  // had ranked by throughput without a word, costs and times null).
+  const YAML::Node block = top.Node("sweep");
+  YAML::Node at;
+  at.reset(block.IsMap() && block["objective"].IsDefined() ? block["objective"] : block);
+  if (sw.objective == Objective::kCost && sw.hardware.empty() && s->cluster.gpu_hour_cost <= 0) {
+    return ctx.ErrorAt(at, "sweep.objective",
+                       "cost ranks layouts by tokens per unit of cost, but the cluster has no "
+                       "price: give cluster.gpu_hour_cost (per GPU-hour), or objective: "
+                       "throughput");
+  }
+  if (sw.objective == Objective::kTimeToTrain && s->training.tokens <= 0) {
+    return ctx.ErrorAt(at, "sweep.objective",
+                       "time_to_train needs the tokens to train on: give training.tokens (e.g. "
+                       "1e12), or objective: throughput");
+  }
   s->sweep = sw;
   return Status::Ok();
 }

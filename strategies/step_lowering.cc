@@ -476,8 +476,7 @@ void StepLowering::EndForward(int s, const Unit& u, const std::vector<TaskId>& f
   }
   if (!ch.pieces.empty() && ch.pieces.back().time == &layers_.head_time()) {
     // Megatron-LM's loss function checks the loss for NaN and Inf on the host (pretrain_gpt.py
-    // loss_func, rerun_state_machine.validate_result: a tensor read as a bool, on by default
-    // with check_for_nan_in_loss_and_grad): the host waits for the forward.
+    // loss_func, rerun_state_machine.validate_result, a tensor read as a bool): the host waits.
     topo_.SyncStage(s, {});
   }
   if (g % ctx_.route < ctx_.route - 1) {
@@ -493,8 +492,7 @@ void StepLowering::EndBackward(int s, const Unit& u, const std::vector<TaskId>& 
   auto& reps = topo_.stage(s);
   const bool recompute = ctx_.training.recompute != RecomputeKind::kNone;
   // Recompute rebuilds one layer's dropped activations at a time (Megatron recomputes per
-  // layer), beside that layer's own working memory; the loss's backward works on copies of the
-  // logits before it: one or the other.
+  // layer), beside that layer's working memory; or the loss's backward's copies of the logits.
   const double working =
       std::max((recompute ? ch.act_full_max : 0.0) + ch.layer_transient, ch.transient);
   for (size_t i = 0; i < reps.size(); ++i) {
