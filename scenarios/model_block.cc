@@ -57,7 +57,20 @@ Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root,
   // The catalog entries a key set under them extends (`--set cluster.gpu.sms=100`).
   static const std::vector<std::vector<std::string>> kExtendable = {
       {"model"}, {"cluster", "gpu"}, {"cluster", "intra_node"}, {"cluster", "inter_node"}};
-  for (const auto& s : sets) {
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const std::string& s = sets[i];
+    // A key set after keys under it would drop them without a word (`--set
+    // cluster.gpu.memory=40GiB --set cluster.gpu=h100-sxm5-80gb` had run with 80 GiB).
+    const std::string key = s.substr(0, s.find('='));
+    for (size_t j = 0; j < i; ++j) {
+      const std::string earlier = sets[j].substr(0, sets[j].find('='));
+      if (earlier.size() > key.size() && earlier.rfind(key + ".", 0) == 0) {
+        return InvalidArgument(fmt::format(
+            "--set {}:1:1: error: {}: replaces {}, which an earlier --set gave; give --set {}=... "
+            "first, then the keys under it",
+            s, key, earlier, key));
+      }
+    }
     for (const auto& path : kExtendable) {
       const std::string prefix = fmt::format("{}.", fmt::join(path, "."));
       if (s.rfind(prefix, 0) == 0) *root = ExtendingAt(*root, path);

@@ -76,15 +76,25 @@ TEST_CASE("a key set under the cluster's catalog GPU or fabric extends that entr
   REQUIRE(root.ok());
   YAML::Node r = *root;
   YamlContext ctx{"x.yaml", {}};
-  REQUIRE(ApplyScenarioSets({"cluster.gpu.sustained_factor=0.6", "cluster.inter_node.latency=9us",
-                             "cluster.gpu=h100-sxm5-80gb"},
+  // The GPU extended, then set whole again: refused, since the key under it would be dropped
+  // without a word (a review: 40 GiB set, then the GPU, ran with 80); the other order extends.
+  StatusOr<YAML::Node> again = ParseYaml("cluster: {gpu: b200}\n", "x.yaml");
+  YAML::Node a = *again;
+  const Status dropped =
+      ApplyScenarioSets({"cluster.gpu.memory=40GiB", "cluster.gpu=h100-sxm5-80gb"}, &a, &ctx);
+  CHECK(dropped.message() ==
+        "--set cluster.gpu=h100-sxm5-80gb:1:1: error: cluster.gpu: replaces cluster.gpu.memory, "
+        "which an earlier --set gave; give --set cluster.gpu=... first, then the keys under it");
+  REQUIRE(ApplyScenarioSets({"cluster.gpu=h100-sxm5-80gb", "cluster.gpu.sustained_factor=0.6",
+                             "cluster.inter_node.latency=9us"},
                             &r, &ctx)
               .ok());
-  // The GPU was extended, then set whole again: the last assignment wins, as written.
-  CHECK(r["cluster"]["gpu"].Scalar() == "h100-sxm5-80gb");
+  CHECK(r["cluster"]["gpu"]["extends"].Scalar() == "h100-sxm5-80gb");
+  CHECK(r["cluster"]["gpu"]["sustained_factor"].Scalar() == "0.6");
   CHECK(r["cluster"]["inter_node"]["extends"].Scalar() == "ib-ndr-400g");
   CHECK(r["cluster"]["inter_node"]["latency"].Scalar() == "9us");
-  YAML::Node r2 = *root;
+  YAML::Node r2 =
+      *ParseYaml("cluster: {gpu: b200, inter_node: ib-ndr-400g}\nmodel: llama3-8b\n", "x.yaml");
   REQUIRE(ApplyScenarioSets({"cluster.gpu.sms=100"}, &r2, &ctx).ok());
   CHECK(r2["cluster"]["gpu"]["extends"].Scalar() == "b200");
   CHECK(r2["cluster"]["gpu"]["sms"].Scalar() == "100");
