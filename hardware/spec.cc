@@ -50,6 +50,9 @@ const Bandwidth kMinHbm = Bandwidth::GBps(1), kMaxHbm = Bandwidth::GBps(1e6);
 // - peak: the catalog spans 19.5 TFLOP/s (A100 fp32, datasheet) to a few PFLOP/s (Blackwell
 //   fp8, datasheets).
 const FlopRate kMinPeak = FlopRate::TFLOPs(1), kMaxPeak = FlopRate::TFLOPs(1e6);
+// - memory: the catalog spans 40 GiB (A100 40GB, nvidia-smi) to 288 GiB (GB300, B300, MI355X;
+//   datasheets); the bounds are 1 GiB and 1 PiB.
+constexpr double kMinMemory = 1024.0 * 1024 * 1024, kMaxMemory = kMinMemory * 1024 * 1024;
 // - fabric bandwidth: the catalog spans 12.5 GB/s (100 Gb Ethernet) to 900 GB/s (NVLink5); the
 //   floor is 1 Gb/s Ethernet.
 const Bandwidth kMinLink = Bandwidth::Gbps(1), kMaxLink = Bandwidth::GBps(1e6);
@@ -200,7 +203,11 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
       return p.Error("bf16", "a 16-bit peak (bf16 or fp16) is required, e.g. '312TFLOP/s'");
     }
   }
-  if (g.memory.bytes() <= 0) return m.Error("memory", "must be more than 0B");
+  if (g.memory.bytes() < kMinMemory || g.memory.bytes() > kMaxMemory) {
+    return m.Error("memory", fmt::format("expected a size from 1 GiB to 1 PiB (the catalog's "
+                                         "GPUs hold 40 to 288 GiB), got {:.6g} B",
+                                         g.memory.bytes()));
+  }
   if (g.hbm_bandwidth.bytes_per_second() <= 0)
     return m.Error("hbm_bandwidth", "must be more than 0");
   // A GPU without a bf16 entry uses fp16 and vice versa; tf32 falls back to fp32.

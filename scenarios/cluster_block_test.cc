@@ -104,7 +104,13 @@ TEST_CASE("a catalog GPU or fabric extended: the keys given replace the entry's,
             .find("x.yaml:1:54: error: cluster.inter_node.extends: unknown fabric 'ib-ndr'") == 0);
   // What an extension sets is checked as an inline GPU's is (memory: 0B ran, "does not fit").
   CHECK(Read("cluster:\n  gpu: {extends: h100-sxm5-80gb, memory: 0B}\n", &bad).message() ==
-        "x.yaml:2:42: error: cluster.gpu.memory: must be more than 0B");
+        "x.yaml:2:42: error: cluster.gpu.memory: expected a size from 1 GiB to 1 PiB (the "
+        "catalog's GPUs hold 40 to 288 GiB), got 0 B");
+  // Nor without bound (1e30GiB printed 976562500000000019418578944.00 TiB "per GPU").
+  CHECK(Read("cluster:\n  gpu: {extends: h100-sxm5-80gb, memory: 1e30GiB}\n", &bad)
+            .message()
+            .find("x.yaml:2:42: error: cluster.gpu.memory: expected a size from 1 GiB to 1 PiB") ==
+        0);
   // Keys set under the default NVLink (the GPU's server names it) extend that default.
   ClusterSpec nv;
   REQUIRE(Read("cluster: {gpu: h100-sxm5-80gb, intra_node: {efficiency: 0.5}}\n", &nv).ok());

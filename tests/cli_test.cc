@@ -112,8 +112,7 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
   REQUIRE(RunParasim("report --out " + html + " " + f).exit_code == 0);
   CHECK(Slurp(html).find("Latency against throughput") != std::string::npos);
   CHECK(Slurp(html).find("KV cache over the replay") != std::string::npos);
-  CHECK(Slurp(html).find("<td class=\"l\">load</td><td>31% of the capacity") !=
-        std::string::npos);
+  CHECK(Slurp(html).find("<td class=\"l\">load</td><td>31% of the capacity") != std::string::npos);
 
   // A model with no attention layers (a Mamba and MLP stack) keeps no KV: none is reported,
   // rather than a peak of a few bytes of the memory left over.
@@ -154,10 +153,12 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
 
 TEST_CASE("more GPU memory never makes a serving layout not fit") {
   // The KV cache's token count overflowed an int64 past 9.2e18 tokens: 1e24 bytes read "served
-  // none: the layout does not fit" with exit 0.
+  // none: the layout does not fit" with exit 0 (GPU memory is now at most 1 PiB, and 1e24 B a
+  // located error).
   const std::string f = Runfile("scenarios/llama3-70b-serve-8-h100.yaml");
   auto base = RunParasim("serve --json " + f);
-  auto huge = RunParasim("serve --json " + f + " --set cluster.gpu.memory=1e24B");
+  auto huge = RunParasim("serve --json " + f + " --set cluster.gpu.memory=1PiB");
+  CHECK(RunParasim("serve --json " + f + " --set cluster.gpu.memory=1e24B").exit_code == 2);
   REQUIRE(base.exit_code == 0);
   REQUIRE(huge.exit_code == 0);
   CHECK(huge.out.find("\"fits\": true") != std::string::npos);
