@@ -267,7 +267,11 @@ TEST_CASE("strings with quotes survive the text form; files with nothing in them
   CHECK(back->device == "forwDIA H100 80GB HBM3\"");
   auto empty = ParseMeasurements("gpu: &10\n", "e.yaml");
   REQUIRE_FALSE(empty.ok());
-  CHECK(empty.status().message().find("e.yaml:1:1: error: no measurements") != std::string::npos);
+  CHECK(empty.status().message().find("e.yaml:1:1: error: gpu: no value given") !=
+        std::string::npos);
+  auto none = ParseMeasurements("gpu: a100-sxm4-80gb\n", "n.yaml");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().message().find("n.yaml:1:1: error: no measurements") != std::string::npos);
   auto blank = ParseMeasurements("# nothing\n", "b.yaml");
   REQUIRE_FALSE(blank.ok());
   CHECK(blank.status().message().find("keys such as gpu") != std::string::npos);

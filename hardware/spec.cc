@@ -204,12 +204,10 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
     }
   }
   if (g.memory.bytes() < kMinMemory || g.memory.bytes() > kMaxMemory) {
-    return m.Error("memory", fmt::format("expected a size from 1 GiB to 1 PiB (the catalog's "
-                                         "GPUs hold 40 to 288 GiB), got {:.6g} B",
+    return m.Error("memory", fmt::format("expected a size from 1 GiB to 1 PiB (the catalog's GPUs "
+                                         "hold 40 to 288 GiB), got {:.6g} B",
                                          g.memory.bytes()));
   }
-  if (g.hbm_bandwidth.bytes_per_second() <= 0)
-    return m.Error("hbm_bandwidth", "must be more than 0");
   // A GPU without a bf16 entry uses fp16 and vice versa; tf32 falls back to fp32.
   auto fill = [&](Dtype a, Dtype b) {
     if (g.Peak(a).flops_per_second() <= 0) g.peak[static_cast<int>(a)] = g.Peak(b);

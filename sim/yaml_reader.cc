@@ -289,8 +289,15 @@ StatusOr<MapReader> MapReader::Open(const YamlContext& ctx, const YAML::Node& no
   }
   for (const auto& kv : node) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
     std::string full = path.empty() ? key : path + "." + key;
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
+      // `recompute:` with nothing after it is YAML's null, which had read as the key left out:
+      // a typo that changed the plan without a word (--set refuses `~` likewise).
+      if (!kv.second.IsNull()) continue;
+      return ctx.ErrorAt(kv.first, full,
+                         "no value given (an empty value is YAML's null): give one, or leave "
+                         "the key out for its default");
+    }
     std::string hint = DidYouMean(key, allowed);
     std::string msg = fmt::format("unknown key '{}'", key);
     if (!hint.empty()) msg += fmt::format("; did you mean '{}'?", hint);
