@@ -135,6 +135,14 @@ Status ParseTraining(const YamlContext& ctx, const YAML::Node& node, Training* t
   PARASIM_RETURN_IF_ERROR(ReadFormats(m, t));
   PARASIM_RETURN_IF_ERROR(ReadKernels(m, t));
   PARASIM_RETURN_IF_ERROR(m.Number("tokens", &t->tokens, 0, 1e18));
+  // A run trains whole steps: fewer tokens than one step's (`tokens: 2.5`) had printed a time
+  // to train of a fraction of one step, and 0 GPU-hours per 10^12 tokens.
+  const double step = static_cast<double>(t->seq_len) * static_cast<double>(t->global_batch);
+  if (m.Has("tokens") && t->tokens < step) {
+    return m.Error("tokens", fmt::format("{:g} tokens is less than one step's {:g} (seq_len x "
+                                         "global_batch): expected at least {:g}",
+                                         t->tokens, step, step));
+  }
   return ReadFinetune(ctx, m, t);
 }
 
