@@ -47,6 +47,15 @@ TEST_CASE("an error about keys a --set rebuilt points at the option, or at the f
                    {"cluster.nodes=2"}, testing::TestCatalogs());
   CHECK(c.status().message().find("c.yaml:3:10: error: cluster.inter_node: missing required key") ==
         0);
+  // A mapping the option made, missing a key: at the option's segment (it was told at the
+  // file's cluster, 3:10).
+  StatusOr<Scenario> made =
+      LoadScenario(YamlInput("c.yaml",
+                             "model: gpt3-1.3b\ntraining: {seq_len: 2048, global_batch: 64}\n"
+                             "cluster: {gpu: a100-sxm4-80gb, nodes: 1, gpus_per_node: 8}\n"),
+                   {"cluster.inter_node.latency=2us"}, testing::TestCatalogs());
+  CHECK(made.status().message().find("--set cluster.inter_node.latency=2us:1:15: error: "
+                                     "cluster.inter_node.bandwidth: missing required key") == 0);
 }
 
 TEST_CASE("a sequence longer than a learned position table is refused at training.seq_len") {

@@ -76,12 +76,20 @@ std::string YamlContext::Where(const YAML::Node& node, std::string_view path) co
   // A key that a --set created has no place in the file: the option names it, at the key's
   // segment ("--set a.b=1" for an unknown 'a' points at its 'a').
   const bool unplaced = !node.IsDefined() || node.Mark().line < 0;
-  for (const auto& [p, origin] : overrides) {
-    if (unplaced && p.size() > path.size() && p.substr(0, path.size()) == path &&
-        p[path.size()] == '.') {
-      const size_t segment = path.rfind('.');
-      return fmt::format("{}:1:{}", origin,
-                         (segment == std::string_view::npos ? 0 : segment + 1) + 7);
+  // A key missing from a mapping the option made, not one of the file's it rebuilt ("--set
+  // cluster.inter_node.latency=2us" on a cluster without an inter-node fabric lacks its
+  // bandwidth), is told at the mapping's segment.
+  const size_t dot = path.rfind('.');
+  const std::string_view parent = dot == std::string_view::npos ? "" : path.substr(0, dot);
+  const bool parent_made = !parent.empty() && !rebuilt.count(std::string(parent));
+  for (const std::string_view mine : {path, parent_made ? parent : std::string_view()}) {
+    for (const auto& [p, origin] : overrides) {
+      if (unplaced && !mine.empty() && p.size() > mine.size() && p.substr(0, mine.size()) == mine &&
+          p[mine.size()] == '.') {
+        const size_t segment = mine.rfind('.');
+        return fmt::format("{}:1:{}", origin,
+                           (segment == std::string_view::npos ? 0 : segment + 1) + 7);
+      }
     }
   }
   // A node a --set or a sweep's combination rebuilt (or left without a place; yaml-cpp's Clone
