@@ -98,7 +98,13 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
       return bad(fmt::format("'{}' is not a count", p));
     }
     if (v < 1 || v > 100'000'000) return bad(fmt::format("{} GPUs is out of range", v));
-    if (ellipsis && out.size() >= 2 && v > out.back()) {
+    if (ellipsis && v <= out.back()) {
+      return bad(
+          fmt::format("'...' counts up from {} to the count after it, and {} is not "
+                      "larger",
+                      out.back(), v));
+    }
+    if (ellipsis && out.size() >= 2) {
       const int64_t a = out[out.size() - 2], b = out.back();
       const bool geometric = b % a == 0 && b / a >= 2;
       for (int64_t x = geometric ? b * (b / a) : b + (b - a); x < v;
