@@ -187,6 +187,12 @@ TEST_CASE("report writes one self-contained HTML file; headless Chromium renders
   CHECK(hg.exit_code == 2);
   CHECK(hg.err.find("'speedup' is 1e+308") != std::string::npos);
   CHECK(!std::filesystem::exists(dir + "/h.html"));
+  // A point that lacks a key read as yaml-cpp's "invalid node; first invalid key" (a bug hunt).
+  std::ofstream(dir + "/bare.json") << R"({"points":[{"gpus":-1,"step_time_s":1e308}]})";
+  auto bare = RunParasim("report --from " + dir + "/bare.json --out " + dir + "/bare.html");
+  CHECK(bare.exit_code == 2);
+  CAPTURE(bare.err);
+  CHECK(bare.err.find("invalid node") == std::string::npos);
   auto both =
       RunParasim("report " + seven + " --from " + dir + "/scale.json --out " + dir + "/both.html");
   CHECK(both.exit_code == 2);

@@ -233,10 +233,17 @@ StatusOr<std::string> ReportFromJson(const std::string& text, const std::string&
   } catch (const YAML::Exception& e) {
     // A node the file lacks has no place (yaml-cpp's null mark): the file's start, then.
     const bool placed = !e.mark.is_null() && e.mark.line >= 0;
+    // yaml-cpp names a key read from a node that lacks it as "invalid node; first invalid key:
+    // \"found\"": said as the key the results lack.
+    constexpr std::string_view kInvalid = "invalid node; first invalid key: ";
+    std::string what = e.msg;
+    if (what.rfind(kInvalid, 0) == 0) {
+      what = fmt::format("a key {} is missing", what.substr(kInvalid.size()));
+    }
     return InvalidArgument(fmt::format(
         "{}:{}:{}: error: unexpected value in the results: {}; expected the JSON of `parasim "
         "sweep --json` or `parasim scale --json`",
-        file, placed ? e.mark.line + 1 : 1, placed ? e.mark.column + 1 : 1, e.msg));
+        file, placed ? e.mark.line + 1 : 1, placed ? e.mark.column + 1 : 1, what));
   }
   return InvalidArgument(fmt::format(
       "{}:1:1: error: not a parasim results file: expected the JSON of `parasim sweep --json` "
