@@ -136,6 +136,12 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
     PARASIM_RETURN_IF_ERROR(ParseReliability(ctx, top.Node("reliability"), &s.reliability));
   }
   if (s.dp_auto) PARASIM_RETURN_IF_ERROR(ResolveDpAuto(ctx, par, &s));
+  // Interleaving with one model chunk a stage is 1F1B, as Megatron-LM runs it without virtual
+  // stages (a review: it had replayed 1.2% apart, its idle time read as host issue rather than
+  // bubble), and as a sweep folds it. A sweep's axes may give the virtual stages: left to it.
+  if (!s.sweep && s.layout.schedule == kScheduleInterleaved && s.layout.virtual_stages == 1) {
+    s.layout.schedule = kSchedule1F1B;
+  }
   // A scenario whose sweep block varies the layout is checked per layout by the sweep; the
   // fixed layout must still be valid when no sweep is present.
   const Status own = ValidateLayout(s, ctx, par.IsDefined() ? par : root);

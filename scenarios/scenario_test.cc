@@ -58,6 +58,21 @@ TEST_CASE("an error about keys a --set rebuilt points at the option, or at the f
                                      "cluster.inter_node.bandwidth: missing required key") == 0);
 }
 
+TEST_CASE("interleaving with one model chunk a stage is 1F1B, as Megatron-LM runs it") {
+  StatusOr<Scenario> one = Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\n");
+  REQUIRE_MESSAGE(one.ok(), one.status().message());
+  CHECK(one->layout.schedule == kSchedule1F1B);
+  StatusOr<Scenario> two =
+      Load("parallelism: {pp: 2, schedule: interleaved-1f1b, virtual_stages: 2}\n");
+  REQUIRE_MESSAGE(two.ok(), two.status().message());
+  CHECK(two->layout.schedule == kScheduleInterleaved);
+  // A sweep's axes may give the virtual stages: its base keeps the schedule.
+  StatusOr<Scenario> swept =
+      Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\nsweep: {virtual_stages: [2, 4]}\n");
+  REQUIRE_MESSAGE(swept.ok(), swept.status().message());
+  CHECK(swept->layout.schedule == kScheduleInterleaved);
+}
+
 TEST_CASE("a sequence longer than a learned position table is refused at training.seq_len") {
   // It ran with exit 0 (GPT-3 175B at 4,096 tokens), where the table holds 2,048 positions.
   StatusOr<Scenario> s = Load("", {"training.seq_len=4096"});
