@@ -18,11 +18,19 @@ void LayoutWarnings(const StepReport& r, const Training& training, const Layout&
   GroupPlacement tp = Placement(layout, cluster).Group(GroupKind::kTp);
   if (tp.size > tp.per_node) {
     const bool rack = cluster.domain() > cluster.gpus_per_node;  // a domain of several nodes
-    out->push_back(fmt::format(
-        "TP group of {} spans {} ({} GPUs {}): every layer's TP collectives cross {}; keep "
-        "tp <= {} so TP stays on {}",
-        layout.tp, rack ? "NVLink domains" : "nodes", tp.per_node, rack ? "each" : "per node",
-        cluster.inter.id, cluster.domain(), cluster.intra.id));
+    // Within the domain, the rank order put another dimension inside TP (a review: "keep tp <=
+    // 8" was advised to a TP2 that `order: [dp, tp, ...]` spread over nodes).
+    const int64_t domain = cluster.domain();
+    const std::string fix =
+        layout.tp <= domain && domain % layout.tp == 0
+            ? fmt::format("put tp first in parallelism.order so TP stays on {}", cluster.intra.id)
+            : fmt::format("keep tp <= {} and dividing it so TP stays on {}", domain,
+                          cluster.intra.id);
+    out->push_back(
+        fmt::format("TP group of {} spans {} ({} GPUs {}): every layer's TP "
+                    "collectives cross {}; {}",
+                    layout.tp, rack ? "NVLink domains" : "nodes", tp.per_node,
+                    rack ? "each" : "per node", cluster.inter.id, fix));
   }
   if (layout.pp > 1 && r.micro_batches < layout.pp) {
     out->push_back(fmt::format(

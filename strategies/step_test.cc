@@ -916,6 +916,15 @@ TEST_CASE("a TP group across nodes pays the inter-node price and is warned about
   StepReport within = b.Run();
   CHECK_FALSE(HasWarning(within, "spans nodes"));
   CHECK(across.exposed.tp > 2 * within.exposed.tp);
+  // A TP within a node's size that the rank order spreads over nodes: the order is the fix
+  // (a review: "keep tp <= 8" had been advised to a TP2).
+  b.l.tp = 2;
+  b.l.dp = 8;
+  b.t.global_batch = 8;
+  b.l.order = {RankDim::kDp, RankDim::kTp, RankDim::kCp, RankDim::kEp, RankDim::kPp};
+  StepReport ordered = b.Run();
+  CHECK(HasWarning(ordered, "put tp first in parallelism.order"));
+  CHECK_FALSE(HasWarning(ordered, "keep tp <="));
 }
 
 TEST_CASE("GB200 NVL72: TP and EP groups larger than a tray stay on NVLink inside the domain") {
