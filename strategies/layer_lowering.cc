@@ -59,29 +59,37 @@ OpPhase PartsOf(const OpTime& op, Phase ph, bool split) {
   return Phased(op.fwd, op.fwd_comm, op.fwd_overlap, op.fwd_group, op.contended, op.host_f);
 }
 
-// How much longer than `work` alone a collective of `comm` beside it lasts, the work running
-// `slow` times slower while the collective runs (GpuSpec::contended_*, as the replay runs them
-// op by op): max(comm, work + comm (1 - 1/slow)) - work.
-Duration Beside(Duration comm, Duration work, double slow) {
-  if (comm <= Duration::Zero()) return Duration::Zero();
-  return comm >= work * slow ? comm - work : comm * (1 - 1 / slow);
+// A collective of `comm` beside `work`, the work running `slow` times slower while the
+// collective runs (GpuSpec::contended_*, as the replay runs them op by op), lasts
+// max(comm, work + comm (1 - 1/slow)) - work longer than the work alone: the work's slowdown
+// (`slowed`, compute time, as the op-by-op replay counts it) and, where the collective outlasts
+// it, the wait for the collective (`waited`, exposed communication).
+struct BesideTime {
+  Duration slowed, waited;
+};
+BesideTime Beside(Duration comm, Duration work, double slow) {
+  if (comm <= Duration::Zero()) return {};
+  if (comm >= work * slow) return {work * (slow - 1), comm - work * slow};
+  return {comm * (1 - 1 / slow), Duration::Zero()};
 }
 
-// The part of `o`'s collectives that the op's compute does not hide.
-Duration Exposed(const OpPhase& o) {
-  return Beside(o.pre, o.compute - o.hide, o.contended) +
-         (o.overlap ? Beside(o.comm, o.hide, o.contended) : o.comm);
-}
-
-// Adds op phase `o` to a phase sum: its compute, and its collectives' exposed part when `comm`.
+// Adds op phase `o` to a phase sum: its compute, and its collectives' exposed part when `comm`
+// (a collective beside the op's compute adds what it slows the compute to the compute, and what
+// outlasts it to the collective's kind).
 template <class Sum>
 void AddOp(Sum* sum, const OpPhase& o, bool comm) {
-  sum->compute += o.compute;
-  sum->contended += o.compute * o.contended;
-  sum->host += o.host;
+  Duration compute = o.compute;
   if (comm && (o.comm > Duration::Zero() || o.pre > Duration::Zero())) {
-    sum->comm[static_cast<int>(o.group)] += Exposed(o);
+    const BesideTime pre = Beside(o.pre, o.compute - o.hide, o.contended);
+    const BesideTime own =
+        o.overlap ? Beside(o.comm, o.hide, o.contended) : BesideTime{Duration::Zero(), o.comm};
+    compute += pre.slowed + own.slowed;
+    sum->comm[static_cast<int>(o.group)] += pre.waited + own.waited;
   }
+  sum->compute += compute;
+  // Beside a data-parallel collective the op's kernels slow (its own slowdown is counted once).
+  sum->contended += o.compute * o.contended + (compute - o.compute);
+  sum->host += o.host;
 }
 
 }  // namespace
