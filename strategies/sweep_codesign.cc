@@ -10,9 +10,14 @@ namespace parasim {
 
 std::vector<Scenario> SweepHardwareScenarios(const Scenario& base) {
   if (!base.sweep || base.sweep->hardware.empty()) return {base};
+  // Each cluster's scenario keeps the sweep's keys but not the list of clusters, which copied
+  // into every one grew with its square (1,024 clusters: 1.4 GB; 4,096, the limit, ran out).
+  Scenario shared = base;
+  shared.sweep->hardware.clear();
   std::vector<Scenario> out;
+  out.reserve(base.sweep->hardware.size());
   for (const SweepHardware& h : base.sweep->hardware) {
-    Scenario s = base;
+    Scenario s = shared;
     s.cluster = h.cluster;
     s.model = h.model;
     out.push_back(std::move(s));

@@ -28,6 +28,11 @@ TEST_CASE("one scenario per cluster and model compared; the base alone otherwise
     CHECK(v[h].cluster.gpus() == s.sweep->hardware[h].cluster.gpus());
     CHECK(v[h].model.layers == s.sweep->hardware[h].model.layers);
     CHECK(v[h].training.global_batch == s.training.global_batch);
+    // The sweep's keys, not its list of clusters: copied into each, it grew with the square
+    // of the clusters (1,024: 1.4 GB).
+    REQUIRE(v[h].sweep.has_value());
+    CHECK(v[h].sweep->hardware.empty());
+    CHECK(v[h].sweep->objective == s.sweep->objective);
   }
   Scenario plain = s;
   plain.sweep.reset();
