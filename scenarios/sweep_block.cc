@@ -170,7 +170,10 @@ YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxi
     for (size_t a = 0; a < axes.size(); ++a) {
       const HardwareAxis& ax = axes[a];
       if (ax.block.empty() != (pass == 0)) continue;
-      const YAML::Node& v = ax.values[idx[a]];
+      // A copy of its own: yaml-cpp links the memory of the nodes it joins into one pool that
+      // every later join copies, so joining each combination to the file's values grew with
+      // the square of the combinations (4,096 clusters: 32 s to read the scenario).
+      const YAML::Node v = YAML::Clone(ax.values[idx[a]]);
       if (ax.key == "cluster") {
         const YAML::Node& cur = static_cast<const YAML::Node&>(r)["cluster"];
         YAML::Node fragment = v;  // (reset, never `=`: yaml-cpp's `=` writes into v)
@@ -225,7 +228,12 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
   }
   std::vector<size_t> idx(axes.size(), 0);
   for (size_t n = 0; n < combos; ++n) {
-    const YAML::Node r = CombinationRoot(root, axes, idx);
+    // Each combination from fresh copies of the blocks it changes (see CombinationRoot).
+    YAML::Node fresh(YAML::NodeType::Map);
+    for (const char* b : {"cluster", "model"}) {
+      if (root[b].IsDefined()) fresh[b] = YAML::Clone(root[b]);
+    }
+    const YAML::Node r = CombinationRoot(fresh, axes, idx);
     std::vector<std::string> label;
     for (size_t a = 0; a < axes.size(); ++a) {
       label.push_back(ValueLabel(axes[a].key, axes[a].values[idx[a]], idx[a]));
