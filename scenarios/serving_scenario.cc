@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "scenarios/cluster_block.h"
 #include "scenarios/model_block.h"
@@ -26,6 +29,40 @@ Status LocateLayout(const YamlContext& ctx, const YAML::Node& par, const YAML::N
     rest = rest.substr(dot + 1);
   }
   return ctx.ErrorAt(n, "parallelism." + p.key, p.message);
+}
+
+// A learned position table holds model.max_position positions: an engine refuses a request
+// longer than that (vLLM's max_model_len), where the replay had served it without a word.
+Status CheckLearnedContext(const YamlContext& ctx, const MapReader& top, const ServingScenario& s) {
+  const ModelSpec& m = s.model;
+  if (m.position != PositionKind::kLearned || m.max_position <= 0) return Status::Ok();
+  const RequestSpec& rq = s.serving.requests;
+  constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+  auto upper = [&](const LengthDist& d) {
+    if (d.max > 0) return static_cast<double>(d.max);
+    if (d.kind == LengthDist::Kind::kFixed) return d.a;
+    return d.kind == LengthDist::Kind::kUniform ? d.b : kUnbounded;
+  };
+  double longest = upper(rq.input) + upper(rq.output);
+  if (!rq.trace.empty()) {
+    longest = 0;
+    for (const TraceRow& t : rq.trace) {
+      longest = std::max(longest, static_cast<double>(t.input + t.output));
+    }
+  }
+  if (longest <= static_cast<double>(m.max_position)) return Status::Ok();
+  const YAML::Node rn = top.Node("serving")["requests"];
+  YAML::Node at;
+  at.reset(rn.IsDefined() ? rn : top.Node("serving"));
+  return ctx.ErrorAt(
+      at, "serving.requests",
+      std::isinf(longest)
+          ? fmt::format("{}'s learned positions hold {} tokens, and the lengths have no upper "
+                        "bound: give input_tokens and output_tokens a max whose sum is at most {}",
+                        m.id, m.max_position, m.max_position)
+          : fmt::format("a request of up to {:.0f} tokens (input + output) is longer than {}'s "
+                        "{} learned positions, which an engine refuses: expected at most {}",
+                        longest, m.id, m.max_position, m.max_position));
 }
 
 }  // namespace
@@ -65,6 +102,7 @@ StatusOr<ServingScenario> ServingScenarioFromNode(const YAML::Node& root, const 
                        "a prefix-cache hit is not modelled for a hybrid (Mamba) model: its layers "
                        "keep no state at a cached prefix's end; leave it out");
   }
+  PARASIM_RETURN_IF_ERROR(CheckLearnedContext(ctx, top, s));
   if (auto p = CheckServingPrecision(s.serving.precision, s.cluster.gpu)) {
     const YAML::Node sv = top.Node("serving");
     const char* key = sv[p->key].IsDefined() ? p->key.c_str() : "precision";

@@ -75,6 +75,28 @@ TEST_CASE("bad serving scenarios are located") {
   }
 }
 
+TEST_CASE("requests longer than a learned position table are refused") {
+  // GPT-3 175B holds 2,048 positions: 2,000 + 200 tokens had been served without a word.
+  const std::vector<std::string> gpt3 = {"model=gpt3-175b", "parallelism.tp=8"};
+  auto sets = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), gpt3.begin(), gpt3.end());
+    return more;
+  };
+  StatusOr<ServingScenario> over = Load(
+      kDoc, sets({"serving.requests.input_tokens=2000", "serving.requests.output_tokens=200"}));
+  CHECK(over.status().message().find(
+            "error: serving.requests: a request of up to 2200 tokens (input + output) is longer "
+            "than gpt3-175b's 2048 learned positions") != std::string::npos);
+  CHECK(
+      Load(kDoc, sets({"serving.requests.input_tokens=2000", "serving.requests.output_tokens=48"}))
+          .ok());
+  StatusOr<ServingScenario> open =
+      Load(kDoc, sets({"serving.requests.input_tokens={lognormal: {mean: 500, sigma: 0.5}}"}));
+  CHECK(open.status().message().find("the lengths have no upper bound") != std::string::npos);
+  // Rotary positions have no table to outgrow.
+  CHECK(Load(kDoc, {"serving.requests.input_tokens=200000"}).ok());
+}
+
 TEST_CASE("the training loader points a serving scenario at serve") {
   const StatusOr<Scenario> s = LoadScenario(YamlInput("x.yaml", kDoc), {}, Cat());
   REQUIRE_FALSE(s.ok());
