@@ -151,8 +151,12 @@ bool ParseNcclDeviceLine(std::string_view text, NcclDeviceLine* out) {
   if (i + 3 >= f.size() || f[i + 2] != "device" || !to_int(f[i + 3], &d.device)) return false;
   d.host = std::string(f[i + 1]);
   // The name follows the bus id "[0x07]" / "[0000:04:00]".
-  const size_t close = text.find(']', static_cast<size_t>(f[i + 3].data() - text.data()));
+  const size_t after = static_cast<size_t>(f[i + 3].data() - text.data());
+  const size_t open = text.find('[', after), close = text.find(']', after);
   if (close != std::string_view::npos) d.name = std::string(Trim(text.substr(close + 1)));
+  if (open != std::string_view::npos && close != std::string_view::npos && open < close) {
+    d.bus = std::string(Trim(text.substr(open + 1, close - open - 1)));
+  }
   *out = std::move(d);
   return true;
 }

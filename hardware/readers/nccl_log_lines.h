@@ -42,6 +42,7 @@ struct NcclDeviceLine {
   int64_t rank = -1;
   std::string host;
   int64_t device = -1;
+  std::string bus;   // the bus id in brackets ("0x37", "0000:04:00"); empty without one
   std::string name;  // what follows the bus id: the CUDA device name
 };
 bool ParseNcclDeviceLine(std::string_view text, NcclDeviceLine* out);

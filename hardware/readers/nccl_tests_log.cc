@@ -188,12 +188,16 @@ Status Parser::RunStart(const NcclLine& l, int64_t no) {
   return Status::Ok();
 }
 
-// Nodes from the device lines. One host name lists each device index once on one node (NCCL
-// refuses two ranks on one GPU: "Duplicate GPU detected"), so a name listing an index n times
-// is n nodes that share it, as containers started from one image do (every pod "localhost").
+// Nodes from the device lines. One host name lists each GPU once on one node (NCCL refuses two
+// ranks on one GPU: "Duplicate GPU detected"), so a name listing a GPU n times is n nodes that
+// share it, as containers of one image can (every pod "localhost"). A GPU is its bus id where
+// the line gives one: the device index repeats on one node where each rank sees one GPU
+// (CUDA_VISIBLE_DEVICES with NCCL_TESTS_DEVICE=0: every rank "device 0", bus ids apart).
 void CountNodes(NcclTestsSection& s, std::vector<std::string>* notes, const std::string& file) {
-  std::map<std::string, std::map<int64_t, int64_t>> uses;  // host -> device -> ranks
-  for (const NcclTestsDevice& d : s.devices) ++uses[d.host][d.device];
+  std::map<std::string, std::map<std::string, int64_t>> uses;  // host -> GPU -> ranks
+  for (const NcclTestsDevice& d : s.devices) {
+    ++uses[d.host][d.bus.empty() ? fmt::format("device {}", d.device) : d.bus];
+  }
   s.ranks = static_cast<int64_t>(s.devices.size());
   for (const auto& [host, devices] : uses) {
     int64_t ranks = 0, nodes = 1;
@@ -205,8 +209,8 @@ void CountNodes(NcclTestsSection& s, std::vector<std::string>* notes, const std:
     s.per_node = std::max(s.per_node, (ranks + nodes - 1) / nodes);
     if (nodes > 1) {
       notes->push_back(fmt::format(
-          "{}:{}: host {} lists a device index for {} ranks: read as {} nodes sharing the name",
-          file, s.first_line, host, nodes, nodes));
+          "{}:{}: host {} lists one GPU for {} ranks: read as {} nodes sharing the name", file,
+          s.first_line, host, nodes, nodes));
     }
   }
 }
@@ -224,7 +228,7 @@ Status Parser::Device(const NcclLine& l, int64_t no) {
                 "started by mpirun or srun); rebuild with MPI=1",
                 d.rank, it->second, d.host, s.first_line));
   }
-  s.devices.push_back({d.rank, d.host, d.device, d.name});
+  s.devices.push_back({d.rank, d.host, d.device, d.bus, d.name});
   return Status::Ok();
 }
 

@@ -60,6 +60,7 @@ struct NcclTestsDevice {
   int64_t rank = -1;
   std::string host;
   int64_t device = -1;
+  std::string bus;   // "0x37", "0000:04:00"; empty where the line gives none
   std::string name;  // "NVIDIA H100 80GB HBM3"
 };
 

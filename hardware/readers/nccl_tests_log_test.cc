@@ -277,9 +277,9 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
   std::string shared = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 1(bytes)\n";
   for (int r = 0; r < 16; ++r) {
     shared += fmt::format(
-        "#  Rank {:2} Group  0 Pid {} on localhost device {} [0x07] "
+        "#  Rank {:2} Group  0 Pid {} on localhost device {} [0x{:02x}] "
         "NVIDIA H100 80GB HBM3\n",
-        r, 100 + r, r % 8);
+        r, 100 + r, r % 8, 0x18 + r % 8);
   }
   shared += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
   auto pods = ParseNcclTestsLog(shared + row, "pods.log", o);
@@ -289,8 +289,23 @@ TEST_CASE("inline: junk lines, tagged headers of several ranks, repeated sizes, 
   CHECK(pods->sections.at(0).per_node == 8);
   REQUIRE(pods->notes.size() == 1);
   CHECK(pods->notes[0] ==
-        "pods.log:1: host localhost lists a device index for 2 ranks: read as 2 "
+        "pods.log:1: host localhost lists one GPU for 2 ranks: read as 2 "
         "nodes sharing the name");
+  // One node whose ranks each see one GPU (NCCL_TESTS_DEVICE=0): every rank "device 0", the bus
+  // ids apart: one node of 8 (a review: it had read 8 nodes).
+  std::string masked = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 1(bytes)\n";
+  for (int r = 0; r < 8; ++r) {
+    masked += fmt::format(
+        "#  Rank {:2} Group  0 Pid {} on h200-03 device 0 [0x{:02x}] "
+        "NVIDIA H200\n",
+        r, 100 + r, 0x18 + r);
+  }
+  masked += "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
+  auto one = ParseNcclTestsLog(masked + row, "masked.log", o);
+  REQUIRE_MESSAGE(one.ok(), one.status().message());
+  CHECK(one->sections.at(0).nodes == 1);
+  CHECK(one->sections.at(0).per_node == 8);
+  CHECK(one->notes.empty());
 
   // A UTF-8 byte-order mark before the header is passed over (the header went unread: "no
   // nThread header"); UTF-16 is named.
