@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "scenarios/cluster_block.h"
@@ -62,21 +63,31 @@ Status ReadSweep(const YamlContext& ctx, const YAML::Node& root, const MapReader
 
 // A learned position table holds model.max_position positions and no more: a longer sequence
 // has no embedding (Megatron-LM refuses it: megatron/training/arguments.py, validate_args,
-// max_position_embeddings >= seq_length).
+// max_position_embeddings >= seq_length). Each model a co-design sweep trains is checked, the
+// scenario's own where the sweep keeps it.
 Status CheckLearnedPositions(const YamlContext& ctx, const MapReader& top, const Scenario& s) {
-  const ModelSpec& m = s.model;
-  if (m.position != PositionKind::kLearned || m.max_position <= 0 ||
-      s.training.seq_len <= m.max_position) {
-    return Status::Ok();
+  std::vector<std::pair<const ModelSpec*, std::string>> models;
+  if (s.sweep && !s.sweep->hardware.empty()) {
+    for (const SweepHardware& h : s.sweep->hardware) models.push_back({&h.model, h.label});
+  } else {
+    models.push_back({&s.model, ""});
   }
-  const YAML::Node t = top.Node("training");
-  YAML::Node n;
-  n.reset(t.IsMap() && t["seq_len"].IsDefined() ? t["seq_len"] : t);
-  return ctx.ErrorAt(n, "training.seq_len",
-                     fmt::format("{} tokens is longer than {}'s {} learned positions "
-                                 "(model.max_position): expected at most {}, or a larger "
-                                 "model.max_position",
-                                 s.training.seq_len, m.id, m.max_position, m.max_position));
+  for (const auto& [m, label] : models) {
+    if (m->position != PositionKind::kLearned || m->max_position <= 0 ||
+        s.training.seq_len <= m->max_position) {
+      continue;
+    }
+    const YAML::Node t = top.Node("training");
+    YAML::Node n;
+    n.reset(t.IsMap() && t["seq_len"].IsDefined() ? t["seq_len"] : t);
+    return ctx.ErrorAt(
+        n, "training.seq_len",
+        fmt::format("{} tokens is longer than {}'s {} learned positions (model.max_position): "
+                    "expected at most {}, or a larger model.max_position{}",
+                    s.training.seq_len, m->id, m->max_position, m->max_position,
+                    label.empty() ? "" : fmt::format(" (in the sweep's combination {})", label)));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -122,7 +133,6 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   PARASIM_RETURN_IF_ERROR(ParseCluster(ctx, top.Node("cluster"), cat, &s.cluster, dir));
   PARASIM_RETURN_IF_ERROR(ParseModel(ctx, top.Node("model"), cat, &s.model));
   PARASIM_RETURN_IF_ERROR(ParseTraining(ctx, top.Node("training"), &s.training));
-  PARASIM_RETURN_IF_ERROR(CheckLearnedPositions(ctx, top, s));
   PARASIM_RETURN_IF_ERROR(
       CheckPrecisionOnGpu(ctx, top.Node("training"), s.training, s.cluster.gpu, ""));
   YAML::Node par = top.Node("parallelism");
@@ -135,11 +145,15 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   if (top.Has("reliability")) {
     PARASIM_RETURN_IF_ERROR(ParseReliability(ctx, top.Node("reliability"), &s.reliability));
   }
+  PARASIM_RETURN_IF_ERROR(CheckLearnedPositions(ctx, top, s));
   if (s.dp_auto) PARASIM_RETURN_IF_ERROR(ResolveDpAuto(ctx, par, &s));
   // Interleaving with one model chunk a stage is 1F1B, as Megatron-LM runs it without virtual
   // stages (a review: it had replayed 1.2% apart, its idle time read as host issue rather than
-  // bubble), and as a sweep folds it. A sweep's axes may give the virtual stages: left to it.
-  if (!s.sweep && s.layout.schedule == kScheduleInterleaved && s.layout.virtual_stages == 1) {
+  // bubble), and as a sweep folds it. A sweep whose axes give the virtual stages keeps it.
+  const bool swept_chunks =
+      s.sweep && std::any_of(s.sweep->axes.begin(), s.sweep->axes.end(),
+                             [](const auto& a) { return a.first == "virtual_stages"; });
+  if (!swept_chunks && s.layout.schedule == kScheduleInterleaved && s.layout.virtual_stages == 1) {
     s.layout.schedule = kSchedule1F1B;
   }
   // A scenario whose sweep block varies the layout is checked per layout by the sweep; the

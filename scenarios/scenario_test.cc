@@ -71,6 +71,12 @@ TEST_CASE("interleaving with one model chunk a stage is 1F1B, as Megatron-LM run
       Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\nsweep: {virtual_stages: [2, 4]}\n");
   REQUIRE_MESSAGE(swept.ok(), swept.status().message());
   CHECK(swept->layout.schedule == kScheduleInterleaved);
+  // A sweep over other keys: its fixed layout folds too (a review: run on a sweep scenario had
+  // kept it).
+  StatusOr<Scenario> other =
+      Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\nsweep: {tp: [1, 2]}\n");
+  REQUIRE_MESSAGE(other.ok(), other.status().message());
+  CHECK(other->layout.schedule == kSchedule1F1B);
 }
 
 TEST_CASE("a sequence longer than a learned position table is refused at training.seq_len") {
@@ -82,6 +88,14 @@ TEST_CASE("a sequence longer than a learned position table is refused at trainin
         "larger model.max_position");
   CHECK(Load("", {"training.seq_len=4096", "model.max_position=4096"}).ok());
   CHECK(Load("", {"training.seq_len=4096", "model.position=rope"}).ok());
+  // Each model a co-design sweep trains (a review: gpt3-1.3b ranked first at 8,192 tokens), and
+  // not the scenario's own where the sweep replaces it.
+  StatusOr<Scenario> swept = Load("sweep: {model: [llama3-8b, gpt3-1.3b]}\n",
+                                  {"training.seq_len=8192", "model=llama3-8b"});
+  CHECK(swept.status().message().find("8192 tokens is longer than gpt3-1.3b's 2048 learned "
+                                      "positions") != std::string::npos);
+  CHECK(swept.status().message().find("(in the sweep's combination") != std::string::npos);
+  CHECK(Load("sweep: {model: [llama3-8b, llama2-7b]}\n", {"training.seq_len=4096"}).ok());
 }
 
 TEST_CASE("--set replaces a key, and a model key under a catalog id extends that model") {
