@@ -455,6 +455,11 @@ TEST_CASE("Megatron-LM's own refusals are errors at the flag") {
   REQUIRE(!unsized.ok());
   CHECK(unsized.status().message().find("--seq-length: 2048 with no --max-position-embeddings") !=
         std::string::npos);
+  // Read from the checkpoint with --use-checkpoint-args; a variable the script never sets is
+  // not compared under rotary positions (a review: both had been refused).
+  CHECK(Import(no_table + "--use-checkpoint-args --load /ckpt").ok());
+  CHECK(Import(no_table + "--position-embedding-type rope --max-position-embeddings '$MAX_POS'")
+            .ok());
   // dist_muon is Muon over Megatron-LM's layer-wise distributed optimizer: states sharded.
   auto muon = Import(kBase + "--optimizer dist_muon");
   REQUIRE(muon.ok());
