@@ -66,8 +66,8 @@ Status ApplyScenarioSets(const std::vector<std::string>& sets, YAML::Node* root,
       const std::string earlier = sets[j].substr(0, sets[j].find('='));
       if (earlier.size() > key.size() && earlier.rfind(key + ".", 0) == 0) {
         return InvalidArgument(fmt::format(
-            "--set {}:1:1: error: {}: replaces {}, which an earlier --set gave; give --set {}=... "
-            "first, then the keys under it",
+            "--set {}:1:1: error: {}: replaces {}, which an earlier --set gave; set {} first, "
+            "then the keys under it (with diff, both on the side that changes it)",
             s, key, earlier, key));
       }
     }

@@ -84,7 +84,8 @@ TEST_CASE("a key set under the cluster's catalog GPU or fabric extends that entr
       ApplyScenarioSets({"cluster.gpu.memory=40GiB", "cluster.gpu=h100-sxm5-80gb"}, &a, &ctx);
   CHECK(dropped.message() ==
         "--set cluster.gpu=h100-sxm5-80gb:1:1: error: cluster.gpu: replaces cluster.gpu.memory, "
-        "which an earlier --set gave; give --set cluster.gpu=... first, then the keys under it");
+        "which an earlier --set gave; set cluster.gpu first, then the keys under it (with diff, "
+        "both on the side that changes it)");
   REQUIRE(ApplyScenarioSets({"cluster.gpu=h100-sxm5-80gb", "cluster.gpu.sustained_factor=0.6",
                              "cluster.inter_node.latency=9us"},
                             &r, &ctx)

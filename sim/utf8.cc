@@ -67,6 +67,8 @@ TextEncoding DetectEncoding(std::string_view h) {
   if (starts("\xFF\xFE"sv)) return {"UTF-16LE", 2};
   if (starts("\xFE\xFF"sv)) return {"UTF-16BE", 2};
   const auto ascii = [](char c) { return c != '\0' && static_cast<unsigned char>(c) < 0x80; };
+  if (h.size() >= 4 && ascii(h[0]) && h.substr(1, 3) == "\0\0\0"sv) return {"UTF-32LE", 0};
+  if (h.size() >= 4 && h.substr(0, 3) == "\0\0\0"sv && ascii(h[3])) return {"UTF-32BE", 0};
   if (h.size() >= 2 && ascii(h[0]) && h[1] == '\0') return {"UTF-16LE", 0};
   if (h.size() >= 2 && h[0] == '\0' && ascii(h[1])) return {"UTF-16BE", 0};
   return {};

@@ -50,6 +50,8 @@ TEST_CASE("a file's encoding from its byte-order mark, or UTF-16's NULs") {
   CHECK(DetectEncoding("#\0 \0"sv).name == "UTF-16LE");
   CHECK(DetectEncoding("#\0 \0"sv).mark == 0);
   CHECK(DetectEncoding("\0#\0 "sv).name == "UTF-16BE");
+  CHECK(DetectEncoding("n\0\0\0"sv).name == "UTF-32LE");  // (a review: read as UTF-16LE)
+  CHECK(DetectEncoding("\0\0\0n"sv).name == "UTF-32BE");
   CHECK(DetectEncoding("# plain"sv).utf8());
   CHECK(DetectEncoding(""sv).utf8());
   CHECK(DetectEncoding("\0\0"sv).utf8());  // binary, told elsewhere

@@ -104,6 +104,9 @@ StatusOr<std::vector<int64_t>> ParseGpuList(const std::string& text) {
                       "larger",
                       out.back(), v));
     }
+    if (ellipsis && out.size() >= 2 && out.back() <= out[out.size() - 2]) {
+      return bad("counts must increase");  // 16,8,...,64 had read as more than 128 counts
+    }
     if (ellipsis && out.size() >= 2) {
       const int64_t a = out[out.size() - 2], b = out.back();
       const bool geometric = b % a == 0 && b / a >= 2;

@@ -10,6 +10,10 @@ TEST_CASE("--gpus: lists, progressions up to the last count, and what is refused
   CHECK(*ParseGpuList("8,16,64") == std::vector<int64_t>{8, 16, 64});
   // Doubling (8, 16: a ratio), then stepping (8, 12: a difference), each up to the last.
   CHECK(*ParseGpuList("8,16,...,128") == std::vector<int64_t>{8, 16, 32, 64, 128});
+  CHECK(ParseGpuList("16,8,...,64").status().message().find("counts must increase") !=
+        std::string::npos);
+  CHECK(ParseGpuList("8,8,...,64").status().message().find("counts must increase") !=
+        std::string::npos);
   // A progression that does not count up to its last count (it read "needs the last count").
   CHECK(ParseGpuList("64,32,...,8")
             .status()
