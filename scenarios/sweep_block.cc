@@ -164,7 +164,7 @@ YAML::Node ExtendedLike(const YAML::Node& base, const YAML::Node& v) {
 // the new node instead (`reset`). Assigning had carried one combination's cluster into the next:
 // the co-design example priced its 64-node H100 and H200 clusters on the B200's NVLink 5.
 YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxis>& axes,
-                           const std::vector<size_t>& idx) {
+                           const std::vector<size_t>& idx, bool copies) {
   YAML::Node r = root;
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t a = 0; a < axes.size(); ++a) {
@@ -173,7 +173,8 @@ YAML::Node CombinationRoot(const YAML::Node& root, const std::vector<HardwareAxi
       // A copy of its own: yaml-cpp links the memory of the nodes it joins into one pool that
       // every later join copies, so joining each combination to the file's values grew with
       // the square of the combinations (4,096 clusters: 32 s to read the scenario).
-      const YAML::Node v = YAML::Clone(ax.values[idx[a]]);
+      // (`copies` false: the file's own nodes, whose marks an error names, at that cost.)
+      const YAML::Node v = copies ? YAML::Clone(ax.values[idx[a]]) : ax.values[idx[a]];
       if (ax.key == "cluster") {
         const YAML::Node& cur = static_cast<const YAML::Node&>(r)["cluster"];
         YAML::Node fragment = v;  // (reset, never `=`: yaml-cpp's `=` writes into v)
@@ -233,7 +234,7 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
     for (const char* b : {"cluster", "model"}) {
       if (root[b].IsDefined()) fresh[b] = YAML::Clone(root[b]);
     }
-    const YAML::Node r = CombinationRoot(fresh, axes, idx);
+    const YAML::Node r = CombinationRoot(fresh, axes, idx, true);
     std::vector<std::string> label;
     for (size_t a = 0; a < axes.size(); ++a) {
       label.push_back(ValueLabel(axes[a].key, axes[a].values[idx[a]], idx[a]));
@@ -265,6 +266,12 @@ Status BuildSweepHardware(const YAML::Node& root, const YamlContext& ctx, const 
     Status st = ParseCluster(at, r["cluster"], cat, &h.cluster, dir);
     if (st.ok()) st = ParseModel(at, r["model"], cat, &h.model);
     if (!st.ok()) {
+      // Again on the file's own nodes, for the error's place (the copies have none).
+      const YAML::Node placed = CombinationRoot(root, axes, idx, false);
+      SweepHardware again;
+      Status located = ParseCluster(at, placed["cluster"], cat, &again.cluster, dir);
+      if (located.ok()) located = ParseModel(at, placed["model"], cat, &again.model);
+      if (!located.ok()) st = located;
       return Status(st.code(),
                     fmt::format("{} (in the sweep's combination {})", st.message(), h.label));
     }
