@@ -126,6 +126,13 @@ TEST_CASE("an error inside a swept cluster or model is told at the swept value")
   const Status two =
       Read("sweep:\n  cluster: [{gpu: b200, intra_nod: nvlink5}]\n  nodes: [8, 16]\n", &sw);
   CHECK(two.message().find("x.yaml:4:13: error: cluster.intra_nod: unknown key") == 0);
+  // A bad value deep inside a swept cluster, at the value (a review: at the list item, once the
+  // combinations were built from copies).
+  const Status deep = Read(
+      "sweep:\n  cluster:\n    - {gpu: b200}\n    - {gpu: {extends: b200, sustained_factor: 7}}\n",
+      &sw);
+  CAPTURE(deep.message());
+  CHECK(deep.message().find("x.yaml:6:47: error: cluster.gpu.sustained_factor") == 0);
 }
 
 TEST_CASE("swept GPUs: values differing in nested keys label apart; an extended GPU stays so") {
