@@ -78,5 +78,8 @@ Status CheckEpOverlap(Context& c);
 // Parallel sizes, ZeRO, overlap and the pipeline split (megatron_import.cc); `gpus` the
 // cluster's.
 Status ReadParallel(Context& c, int64_t gpus, int layers, int64_t* dp);
+// --max-position-embeddings and --context-parallel-size against the sequence, as Megatron-LM
+// checks them.
+Status CheckSequence(const FlagReader& r, int64_t seq);
 
 }  // namespace parasim::megatron_import

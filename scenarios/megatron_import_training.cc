@@ -483,4 +483,39 @@ Status CheckEpOverlap(Context& c) {
   return Status::Ok();
 }
 
+// What Megatron-LM asks of the sequence (megatron/training/arguments.py, validate_args):
+// --max-position-embeddings is a required argument, whatever the position embedding (unless
+// --use-checkpoint-args reads it from the checkpoint first, load_args_from_checkpoint), and at
+// least --seq-length; under context parallelism the sequence splits into 2 x cp chunks.
+Status CheckSequence(const FlagReader& r, int64_t seq) {
+  const char* mp_flag = "--max-position-embeddings";
+  if (!r.Has(mp_flag) && !r.Has("--use-checkpoint-args")) {
+    return r.Error("--seq-length", fmt::format("{} with no {}: Megatron-LM requires {} (at least "
+                                               "the sequence) for every model",
+                                               seq, mp_flag, mp_flag));
+  }
+  // A value the script leaves to a variable it never sets is compared only where the import
+  // reads it (learned positions: ReadPositions).
+  const MegatronArg* given = r.Get(mp_flag);
+  int64_t mp = seq;
+  if (given != nullptr && given->values.size() == 1 &&
+      given->values[0].find_first_not_of("0123456789") == std::string::npos &&
+      !given->values[0].empty()) {
+    PARASIM_ASSIGN_OR_RETURN(mp, r.Int(mp_flag, 1, int64_t{1} << 40));
+  }
+  if (mp < seq) {
+    return r.Error(mp_flag, fmt::format("{} is below --seq-length {}: Megatron-LM requires "
+                                        "at least the sequence",
+                                        mp, seq));
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t cp, r.Int("--context-parallel-size", 1, 65536, 1));
+  if (cp > 1 && seq % (2 * cp) != 0) {
+    return r.Error("--seq-length",
+                   fmt::format("{} is not a multiple of 2 x --context-parallel-size {}: "
+                               "Megatron-LM splits each sequence into 2 x cp chunks",
+                               seq, cp));
+  }
+  return Status::Ok();
+}
+
 }  // namespace parasim::megatron_import
