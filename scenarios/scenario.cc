@@ -11,6 +11,7 @@
 #include "scenarios/reliability_block.h"
 #include "scenarios/sweep_block.h"
 #include "scenarios/training_block.h"
+#include "strategies/schedule.h"
 
 namespace parasim {
 namespace {
@@ -153,9 +154,7 @@ StatusOr<Scenario> ScenarioFromNode(const YAML::Node& root, const YamlContext& c
   const bool swept_chunks =
       s.sweep && std::any_of(s.sweep->axes.begin(), s.sweep->axes.end(),
                              [](const auto& a) { return a.first == "virtual_stages"; });
-  if (!swept_chunks && s.layout.schedule == kScheduleInterleaved && s.layout.virtual_stages == 1) {
-    s.layout.schedule = kSchedule1F1B;
-  }
+  if (!swept_chunks) FoldSingleChunkInterleaving(&s.layout);
   // A scenario whose sweep block varies the layout is checked per layout by the sweep; the
   // fixed layout must still be valid when no sweep is present.
   const Status own = ValidateLayout(s, ctx, par.IsDefined() ? par : root);

@@ -59,24 +59,25 @@ TEST_CASE("an error about keys a --set rebuilt points at the option, or at the f
 }
 
 TEST_CASE("interleaving with one model chunk a stage is 1F1B, as Megatron-LM runs it") {
-  StatusOr<Scenario> one = Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\n");
-  REQUIRE_MESSAGE(one.ok(), one.status().message());
-  CHECK(one->layout.schedule == kSchedule1F1B);
-  StatusOr<Scenario> two =
-      Load("parallelism: {pp: 2, schedule: interleaved-1f1b, virtual_stages: 2}\n");
-  REQUIRE_MESSAGE(two.ok(), two.status().message());
-  CHECK(two->layout.schedule == kScheduleInterleaved);
-  // A sweep's axes may give the virtual stages: its base keeps the schedule.
-  StatusOr<Scenario> swept =
-      Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\nsweep: {virtual_stages: [2, 4]}\n");
-  REQUIRE_MESSAGE(swept.ok(), swept.status().message());
-  CHECK(swept->layout.schedule == kScheduleInterleaved);
-  // A sweep over other keys: its fixed layout folds too (a review: run on a sweep scenario had
-  // kept it).
-  StatusOr<Scenario> other =
-      Load("parallelism: {pp: 2, schedule: interleaved-1f1b}\nsweep: {tp: [1, 2]}\n");
-  REQUIRE_MESSAGE(other.ok(), other.status().message());
-  CHECK(other->layout.schedule == kSchedule1F1B);
+  const std::string p = "parallelism: {pp: 2, schedule: interleaved-1f1b";
+  struct Case {
+    std::string rest;
+    ScheduleId schedule;
+  };
+  for (const Case& c : {
+           Case{p + "}\n", kSchedule1F1B},
+           Case{p + ", virtual_stages: 2}\n", kScheduleInterleaved},
+           // A sweep's axes may give the virtual stages: its base keeps the schedule.
+           Case{p + "}\nsweep: {virtual_stages: [2, 4]}\n", kScheduleInterleaved},
+           // A sweep over other keys: its fixed layout folds too (a review: run on a sweep
+           // scenario had kept it).
+           Case{p + "}\nsweep: {tp: [1, 2]}\n", kSchedule1F1B},
+       }) {
+    CAPTURE(c.rest);
+    StatusOr<Scenario> s = Load(c.rest);
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    CHECK(s->layout.schedule == c.schedule);
+  }
 }
 
 TEST_CASE("a sequence longer than a learned position table is refused at training.seq_len") {

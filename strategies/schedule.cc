@@ -72,6 +72,10 @@ const PipelineSchedule& ScheduleOf(ScheduleId id) {
 
 std::string_view ScheduleName(ScheduleId id) { return ScheduleOf(id).name(); }
 
+void FoldSingleChunkInterleaving(Layout* l) {
+  if (ScheduleOf(l->schedule).interleaves() && l->virtual_stages == 1) l->schedule = kSchedule1F1B;
+}
+
 StatusOr<ScheduleId> FindSchedule(std::string_view name) {
   const auto& r = Registry();
   for (size_t i = 0; i < r.size(); ++i) {

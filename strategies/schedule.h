@@ -121,6 +121,10 @@ class PipelineSchedule {
 // kSchedule1F1B, kScheduleInterleaved); sweeps enumerate AllSchedules() in id order.
 const PipelineSchedule& ScheduleOf(ScheduleId id);
 std::string_view ScheduleName(ScheduleId id);
+// An interleaving schedule with one model chunk a stage is 1F1B, as Megatron-LM runs it
+// without virtual stages: `l` folded onto it (the sweep's NormaliseLayout and a scenario's
+// fixed layout alike).
+void FoldSingleChunkInterleaving(Layout* l);
 // By name or alias; the error lists every accepted name.
 StatusOr<ScheduleId> FindSchedule(std::string_view name);
 // "gpipe | 1f1b | ..." for messages.

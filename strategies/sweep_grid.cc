@@ -18,9 +18,8 @@ namespace parasim {
 void NormaliseLayout(Layout* l, Training* t) {
   if (t->precision != Dtype::kFp8) t->fp8_recipe = Fp8Recipe::kTensorwise;
   if (l->tp == 1) l->sp = false;
-  const bool interleaves = ScheduleOf(l->schedule).interleaves();
-  if (!interleaves) l->virtual_stages = 1;
-  if (interleaves && l->virtual_stages == 1) l->schedule = kSchedule1F1B;
+  if (!ScheduleOf(l->schedule).interleaves()) l->virtual_stages = 1;
+  FoldSingleChunkInterleaving(l);
   if (l->pp == 1) {
     l->schedule = kSchedule1F1B;
     l->virtual_stages = 1;

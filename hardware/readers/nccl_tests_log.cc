@@ -495,8 +495,9 @@ bool LooksLikeNcclTestsLog(std::string_view text) {
   // "# nccl-tests version ...") or a table's column header ("#  size  count  type  redop  root
   // time  algbw  busbw #wrong ...", a table pasted alone), as no YAML measurements file holds;
   // the words anywhere else (a comment naming nccl-tests) do not make a log.
-  size_t start = DetectEncoding(text).mark;  // UTF-8's mark passed over; others are no log
-  if (!DetectEncoding(text).utf8()) return false;
+  const TextEncoding e = DetectEncoding(text);
+  if (!e.utf8()) return false;  // a UTF-16 or UTF-32 file is no log this reader can read
+  size_t start = e.mark;        // UTF-8's mark passed over
   while (start < text.size()) {
     const size_t nl = std::min(text.find('\n', start), text.size());
     const std::string_view line = text.substr(start, nl - start);
