@@ -168,6 +168,12 @@ Status ServingCost::Init() {
   return Status::Ok();
 }
 
+void ServingCost::ReserveWholePrompt(int64_t tokens) {
+  if (engine_.chunked_prefill || tokens <= std::max(whole_prompt_, engine_.max_num_tokens)) return;
+  whole_prompt_ = tokens;
+  InitMemory(BuildModelGraph(model_, ShapeFor(1, attention_tp_, graph_ep_, graph_etp_)));
+}
+
 int64_t ServingCost::RankTokens(int64_t tokens) const {
   return std::max<int64_t>(1, (tokens + data_ranks_ - 1) / data_ranks_);
 }
@@ -218,9 +224,11 @@ void ServingCost::InitMemory(const ModelGraph& g) {
     }
     return bytes;
   };
-  // The live tensors of one layer at the token budget: its input and residual, and the widest
-  // GEMM's input and output (16-bit); and the logits of the sequences sampling (fp32).
-  const double rows = static_cast<double>(RankTokens(engine_.max_num_tokens));
+  // The live tensors of one layer at the token budget (or the longest prompt an unchunked
+  // engine runs whole, on one rank): its input and residual, and the widest GEMM's input and
+  // output (16-bit); and the logits of the sequences sampling (fp32).
+  const double rows =
+      static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
   double widest = 0;
   for (const Block* b : g.Layers()) {
     for (size_t i = 0; i < b->size(); ++i) {

@@ -118,6 +118,10 @@ class ServingCost {
   const EnginePolicy& engine() const { return engine_; }
   const ServingMemory& memory() const { return memory_; }
   Duration iteration_overhead() const { return overhead_; }
+  // Unchunked, the scheduler runs a prompt longer than the token budget whole, alone in its
+  // iteration: the live tensors are then that prompt's, not the budget's, and the KV cache gets
+  // what they leave (`tokens`: the longest prompt a replica of this pool computes at once).
+  void ReserveWholePrompt(int64_t tokens);
   // Stage `s`'s time for the iteration; the kernels a CUDA graph holds pay no launch overhead
   // (kWhole: every kernel of a decode-only iteration; kPiecewise: all but the attention's).
   Duration StageTime(int s, const IterationShape& it, GraphMode graphs);
@@ -182,6 +186,7 @@ class ServingCost {
   Duration overhead_;
   Block ReplicatedTokens(const Block& b, int64_t rank_tokens) const;
   int attention_tp_ = 1, graph_ep_ = 1, graph_etp_ = 0, data_ranks_ = 1;
+  int64_t whole_prompt_ = 0;       // ReserveWholePrompt's tokens (0: none beyond the budget)
   std::vector<int> stage_layers_;  // layers per stage
   // Per stage, its layers of each kind (LayerKind), its attention layers (which hold KV) and
   // its Mamba layers (which hold a state per sequence).

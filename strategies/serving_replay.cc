@@ -11,6 +11,16 @@
 
 namespace parasim {
 
+namespace {
+
+// The prompt tokens a prefix-cache hit rate leaves cached (all but the last, which samples).
+int64_t CachedPrefix(int64_t input, double hit) {
+  return std::min<int64_t>(input - 1,
+                           static_cast<int64_t>(std::floor(static_cast<double>(input) * hit)));
+}
+
+}  // namespace
+
 StatusOr<ServingSystem> ServingSystem::Build(const ServingScenario& s, ServingChainCache* cache) {
   ServingSystem sys;
   const ServingLayout& l = s.serving.layout;
@@ -20,6 +30,18 @@ StatusOr<ServingSystem> ServingSystem::Build(const ServingScenario& s, ServingCh
     PARASIM_ASSIGN_OR_RETURN(
         ServingCost c, ServingCost::Build(s.model, s.cluster, sv.precision, *p, sv.engine, cache));
     sys.costs_.push_back(std::move(c));
+  }
+  if (!sv.engine.chunked_prefill) {
+    // The longest prompt a pool prefills whole: a request's uncached prompt, and under
+    // preemption (recompute) on a unified pool what it had generated besides, as
+    // ReplicaScheduler prefills it again.
+    int64_t longest = 0;
+    const bool again = sv.engine.preempt && !l.disaggregated;
+    for (const ServedRequest& r : GenerateRequests(sv.requests)) {
+      longest = std::max(longest, r.input - CachedPrefix(r.input, sv.requests.prefix_hit) +
+                                      (again ? std::max<int64_t>(0, r.output - 1) : 0));
+    }
+    sys.costs_.front().ReserveWholePrompt(longest);
   }
   return sys;
 }
@@ -170,9 +192,7 @@ void Replay::Setup(std::optional<double> rate) {
     Sequence& q = seqs_[i];
     q.input = requests_[i].input;
     q.output = std::max<int64_t>(1, requests_[i].output);
-    q.cached = std::min<int64_t>(
-        q.input - 1,
-        static_cast<int64_t>(std::floor(static_cast<double>(q.input) * sv.requests.prefix_hit)));
+    q.cached = CachedPrefix(q.input, sv.requests.prefix_hit);
     q.prompt = q.input - q.cached;
     q.kv = q.cached;
     out_[i].input = q.input;

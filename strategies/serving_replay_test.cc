@@ -494,5 +494,39 @@ TEST_CASE("a model that does not fit is a result, not an error") {
   CHECK(r.served == 0);
 }
 
+TEST_CASE(
+    "unchunked, a prompt longer than the budget holds its own live tensors, not the budget's") {
+  // A 200,000-token prompt on one H100 runs whole, alone in its iteration (ReplicaScheduler):
+  // its layer's input, residual and widest GEMM (Llama 3 8B: 2 x 4096 + 4096 + 2 x 14336
+  // columns, 16-bit) take 200,000 x 40,960 x 2 B = 16.4 GB, where the 8,192-token budget's
+  // take 0.67 GB; the KV cache gets what is left (it had kept the budget's 0.8 GB and 14 GiB of
+  // KV that was not there).
+  ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-8b");
+  s.serving.requests.count = 2;
+  s.serving.requests.input = LengthDist::Fixed(200000);
+  s.serving.requests.output = LengthDist::Fixed(4);
+  s.serving.engine.max_num_tokens = 8192;
+  s.serving.engine.chunked_prefill = true;
+  const ServingSystem chunked = *ServingSystem::Build(s);
+  s.serving.engine.chunked_prefill = false;
+  const ServingSystem whole = *ServingSystem::Build(s);
+  const double live = 200000.0 * (2 * 4096 + 4096 + 2 * 14336) * 2;
+  CHECK(chunked.pool(0).memory().activations < 0.1 * live);
+  CHECK(whole.pool(0).memory().activations >= live);
+  CHECK(whole.pool(0).memory().activations < 1.1 * live);
+  CHECK(whole.pool(0).memory().kv_bytes ==
+        doctest::Approx(
+            chunked.pool(0).memory().kv_bytes -
+            0.9 * (whole.pool(0).memory().activations - chunked.pool(0).memory().activations)));
+  // Under preemption a prompt is prefilled again with what it generated: up to 200,003 tokens.
+  CHECK(
+      whole.pool(0).memory().activations - live ==
+      doctest::Approx(chunked.pool(0).memory().activations - 8192.0 * 40960 * 2 + 3.0 * 40960 * 2));
+  // Prompts within the budget keep the budget's, chunked or not.
+  s.serving.requests.input = LengthDist::Fixed(1000);
+  CHECK(ServingSystem::Build(s)->pool(0).memory().activations ==
+        chunked.pool(0).memory().activations);
+}
+
 }  // namespace
 }  // namespace parasim
