@@ -226,19 +226,27 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   };
   // The live tensors of one layer at the token budget (or the longest prompt an unchunked
   // engine runs whole, on one rank): its input and residual, and the widest GEMM's input and
-  // output (16-bit); and the logits of the sequences sampling (fp32).
+  // output (16-bit), a routed expert GEMM's over the rows the rank's experts receive together
+  // (top_k copies of a token, the busiest rank's share, as a fused MoE kernel's intermediate
+  // buffers hold them: vLLM's fused_moe sizes them tokens x top_k); and the logits of the
+  // sequences sampling (fp32).
+  const int64_t replica_tokens = std::max(engine_.max_num_tokens, whole_prompt_);
   const double rows =
       static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
+  const double local_experts =
+      model_.moe.experts > 0 ? static_cast<double>(model_.moe.experts) / std::max(1, graph_ep_)
+                             : 0.0;
   double widest = 0;
   for (const Block* b : g.Layers()) {
     for (size_t i = 0; i < b->size(); ++i) {
-      if (b->op(i).kind == OpKind::kGemm) {
-        widest = std::max(widest, static_cast<double>(b->op(i).k + b->op(i).n));
-      }
+      const Op& op = b->op(i);
+      if (op.kind != OpKind::kGemm) continue;
+      const double r = op.expert ? GemmRowsOf(op, replica_tokens).first * local_experts : rows;
+      widest = std::max(widest, r * static_cast<double>(op.k + op.n));
     }
   }
   const double sampled = static_cast<double>(std::min(engine_.max_seqs, engine_.max_num_tokens));
-  memory_.activations = rows * (2.0 * static_cast<double>(model_.hidden) + widest) * 2 +
+  memory_.activations = (rows * 2.0 * static_cast<double>(model_.hidden) + widest) * 2 +
                         sampled * static_cast<double>(lm_head_.n) * 4;
   memory_.capacity = cluster_.gpu.memory.bytes();
   const int last = pool_.pp - 1;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -304,6 +305,24 @@ TEST_CASE("the GEMM shapes it lists are the ones its iterations ask the cost mod
   REQUIRE(wo_measured.ok());
   CHECK(wo_measured->StageTime(0, Decode(64, 500), GraphMode::kWhole).seconds() ==
         doctest::Approx(wo.StageTime(0, Decode(64, 500), GraphMode::kWhole).seconds()));
+}
+
+TEST_CASE("a routed expert GEMM's live tensors hold top_k copies of the tokens, under TP or EP") {
+  // Mixtral 8x7B (hidden 4,096, expert FFN 14,336, top-2 of 8) on TP2 at the 8,192-token
+  // budget. TP2 splits every expert: a rank computes all 16,384 routed rows at 4,096 + 14,336
+  // columns. EP2 keeps experts whole: a rank computes its 4 experts' rows (8,192 and the busiest
+  // rank's excess) at 4,096 + 28,672. A fused MoE kernel's buffers hold them (vLLM's fused_moe:
+  // tokens x top_k). They had been the budget's 8,192 rows at the widest expert's columns:
+  // EP2 reserved 656 MiB where TP2 reserved 432.
+  const EnginePolicy e{.max_num_tokens = 8192};
+  const double tp2 =
+      Cost("mixtral-8x7b", "h100-sxm5-80gb", kFp8, {.tp = 2}, e).memory().activations;
+  const double ep2 =
+      Cost("mixtral-8x7b", "h100-sxm5-80gb", kFp8, {.tp = 2, .ep = 2}, e).memory().activations;
+  const double io = 8192.0 * 2 * 4096 * 2;  // the layer's input and residual
+  CHECK(tp2 >= io + 16384.0 * (4096 + 14336) * 2);
+  CHECK(ep2 >= io + 8192.0 * (4096 + 28672) * 2);
+  CHECK(std::abs(ep2 / tp2 - 1) < 0.15);
 }
 
 }  // namespace
