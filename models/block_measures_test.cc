@@ -98,17 +98,19 @@ TEST_CASE("recompute deepseek: norms, MLA up-projections and SwiGLU rebuilt; Swi
     if (Recomputes(g.moe.op(i), RecomputeKind::kDeepseek)) rerun.push_back(g.moe.op(i).name);
   }
   CHECK(rerun == std::vector<std::string>{"attn_norm", "q_norm", "q_up_proj", "kv_norm",
-                                          "kv_up_proj", "rope", "moe_norm", "expert_swiglu"});
+                                          "kv_up_proj", "rope", "moe_norm", "expert_swiglu",
+                                          "shared_expert_swiglu"});
   // What the rebuilt ops produce is not kept: the normed inputs of q_down (7168), q_up (1536),
   // kv_up (512) and the shared expert (7168), cached as FP8 by their GEMMs, and the router's
-  // (7168, bf16); Q and K (128 x 192) and V (128 x 128); the SwiGLU output (8 x 2048 per
-  // routed token, FP8 for expert_fc2). The SwiGLU input (8 x 2 x 2048) is kept as FP8.
+  // (7168, bf16); Q and K (128 x 192) and V (128 x 128); the SwiGLU outputs (8 x 2048 per
+  // routed token and 2048 per token in the shared expert, FP8 for the fc2s). The SwiGLU inputs
+  // (8 x 2 x 2048 and 2 x 2048) are kept as FP8.
   const double T = 4096, e = Fp8ElementBytes(Fp8Recipe::kBlockwise);
   // Token copies this rank's 4 experts take: the busiest rank's, rounded up per expert.
   const double routed = 4 * std::ceil(T * 8 / 4 * m.moe.BusiestRankLoad(T, 64));
   const double dropped = T * e * (7168 + 1536 + 512 + 7168) + T * 2 * 7168 +
-                         T * 2 * 128 * (192 + 192 + 128) + routed * 2048 * e;
-  const double swiglu_in = routed * 2 * 2048 * 2;
+                         T * 2 * 128 * (192 + 192 + 128) + (routed + T) * 2048 * e;
+  const double swiglu_in = (routed + T) * 2 * 2048 * 2;
   CHECK(ActivationBytes(g.moe, RecomputeKind::kDeepseek) ==
         doctest::Approx(ActivationBytes(g.moe, RecomputeKind::kNone) - dropped -
                         swiglu_in * (1 - e / 2)));

@@ -130,18 +130,39 @@ void AddCombine(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const
   bb.Add(std::move(combine));
 }
 
-// Shared experts are a dense MLP over the TP group (Megatron-Core's SharedExpertMLP): their
-// input is gathered over TP (SP) and the last one's output reduce-scattered.
-void AddSharedExperts(BlockBuilder& bb, const ModelSpec& m, const Dims& d) {
+// Shared experts are a dense MLP over the TP group (Megatron-Core's SharedExpertMLP, one MLP of
+// moe_shared_expert_intermediate_size: the shared experts' widths together): fc1, the
+// activation and fc2 as model.mlp makes them (gated: the gate and up projections in fc1), their
+// input gathered over TP (SP) and their output reduce-scattered. fc1's input is the normed block
+// input the router already saved (the sequence-parallel shard under SP), kept once (under FP8
+// fc1 keeps its cast besides); the activation keeps its input and fc2 its own, as the routed
+// experts'. (One GEMM of 3 x F columns had stood for all three, whatever model.mlp, saving the
+// gathered input alone.)
+void AddSharedExperts(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d) {
   const MoeSpec& e = m.moe;
+  if (e.shared_experts <= 0) return;
   const int64_t T = static_cast<int64_t>(d.T);
-  const double fs = static_cast<double>(e.expert_ffn_hidden) / d.t;
-  for (int i = 0; i < e.shared_experts; ++i) {
-    Op sh = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>(3 * fs), 3 * d.h * fs);
-    sh.saved.push_back({"shared_expert.input", d.T * d.h * d.a, false, 0});
-    if (i + 1 == e.shared_experts) LeaveTp(&sh, d);
-    bb.Add(std::move(sh));
-  }
+  const bool glu = m.mlp == MlpKind::kSwiglu;
+  const double f = static_cast<double>(e.shared_experts) * e.expert_ffn_hidden / d.t;
+  const double bias = m.has_bias() ? 1 : 0;
+  Op fc1 = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
+                (glu ? 2 : 1) * f * (d.h + bias));
+  // Under FP8 Transformer Engine's Linear keeps its own FP8 cast of that input.
+  if (s.fp8) fc1.saved.push_back({"shared_expert.input", d.T_out * d.h * d.a, false, 0});
+  bb.Add(std::move(fc1));
+  const double act = d.T * f * d.a;
+  Op nl = Elementwise(glu ? "shared_expert_swiglu" : "shared_expert_gelu", (glu ? 3 : 2) * act,
+                      (glu ? 5 : 3) * act);
+  Activation(&nl, act / d.a);
+  nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false,
+                      s.fp8 ? Fp8ElementBytes(*s.fp8) / d.a : 1.0});
+  nl.deepseek_recompute = true;
+  bb.Add(std::move(nl));
+  Op fc2 =
+      Gemm("shared_expert_fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h / d.t);
+  fc2.saved.push_back({"shared_expert_fc2.input", act, false, 0});
+  LeaveTp(&fc2, d);
+  bb.Add(std::move(fc2));
 }
 
 }  // namespace
@@ -186,7 +207,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   AddDispatch(bb, s, r);
   AddExperts(bb, m, s, d, r);
   AddCombine(bb, m, s, d, r);
-  AddSharedExperts(bb, m, d);
+  AddSharedExperts(bb, m, s, d);
   bb.Add(DropoutAdd("moe_residual", d), {bb.last(), in});
 }
 

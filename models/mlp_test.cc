@@ -36,6 +36,37 @@ TEST_CASE("MoE: experts sharded by EP, active compute follows top_k") {
   CHECK(a2a);
 }
 
+TEST_CASE("shared experts: one MLP as model.mlp makes it, keeping its intermediates") {
+  // Megatron-Core's SharedExpertMLP is an MLP: a squared-ReLU (gelu) model's shared experts
+  // have two matrices, a SwiGLU model's three, as the architecture's count has them (the graph
+  // had given every model three: Nemotron 3 Nano 31.81B where the count, and NVIDIA, say 31.6).
+  auto cat = LoadModelCatalog();
+  const std::map<std::string, double> shared = {
+      {"nemotron-3-nano-30b-a3b", 2.0 * 2 * 2688 * 1856},  // two of 1856, two matrices
+      {"deepseek-v3", 1.0 * 3 * 7168 * 2048}};             // one of 2048, three matrices
+  for (const auto& [id, want] : shared) {
+    const ModelSpec m = *cat->Find(id);
+    const ModelGraph g = BuildModelGraph(m, GraphShape{.ep = 1});
+    const Block& b = g.moe.size() > 0 ? g.moe : g.experts;
+    double got = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b.op(i).name.rfind("shared_expert", 0) == 0) got += b.op(i).params;
+    }
+    CAPTURE(id);
+    CHECK(got == doctest::Approx(want));
+  }
+  CHECK(CountParams(*cat->Find("nemotron-3-nano-30b-a3b")).total ==
+        doctest::Approx(31.58e9).epsilon(0.001));
+  // Activations: Mixtral with one shared expert, 4,096 tokens, TP1: fc1's output (2 x 14,336)
+  // and fc2's input (14,336), 16-bit; fc1's input is the router's (saved once).
+  ModelSpec m = *cat->Find("mixtral-8x7b");
+  const GraphShape shape{.micro_batch = 1, .seq_len = 4096};
+  const double without = ActivationBytes(BuildModelGraph(m, shape).moe, RecomputeKind::kNone);
+  m.moe.shared_experts = 1;
+  const double with = ActivationBytes(BuildModelGraph(m, shape).moe, RecomputeKind::kNone);
+  CHECK(with - without == doctest::Approx(4096.0 * 3 * 14336 * 2));
+}
+
 TEST_CASE("MoE under TP: the all-to-all dispatcher's collectives, with and without folding") {
   // Megatron-Core's MoEAlltoAllTokenDispatcher: each rank routes its sequence-parallel shard,
   // all-to-alls it over EP, and where etp > 1 all-gathers the arrivals over the expert-TP group

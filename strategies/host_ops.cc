@@ -52,9 +52,6 @@ constexpr std::array<ModuleOps, 22> kModules = {{
     // The combine: the chunks sorted back, the unpermutation (a scatter-add weighted by the
     // routing probabilities) and its output; backward their gradients.
     {"combine_unpermute", 7, 6, 7, 6},
-    // Shared experts: a dense MLP in one GEMM op of the graph; besides that GEMM, the second
-    // one and the activation (backward: its two gradients and the activation's).
-    {"shared_expert", 2, 3, 2, 3},
     // The multi-token-prediction module's embedding lookup and concatenation.
     {"mtp_embedding", 3, 2, 3, 2},
     // A hybrid stack's Mamba-2 layer in training (Megatron-LM d98e8a6, megatron/core/ssm/
@@ -168,10 +165,6 @@ HostOps Module(const Op& op, const Training& t, const HostContext& where, bool f
     h.bwd = keep * h.bwd + m.bwd;
     alloc->fwd = keep * alloc->fwd + m.fwd_alloc;
     alloc->bwd = keep * alloc->bwd + m.bwd_alloc;
-    if (op.kind == OpKind::kGemm && op.name == "shared_expert" && weights) {
-      h.wgrad += 1;       // its second GEMM's
-      alloc->wgrad *= 2;  // both GEMMs' weight gradients, where they are tensors
-    }
   }
   return h;
 }
