@@ -233,15 +233,13 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   const int64_t replica_tokens = std::max(engine_.max_num_tokens, whole_prompt_);
   const double rows =
       static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
-  const double local_experts =
-      model_.moe.experts > 0 ? static_cast<double>(model_.moe.experts) / std::max(1, graph_ep_)
-                             : 0.0;
   double widest = 0;
   for (const Block* b : g.Layers()) {
     for (size_t i = 0; i < b->size(); ++i) {
       const Op& op = b->op(i);
       if (op.kind != OpKind::kGemm) continue;
-      const double r = op.expert ? GemmRowsOf(op, replica_tokens).first * local_experts : rows;
+      const auto [per, touched] = GemmRowsOf(op, replica_tokens);
+      const double r = op.expert ? per * touched : rows;
       widest = std::max(widest, r * static_cast<double>(op.k + op.n));
     }
   }
@@ -302,14 +300,17 @@ ModelGraph ServingCost::GraphFor(int64_t tokens) const {
 
 std::pair<double, double> ServingCost::GemmRowsOf(const Op& op, int64_t tokens) const {
   if (!op.expert) return {static_cast<double>(op.m), static_cast<double>(op.batch)};
-  // The routed experts receive the replica's tokens x top_k over the experts, the busiest rank
-  // its expected excess; only the experts some token reaches are read.
+  // The routed experts on the busiest rank: the replica's tokens x top_k over the ranks, with
+  // its expected excess, over the most experts some token reaches on one rank (the step waits
+  // for the rank reading the most); each of those takes at least a row.
   const MoeSpec& e = model_.moe;
   const int ep = pool_.dp_attention ? pool_.tp : pool_.ep;
   const double all = static_cast<double>(tokens);
   const double load = e.experts > 0 ? e.BusiestRankLoad(all / ep, ep) : 1.0;
-  const double local = static_cast<double>(e.experts) / ep;
-  return {all * e.top_k / e.experts * load, TouchedExperts(local, e.experts, e.top_k, all)};
+  const double touched = BusiestTouchedExperts(e.experts / ep, e.experts, e.top_k, all, ep);
+  if (touched <= 0) return {0, 0};
+  const double rows = std::max(touched, all * e.top_k / ep * load);
+  return {rows / touched, touched};
 }
 
 std::vector<ServeGemmShape> ServingCost::GemmShapes(int64_t tokens) const {

@@ -325,5 +325,30 @@ TEST_CASE("a routed expert GEMM's live tensors hold top_k copies of the tokens, 
   CHECK(std::abs(ep2 / tp2 - 1) < 0.15);
 }
 
+TEST_CASE("expert parallelism at a few sequences waits for the rank reading the most experts") {
+  // Mixtral 8x7B (bf16) on TP8: with the experts split over TP (ep 1) every rank reads an eighth
+  // of the two experts a token picks; over EP8 the two ranks holding them read one whole expert
+  // each (352 MB a layer), four times the eighth. A decode step of one sequence had priced the
+  // mean rank's quarter of an expert, the same as TP's (2.24 ms both).
+  const ServingPrecision bf16{};
+  ServingCost tp = Cost("mixtral-8x7b", "h200-sxm-141gb", bf16, {.tp = 8});
+  ServingCost ep = Cost("mixtral-8x7b", "h200-sxm-141gb", bf16, {.tp = 8, .ep = 8});
+  const double t1 = tp.StageTime(0, Decode(1, 64), GraphMode::kWhole).seconds();
+  const double e1 = ep.StageTime(0, Decode(1, 64), GraphMode::kWhole).seconds();
+  CHECK(e1 > 1.6 * t1);
+  // At a large batch every rank reads all its experts: the two layouts read the same bytes.
+  const double t256 = tp.StageTime(0, Decode(256, 64), GraphMode::kWhole).seconds();
+  const double e256 = ep.StageTime(0, Decode(256, 64), GraphMode::kWhole).seconds();
+  CHECK(e256 == doctest::Approx(t256).epsilon(0.15));
+  // The routed GEMMs compute every token's top_k copies: rows x experts read = tokens x top_k.
+  int fc1 = 0;
+  for (const ServeGemmShape& g : tp.GemmShapes(1)) {
+    if (g.n != 2 * 14336 / 8) continue;
+    ++fc1;
+    CHECK(g.m == 2);
+  }
+  CHECK(fc1 == 1);
+}
+
 }  // namespace
 }  // namespace parasim

@@ -63,6 +63,20 @@ double TouchedExperts(double local, int experts, int top_k, double tokens) {
   return local * (1 - std::pow(1 - p, tokens));
 }
 
+double BusiestTouchedExperts(int local, int experts, int top_k, double tokens, int ranks) {
+  if (local <= 0 || experts <= 0 || tokens <= 0) return 0;
+  const double q = TouchedExperts(1, experts, top_k, tokens);
+  if (ranks <= 1 || q >= 1) return local * q;
+  // E[max] = sum over j < local of P(max > j) = 1 - P(count <= j)^ranks.
+  double pmf = std::pow(1 - q, local), cdf = 0, expected = 0;
+  for (int j = 0; j < local; ++j) {
+    cdf += pmf;
+    expected += 1 - std::pow(std::min(1.0, cdf), ranks);
+    pmf *= static_cast<double>(local - j) / (j + 1) * q / (1 - q);
+  }
+  return expected;
+}
+
 Duration ServeAttentionTime(const CostModel& cost16, const AttentionWork& w) {
   if (w.pairs <= 0 && w.bytes <= 0) return Duration::Zero();
   return cost16.AttentionTime(Flops(w.pairs * w.flops_per_pair), Bytes(w.bytes),

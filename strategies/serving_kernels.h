@@ -65,6 +65,11 @@ ServeGemmShape ServeGemmShapeOf(const Op& op, double rows, double touched);
 // The experts of `local` on a rank that `tokens` tokens reach when each picks top_k of
 // `experts` at random: local x (1 - (1 - top_k / experts)^tokens).
 double TouchedExperts(double local, int experts, int top_k, double tokens);
+// The most of them on any of `ranks` ranks of `local` experts each: the expected maximum of
+// `ranks` counts, each binomial over the local experts with TouchedExperts's chance (a
+// step of the replica waits for its busiest rank, which at a few tokens reads several times
+// the mean's experts: Mixtral on EP8 at one token, 1 against 0.25; DeepSeek-V3 on EP8, 2.6x).
+double BusiestTouchedExperts(int local, int experts, int top_k, double tokens, int ranks);
 
 // One attention kernel's work on one rank: `pairs` query-key pairs (causal within a prompt's
 // chunk), `flops_per_pair` (QK^T and AV over the rank's heads), the HBM bytes of its queries,

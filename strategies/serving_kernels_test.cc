@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "strategies/serving_testing.h"
 
 namespace parasim {
@@ -80,6 +82,23 @@ TEST_CASE("experts a batch reaches") {
   // Half the experts on this rank: half of those reached.
   CHECK(TouchedExperts(4, 8, 2, 1) == doctest::Approx(1));
   CHECK(TouchedExperts(8, 8, 2, 0) == 0);
+}
+
+TEST_CASE("the busiest rank's experts: the most any of the EP ranks reads") {
+  // One rank: the mean. Mixtral on EP8 at one token: one expert on each of two ranks, so the
+  // busiest reads a whole expert where the mean is a quarter (the binomial's max: 1 - 0.75^8).
+  CHECK(BusiestTouchedExperts(8, 8, 2, 1, 1) == doctest::Approx(TouchedExperts(8, 8, 2, 1)));
+  CHECK(BusiestTouchedExperts(1, 8, 2, 1, 8) == doctest::Approx(1 - std::pow(0.75, 8)));
+  // DeepSeek-V3 on EP8 (32 experts a rank, top 8 of 256): about 2.6x the mean at one token
+  // (a Monte Carlo of the routing: 2.57x), 1.5x at 8, within 10% of it from 64.
+  const double one = BusiestTouchedExperts(32, 256, 8, 1, 8) / TouchedExperts(32, 256, 8, 1);
+  CHECK(one == doctest::Approx(2.6).epsilon(0.08));
+  CHECK(BusiestTouchedExperts(32, 256, 8, 8, 8) / TouchedExperts(32, 256, 8, 8) ==
+        doctest::Approx(1.48).epsilon(0.08));
+  CHECK(BusiestTouchedExperts(32, 256, 8, 64, 8) / TouchedExperts(32, 256, 8, 64) < 1.1);
+  // Never more than the rank holds; none without tokens.
+  CHECK(BusiestTouchedExperts(32, 256, 8, 1e6, 8) == doctest::Approx(32));
+  CHECK(BusiestTouchedExperts(32, 256, 8, 0, 8) == 0);
 }
 
 TEST_CASE("KV bytes a token holds per layer on one GPU") {
