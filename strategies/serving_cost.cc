@@ -470,8 +470,24 @@ Duration ServingCost::Head(int64_t sampled) {
 }
 
 Duration ServingCost::Attention(const IterationShape& it, int64_t* kernels) const {
-  // Per layer on one rank: the data-parallel ranks split the sequences between them.
-  const double share = 1.0 / data_ranks_;
+  // Per layer on one rank. The data-parallel ranks each attend over their own sequences, and
+  // the step waits for the slowest (the experts' all-to-all joins them); without the ranks'
+  // shares, the sequences are spread evenly.
+  *kernels = 0;
+  if (!it.ranks.empty()) {
+    Duration slowest;
+    for (const IterationShape& r : it.ranks) {
+      int64_t k = 0;
+      slowest = Max(slowest, AttentionShare(r, 1.0, &k));
+      *kernels = std::max(*kernels, k);
+    }
+    return slowest;
+  }
+  return AttentionShare(it, 1.0 / data_ranks_, kernels);
+}
+
+Duration ServingCost::AttentionShare(const IterationShape& it, double share,
+                                     int64_t* kernels) const {
   Duration t;
   *kernels = 0;
   if (it.prefill_tokens > 0) {

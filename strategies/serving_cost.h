@@ -54,6 +54,9 @@ struct IterationShape {
   int64_t decode_seqs = 0;     // sequences decoding a token
   double decode_context = 0;   // the KV tokens they attend to, summed
   int64_t sampled = 0;         // sequences sampling a token (decodes, and prompts completed)
+  // With data-parallel attention, each rank's own sequences' share of the above (empty: spread
+  // evenly over the ranks).
+  std::vector<IterationShape> ranks;
   int64_t tokens() const { return prefill_tokens + decode_seqs; }
   bool decode_only() const { return prefill_tokens == 0; }
 };
@@ -113,6 +116,8 @@ class ServingCost {
                                      const EnginePolicy& engine,
                                      ServingChainCache* cache = nullptr);
   int stages() const { return pool_.pp; }
+  // The data-parallel attention ranks of a replica (1 without dp_attention).
+  int data_ranks() const { return data_ranks_; }
   const PoolLayout& pool() const { return pool_; }
   // The engine's policy on this pool's replicas (the pool's own budget and cap applied).
   const EnginePolicy& engine() const { return engine_; }
@@ -171,6 +176,8 @@ class ServingCost {
   std::pair<double, double> GemmRowsOf(const Op& op, int64_t tokens) const;
   Duration Head(int64_t sampled);
   Duration Attention(const IterationShape& it, int64_t* kernels) const;
+  // The attention of `share` of the iteration's sequences on one rank.
+  Duration AttentionShare(const IterationShape& it, double share, int64_t* kernels) const;
   // One Mamba layer's scan on a rank for the iteration: the prompts' chunked scan, the decoding
   // sequences' state updates.
   Duration MambaScan(const IterationShape& it, int64_t* kernels) const;

@@ -205,10 +205,11 @@ void Replay::Setup(std::optional<double> rate) {
                              : p == 0              ? ReplicaRole::kPrefill
                                                    : ReplicaRole::kDecode;
     for (int64_t r = 0; r < replayed_[static_cast<size_t>(p)]; ++r) {
-      replicas_.push_back(
-          {p, ReplicaScheduler(c.engine(), c.memory().kv_tokens, c.stages(), role, &seqs_),
-           std::vector<int64_t>(static_cast<size_t>(c.stages()), 0),
-           std::vector<Batch>(static_cast<size_t>(c.stages())), entity});
+      replicas_.push_back({p,
+                           ReplicaScheduler(c.engine(), c.memory().kv_tokens, c.stages(), role,
+                                            &seqs_, c.data_ranks()),
+                           std::vector<int64_t>(static_cast<size_t>(c.stages()), 0),
+                           std::vector<Batch>(static_cast<size_t>(c.stages())), entity});
       entity += static_cast<uint32_t>(c.stages());
     }
   }
@@ -308,10 +309,7 @@ void Replay::Sample(size_t ri, int64_t now) {
     total += r.sched.total_blocks();
   }
   const Replica& r = replicas_[ri];
-  if (r.sched.total_blocks() > 0) {
-    kv_peak_ = std::max(kv_peak_, static_cast<double>(r.sched.used_blocks()) /
-                                      static_cast<double>(r.sched.total_blocks()));
-  }
+  kv_peak_ = std::max(kv_peak_, r.sched.fullest_share());
   kv_raw_.push_back({static_cast<double>(now) * 1e-12,
                      total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0});
   if (kv_raw_.size() >= 2 * kMaxSeriesPoints) ThinPeaks(&kv_raw_);

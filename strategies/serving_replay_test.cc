@@ -484,6 +484,23 @@ TEST_CASE("max rate at SLO: less work per request never lowers it") {
   CHECK(rates.back() > 1.1 * rates.front());
 }
 
+TEST_CASE("data-parallel attention: a lone prompt's attention runs on one rank, not an eighth") {
+  // DeepSeek-V3 (FP8) on 8 H200 as TP8, one 32K-token prompt. With the attention data-parallel
+  // the prompt lies on one rank, whose attention computes all its 5.4e8 causal pairs a layer
+  // (2.7e15 FLOPs over 61 layers, about 7.5 s): it cannot prefill faster than on TP8, where the
+  // heads split it over eight GPUs. It had been priced at an eighth of its pairs: 1.43 s.
+  ServingScenario s = testing::ServingOn("h200-sxm-141gb", 8, "deepseek-v3");
+  s.serving.requests.input = LengthDist::Fixed(32768);
+  s.serving.requests.output = LengthDist::Fixed(2);
+  s.serving.requests.count = 1;
+  s.serving.layout.unified.tp = 8;
+  const double tp8 = Run(s).ttft.p50;
+  s.serving.layout.unified.dp_attention = true;
+  const double dp = Run(s).ttft.p50;
+  CHECK(dp > tp8);
+  CHECK(dp > 7.0);
+}
+
 TEST_CASE("a model that does not fit is a result, not an error") {
   ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-405b");
   s.serving.precision = {};

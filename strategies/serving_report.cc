@@ -89,9 +89,13 @@ void CheckSlo(const Slo& slo, const ServingReplay& r, const Latencies& l, Servin
 void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* rep) {
   // The pool whose GPUs hold the most KV for their capacity speaks for the layout.
   const ServingMemory* worst = nullptr;
+  int ranks = 1;
   for (int p = 0; p < sys.pools(); ++p) {
     const ServingMemory& m = sys.pool(p).memory();
-    if (worst == nullptr || m.kv_bytes < worst->kv_bytes) worst = &m;
+    if (worst == nullptr || m.kv_bytes < worst->kv_bytes) {
+      worst = &m;
+      ranks = sys.pool(p).data_ranks();
+    }
     if (!m.fits()) {
       rep->fits = false;
       rep->fit_reason =
@@ -116,8 +120,14 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
   rep->kv_peak_bytes = r.kv_peak_used * worst->kv_bytes;
   if (rep->fits && r.rejected > 0) {
     rep->fits = false;
-    rep->fit_reason = fmt::format("{} of {} requests need more KV than a replica holds ({} tokens)",
-                                  r.rejected, r.requests.size(), worst->kv_tokens);
+    // With data-parallel attention a sequence's KV lies on one rank, which holds its share.
+    rep->fit_reason =
+        ranks > 1 ? fmt::format(
+                        "{} of {} requests need more KV than one data-parallel attention rank "
+                        "holds ({} tokens; a sequence's KV stays on its rank)",
+                        r.rejected, r.requests.size(), worst->kv_tokens / ranks)
+                  : fmt::format("{} of {} requests need more KV than a replica holds ({} tokens)",
+                                r.rejected, r.requests.size(), worst->kv_tokens);
   }
 }
 

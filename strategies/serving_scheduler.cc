@@ -1,18 +1,39 @@
 #include "strategies/serving_scheduler.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace parasim {
 
 ReplicaScheduler::ReplicaScheduler(const EnginePolicy& policy, int64_t kv_tokens, int groups,
-                                   ReplicaRole role, std::vector<Sequence>* seqs)
+                                   ReplicaRole role, std::vector<Sequence>* seqs, int ranks)
     : policy_(policy),
       role_(role),
       seqs_(*seqs),
       total_blocks_(kv_tokens / std::max<int64_t>(1, policy.block_size)),
       free_blocks_(total_blocks_),
+      ranks_(std::max(1, ranks)),
       running_(static_cast<size_t>(groups)),
-      busy_(static_cast<size_t>(groups), false) {}
+      busy_(static_cast<size_t>(groups), false) {
+  // Data-parallel attention: each rank its own cache (the replica's tokens were its ranks'
+  // together), whole blocks each.
+  rank_blocks_ = kv_tokens / ranks_ / std::max<int64_t>(1, policy.block_size);
+  if (ranks_ > 1) {
+    total_blocks_ = free_blocks_ = rank_blocks_ * ranks_;
+    rank_free_.assign(static_cast<size_t>(ranks_), rank_blocks_);
+  }
+}
+
+double ReplicaScheduler::fullest_share() const {
+  if (ranks_ <= 1) {
+    return total_blocks_ > 0 ? static_cast<double>(total_blocks_ - free_blocks_) /
+                                   static_cast<double>(total_blocks_)
+                             : 0.0;
+  }
+  if (rank_blocks_ <= 0) return 0;
+  const int64_t least = *std::min_element(rank_free_.begin(), rank_free_.end());
+  return static_cast<double>(rank_blocks_ - least) / static_cast<double>(rank_blocks_);
+}
 
 int64_t ReplicaScheduler::BlocksFor(int64_t tokens) const {
   const int64_t b = std::max<int64_t>(1, policy_.block_size);
@@ -22,7 +43,7 @@ int64_t ReplicaScheduler::BlocksFor(int64_t tokens) const {
 bool ReplicaScheduler::Admissible(const Sequence& s) const {
   // Its whole KV at the end (the prompt's and every output token's but the last) fits the cache.
   const int64_t last = role_ == ReplicaRole::kPrefill ? s.input : s.input + s.output - 1;
-  return BlocksFor(std::max<int64_t>(1, last)) <= total_blocks_;
+  return BlocksFor(std::max<int64_t>(1, last)) <= (ranks_ > 1 ? rank_blocks_ : total_blocks_);
 }
 
 void ReplicaScheduler::Enqueue(uint32_t id) {
@@ -35,7 +56,22 @@ bool ReplicaScheduler::Grow(uint32_t id, int64_t tokens) {
   if (tokens <= s.blocks * policy_.block_size) return true;  // room in its last block
   const int64_t need = BlocksFor(tokens) - s.blocks;
   if (need <= 0) return true;
-  if (need > free_blocks_) return false;
+  if (ranks_ > 1) {
+    // A sequence's KV stays on one rank: a new one goes to the rank with the most room (as an
+    // engine balancing its attention ranks by tokens: SGLang's data-parallel controller,
+    // load_balance_method minimum_tokens).
+    int rank = s.rank;
+    if (rank < 0) {
+      rank = static_cast<int>(std::max_element(rank_free_.begin(), rank_free_.end()) -
+                              rank_free_.begin());
+    }
+    int64_t& room = rank_free_[static_cast<size_t>(rank)];
+    if (need > room) return false;
+    room -= need;
+    s.rank = rank;
+  } else if (need > free_blocks_) {
+    return false;
+  }
   free_blocks_ -= need;
   s.blocks += need;
   return true;
@@ -44,17 +80,22 @@ bool ReplicaScheduler::Grow(uint32_t id, int64_t tokens) {
 void ReplicaScheduler::Free(uint32_t id) {
   Sequence& s = seqs_[id];
   free_blocks_ += s.blocks;
+  if (ranks_ > 1 && s.rank >= 0) rank_free_[static_cast<size_t>(s.rank)] += s.blocks;
   s.blocks = 0;
+  s.rank = -1;
 }
 
 void ReplicaScheduler::Release(uint32_t id) { Free(id); }
 
-bool ReplicaScheduler::PreemptNewest(int group) {
+int64_t ReplicaScheduler::PreemptNewest(int group, int rank) {
   std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
-  if (run.empty()) return false;
-  // The newest: after the sequence growing (which is earlier in the list), or that one itself.
-  const uint32_t victim = run.back();
-  run.pop_back();
+  // The newest on the rank that needs room: after the sequence growing (which is earlier in
+  // the list), or that one itself.
+  size_t at = run.size();
+  while (at > 0 && ranks_ > 1 && seqs_[run[at - 1]].rank != rank) --at;
+  if (at == 0) return -1;
+  const uint32_t victim = run[at - 1];
+  run.erase(run.begin() + static_cast<std::ptrdiff_t>(at - 1));
   Sequence& v = seqs_[victim];
   Free(victim);
   // Recompute: its prompt and what it generated are prefilled again (the cached prefix stays).
@@ -66,7 +107,7 @@ bool ReplicaScheduler::PreemptNewest(int group) {
   ++v.preemptions;
   ++preemptions_;
   waiting_.push_front(victim);
-  return true;
+  return victim;
 }
 
 int64_t ReplicaScheduler::Chunk(int64_t remaining) const {
@@ -77,18 +118,25 @@ int64_t ReplicaScheduler::Chunk(int64_t remaining) const {
 void ReplicaScheduler::Add(Batch* b, uint32_t id, int64_t tokens) {
   const Sequence& s = seqs_[id];
   b->items.push_back({id, tokens});
-  IterationShape& it = b->shape;
-  if (tokens == 0) {
-    ++it.decode_seqs;
-    it.decode_context += static_cast<double>(s.kv + 1);
-    ++it.sampled;
-    return;
+  auto add = [&](IterationShape& it) {
+    if (tokens == 0) {
+      ++it.decode_seqs;
+      it.decode_context += static_cast<double>(s.kv + 1);
+      ++it.sampled;
+      return;
+    }
+    const double before = static_cast<double>(s.kv), c = static_cast<double>(tokens);
+    it.prefill_tokens += tokens;
+    it.prefill_pairs += c * (before + (c + 1) / 2);
+    it.prefill_context += before;
+    if (s.prefilled + tokens >= s.prompt) ++it.sampled;
+  };
+  add(b->shape);
+  // Data-parallel attention: what each rank's own sequences ask of its attention.
+  if (ranks_ > 1 && s.rank >= 0) {
+    b->shape.ranks.resize(static_cast<size_t>(ranks_));
+    add(b->shape.ranks[static_cast<size_t>(s.rank)]);
   }
-  const double before = static_cast<double>(s.kv), c = static_cast<double>(tokens);
-  it.prefill_tokens += tokens;
-  it.prefill_pairs += c * (before + (c + 1) / 2);
-  it.prefill_context += before;
-  if (s.prefilled + tokens >= s.prompt) ++it.sampled;
 }
 
 void ReplicaScheduler::AddRunning(int group, Batch* b, int64_t* budget) {
@@ -103,9 +151,10 @@ void ReplicaScheduler::AddRunning(int group, Batch* b, int64_t* budget) {
     while (!Grow(id, grow)) {
       // The cache is full: the newest sequence gives its blocks back (this one when it is the
       // newest; with reservations nothing grows past what was reserved).
-      const bool self = run.back() == id;
-      if (!policy_.preempt || !PreemptNewest(group)) return;
-      if (self) {
+      if (!policy_.preempt) return;
+      const int64_t victim = PreemptNewest(group, seqs_[id].rank);
+      if (victim < 0) return;
+      if (victim == id) {
         preempted_self = true;
         break;
       }

@@ -38,6 +38,7 @@ struct Sequence {
   int64_t kv = 0;         // tokens whose K and V the cache holds
   int64_t blocks = 0;     // KV blocks held
   int32_t group = -1;     // the group running it; -1 waiting
+  int32_t rank = -1;      // the data-parallel attention rank holding its KV; -1 none yet
   int32_t preemptions = 0;
   bool ready = false;  // prompt done elsewhere (disaggregated decode): admitted straight to decode
   bool prompt_done() const { return prefilled >= prompt; }
@@ -63,8 +64,10 @@ struct Finished {
 
 class ReplicaScheduler {
  public:
+  // `ranks`: data-parallel attention ranks, each with its own share of the KV cache and its
+  // own sequences (1: one cache).
   ReplicaScheduler(const EnginePolicy& policy, int64_t kv_tokens, int groups, ReplicaRole role,
-                   std::vector<Sequence>* seqs);
+                   std::vector<Sequence>* seqs, int ranks = 1);
   // A request joins the waiting queue.
   void Enqueue(uint32_t id);
   // The next iteration of `group`, its sequences taken off the waiting queue as room allows;
@@ -79,20 +82,23 @@ class ReplicaScheduler {
   int64_t load() const { return load_; }  // sequences waiting or running here
   int64_t used_blocks() const { return total_blocks_ - free_blocks_; }
   int64_t total_blocks() const { return total_blocks_; }
+  // The fullest rank's blocks in use over its own (the replica's share with one rank).
+  double fullest_share() const;
   int64_t preemptions() const { return preemptions_; }
   bool busy(int group) const { return busy_[static_cast<size_t>(group)]; }
   void set_busy(int group, bool b) { busy_[static_cast<size_t>(group)] = b; }
   bool has_waiting() const { return !waiting_.empty(); }
-  // Whether a request of this size can ever run here (its KV fits the whole cache).
+  // Whether a request of this size can ever run here (its KV fits the whole cache, or with
+  // data-parallel attention one rank's).
   bool Admissible(const Sequence& s) const;
 
  private:
   int64_t BlocksFor(int64_t tokens) const;
   bool Grow(uint32_t id, int64_t tokens);  // blocks for `tokens` KV tokens; false: none left
   void Free(uint32_t id);
-  // Preempts the newest running sequence of `group` (recomputed later: back to the front of the
-  // waiting queue); false when nothing runs.
-  bool PreemptNewest(int group);
+  // Preempts the newest running sequence of `group` on attention rank `rank` (recomputed later:
+  // back to the front of the waiting queue); the victim, or -1 when none runs there.
+  int64_t PreemptNewest(int group, int rank);
   void AddRunning(int group, Batch* b, int64_t* budget);
   void AddWaiting(int group, Batch* b, int64_t* budget);
   void Add(Batch* b, uint32_t id, int64_t tokens);
@@ -104,6 +110,9 @@ class ReplicaScheduler {
   ReplicaRole role_;
   std::vector<Sequence>& seqs_;
   int64_t total_blocks_, free_blocks_;
+  int ranks_ = 1;
+  int64_t rank_blocks_ = 0;         // each rank's share of total_blocks_
+  std::vector<int64_t> rank_free_;  // per rank, with more than one
   std::deque<uint32_t> waiting_;
   std::vector<std::vector<uint32_t>> running_;  // per group, in order of admission
   std::vector<bool> busy_;

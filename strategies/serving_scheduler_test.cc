@@ -25,9 +25,9 @@ struct Run {
 };
 
 // Every request queued at once, iterations run until all are done.
-Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n) {
+Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n, int ranks = 1) {
   std::vector<Sequence> seqs = Requests(n);
-  ReplicaScheduler r(p, kv_tokens, 1, ReplicaRole::kUnified, &seqs);
+  ReplicaScheduler r(p, kv_tokens, 1, ReplicaRole::kUnified, &seqs, ranks);
   for (uint32_t i = 0; i < seqs.size(); ++i) {
     REQUIRE(r.Admissible(seqs[i]));
     r.Enqueue(i);
@@ -41,7 +41,8 @@ Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n) {
     const bool lone_prompt = b.items.size() == 1 && !p.chunked_prefill;
     run.within_budget = run.within_budget && (tokens <= p.max_num_tokens || lone_prompt);
     run.within_seqs = run.within_seqs && static_cast<int64_t>(b.items.size()) <= p.max_seqs;
-    run.within_cache = run.within_cache && r.used_blocks() <= r.total_blocks();
+    run.within_cache =
+        run.within_cache && r.used_blocks() <= r.total_blocks() && r.fullest_share() <= 1;
     run.finished += static_cast<int64_t>(r.Complete(0, b).size());
     ++run.iterations;
   }
@@ -56,25 +57,59 @@ TEST_CASE("continuous batching: budget, sequences and KV held; every request fin
   for (bool chunked : {true, false}) {
     for (bool preempt : {true, false}) {
       for (int64_t kv : {4000, 200000}) {
-        CAPTURE(chunked);
-        CAPTURE(preempt);
-        CAPTURE(kv);
-        EnginePolicy p;
-        p.max_num_tokens = 1024;
-        p.max_seqs = 64;
-        p.chunked_prefill = chunked;
-        p.preempt = preempt;
-        const Run run = Drive(p, kv, 300);
-        CHECK(run.finished == 300);
-        CHECK(run.within_budget);
-        CHECK(run.within_seqs);
-        CHECK(run.within_cache);
-        // A small cache preempts when sequences grow into it; reserving never does.
-        if (!preempt || kv == 200000) CHECK(run.preemptions == 0);
-        if (preempt && kv == 4000) CHECK(run.preemptions > 0);
+        // Data-parallel attention ranks each hold a share of the cache (4 x 1000 tokens still
+        // admit every request of at most 805).
+        for (int ranks : {1, 4}) {
+          CAPTURE(chunked);
+          CAPTURE(preempt);
+          CAPTURE(kv);
+          CAPTURE(ranks);
+          EnginePolicy p;
+          p.max_num_tokens = 1024;
+          p.max_seqs = 64;
+          p.chunked_prefill = chunked;
+          p.preempt = preempt;
+          const Run run = Drive(p, kv, 300, ranks);
+          CHECK(run.finished == 300);
+          CHECK(run.within_budget);
+          CHECK(run.within_seqs);
+          CHECK(run.within_cache);
+          // A small cache preempts when sequences grow into it; reserving never does.
+          if (!preempt || kv == 200000) CHECK(run.preemptions == 0);
+          if (preempt && kv == 4000) CHECK(run.preemptions > 0);
+        }
       }
     }
   }
+}
+
+TEST_CASE("data-parallel attention: a sequence's KV and attention stay on one rank") {
+  // Four ranks of 1,000 tokens each: a request of 1,500 fits the replica's 4,000 but no rank.
+  EnginePolicy p;
+  p.block_size = 10;
+  std::vector<Sequence> seqs(6);
+  for (Sequence& s : seqs) s.input = s.prompt = 300, s.output = 10;
+  seqs[5].input = seqs[5].prompt = 1500;
+  ReplicaScheduler r(p, 4000, 1, ReplicaRole::kUnified, &seqs, 4);
+  CHECK_FALSE(r.Admissible(seqs[5]));
+  CHECK(ReplicaScheduler(p, 4000, 1, ReplicaRole::kUnified, &seqs, 1).Admissible(seqs[5]));
+  for (uint32_t i = 0; i < 5; ++i) r.Enqueue(i);
+  const Batch b = r.Form(0);
+  REQUIRE(b.items.size() == 5);
+  // Each new sequence goes to the rank with the most room: four ranks, then the fifth beside
+  // the first; the iteration's shape carries each rank's own prompt tokens.
+  std::vector<int> per(4, 0);
+  for (uint32_t i = 0; i < 5; ++i) ++per[static_cast<size_t>(seqs[i].rank)];
+  CHECK(per == std::vector<int>{2, 1, 1, 1});
+  REQUIRE(b.shape.ranks.size() == 4);
+  CHECK(b.shape.ranks[0].prefill_tokens == 600);
+  CHECK(b.shape.ranks[3].prefill_tokens == 300);
+  CHECK(b.shape.prefill_tokens == 1500);
+  // The fullest rank: 2 x 30 blocks of its 100 (each prompt's KV), where the replica's blocks
+  // are 150 of 400 in use.
+  CHECK(r.fullest_share() == doctest::Approx(0.6));
+  CHECK(static_cast<double>(r.used_blocks()) / static_cast<double>(r.total_blocks()) ==
+        doctest::Approx(0.375));
 }
 
 TEST_CASE("without preemption a request the cache just admits runs: it reserves what it holds") {
