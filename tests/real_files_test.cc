@@ -422,7 +422,9 @@ TEST_CASE("DeepSeek-V3 chunk pair: parasim's layers against the traced kernels, 
     CHECK(KindSeconds(j.out, kind, "predicted_s") / measured[kind] ==
           doctest::Approx(want).epsilon(0.01));
   }
-  CHECK(Has(j.out, "\"routed experts\": 0.0503"));
+  // 0.0503 until the shared expert became fc1, its activation and fc2 (2026-11-30): the routed
+  // experts' layer time shifts by the block's changed neighbours, 0.0502.
+  CHECK(Has(j.out, "\"routed experts\": 0.0502"));
 }
 
 }  // namespace
