@@ -108,7 +108,7 @@ class Replay {
   size_t admitted_count_ = 0;
   int64_t window_end_ = -1;
   std::vector<std::pair<int64_t, double>> generated_;  // (iteration end, output tokens by then)
-  double kv_peak_ = 0;
+  std::vector<double> kv_peak_;                        // per pool
   std::vector<int64_t> replayed_;
 };
 
@@ -199,6 +199,7 @@ void Replay::Setup(std::optional<double> rate) {
     out_[i].output = q.output;
   }
   uint32_t entity = static_cast<uint32_t>(n);
+  kv_peak_.assign(static_cast<size_t>(sys_.pools()), 0.0);
   for (int p = 0; p < sys_.pools(); ++p) {
     const ServingCost& c = sys_.pool(p);
     const ReplicaRole role = !sys_.disaggregated() ? ReplicaRole::kUnified
@@ -309,7 +310,8 @@ void Replay::Sample(size_t ri, int64_t now) {
     total += r.sched.total_blocks();
   }
   const Replica& r = replicas_[ri];
-  kv_peak_ = std::max(kv_peak_, r.sched.fullest_share());
+  double& peak = kv_peak_[static_cast<size_t>(r.pool)];
+  peak = std::max(peak, r.sched.fullest_share());
   kv_raw_.push_back({static_cast<double>(now) * 1e-12,
                      total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0});
   if (kv_raw_.size() >= 2 * kMaxSeriesPoints) ThinPeaks(&kv_raw_);

@@ -58,8 +58,9 @@ struct RequestOutcome {
 
 struct ServingReplay {
   std::vector<RequestOutcome> requests;
-  std::vector<KvPoint> kv;     // at most kKvPoints, each the most in use over its span
-  double kv_peak_used = 0;     // the most of one replica's KV blocks in use at once
+  std::vector<KvPoint> kv;  // at most kKvPoints, each the most in use over its span
+  // Per pool, the most of one replica's KV blocks in use at once (its fullest rank's share).
+  std::vector<double> kv_peak_used;
   double makespan_s = 0;       // to the last request's end
   double first_arrival_s = 0;  // the run's origin: a trace's times may start anywhere
   // The steady window: from the median request's time in the system after the first arrival

@@ -117,6 +117,27 @@ TEST_CASE("disaggregated pools: prompts on one, decodes on the other, KV in betw
   CHECK(r.tpot.p99 < 1.5 * r.tpot.p50);
 }
 
+TEST_CASE("disaggregated pools: the KV peak is the fullest pool's, against its own capacity") {
+  // Llama 3 70B (bf16): prefill on two TP2 replicas, decode on one TP4; 64 requests of 2,048 +
+  // 512 tokens all at once. The decode GPUs hold every sequence's KV as it grows, up to about
+  // 64 x 2,560 tokens x 80 layers x 2 x 2 heads x 128 x 2 B = 12.5 GiB of their 41.6; the
+  // prefill GPUs hold a budget of prompts. The decode pool's share had been taken of the
+  // prefill pool's 11.8 GiB ("3.3 GiB of 11.8 GiB", neither pool's).
+  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.precision = {};
+  s.serving.requests.input = LengthDist::Fixed(2048);
+  s.serving.requests.output = LengthDist::Fixed(512);
+  s.serving.requests.count = 64;
+  s.serving.layout.disaggregated = true;
+  s.serving.layout.prefill = {.tp = 2, .replicas = 2};
+  s.serving.layout.decode = {.tp = 4, .replicas = 1};
+  const ServingReport r = Run(s);
+  CHECK(r.kv_peak_pool == "decode");
+  CHECK(r.kv_peak_capacity_bytes > 3 * r.kv_capacity_bytes);  // the decode pool's, not TP2's
+  CHECK(r.kv_peak_bytes > 10.0 * (1 << 30));
+  CHECK(r.kv_peak_bytes < 12.6 * (1 << 30));
+}
+
 TEST_CASE("disaggregated pools replay in their own ratio: the decode pool's size counts") {
   // 24 prefill and 1 decode replicas once replayed as 8 and 1 on a third of the requests: the
   // decode replica served three times its share, and 1 to 4 decode replicas answered alike.

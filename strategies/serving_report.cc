@@ -117,7 +117,18 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
   rep->state_bytes = worst->states;
   rep->memory_capacity_bytes = worst->capacity;
   rep->kv_capacity_bytes = worst->kv_bytes;
-  rep->kv_peak_bytes = r.kv_peak_used * worst->kv_bytes;
+  // The KV peak of the pool whose GPUs were fullest, against that pool's own capacity (a
+  // disaggregated layout's decode GPUs hold what the prefill GPUs hand over; the fullest share
+  // had been taken against the other pool's capacity).
+  for (int p = 0; p < sys.pools() && p < static_cast<int>(r.kv_peak_used.size()); ++p) {
+    const double share = r.kv_peak_used[static_cast<size_t>(p)];
+    const double cap = sys.pool(p).memory().kv_bytes;
+    if (p == 0 || share * cap > rep->kv_peak_bytes) {
+      rep->kv_peak_bytes = share * cap;
+      rep->kv_peak_capacity_bytes = cap;
+      rep->kv_peak_pool = sys.pools() == 2 ? (p == 0 ? "prefill" : "decode") : "";
+    }
+  }
   if (rep->fits && r.rejected > 0) {
     rep->fits = false;
     // With data-parallel attention a sequence's KV lies on one rank, which holds its share.

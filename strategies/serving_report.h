@@ -77,10 +77,14 @@ struct ServingReport {
   double max_rate_at_slo = -1;   // requests a second; -1 when not searched, 0 when none holds
   std::string max_rate_note;     // why none was found, or why it was not judged (-1)
   std::optional<LoadView> load;  // Poisson arrivals with ServeOptions::load only
-  double kv_peak_bytes = 0;      // per GPU, the fullest replica's
-  double kv_capacity_bytes = 0;  // per GPU
-  double weights_bytes = 0;      // per GPU (the stage with the least room for KV)
-  double state_bytes = 0;        // per GPU: a hybrid's Mamba states (0 for a transformer)
+  double kv_peak_bytes = 0;      // per GPU, the fullest replica's (of the fullest pool)
+  double kv_capacity_bytes = 0;  // per GPU (the pool with the least room)
+  // The KV capacity per GPU of the pool kv_peak_bytes is from, and that pool's name where the
+  // layout has two ("prefill" or "decode"; empty otherwise).
+  double kv_peak_capacity_bytes = 0;
+  std::string kv_peak_pool;
+  double weights_bytes = 0;  // per GPU (the stage with the least room for KV)
+  double state_bytes = 0;    // per GPU: a hybrid's Mamba states (0 for a transformer)
   double activations_bytes = 0;
   double memory_capacity_bytes = 0;
   bool fits = true;

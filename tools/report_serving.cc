@@ -96,10 +96,12 @@ std::string FiguresHtml(const ServingScenario& s, const ServingReport& r) {
   }
   for (const auto& [label, text] : LoadRows(r)) row(label, text);
   row("KV cache peak per GPU",
-      r.no_kv_cache()            ? std::string("none: the model has no attention layers")
-      : r.kv_capacity_bytes <= 0 ? std::string("none: no room for it")
-                                 : fmt::format("{} of {}", FormatBytes(Bytes(r.kv_peak_bytes)),
-                                               FormatBytes(Bytes(r.kv_capacity_bytes))));
+      r.no_kv_cache() ? std::string("none: the model has no attention layers")
+      : r.kv_capacity_bytes <= 0
+          ? std::string("none: no room for it")
+          : fmt::format("{} of {}{}", FormatBytes(Bytes(r.kv_peak_bytes)),
+                        FormatBytes(Bytes(r.kv_peak_capacity_bytes)),
+                        r.kv_peak_pool.empty() ? std::string() : " (" + r.kv_peak_pool + " pool)"));
   row("fits", r.fits ? "yes" : "no: " + r.fit_reason);
   if (r.cost_per_million_tokens > 0) {
     row("cost per million output tokens", fmt::format("{:.3g}", r.cost_per_million_tokens));

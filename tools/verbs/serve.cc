@@ -147,10 +147,12 @@ std::string ReportText(const ServingScenario& s, const ServingReport& r) {
   if (r.no_kv_cache()) {
     out += "  KV cache         none: the model has no attention layers\n";
   } else {
-    out += fmt::format("  KV cache         peak {} of {} per GPU ({:.0f}%); {} preemptions\n",
-                       FormatBytes(Bytes(r.kv_peak_bytes)), FormatBytes(Bytes(r.kv_capacity_bytes)),
-                       r.kv_capacity_bytes > 0 ? 100 * r.kv_peak_bytes / r.kv_capacity_bytes : 0.0,
-                       r.preemptions);
+    out += fmt::format(
+        "  KV cache         peak {} of {} per GPU{} ({:.0f}%); {} preemptions\n",
+        FormatBytes(Bytes(r.kv_peak_bytes)), FormatBytes(Bytes(r.kv_peak_capacity_bytes)),
+        r.kv_peak_pool.empty() ? "" : " of the " + r.kv_peak_pool + " pool",
+        r.kv_peak_capacity_bytes > 0 ? 100 * r.kv_peak_bytes / r.kv_peak_capacity_bytes : 0.0,
+        r.preemptions);
   }
   out += MemoryText(r);
   if (r.cost_per_million_tokens > 0) {
