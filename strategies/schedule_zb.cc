@@ -11,6 +11,11 @@
 // stages, m = p..4p): (p-1)(F+B-W), against 1F1B's (p-1)(F+B+W) (paper, Table 2). Fewer than p
 // deferred W's leave more: p-1 of them gives p units.
 //
+// The paper keeps ZB-H1's peak at 1F1B's p M_B (Table 2) with a hand-built order; this one holds
+// more on the first stages (their p micro-batches and deferred W's: Llama 2 7B at p 4, stage 0
+// 5.06 micro-batches' activations), and a cap on what a stage holds until its W (p or p + 1)
+// costs the greedy order 1-6 units of bubble (docs/MODEL.md, "ZB-H1 and ZB-H2").
+//
 // ZB-H2 lets stage s hold up to 2(p-s)-1 micro-batches (stage 0: 2p-1, the paper's peak
 // activation memory) and defer up to 2p W's. With m >= 2p no stage then idles between its
 // first and last unit: the paper's (p-1)(F+B-2W) = 0 per stage, a parallelogram. Within one
