@@ -166,8 +166,9 @@ void AddAttention(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, con
 
   bb.Add(AttentionCore(m, s, d, heads_local, hd, hd, kv_cols, kv_cols));
 
-  Op out =
-      Gemm("out_proj", T, static_cast<int64_t>(q_cols), m.hidden, q_cols * d.h + bias * d.h / t);
+  // A row-parallel linear's bias is whole on every TP rank, added after the reduction
+  // (Megatron-Core's RowParallelLinear: a bias of output_size, not divided by TP).
+  Op out = Gemm("out_proj", T, static_cast<int64_t>(q_cols), m.hidden, q_cols * d.h + bias * d.h);
   out.saved.push_back({"out_proj.input", d.T * q_cols * d.a, false});
   LeaveTp(&out, d);
   bb.Add(std::move(out));

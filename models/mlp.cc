@@ -100,7 +100,7 @@ void AddExperts(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const
   nl.deepseek_recompute = true;
   bb.Add(std::move(nl));
   Op fc2 = Gemm("expert_fc2", rows, static_cast<int64_t>(f), m.hidden,
-                local_experts * (f * d.h + bias * d.h / r.etp), local_experts);
+                local_experts * (f * d.h + bias * d.h), local_experts);
   fc2.expert = true;
   // Without SP the routed experts' partial outputs are all-reduced over TP with the rest of the
   // block: after the combine, or after the shared experts where there are some (LeaveTp
@@ -158,8 +158,7 @@ void AddSharedExperts(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s,
                       s.fp8 ? Fp8ElementBytes(*s.fp8) / d.a : 1.0});
   nl.deepseek_recompute = true;
   bb.Add(std::move(nl));
-  Op fc2 =
-      Gemm("shared_expert_fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h / d.t);
+  Op fc2 = Gemm("shared_expert_fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h);
   fc2.saved.push_back({"shared_expert_fc2.input", act, false, 0});
   LeaveTp(&fc2, d);
   bb.Add(std::move(fc2));
@@ -186,7 +185,8 @@ void AddDenseMlp(BlockBuilder& bb, const ModelSpec& m, const Dims& d, int64_t ff
   Activation(&nl, act / d.a);
   nl.saved.push_back({nl.name + ".input", (glu ? 2 : 1) * act, false});
   bb.Add(std::move(nl));
-  Op fc2 = Gemm("fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h / t);
+  // Row-parallel: its bias whole on every TP rank (out_proj's, models/attention.cc).
+  Op fc2 = Gemm("fc2", T, static_cast<int64_t>(f), m.hidden, f * d.h + bias * d.h);
   fc2.saved.push_back({"fc2.input", act, false});
   LeaveTp(&fc2, d);
   bb.Add(std::move(fc2));
