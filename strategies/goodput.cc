@@ -15,6 +15,13 @@
 namespace parasim {
 namespace {
 
+// The relative rounding two sums of the run's clock may differ by (a few ulps of 2^-52).
+constexpr double kClockSlack = 1e-12;
+
+}  // namespace
+
+namespace {
+
 constexpr double kDay = 86400.0;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // NIC ports per leaf switch facing the nodes: a 64-port switch (NVIDIA Quantum-2 QM9700: 64 x
@@ -96,7 +103,10 @@ struct Run {
     if (events) events->push_back({t, progress, k});
   }
   void Settle() {
-    if (pending_progress >= 0 && pending_at <= t) {
+    // A write whose end meets this instant is done: the interval is at least the write
+    // (GoodputInputsOf), and the two times, summed along different paths, can part by a
+    // rounding (an interval equal to the write then dropped every checkpoint: 4,139 a run).
+    if (pending_progress >= 0 && pending_at <= t + kClockSlack * std::max(1.0, t)) {
       durable = pending_progress;
       pending_progress = -1;
       pending_at = kInf;
@@ -242,8 +252,15 @@ GoodputInputs GoodputInputsOf(const Scenario& s, double step_time_s) {
     ck.interval_s = std::isfinite(mtbf) ? YoungDalyInterval(ck.stall_s, mtbf) : kInf;
   }
   // At least one step; an asynchronous write must end before the next one starts.
-  ck.interval_s = std::max(ck.interval_s, step_time_s);
-  if (in.async) ck.interval_s = std::max(ck.interval_s, ck.write_s);
+  ck.formula_s = ck.young_daly ? ck.interval_s : 0;
+  if (step_time_s > ck.interval_s) {
+    ck.interval_s = step_time_s;
+    ck.raised_to = CheckpointPlan::Floor::kStep;
+  }
+  if (in.async && ck.write_s > ck.interval_s) {
+    ck.interval_s = ck.write_s;
+    ck.raised_to = CheckpointPlan::Floor::kWrite;
+  }
   return in;
 }
 
@@ -558,7 +575,7 @@ void WithGoodput(const Scenario& s, const GoodputReport& g, StepReport* r) {
 double GoodputFactor(const Scenario& s, double step_time_s) {
   if (!s.reliability.enabled) return 1.0;
   const double n = static_cast<double>(s.cluster.gpus());
-  // The mean of the slowest GPU's factor, applied to the whole step (an upper bound: the
+  // The median of the slowest GPU's factor, applied to the whole step (an upper bound: the
   // replayed spread slows compute only).
   const double slow = MaxLognormalQuantile(s.reliability.straggler, n, 0.5);
   const GoodputInputs in = GoodputInputsOf(s, step_time_s * slow);

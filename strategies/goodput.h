@@ -37,6 +37,11 @@ struct CheckpointPlan {
   double stall_s = 0;     // training stops this long per checkpoint
   double interval_s = 0;  // training time between checkpoints
   bool young_daly = false;
+  double formula_s = 0;  // Young/Daly's interval before the floors below (young_daly only)
+  // What raised the interval: one step, or an asynchronous write's time (the next write
+  // starts after it ends).
+  enum class Floor : uint8_t { kNone, kStep, kWrite };
+  Floor raised_to = Floor::kNone;
 };
 
 struct GoodputInputs {

@@ -212,6 +212,25 @@ Json ToJson(const Result& res) {
   return j;
 }
 
+// Where the checkpoint interval comes from: Young/Daly's, and what raised it.
+std::string IntervalNote(const CheckpointPlan& ck) {
+  if (!ck.young_daly) {
+    return ck.raised_to == CheckpointPlan::Floor::kWrite  ? " (raised to the write's time)"
+           : ck.raised_to == CheckpointPlan::Floor::kStep ? " (raised to one step)"
+                                                          : "";
+  }
+  switch (ck.raised_to) {
+    case CheckpointPlan::Floor::kStep:
+      return fmt::format(" (Young/Daly's {} raised to one step)", Seconds(ck.formula_s));
+    case CheckpointPlan::Floor::kWrite:
+      return fmt::format(" (Young/Daly's {} raised to the asynchronous write's time)",
+                         Seconds(ck.formula_s));
+    case CheckpointPlan::Floor::kNone:
+      break;
+  }
+  return " (Young/Daly)";
+}
+
 std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputReport& g) {
   if (const std::string never = NoRunEnds(g); !never.empty()) {
     return fmt::format("  goodput          none: {}\n", never);
@@ -226,7 +245,7 @@ std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputRep
         100 * g.goodput, g.failures_per_day, Seconds(g.mtbf_s), Seconds(g.inputs.restart_s),
         FormatBytes(Bytes(ck.bytes)), FormatBytes(Bytes(ck.bytes_per_gpu)),
         g.inputs.async ? "async" : "sync", Seconds(ck.write_s), Seconds(ck.interval_s),
-        ck.young_daly ? " (Young/Daly)" : "");
+        IntervalNote(ck));
   }
   const double days = g.runs.wall.mean / 86400;
   std::string out = fmt::format(
@@ -243,8 +262,7 @@ std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputRep
       "{:.1f} h, stalls {:.1f} h, downtime {:.1f} h\n",
       FormatBytes(Bytes(ck.bytes)), FormatBytes(Bytes(ck.bytes_per_gpu)),
       g.inputs.async ? "async" : "sync", Seconds(ck.write_s), Seconds(ck.interval_s),
-      ck.young_daly ? " (Young/Daly)" : "", g.runs.lost_s / 3600, g.runs.stall_s / 3600,
-      g.runs.down_s / 3600);
+      IntervalNote(ck), g.runs.lost_s / 3600, g.runs.stall_s / 3600, g.runs.down_s / 3600);
   if (s.reliability.straggler > 0) {
     out += fmt::format(
         "  stragglers       step P50 {}, P99 {}, mean {} (per-GPU speed spread {:.1f}% over {} "
