@@ -27,6 +27,9 @@ struct Problem {
   std::vector<char> wall_clock;
   std::vector<Knob> knobs;
   std::vector<RunsParam> params;
+  // Per knob, the inter-node fabric an efficiency knob is of (empty for the others): each fabric
+  // the runs cross is its own parameter, applied to the cases on it.
+  std::vector<std::string> fabric;
 
   // x in [0, 1] per parameter -> its value.
   double Value(size_t j, double x) const {
@@ -52,7 +55,7 @@ struct Problem {
           c->gpu.host_step_time = Duration::Microseconds(v);
           break;
         case Knob::kInterEfficiency:
-          c->inter.efficiency = v;
+          if (c->inter.id == fabric[j]) c->inter.efficiency = v;
           break;
       }
     }
@@ -249,17 +252,24 @@ void AddParams(Problem* p, const std::vector<std::string>& only, RunsFit* out) {
     p->params.push_back(
         {"host_step_time", 0.0, 500000.0, c.gpu.host_step_time.microseconds(), 0, "us"});
   }
-  bool inter = false;
-  for (const Scenario& s : p->cases) inter = inter || s.cluster.nodes > 1;
-  if (inter && wanted("efficiency")) {
+  p->fabric.assign(p->knobs.size(), "");
+  // One efficiency for each inter-node fabric some multi-node case crosses, from its first
+  // case's (a single-node case's fabric carries nothing; one knob for every fabric had been
+  // written for the first case's alone, as "none" where that case was single-node).
+  for (const Scenario& s : p->cases) {
+    if (s.cluster.nodes <= 1 || !wanted("efficiency")) continue;
+    if (std::find(p->fabric.begin(), p->fabric.end(), s.cluster.inter.id) != p->fabric.end()) {
+      continue;
+    }
     p->knobs.push_back(Knob::kInterEfficiency);
-    p->params.push_back({c.inter.id + ".efficiency", 0.5, 1.0, c.inter.efficiency, 0, ""});
+    p->fabric.push_back(s.cluster.inter.id);
+    p->params.push_back(
+        {s.cluster.inter.id + ".efficiency", 0.5, 1.0, s.cluster.inter.efficiency, 0, ""});
   }
   out->params = p->params;
 }
 
-CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& paths,
-                             const std::string& inter) {
+CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& paths) {
   std::string names;
   for (const std::string& path : paths) {
     names += (names.empty() ? "" : ", ") + path.substr(path.find_last_of('/') + 1);
@@ -279,7 +289,11 @@ CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& p
       prof.host_micro_batch_time = Duration::Microseconds(q.fitted);
     }
     if (q.name == "host_step_time") prof.host_step_time = Duration::Microseconds(q.fitted);
-    if (q.name == inter + ".efficiency") prof.fabrics.push_back({inter, q.fitted, {}, {}});
+    const std::string suffix = ".efficiency";
+    if (q.name.size() > suffix.size() &&
+        q.name.compare(q.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      prof.fabrics.push_back({q.name.substr(0, q.name.size() - suffix.size()), q.fitted, {}, {}});
+    }
   }
   return prof;
 }
@@ -378,7 +392,7 @@ StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
     out.mape_held_out = std::numeric_limits<double>::quiet_NaN();
     for (RunsCase& c : out.cases) c.held_out_s = std::numeric_limits<double>::quiet_NaN();
   }
-  out.profile = ProfileOf(out, paths, p.cases.front().cluster.inter.id);
+  out.profile = ProfileOf(out, paths);
   return out;
 }
 

@@ -228,6 +228,52 @@ TEST_CASE("fit --runs recovers the host's op, micro-batch and step times from sm
   CHECK(fit->profile.host_step_time->seconds() == doctest::Approx(0.020).epsilon(0.05));
 }
 
+TEST_CASE("fit --runs fits each inter-node fabric the runs cross, whatever the first case's") {
+  // A single-node run first (no fabric crossed), then runs over RoCE and over InfiniBand whose
+  // step times were made with each fabric's own efficiency. One efficiency had been fitted for
+  // every fabric and written for the first case's alone ("none.efficiency", starting at 1,
+  // which scenarios ignore): the profile then missed both.
+  static constexpr const char* kMixed[] = {
+      "{model: gpt3-1.3b, cluster: {nodes: 1}, parallelism: {dp: 8}, training: {global_batch: "
+      "64, micro_batch: 4}}",
+      "{model: gpt3-1.3b, cluster: {nodes: 4, inter_node: roce-200g}, parallelism: {dp: 32}, "
+      "training: {global_batch: 64, micro_batch: 2}}",
+      "{model: llama2-7b, cluster: {nodes: 2, inter_node: roce-200g}, parallelism: {tp: 2, dp: "
+      "8}, training: {global_batch: 64, micro_batch: 1}}",
+      "{model: llama2-7b, cluster: {nodes: 4, inter_node: ib-hdr-200g}, parallelism: {tp: 4, pp: "
+      "2, dp: 4, zero: 1}, training: {global_batch: 128, micro_batch: 1}}",
+      "{model: llama3-8b, cluster: {nodes: 2, inter_node: ib-hdr-200g}, parallelism: {dp: 16, "
+      "zero: 3}, training: {global_batch: 32, micro_batch: 1}}",
+  };
+  const char* defaults =
+      "  cluster: {gpu: a100-sxm4-80gb, gpus_per_node: 8, intra_node: nvlink3-a100}\n"
+      "  training: {seq_len: 2048}\n";
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/fabrics.yaml";
+  std::ofstream(path) << RunsFile(defaults, kMixed, std::vector<double>(5, 1.0));
+  auto file = LoadValidationFile(path, {});
+  REQUIRE_MESSAGE(file.ok(), file.status().message());
+  std::vector<double> measured;
+  for (const ValidationInput& in : file->cases) {
+    ClusterSpec c = in.scenario.cluster;
+    c.inter.efficiency = c.inter.id == "roce-200g" ? 0.70 : 0.85;
+    auto r = SimulateStep(in.scenario.model, in.scenario.training, in.scenario.layout, c, {});
+    REQUIRE(r.ok());
+    measured.push_back(r->step_time_s);
+  }
+  std::ofstream(path) << RunsFile(defaults, kMixed, measured);
+  auto fit = FitRuns({path}, {}, SweepOptions{}, {"efficiency"});
+  REQUIRE_MESSAGE(fit.ok(), fit.status().message());
+  REQUIRE(fit->params.size() == 2);
+  CHECK(fit->params[0].name == "roce-200g.efficiency");
+  CHECK(fit->params[0].fitted == doctest::Approx(0.70).epsilon(0.05));
+  CHECK(fit->params[1].name == "ib-hdr-200g.efficiency");
+  CHECK(fit->params[1].fitted == doctest::Approx(0.85).epsilon(0.05));
+  CHECK(fit->mape_after < 0.005);
+  REQUIRE(fit->profile.fabrics.size() == 2);
+  CHECK(fit->profile.fabrics[0].id == "roce-200g");
+  CHECK(fit->profile.fabrics[1].id == "ib-hdr-200g");
+}
+
 TEST_CASE("fit --runs refuses a file that mixes GPUs") {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string path = dir + "/mixed.yaml";
