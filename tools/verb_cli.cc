@@ -1,9 +1,16 @@
 #include "tools/verb_cli.h"
 
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace parasim {
 namespace {
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T, class A>
+struct IsVector<std::vector<T, A>> : std::true_type {};
 
 // Binds one flag to its value, by the value's type.
 CLI::Option* Bind(CLI::App* sub, const Flag& f, FlagValue* value) {
@@ -14,6 +21,11 @@ CLI::Option* Bind(CLI::App* sub, const Flag& f, FlagValue* value) {
           return sub->add_flag(f.name, v, f.help);
         } else if constexpr (std::is_same_v<T, Document>) {
           return sub->add_option(f.name, v.file, f.help);
+        } else if constexpr (IsVector<T>::value) {
+          // One value each time the flag is given, as its help says ("repeatable"): else
+          // `--set a=1 s.yaml --json` took the file as a second value and wanted a file.
+          // (A positional list, such as fit's MEASUREMENTS..., takes them all.)
+          return sub->add_option(f.name, v, f.help)->allow_extra_args(f.positional);
         } else {
           return sub->add_option(f.name, v, f.help);
         }

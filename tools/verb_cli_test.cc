@@ -80,6 +80,15 @@ TEST_CASE("a verb's flags become a subcommand's, bound to its options") {
   CHECK(*o == R"({"file":"b.yaml","sets":["a=1","b=2"],"jobs":2,"most":20,"fast":true,)"
               R"("out":"x.csv","params":["p","q"]})");
   CHECK(json);
+  // A repeatable flag takes one value each time: the file after it is the file, whatever
+  // follows (it had been taken as a second --set, and the file was missing).
+  o = Parse({"echo", "--set", "a=1", "b.yaml", "--json"}, &json);
+  REQUIRE(o.ok());
+  CHECK(o->find(R"("file":"b.yaml","sets":["a=1"])") != std::string::npos);
+  o = Parse({"echo", "--params", "p,q", "b.yaml", "--fast"}, &json);
+  REQUIRE(o.ok());
+  CHECK(o->find(R"("file":"b.yaml")") != std::string::npos);
+  CHECK(o->find(R"("params":["p","q"])") != std::string::npos);
 }
 
 TEST_CASE("the CLI checks what the declarations say: required, ranges, positive numbers") {
