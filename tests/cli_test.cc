@@ -1110,7 +1110,7 @@ TEST_CASE("compare --trace on an H200 too: the step's element-wise kernels gain 
                          Runfile("tests/traces/h100-mcore-1.7b-mb4.json.gz") + " " + scen);
   auto h200 =
       RunParasim("compare --json --trace " + Runfile("tests/traces/h200-mcore-1.7b-mb4.json.gz") +
-                 " " + scen + " --set cluster.gpu=h200-sxm-141gb");
+                 " " + scen + " --set cluster.gpu.extends=h200-sxm-141gb");
   REQUIRE(h100.exit_code == 0);
   REQUIRE(h200.exit_code == 0);
   CHECK(KindSeconds(h200.out, "element-wise", "measured_s") == doctest::Approx(0.078449));
