@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "models/model_spec.h"
 #include "sim/parse_units.h"
@@ -115,7 +116,9 @@ void CompareToFirst(ScaleOutcome* out) {
     pt.speedup = pt.report.tokens_per_s / first->report.tokens_per_s;
     pt.efficiency = pt.speedup / r;
     pt.goodput_efficiency = first->goodput > 0 ? pt.efficiency * pt.goodput / first->goodput : 0;
-    pt.karp_flatt = KarpFlatt(pt.speedup, r);
+    // Karp-Flatt's serial fraction comes from Amdahl's law, about a fixed problem: none under
+    // weak scaling (NaN; told as none).
+    pt.karp_flatt = out->weak ? std::numeric_limits<double>::quiet_NaN() : KarpFlatt(pt.speedup, r);
     rel.push_back(r);
     speedup.push_back(pt.speedup);
   }

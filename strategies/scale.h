@@ -24,7 +24,8 @@ struct ScalePoint {
   StepReport report;
   double speedup = 0;     // throughput over the first point's
   double efficiency = 0;  // speedup / (gpus / first gpus)
-  double karp_flatt = 0;  // experimentally determined serial fraction (0 at the first point)
+  // Experimentally determined serial fraction (0 at the first point; NaN under weak scaling).
+  double karp_flatt = 0;
   // Throughput kept through failures, checkpoints and stragglers at this size (GoodputFactor;
   // 1 with `reliability: none`), and the efficiency with it, against the first point's.
   double goodput = 1;

@@ -46,6 +46,9 @@ TEST_CASE("strong scaling of the 7B DDP case: speedup grows, efficiency at most 
   CHECK(w->points[1].best.training.global_batch == 4 * w->points[0].best.training.global_batch);
   CHECK(w->parallel_fraction == 0);
   CHECK(w->amdahl_skipped.find("weak scaling") != std::string::npos);
+  // Nor Karp-Flatt's serial fraction, which is Amdahl's law's (it had printed -0.0083).
+  for (const auto& pt : w->points) CHECK(std::isnan(pt.karp_flatt));
+  CHECK(r->points[1].karp_flatt == doctest::Approx(KarpFlatt(r->points[1].speedup, 2)));
   // One point determines no fit (the newcomer saw p = 1.0000 from a single point).
   auto one = RunScale(s, {8}, false, SweepOptions{});
   REQUIRE(one.ok());

@@ -149,10 +149,11 @@ std::string ScaleHtml(const YAML::Node& root) {
     }
     h += fmt::format(
         "<tr><td>{}</td><td class=\"l\">{}</td><td>{:.3f}</td><td>{:.2f}x</td><td>{:.1f}%</td>"
-        "<td>{:.4f}</td></tr>\n",
+        "<td>{}</td></tr>\n",
         pt["gpus"].as<int64_t>(), XmlEscape(LayoutOf(pt["layout"])),
         Need(pt, "step_time_s", 0, 1e6), D(pt, "speedup"), 100 * D(pt, "efficiency"),
-        D(pt, "karp_flatt"));
+        pt["karp_flatt"] && pt["karp_flatt"].IsScalar() ? fmt::format("{:.4f}", D(pt, "karp_flatt"))
+                                                        : std::string("-"));
   }
   h += "</table>\n";
   if (root["advice"] && root["advice"]["verdict"]) {

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
+
 #include "sim/parse_units.h"
 #include "strategies/answer_run.h"
 #include "strategies/layout_format.h"
@@ -46,7 +48,8 @@ Json PointJson(const Scenario& s, const ScalePoint& pt) {
   if (!pt.found) return o.Set("reason", pt.reason);
   o.Set("step_time_s", pt.report.step_time_s).Set("tokens_per_s", pt.report.tokens_per_s);
   o.Set("speedup", pt.speedup).Set("efficiency", pt.efficiency);
-  o.Set("karp_flatt", pt.karp_flatt).Set("mfu", pt.report.mfu);
+  o.Set("karp_flatt", std::isnan(pt.karp_flatt) ? Json() : Json(pt.karp_flatt));
+  o.Set("mfu", pt.report.mfu);
   o.Set("goodput", pt.goodput).Set("goodput_efficiency", pt.goodput_efficiency);
   return o.Set("layout", LayoutJson(WithLayout(s, pt.best)));
 }
@@ -89,11 +92,12 @@ std::string PointsText(const ScaleOutcome& r) {
       continue;
     }
     out += fmt::format(
-        "{:>6}  {:<40} {:>10} {:>9} {:>7.2f}x {:>9.1f}% {:>10.4f} {:>5.1f}% {:>7.1f}% {:>9.1f}%\n",
+        "{:>6}  {:<40} {:>10} {:>9} {:>7.2f}x {:>9.1f}% {:>10} {:>5.1f}% {:>7.1f}% {:>9.1f}%\n",
         pt.gpus, FormatLayout(pt.best.layout, pt.best.training, LayoutStyle::kShort),
         Seconds(pt.report.step_time_s), Human(pt.report.tokens_per_s), pt.speedup,
-        100 * pt.efficiency, pt.karp_flatt, 100 * pt.report.mfu, 100 * pt.goodput,
-        100 * pt.goodput_efficiency);
+        100 * pt.efficiency,
+        std::isnan(pt.karp_flatt) ? std::string("-") : fmt::format("{:.4f}", pt.karp_flatt),
+        100 * pt.report.mfu, 100 * pt.goodput, 100 * pt.goodput_efficiency);
   }
   return out;
 }
@@ -118,9 +122,12 @@ std::string ToText(const Result& res) {
     if (!r.amdahl_note.empty()) out += fmt::format(" ({})", r.amdahl_note);
   }
   for (const std::string& n : r.notes) out += fmt::format("\nNote: {}.", n);
+  out += r.weak ? "\nKarp-Flatt: none under weak scaling (it is Amdahl's law's, about a fixed "
+                  "problem)."
+                : "\nKarp-Flatt: a serial fraction that grows with the GPU count means overhead "
+                  "(communication, bubbles) grows too, not just a fixed serial part.";
   out +=
-      "\nKarp-Flatt: a serial fraction that grows with the GPU count means overhead "
-      "(communication, bubbles) grows too, not just a fixed serial part.\nGoodput: the "
+      "\nGoodput: the "
       "throughput kept through failures, checkpoint stalls and restarts at that size (closed "
       "form, `reliability` block or its defaults); \"with it\" is the efficiency after it.\n";
   out += fmt::format("\nAdvice\n  {}\n  Fewest GPUs that hold the model ({} per GPU, {}):\n",
