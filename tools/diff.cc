@@ -91,6 +91,20 @@ std::string Reason(const Scenario& a, const StepReport& ra, const SweepEntry& ea
     const double pb = rb.tokens_per_s / static_cast<double>(b.cluster.gpus());
     out += fmt::format("the sides run on {} and {} GPUs ({:.0f} and {:.0f} tokens/s a GPU); ",
                        a.cluster.gpus(), b.cluster.gpus(), pa, pb);
+    // Steps of other work a GPU compare per GPU, not part by part (a step of twice the
+    // micro-batches a replica had read as '+14.40 s compute (recompute or smaller GEMMs)', the
+    // side ahead a GPU called behind).
+    auto per_gpu = [](const Scenario& s) {
+      return static_cast<double>(s.training.global_batch) *
+             static_cast<double>(s.training.seq_len) / static_cast<double>(s.cluster.gpus());
+    };
+    if (per_gpu(a) != per_gpu(b) && pa != pb) {
+      return out + fmt::format(
+                       "{} is behind {} a GPU: {:.1f}% fewer tokens/s a GPU; their steps do "
+                       "{:.0f} and {:.0f} tokens a GPU, so they do not compare part by part",
+                       pb > pa ? "A" : "B", pb > pa ? "B" : "A",
+                       100 * (1 - std::min(pa, pb) / std::max(pa, pb)), per_gpu(a), per_gpu(b));
+    }
   }
   if (ra.tokens_per_s == rb.tokens_per_s) return out + "the same throughput";
   const bool b_ahead = rb.tokens_per_s > ra.tokens_per_s;

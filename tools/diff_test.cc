@@ -52,6 +52,26 @@ TEST_CASE("the diff's step parts are a partition of each side's step") {
   CHECK(d.reason.find("compute (recompute or smaller GEMMs)") != std::string::npos);
 }
 
+TEST_CASE("sides on other GPU counts with other work a GPU compare per GPU, not part by part") {
+  // B: twice the GPUs at the same global batch, so half the micro-batches a replica. Its step
+  // is shorter and its throughput higher, but each GPU does less: which side is behind is
+  // judged per GPU, and B's shorter compute is not "recompute or smaller GEMMs" of A's.
+  const Catalogs cat = *LoadCatalogs();
+  auto a = LoadScenario(YamlInput("a.yaml", kScenario), {}, cat);
+  auto b =
+      LoadScenario(YamlInput("b.yaml", kScenario), {"cluster.nodes=4", "parallelism.dp=4"}, cat);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  const StepReport ra = Replay(*a), rb = Replay(*b);
+  const StepDiff d = DiffSteps(*a, ra, *b, rb);
+  const double pa = ra.tokens_per_s / 16, pb = rb.tokens_per_s / 32;
+  CAPTURE(d.reason);
+  CHECK(d.reason.find(pb < pa ? "B is behind A a GPU" : "A is behind B a GPU") !=
+        std::string::npos);
+  CHECK(d.reason.find("do not compare part by part") != std::string::npos);
+  CHECK(d.reason.find("recompute or smaller GEMMs") == std::string::npos);
+}
+
 TEST_CASE("sides on other GPUs or fabrics: the headers show them, the reason blames the GPU") {
   const Catalogs cat = *LoadCatalogs();
   auto a = LoadScenario(YamlInput("a.yaml", kScenario), {}, cat);
