@@ -46,6 +46,27 @@ TEST_CASE("a decode GEMM reads its weights at the HBM's rate; a prefill GEMM is 
         doctest::Approx(flops / rate + 4e-6).epsilon(0.01));
 }
 
+TEST_CASE("a weight-only GEMM of a few rows reads its weights at the HBM's rate, as a GEMV") {
+  // W4A16 on a B200: Llama 3 70B's gate and up projection for one token reads 8192 x 57344
+  // weights at 0.5625 B (NVFP4 with its scales) at 8 TB/s x memory efficiency x sustained
+  // factor. The tensor-core tile curve alone (one row of a 128-row tile) had made it
+  // compute-bound, 30% over the read at this size.
+  const ClusterSpec c = On("b200");
+  const CostModel c16(c, Dtype::kBf16);  // the format's compute: the activations' 16 bits
+  const ServeFormats w4a16 =
+      ServeFormatsOf({ServeDtype::kFp4, ServeDtype::kBf16, ServeDtype::kBf16}, c.gpu);
+  REQUIRE(w4a16.weight_only());
+  const Op op = Linear(1, 8192, 57344);
+  const double read_s = c16.MemoryTime(Bytes(0.5625 * 8192 * 57344)).seconds();
+  const double one = ServeGemmTime(c16, c16, w4a16, op, 1, 1).seconds();
+  CHECK(one == doctest::Approx(read_s + c.gpu.launch_overhead.seconds()).epsilon(0.02));
+  // Never slower than the tile curve's price, and a prefill's thousands of rows keep it.
+  const Op big = Linear(4096, 8192, 57344);
+  const double flops = 2.0 * 4096 * 8192 * 57344;
+  CHECK(ServeGemmTime(c16, c16, w4a16, big, 4096, 1).seconds() >
+        flops / (c.gpu.Peak(Dtype::kBf16).flops_per_second() * c.gpu.sustained_factor));
+}
+
 TEST_CASE("FP4 runs at twice FP8's rate on block-scaled tensor cores, not elsewhere") {
   const ServingPrecision fp4{ServeDtype::kFp4, ServeDtype::kFp4, ServeDtype::kFp8};
   CHECK(ServeFormatsOf(fp4, On("b200").gpu).peak_scale == 2);
