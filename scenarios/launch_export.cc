@@ -156,7 +156,9 @@ void MoeFlags(const Scenario& s, Flags& f) {
   if (!s.model.is_hybrid() && (e.dense_layers > 0 || e.every > 1)) {
     f.Add("--moe-layer-freq", LayerFreq(s.model));
   }
-  f.Add("--moe-token-dispatcher-type", "alltoall");
+  // A token sent once to each node it reaches (node_limit) is the flex dispatcher's (DeepEP, its
+  // default backend); the alltoall dispatcher sends a copy per expert it picks.
+  f.Add("--moe-token-dispatcher-type", e.node_limit > 0 ? "flex" : "alltoall");
   if (e.capacity_factor > 0) f.Add("--moe-expert-capacity-factor", e.capacity_factor);
   if (e.node_limit > 0) {
     // The groups are the nodes the EP group spans, as the replay places it: with TP (or the

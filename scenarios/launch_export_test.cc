@@ -250,6 +250,8 @@ TEST_CASE("node-limited routing goes out as the groups the EP ranks' nodes make,
   const std::string script = MegatronScript(l);
   CHECK(script.find("--moe-router-num-groups 2") != std::string::npos);
   CHECK(script.find("--moe-router-group-topk 1") != std::string::npos);
+  // Sent once to each node: the flex dispatcher's (DeepEP), not alltoall's copy per expert.
+  CHECK(script.find("--moe-token-dispatcher-type flex") != std::string::npos);
   auto back = RoundTrip(file, l);
   REQUIRE_MESSAGE(back.ok(), back.status().message());
   CHECK(back->model.moe.node_limit == 1);

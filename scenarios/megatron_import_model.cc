@@ -363,17 +363,20 @@ Status ReadLayerFreq(Context& c, int layers) {
                              moe, layers, MoeLayers(pattern)));
 }
 
-// Group-limited routing is node-limited routing where the groups are the EP ranks' nodes.
-Status ReadRouting(Context& c) {
+// Which nodes a token's copies cross to, and how often. Megatron-LM's alltoall dispatcher sends
+// one copy per (token, expert) pair (MoEAlltoAllTokenDispatcher: tokens x topk rows), whatever
+// the routing limits; the flex dispatcher's DeepEP/HybridEP kernels send a token once to each
+// node it reaches and fan it out there on NVLink. Group-limited routing whose groups are the EP
+// group's nodes limits how many: parasim's node_limit (layer_pricing's NodeLimitedShare: the
+// copies that cross, min(limit, the nodes a token reaches)) is therefore the flex dispatcher's,
+// the groups' top-k with group-limited routing, else every node the EP group spans.
+Status ReadRouting(Context& c, bool per_node) {
   const FlagReader& r = c.r;
   if (r.Has("--moe-router-num-groups") != r.Has("--moe-router-group-topk")) {
     c.Use("--moe-router-num-groups");
     c.Use("--moe-router-group-topk");
     return Status::Ok();
   }
-  if (!r.Has("--moe-router-num-groups")) return Status::Ok();
-  PARASIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("--moe-router-num-groups", 1, 65536));
-  PARASIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("--moe-router-group-topk", 1, groups));
   PARASIM_ASSIGN_OR_RETURN(int64_t ep, r.Int("--expert-model-parallel-size", 1, 65536, 1));
   PARASIM_ASSIGN_OR_RETURN(int64_t tp, r.Int("--tensor-model-parallel-size", 1, 65536, 1));
   PARASIM_ASSIGN_OR_RETURN(int64_t etp, r.Int("--expert-tensor-parallel-size", 1, 65536, tp));
@@ -383,16 +386,30 @@ Status ReadRouting(Context& c) {
   const int gpn = std::max(1, c.gpus_per_node);
   const int64_t span = ep * etp;
   const int64_t ep_nodes = std::max<int64_t>(1, (span + gpn - 1) / gpn);
-  if (groups == ep_nodes && ep_nodes > 1) {
+  if (!r.Has("--moe-router-num-groups")) {
+    if (per_node && ep_nodes > 1) {
+      c.Derived("model.moe.node_limit", std::to_string(ep_nodes),
+                "--moe-token-dispatcher-type flex: DeepEP/HybridEP send a token once to each "
+                "node it reaches");
+    }
+    return Status::Ok();
+  }
+  PARASIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("--moe-router-num-groups", 1, 65536));
+  PARASIM_ASSIGN_OR_RETURN(int64_t topk, r.Int("--moe-router-group-topk", 1, groups));
+  if (groups == ep_nodes && ep_nodes > 1 && per_node) {
     c.Use("--moe-router-num-groups");
     c.Set("model.moe.node_limit", std::to_string(topk), "--moe-router-group-topk");
     return Status::Ok();
   }
   c.Use("--moe-router-group-topk");
   c.NotModelled("--moe-router-num-groups",
-                fmt::format("group-limited routing over {} groups where EP {} spans {} node(s): "
-                            "parasim limits routing by nodes only",
-                            groups, ep, ep_nodes));
+                per_node ? fmt::format("group-limited routing over {} groups where EP {} spans {} "
+                                       "node(s): parasim limits routing by nodes only",
+                                       groups, ep, ep_nodes)
+                         : std::string("group-limited routing under the alltoall or allgather "
+                                       "dispatcher, which sends a copy per (token, expert) "
+                                       "whatever the groups: it moves no bytes parasim prices "
+                                       "(the routing's balance is not modelled)"));
   return Status::Ok();
 }
 
@@ -435,10 +452,10 @@ Status ReadMoe(Context& c, int layers) {
   } else if (r.Has("--moe-layer-freq")) {
     c.NotModelled("--moe-layer-freq", "the hybrid pattern's E layers place the experts");
   }
-  PARASIM_RETURN_IF_ERROR(ReadRouting(c));
   PARASIM_ASSIGN_OR_RETURN(
       std::string disp,
       r.Choice("--moe-token-dispatcher-type", {"alltoall", "allgather", "flex"}, "allgather"));
+  PARASIM_RETURN_IF_ERROR(ReadRouting(c, disp == "flex"));
   if (disp == "alltoall") {
     c.Use("--moe-token-dispatcher-type");
   } else if (!r.Has("--moe-token-dispatcher-type")) {
@@ -449,8 +466,9 @@ Status ReadMoe(Context& c, int layers) {
                               ""});
   } else {
     c.NotModelled("--moe-token-dispatcher-type",
-                  disp == "flex" ? "DeepEP/HybridEP dispatch kernels: parasim prices the tokens' "
-                                   "all-to-all"
+                  disp == "flex" ? "DeepEP/HybridEP dispatch kernels: parasim prices an "
+                                   "all-to-all that sends a token once to each node it reaches "
+                                   "(model.moe.node_limit)"
                                  : "tokens all-gathered to every EP rank (Megatron-LM's default "
                                    "dispatcher): parasim prices an all-to-all");
   }
