@@ -126,11 +126,13 @@ inline double BackwardGradBytes(const Training& t) {
 }
 
 // Whether the host issues the routed experts' kernels one expert at a time after a
-// synchronisation (Training::per_expert_gemm under dropless routing), so that the replay waits
-// on the host (GpuSpec::host_op_time). Token dropping sizes every expert's input in advance:
-// no synchronisation, and the host runs ahead.
+// synchronisation (Training::per_expert_gemm), so that the replay waits on the host
+// (GpuSpec::host_op_time). Token dropping without padding syncs too, earlier: the dropped
+// routing's output size is read on the host before the permutation (Megatron-Core's
+// MoEAlltoAllTokenDispatcher, "before_permutation_1" where moe_expert_capacity_factor is set);
+// only inputs padded to capacity (--moe-pad-expert-input-to-capacity, not modelled) run ahead.
 inline bool IssuesExpertsFromHost(const ModelSpec& m, const Training& t) {
-  return m.is_moe() && t.per_expert_gemm && m.moe.capacity_factor <= 0;
+  return m.is_moe() && t.per_expert_gemm;
 }
 
 }  // namespace parasim
