@@ -65,7 +65,7 @@ inline constexpr double kFp8GemmEfficiencyRatio = 0.854;
 // Host (CPU) time to issue one framework op from Python in a training step: the op's dispatch,
 // autograd's bookkeeping, its launch and the interpreter around it. The host runs ahead of the
 // GPU where it can, so the replay pays it only where it cannot: in a MoE layer whose experts
-// Transformer Engine's GroupedLinear issues one at a time after dropless routing's
+// Transformer Engine's GroupedLinear issues one at a time after the routing's
 // device-to-host synchronisation (training.expert_gemm: per_expert; LayerLowering's
 // HostBoundBlock). Measured here (2026-11-26, PyTorch 2.11, tools/gpu_check/):
 // - moe_step_check.py on an H200 machine (moe-step-h200-2026-11-26.jsonl): 8 layers of a dense

@@ -93,8 +93,9 @@ struct Training {
   // - per_expert: one GEMM per local expert, and under FP8 one quantization of its input or
   //   gradient, as Transformer Engine's GroupedLinear issues them (grouped_linear.py: its
   //   general_grouped_gemm, a loop of cuBLAS calls over 4 streams, nvte_multi_stream_cublas_gemm),
-  //   Megatron-Core's TEGroupedMLP with moe_grouped_gemm. Under dropless routing the host learns
-  //   the token counts first (a synchronisation), so those launches cannot run ahead of the GPU:
+  //   Megatron-Core's TEGroupedMLP with moe_grouped_gemm. Under the routing (dropless, or
+  //   dropping without padding) the host learns the token counts first (a synchronisation), so
+  //   those launches cannot run ahead of the GPU:
   //   the replay prices the MoE layer's passes at no less than the host's time to issue their
   //   kernels (GpuSpec::host_op_time; LayerLowering::HostBoundBlock). The GEMMs themselves run
   //   four streams at a time (LayerLowering::ExpertGemmTime), with or without dropping.

@@ -219,7 +219,7 @@ Duration LayerPricer::ExpertGemmTime(const CostModel& cm, const Op& op, const Ge
 }
 
 void LayerPricer::HostBoundBlock(const Block& b, BlockTime* bt) const {
-  // A MoE layer whose experts the host issues one at a time after dropless routing's
+  // A MoE layer whose experts the host issues one at a time after the routing's
   // device-to-host synchronisation (IssuesExpertsFromHost). No kernel starts before the host
   // has issued it (GpuSpec::host_op_time each), and the host runs ahead of the GPU except across
   // that synchronisation (tools/gpu_check/moe_step_check.py, docs/MODEL.md "Dropless experts

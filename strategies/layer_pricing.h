@@ -49,7 +49,7 @@ class LayerPricer {
   // micro-batch to the accumulated ones; zero when fused.
   Duration AccumulationTime(const Op& op) const;
   // A MoE block's passes priced at no less than the host's time to issue their kernels where
-  // the experts are issued one at a time after dropless routing (IssuesExpertsFromHost).
+  // the experts are issued one at a time after the routing's sync (IssuesExpertsFromHost).
   void HostBoundBlock(const Block& b, BlockTime* bt) const;
   // A GEMM call's time; the routed experts' issued one per expert (Training::per_expert_gemm)
   // are priced a few streams at a time rather than as one grouped GEMM.

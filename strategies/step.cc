@@ -166,7 +166,7 @@ std::string GroupedGemmAdvice(const ModelSpec& model, const Training& training,
   if (!alt) return "";
   return AlsoFits("expert_gemm: grouped",
                   fmt::format(" with one kernel a GEMM, where the MoE layers now wait on the host "
-                              "issuing their experts one at a time after dropless routing's "
+                              "issuing their experts one at a time after the routing's "
                               "synchronisation ({:.1f} us an op, gpu host_op_time)",
                               cluster.gpu.host_op_time.microseconds()),
                   *alt, r);

@@ -83,7 +83,7 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
 std::string FoldingAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                           const ClusterSpec& cluster, const StepReport& r);
 
-// For `run`: a step whose expert GEMMs are issued one expert at a time after dropless routing's
+// For `run`: a step whose expert GEMMs are issued one expert at a time after the routing's
 // synchronisation (training.expert_gemm: per_expert), replayed with one grouped kernel per GEMM;
 // the advice when that is at least 1% shorter (the host, not the GPU, sets the experts' pace),
 // else empty. Memory does not change.

@@ -353,17 +353,20 @@ TEST_CASE("expert_gemm: per_expert: a MoE layer waits on the host issuing its ex
   const double casts = 2.0 * b.model.layers * 2 * (2 * local) * h;
   CHECK(b.Run().step_time_s - host.step_time_s > casts);
   b.t.precision = Dtype::kBf16;
-  // Token dropping sizes the experts' inputs in advance: no synchronisation, so the GPU's
-  // kernels run beside their issue rather than after it. At the default op time this layer's
-  // sixteen local experts still issue more than their kernels take (the host sets the pace:
-  // the step lies between the kernels alone and the dropless step).
+  // Token dropping without padding synchronises too (Megatron-Core reads the dropped routing's
+  // output size on the host before the permutation): the host issues the experts after it as
+  // under dropless routing, the step a dropless one's but for the busiest rank's load capped
+  // (it had been taken to run ahead, 16% faster at a capacity factor where nothing drops).
   b.model.moe.capacity_factor = 1.0;
   b.cluster.gpu.host_op_time = Duration::Microseconds(kDefaultHostOpTimeUs);
   const StepReport dropping = b.Run();
   b.cluster.gpu.host_op_time = Duration::Microseconds(0.001);
   CHECK(dropping.step_time_s > b.Run().step_time_s);
-  CHECK(dropping.step_time_s < measured.step_time_s);
-  CHECK(GroupedGemmAdvice(b.model, b.t, b.l, b.cluster, dropping).empty());
+  CHECK(dropping.step_time_s > 0.9 * measured.step_time_s);
+  CHECK(dropping.step_time_s <= measured.step_time_s);
+  b.cluster.gpu.host_op_time = Duration::Microseconds(kDefaultHostOpTimeUs);
+  CHECK_FALSE(GroupedGemmAdvice(b.model, b.t, b.l, b.cluster, dropping).empty());
+  b.cluster.gpu.host_op_time = Duration::Microseconds(0.001);
   // Four local experts or fewer: one wave of streams, priced as the grouped GEMM.
   b.model.moe.capacity_factor = 0;
   b.model.moe.experts = 32;
