@@ -147,6 +147,7 @@ void AddSharedExperts(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s,
   const double bias = m.has_bias() ? 1 : 0;
   Op fc1 = Gemm("shared_expert", T, m.hidden, static_cast<int64_t>((glu ? 2 : 1) * f),
                 (glu ? 2 : 1) * f * (d.h + bias));
+  if (glu) fc1.mm_cols = {f, f};  // the gate and up projections (torchtitan's two matmuls)
   // Under FP8 Transformer Engine's Linear keeps its own FP8 cast of that input.
   if (s.fp8) fc1.saved.push_back({"shared_expert.input", d.T_out * d.h * d.a, false, 0});
   bb.Add(std::move(fc1));

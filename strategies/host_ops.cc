@@ -1,6 +1,5 @@
 #include "strategies/host_ops.h"
 
-#include <array>
 #include <string_view>
 
 namespace parasim {
@@ -15,7 +14,7 @@ struct ModuleOps {
   double fwd, bwd;              // kernels
   double fwd_alloc, bwd_alloc;  // tensors allocated (each a NaN fill in deterministic mode)
 };
-constexpr std::array<ModuleOps, 22> kModules = {{
+constexpr ModuleOps kModules[] = {
     // VocabParallelEmbedding (megatron/core/tensor_parallel/layers.py): the range mask (two
     // compares and an or), the lookup and the masked fill; the learned positions' lookup and
     // add (LanguageModelEmbedding); the embedding dropout (its output and mask). Backward: the
@@ -82,7 +81,7 @@ constexpr std::array<ModuleOps, 22> kModules = {{
     // and cast.
     {"mamba_gated_norm", 2, 3, 3, 4},
     {"mamba_residual", 1, 1, 2, 2},
-}};
+};
 
 // Megatron-LM's vocab-parallel cross-entropy on fp32 logits (megatron/core/tensor_parallel/
 // cross_entropy.py, VocabParallelCrossEntropy), after the cast to fp32: forward the max,

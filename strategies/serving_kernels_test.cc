@@ -117,6 +117,11 @@ TEST_CASE("the busiest rank's experts: the most any of the EP ranks reads") {
   CHECK(BusiestTouchedExperts(32, 256, 8, 8, 8) / TouchedExperts(32, 256, 8, 8) ==
         doctest::Approx(1.48).epsilon(0.08));
   CHECK(BusiestTouchedExperts(32, 256, 8, 64, 8) / TouchedExperts(32, 256, 8, 64) < 1.1);
+  // Thousands of experts a rank: the binomial's first term, (1 - q)^2048, had underflowed and
+  // the busiest rank read every expert where it reads about half.
+  const double half = BusiestTouchedExperts(2048, 16384, 8, 1419, 8);  // each reached by half
+  CHECK(half > TouchedExperts(2048, 16384, 8, 1419));
+  CHECK(half < 1100);
   // Never more than the rank holds; none without tokens.
   CHECK(BusiestTouchedExperts(32, 256, 8, 1e6, 8) == doctest::Approx(32));
   CHECK(BusiestTouchedExperts(32, 256, 8, 0, 8) == 0);

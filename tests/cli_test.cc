@@ -85,10 +85,17 @@ TEST_CASE("serve (and run) on a serving scenario: the figures and the contract's
        {"\"tokens_per_s\"", "\"input_tokens_per_s\"", "\"tokens_per_s_per_gpu\"", "\"ttft_s\"",
         "\"tpot_s\"", "\"e2e_s\"", "\"p50\"", "\"p90\"", "\"p99\"", "\"mean\"", "\"goodput\"",
         "\"max_rate_at_slo\"", "\"kv_peak_bytes\"", "\"fits\"", "\"kv_use\"", "\"load\"",
-        "\"capacity_per_s\"", "\"band\": null"}) {
+        "\"capacity_per_s\"", "\"band\": null", "\"kv_peak_capacity_bytes\""}) {
     CAPTURE(key);
     CHECK(j.out.find(key) != std::string::npos);
   }
+  // One pool: its peak's capacity is the capacity, and no pool is named.
+  CHECK(j.out.find("\"kv_peak_pool\"") == std::string::npos);
+  // A sweep ranks by the searched rate: --no-search beside --sweep is refused, not ignored.
+  auto both = RunParasim("serve --sweep --no-search " +
+                         Runfile("scenarios/llama3-70b-serve-sweep-h100.yaml"));
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--no-search") != std::string::npos);
   // Near its capacity the latencies at 2% less and more load are printed too.
   auto near = RunParasim("serve --no-search " + f + " --set serving.requests.arrival.rate=24/s");
   REQUIRE(near.exit_code == 0);

@@ -205,6 +205,13 @@ StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std:
   ServeOutcome out;
   PARASIM_ASSIGN_OR_RETURN(out.s, LoadServingScenario(doc.Input(), sets, cat));
   if (flags.sweep) {
+    // A sweep ranks its layouts by the highest rate within the targets: it searches always.
+    if (flags.no_search) {
+      return InvalidArgument(
+          "--no-search: a serving sweep ranks its layouts by the highest rate within the "
+          "targets, which it searches for each; drop --no-search, or --sweep to replay one "
+          "layout without the search");
+    }
     PARASIM_ASSIGN_OR_RETURN(ServingSweepOutcome w, RunServingSweep(out.s, flags.jobs));
     out.sweep = std::move(w);
     return out;
@@ -212,9 +219,9 @@ StatusOr<ServeOutcome> ServeDocument(const Document& doc, const std::vector<std:
   if (out.s.serving.sweep) {
     if (auto p = CheckServingLayout(out.s.serving.layout, out.s.model, out.s.cluster)) {
       return InvalidArgument(fmt::format(
-          "{}: error: parallelism.{}: {} (the scenario has a sweep block: `parasim serve --sweep` "
-          "ranks its layouts)",
-          out.s.file, p->key, p->message));
+          "parallelism.{}: {} (the scenario has a sweep block: `parasim serve --sweep` ranks its "
+          "layouts)",
+          p->key, p->message));
     }
   }
   PARASIM_ASSIGN_OR_RETURN(out.report,
@@ -244,6 +251,9 @@ Json ServingReportJson(const ServingReport& r, bool kv_use, bool load_key) {
   auto whole = [](double v) { return std::round(v); };
   j.Set("kv_peak_bytes", whole(r.kv_peak_bytes))
       .Set("kv_capacity_bytes", whole(r.kv_capacity_bytes));
+  // The capacity per GPU of the pool the peak is from, and which pool where there are two.
+  j.Set("kv_peak_capacity_bytes", whole(r.kv_peak_capacity_bytes));
+  if (!r.kv_peak_pool.empty()) j.Set("kv_peak_pool", r.kv_peak_pool);
   j.Set("weights_bytes", whole(r.weights_bytes))
       .Set("activations_bytes", whole(r.activations_bytes));
   if (r.state_bytes > 0) j.Set("state_bytes", whole(r.state_bytes));  // a hybrid model's only
