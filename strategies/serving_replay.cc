@@ -32,16 +32,18 @@ StatusOr<ServingSystem> ServingSystem::Build(const ServingScenario& s, ServingCh
     sys.costs_.push_back(std::move(c));
   }
   if (!sv.engine.chunked_prefill) {
-    // The longest prompt a pool prefills whole: a request's uncached prompt, and under
-    // preemption (recompute) on a unified pool what it had generated besides, as
-    // ReplicaScheduler prefills it again.
-    int64_t longest = 0;
-    const bool again = sv.engine.preempt && !l.disaggregated;
+    // The longest prompt a pool prefills whole: a request's uncached prompt; under preemption
+    // (recompute) what it had generated besides, as ReplicaScheduler prefills it again, on a
+    // unified pool and on a decode pool (which re-prefills the sequences it preempts).
+    int64_t prompt = 0, again = 0;
     for (const ServedRequest& r : GenerateRequests(sv.requests)) {
-      longest = std::max(longest, r.input - CachedPrefix(r.input, sv.requests.prefix_hit) +
-                                      (again ? std::max<int64_t>(0, r.output - 1) : 0));
+      const int64_t p = r.input - CachedPrefix(r.input, sv.requests.prefix_hit);
+      prompt = std::max(prompt, p);
+      again = std::max(again, p + std::max<int64_t>(0, r.output - 1));
     }
-    sys.costs_.front().ReserveWholePrompt(longest);
+    const int64_t longest = sv.engine.preempt ? again : prompt;
+    sys.costs_.front().ReserveWholePrompt(l.disaggregated ? prompt : longest);
+    if (l.disaggregated && sv.engine.preempt) sys.costs_.back().ReserveWholePrompt(again);
   }
   return sys;
 }

@@ -571,6 +571,20 @@ TEST_CASE(
   CHECK(
       whole.pool(0).memory().activations - live ==
       doctest::Approx(chunked.pool(0).memory().activations - 8192.0 * 40960 * 2 + 3.0 * 40960 * 2));
+  // Disaggregated: the prefill pool runs the prompt whole; the decode pool, which prefills again
+  // what it preempts (the prompt and what it generated), holds as much under preemption.
+  s.serving.layout.disaggregated = true;
+  s.serving.layout.prefill = {.tp = 1, .replicas = 1};
+  s.serving.layout.decode = {.tp = 1, .replicas = 1};
+  const ServingSystem split = *ServingSystem::Build(s);
+  CHECK(split.pool(0).memory().activations ==
+        doctest::Approx(whole.pool(0).memory().activations - 3.0 * 40960 * 2));
+  CHECK(split.pool(1).memory().activations == whole.pool(0).memory().activations);
+  s.serving.engine.preempt = false;
+  CHECK(ServingSystem::Build(s)->pool(1).memory().activations ==
+        chunked.pool(0).memory().activations);
+  s.serving.engine.preempt = true;
+  s.serving.layout.disaggregated = false;
   // Prompts within the budget keep the budget's, chunked or not.
   s.serving.requests.input = LengthDist::Fixed(1000);
   CHECK(ServingSystem::Build(s)->pool(0).memory().activations ==
