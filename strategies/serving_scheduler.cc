@@ -139,13 +139,22 @@ void ReplicaScheduler::Add(Batch* b, uint32_t id, int64_t tokens) {
   }
 }
 
-void ReplicaScheduler::AddRunning(int group, Batch* b, int64_t* budget) {
+int ReplicaScheduler::RankFor(const Sequence& s) const {
+  if (ranks_ <= 1) return 0;
+  if (s.rank >= 0) return s.rank;
+  // Where Grow places a new sequence: the rank with the most room.
+  return static_cast<int>(std::max_element(rank_free_.begin(), rank_free_.end()) -
+                          rank_free_.begin());
+}
+
+void ReplicaScheduler::AddRunning(int group, Batch* b, std::vector<Room>* room) {
   std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
   for (size_t i = 0; i < run.size(); ++i) {
-    if (static_cast<int64_t>(b->items.size()) >= policy_.max_seqs || *budget <= 0) break;
     const uint32_t id = run[i];
     const Sequence& s = seqs_[id];
-    const int64_t tokens = s.prompt_done() ? 0 : std::min(Chunk(s.prompt - s.prefilled), *budget);
+    Room& r = (*room)[static_cast<size_t>(RankFor(s))];
+    if (r.seqs <= 0 || r.tokens <= 0) continue;  // its rank is full; others may not be
+    const int64_t tokens = s.prompt_done() ? 0 : std::min(Chunk(s.prompt - s.prefilled), r.tokens);
     const int64_t grow = s.kv + std::max<int64_t>(1, tokens);
     bool preempted_self = false;
     while (!Grow(id, grow)) {
@@ -161,20 +170,22 @@ void ReplicaScheduler::AddRunning(int group, Batch* b, int64_t* budget) {
     }
     if (preempted_self) break;
     Add(b, id, tokens);
-    *budget -= std::max<int64_t>(1, tokens);
+    r.Take(tokens);
   }
 }
 
-void ReplicaScheduler::AddWaiting(int group, Batch* b, int64_t* budget) {
+void ReplicaScheduler::AddWaiting(int group, Batch* b, std::vector<Room>* room) {
   std::vector<uint32_t>& run = running_[static_cast<size_t>(group)];
-  while (!waiting_.empty() && static_cast<int64_t>(b->items.size()) < policy_.max_seqs &&
-         *budget > 0) {
+  while (!waiting_.empty()) {
     const uint32_t id = waiting_.front();
     Sequence& s = seqs_[id];
+    Room& r = (*room)[static_cast<size_t>(RankFor(s))];
+    if (r.seqs <= 0 || r.tokens <= 0) break;
     int64_t tokens = s.ready ? 0 : s.prompt - s.prefilled;
-    if (policy_.chunked_prefill) tokens = std::min(Chunk(tokens), *budget);
-    // Unchunked, a prompt runs whole: it waits for an iteration with room for it, or runs alone.
-    if (tokens > *budget && !b->empty()) break;
+    if (policy_.chunked_prefill) tokens = std::min(Chunk(tokens), r.tokens);
+    // Unchunked, a prompt runs whole: it waits for an iteration with room for it, or runs alone
+    // (on its rank).
+    if (tokens > r.tokens && r.taken) break;
     // Blocks for what it computes now, or reserved without preemption for its KV at the end,
     // as Admissible counts it: the prompt's and every output token's but the last, which is
     // never fed back (reserving one more had stalled a request Admissible let in, exit 1).
@@ -186,15 +197,21 @@ void ReplicaScheduler::AddWaiting(int group, Batch* b, int64_t* budget) {
     s.group = group;
     run.push_back(id);
     Add(b, id, tokens);
-    *budget -= std::max<int64_t>(1, tokens);
+    r.Take(tokens);
   }
 }
 
 Batch ReplicaScheduler::Form(int group) {
   Batch b;
-  int64_t budget = policy_.max_num_tokens;
-  AddRunning(group, &b, &budget);
-  AddWaiting(group, &b, &budget);
+  // The token budget and the sequence cap, each rank its share with data-parallel attention (a
+  // scheduler a rank: SGLang's server_args.py divides chunked_prefill_size by dp_size under
+  // enable_dp_attention, and its max running requests are per worker, 256 / 8 = 32), else the
+  // replica's.
+  std::vector<Room> room(static_cast<size_t>(ranks_),
+                         Room{std::max<int64_t>(1, policy_.max_num_tokens / ranks_),
+                              std::max<int64_t>(1, policy_.max_seqs / ranks_)});
+  AddRunning(group, &b, &room);
+  AddWaiting(group, &b, &room);
   return b;
 }
 

@@ -16,6 +16,7 @@
 // flight (vLLM's virtual engines): each group forms its own batches from the one waiting queue.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -99,8 +100,20 @@ class ReplicaScheduler {
   // Preempts the newest running sequence of `group` on attention rank `rank` (recomputed later:
   // back to the front of the waiting queue); the victim, or -1 when none runs there.
   int64_t PreemptNewest(int group, int rank);
-  void AddRunning(int group, Batch* b, int64_t* budget);
-  void AddWaiting(int group, Batch* b, int64_t* budget);
+  // What an iteration may still take on one rank: tokens of its budget and sequences.
+  struct Room {
+    int64_t tokens = 0, seqs = 0;
+    bool taken = false;  // something runs there already
+    void Take(int64_t t) {
+      tokens -= std::max<int64_t>(1, t);
+      --seqs;
+      taken = true;
+    }
+  };
+  // The rank a sequence runs on: its own, or where Grow would place it (0 with one rank).
+  int RankFor(const Sequence& s) const;
+  void AddRunning(int group, Batch* b, std::vector<Room>* room);
+  void AddWaiting(int group, Batch* b, std::vector<Room>* room);
   void Add(Batch* b, uint32_t id, int64_t tokens);
   // The prompt tokens a sequence with `remaining` to prefill may compute in one iteration
   // before the budget: all of them, or the long-prefill cap with chunked prefill.

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace parasim {
 namespace {
@@ -36,11 +37,21 @@ Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n, int ranks = 1) {
   while (run.finished < n && run.iterations < 100000) {
     const Batch b = r.Form(0);
     REQUIRE_FALSE(b.empty());
-    int64_t tokens = 0;
-    for (const Batch::Chunk& c : b.items) tokens += std::max<int64_t>(1, c.tokens);
-    const bool lone_prompt = b.items.size() == 1 && !p.chunked_prefill;
-    run.within_budget = run.within_budget && (tokens <= p.max_num_tokens || lone_prompt);
-    run.within_seqs = run.within_seqs && static_cast<int64_t>(b.items.size()) <= p.max_seqs;
+    // Each rank within its share of the budget and of the sequences (the replica's with one),
+    // or running one unchunked prompt alone.
+    std::vector<int64_t> tokens(static_cast<size_t>(ranks), 0), items(tokens);
+    for (const Batch::Chunk& c : b.items) {
+      const size_t r = ranks > 1 ? static_cast<size_t>(seqs[c.id].rank) : 0;
+      tokens[r] += std::max<int64_t>(1, c.tokens);
+      ++items[r];
+    }
+    for (int r = 0; r < ranks; ++r) {
+      const bool lone_prompt = items[static_cast<size_t>(r)] == 1 && !p.chunked_prefill;
+      run.within_budget =
+          run.within_budget &&
+          (tokens[static_cast<size_t>(r)] <= p.max_num_tokens / ranks || lone_prompt);
+      run.within_seqs = run.within_seqs && items[static_cast<size_t>(r)] <= p.max_seqs / ranks;
+    }
     run.within_cache =
         run.within_cache && r.used_blocks() <= r.total_blocks() && r.fullest_share() <= 1;
     run.finished += static_cast<int64_t>(r.Complete(0, b).size());
@@ -110,6 +121,18 @@ TEST_CASE("data-parallel attention: a sequence's KV and attention stay on one ra
   CHECK(r.fullest_share() == doctest::Approx(0.6));
   CHECK(static_cast<double>(r.used_blocks()) / static_cast<double>(r.total_blocks()) ==
         doctest::Approx(0.375));
+  // Each rank its share of the token budget (a scheduler a rank, as SGLang divides its chunk
+  // size): a 1,000-token prompt on a replica of 4 ranks and a 1,024-token budget advances 256
+  // tokens an iteration on its rank, where it had taken the whole budget while the others waited.
+  p.max_num_tokens = 1024;
+  std::vector<Sequence> one(1);
+  one[0].input = one[0].prompt = 1000;
+  one[0].output = 10;
+  ReplicaScheduler q(p, 4000, 1, ReplicaRole::kUnified, &one, 4);
+  q.Enqueue(0);
+  const Batch c = q.Form(0);
+  REQUIRE(c.items.size() == 1);
+  CHECK(c.items[0].tokens == 256);
 }
 
 TEST_CASE("without preemption a request the cache just admits runs: it reserves what it holds") {
