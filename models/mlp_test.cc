@@ -67,6 +67,23 @@ TEST_CASE("shared experts: one MLP as model.mlp makes it, keeping its intermedia
   CHECK(with - without == doctest::Approx(4096.0 * 3 * 14336 * 2));
 }
 
+TEST_CASE("row-parallel linears keep their whole bias on every TP rank") {
+  // Megatron-Core's RowParallelLinear: a bias of output_size, added after the reduction, whole
+  // on every rank (GPT-3 175B at TP8: out_proj and fc2 each hold 12,288 bias parameters a rank;
+  // they had held 1,536, 21,504 a layer short).
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("gpt3-175b");
+  const ModelGraph g = BuildModelGraph(m, GraphShape{.tp = 8});
+  for (const char* name : {"out_proj", "fc2"}) {
+    for (size_t i = 0; i < g.dense.size(); ++i) {
+      const Op& op = g.dense.op(i);
+      if (op.name != name) continue;
+      CAPTURE(name);
+      CHECK(op.params == doctest::Approx(static_cast<double>(op.k) * 12288 + 12288));
+    }
+  }
+}
+
 TEST_CASE("MoE under TP: the all-to-all dispatcher's collectives, with and without folding") {
   // Megatron-Core's MoEAlltoAllTokenDispatcher: each rank routes its sequence-parallel shard,
   // all-to-alls it over EP, and where etp > 1 all-gathers the arrivals over the expert-TP group

@@ -1080,6 +1080,9 @@ TEST_CASE("compare --trace: a profiler trace recorded on an H100 against its one
     CHECK(ratio > 1 - band);
     CHECK(ratio < 1 + band);
   }
+  // The replay's GPU waits on its host (the ops' issue) count as idle, as the trace's do: a
+  // third of a millisecond here (they had been neither idle nor busy, and read 0).
+  CHECK(KindSeconds(j.out, "idle", "predicted_s") > 1e-4);
   // The profile `--out` writes from it replays the step within 2%: each kind's efficiencies,
   // and the element-wise kernels' SM rates with them, scaled by the kind's measured over
   // replayed time (351.9 ms against 351.6, 2026-11-26).
