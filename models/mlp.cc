@@ -57,8 +57,11 @@ MoeRouting Route(const ModelSpec& m, const GraphShape& s, const Dims& d) {
 }
 
 // The dispatch's permutation and all-to-all, and where the experts are tensor-parallel the
-// gathered copies sorted by local expert (the dispatcher's second permutation; the all-gather
-// is priced after the sort, on the same buffer).
+// copies gathered over their group; then, where the rank holds more than one expert, the
+// received copies sorted by local expert (the dispatcher's second permutation,
+// sort_chunks_by_idxs where num_local_experts > 1, whatever the experts' TP; the all-gather is
+// priced on that op, on the same buffer). It had been tied to the experts' TP: missing with
+// etp 1 (DeepSeek-V3, Qwen3), paid with one expert a rank.
 void AddDispatch(BlockBuilder& bb, const GraphShape& s, const MoeRouting& r) {
   Op dispatch = Elementwise("dispatch_permute", 2 * r.dispatch_bytes, 2 * r.dispatch_bytes);
   if (s.ep > 1) {
@@ -66,10 +69,13 @@ void AddDispatch(BlockBuilder& bb, const GraphShape& s, const MoeRouting& r) {
     dispatch.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, r.dispatch_bytes, false};
   }
   bb.Add(std::move(dispatch));
-  if (r.gathers) {
-    Op sort = Elementwise("expert_sort", 2 * r.gathered, 2 * r.gathered);
-    sort.fwd_comm = {CommKind::kAllGather, GroupKind::kEtp, r.gathered, false};
-    sort.bwd_comm = {CommKind::kReduceScatter, GroupKind::kEtp, r.gathered, false};
+  const double sorted = r.local_experts > 1 ? 2 * r.gathered : 0.0;
+  if (r.gathers || sorted > 0) {
+    Op sort = Elementwise("expert_sort", sorted, sorted);
+    if (r.gathers) {
+      sort.fwd_comm = {CommKind::kAllGather, GroupKind::kEtp, r.gathered, false};
+      sort.bwd_comm = {CommKind::kReduceScatter, GroupKind::kEtp, r.gathered, false};
+    }
     bb.Add(std::move(sort));
   }
 }
@@ -121,7 +127,11 @@ void AddExperts(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const
 void AddCombine(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const Dims& d,
                 const MoeRouting& r) {
   const bool reduce_after_combine = r.same_tokens && s.ep <= 1 && m.moe.shared_experts == 0;
-  Op combine = Elementwise("combine_unpermute", 2 * r.dispatch_bytes, 2 * r.dispatch_bytes);
+  // With more than one expert a rank, the copies sorted back first (combine_preprocess's
+  // un-sort by local expert), then unpermuted.
+  const double unsort = r.local_experts > 1 ? 2 * r.gathered : 0.0;
+  Op combine = Elementwise("combine_unpermute", 2 * r.dispatch_bytes + unsort,
+                           2 * r.dispatch_bytes + unsort);
   if (s.ep > 1) {
     combine.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, r.dispatch_bytes, false};
     combine.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, r.fp8_bytes, false};
