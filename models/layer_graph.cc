@@ -141,11 +141,27 @@ Block BuildMtp(const ModelSpec& m, const Dims& d) {
   const double x = d.T_out * d.h * d.a;
   bb.Add(blocks::Elementwise("mtp_embedding", 2 * x, 2 * x));
   bb.Add(blocks::Norm("mtp_hidden_norm", m, d));
-  bb.Add(blocks::Norm("mtp_embedding_norm", m, d));
-  // Replicated over TP (DeepSeek-V3 trains without TP).
-  Op proj =
-      blocks::Gemm("mtp_proj", static_cast<int64_t>(d.T), 2 * m.hidden, m.hidden, 2.0 * d.h * d.h);
-  proj.saved.push_back({"mtp_proj.input", 2 * d.T * d.h * d.a, false, 0});
+  Op norm = blocks::Norm("mtp_embedding_norm", m, d);
+  // The projection is column-parallel over TP (Megatron-Core's eh_proj, gather_output=False)
+  // and its output all-gathered over the hidden dimension before the module's layer
+  // (gather_from_tensor_model_parallel_region; under SP then split again, whose backward's
+  // all-gather of T x h is left out). Its input, the two halves concatenated, enters TP as a
+  // column-parallel linear's does: all-gathered under SP, its gradient reduced. (It had been
+  // replicated: each rank computing and holding all of it, DeepSeek-V3 training without TP.)
+  const int t = d.t;
+  Op proj = blocks::Gemm("mtp_proj", static_cast<int64_t>(d.T), 2 * m.hidden, m.hidden / t,
+                         2.0 * d.h * d.h / t);
+  proj.saved.push_back({"mtp_proj.input", 2 * d.T_out * d.h * d.a, false, 0});
+  if (t > 1) {
+    const double in = 2 * d.T * d.h * d.a, out = d.T * d.h * d.a;
+    if (d.sp) norm.fwd_comm = {CommKind::kAllGather, GroupKind::kTp, in, false};
+    proj.bwd_comm = {d.sp ? CommKind::kReduceScatter : CommKind::kAllReduce, GroupKind::kTp, in,
+                     false};
+    proj.bwd_comm.beside_wgrad = true;
+    proj.bwd_comm.regather = d.sp;
+    proj.fwd_comm = {CommKind::kAllGather, GroupKind::kTp, out, false};
+  }
+  bb.Add(std::move(norm));
   bb.Add(std::move(proj));
   return bb.Finish();
 }

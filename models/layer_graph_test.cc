@@ -191,5 +191,27 @@ TEST_CASE("the model graph is built once per (model, shape) and shared") {
   CHECK(ForwardFlops(a->dense) == ForwardFlops(BuildModelGraph(m, s).dense));
 }
 
+TEST_CASE("the MTP module's projection is column-parallel over TP, its output gathered") {
+  // Megatron-Core's eh_proj: a ColumnParallelLinear of 2h -> h (gather_output=False), its
+  // output all-gathered over TP before the module's layer. DeepSeek-V3 at TP8: each rank holds
+  // and computes an eighth of the 2 x 7168 x 7168 weights (it had been replicated).
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("deepseek-v3");
+  const ModelGraph one = BuildModelGraph(m, GraphShape{.seq_len = 4096, .tp = 1});
+  const ModelGraph eight = BuildModelGraph(m, GraphShape{.seq_len = 4096, .tp = 8, .sp = true});
+  auto proj = [](const ModelGraph& g) -> const Op& {
+    for (size_t i = 0; i < g.mtp.size(); ++i) {
+      if (g.mtp.op(i).name == "mtp_proj") return g.mtp.op(i);
+    }
+    FAIL("no mtp_proj");
+    return g.mtp.op(0);
+  };
+  CHECK(proj(one).params == doctest::Approx(2.0 * 7168 * 7168));
+  CHECK(proj(eight).params == doctest::Approx(2.0 * 7168 * 7168 / 8));
+  CHECK(proj(eight).fwd_flops.flops() == doctest::Approx(proj(one).fwd_flops.flops() / 8));
+  CHECK(proj(eight).fwd_comm.kind == CommKind::kAllGather);
+  CHECK(proj(one).fwd_comm.kind == CommKind::kNone);
+}
+
 }  // namespace
 }  // namespace parasim
