@@ -121,6 +121,10 @@ struct GraphShape {
   // Context parallelism's K and V gathered whole before the attention (Layout::CpComm), not
   // passed around a ring beside it.
   bool cp_all_gather = false;
+  // The MoE dispatcher's second permutation: the received copies sorted by local expert and
+  // back (Megatron-Core's alltoall dispatcher); a serving engine's fused MoE kernel sorts once,
+  // in the dispatch's own permutation.
+  bool expert_sort = true;
   bool operator==(const GraphShape&) const = default;
 };
 

@@ -62,6 +62,7 @@ GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep, int etp) {
   s.ep = ep;
   s.etp = etp;
   s.sp = false;
+  s.expert_sort = false;  // vLLM's and TensorRT-LLM's fused MoE sort the tokens once
   return s;
 }
 

@@ -79,6 +79,7 @@ double TouchedExperts(double local, int experts, int top_k, double tokens) {
 double BusiestTouchedExperts(int local, int experts, int top_k, double tokens, int ranks) {
   if (local <= 0 || experts <= 0 || tokens <= 0) return 0;
   const double q = TouchedExperts(1, experts, top_k, tokens);
+  if (q <= 0) return 0;
   if (ranks <= 1 || q >= 1) return local * q;
   // E[max] = sum over j < local of P(max > j) = 1 - P(count <= j)^ranks, the binomial's terms
   // in logarithms ((1 - q)^local underflows where hundreds of experts are nearly all reached).

@@ -245,7 +245,7 @@ bool KeptUp(const ServingReplay& r) {
   // about two standard deviations of their count, sqrt(apart); a falling-behind one's requests
   // are all apart one way. (With the 3% alone, Mixtral on 8 H100 at 16 requests a second over
   // 400 requests met every target with 100% goodput and a KV peak of 4%, yet fell short in
-  // 11-43% of draws, and the search, halving from the capacity, answered 5 to 30 a second.)
+  // 11-43% of draws, and the search, halving from the capacity, answered 5 to 15 a second.)
   const double a = static_cast<double>(arrived), f = static_cast<double>(finished);
   return f * kRateTolerance >= a || a - f <= 2 * std::sqrt(static_cast<double>(apart));
 }

@@ -168,7 +168,8 @@ void ReplicaScheduler::AddRunning(int group, Batch* b, std::vector<Room>* room) 
         break;
       }
     }
-    if (preempted_self) break;
+    // Preempted itself: the rest may run on other ranks (with one rank, nothing else fits).
+    if (preempted_self) continue;
     Add(b, id, tokens);
     r.Take(tokens);
   }
@@ -207,8 +208,11 @@ Batch ReplicaScheduler::Form(int group) {
   // scheduler a rank: SGLang's server_args.py divides chunked_prefill_size by dp_size under
   // enable_dp_attention, and its max running requests are per worker, 256 / 8 = 32), else the
   // replica's.
+  // Unchunked, the budget stays whole (SGLang divides its chunk size, which chunking off has
+  // none of): a prompt longer than a rank's share would otherwise start only on an idle rank.
+  const int64_t token_ranks = policy_.chunked_prefill ? ranks_ : 1;
   std::vector<Room> room(static_cast<size_t>(ranks_),
-                         Room{std::max<int64_t>(1, policy_.max_num_tokens / ranks_),
+                         Room{std::max<int64_t>(1, policy_.max_num_tokens / token_ranks),
                               std::max<int64_t>(1, policy_.max_seqs / ranks_)});
   AddRunning(group, &b, &room);
   AddWaiting(group, &b, &room);

@@ -37,8 +37,9 @@ Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n, int ranks = 1) {
   while (run.finished < n && run.iterations < 100000) {
     const Batch b = r.Form(0);
     REQUIRE_FALSE(b.empty());
-    // Each rank within its share of the budget and of the sequences (the replica's with one),
-    // or running one unchunked prompt alone.
+    // Each rank within its share of the budget (the whole of it unchunked) and of the
+    // sequences (the replica's with one rank), or running one unchunked prompt alone.
+    const int64_t share = p.chunked_prefill ? p.max_num_tokens / ranks : p.max_num_tokens;
     std::vector<int64_t> tokens(static_cast<size_t>(ranks), 0), items(tokens);
     for (const Batch::Chunk& c : b.items) {
       const size_t r = ranks > 1 ? static_cast<size_t>(seqs[c.id].rank) : 0;
@@ -48,8 +49,7 @@ Run Drive(const EnginePolicy& p, int64_t kv_tokens, int n, int ranks = 1) {
     for (int r = 0; r < ranks; ++r) {
       const bool lone_prompt = items[static_cast<size_t>(r)] == 1 && !p.chunked_prefill;
       run.within_budget =
-          run.within_budget &&
-          (tokens[static_cast<size_t>(r)] <= p.max_num_tokens / ranks || lone_prompt);
+          run.within_budget && (tokens[static_cast<size_t>(r)] <= share || lone_prompt);
       run.within_seqs = run.within_seqs && items[static_cast<size_t>(r)] <= p.max_seqs / ranks;
     }
     run.within_cache =
@@ -133,6 +133,19 @@ TEST_CASE("data-parallel attention: a sequence's KV and attention stay on one ra
   const Batch c = q.Form(0);
   REQUIRE(c.items.size() == 1);
   CHECK(c.items[0].tokens == 256);
+  // Unchunked, each rank's budget stays whole (SGLang divides only its chunk size): a prompt
+  // longer than a quarter of the budget starts beside another rank's work, where a rank's share
+  // would have left it for an idle rank.
+  p.chunked_prefill = false;
+  std::vector<Sequence> two(2);
+  for (Sequence& x : two) x.input = x.prompt = 1000, x.output = 10;
+  ReplicaScheduler u(p, 8000, 1, ReplicaRole::kUnified, &two, 4);
+  u.Enqueue(0);
+  u.Enqueue(1);
+  const Batch whole = u.Form(0);
+  REQUIRE(whole.items.size() == 2);
+  CHECK(whole.items[0].tokens == 1000);
+  CHECK(two[0].rank != two[1].rank);
 }
 
 TEST_CASE("without preemption a request the cache just admits runs: it reserves what it holds") {
