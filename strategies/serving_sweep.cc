@@ -135,7 +135,9 @@ void ReplicationAdvice(const ServingSweepOutcome& o, std::vector<std::string>* a
       FormatServingLayout(small->layout), fewest, fewest > 1 ? "s" : ""));
 }
 
-// What a pipeline costs every token: a pp > 1 layout against the same replica without PP.
+// What a pipeline costs every token: a pp > 1 layout against the replica of the same GPUs split
+// by TP alone, at the same replicas (a layout with pp times the replicas had stood beside it,
+// each replica then carrying less load: its lower TPOT was the load's, not the pipeline's).
 void PipelineAdvice(const ServingSweepOutcome& o, std::vector<std::string>* advice) {
   std::vector<const ServingCandidate*> all;
   for (const auto* v : {&o.ranked, &o.excluded}) {
@@ -146,13 +148,15 @@ void PipelineAdvice(const ServingSweepOutcome& o, std::vector<std::string>* advi
     for (const ServingCandidate* q : all) {
       const PoolLayout& a = p->layout.unified;
       const PoolLayout& b = q->layout.unified;
-      if (q->layout.disaggregated || b.pp != 1 || b.tp != a.tp || b.ep != a.ep ||
-          q->report.gpus != p->report.gpus || q->report.tpot.p50 <= 0) {
+      if (q->layout.disaggregated || b.pp != 1 || b.tp != a.tp * a.pp || b.ep != a.ep ||
+          b.replicas != a.replicas || q->report.tpot.p50 <= 0 ||
+          q->report.tpot.p50 >= p->report.tpot.p50) {
         continue;
       }
       advice->push_back(fmt::format(
           "PP adds latency to every token: {} decodes at a TPOT P50 of {:.1f} ms against {:.1f} "
-          "ms for {} (each of its {} stages adds its time to each token)",
+          "ms for {}, the same GPUs a replica split by TP (each token passes its {} stages one "
+          "after another, where TP splits every layer)",
           FormatServingLayout(p->layout), 1e3 * p->report.tpot.p50, 1e3 * q->report.tpot.p50,
           FormatServingLayout(q->layout), a.pp));
       return;

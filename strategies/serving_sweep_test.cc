@@ -60,5 +60,27 @@ TEST_CASE("an 8B model on 8 GPUs: replicas win, and the advice says so") {
   CHECK(o->elapsed_s > 0);
 }
 
+TEST_CASE("PP's advice sets a pipeline against the same GPUs a replica split by TP") {
+  // Llama 3 8B on 8 GPUs, TP 1-2 x PP 1-2: tp1 pp2 x4 against tp2 x4 (the same two GPUs a
+  // replica, the same replicas), not against tp1 x8 (twice the replicas, each with half the
+  // load, whose lower TPOT is the load's).
+  ServingScenario s = Make("llama3-8b", 8);
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 2.0}, {SloMetric::kTpot, 99, 0.1}};
+  ServingSweepSpec sw;
+  sw.tp = {1, 2};
+  sw.pp = {1, 2};
+  s.serving.sweep = sw;
+  StatusOr<ServingSweepOutcome> o = RunServingSweep(s, 2);
+  REQUIRE_MESSAGE(o.ok(), o.status().message());
+  std::string pp;
+  for (const std::string& a : o->advice) {
+    if (a.find("PP adds latency") == 0) pp = a;
+  }
+  CAPTURE(pp);
+  CHECK(pp.find("tp1 pp2 x4") != std::string::npos);
+  CHECK(pp.find("for tp2 x4") != std::string::npos);
+  CHECK(pp.find("tp1 x8") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace parasim
