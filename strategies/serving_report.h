@@ -138,8 +138,8 @@ inline constexpr double kRateTolerance = 1.03;
 // Whether a replay's replicas kept up with its arrivals: over the second half of its arrivals
 // as many requests finished as arrived, within kRateTolerance or within chance (two standard
 // deviations of the requests counted on one side only), whichever is wider (the number in the
-// system did not grow). A list of requests passed as one burst (its half no longer than a median request's
-// time in the system), or a queue that grows, is not a rate the system holds, though the
+// system did not grow). A list of requests passed as one burst (its half no longer than a median
+// request's time in the system), or a queue that grows, is not a rate the system holds, though the
 // targets may hold for it.
 bool KeptUp(const ServingReplay& r);
 // Whether the second half of a replay's arrivals outlasts a median request's time in the
