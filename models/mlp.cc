@@ -34,6 +34,11 @@ struct MoeRouting {
   double fp8_bytes = 0;
   // The expert-TP group's copies, gathered (the collectives' full buffer).
   double gathered = 0;
+  // Whether the received copies are sorted by local expert after the all-to-all and back before
+  // the combine: Megatron-Core's alltoall dispatcher's, with more than one expert a rank. Not
+  // where each token goes once to a node (node_limit: DeepEP under the flex dispatcher, whose
+  // kernels hand over the tokens and permute them once), nor in a serving engine (expert_sort).
+  bool sorts = false;
 };
 
 MoeRouting Route(const ModelSpec& m, const GraphShape& s, const Dims& d) {
@@ -53,15 +58,8 @@ MoeRouting Route(const ModelSpec& m, const GraphShape& s, const Dims& d) {
                     ? routed * d.h * Fp8ElementBytes(Fp8Recipe::kBlockwise) * r.load
                     : r.dispatch_bytes;
   r.gathered = r.group * e.top_k * d.h * d.a * r.load;
+  r.sorts = r.local_experts > 1 && s.expert_sort && e.node_limit <= 0;
   return r;
-}
-
-// Whether the received copies are sorted by local expert after the all-to-all and back before
-// the combine: Megatron-Core's alltoall dispatcher's, with more than one expert a rank. Not
-// where each token goes once to a node (node_limit: DeepEP under the flex dispatcher, whose
-// kernels hand over the tokens and permute them once), nor in a serving engine (expert_sort).
-bool SortsByLocalExpert(const ModelSpec& m, const GraphShape& s, const MoeRouting& r) {
-  return r.local_experts > 1 && s.expert_sort && m.moe.node_limit <= 0;
 }
 
 // The dispatch's permutation and all-to-all, and where the experts are tensor-parallel the
@@ -70,14 +68,14 @@ bool SortsByLocalExpert(const ModelSpec& m, const GraphShape& s, const MoeRoutin
 // sort_chunks_by_idxs where num_local_experts > 1, whatever the experts' TP; the all-gather is
 // priced on that op, on the same buffer). It had been tied to the experts' TP: missing with
 // etp 1 (DeepSeek-V3, Qwen3), paid with one expert a rank.
-void AddDispatch(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const MoeRouting& r) {
+void AddDispatch(BlockBuilder& bb, const GraphShape& s, const MoeRouting& r) {
   Op dispatch = Elementwise("dispatch_permute", 2 * r.dispatch_bytes, 2 * r.dispatch_bytes);
   if (s.ep > 1) {
     dispatch.fwd_comm = {CommKind::kAllToAll, GroupKind::kEp, r.fp8_bytes, false};
     dispatch.bwd_comm = {CommKind::kAllToAll, GroupKind::kEp, r.dispatch_bytes, false};
   }
   bb.Add(std::move(dispatch));
-  const double sorted = SortsByLocalExpert(m, s, r) ? 2 * r.gathered : 0.0;
+  const double sorted = r.sorts ? 2 * r.gathered : 0.0;
   if (r.gathers || sorted > 0) {
     Op sort = Elementwise("expert_sort", sorted, sorted);
     if (r.gathers) {
@@ -137,7 +135,7 @@ void AddCombine(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const
   const bool reduce_after_combine = r.same_tokens && s.ep <= 1 && m.moe.shared_experts == 0;
   // With more than one expert a rank, the copies sorted back first (combine_preprocess's
   // un-sort by local expert), then unpermuted.
-  const double unsort = SortsByLocalExpert(m, s, r) ? 2 * r.gathered : 0.0;
+  const double unsort = r.sorts ? 2 * r.gathered : 0.0;
   Op combine = Elementwise("combine_unpermute", 2 * r.dispatch_bytes + unsort,
                            2 * r.dispatch_bytes + unsort);
   if (s.ep > 1) {
@@ -223,7 +221,7 @@ void AddMoeMlp(BlockBuilder& bb, const ModelSpec& m, const GraphShape& s, const 
   Op router = Gemm("router", static_cast<int64_t>(r.local), m.hidden, e.experts, d.h * e.experts);
   router.saved.push_back({"router.input", r.local * d.h * d.a, false, 0});
   bb.Add(std::move(router));
-  AddDispatch(bb, m, s, r);
+  AddDispatch(bb, s, r);
   AddExperts(bb, m, s, d, r);
   AddCombine(bb, m, s, d, r);
   AddSharedExperts(bb, m, s, d);

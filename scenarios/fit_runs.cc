@@ -269,7 +269,9 @@ void AddParams(Problem* p, const std::vector<std::string>& only, RunsFit* out) {
   out->params = p->params;
 }
 
-CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& paths) {
+// `fabric`: per parameter, the inter-node fabric an efficiency is of (Problem::fabric).
+CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& paths,
+                             const std::vector<std::string>& fabric) {
   std::string names;
   for (const std::string& path : paths) {
     names += (names.empty() ? "" : ", ") + path.substr(path.find_last_of('/') + 1);
@@ -281,7 +283,9 @@ CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& p
                   f.cases.size(), 100 * f.mape_after,
                   std::isnan(f.mape_held_out) ? std::string("n/a: no more cases than parameters")
                                               : fmt::format("{:.2f}%", 100 * f.mape_held_out));
-  for (const RunsParam& q : f.params) {
+  for (size_t j = 0; j < f.params.size(); ++j) {
+    const RunsParam& q = f.params[j];
+    if (!fabric[j].empty()) prof.fabrics.push_back({fabric[j], q.fitted, {}, {}});
     if (q.name == "sustained_factor") prof.sustained_factor = q.fitted;
     if (q.name == "launch_overhead") prof.launch_overhead = Duration::Microseconds(q.fitted);
     if (q.name == "host_op_time") prof.host_op_time = Duration::Microseconds(q.fitted);
@@ -289,11 +293,6 @@ CalibrationProfile ProfileOf(const RunsFit& f, const std::vector<std::string>& p
       prof.host_micro_batch_time = Duration::Microseconds(q.fitted);
     }
     if (q.name == "host_step_time") prof.host_step_time = Duration::Microseconds(q.fitted);
-    const std::string suffix = ".efficiency";
-    if (q.name.size() > suffix.size() &&
-        q.name.compare(q.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      prof.fabrics.push_back({q.name.substr(0, q.name.size() - suffix.size()), q.fitted, {}, {}});
-    }
   }
   return prof;
 }
@@ -392,7 +391,7 @@ StatusOr<RunsFit> FitRuns(const std::vector<std::string>& paths,
     out.mape_held_out = std::numeric_limits<double>::quiet_NaN();
     for (RunsCase& c : out.cases) c.held_out_s = std::numeric_limits<double>::quiet_NaN();
   }
-  out.profile = ProfileOf(out, paths);
+  out.profile = ProfileOf(out, paths, p.fabric);
   return out;
 }
 

@@ -17,11 +17,6 @@ namespace {
 
 // The relative rounding two sums of the run's clock may differ by (a few ulps of 2^-52).
 constexpr double kClockSlack = 1e-12;
-
-}  // namespace
-
-namespace {
-
 constexpr double kDay = 86400.0;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // NIC ports per leaf switch facing the nodes: a 64-port switch (NVIDIA Quantum-2 QM9700: 64 x

@@ -83,11 +83,10 @@ double BusiestTouchedExperts(int local, int experts, int top_k, double tokens, i
   if (ranks <= 1 || q >= 1) return local * q;
   // E[max] = sum over j < local of P(max > j) = 1 - P(count <= j)^ranks, the binomial's terms
   // in logarithms ((1 - q)^local underflows where hundreds of experts are nearly all reached).
-  const double n = local, lq = std::log(q), lp = std::log1p(-q);
+  const double n = local, lq = std::log(q), lp = std::log1p(-q), ln_n = std::lgamma(n + 1);
   double cdf = 0, expected = 0;
   for (int j = 0; j < local; ++j) {
-    cdf += std::exp(std::lgamma(n + 1) - std::lgamma(j + 1.0) - std::lgamma(n - j + 1) + j * lq +
-                    (n - j) * lp);
+    cdf += std::exp(ln_n - std::lgamma(j + 1.0) - std::lgamma(n - j + 1) + j * lq + (n - j) * lp);
     expected += 1 - std::pow(std::min(1.0, cdf), ranks);
   }
   return expected;

@@ -214,21 +214,13 @@ Json ToJson(const Result& res) {
 
 // Where the checkpoint interval comes from: Young/Daly's, and what raised it.
 std::string IntervalNote(const CheckpointPlan& ck) {
-  if (!ck.young_daly) {
-    return ck.raised_to == CheckpointPlan::Floor::kWrite  ? " (raised to the write's time)"
-           : ck.raised_to == CheckpointPlan::Floor::kStep ? " (raised to one step)"
-                                                          : "";
-  }
-  switch (ck.raised_to) {
-    case CheckpointPlan::Floor::kStep:
-      return fmt::format(" (Young/Daly's {} raised to one step)", Seconds(ck.formula_s));
-    case CheckpointPlan::Floor::kWrite:
-      return fmt::format(" (Young/Daly's {} raised to the asynchronous write's time)",
-                         Seconds(ck.formula_s));
-    case CheckpointPlan::Floor::kNone:
-      break;
-  }
-  return " (Young/Daly)";
+  const char* floor = ck.raised_to == CheckpointPlan::Floor::kStep ? "one step"
+                      : ck.raised_to == CheckpointPlan::Floor::kWrite
+                          ? "the asynchronous write's time"
+                          : nullptr;
+  if (!ck.young_daly) return floor ? fmt::format(" (raised to {})", floor) : "";
+  return floor ? fmt::format(" (Young/Daly's {} raised to {})", Seconds(ck.formula_s), floor)
+               : " (Young/Daly)";
 }
 
 std::string GoodputText(const Scenario& s, const StepReport& r, const GoodputReport& g) {
