@@ -151,7 +151,8 @@ serving:
   slo: {ttft_p99: 2s, tpot_p99: 100ms}
   engine: {max_num_tokens: 4096, max_seqs: 128, chunked_prefill: true, block_size: 16,
            long_prefill_threshold: 512, kv_fraction: 0.9, preemption: recompute,
-           cuda_graphs: piecewise, cuda_graph_max_tokens: 512, iteration_overhead: 1ms}
+           cuda_graphs: piecewise, cuda_graph_max_tokens: 512, moe_chunk_tokens: 16384,
+           iteration_overhead: 1ms}
 parallelism:
   prefill: {tp: 2, pp: 1, ep: 2, replicas: 2, dp_attention: false}
   decode: {tp: 4, replicas: auto}

@@ -262,6 +262,7 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
   }
   PARASIM_RETURN_IF_ERROR(
       r.Int("cuda_graph_max_tokens", &e->graph_max_tokens, 1, int64_t{1} << 24));
+  PARASIM_RETURN_IF_ERROR(r.Int("moe_chunk_tokens", &e->moe_chunk_tokens, 0, int64_t{1} << 24));
   if (r.Has("iteration_overhead")) {
     Duration d;
     PARASIM_RETURN_IF_ERROR(r.Time("iteration_overhead", &d));
@@ -294,6 +295,7 @@ const std::vector<std::string_view>& ServingEngineKeys() {
                                                       "preemption",
                                                       "cuda_graphs",
                                                       "cuda_graph_max_tokens",
+                                                      "moe_chunk_tokens",
                                                       "iteration_overhead"};
   return kKeys;
 }

@@ -74,9 +74,11 @@ TEST_CASE("a serving block: formats, lengths, arrivals, targets, policy") {
   // vLLM's engine: a long-prefill cap, piecewise graphs up to its largest capture size.
   ServingSpec v;
   REQUIRE(Read("serving:\n  engine: {long_prefill_threshold: 256, cuda_graphs: piecewise,\n"
-               "           cuda_graph_max_tokens: 4232}\n",
+               "           cuda_graph_max_tokens: 4232, moe_chunk_tokens: 65536}\n",
                &v)
               .ok());
+  CHECK(v.engine.moe_chunk_tokens == 65536);
+  CHECK(sv.engine.moe_chunk_tokens == 16384);  // vLLM's VLLM_FUSED_MOE_CHUNK_SIZE
   CHECK(v.engine.long_prefill_threshold == 256);
   CHECK(v.engine.cuda_graphs);
   CHECK(v.engine.piecewise_graphs);

@@ -229,17 +229,23 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   // engine runs whole, on one rank): its input and residual, and the widest GEMM's input and
   // output (16-bit), a routed expert GEMM's over the rows the rank's experts receive together
   // (top_k copies of a token, the busiest rank's share, as a fused MoE kernel's intermediate
-  // buffers hold them: vLLM's fused_moe sizes them tokens x top_k); and the logits of the
-  // sequences sampling (fp32).
+  // buffers hold them: vLLM's fused_moe sizes them tokens x top_k, over at most a chunk of
+  // engine.moe_chunk_tokens); and the logits of the sequences sampling (fp32).
   const int64_t replica_tokens = std::max(engine_.max_num_tokens, whole_prompt_);
+  const int64_t moe_tokens = engine_.moe_chunk_tokens > 0
+                                 ? std::min(replica_tokens, engine_.moe_chunk_tokens)
+                                 : replica_tokens;
   const double rows =
       static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
   double widest = 0;
-  for (const Block* b : g.Layers()) {
-    for (size_t i = 0; i < b->size(); ++i) {
-      const Op& op = b->op(i);
+  for (int k = 0; k < kLayerKinds; ++k) {
+    // Of the layers the model has (a MoE model's graph holds a dense layer it may never run).
+    if (!Runs(static_cast<LayerKind>(k))) continue;
+    const Block& b = g.Layer(static_cast<LayerKind>(k));
+    for (size_t i = 0; i < b.size(); ++i) {
+      const Op& op = b.op(i);
       if (op.kind != OpKind::kGemm) continue;
-      const auto [per, touched] = GemmRowsOf(op, replica_tokens);
+      const auto [per, touched] = GemmRowsOf(op, moe_tokens);
       const double r = op.expert ? per * touched : rows;
       widest = std::max(widest, r * static_cast<double>(op.k + op.n));
     }

@@ -111,6 +111,7 @@ class Replay {
   int64_t window_end_ = -1;
   std::vector<std::pair<int64_t, double>> generated_;  // (iteration end, output tokens by then)
   std::vector<double> kv_peak_;                        // per pool
+  std::vector<int64_t> rejected_;                      // per pool
   std::vector<int64_t> replayed_;
 };
 
@@ -202,6 +203,7 @@ void Replay::Setup(std::optional<double> rate) {
   }
   uint32_t entity = static_cast<uint32_t>(n);
   kv_peak_.assign(static_cast<size_t>(sys_.pools()), 0.0);
+  rejected_.assign(static_cast<size_t>(sys_.pools()), 0);
   for (int p = 0; p < sys_.pools(); ++p) {
     const ServingCost& c = sys_.pool(p);
     const ReplicaRole role = !sys_.disaggregated() ? ReplicaRole::kUnified
@@ -254,6 +256,7 @@ void Replay::Arrive(uint32_t id, int64_t now, bool last) {
   const size_t r = LeastLoaded(0);
   if (!replicas_[r].sched.Admissible(seqs_[id])) {
     // Never served: its KV does not fit a replica's cache.
+    ++rejected_[0];
     admitted_[id] = true;
     if (++admitted_count_ == requests_.size()) window_end_ = now;
     Finish(id, now);
@@ -368,6 +371,7 @@ void Replay::TransferDone(uint32_t id, int64_t now) {
   q.ready = true;
   const size_t r = LeastLoaded(1);
   if (!replicas_[r].sched.Admissible(q)) {
+    ++rejected_[1];
     Finish(id, now);
   } else {
     replicas_[r].sched.Enqueue(id);
@@ -426,6 +430,7 @@ ServingReplay Replay::Collect() {
   out.requests = std::move(out_);
   out.iterations = iterations_;
   out.kv_peak_used = kv_peak_;
+  out.rejected_by_pool = rejected_;
   out.scale = 1 / fraction_;
   out.replayed = replayed_;
   for (const Replica& r : replicas_) out.preemptions += r.sched.preemptions();

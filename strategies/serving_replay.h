@@ -73,7 +73,10 @@ struct ServingReplay {
   double median_e2e_s = 0;  // the median served request's time in the system
   int64_t iterations = 0;
   int64_t preemptions = 0;
-  int64_t rejected = 0;           // requests whose KV cannot fit a replica's cache
+  int64_t rejected = 0;  // requests whose KV cannot fit a replica's cache
+  // Per pool, the requests it could not hold (a disaggregated layout's prefill pool holds the
+  // prompt's KV, its decode pool the whole sequence's).
+  std::vector<int64_t> rejected_by_pool;
   double scale = 1;               // the system's replicas over those replayed
   std::vector<int64_t> replayed;  // replicas replayed per pool
 };

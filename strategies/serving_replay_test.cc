@@ -138,6 +138,33 @@ TEST_CASE("disaggregated pools: the KV peak is the fullest pool's, against its o
   CHECK(r.kv_peak_bytes < 12.6 * (1 << 30));
 }
 
+TEST_CASE("disaggregated pools: a request turned away is told with the pool that turned it away") {
+  // Llama 3 70B (bf16) on H100s, prefill on a TP2 replica, decode on a TP4. KV takes 160 KiB a
+  // token on a TP2 GPU, 80 KiB on a TP4: the prefill GPUs' 12.6 GB hold about 77,000 tokens,
+  // the decode GPUs' 44.6 GB about 544,000. A 70,000-token prompt with 480,000 tokens out fits
+  // the prefill replica and not the decode replica: the message had quoted the pool of least
+  // room per GPU (the prefill pool's 77,000 tokens) whichever pool refused the request.
+  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.precision = {};
+  s.serving.requests.input = LengthDist::Fixed(70000);
+  s.serving.requests.output = LengthDist::Fixed(480000);
+  s.serving.requests.count = 2;
+  s.serving.layout.disaggregated = true;
+  s.serving.layout.prefill = {.tp = 2, .replicas = 1};
+  s.serving.layout.decode = {.tp = 4, .replicas = 1};
+  const ServingReport r = Run(s);
+  INFO(r.fit_reason);
+  CHECK(r.rejected == 2);
+  CHECK(r.fit_reason.find("than a decode replica holds (54") != std::string::npos);
+  // And a prompt the prefill pool cannot hold is told with the prefill pool's tokens.
+  s.serving.requests.input = LengthDist::Fixed(90000);
+  s.serving.requests.output = LengthDist::Fixed(10);
+  const ServingReport p = Run(s);
+  INFO(p.fit_reason);
+  CHECK(p.rejected == 2);
+  CHECK(p.fit_reason.find("than a prefill replica holds (7") != std::string::npos);
+}
+
 TEST_CASE("disaggregated pools replay in their own ratio: the decode pool's size counts") {
   // 24 prefill and 1 decode replicas once replayed as 8 and 1 on a third of the requests: the
   // decode replica served three times its share, and 1 to 4 decode replicas answered alike.
@@ -542,6 +569,36 @@ TEST_CASE("a model that does not fit is a result, not an error") {
   CHECK_FALSE(r.fits);
   CHECK(r.fit_reason.find("leave no room for KV") != std::string::npos);
   CHECK(r.served == 0);
+}
+
+TEST_CASE(
+    "a fused MoE kernel runs a long prompt's routed experts in chunks, its buffers a chunk's") {
+  // Qwen3-30B-A3B on one H100, a 200,000-token prompt run whole. Unchunked, its routed experts'
+  // widest GEMM would hold 200,000 x 8 copies x (2,048 + 1,536) columns (11.5 GB at 16 bits);
+  // vLLM's fused MoE runs 16,384 tokens at a time (VLLM_FUSED_MOE_CHUNK_SIZE), whose 1.0 GB
+  // is under the attention's QKV GEMM's 200,000 x (2,048 + 5,120) columns (2.9 GB), which then
+  // is the widest. The buffers had been the whole prompt's (8.0 GiB more).
+  ServingScenario s = Make("h100-sxm5-80gb", 1, "qwen3-30b-a3b");
+  s.serving.requests.count = 2;
+  s.serving.requests.input = LengthDist::Fixed(200000);
+  s.serving.requests.output = LengthDist::Fixed(4);
+  s.serving.engine.chunked_prefill = false;
+  const ServingSystem chunks = *ServingSystem::Build(s);
+  s.serving.engine.moe_chunk_tokens = 0;
+  const ServingSystem one_pass = *ServingSystem::Build(s);
+  const double rows = 200003;  // the prompt and, prefilled again after a preemption, its output
+  CHECK(one_pass.pool(0).memory().activations - chunks.pool(0).memory().activations ==
+        doctest::Approx((rows * 8 * 3584 - rows * 7168) * 2).epsilon(1e-6));
+  // The layer's input and residual, the QKV GEMM, and 256 sequences' fp32 logits. The graph's
+  // dense layer, which this model never runs (its 2,048 + 11,264 columns), had been the widest.
+  CHECK(chunks.pool(0).memory().activations ==
+        doctest::Approx((rows * 2 * 2048 + rows * 7168) * 2 + 256.0 * 151936 * 4).epsilon(1e-9));
+  // Within a chunk, the experts' buffers are the batch's: a budget of 8,192 tokens is unchanged.
+  s.serving.engine.chunked_prefill = true;
+  const ServingSystem budget_one_pass = *ServingSystem::Build(s);
+  s.serving.engine.moe_chunk_tokens = 16384;
+  CHECK(ServingSystem::Build(s)->pool(0).memory().activations ==
+        budget_one_pass.pool(0).memory().activations);
 }
 
 TEST_CASE(

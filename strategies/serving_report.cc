@@ -89,12 +89,10 @@ void CheckSlo(const Slo& slo, const ServingReplay& r, const Latencies& l, Servin
 void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* rep) {
   // The pool whose GPUs hold the most KV for their capacity speaks for the layout.
   const ServingMemory* worst = nullptr;
-  int ranks = 1;
   for (int p = 0; p < sys.pools(); ++p) {
     const ServingMemory& m = sys.pool(p).memory();
     if (worst == nullptr || m.kv_bytes < worst->kv_bytes) {
       worst = &m;
-      ranks = sys.pool(p).data_ranks();
     }
     if (!m.fits()) {
       rep->fits = false;
@@ -131,14 +129,28 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
   }
   if (rep->fits && r.rejected > 0) {
     rep->fits = false;
+    // Told with the pool that turned the requests away (the one that turned away the most), its
+    // own ranks and tokens: a disaggregated layout's decode pool holds whole sequences, its
+    // prefill pool prompts; the pool of least room had been quoted whichever rejected.
+    int pool = 0;
+    for (int p = 1; p < sys.pools() && p < static_cast<int>(r.rejected_by_pool.size()); ++p) {
+      if (r.rejected_by_pool[static_cast<size_t>(p)] >
+          r.rejected_by_pool[static_cast<size_t>(pool)]) {
+        pool = p;
+      }
+    }
+    const int64_t tokens = sys.pool(pool).memory().kv_tokens;
+    const int pool_ranks = sys.pool(pool).data_ranks();
+    const std::string where =
+        sys.pools() == 2 ? (pool == 0 ? "a prefill replica" : "a decode replica") : "a replica";
     // With data-parallel attention a sequence's KV lies on one rank, which holds its share.
     rep->fit_reason =
-        ranks > 1 ? fmt::format(
-                        "{} of {} requests need more KV than one data-parallel attention rank "
-                        "holds ({} tokens; a sequence's KV stays on its rank)",
-                        r.rejected, r.requests.size(), worst->kv_tokens / ranks)
-                  : fmt::format("{} of {} requests need more KV than a replica holds ({} tokens)",
-                                r.rejected, r.requests.size(), worst->kv_tokens);
+        pool_ranks > 1 ? fmt::format(
+                             "{} of {} requests need more KV than one data-parallel attention rank "
+                             "of {} holds ({} tokens; a sequence's KV stays on its rank)",
+                             r.rejected, r.requests.size(), where, tokens / pool_ranks)
+                       : fmt::format("{} of {} requests need more KV than {} holds ({} tokens)",
+                                     r.rejected, r.requests.size(), where, tokens);
   }
 }
 

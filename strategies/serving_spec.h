@@ -141,6 +141,11 @@ struct EnginePolicy {
   // "CUDA Graphs": PIECEWISE mode; its largest capture size, `cuda_graph_sizes`, 512 by default).
   bool piecewise_graphs = false;
   int64_t graph_max_tokens = 512;
+  // The most tokens a fused MoE kernel takes at once: a longer batch runs its routed experts in
+  // chunks of this many, whose intermediate buffers (tokens x top_k rows) are all it holds (vLLM's
+  // VLLM_FUSED_MOE_CHUNK_SIZE, 16 * 1024 in vllm/envs.py; fused_experts_impl sizes its caches
+  // min(tokens, chunk)); 0: one pass over every token.
+  int64_t moe_chunk_tokens = 16384;
   // Host time per iteration before its kernels start (scheduling, sampling, detokenising);
   // unset: kDefaultIterationOverhead (strategies/serving_cost.h).
   std::optional<Duration> iteration_overhead;
