@@ -106,8 +106,9 @@ TEST_CASE("recompute deepseek: norms, MLA up-projections and SwiGLU rebuilt; Swi
   // routed token and 2048 per token in the shared expert, FP8 for the fc2s). The SwiGLU inputs
   // (8 x 2 x 2048 and 2 x 2048) are kept as FP8.
   const double T = 4096, e = Fp8ElementBytes(Fp8Recipe::kBlockwise);
-  // Token copies this rank's 4 experts take: the busiest rank's, rounded up per expert.
-  const double routed = 4 * std::ceil(T * 8 / 4 * m.moe.BusiestRankLoad(T, 64));
+  // Token copies this rank's 4 experts take: the busiest rank's (a GEMM's rows are rounded up
+  // per expert, the copies it holds are not).
+  const double routed = T * 8 * m.moe.BusiestRankLoad(T, 64);
   const double dropped = T * e * (7168 + 1536 + 512 + 7168) + T * 2 * 7168 +
                          T * 2 * 128 * (192 + 192 + 128) + (routed + T) * 2048 * e;
   const double swiglu_in = (routed + T) * 2 * 2048 * 2;

@@ -39,6 +39,34 @@ TEST_CASE("MoE: experts sharded by EP, active compute follows top_k") {
   CHECK(a2a);
 }
 
+TEST_CASE(
+    "the routed copies' elementwise ops and saved tensors count the copies, not a row an expert") {
+  // Qwen3-30B-A3B (128 experts, top 8) at one token: 8 routed copies, whose SwiGLU reads two
+  // 768-wide halves and writes one (3 x 8 x 768 x 2 B). A GEMM's rows stay a whole number per
+  // expert (1); the elementwise op had touched 128 rows, a row for each local expert.
+  auto cat = LoadModelCatalog();
+  const ModelSpec m = *cat->Find("qwen3-30b-a3b");
+  const ModelGraph g = BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 1});
+  bool found = false;
+  for (size_t i = 0; i < g.moe.size(); ++i) {
+    const Op& op = g.moe.op(i);
+    if (op.name == "expert_swiglu") {
+      found = true;
+      CHECK(op.fwd_bytes.bytes() == doctest::Approx(3.0 * 8 * 768 * 2));
+    }
+    if (op.name == "expert_fc1") CHECK(op.m == 1);
+  }
+  CHECK(found);
+  // At a training micro-batch the copies are the rows (4,096 tokens x 8 over 128 experts: 256).
+  const ModelGraph t = BuildModelGraph(m, GraphShape{.micro_batch = 1, .seq_len = 4096});
+  for (size_t i = 0; i < t.moe.size(); ++i) {
+    const Op& op = t.moe.op(i);
+    if (op.name == "expert_swiglu") {
+      CHECK(op.fwd_bytes.bytes() == doctest::Approx(3.0 * 256 * 128 * 768 * 2));
+    }
+  }
+}
+
 TEST_CASE("shared experts: one MLP as model.mlp makes it, keeping its intermediates") {
   // Megatron-Core's SharedExpertMLP is an MLP: a squared-ReLU (gelu) model's shared experts
   // have two matrices, a SwiGLU model's three, as the architecture's count has them (the graph
