@@ -166,11 +166,12 @@ void MoeFlags(const Scenario& s, Flags& f) {
     const GroupPlacement g = Placement(s.layout, s.cluster).Group(GroupKind::kEp);
     // Within one node the limit changes nothing (layer_pricing's NodeLimitedShare): no flags.
     const int64_t ep_nodes = (g.size + g.per_node - 1) / g.per_node;
-    if (ep_nodes > 1) {
+    // A limit of the group's nodes or more limits nothing (NodeLimitedShare: min(limit, the
+    // nodes a token reaches)): flex alone, as the import of a flex launch without groups writes
+    // it (group flags it never had had been exported).
+    if (ep_nodes > 1 && e.node_limit < ep_nodes) {
       f.Add("--moe-router-num-groups", ep_nodes);
-      // A limit of the group's nodes or more limits nothing (NodeLimitedShare: min(limit,
-      // the nodes a token reaches)); Megatron-LM takes at most --moe-router-num-groups.
-      f.Add("--moe-router-group-topk", std::min<int64_t>(e.node_limit, ep_nodes));
+      f.Add("--moe-router-group-topk", e.node_limit);
     }
   }
   if (e.imbalance > 0 || e.expert_cv > 0) {

@@ -273,15 +273,22 @@ TEST_CASE("node-limited routing goes out as the groups the EP ranks' nodes make,
   auto one_back = RoundTrip(file, lo);
   REQUIRE_MESSAGE(one_back.ok(), one_back.status().message());
   CheckSamePrediction(*one, *one_back);
-  // A limit above the group's two nodes goes out as 2 (it went out as 4, more groups than
-  // there are, which Megatron-LM and the import refuse), and the same step comes back.
-  auto wide = LoadScenario(file, {"model.moe.node_limit=4"}, Cat());
-  REQUIRE_MESSAGE(wide.ok(), wide.status().message());
-  const LaunchConfig lw = ExportLaunch(*wide);
-  CHECK(MegatronScript(lw).find("--moe-router-group-topk 2") != std::string::npos);
-  auto wide_back = RoundTrip(file, lw);
-  REQUIRE_MESSAGE(wide_back.ok(), wide_back.status().message());
-  CheckSamePrediction(*wide, *wide_back);
+  // A limit of the group's two nodes or more limits nothing: the flex dispatcher without groups
+  // (a limit of 4 had gone out as 4 groups, more than there are, which Megatron-LM and the
+  // import refuse; then as 2 of 2 groups, flags a flex launch without groups never had), and
+  // the same step comes back, the import's limit every node the EP group spans.
+  for (const char* limit : {"model.moe.node_limit=4", "model.moe.node_limit=2"}) {
+    auto wide = LoadScenario(file, {limit}, Cat());
+    REQUIRE_MESSAGE(wide.ok(), wide.status().message());
+    const std::string ws = MegatronScript(ExportLaunch(*wide));
+    CHECK(ws.find("--moe-token-dispatcher-type flex") != std::string::npos);
+    CHECK(ws.find("--moe-router-num-groups") == std::string::npos);
+    CHECK(ws.find("--moe-router-group-topk") == std::string::npos);
+    auto wide_back = RoundTrip(file, ExportLaunch(*wide));
+    REQUIRE_MESSAGE(wide_back.ok(), wide_back.status().message());
+    CHECK(wide_back->model.moe.node_limit == 2);
+    CheckSamePrediction(*wide, *wide_back);
+  }
 }
 TEST_CASE("the optimizer's state types go out as the precision-aware optimizer's flags") {
   const std::string file =
