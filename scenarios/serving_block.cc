@@ -166,9 +166,9 @@ Status ReadTrace(const MapReader& m, const std::string& dir, RequestSpec* rq) {
                                  p.string(), number, kMaxArrivalSpanS, kMaxTraceTokens, line));
     }
     // As many requests as `count` may hold (2^22): 40M rows had run out of memory.
-    if (rq->trace.size() >= (size_t{1} << 22)) {
+    if (rq->trace.size() >= static_cast<size_t>(kMaxServedRequests)) {
       return m.Error("trace", fmt::format("{}:{}: more than {} requests (the most `count` takes)",
-                                          p.string(), number, size_t{1} << 22));
+                                          p.string(), number, kMaxServedRequests));
     }
     rq->trace.push_back(t);
   }
@@ -186,7 +186,7 @@ Status ReadRequests(const YamlContext& ctx, const MapReader& m, const std::strin
   PARASIM_RETURN_IF_ERROR(ReadLength(ctx, r, "input_tokens", &rq->input));
   PARASIM_RETURN_IF_ERROR(ReadLength(ctx, r, "output_tokens", &rq->output));
   PARASIM_RETURN_IF_ERROR(ReadArrival(ctx, r, &rq->arrival));
-  PARASIM_RETURN_IF_ERROR(r.Int("count", &rq->count, 1, int64_t{1} << 22));
+  PARASIM_RETURN_IF_ERROR(r.Int("count", &rq->count, 1, kMaxServedRequests));
   PARASIM_RETURN_IF_ERROR(r.Number("prefix_cache_hit", &rq->prefix_hit, 0, 0.99));
   int64_t seed = static_cast<int64_t>(rq->seed);
   PARASIM_RETURN_IF_ERROR(r.Int("seed", &seed, 0, int64_t{1} << 62));

@@ -544,6 +544,29 @@ TEST_CASE("max rate at SLO: less work per request never lowers it") {
   CHECK(rates.back() > 1.1 * rates.front());
 }
 
+TEST_CASE("max rate at SLO: a short list is replayed longer where its arrivals pass too soon") {
+  // Llama 3 8B on eight H100 as TP1 x8, 500 requests of 512 + 128 tokens. Above about 160 a
+  // second the 500 arrivals pass in less than twice a request's time in the system, and nearer
+  // the capacity the queue fills for longer than they last, so no replay of them could be
+  // judged kept up and the search answered 157.8, the count's limit rather than the replicas';
+  // 4,000 requests hold about 600, and the 500 replayed longer where they must come within 10%.
+  ServingScenario s = Make("h100-sxm5-80gb", 8, "llama3-8b");
+  s.serving.layout.unified = {.tp = 1, .replicas = 8};
+  s.serving.requests.input = LengthDist::Fixed(512);
+  s.serving.requests.output = LengthDist::Fixed(128);
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 1}, {SloMetric::kTpot, 99, 0.05}};
+  std::vector<double> rates;
+  for (int64_t count : {500, 4000}) {
+    s.serving.requests.count = count;
+    const StatusOr<ServingReport> r = Serve(s, {.search_rate = true});
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    rates.push_back(r->max_rate_at_slo);
+  }
+  CAPTURE(rates);
+  CHECK(rates[0] > 2 * 157.8);
+  CHECK(rates[0] == doctest::Approx(rates[1]).epsilon(0.1));
+}
+
 TEST_CASE("data-parallel attention: a lone prompt's attention runs on one rank, not an eighth") {
   // DeepSeek-V3 (FP8) on 8 H200 as TP8, one 32K-token prompt. With the attention data-parallel
   // the prompt lies on one rank, whose attention computes all its 5.4e8 causal pairs a layer

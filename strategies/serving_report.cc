@@ -281,19 +281,74 @@ RateSearch NoRate(bool judged, bool met) {
                    "the capacity"};
 }
 
+// The most requests a rate search replays for `s`: kMaxStreamScale times its count, within
+// kMaxServedRequests (never fewer than its own).
+int64_t StreamCap(const ServingScenario& s) {
+  const int64_t count = s.serving.requests.count;
+  return std::max(count,
+                  std::min(kMaxServedRequests,
+                           static_cast<int64_t>(kMaxStreamScale * static_cast<double>(count))));
+}
+
+// The requests a stream needs at a replay's rate for its second half of arrivals to outlast a
+// median request's time in the system (SteadyHalf) with kStreamMargin to spare, at most
+// kMaxStreamScale times the scenario's count: the count's arrivals pass sooner the higher the
+// rate, so a short list could not be judged above about count / (2 x a request's time) a second,
+// whatever the replicas hold (1,500 requests on eight Llama 3 70B TP2 replicas, 13 s a request:
+// 48 a second where a longer stream holds 66; four replicas of the same, replaying the same
+// count at half the rate, had ranked 26% above them per GPU). `stream`'s count where its stream
+// is long enough, where the requests are a trace's, or where they pass at one instant (one
+// burst says nothing of a stream).
+int64_t LongerStream(const ServingScenario& s, const ServingScenario& stream,
+                     const ServingReplay& r) {
+  const RequestSpec& q = stream.serving.requests;
+  if (SteadyHalf(r) || !q.trace.empty() || q.arrival.kind == Arrival::Kind::kTrace ||
+      r.median_e2e_s <= 0) {
+    return q.count;
+  }
+  const auto [first, last] = ArrivalSpan(r);
+  if (last <= first) return q.count;
+  const double need =
+      static_cast<double>(q.count) * kStreamMargin * 2 * r.median_e2e_s / (last - first);
+  return std::min(StreamCap(s), static_cast<int64_t>(std::ceil(need)));
+}
+
+// Whether `stream` may be replayed longer: generated requests, short of StreamCap.
+bool CanLengthen(const ServingScenario& s, const ServingScenario& stream) {
+  const RequestSpec& q = stream.serving.requests;
+  return q.trace.empty() && q.arrival.kind != Arrival::Kind::kTrace && q.count < StreamCap(s);
+}
+
 // MaxRateAtSlo from the capacity, the requests a second of the requests all at once.
 StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, double capacity) {
   std::vector<int64_t> replayed;
   const double share = ReplayedShare(s.serving.layout, &replayed);
   bool judged = false, met = false;  // a replay had a steady half; one met the targets
+  ServingScenario stream = s;        // the requests replayed at each rate (LongerStream)
   auto holds = [&](double rate) -> StatusOr<bool> {
     // A rate so low that its requests would arrive over more than the replay's clock takes
     // (kMaxArrivalSpanS, on the replayed share of the replicas) holds nothing worth a replay.
-    if (static_cast<double>(s.serving.requests.count) / (rate * share) > kMaxArrivalSpanS) {
+    if (static_cast<double>(stream.serving.requests.count) / (rate * share) > kMaxArrivalSpanS) {
       return false;
     }
-    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(s, sys, rate));
-    const bool meets = Summarize(s, sys, r).meets_slo;
+    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(stream, sys, rate));
+    // Too short to judge at this rate: replayed longer, and the longer stream kept for the
+    // rates tried after it (a stream only grows, so no rate's test is of fewer requests than an
+    // earlier one's; a length for each rate had made the answer depend on its own draws).
+    if (const int64_t more = LongerStream(s, stream, r); more > stream.serving.requests.count) {
+      stream.serving.requests.count = more;
+      PARASIM_ASSIGN_OR_RETURN(r, ReplayServing(stream, sys, rate));
+    }
+    bool meets = Summarize(stream, sys, r).meets_slo;
+    // Within the targets, a half to judge, but the number in the system still growing: a queue
+    // filling towards a steady state takes longer the nearer the rate is to the capacity, and a
+    // short stream ends within it. Replayed on a stream four times as long (to kMaxStreamScale
+    // times the count) before the rate is judged lost.
+    while (meets && SteadyHalf(r) && !KeptUp(r) && CanLengthen(s, stream)) {
+      stream.serving.requests.count = std::min(StreamCap(s), 4 * stream.serving.requests.count);
+      PARASIM_ASSIGN_OR_RETURN(r, ReplayServing(stream, sys, rate));
+      meets = Summarize(stream, sys, r).meets_slo;
+    }
     judged |= SteadyHalf(r);
     met |= meets;
     return meets && KeptUp(r);

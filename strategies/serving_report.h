@@ -133,8 +133,15 @@ StatusOr<ServingReport> Serve(const ServingScenario& s, const ServeOptions& o = 
 // The highest Poisson arrival rate (requests a second, the whole system) at which every target
 // holds and the replicas keep up (KeptUp), bisected to kRateTolerance between half the
 // capacity (the requests replayed all at once) and the capacity, halving further down where half
-// does not hold. 0 when no rate holds them.
+// does not hold; a stream too short to judge replayed longer (below). 0 when no rate holds them.
 inline constexpr double kRateTolerance = 1.03;
+// A stream too short to judge at a rate tried is replayed longer: where its second half of
+// arrivals is no longer than a median request's time in the system, to kStreamMargin times the
+// length needed; where the targets hold but the number in the system grows, four times as long;
+// at most kMaxStreamScale times the scenario's requests (both chosen: the margin for the
+// requests' time in the system, which grows with the queue; the cap bounds a search's cost).
+inline constexpr double kStreamMargin = 1.5;
+inline constexpr double kMaxStreamScale = 8.0;
 // Whether a replay's replicas kept up with its arrivals: over the second half of its arrivals
 // as many requests finished as arrived, within kRateTolerance or within chance (two standard
 // deviations of the requests counted on one side only), whichever is wider (the number in the
