@@ -12,6 +12,11 @@
 namespace parasim {
 namespace {
 
+// A score (output tokens a second per GPU) to a thousandth of a token: layouts whose scores
+// differ by a few ulps (a rate scaled by two shares) rank as equal, an order that is a strict
+// weak one.
+int64_t ScoreKey(double score) { return std::llround(score * 1e3); }
+
 // The shares of a disaggregated layout's GPUs given to its prefill pool (DistServe, OSDI'24,
 // searches the split; these bracket its and Splitwise's choices), and its pools' TP: prefill no
 // wider than decode (prefill is compute-bound and gains from replicas; decode is bound by
@@ -299,9 +304,15 @@ StatusOr<ServingSweepOutcome> RunServingSweep(const ServingScenario& s, int jobs
     return Status::Ok();
   }));
   for (ServingCandidate& c : found) (c.ok ? o.ranked : o.excluded).push_back(std::move(c));
-  std::stable_sort(
-      o.ranked.begin(), o.ranked.end(),
-      [](const ServingCandidate& a, const ServingCandidate& b) { return a.score > b.score; });
+  // Best per GPU first; layouts that score alike (the same replicas scaled, whose rates differ
+  // by the shares' rounding) the fewest GPUs first, as a deployment would grow (they had come
+  // in the rounding's order: tp2 x8, x32, x16).
+  std::stable_sort(o.ranked.begin(), o.ranked.end(),
+                   [](const ServingCandidate& a, const ServingCandidate& b) {
+                     const int64_t sa = ScoreKey(a.score), sb = ScoreKey(b.score);
+                     if (sa != sb) return sa > sb;
+                     return a.layout.gpus() < b.layout.gpus();
+                   });
   if (!o.ranked.empty()) {
     ReplicationAdvice(o, &o.advice);
     PipelineAdvice(o, &o.advice);

@@ -60,6 +60,26 @@ TEST_CASE("an 8B model on 8 GPUs: replicas win, and the advice says so") {
   CHECK(o->elapsed_s > 0);
 }
 
+TEST_CASE("the same replicas on more GPUs score alike, the fewest GPUs first") {
+  // Llama 3 8B as TP1 replicas on 8, 16 and 32 GPUs: each replays eight replicas, its rate
+  // scaled by its share, so per GPU they serve alike; their order had been the scaled rates'
+  // rounding (x8, x32, x16 in the serving example).
+  ServingScenario s = Make("llama3-8b", 32);
+  s.serving.slo.targets = {{SloMetric::kTtft, 99, 2.0}, {SloMetric::kTpot, 99, 0.1}};
+  ServingSweepSpec sw;
+  sw.tp = {1};
+  sw.pp = {1};
+  sw.gpus = {32, 8, 16};
+  s.serving.sweep = sw;
+  StatusOr<ServingSweepOutcome> o = RunServingSweep(s, 2);
+  REQUIRE_MESSAGE(o.ok(), o.status().message());
+  REQUIRE(o->ranked.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(o->ranked[i].layout.gpus() == int64_t{8} << i);
+    CHECK(o->ranked[i].score == doctest::Approx(o->ranked[0].score).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("PP's advice sets a pipeline against the same GPUs a replica split by TP") {
   // Llama 3 8B on 8 GPUs, TP 1-2 x PP 1-2: tp1 pp2 x4 against tp2 x4 (the same two GPUs a
   // replica, the same replicas), not against tp1 x8 (twice the replicas, each with half the
