@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/engine.h"
 #include "strategies/layer_pricing.h"
@@ -232,9 +233,11 @@ void ServingCost::InitMemory(const ModelGraph& g) {
   // buffers hold them: vLLM's fused_moe sizes them tokens x top_k, over at most a chunk of
   // engine.moe_chunk_tokens); and the logits of the sequences sampling (fp32).
   const int64_t replica_tokens = std::max(engine_.max_num_tokens, whole_prompt_);
-  const int64_t moe_tokens = engine_.moe_chunk_tokens > 0
-                                 ? std::min(replica_tokens, engine_.moe_chunk_tokens)
-                                 : replica_tokens;
+  // A rank's kernel takes at most a chunk of tokens, top_k copies each (vLLM sizes its caches
+  // min(tokens, chunk) x top_k on every EP rank): capped in rows, after the EP split.
+  const double moe_rows = engine_.moe_chunk_tokens > 0
+                              ? static_cast<double>(engine_.moe_chunk_tokens) * model_.moe.top_k
+                              : std::numeric_limits<double>::infinity();
   const double rows =
       static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
   double widest = 0;
@@ -245,8 +248,8 @@ void ServingCost::InitMemory(const ModelGraph& g) {
     for (size_t i = 0; i < b.size(); ++i) {
       const Op& op = b.op(i);
       if (op.kind != OpKind::kGemm) continue;
-      const auto [per, touched] = GemmRowsOf(op, moe_tokens);
-      const double r = op.expert ? per * touched : rows;
+      const auto [per, touched] = GemmRowsOf(op, replica_tokens);
+      const double r = op.expert ? std::min(per * touched, moe_rows) : rows;
       widest = std::max(widest, r * static_cast<double>(op.k + op.n));
     }
   }

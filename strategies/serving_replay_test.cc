@@ -163,6 +163,15 @@ TEST_CASE("disaggregated pools: a request turned away is told with the pool that
   INFO(p.fit_reason);
   CHECK(p.rejected == 2);
   CHECK(p.fit_reason.find("than a prefill replica holds (7") != std::string::npos);
+  // Both pools turning requests away: each told with its own count.
+  s.serving.requests.input = {LengthDist::Kind::kUniform, 60000, 90000, 1, 0};
+  s.serving.requests.output = LengthDist::Fixed(490000);
+  s.serving.requests.count = 40;
+  const ServingReport both = Run(s);
+  INFO(both.fit_reason);
+  CHECK(both.rejected == 40);
+  CHECK(both.fit_reason.find("a prefill replica holds") != std::string::npos);
+  CHECK(both.fit_reason.find(" more than a decode replica holds (54") != std::string::npos);
 }
 
 TEST_CASE("disaggregated pools replay in their own ratio: the decode pool's size counts") {
@@ -567,6 +576,28 @@ TEST_CASE("max rate at SLO: a short list is replayed longer where its arrivals p
   CHECK(rates[0] == doctest::Approx(rates[1]).epsilon(0.1));
 }
 
+TEST_CASE("max rate at SLO: a longer stream repeats the scenario's own requests, no new ones") {
+  // Llama 3 70B (FP8, bf16 KV) on two TP4 replicas, 130 prompts of a heavy-tailed length (a
+  // lognormal of sigma 2 around 1,000 tokens) and a tenth of the memory for KV: every one of
+  // the 130 fits a replica's cache and the targets hold. A longer stream of new draws had
+  // brought a prompt longer than the cache, turned away at every rate, and the search answered
+  // 0 ("missed at every rate") where the scenario's own requests hold about 12 a second.
+  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.precision.kv = ServeDtype::kBf16;
+  s.serving.requests.input = {LengthDist::Kind::kLognormal, 1000, 2.0, 1, 1000000};
+  s.serving.requests.output = {LengthDist::Kind::kLognormal, 250, 0.6, 1, 2048};
+  s.serving.requests.count = 130;
+  s.serving.engine.kv_fraction = 0.1;
+  s.serving.layout.unified = {.tp = 4, .replicas = 2};
+  s.serving.slo.targets = {{SloMetric::kTtft, 90, 5.0}, {SloMetric::kTpot, 90, 0.2}};
+  const StatusOr<ServingReport> r = Serve(s, {.search_rate = true});
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  CHECK(r->rejected == 0);
+  CHECK(r->meets_slo);
+  CAPTURE(r->max_rate_note);
+  CHECK(r->max_rate_at_slo > 5);
+}
+
 TEST_CASE("data-parallel attention: a lone prompt's attention runs on one rank, not an eighth") {
   // DeepSeek-V3 (FP8) on 8 H200 as TP8, one 32K-token prompt. With the attention data-parallel
   // the prompt lies on one rank, whose attention computes all its 5.4e8 causal pairs a layer
@@ -616,6 +647,21 @@ TEST_CASE(
   // dense layer, which this model never runs (its 2,048 + 11,264 columns), had been the widest.
   CHECK(chunks.pool(0).memory().activations ==
         doctest::Approx((rows * 2 * 2048 + rows * 7168) * 2 + 256.0 * 151936 * 4).epsilon(1e-9));
+  // Under EP each rank's kernel takes its own chunk: Qwen3-30B-A3B on TP8 EP8 with a budget of
+  // 131,072 tokens, every rank's routed copies (131,072 x 8 / 8, times the busiest rank's excess)
+  // capped at a chunk's 16,384 x 8 rows of 2,048 + 1,536 columns, now the widest (the QKV
+  // GEMM's 2,048 + 640); the chunk had been taken before the EP split, an eighth of that.
+  {
+    ServingScenario e = Make("h100-sxm5-80gb", 8, "qwen3-30b-a3b");
+    e.serving.layout.unified = {.tp = 8, .ep = 8};
+    e.serving.engine.max_num_tokens = 131072;
+    const double act = ServingSystem::Build(e)->pool(0).memory().activations;
+    CHECK(act ==
+          doctest::Approx((131072.0 * 2 * 2048 + 16384.0 * 8 * 3584) * 2 + 256.0 * (151936 / 8) * 4)
+              .epsilon(1e-9));
+    e.serving.engine.moe_chunk_tokens = 0;
+    CHECK(ServingSystem::Build(e)->pool(0).memory().activations > act);
+  }
   // Within a chunk, the experts' buffers are the batch's: a budget of 8,192 tokens is unchanged.
   s.serving.engine.chunked_prefill = true;
   const ServingSystem budget_one_pass = *ServingSystem::Build(s);

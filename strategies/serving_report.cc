@@ -129,28 +129,29 @@ void MemoryOf(const ServingSystem& sys, const ServingReplay& r, ServingReport* r
   }
   if (rep->fits && r.rejected > 0) {
     rep->fits = false;
-    // Told with the pool that turned the requests away (the one that turned away the most), its
-    // own ranks and tokens: a disaggregated layout's decode pool holds whole sequences, its
-    // prefill pool prompts; the pool of least room had been quoted whichever rejected.
-    int pool = 0;
-    for (int p = 1; p < sys.pools() && p < static_cast<int>(r.rejected_by_pool.size()); ++p) {
-      if (r.rejected_by_pool[static_cast<size_t>(p)] >
-          r.rejected_by_pool[static_cast<size_t>(pool)]) {
-        pool = p;
-      }
+    // Told with each pool that turned requests away, its own count, ranks and tokens: a
+    // disaggregated layout's prefill pool holds prompts, its decode pool whole sequences (the
+    // pool of least room per GPU had been quoted whichever turned them away).
+    std::string why;
+    for (int p = 0; p < sys.pools(); ++p) {
+      const int64_t n = p < static_cast<int>(r.rejected_by_pool.size())
+                            ? r.rejected_by_pool[static_cast<size_t>(p)]
+                            : (sys.pools() == 1 ? r.rejected : 0);
+      if (n == 0) continue;
+      const int64_t tokens = sys.pool(p).memory().kv_tokens;
+      const int ranks = sys.pool(p).data_ranks();
+      const std::string where =
+          sys.pools() == 2 ? (p == 0 ? "a prefill replica" : "a decode replica") : "a replica";
+      // With data-parallel attention a sequence's KV lies on one rank, which holds its share.
+      why +=
+          (why.empty() ? fmt::format("{} of {} requests need more KV than ", n, r.requests.size())
+                       : fmt::format("; {} more than ", n)) +
+          (ranks > 1 ? fmt::format("one data-parallel attention rank of {} holds ({} tokens; "
+                                   "a sequence's KV stays on its rank)",
+                                   where, tokens / ranks)
+                     : fmt::format("{} holds ({} tokens)", where, tokens));
     }
-    const int64_t tokens = sys.pool(pool).memory().kv_tokens;
-    const int pool_ranks = sys.pool(pool).data_ranks();
-    const std::string where =
-        sys.pools() == 2 ? (pool == 0 ? "a prefill replica" : "a decode replica") : "a replica";
-    // With data-parallel attention a sequence's KV lies on one rank, which holds its share.
-    rep->fit_reason =
-        pool_ranks > 1 ? fmt::format(
-                             "{} of {} requests need more KV than one data-parallel attention rank "
-                             "of {} holds ({} tokens; a sequence's KV stays on its rank)",
-                             r.rejected, r.requests.size(), where, tokens / pool_ranks)
-                       : fmt::format("{} of {} requests need more KV than {} holds ({} tokens)",
-                                     r.rejected, r.requests.size(), where, tokens);
+    rep->fit_reason = why;
   }
 }
 
@@ -282,41 +283,45 @@ RateSearch NoRate(bool judged, bool met) {
 }
 
 // The most requests a rate search replays for `s`: kMaxStreamScale times its count, within
-// kMaxServedRequests (never fewer than its own).
+// kMaxStreamRequests (never fewer than its own).
 int64_t StreamCap(const ServingScenario& s) {
   const int64_t count = s.serving.requests.count;
   return std::max(count,
-                  std::min(kMaxServedRequests,
+                  std::min(kMaxStreamRequests,
                            static_cast<int64_t>(kMaxStreamScale * static_cast<double>(count))));
 }
 
+// The requests replayed at a search's rate: the scenario's count, or its lengths repeated.
+int64_t StreamLength(const RequestSpec& q) { return std::max(q.count, q.repeat_to); }
+
 // The requests a stream needs at a replay's rate for its second half of arrivals to outlast a
-// median request's time in the system (SteadyHalf) with kStreamMargin to spare, at most
-// kMaxStreamScale times the scenario's count: the count's arrivals pass sooner the higher the
-// rate, so a short list could not be judged above about count / (2 x a request's time) a second,
-// whatever the replicas hold (1,500 requests on eight Llama 3 70B TP2 replicas, 13 s a request:
-// 48 a second where a longer stream holds 66; four replicas of the same, replaying the same
-// count at half the rate, had ranked 26% above them per GPU). `stream`'s count where its stream
-// is long enough, where the requests are a trace's, or where they pass at one instant (one
-// burst says nothing of a stream).
+// median request's time in the system (SteadyHalf) with kStreamMargin to spare, within
+// StreamCap: the count's arrivals pass sooner the higher the rate, so a short list could not be
+// judged above about count / (2 x a request's time) a second, whatever the replicas hold (1,500
+// requests on eight Llama 3 70B TP2 replicas, 13 s a request: 48 a second where a longer stream
+// holds 66; four replicas of the same, replaying the same count at half the rate, had ranked 26%
+// above them per GPU). The current length where the stream is long enough, where the requests
+// are a trace's, or where they pass at one instant (one burst says nothing of a stream).
 int64_t LongerStream(const ServingScenario& s, const ServingScenario& stream,
                      const ServingReplay& r) {
   const RequestSpec& q = stream.serving.requests;
+  const int64_t now = StreamLength(q);
   if (SteadyHalf(r) || !q.trace.empty() || q.arrival.kind == Arrival::Kind::kTrace ||
       r.median_e2e_s <= 0) {
-    return q.count;
+    return now;
   }
   const auto [first, last] = ArrivalSpan(r);
-  if (last <= first) return q.count;
+  if (last <= first) return now;
   const double need =
-      static_cast<double>(q.count) * kStreamMargin * 2 * r.median_e2e_s / (last - first);
-  return std::min(StreamCap(s), static_cast<int64_t>(std::ceil(need)));
+      static_cast<double>(now) * kStreamMargin * 2 * r.median_e2e_s / (last - first);
+  return static_cast<int64_t>(std::ceil(std::min(need, static_cast<double>(StreamCap(s)))));
 }
 
 // Whether `stream` may be replayed longer: generated requests, short of StreamCap.
 bool CanLengthen(const ServingScenario& s, const ServingScenario& stream) {
   const RequestSpec& q = stream.serving.requests;
-  return q.trace.empty() && q.arrival.kind != Arrival::Kind::kTrace && q.count < StreamCap(s);
+  return q.trace.empty() && q.arrival.kind != Arrival::Kind::kTrace &&
+         StreamLength(q) < StreamCap(s);
 }
 
 // MaxRateAtSlo from the capacity, the requests a second of the requests all at once.
@@ -327,27 +332,39 @@ StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, d
   ServingScenario stream = s;        // the requests replayed at each rate (LongerStream)
   auto holds = [&](double rate) -> StatusOr<bool> {
     // A rate so low that its requests would arrive over more than the replay's clock takes
-    // (kMaxArrivalSpanS, on the replayed share of the replicas) holds nothing worth a replay.
-    if (static_cast<double>(stream.serving.requests.count) / (rate * share) > kMaxArrivalSpanS) {
-      return false;
-    }
-    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(stream, sys, rate));
+    // (kMaxArrivalSpanS, on the replayed share of the replicas) holds nothing worth a replay;
+    // nor is a stream lengthened past it (the scenario's own count judges such a rate).
+    auto fits_clock = [&](int64_t n) {
+      return static_cast<double>(n) / (rate * share) <= kMaxArrivalSpanS;
+    };
+    if (!fits_clock(s.serving.requests.count)) return false;
+    const ServingScenario* at = fits_clock(StreamLength(stream.serving.requests)) ? &stream : &s;
+    PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(*at, sys, rate));
     // Too short to judge at this rate: replayed longer, and the longer stream kept for the
     // rates tried after it (a stream only grows, so no rate's test is of fewer requests than an
-    // earlier one's; a length for each rate had made the answer depend on its own draws).
-    if (const int64_t more = LongerStream(s, stream, r); more > stream.serving.requests.count) {
-      stream.serving.requests.count = more;
+    // earlier one's; a length for each rate had made the answer depend on its own draws). The
+    // longer stream repeats the scenario's own requests' lengths (RequestSpec::repeat_to): new
+    // draws had brought prompts the scenario never had, longer than a replica's cache, and the
+    // search answered 0 where its own requests held 11.7 a second.
+    auto lengthen = [&](int64_t n) -> Status {
+      if (n <= StreamLength(stream.serving.requests) || !fits_clock(n)) return Status::Ok();
+      stream.serving.requests.repeat_to = n;
+      at = &stream;
       PARASIM_ASSIGN_OR_RETURN(r, ReplayServing(stream, sys, rate));
-    }
-    bool meets = Summarize(stream, sys, r).meets_slo;
+      return Status::Ok();
+    };
+    PARASIM_RETURN_IF_ERROR(lengthen(LongerStream(s, *at, r)));
+    bool meets = Summarize(*at, sys, r).meets_slo;
     // Within the targets, a half to judge, but the number in the system still growing: a queue
     // filling towards a steady state takes longer the nearer the rate is to the capacity, and a
-    // short stream ends within it. Replayed on a stream four times as long (to kMaxStreamScale
-    // times the count) before the rate is judged lost.
-    while (meets && SteadyHalf(r) && !KeptUp(r) && CanLengthen(s, stream)) {
-      stream.serving.requests.count = std::min(StreamCap(s), 4 * stream.serving.requests.count);
-      PARASIM_ASSIGN_OR_RETURN(r, ReplayServing(stream, sys, rate));
-      meets = Summarize(stream, sys, r).meets_slo;
+    // short stream ends within it. Replayed on a stream four times as long (within StreamCap)
+    // before the rate is judged lost.
+    while (meets && SteadyHalf(r) && !KeptUp(r) && CanLengthen(s, *at)) {
+      const int64_t before = StreamLength(stream.serving.requests);
+      PARASIM_RETURN_IF_ERROR(
+          lengthen(std::min(StreamCap(s), 4 * StreamLength(at->serving.requests))));
+      if (StreamLength(stream.serving.requests) == before) break;  // past the clock's span
+      meets = Summarize(*at, sys, r).meets_slo;
     }
     judged |= SteadyHalf(r);
     met |= meets;

@@ -142,6 +142,9 @@ inline constexpr double kRateTolerance = 1.03;
 // requests' time in the system, which grows with the queue; the cap bounds a search's cost).
 inline constexpr double kStreamMargin = 1.5;
 inline constexpr double kMaxStreamScale = 8.0;
+// And at most this many requests beyond the scenario's own (chosen: under a second's replay and
+// about 200 MB of outcomes, where 2^22 requests hold about 3 GB a sweep job).
+inline constexpr int64_t kMaxStreamRequests = int64_t{1} << 18;
 // Whether a replay's replicas kept up with its arrivals: over the second half of its arrivals
 // as many requests finished as arrived, within kRateTolerance or within chance (two standard
 // deviations of the requests counted on one side only), whichever is wider (the number in the

@@ -80,6 +80,11 @@ std::vector<ServedRequest> GenerateRequests(const RequestSpec& spec) {
   }
   ServingRng lengths(spec.seed);
   std::vector<ServedRequest> out = Lengths(spec, lengths);
+  const size_t drawn = out.size();
+  if (spec.repeat_to > spec.count) out.reserve(static_cast<size_t>(spec.repeat_to));
+  for (int64_t i = spec.count; i < spec.repeat_to && drawn > 0; ++i) {
+    out.push_back(out[static_cast<size_t>(i) % drawn]);
+  }
   if (spec.arrival.kind == Arrival::Kind::kPoisson) {
     // Arrivals from a stream of their own, so that changing the rate keeps the lengths.
     ServingRng arrivals(spec.seed ^ 0x9E3779B97F4A7C15ull);

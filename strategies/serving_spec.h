@@ -96,6 +96,10 @@ struct RequestSpec {
   double prefix_hit = 0;
   uint64_t seed = 1;
   std::vector<TraceRow> trace;  // from requests.trace; empty without one
+  // Not a scenario key: a rate search's longer stream (serving_report's LongerStream), `count`
+  // drawn requests' lengths repeated in order to this many, so that the stream judged holds the
+  // scenario's own requests and no others; 0 or at most `count`: `count`.
+  int64_t repeat_to = 0;
 };
 
 enum class SloMetric : uint8_t { kTtft, kTpot, kE2e };
