@@ -18,54 +18,12 @@ const Duration kDefaultIterationOverhead = Duration::Seconds(0);
 
 namespace {
 
-// Bucket token counts: every count to 64, then 1/16 apart (an iteration's replayed chain is
-// interpolated between two of them; the chain's time is near linear in tokens between).
-constexpr int64_t kExactBuckets = 64;
-constexpr double kBucketStep = 17.0 / 16.0;
-constexpr int64_t kMaxBucketTokens = int64_t{1} << 24;
-
-std::vector<int64_t> BucketGrid() {
-  std::vector<int64_t> g;
-  for (int64_t t = 1; t <= kExactBuckets; ++t) g.push_back(t);
-  double x = static_cast<double>(kExactBuckets);
-  while (g.back() < kMaxBucketTokens) {
-    x *= kBucketStep;
-    g.push_back(std::max(g.back() + 1, static_cast<int64_t>(std::llround(x))));
-  }
-  return g;
-}
-
 // One op of a stage's chain: its kernels' time and the collective after it.
 struct ChainOp {
   Duration compute, comm;
   TaskCat cat = TaskCat::kTp;
+  bool rank_local = false;  // priced on the rank's own tokens (ServingChain::rank_local)
 };
-
-// Layers split as evenly as they go, the first stages taking one more where they do not divide.
-std::vector<int> SplitLayers(int layers, int pp) {
-  std::vector<int> out(static_cast<size_t>(pp), layers / pp);
-  for (int i = 0; i < layers % pp; ++i) ++out[static_cast<size_t>(i)];
-  return out;
-}
-
-const Op* FindOp(const Block& b, std::string_view name) {
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (b.op(i).name == name) return &b.op(i);
-  }
-  return nullptr;
-}
-
-GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep, int etp) {
-  GraphShape s;
-  s.micro_batch = 1;
-  s.seq_len = rank_tokens;
-  s.tp = tp;
-  s.ep = ep;
-  s.etp = etp;
-  s.sp = false;
-  s.expert_sort = false;  // vLLM's and TensorRT-LLM's fused MoE sort the tokens once
-  return s;
-}
 
 // One stage's ops replayed in the engine as the chain they run in: each op's compute, then the
 // collective the next op waits on.
@@ -85,6 +43,7 @@ ServingChain ReplayChain(const std::vector<const std::vector<ChainOp>*>& parts) 
       if (prev != sim::kNone) p.AddDep(prev, c);
       prev = c;
       ++chain.kernels;
+      if (op.rank_local) chain.rank_local += op.compute;
       if (op.comm <= Duration::Zero()) continue;
       const sim::TaskId k =
           p.AddCompute(comm, costs.AddCompute(op.comm), static_cast<uint8_t>(op.cat), label);
@@ -159,7 +118,7 @@ Status ServingCost::Init() {
       stage_mamba_[s] += k == LayerKind::kMamba;
     }
   }
-  grid_ = BucketGrid();
+  grid_ = ServingBucketGrid();
   {
     std::lock_guard<std::mutex> lock(chains_->mu);
     if (chains_->chains.empty()) chains_->chains.assign(grid_.size(), std::nullopt);
@@ -410,7 +369,7 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
       // Priced per iteration by the sequences' contexts: the attention core (Attention) and a
       // Mamba layer's scan (MambaScan).
       if (op.kind == OpKind::kAttention) continue;
-      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat};
+      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat, !op.expert};
       if (op.kind == OpKind::kGemm) {
         const auto [rows, touched] = GemmRowsOf(op, tokens);
         c.compute = ServeGemmTime(cost16_, low_, formats_, op, rows, touched);
@@ -545,9 +504,7 @@ GraphMode ServingCost::GraphsFor(const IterationShape& it) const {
   return engine_.cuda_graphs && it.decode_only() ? GraphMode::kWhole : GraphMode::kEager;
 }
 
-StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode graphs) {
-  const int64_t tokens = std::max<int64_t>(1, it.tokens());
-  // The replayed chain, interpolated between the buckets around the iteration's tokens.
+ServingCost::Chain ServingCost::ChainFor(int64_t tokens, int s) {
   const size_t hi = std::min(
       static_cast<size_t>(std::lower_bound(grid_.begin(), grid_.end(), tokens) - grid_.begin()),
       grid_.size() - 1);
@@ -559,6 +516,22 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
                      static_cast<double>(grid_[hi] - grid_[hi - 1]);
     chain.time = lower.time + (upper.time - lower.time) * f;
     chain.comm = lower.comm + (upper.comm - lower.comm) * f;
+    chain.rank_local = lower.rank_local + (upper.rank_local - lower.rank_local) * f;
+  }
+  return chain;
+}
+
+StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode graphs) {
+  const int64_t tokens = std::max<int64_t>(1, it.tokens());
+  Chain chain = ChainFor(tokens, s);
+  // With data-parallel attention each rank runs its own tokens through its own ops (the
+  // attention's projections, norms, dense layers) and the experts' collectives wait for the
+  // busiest, as the attention does (Attention): its own ops at its tokens, not the mean's (a
+  // rank prefilling an 8K chunk beside seven decoding had been priced at an eighth of the sum).
+  int64_t busiest = 0;
+  for (const IterationShape& r : it.ranks) busiest = std::max(busiest, r.tokens());
+  if (busiest > RankTokens(tokens)) {
+    chain.time += ChainFor(busiest * data_ranks_, s).rank_local - chain.rank_local;
   }
   int64_t attention_kernels = 0, scan_kernels = 0;
   const int layers = stage_attention_[static_cast<size_t>(s)];

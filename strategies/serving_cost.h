@@ -65,6 +65,9 @@ struct IterationShape {
 // collectives, and the kernels it launches.
 struct ServingChain {
   Duration time, comm;
+  // Of `time`, the compute of the ops priced on the rank's own tokens (all but the routed
+  // experts' GEMMs): with data-parallel attention, a rank's own.
+  Duration rank_local;
   int64_t kernels = 0;
 };
 
@@ -158,6 +161,8 @@ class ServingCost {
   using Chain = ServingChain;
   // Stage `s`'s chain for the bucket `at` of the token grid, replayed when first asked.
   Chain ChainAt(size_t at, int s);
+  // Stage `s`'s chain at `tokens`, interpolated between the buckets around them.
+  Chain ChainFor(int64_t tokens, int s);
   Status Init();
   // From the model's graph at one token a rank (built once for both).
   void InitAttention(const ModelGraph& g);

@@ -136,6 +136,34 @@ TEST_CASE("experts: a few tokens read the experts they reach; data-parallel atte
   CHECK(dp.StageBreakdown(0, Decode(256, 500), GraphMode::kWhole).comm > Duration::Zero());
 }
 
+TEST_CASE("data-parallel attention: the busiest rank's own ops at its tokens, not the mean's") {
+  // DeepSeek-V3 (FP8) on 8 H200 as TP8 with the attention data-parallel: one rank prefills an
+  // 8,192-token chunk while seven decode a token each. That rank runs the chunk through its own
+  // MLA projections, norms and the first layers' dense MLPs; the experts' all-to-all waits for
+  // it. Spread over the ranks (the mean, 1,025 tokens each) the same tokens had been priced.
+  ServingCost dp =
+      Cost("deepseek-v3", "h200-sxm-141gb", kFp8, {.tp = 8, .ep = 8, .dp_attention = true});
+  IterationShape even{.prefill_tokens = 8192,
+                      .prefill_pairs = 8192.0 * 8193 / 2,
+                      .decode_seqs = 7,
+                      .decode_context = 7 * 1000.0,
+                      .sampled = 7};
+  IterationShape one = even;
+  one.ranks.assign(8, Decode(1, 1000));
+  one.ranks[0] = {.prefill_tokens = 8192, .prefill_pairs = 8192.0 * 8193 / 2};
+  IterationShape spread = even;
+  spread.ranks.assign(8,
+                      IterationShape{.prefill_tokens = 1024, .prefill_pairs = 1024.0 * 1025 / 2});
+  const StageCost a = dp.StageBreakdown(0, one, GraphMode::kEager);
+  const StageCost b = dp.StageBreakdown(0, spread, GraphMode::kEager);
+  // The busy rank's 7,168 tokens more, each about 30.8 GFLOP through its own ops (61 layers of
+  // MLA projections, 187M weights, and a shared expert, 44M; three dense MLPs of 396M): 2.2e14
+  // FLOPs, 0.11 s at the H200's dense FP8 peak (1,979 TFLOP/s), 0.56 s at 40% of its 16-bit.
+  const double more = ((a.total - a.attention) - (b.total - b.attention)).seconds();
+  CHECK(more > 0.11);
+  CHECK(more < 0.56);
+}
+
 TEST_CASE("experts over ep of the tp ranks: whole experts, read whole, the same bytes held") {
   // Mixtral 8x7B on TP2: with EP2 each rank holds 4 whole experts where TP2 holds 8 halves. A
   // token reaches 2 of 8 experts, so the busiest rank reads about one whole expert a layer

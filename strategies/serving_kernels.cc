@@ -106,4 +106,51 @@ double KvBytesPerTokenLayer(const ModelSpec& m, int attention_tp, double kv_byte
   return 2 * kv_local * static_cast<double>(m.hd()) * kv_bytes;
 }
 
+// Bucket token counts: every count to 64, then 1/16 apart (an iteration's replayed chain is
+// interpolated between two of them; the chain's time is near linear in tokens between).
+namespace {
+constexpr int64_t kExactBuckets = 64;
+constexpr double kBucketStep = 17.0 / 16.0;
+constexpr int64_t kMaxBucketTokens = int64_t{1} << 24;
+}  // namespace
+
+std::vector<int64_t> ServingBucketGrid() {
+  std::vector<int64_t> g;
+  for (int64_t t = 1; t <= kExactBuckets; ++t) g.push_back(t);
+  double x = static_cast<double>(kExactBuckets);
+  while (g.back() < kMaxBucketTokens) {
+    x *= kBucketStep;
+    g.push_back(std::max(g.back() + 1, static_cast<int64_t>(std::llround(x))));
+  }
+  return g;
+}
+
+// Layers split as evenly as they go, the first stages taking one more where they do not divide.
+std::vector<int> SplitLayers(int layers, int pp) {
+  std::vector<int> out(static_cast<size_t>(pp), layers / pp);
+  for (int i = 0; i < layers % pp; ++i) ++out[static_cast<size_t>(i)];
+  return out;
+}
+
+// The op of `b` named `name`, or null.
+const Op* FindOp(const Block& b, std::string_view name) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.op(i).name == name) return &b.op(i);
+  }
+  return nullptr;
+}
+
+// The layer graph's shape for `rank_tokens` tokens on one rank of a serving replica.
+GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep, int etp) {
+  GraphShape s;
+  s.micro_batch = 1;
+  s.seq_len = rank_tokens;
+  s.tp = tp;
+  s.ep = ep;
+  s.etp = etp;
+  s.sp = false;
+  s.expert_sort = false;  // vLLM's and TensorRT-LLM's fused MoE sort the tokens once
+  return s;
+}
+
 }  // namespace parasim

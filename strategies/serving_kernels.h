@@ -11,8 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "hardware/cost_model.h"
+#include "models/layer_graph.h"
 #include "models/model_spec.h"
 #include "models/op_graph.h"
 #include "strategies/serving_spec.h"
@@ -88,5 +91,17 @@ Duration ServeAttentionTime(const CostModel& cost16, const AttentionWork& w);
 // and decoupled RoPE key (DeepSeek-V3: kv_lora_rank + qk_rope_head_dim), which every TP rank
 // holds whole.
 double KvBytesPerTokenLayer(const ModelSpec& m, int attention_tp, double kv_bytes);
+
+// Token counts whose stage chains are replayed (every count to 64, then 1/16 apart, to 2^24);
+// an iteration's chain is interpolated between two of them.
+std::vector<int64_t> ServingBucketGrid();
+// `layers` over `pp` stages as evenly as they go, the first stages one more where they do not
+// divide.
+std::vector<int> SplitLayers(int layers, int pp);
+// The op of `b` named `name`, or null.
+const Op* FindOp(const Block& b, std::string_view name);
+// The layer graph's shape for `rank_tokens` tokens on a serving rank: one sequence of them,
+// TP without SP, the experts over `ep` (of width `etp`), sorted once by the fused MoE kernel.
+GraphShape ShapeFor(int64_t rank_tokens, int tp, int ep, int etp);
 
 }  // namespace parasim

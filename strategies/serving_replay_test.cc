@@ -117,21 +117,28 @@ TEST_CASE("disaggregated pools: prompts on one, decodes on the other, KV in betw
   CHECK(r.tpot.p99 < 1.5 * r.tpot.p50);
 }
 
+// Llama 3 70B (bf16) on 8 H100, disaggregated: prompts on `prefill`, decodes on one TP4
+// replica; `count` requests of `input` + `output` tokens all at once.
+ServingScenario Disaggregated70b(const PoolLayout& prefill, int64_t input, int64_t output,
+                                 int64_t count) {
+  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-70b");
+  s.serving.precision = {};
+  s.serving.requests.input = LengthDist::Fixed(input);
+  s.serving.requests.output = LengthDist::Fixed(output);
+  s.serving.requests.count = count;
+  s.serving.layout.disaggregated = true;
+  s.serving.layout.prefill = prefill;
+  s.serving.layout.decode = {.tp = 4, .replicas = 1};
+  return s;
+}
+
 TEST_CASE("disaggregated pools: the KV peak is the fullest pool's, against its own capacity") {
   // Llama 3 70B (bf16): prefill on two TP2 replicas, decode on one TP4; 64 requests of 2,048 +
   // 512 tokens all at once. The decode GPUs hold every sequence's KV as it grows, up to about
   // 64 x 2,560 tokens x 80 layers x 2 x 2 heads x 128 x 2 B = 12.5 GiB of their 41.6; the
   // prefill GPUs hold a budget of prompts. The decode pool's share had been taken of the
   // prefill pool's 11.8 GiB ("3.3 GiB of 11.8 GiB", neither pool's).
-  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-70b");
-  s.serving.precision = {};
-  s.serving.requests.input = LengthDist::Fixed(2048);
-  s.serving.requests.output = LengthDist::Fixed(512);
-  s.serving.requests.count = 64;
-  s.serving.layout.disaggregated = true;
-  s.serving.layout.prefill = {.tp = 2, .replicas = 2};
-  s.serving.layout.decode = {.tp = 4, .replicas = 1};
-  const ServingReport r = Run(s);
+  const ServingReport r = Run(Disaggregated70b({.tp = 2, .replicas = 2}, 2048, 512, 64));
   CHECK(r.kv_peak_pool == "decode");
   CHECK(r.kv_peak_capacity_bytes > 3 * r.kv_capacity_bytes);  // the decode pool's, not TP2's
   CHECK(r.kv_peak_bytes > 10.0 * (1 << 30));
@@ -144,14 +151,7 @@ TEST_CASE("disaggregated pools: a request turned away is told with the pool that
   // the decode GPUs' 44.6 GB about 544,000. A 70,000-token prompt with 480,000 tokens out fits
   // the prefill replica and not the decode replica: the message had quoted the pool of least
   // room per GPU (the prefill pool's 77,000 tokens) whichever pool refused the request.
-  ServingScenario s = testing::ServingOn("h100-sxm5-80gb", 8, "llama3-70b");
-  s.serving.precision = {};
-  s.serving.requests.input = LengthDist::Fixed(70000);
-  s.serving.requests.output = LengthDist::Fixed(480000);
-  s.serving.requests.count = 2;
-  s.serving.layout.disaggregated = true;
-  s.serving.layout.prefill = {.tp = 2, .replicas = 1};
-  s.serving.layout.decode = {.tp = 4, .replicas = 1};
+  ServingScenario s = Disaggregated70b({.tp = 2, .replicas = 1}, 70000, 480000, 2);
   const ServingReport r = Run(s);
   INFO(r.fit_reason);
   CHECK(r.rejected == 2);
@@ -625,6 +625,15 @@ TEST_CASE("a model that does not fit is a result, not an error") {
   CHECK(r.served == 0);
 }
 
+// Two requests of a 200,000-token prompt and 4 tokens out on one H100.
+ServingScenario LongPrompt(const std::string& model) {
+  ServingScenario s = Make("h100-sxm5-80gb", 1, model);
+  s.serving.requests.count = 2;
+  s.serving.requests.input = LengthDist::Fixed(200000);
+  s.serving.requests.output = LengthDist::Fixed(4);
+  return s;
+}
+
 TEST_CASE(
     "a fused MoE kernel runs a long prompt's routed experts in chunks, its buffers a chunk's") {
   // Qwen3-30B-A3B on one H100, a 200,000-token prompt run whole. Unchunked, its routed experts'
@@ -632,10 +641,7 @@ TEST_CASE(
   // vLLM's fused MoE runs 16,384 tokens at a time (VLLM_FUSED_MOE_CHUNK_SIZE), whose 1.0 GB
   // is under the attention's QKV GEMM's 200,000 x (2,048 + 5,120) columns (2.9 GB), which then
   // is the widest. The buffers had been the whole prompt's (8.0 GiB more).
-  ServingScenario s = Make("h100-sxm5-80gb", 1, "qwen3-30b-a3b");
-  s.serving.requests.count = 2;
-  s.serving.requests.input = LengthDist::Fixed(200000);
-  s.serving.requests.output = LengthDist::Fixed(4);
+  ServingScenario s = LongPrompt("qwen3-30b-a3b");
   s.serving.engine.chunked_prefill = false;
   const ServingSystem chunks = *ServingSystem::Build(s);
   s.serving.engine.moe_chunk_tokens = 0;
@@ -677,10 +683,7 @@ TEST_CASE(
   // columns, 16-bit) take 200,000 x 40,960 x 2 B = 16.4 GB, where the 8,192-token budget's
   // take 0.67 GB; the KV cache gets what is left (it had kept the budget's 0.8 GB and 14 GiB of
   // KV that was not there).
-  ServingScenario s = Make("h100-sxm5-80gb", 1, "llama3-8b");
-  s.serving.requests.count = 2;
-  s.serving.requests.input = LengthDist::Fixed(200000);
-  s.serving.requests.output = LengthDist::Fixed(4);
+  ServingScenario s = LongPrompt("llama3-8b");
   s.serving.engine.max_num_tokens = 8192;
   s.serving.engine.chunked_prefill = true;
   const ServingSystem chunked = *ServingSystem::Build(s);
