@@ -43,7 +43,7 @@ ServingChain ReplayChain(const std::vector<const std::vector<ChainOp>*>& parts) 
       if (prev != sim::kNone) p.AddDep(prev, c);
       prev = c;
       ++chain.kernels;
-      if (op.rank_local) chain.rank_local += op.compute;
+      if (op.rank_local) chain.rank_local += op.compute + op.comm;
       if (op.comm <= Duration::Zero()) continue;
       const sim::TaskId k =
           p.AddCompute(comm, costs.AddCompute(op.comm), static_cast<uint8_t>(op.cat), label);
@@ -176,29 +176,16 @@ void ServingCost::InitMamba(int mamba_layers) {
   update_bytes_per_seq_ = 2 * state_layer_bytes_ + (3 * inner + bc + mamba_.heads) * 2;
 }
 
-void ServingCost::InitMemory(const ModelGraph& g) {
-  auto weights = [&](const Block& b) {
-    double bytes = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-      const Op& op = b.op(i);
-      bytes += op.params * (QuantisedGemm(op) ? formats_.weight_bytes : 2.0);
-    }
-    return bytes;
-  };
-  // The live tensors of one layer at the token budget (or the longest prompt an unchunked
-  // engine runs whole, on one rank): its input and residual, and the widest GEMM's input and
-  // output (16-bit), a routed expert GEMM's over the rows the rank's experts receive together
-  // (top_k copies of a token, the busiest rank's share, as a fused MoE kernel's intermediate
-  // buffers hold them: vLLM's fused_moe sizes them tokens x top_k, over at most a chunk of
-  // engine.moe_chunk_tokens); and the logits of the sequences sampling (fp32).
+double ServingCost::WidestGemm(const ModelGraph& g, double rows) const {
+  // 16-bit input and output, over `rows` tokens; a routed expert GEMM's over the rows the rank's
+  // experts receive together (top_k copies of a token, the busiest rank's share, as a fused MoE
+  // kernel's intermediate buffers hold them), at most a chunk's tokens x top_k: vLLM runs its
+  // fused MoE a chunk at a time (engine.moe_chunk_tokens; with its naive EP dispatch it sizes
+  // every rank's caches min(tokens, chunk) x top_k, more than the rows below the cap).
   const int64_t replica_tokens = std::max(engine_.max_num_tokens, whole_prompt_);
-  // A rank's kernel takes at most a chunk of tokens, top_k copies each (vLLM sizes its caches
-  // min(tokens, chunk) x top_k on every EP rank): capped in rows, after the EP split.
   const double moe_rows = engine_.moe_chunk_tokens > 0
                               ? static_cast<double>(engine_.moe_chunk_tokens) * model_.moe.top_k
                               : std::numeric_limits<double>::infinity();
-  const double rows =
-      static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
   double widest = 0;
   for (int k = 0; k < kLayerKinds; ++k) {
     // Of the layers the model has (a MoE model's graph holds a dense layer it may never run).
@@ -212,8 +199,26 @@ void ServingCost::InitMemory(const ModelGraph& g) {
       widest = std::max(widest, r * static_cast<double>(op.k + op.n));
     }
   }
+  return widest * 2;
+}
+
+void ServingCost::InitMemory(const ModelGraph& g) {
+  auto weights = [&](const Block& b) {
+    double bytes = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      const Op& op = b.op(i);
+      bytes += op.params * (QuantisedGemm(op) ? formats_.weight_bytes : 2.0);
+    }
+    return bytes;
+  };
+  // The live tensors of one layer at the token budget (or the longest prompt an unchunked
+  // engine runs whole, on one rank): its input and residual, the widest GEMM's input and output
+  // (WidestGemm), and the logits of the sequences sampling (fp32).
+  const double rows =
+      static_cast<double>(std::max(RankTokens(engine_.max_num_tokens), whole_prompt_));
+  const double widest = WidestGemm(g, rows);
   const double sampled = static_cast<double>(std::min(engine_.max_seqs, engine_.max_num_tokens));
-  memory_.activations = (rows * 2.0 * static_cast<double>(model_.hidden) + widest) * 2 +
+  memory_.activations = rows * 2.0 * static_cast<double>(model_.hidden) * 2 + widest +
                         sampled * static_cast<double>(lm_head_.n) * 4;
   memory_.capacity = cluster_.gpu.memory.bytes();
   const int last = pool_.pp - 1;
@@ -369,7 +374,10 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
       // Priced per iteration by the sequences' contexts: the attention core (Attention) and a
       // Mamba layer's scan (MambaScan).
       if (op.kind == OpKind::kAttention) continue;
-      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat, !op.expert};
+      // A rank's own: all but the routed experts' ops (their GEMMs, and the activation between
+      // them, over the copies every rank sends them).
+      const bool routed = op.expert || op.name.rfind("expert_", 0) == 0;
+      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat, !routed};
       if (op.kind == OpKind::kGemm) {
         const auto [rows, touched] = GemmRowsOf(op, tokens);
         c.compute = ServeGemmTime(cost16_, low_, formats_, op, rows, touched);

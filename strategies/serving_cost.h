@@ -65,8 +65,9 @@ struct IterationShape {
 // collectives, and the kernels it launches.
 struct ServingChain {
   Duration time, comm;
-  // Of `time`, the compute of the ops priced on the rank's own tokens (all but the routed
-  // experts' GEMMs): with data-parallel attention, a rank's own.
+  // Of `time`, the ops priced on the rank's own tokens (all but the routed experts': the
+  // attention's projections, norms, dense layers, the dispatch's permutation and its
+  // all-to-all's sends), compute and collectives: with data-parallel attention, a rank's own.
   Duration rank_local;
   int64_t kernels = 0;
 };
@@ -167,6 +168,8 @@ class ServingCost {
   // From the model's graph at one token a rank (built once for both).
   void InitAttention(const ModelGraph& g);
   void InitMemory(const ModelGraph& g);
+  // The bytes of the widest GEMM's live input and output in a layer the model runs, at `rows`.
+  double WidestGemm(const ModelGraph& g, double rows) const;
   // A hybrid model's Mamba layers (`mamba_layers` in the model): their state and scan costs.
   void InitMamba(int mamba_layers);
   std::vector<Chain> Replay(int64_t tokens) const;

@@ -158,10 +158,13 @@ TEST_CASE("data-parallel attention: the busiest rank's own ops at its tokens, no
   const StageCost b = dp.StageBreakdown(0, spread, GraphMode::kEager);
   // The busy rank's 7,168 tokens more, each about 30.8 GFLOP through its own ops (61 layers of
   // MLA projections, 187M weights, and a shared expert, 44M; three dense MLPs of 396M): 2.2e14
-  // FLOPs, 0.11 s at the H200's dense FP8 peak (1,979 TFLOP/s), 0.56 s at 40% of its 16-bit.
+  // FLOPs, 0.11 s at the H200's dense FP8 peak (1,979 TFLOP/s), 0.56 s at 40% of its 16-bit;
+  // and its all-to-all's sends, 7,168 tokens x 8 copies x 7,168 wide, out and back over 58 MoE
+  // layers: 48 GB at one byte an element to 95 GB at two, 0.11 s at NVLink's 450 GB/s a
+  // direction to 0.42 s at half of it.
   const double more = ((a.total - a.attention) - (b.total - b.attention)).seconds();
-  CHECK(more > 0.11);
-  CHECK(more < 0.56);
+  CHECK(more > 0.11 + 0.11);
+  CHECK(more < 0.56 + 0.42);
 }
 
 TEST_CASE("experts over ep of the tp ranks: whole experts, read whole, the same bytes held") {

@@ -282,13 +282,12 @@ RateSearch NoRate(bool judged, bool met) {
                    "the capacity"};
 }
 
-// The most requests a rate search replays for `s`: kMaxStreamScale times its count, within
-// kMaxStreamRequests (never fewer than its own).
+// The most requests a rate search replays for `s`: kMaxStreamScale times its count, at most
+// kMaxStreamRequests more than it.
 int64_t StreamCap(const ServingScenario& s) {
   const int64_t count = s.serving.requests.count;
-  return std::max(count,
-                  std::min(kMaxStreamRequests,
-                           static_cast<int64_t>(kMaxStreamScale * static_cast<double>(count))));
+  return std::min(count + kMaxStreamRequests,
+                  static_cast<int64_t>(kMaxStreamScale * static_cast<double>(count)));
 }
 
 // The requests replayed at a search's rate: the scenario's count, or its lengths repeated.
@@ -324,13 +323,17 @@ bool CanLengthen(const ServingScenario& s, const ServingScenario& stream) {
          StreamLength(q) < StreamCap(s);
 }
 
-// MaxRateAtSlo from the capacity, the requests a second of the requests all at once.
-StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, double capacity) {
-  std::vector<int64_t> replayed;
-  const double share = ReplayedShare(s.serving.layout, &replayed);
-  bool judged = false, met = false;  // a replay had a steady half; one met the targets
-  ServingScenario stream = s;        // the requests replayed at each rate (LongerStream)
-  auto holds = [&](double rate) -> StatusOr<bool> {
+// One rate of MaxRateFrom's search: whether it holds the targets and the replicas keep up,
+// over the scenario's requests or the longer stream kept so far (LongerStream).
+struct RateProbe {
+  const ServingScenario& s;
+  ServingSystem& sys;
+  double share;            // the replayed replicas' share of the system
+  ServingScenario stream;  // the requests replayed at each rate
+  bool judged = false;     // a replay had a steady half
+  bool met = false;        // one met the targets
+
+  StatusOr<bool> Holds(double rate) {
     // A rate so low that its requests would arrive over more than the replay's clock takes
     // (kMaxArrivalSpanS, on the replayed share of the replicas) holds nothing worth a replay;
     // nor is a stream lengthened past it (the scenario's own count judges such a rate).
@@ -338,11 +341,22 @@ StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, d
       return static_cast<double>(n) / (rate * share) <= kMaxArrivalSpanS;
     };
     if (!fits_clock(s.serving.requests.count)) return false;
-    const ServingScenario* at = fits_clock(StreamLength(stream.serving.requests)) ? &stream : &s;
+    // The kept stream's longest prefix that the clock's span holds at this rate (the repeated
+    // stream is a prefix of any longer one).
+    const ServingScenario* at = &stream;
+    ServingScenario prefix;
+    if (!fits_clock(StreamLength(stream.serving.requests))) {
+      prefix = stream;
+      prefix.serving.requests.repeat_to =
+          static_cast<int64_t>(std::min(static_cast<double>(StreamLength(stream.serving.requests)),
+                                        std::floor(kMaxArrivalSpanS * rate * share)));
+      at = &prefix;
+    }
     PARASIM_ASSIGN_OR_RETURN(ServingReplay r, ReplayServing(*at, sys, rate));
     // Too short to judge at this rate: replayed longer, and the longer stream kept for the
     // rates tried after it (a stream only grows, so no rate's test is of fewer requests than an
-    // earlier one's; a length for each rate had made the answer depend on its own draws). The
+    // earlier one's, but for the clock's span; a length for each rate had made the answer
+    // depend on its own draws). The
     // longer stream repeats the scenario's own requests' lengths (RequestSpec::repeat_to): new
     // draws had brought prompts the scenario never had, longer than a replica's cache, and the
     // search answered 0 where its own requests held 11.7 a second.
@@ -369,7 +383,15 @@ StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, d
     judged |= SteadyHalf(r);
     met |= meets;
     return meets && KeptUp(r);
-  };
+  }
+};
+
+// MaxRateAtSlo from the capacity, the requests a second of the requests all at once.
+StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, double capacity) {
+  std::vector<int64_t> replayed;
+  const double share = ReplayedShare(s.serving.layout, &replayed);
+  RateProbe probe{s, sys, share, s};
+  auto holds = [&](double rate) { return probe.Holds(rate); };
   // The highest rate that holds the targets lies below the capacity (there the queue grows
   // without end), most often within a factor of two.
   if (capacity <= 0) return RateSearch{0, "none: the replicas served no request"};
@@ -387,7 +409,8 @@ StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, d
     for (int i = 0;; ++i) {
       PARASIM_ASSIGN_OR_RETURN(bool ok, holds(lo));
       if (ok) break;
-      if (i == 10) return NoRate(judged, met);  // none down to a thousandth of the capacity
+      if (i == 10)
+        return NoRate(probe.judged, probe.met);  // none down to a thousandth of the capacity
       hi = lo;
       lo /= 2;
     }

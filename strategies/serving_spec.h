@@ -64,9 +64,8 @@ struct LengthDist {
 // at most kMaxArrivalSpanS, which leaves the requests room to be served; a replay whose clock
 // passes kMaxReplayClockS stops with an error instead of saturating.
 inline constexpr double kMaxArrivalSpanS = 30.0 * 86400;  // 30 days (chosen)
-// The most requests a scenario replays (serving.requests.count, a trace's rows), and a rate
-// search's lengthened stream (serving_report's StreamCap); chosen (a trace of 40M rows had run
-// out of memory).
+// The most requests a scenario replays (serving.requests.count, a trace's rows); chosen (a
+// trace of 40M rows had run out of memory).
 inline constexpr int64_t kMaxServedRequests = int64_t{1} << 22;
 inline constexpr double kMaxReplayClockS = 90.0 * 86400;  // below 2^63 ps = 106.7 days
 

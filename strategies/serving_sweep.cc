@@ -13,8 +13,8 @@ namespace parasim {
 namespace {
 
 // A score (output tokens a second per GPU) to a thousandth of a token: layouts whose scores
-// differ by a few ulps (a rate scaled by two shares) rank as equal, an order that is a strict
-// weak one.
+// differ by a few ulps (a rate scaled by two shares) rank as equal but where a thousandth's
+// boundary falls between them; a key's order is a strict weak one.
 int64_t ScoreKey(double score) { return std::llround(score * 1e3); }
 
 // The shares of a disaggregated layout's GPUs given to its prefill pool (DistServe, OSDI'24,
