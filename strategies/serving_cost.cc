@@ -533,9 +533,10 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
   const int64_t tokens = std::max<int64_t>(1, it.tokens());
   Chain chain = ChainFor(tokens, s);
   // With data-parallel attention each rank runs its own tokens through its own ops (the
-  // attention's projections, norms, dense layers) and the experts' collectives wait for the
-  // busiest, as the attention does (Attention): its own ops at its tokens, not the mean's (a
-  // rank prefilling an 8K chunk beside seven decoding had been priced at an eighth of the sum).
+  // attention's projections, norms, dense layers, its all-to-all's sends) and the experts wait
+  // for the busiest, as for its attention (Attention): its own ops at its tokens, not the mean's
+  // (a rank prefilling an 8K chunk beside seven decoding had been priced at an eighth of the
+  // sum).
   int64_t busiest = 0;
   for (const IterationShape& r : it.ranks) busiest = std::max(busiest, r.tokens());
   if (busiest > RankTokens(tokens)) {

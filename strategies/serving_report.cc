@@ -336,7 +336,7 @@ struct RateProbe {
   StatusOr<bool> Holds(double rate) {
     // A rate so low that its requests would arrive over more than the replay's clock takes
     // (kMaxArrivalSpanS, on the replayed share of the replicas) holds nothing worth a replay;
-    // nor is a stream lengthened past it (the scenario's own count judges such a rate).
+    // nor is a stream lengthened past it.
     auto fits_clock = [&](int64_t n) {
       return static_cast<double>(n) / (rate * share) <= kMaxArrivalSpanS;
     };
@@ -356,10 +356,10 @@ struct RateProbe {
     // Too short to judge at this rate: replayed longer, and the longer stream kept for the
     // rates tried after it (a stream only grows, so no rate's test is of fewer requests than an
     // earlier one's, but for the clock's span; a length for each rate had made the answer
-    // depend on its own draws). The
-    // longer stream repeats the scenario's own requests' lengths (RequestSpec::repeat_to): new
-    // draws had brought prompts the scenario never had, longer than a replica's cache, and the
-    // search answered 0 where its own requests held 11.7 a second.
+    // depend on its own draws). The longer stream repeats the scenario's own requests' lengths
+    // (RequestSpec::repeat_to): new draws had brought prompts the scenario never had, longer
+    // than a replica's cache, and the search answered 0 where its own requests held 11.7 a
+    // second.
     auto lengthen = [&](int64_t n) -> Status {
       if (n <= StreamLength(stream.serving.requests) || !fits_clock(n)) return Status::Ok();
       stream.serving.requests.repeat_to = n;
@@ -409,8 +409,8 @@ StatusOr<RateSearch> MaxRateFrom(const ServingScenario& s, ServingSystem& sys, d
     for (int i = 0;; ++i) {
       PARASIM_ASSIGN_OR_RETURN(bool ok, holds(lo));
       if (ok) break;
-      if (i == 10)
-        return NoRate(probe.judged, probe.met);  // none down to a thousandth of the capacity
+      // None down to a thousandth of the capacity.
+      if (i == 10) return NoRate(probe.judged, probe.met);
       hi = lo;
       lo /= 2;
     }
