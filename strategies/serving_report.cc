@@ -293,34 +293,32 @@ int64_t StreamCap(const ServingScenario& s) {
 // The requests replayed at a search's rate: the scenario's count, or its lengths repeated.
 int64_t StreamLength(const RequestSpec& q) { return std::max(q.count, q.repeat_to); }
 
+// Whether `stream` may be replayed longer: generated requests, short of StreamCap.
+bool CanLengthen(const ServingScenario& s, const ServingScenario& stream) {
+  const RequestSpec& q = stream.serving.requests;
+  return q.trace.empty() && q.arrival.kind != Arrival::Kind::kTrace &&
+         StreamLength(q) < StreamCap(s);
+}
+
 // The requests a stream needs at a replay's rate for its second half of arrivals to outlast a
 // median request's time in the system (SteadyHalf) with kStreamMargin to spare, within
 // StreamCap: the count's arrivals pass sooner the higher the rate, so a short list could not be
 // judged above about count / (2 x a request's time) a second, whatever the replicas hold (1,500
 // requests on eight Llama 3 70B TP2 replicas, 13 s a request: 48 a second where a longer stream
 // holds 66; four replicas of the same, replaying the same count at half the rate, had ranked 26%
-// above them per GPU). The current length where the stream is long enough, where the requests
-// are a trace's, or where they pass at one instant (one burst says nothing of a stream).
+// above them per GPU). The current length where the stream is long enough, where it may not
+// grow (CanLengthen), or where its requests pass at one instant (one burst says nothing of a
+// stream).
 int64_t LongerStream(const ServingScenario& s, const ServingScenario& stream,
                      const ServingReplay& r) {
   const RequestSpec& q = stream.serving.requests;
   const int64_t now = StreamLength(q);
-  if (SteadyHalf(r) || !q.trace.empty() || q.arrival.kind == Arrival::Kind::kTrace ||
-      r.median_e2e_s <= 0) {
-    return now;
-  }
+  if (SteadyHalf(r) || !CanLengthen(s, stream) || r.median_e2e_s <= 0) return now;
   const auto [first, last] = ArrivalSpan(r);
   if (last <= first) return now;
   const double need =
       static_cast<double>(now) * kStreamMargin * 2 * r.median_e2e_s / (last - first);
   return static_cast<int64_t>(std::ceil(std::min(need, static_cast<double>(StreamCap(s)))));
-}
-
-// Whether `stream` may be replayed longer: generated requests, short of StreamCap.
-bool CanLengthen(const ServingScenario& s, const ServingScenario& stream) {
-  const RequestSpec& q = stream.serving.requests;
-  return q.trace.empty() && q.arrival.kind != Arrival::Kind::kTrace &&
-         StreamLength(q) < StreamCap(s);
 }
 
 // One rate of MaxRateFrom's search: whether it holds the targets and the replicas keep up,
