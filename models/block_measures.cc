@@ -62,6 +62,15 @@ double BlockParams(const Block& b, bool experts_only) {
   return p;
 }
 
+double Fp8GemmParams(const Block& b, bool experts_only) {
+  double p = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const Op& op = b.op(i);
+    if (op.fp8 && (!experts_only || op.expert)) p += op.params;
+  }
+  return p;
+}
+
 double LoraParams(const Block& b, int r, bool experts_only) {
   double p = 0;
   for (size_t i = 0; i < b.size(); ++i) {

@@ -24,6 +24,9 @@ double TransientBytes(const Block& b);
 double ForwardFlops(const Block& b);
 double BackwardFlops(const Block& b);
 double BlockParams(const Block& b, bool experts_only = false);
+// Of those, the weights of the block's FP8 GEMMs (Op::fp8: every Linear but the router under
+// precision fp8; none otherwise).
+double Fp8GemmParams(const Block& b, bool experts_only = false);
 // LoRA adapter parameters of a block on this rank: rank r on every linear layer but the router
 // (A: in x r, B: r x out; Hu et al. 2021); `experts_only`: the routed experts' alone.
 double LoraParams(const Block& b, int r, bool experts_only = false);

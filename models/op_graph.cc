@@ -57,6 +57,27 @@ double Fp8ElementBytes(Fp8Recipe r) {
   return 1.0;
 }
 
+// Transformer Engine (transformer_engine/pytorch/module/linear.py, layernorm_mlp.py,
+// grouped_linear.py: get_weight_workspace with the weight quantizer's usage rowwise and, under
+// autograd, columnwise): a Float8Tensor's column-wise usage allocates a transpose only where
+// nvte_is_non_tn_fp8_gemm_supported() is false, compute capability below 10.0 or in [12.0, 13.0)
+// (common/transformer_engine.cpp); MXFP8Tensor and Float8BlockwiseQTensor hold row-wise and
+// column-wise data apart (each with its scales: E8M0 per 32 values; fp32 per 128x128 block, the
+// weights' 2D blocks of the blockwise recipe, w_block_scaling_dim 2).
+double Fp8WeightCopyBytes(Fp8Recipe r, double cc) {
+  switch (r) {
+    case Fp8Recipe::kTensorwise: {
+      const bool non_tn = (cc >= 10.0 && cc < 12.0) || cc >= 13.0;
+      return non_tn ? 1.0 : 2.0;
+    }
+    case Fp8Recipe::kBlockwise:
+      return 2 * (1.0 + 4.0 / (128 * 128));
+    case Fp8Recipe::kMxfp8:
+      return 2 * (1.0 + 1.0 / 32);
+  }
+  return 2.0;
+}
+
 bool Recomputes(const Op& op, RecomputeKind r) {
   switch (r) {
     case RecomputeKind::kNone:

@@ -135,6 +135,13 @@ struct GraphShape {
 double FlashComputedShare(const ModelSpec& m, int64_t seq);
 // Bytes per element of an FP8 tensor under recipe `r` (E4M3 and its scales).
 double Fp8ElementBytes(Fp8Recipe r);
+// Bytes per parameter of Transformer Engine's FP8 copy of an FP8 GEMM's weight, on a GPU of
+// compute capability `cc`: the copy Megatron-Core keeps between micro-batches (its
+// is_first_microbatch cache), or the weight itself under training.fp8_param_gather. Row-wise
+// data for the forward's GEMM, and a column-wise copy for the backward's where one is stored:
+// MXFP8 and blockwise scale each direction apart, and a per-tensor scale needs a transposed
+// copy on GPUs whose FP8 GEMMs take only the TN layout (Hopper, Ada, compute capability 12.x).
+double Fp8WeightCopyBytes(Fp8Recipe r, double cc);
 // Whether recompute mode `r` reruns `op` of a transformer layer in backward: every op (full),
 // the attention core (selective), the norms, MLA up-projections and expert SwiGLU (deepseek).
 bool Recomputes(const Op& op, RecomputeKind r);

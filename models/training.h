@@ -69,6 +69,12 @@ struct Training {
   Dtype precision = Dtype::kBf16;
   Dtype grad_dtype = Dtype::kBf16;                // defaults to precision (16-byte rule)
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // with precision fp8
+  // FP8 weights (precision fp8): the FP8 GEMMs' weights are kept as Transformer Engine's FP8
+  // tensors, not bf16, and the data-parallel all-gathers carry them (Megatron-LM's
+  // --fp8-param-gather; MXFP8 gathers bf16 and quantizes after, param_and_grad_buffer.py).
+  // Without it Transformer Engine keeps an FP8 copy of each such weight beside the bf16 one from
+  // a step's first micro-batch on (Fp8WeightCopyBytes).
+  bool fp8_param_gather = false;
   // Adam's two moments: fp32 (the 16-byte rule) or bf16 (DeepSeek-V3 Sec. 3.3.3).
   Dtype moments = Dtype::kFp32;
   MasterWeights master_weights = MasterWeights::kFp32;  // with 16-bit (or fp8) training only

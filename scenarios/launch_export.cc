@@ -240,6 +240,12 @@ void PrecisionFlags(const Training& t, bool distributed, Flags& f) {
   if (p == Dtype::kFp8) {
     f.Add("--fp8-format", "hybrid");
     f.Add("--fp8-recipe", std::string(Fp8RecipeName(t.fp8_recipe)));
+    if (t.fp8_param_gather && distributed) f.Add("--fp8-param-gather");
+    if (t.fp8_param_gather && !distributed) {
+      f.Miss("training.fp8_param_gather", "true",
+             "Megatron-LM gathers FP8 weights only under its distributed optimizer or Megatron "
+             "FSDP (FSDP2 turns it off)");
+    }
   }
   const Dtype base = p == Dtype::kFp8 ? Dtype::kBf16 : p;
   const Dtype g = t.grad_dtype;

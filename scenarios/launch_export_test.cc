@@ -378,6 +378,10 @@ TEST_CASE(
       {"training.recompute=full", "training.recompute_layers=0"},
       {"training.recompute=full", "training.recompute_layers=7"},
       {"training.recompute=full", "training.recompute_layers=10"},
+      // FP8 weights gathered as FP8: under the distributed optimizer, and listed where
+      // Megatron-LM would not gather them so (no sharded optimizer).
+      {"training.precision=fp8", "training.fp8_param_gather=true"},
+      {"training.precision=fp8", "training.fp8_param_gather=true", "parallelism.zero=0"},
       // Listed as "..." (YAML's null), which could not be set back.
       {"parallelism.compression=topk:0.01", "parallelism.order=[pp, tp, cp, ep, dp]"},
   };

@@ -224,6 +224,10 @@ void TrainingMisses(const Scenario& s, LaunchConfig* l) {
     Miss(l, "training.fp8_recipe", std::string(Fp8RecipeName(tr.fp8_recipe)),
          "the import reads torchtitan's float8 converter as tensorwise scaling");
   }
+  if (tr.precision == Dtype::kFp8 && tr.fp8_param_gather) {
+    Miss(l, "training.fp8_param_gather", "true",
+         "the import reads no float8 all-gather setting (Transformer Engine's FP8 weights)");
+  }
   if (tr.blas_workspace.bytes() > 0) {
     Miss(l, "training.blas_workspace", FormatBytes(tr.blas_workspace),
          "an environment variable (CUBLAS_WORKSPACE_CONFIG), not a config key");

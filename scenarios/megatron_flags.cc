@@ -48,6 +48,8 @@ constexpr MegatronFlag kMappedRows[] = {
     {"--ffn-hidden-size", A::kOne, U::kMapped, "model.ffn_hidden"},
     {"--fp16", A::kBare, U::kMapped, "training.precision: fp16"},
     {"--fp8-format", A::kOne, U::kMapped, "training.precision: fp8"},
+    {"--fp8-param-gather", A::kBare, U::kMapped,
+     "training.fp8_param_gather (FP8 weights, gathered as FP8; needs --fp8-format)"},
     {"--fp8-recipe", A::kOne, U::kMapped, "training.fp8_recipe"},
     {"--global-batch-size", A::kOne, U::kMapped, "training.global_batch"},
     {"--grad-reduce-in-bf16", A::kBare, U::kMapped, "training.grad_dtype: bf16"},

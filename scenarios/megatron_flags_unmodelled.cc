@@ -66,8 +66,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--fp4-format", A::kOne, U::kNotModelled,
      "FP4 GEMMs: parasim has no FP4 rate and prices the GEMMs at the training precision"},
     {"--fp4-recipe", A::kOne, U::kNotModelled, "FP4 scaling: parasim has no FP4 rate"},
-    {"--fp8-param-gather", A::kBare, U::kNotModelled,
-     "FP8 parameter copies and all-gathers: parasim gathers parameters at the training precision"},
     {"--grpo-group-size", A::kOne, U::kNotModelled, "rollouts per prompt"},
     {"--grpo-iterations", A::kOne, U::kNotModelled, "optimizer passes per rollout batch"},
     {"--grpo-prompts-per-step", A::kOne, U::kNotModelled, "prompts per RL step"},

@@ -584,6 +584,31 @@ TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainde
              "--use-distributed-optimizer --use-precision-aware-optimizer --fp8-recipe tensorwise");
   REQUIRE_MESSAGE(recipe_only.ok(), recipe_only.status().message());
   CHECK(recipe_only->scenario.training.master_weights == MasterWeights::kFp32);
+  // FP8 weights: gathered as FP8 beside the distributed optimizer, with no bf16 weights for a
+  // remainder to sit beside; off under FSDP2; refused without a sharded optimizer; nothing
+  // without FP8 GEMMs.
+  auto fp8_weights = Import(kBase +
+                            "--use-distributed-optimizer --use-precision-aware-optimizer "
+                            "--fp8-format hybrid --fp8-param-gather");
+  REQUIRE_MESSAGE(fp8_weights.ok(), fp8_weights.status().message());
+  CHECK(fp8_weights->scenario.training.fp8_param_gather);
+  CHECK(fp8_weights->scenario.training.master_weights == MasterWeights::kFp32);
+  CHECK(Line(*fp8_weights, "fp8_param_gather: true"));
+  CHECK_FALSE(listed(*fp8_weights, "--fp8-param-gather"));
+  auto fsdp2 = Import(kBase +
+                      "--use-torch-fsdp2 --untie-embeddings-and-output-weights "
+                      "--no-gradient-accumulation-fusion --fp8-format "
+                      "hybrid --fp8-param-gather");
+  REQUIRE_MESSAGE(fsdp2.ok(), fsdp2.status().message());
+  CHECK_FALSE(fsdp2->scenario.training.fp8_param_gather);
+  CHECK(Import(kBase + "--fp8-format hybrid --fp8-param-gather")
+            .status()
+            .message()
+            .find("--fp8-param-gather: needs --use-distributed-optimizer") != std::string::npos);
+  auto no_fp8 = Import(kBase + "--use-distributed-optimizer --fp8-param-gather");
+  REQUIRE_MESSAGE(no_fp8.ok(), no_fp8.status().message());
+  CHECK_FALSE(no_fp8->scenario.training.fp8_param_gather);
+  CHECK_FALSE(listed(*no_fp8, "--fp8-param-gather"));
   auto half = Import(
       kBase +
       "--use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype fp16");

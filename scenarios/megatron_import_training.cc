@@ -12,6 +12,29 @@
 namespace parasim::megatron_import {
 namespace {
 
+// FP8 weights, gathered as FP8 (megatron/training/arguments.py, validate_args): only beside the
+// distributed optimizer or an FSDP, and turned off under --use-torch-fsdp2 with Transformer
+// Engine 2 (it gathers bf16 there).
+Status ReadFp8ParamGather(Context& c) {
+  const FlagReader& r = c.r;
+  const std::string f = "--fp8-param-gather";
+  if (!r.Has(f)) return Status::Ok();
+  if (r.Has("--use-torch-fsdp2")) {
+    c.Derived("training.fp8_param_gather", "false",
+              "--use-torch-fsdp2: Megatron-LM turns --fp8-param-gather off under FSDP2 with "
+              "Transformer Engine 2 and gathers bf16",
+              f);
+    return Status::Ok();
+  }
+  if (!r.Has("--use-distributed-optimizer") && !r.Has("--use-megatron-fsdp")) {
+    return r.Error(f,
+                   "needs --use-distributed-optimizer, --use-torch-fsdp2 or --use-megatron-fsdp "
+                   "(Megatron-LM's validate_args)");
+  }
+  c.Set("training.fp8_param_gather", "true", f);
+  return Status::Ok();
+}
+
 Status ReadPrecision(Context& c) {
   const FlagReader& r = c.r;
   const bool bf16 = r.Has("--bf16"), fp16 = r.Has("--fp16");
@@ -34,8 +57,10 @@ Status ReadPrecision(Context& c) {
                                     : "Megatron-LM's default recipe (delayed: a scale per tensor)",
               "--fp8-recipe");
     c.Use(base_flag);
+    PARASIM_RETURN_IF_ERROR(ReadFp8ParamGather(c));
   } else {
     c.Use("--fp8-recipe");
+    c.Use("--fp8-param-gather");  // FP8 weights need FP8 GEMMs: no effect without them
     c.Derived("training.precision", base,
               base_flag.empty() ? "no --bf16 or --fp16: Megatron-LM trains in fp32" : base_flag,
               base_flag);
@@ -88,7 +113,10 @@ Status ReadMasterWeights(Context& c) {
       r.Choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"}, "delayed"));
   // OptimizerConfig takes --fp8-recipe (default delayed) whether or not --fp8-format turns FP8
   // on (training.py get_megatron_optimizer_config), so the recipe alone decides.
-  if (r.Has("--bf16") && recipe == "delayed") {
+  // FP8 weights (--fp8-param-gather, kept where Megatron-LM keeps it) have no bf16 to sit beside.
+  const bool fp8_weights =
+      r.Has("--fp8-format") && r.Has("--fp8-param-gather") && !r.Has("--use-torch-fsdp2");
+  if (r.Has("--bf16") && recipe == "delayed" && !fp8_weights) {
     c.Derived("training.master_weights", "remainder",
               "--use-precision-aware-optimizer with --bf16: the fp32 master's low 16 bits beside "
               "the bf16 weights (Transformer Engine's store_param_remainders)",

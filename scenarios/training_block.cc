@@ -15,6 +15,10 @@ Status CheckTableKeys(const MapReader& m, const Training& t) {
     return m.Error("fp8_recipe",
                    "applies to precision: fp8 (set precision: fp8, or leave fp8_recipe out)");
   }
+  if (m.Has("fp8_param_gather") && t.precision != Dtype::kFp8) {
+    return m.Error("fp8_param_gather",
+                   "applies to precision: fp8 (set precision: fp8, or leave fp8_param_gather out)");
+  }
   if (m.Has("recompute_layers") && t.recompute == RecomputeKind::kNone) {
     return m.Error("recompute_layers",
                    "applies to a recompute mode (set recompute to one other than none, or "
@@ -36,6 +40,11 @@ Status ReadMasterWeights(const MapReader& m, Training* t) {
                    "remainder holds the fp32 value's low 16 bits beside bf16 weights: it applies "
                    "to precision bf16 or fp8 (use fp32 or fp16, or leave master_weights out)");
   }
+  if (t->master_weights == MasterWeights::kRemainder && t->fp8_param_gather) {
+    return m.Error("master_weights",
+                   "remainder holds the fp32 value's low 16 bits beside bf16 weights, and "
+                   "fp8_param_gather keeps FP8 ones (use fp32, or leave master_weights out)");
+  }
   if (t->master_weights != MasterWeights::kFp32 && !bf16_weights && t->precision != Dtype::kFp16) {
     return m.Error("master_weights",
                    "a master copy exists only beside 16-bit weights; with fp32 or tf32 weights "
@@ -47,6 +56,7 @@ Status ReadMasterWeights(const MapReader& m, Training* t) {
 // Gradients' and moments' number formats, and the optimizer.
 Status ReadFormats(const MapReader& m, Training* t) {
   std::string s;
+  PARASIM_RETURN_IF_ERROR(m.Bool("fp8_param_gather", &t->fp8_param_gather));
   t->grad_dtype = t->precision == Dtype::kFp8 ? Dtype::kBf16 : t->precision;
   if (t->grad_dtype == Dtype::kTf32) t->grad_dtype = Dtype::kFp32;
   if (m.Has("grad_dtype")) {
@@ -119,7 +129,7 @@ const std::vector<std::string_view>& TrainingKeys() {
       "finetune",      "attention",          "fp8_recipe",
       "moments",       "grad_accumulation",  "cross_entropy",
       "expert_gemm",   "transformer_engine", "blas_workspace",
-      "deterministic", "master_weights"};
+      "deterministic", "master_weights",     "fp8_param_gather"};
   return kKeys;
 }
 

@@ -53,6 +53,18 @@ TEST_CASE("defaults, and the keys that need another") {
   CHECK(Read("training: {seq_len: 8, global_batch: 8, fp8_recipe: mxfp8}\n", &t)
             .message()
             .find("training.fp8_recipe: applies to precision: fp8") != std::string::npos);
+  CHECK(Read("training: {seq_len: 8, global_batch: 8, fp8_param_gather: true}\n", &t)
+            .message()
+            .find("training.fp8_param_gather: applies to precision: fp8") != std::string::npos);
+  CHECK(Read("training: {seq_len: 8, global_batch: 8, precision: fp8, fp8_param_gather: true, "
+             "master_weights: remainder}\n",
+             &t)
+            .message()
+            .find("fp8_param_gather keeps FP8 ones") != std::string::npos);
+  REQUIRE(
+      Read("training: {seq_len: 8, global_batch: 8, precision: fp8, fp8_param_gather: true}\n", &t)
+          .ok());
+  CHECK(t.fp8_param_gather);
   CHECK(Read("training: {seq_len: 8, global_batch: 8, recompute_layers: 2}\n", &t)
             .message()
             .find("training.recompute_layers: applies to a recompute mode") != std::string::npos);

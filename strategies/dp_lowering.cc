@@ -73,9 +73,12 @@ DataParallelLowering::Timed* DataParallelLowering::TimedOf(const Chunk& ch, int 
   // ZeRO 3 (FSDP, DeepSpeed stage 3) shards a LoRA model's frozen base too and gathers it with
   // the adapters; the start-of-step gathers of ZeRO 1/2 carry only what the optimizer updated.
   const bool frozen = gather && GathersPerLayer();
+  // Gathered FP8 weights in the weights' bytes' worth (a byte each against weight_bytes).
+  const double fp8_less = gather ? 1.0 - 1.0 / ctx_.weight_bytes : 0.0;
   for (int i = first; i < last; ++i) {
-    p.dense += ch.pieces[i].dense + (frozen ? ch.pieces[i].frozen_dense : 0.0);
-    p.expert += ch.pieces[i].expert + (frozen ? ch.pieces[i].frozen_expert : 0.0);
+    const Piece& pc = ch.pieces[i];
+    p.dense += pc.dense + (frozen ? pc.frozen_dense : 0.0) - fp8_less * pc.fp8_dense;
+    p.expert += pc.expert + (frozen ? pc.frozen_expert : 0.0) - fp8_less * pc.fp8_expert;
   }
   if (Timed* t = by_params_.Find(p)) return t;
   return by_params_.Emplace(p, TimeParams(p)).first;

@@ -128,6 +128,10 @@ Piece LayerLowering::MakePiece(const Block& b, const BlockTime& bt, bool head) c
   } else {
     pc.expert = BlockParams(b, true);
     pc.dense = BlockParams(b) - pc.expert;
+    if (t.precision == Dtype::kFp8 && t.fp8_param_gather && t.fp8_recipe != Fp8Recipe::kMxfp8) {
+      pc.fp8_expert = Fp8GemmParams(b, true);
+      pc.fp8_dense = Fp8GemmParams(b) - pc.fp8_expert;
+    }
   }
   return pc;
 }

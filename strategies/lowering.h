@@ -82,6 +82,9 @@ struct Piece {
   // (QLoRA's 4-bit Linears at 4.127 / 8 bytes over those): ZeRO 3 gathers it beside the
   // adapters and never reduces it.
   double frozen_dense = 0, frozen_expert = 0;
+  // Of dense and expert, the FP8 GEMMs' weights the all-gathers carry as FP8, a byte each
+  // (training.fp8_param_gather; MXFP8's go as bf16, param_and_grad_buffer.py's shared buffer).
+  double fp8_dense = 0, fp8_expert = 0;
   bool layer = false;  // a transformer layer (recompute replays layers, not embedding or head)
   // Rerun before backward under the training's recompute mode (a layer the mode applies to:
   // every one, or the first recompute_layers of its chunk); `act` is then what the mode keeps.

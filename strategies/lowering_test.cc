@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "strategies/dp_lowering.h"
 #include "strategies/layer_lowering.h"
 #include "strategies/memory.h"
@@ -180,6 +182,42 @@ TEST_CASE("data parallel: grad_reduce moves the reductions to every micro-batch 
       CHECK(p.dp.GathersPerLayer() == (zero == 3));
     }
   }
+}
+
+TEST_CASE("fp8_param_gather: the all-gathers carry the FP8 GEMMs' weights a byte each") {
+  Bench b(8);
+  b.Hardware("h100-sxm5-80gb", "nvlink4-h100", "ib-ndr-400g");
+  b.OneGpuANode();  // the gathers cross the network: their bytes set their time
+  b.l.dp = 8;
+  b.l.zero = 1;
+  b.t.global_batch = 8;
+  b.t.precision = Dtype::kFp8;
+  auto times = [&](bool gather) {
+    Planners pl(b, {});
+    const Chunk& ch = pl.layers.chunk(0, 0);
+    const int n = static_cast<int>(ch.pieces.size());
+    // The layers alone (the embedding and the LM head stay 16-bit), and what they hold.
+    double all = 0, fp8 = 0;
+    for (int i = 1; i < n - 1; ++i) {
+      all += ch.pieces[i].dense;
+      fp8 += ch.pieces[i].fp8_dense;
+    }
+    return std::tuple{pl.dp.IssuedTime(ch, 1, n - 1, gather), all, fp8};
+  };
+  const auto [g16, all, none] = times(true);
+  const Duration r16 = std::get<0>(times(false));
+  CHECK(none == 0);
+  b.t.fp8_param_gather = true;
+  const auto [g8, all8, fp8] = times(true);
+  // Every Linear of Llama 2 7B's 32 layers (4 h^2 + 3 h ffn), not its norms.
+  CHECK(fp8 == doctest::Approx(32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008)).epsilon(1e-9));
+  CHECK(all8 == all);
+  // Bytes (2 all - fp8) against 2 all: a bandwidth-bound ring's time within its latency.
+  CHECK(g8.seconds() / g16.seconds() == doctest::Approx(1 - fp8 / (2 * all)).epsilon(0.01));
+  CHECK(std::get<0>(times(false)) == r16);  // the reductions carry the gradients as before
+  // MXFP8 weights go as bf16 (Megatron-Core quantizes them after the gather).
+  b.t.fp8_recipe = Fp8Recipe::kMxfp8;
+  CHECK(std::get<0>(times(true)) == g16);
 }
 
 TEST_CASE(

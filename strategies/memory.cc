@@ -31,6 +31,11 @@ StateBytes StateBytesPerParam(const Training& t) {
   return b;
 }
 
+double Fp8WeightCopyBytesOf(const Training& t, const GpuSpec& gpu) {
+  if (t.precision != Dtype::kFp8 || !t.transformer_engine) return 0.0;
+  return Fp8WeightCopyBytes(t.fp8_recipe, gpu.compute_capability);
+}
+
 GraphShape RankShape(const Training& t, const Layout& l) {
   GraphShape shape;
   shape.micro_batch = t.micro_batch;
@@ -55,17 +60,21 @@ namespace {
 // drops (rebuilt during backward).
 struct LayerBytes {
   double expert, dense, lora, lora_expert, kept, dropped, transient;
+  double fp8_expert, fp8_dense;  // of expert and dense, the FP8 GEMMs' weights
 };
 
 LayerBytes LayerBytesOf(const Block& blk, const Training& t, bool lora) {
   const double kept = ActivationBytes(blk, t.recompute);
+  const double fp8_expert = Fp8GemmParams(blk, true);
   return LayerBytes{BlockParams(blk, true),
                     BlockParams(blk) - BlockParams(blk, true),
                     lora ? LoraParams(blk, t.lora_rank) : 0.0,
                     lora ? LoraParams(blk, t.lora_rank, /*experts_only=*/true) : 0.0,
                     kept,
                     ActivationBytes(blk, RecomputeKind::kNone) - kept,
-                    TransientBytes(blk)};
+                    TransientBytes(blk),
+                    fp8_expert,
+                    Fp8GemmParams(blk) - fp8_expert};
 }
 
 // A split backward's W holds what its GEMMs saved (schedule_zb.cc), as a share of a dense
@@ -98,6 +107,7 @@ double WeightGradHold(const ModelSpec& m, const ModelGraph& g, const Training& t
 struct StageContents {
   int layers = 0;
   double dense = 0, expert = 0, lora = 0, lora_expert = 0;  // lora_expert: of lora, the experts'
+  double fp8_dense = 0, fp8_expert = 0;  // of dense and expert, the FP8 GEMMs' weights
   double tables = 0;  // of dense: the embedding tables and the LM head (16-bit under QLoRA)
   double act_per_mb = 0, act_full_layer = 0;
   double layer_transient = 0;  // the most one layer's ops hold while they run (CP's gathers)
@@ -109,7 +119,7 @@ struct StageContents {
 class StageAccounting {
  public:
   StageAccounting(const ModelSpec& m, const Training& t, const Layout& l, const ModelGraph& g,
-                  double workspaces)
+                  double workspaces, double fp8_copy)
       : m_(m),
         t_(t),
         l_(l),
@@ -125,7 +135,8 @@ class StageAccounting {
         spans_(ChunkSpans(l, m.layers)),
         shape_(ShapeOf()),
         in_flights_(InFlights()),
-        workspaces_(workspaces) {
+        workspaces_(workspaces),
+        fp8_copy_(lora_ ? 0.0 : fp8_copy) {
     for (int k = 0; k < kLayerKinds; ++k) {
       const Block& b = g.Layer(static_cast<LayerKind>(k));
       if (b.size() > 0) layer_bytes_[k] = LayerBytesOf(b, t, lora_);
@@ -140,6 +151,8 @@ class StageAccounting {
     mtp_expert_ = depth * BlockParams(mtp_layer, true);
     mtp_dense_ =
         depth * (BlockParams(g.mtp) + BlockParams(mtp_layer) - BlockParams(mtp_layer, true));
+    mtp_fp8_expert_ = depth * Fp8GemmParams(mtp_layer, true);
+    mtp_fp8_dense_ = depth * (Fp8GemmParams(g.mtp) + Fp8GemmParams(mtp_layer)) - mtp_fp8_expert_;
   }
 
   double bytes_per_param() const { return rule_.weights + rule_.grads + rule_.optimizer; }
@@ -188,6 +201,8 @@ class StageAccounting {
         c.layer_transient = std::max(c.layer_transient, lb.transient);
         c.expert += lb.expert;
         c.dense += lb.dense;
+        c.fp8_expert += lb.fp8_expert;
+        c.fp8_dense += lb.fp8_dense;
         if (lora_) {
           c.lora += lb.lora;
           c.lora_expert += lb.lora_expert;
@@ -210,6 +225,8 @@ class StageAccounting {
         table(BlockParams(g_.head));
         c.dense += mtp_dense_;
         c.expert += mtp_expert_;
+        c.fp8_dense += mtp_fp8_dense_;
+        c.fp8_expert += mtp_fp8_expert_;
         // A tied LM head away from its route's embedding (stage 0, or stage p-1 for
         // DualPipe's upward copy) keeps its own copy of the table.
         const bool apart = schedule_.bidirectional() ? l_.pp > 1 : s != 0;
@@ -278,6 +295,17 @@ class StageAccounting {
     }
     auto part = [&](double per_param, bool on) { return sharded(per_param, dense, expert, on); };
     st->params_bytes = part(rule_.weights, l_.zero >= 3);
+    if (fp8_copy_ > 0 && t_.fp8_param_gather) {
+      // The FP8 GEMMs' weights are FP8 tensors themselves, sharded as the bf16 ones would be.
+      st->params_bytes -=
+          sharded(rule_.weights - fp8_copy_, c.fp8_dense, c.fp8_expert, l_.zero >= 3);
+    } else if (fp8_copy_ > 0 && l_.zero < 3) {
+      // Transformer Engine's FP8 copy of each such weight, made at a step's first micro-batch
+      // and kept (Megatron-Core's TE modules pass is_first_microbatch unless
+      // disable_parameter_transpose_cache; megatron/core/extensions/transformer_engine.py at
+      // d98e8a6). Under ZeRO 3 the gathered layers' copies are left out.
+      st->params_bytes += fp8_copy_ * (c.fp8_dense + c.fp8_expert);
+    }
     // The accumulated gradients stay whole until a reduction after the last micro-batch,
     // ZeRO 2/3 included (grad_reduce: step); sharded when every micro-batch reduces them.
     st->grads_bytes = part(rule_.grads, l_.shards_gradients());
@@ -343,7 +371,8 @@ class StageAccounting {
   const std::vector<double> in_flights_;  // per stage, micro-batches in flight at the peak
   const double workspaces_;  // library workspaces on every GPU (strategies/workspaces.h)
   LayerBytes layer_bytes_[kLayerKinds] = {};  // per LayerKind, of the kinds the model has
-  double mtp_act_ = 0, mtp_expert_ = 0, mtp_dense_ = 0;
+  double mtp_act_ = 0, mtp_expert_ = 0, mtp_dense_ = 0, mtp_fp8_expert_ = 0, mtp_fp8_dense_ = 0;
+  const double fp8_copy_;  // bytes a parameter of Transformer Engine's FP8 weight copy; 0: none
   // LayoutOrders differ from the schedule's only in F&B pairs, not in what each unit holds.
   StagePeaks peaks_{l_, shape_};
 };
@@ -373,7 +402,8 @@ MemoryReport EstimateMemory(const ModelSpec& m, const Training& t, const Layout&
   MemoryReport rep;
   rep.capacity_bytes = cluster.gpu.memory.bytes();
   const auto graph = SharedModelGraph(m, RankShape(t, l));
-  StageAccounting stages(m, t, l, *graph, WorkspacesOf(m, t, l, cluster.gpu).total());
+  StageAccounting stages(m, t, l, *graph, WorkspacesOf(m, t, l, cluster.gpu).total(),
+                         Fp8WeightCopyBytesOf(t, cluster.gpu));
   rep.bytes_per_param = stages.bytes_per_param();
   for (int s = 0; s < l.pp; ++s) {
     StageMemory st = stages.Stage(s);

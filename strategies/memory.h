@@ -60,6 +60,11 @@ struct StateBytes {
   double optimizer = 12;
 };
 StateBytes StateBytesPerParam(const Training& t);
+// Bytes a parameter of an FP8 GEMM's weight takes in Transformer Engine's FP8 form on `gpu`
+// (models/op_graph.h, Fp8WeightCopyBytes): what its cache adds beside the bf16 weight, or what
+// the weight takes under training.fp8_param_gather; 0 when the training runs no Transformer
+// Engine FP8 GEMMs.
+double Fp8WeightCopyBytesOf(const Training& t, const GpuSpec& gpu);
 
 // The layer-graph shape of one rank's shard of a micro-batch under a layout.
 GraphShape RankShape(const Training& t, const Layout& l);

@@ -18,6 +18,19 @@ struct Setup {
   }
 };
 
+// Llama 2 7B at 4,096 tokens, a global batch of 8, on 8 data-parallel ranks.
+struct Seed7b {
+  Setup su;
+  ModelSpec m = *su.models.Find("llama2-7b");
+  Training t;
+  Layout l;
+  Seed7b() {
+    t.seq_len = 4096;
+    t.global_batch = 8;
+    l.dp = 8;
+  }
+};
+
 double States(const StageMemory& s) { return s.params_bytes + s.grads_bytes + s.optimizer_bytes; }
 
 TEST_CASE("seed 7B: 16 bytes per parameter, 112 GB of model states; 18 with fp32 gradients") {
@@ -59,13 +72,11 @@ TEST_CASE("seed 7B: 16 bytes per parameter, 112 GB of model states; 18 with fp32
 }
 
 TEST_CASE("ZeRO 1/2/3 shard optimizer, then gradients, then parameters") {
-  Setup su;
-  ModelSpec m = *su.models.Find("llama2-7b");
-  Training t;
-  t.seq_len = 4096;
-  t.global_batch = 8;
-  Layout l;
-  l.dp = 8;
+  Seed7b s;
+  Setup& su = s.su;
+  const ModelSpec& m = s.m;
+  Training& t = s.t;
+  Layout& l = s.l;
   const double p = CountParams(m).total;
   double prev = 1e300;
   for (int z = 0; z <= 3; ++z) {
@@ -386,6 +397,50 @@ TEST_CASE("multi-token prediction: the LM head's stage keeps its own input embed
   const double module = last_params(1, dual) - last_params(0, dual);
   CHECK(module > 0);
   CHECK(untied - module == doctest::Approx(table).epsilon(1e-9));
+}
+
+TEST_CASE("FP8 training: Transformer Engine's FP8 weight copies, and FP8 weights gathered as FP8") {
+  Seed7b s;
+  Setup& su = s.su;
+  const ModelSpec& m = s.m;
+  Training& t = s.t;
+  Layout& l = s.l;
+  l.zero = 1;
+  // The FP8 GEMMs' weights: every Linear of the 32 layers (Q, K, V, O and SwiGLU's three), not
+  // the embedding, the LM head or the norms.
+  const double h = 4096, linear = 32 * (4 * h * h + 3 * h * 11008);
+  ClusterSpec hopper = su.cluster, blackwell = su.cluster;
+  hopper.gpu = *su.hw.FindGpu("h100-sxm5-80gb");
+  blackwell.gpu = *su.hw.FindGpu("b200");
+  auto weights = [&](const ClusterSpec& c) {
+    return EstimateMemory(m, t, l, c).stages[0].params_bytes;
+  };
+  const double bf16 = weights(hopper);
+  CHECK(bf16 == doctest::Approx(2 * CountParams(m).total).epsilon(1e-9));
+  t.precision = Dtype::kFp8;
+  // Beside the bf16 weights a cached FP8 copy: with its transpose on Hopper (FP8 GEMMs there
+  // take the TN layout only), without on Blackwell; MXFP8 scales rows and columns apart.
+  CHECK(weights(hopper) - bf16 == doctest::Approx(2 * linear).epsilon(1e-9));
+  CHECK(weights(blackwell) - bf16 == doctest::Approx(linear).epsilon(1e-9));
+  t.fp8_recipe = Fp8Recipe::kMxfp8;
+  CHECK(weights(blackwell) - bf16 == doctest::Approx(2 * (1 + 1.0 / 32) * linear).epsilon(1e-9));
+  // Not without Transformer Engine (torchao's Float8Linear casts every forward), nor under
+  // ZeRO 3, whose gathered layers' copies are left out.
+  t.fp8_recipe = Fp8Recipe::kTensorwise;
+  t.transformer_engine = false;
+  CHECK(weights(hopper) == doctest::Approx(bf16).epsilon(1e-12));
+  t.transformer_engine = true;
+  l.zero = 3;
+  const double sharded = weights(hopper);
+  CHECK(sharded == doctest::Approx(bf16 / 8).epsilon(1e-9));
+  // fp8_param_gather: the weights are FP8 themselves (sharded under ZeRO 3): a byte and its
+  // transpose on Hopper, as many bytes as bf16; one byte on Blackwell.
+  t.fp8_param_gather = true;
+  CHECK(weights(hopper) == doctest::Approx(sharded).epsilon(1e-12));
+  CHECK(weights(blackwell) == doctest::Approx(sharded - linear / 8).epsilon(1e-9));
+  l.zero = 1;
+  CHECK(weights(hopper) == doctest::Approx(bf16).epsilon(1e-12));
+  CHECK(weights(blackwell) == doctest::Approx(bf16 - linear).epsilon(1e-9));
 }
 
 }  // namespace

@@ -69,6 +69,23 @@ Json ToJson(const Result& res) {
   return j;
 }
 
+// What the weights column holds of FP8 training's weights, where Transformer Engine keeps
+// them in FP8 (strategies/memory.h, Fp8WeightCopyBytesOf); empty otherwise.
+std::string Fp8WeightsNote(const Scenario& s) {
+  const double fp8 = Fp8WeightCopyBytesOf(s.training, s.cluster.gpu);
+  if (fp8 <= 0 || (!s.training.fp8_param_gather && s.layout.zero >= 3)) return "";
+  return s.training.fp8_param_gather
+             ? fmt::format(
+                   "weights: the FP8 GEMMs' weights are FP8 tensors, {:.3g} bytes a parameter "
+                   "(training.fp8_param_gather; with the column-wise copy the backward reads "
+                   "where one is kept).\n",
+                   fp8)
+             : fmt::format(
+                   "weights: with Transformer Engine's FP8 copy of each FP8 GEMM's weight, "
+                   "{:.3g} bytes a parameter, kept from a step's first micro-batch on.\n",
+                   fp8);
+}
+
 std::string ToText(const Result& res) {
   const Scenario& s = res.s;
   const MemoryReport& r = res.r;
@@ -121,6 +138,7 @@ std::string ToText(const Result& res) {
       "workspaces and {} reserved outside PyTorch's allocator (CUDA context, NCCL); allocated: "
       "all but that reserve, as torch.cuda.max_memory_allocated counts.\n",
       FormatBytes(Bytes(kFrameworkReserveBytes)));
+  out += Fp8WeightsNote(s);
   if (res.replayed_stages > 0) {
     out += fmt::format(
         "The activations of {} of {} stages are the replay's (run's) peak less the rest: the "
