@@ -13,6 +13,10 @@ namespace {
 // schedule settles after 63).
 constexpr uint32_t kMaxLag = 128;
 constexpr int kAttempts = 12;
+// How many anchors in a row a frontier may grow before the replay takes it for a backlog that
+// never ends: a host running ahead of its GPU fills its launch queue over that many periods
+// before its state repeats (Llama 2 7B, PP4, zb-h1 at op granularity: 12-15 anchors).
+constexpr int kGrowingAnchors = 2 * kAttempts;
 
 int64_t Bits(double x) {
   int64_t b;
@@ -71,7 +75,7 @@ void SteadyState::AtAnchor() {
   if (lag > 1 && LengthenPeriod(lag)) {
     skip_ = lag - 1;
   } else if (have_prev_ &&
-             (++failed_ >= kAttempts + static_cast<int>(kMaxLag) || growing_ >= kAttempts)) {
+             (++failed_ >= kAttempts + static_cast<int>(kMaxLag) || growing_ >= kGrowingAnchors)) {
     // A state that has not repeated within a few periods past the longest the replay looks
     // for will not: the snapshots stop costing.
     StopLooking();

@@ -132,7 +132,7 @@ TEST_CASE("the steady-state jump is exact when each backward waits for its reduc
 TEST_CASE("the steady-state jump is exact at op granularity (one task per op)") {
   StepOptions ops;
   ops.granularity = Granularity::kOp;
-  for (std::string_view name : {"1f1b", "zb-h1", "dualpipe"}) {
+  for (std::string_view name : {"1f1b", "zb-h1", "zb-h2", "dualpipe"}) {
     CAPTURE(name);
     Bench b = Base();
     b.l.schedule = *FindSchedule(name);

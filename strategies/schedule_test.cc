@@ -285,15 +285,18 @@ int64_t UnitMakespan(const PipelineSchedule& s, const PipelineShape& shape, int6
   return *std::max_element(r.end.begin(), r.end.end());
 }
 
-// Peak chunks' activations between F and B on a stage, W's not counted.
-int64_t PeakOpen(const std::vector<Unit>& order) {
+// The most chunks a stage's order holds between their F and their `until` unit: B (the
+// activations between F and B, W's not counted) or W (a split backward's W frees what B left).
+int64_t PeakUntil(const std::vector<Unit>& order, Phase until) {
   int64_t open = 0, peak = 0;
   for (const Unit& u : order) {
-    open += u.phase == Phase::kF ? 1 : u.phase == Phase::kB ? -1 : 0;
+    open += u.phase == Phase::kF ? 1 : u.phase == until ? -1 : 0;
     peak = std::max(peak, open);
   }
   return peak;
 }
+int64_t PeakOpen(const std::vector<Unit>& order) { return PeakUntil(order, Phase::kB); }
+int64_t PeakHeld(const std::vector<Unit>& order) { return PeakUntil(order, Phase::kW); }
 
 TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 2024, Table 2)") {
   const PipelineSchedule& zb = ScheduleOf(*FindSchedule("zb-h1"));
@@ -307,9 +310,18 @@ TEST_CASE("ZB-H1: bubble (p-1)(F+B-W) where 1F1B leaves (p-1)(F+B+W) (Qi et al. 
       // F = B = W = 1 unit.
       CHECK(UnitMakespan(one, shape, 1, 1, 1) == 3 * m + 3 * (p - 1));
       CHECK(UnitMakespan(zb, shape, 1, 1, 1) == 3 * m + (p - 1));
-      // 1F1B's limit between F and B holds; up to p W's are deferred on top.
-      for (int s = 0; s < p; ++s)
+      // 1F1B's limit between F and B holds, and the paper's peak p M_B: at most p micro-batches
+      // between F and W on any stage (the greedy order before 2026-11-30 held 2p - 1 on stage 0).
+      for (int s = 0; s < p; ++s) {
         CHECK(PeakOpen(zb.Order(shape, s)) <= std::min<int64_t>(p - s, m));
+        CHECK(PeakHeld(zb.Order(shape, s)) <= std::min<int64_t>(p, m));
+      }
+    }
+    // Fewer micro-batches than stages: the critical path, m F's down and one micro-batch's B's
+    // back up before stage 0's B's and W's.
+    for (int64_t m = 1; m < p; ++m) {
+      CAPTURE(m);
+      CHECK(UnitMakespan(zb, PipelineShape{p, 1, m}, 1, 1, 1) == 2 * p - 1 + 2 * m);
     }
   }
 }
@@ -368,6 +380,9 @@ TEST_CASE("ZB-H2: no stage idles inside its work ((p-1)(F+B-2W) = 0), 2p-1 in fl
       // One synchronised step still pays the fill on the last stage: ZB-H1's makespan.
       CHECK(UnitMakespan(h2, shape, 1, 1, 1) == 3 * m + (p - 1));
       CHECK(PeakOpen(h2.Order(shape, 0)) == 2 * p - 1);
+      // The paper's (2p-1) M_B: no stage holds more between F and W (it had held up to 2p and,
+      // deferring W's to the tail, 14 at p 4 and m 16).
+      for (int s = 0; s < p; ++s) CHECK(PeakHeld(h2.Order(shape, s)) <= 2 * p - 1);
       CHECK(h2.InFlight(PipelineShape{p, 1, m}, 0) >= 2 * p - 1);
     }
   }
@@ -391,6 +406,9 @@ TEST_CASE("ZB-H1 replayed: a shorter step than 1F1B, W holding only its GEMMs' i
   const StepReport zb = b.Run();
   CHECK(zb.step_time_s < 0.93 * one.step_time_s);
   CHECK(zb.bubble_fraction < 0.6 * one.bubble_fraction);
+  // The paper's peak, 1F1B's p M_B on stage 0: its deferred W's wait only where the stage
+  // holds fewer than p micro-batches.
+  CHECK(zb.peak_memory_bytes[0] == doctest::Approx(one.peak_memory_bytes[0]).epsilon(1e-9));
   // Peak memory: 1F1B's plus the deferred W's share, within the memory planner's estimate.
   const MemoryReport mem = EstimateMemory(b.model, b.t, b.l, b.cluster);
   for (size_t s = 0; s < zb.peak_memory_bytes.size(); ++s) {

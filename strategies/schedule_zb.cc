@@ -2,26 +2,30 @@
 // backward splits into B, the input gradient that the previous stage waits for, and W, the
 // weight gradient that nothing waits for, so W fills the time a stage would idle.
 //
-// ZB-H1 keeps 1F1B's limit of min(p-s, m) micro-batches between their F and B on stage s, and
-// defers up to p W's, each holding what W needs (M_W, PipelineShape::w_hold of a micro-batch's
-// activations). Its order comes from list scheduling every stage at once with equal unit times
-// (F = B = W, transfers free): an idle stage runs a B whose gradient has arrived, else the next F
-// if its input has arrived and the limit allows, else the oldest pending W (first of all when p
-// are pending). In that unit-time model the bubble is p-1 units for every p and m tried (4-16
-// stages, m = p..4p): (p-1)(F+B-W), against 1F1B's (p-1)(F+B+W) (paper, Table 2). Fewer than p
-// deferred W's leave more: p-1 of them gives p units.
+// ZB-H1 keeps 1F1B's limit of min(p-s, m) micro-batches between their F and B on stage s and at
+// most p between their F and W: the paper's peak of p M_B (Table 2), each deferred W holding
+// what it needs (M_W, PipelineShape::w_hold of a micro-batch's activations). Its order is built
+// as the paper builds it by hand (ZbH1Order): stage s defers each W until s more B's have run.
+// In the unit-time model (F = B = W, transfers free) it takes 3m + p - 1 units for every p <= 16
+// and p <= m <= 4p tried (fewer micro-batches: the critical path, 2p - 1 + 2m), the paper's bubble
+// (p-1)(F+B-W) against 1F1B's (p-1)(F+B+W), and no stage holds more than min(p, m) micro-batches;
+// with B = 2F it is never longer than a greedy list schedule that holds up to 2p - 1
+// (docs/MODEL.md, "ZB-H1 and ZB-H2"). Until 2026-11-30 ZB-H1 was that greedy order, whose first
+// stages held their p micro-batches and deferred W's besides (Llama 2 7B at p 4: stage 0 5.06
+// micro-batches' activations).
 //
-// The paper keeps ZB-H1's peak at 1F1B's p M_B (Table 2) with a hand-built order; this one holds
-// more on the first stages (their p micro-batches and deferred W's: Llama 2 7B at p 4, stage 0
-// 5.06 micro-batches' activations), and a cap on what a stage holds until its W (p or p + 1)
-// costs the greedy order 1-6 units of bubble (docs/MODEL.md, "ZB-H1 and ZB-H2").
-//
-// ZB-H2 lets stage s hold up to 2(p-s)-1 micro-batches (stage 0: 2p-1, the paper's peak
-// activation memory) and defer up to 2p W's. With m >= 2p no stage then idles between its
-// first and last unit: the paper's (p-1)(F+B-2W) = 0 per stage, a parallelogram. Within one
-// step whose optimizer waits for every stage the last stage still starts (p-1)F late, so the
-// step's makespan is ZB-H1's; the paper removes that too by not synchronising the optimizer
-// (post-validation), which parasim does not model.
+// ZB-H2 lets stage s hold up to 2(p-s)-1 micro-batches between F and B (stage 0: 2p-1) and at
+// most 2p-1 between F and W, the paper's peak activation memory, deferring up to 2p W's; its
+// order comes from list scheduling every stage at once with equal unit times: an idle stage
+// runs a B whose gradient has arrived, else the next F if its input has arrived and the limits
+// allow, else the oldest pending W (first of all when 2p are pending). With m >= 2p no stage
+// then idles between its first and last unit: the paper's (p-1)(F+B-2W) = 0 per stage, a
+// parallelogram. Within one step whose optimizer waits for every stage the last stage still
+// starts (p-1)F late, so the step's makespan is ZB-H1's; the paper removes that too by not
+// synchronising the optimizer (post-validation), which parasim does not model. The cap on
+// what a stage holds until its W (added 2026-11-30; it had held up to 2p and more, 14 at p 4 and
+// m 16 in the unit-time model) lengthened none of 1,080 unit-time and B = 2F orders tried
+// (p 2-16, m 1-4p).
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -32,7 +36,8 @@
 namespace parasim {
 
 std::vector<std::vector<Unit>> ListSchedule(int p, bool v_shape, int64_t m,
-                                            const std::vector<int64_t>& limit, int64_t max_w) {
+                                            const std::vector<int64_t>& limit, int64_t max_w,
+                                            int64_t max_held) {
   const int chunks = v_shape ? 2 : 1;
   const int V = p * chunks;
   const int64_t kNever = INT64_MAX / 4;
@@ -73,8 +78,9 @@ std::vector<std::vector<Unit>> ListSchedule(int p, bool v_shape, int64_t m,
         --open[s];
         took = true;
       }
-      for (int c : f_chunks) {  // then F, within the activation limit
-        if (took || open[s] >= limit[s]) break;
+      for (int c : f_chunks) {  // then F, within the activation limits
+        const int64_t held = open[s] + static_cast<int64_t>(pending_w[s].size());
+        if (took || open[s] >= limit[s] || held >= max_held) break;
         const int g = g_of(s, c);
         const int64_t j = next_f[s][c];
         if (j >= m || f_ready[g][j] > t) continue;
@@ -94,6 +100,26 @@ std::vector<std::vector<Unit>> ListSchedule(int p, bool v_shape, int64_t m,
 
 namespace {
 
+// ZB-H1's order on stage s, built as the paper builds it by hand rather than list-scheduled:
+// 1F1B's min(p - s, m) forwards first, then for each micro-batch k its B, the W's the stage may
+// run, and its next F. Micro-batch j's W waits until after the B of j + s (the later a stage, the
+// more it defers, so that its B's reach the earlier stages sooner), and runs sooner where one
+// more F would hold more than p micro-batches between their F and their W.
+std::vector<Unit> ZbH1Order(int p, int64_t m, int s) {
+  std::vector<Unit> order;
+  order.reserve(static_cast<size_t>(3 * m));
+  const int64_t warm = std::min<int64_t>(p - s, m);
+  int64_t f = 0, w = 0;
+  for (; f < warm; ++f) order.push_back({Phase::kF, 0, f});
+  for (int64_t k = 0; k < m; ++k) {
+    order.push_back({Phase::kB, 0, k});
+    while (w <= k && (w <= k - s || (f < m && f - w >= p))) order.push_back({Phase::kW, 0, w++});
+    if (f < m) order.push_back({Phase::kF, 0, f++});
+  }
+  while (w < m) order.push_back({Phase::kW, 0, w++});
+  return order;
+}
+
 // ZB-H1 and ZB-H2 differ in how many micro-batches a stage may hold between F and B and how
 // many W's it may defer.
 class ZbSchedule : public PipelineSchedule {
@@ -104,11 +130,19 @@ class ZbSchedule : public PipelineSchedule {
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
     return Orders(shape)[s];
   }
-  // One list schedule gives every stage's order.
+  // ZB-H1: each stage's built order. ZB-H2: one list schedule gives every stage's order, each
+  // stage holding at most 2p - 1 micro-batches between their F and their W.
   std::vector<std::vector<Unit>> Orders(const PipelineShape& shape) const override {
-    std::vector<int64_t> limit(shape.stages);
-    for (int k = 0; k < shape.stages; ++k) limit[k] = InFlightOf(shape, k);
-    return ListSchedule(shape.stages, /*v_shape=*/false, shape.micro_batches, limit, MaxW(shape));
+    const int p = shape.stages;
+    std::vector<std::vector<Unit>> orders;
+    if (!h2_) {
+      for (int k = 0; k < p; ++k) orders.push_back(ZbH1Order(p, shape.micro_batches, k));
+      return orders;
+    }
+    std::vector<int64_t> limit(p);
+    for (int k = 0; k < p; ++k) limit[k] = InFlightOf(shape, k);
+    return ListSchedule(p, /*v_shape=*/false, shape.micro_batches, limit, MaxW(shape),
+                        /*max_held=*/2 * int64_t{p} - 1);
   }
   // The micro-batches between F and B, and the deferred W's holding w_hold each, at the peak
   // the stage's order reaches (the order's own walk: bounding each by its most, F-to-B count
@@ -137,16 +171,14 @@ class ZbSchedule : public PipelineSchedule {
   }
 
  private:
-  // ZB-H1: 1F1B's min(p-s, m); ZB-H2: min(2(p-s)-1, m), the extra warm-up forwards that fill
-  // the wait before the first B.
-  int64_t InFlightOf(const PipelineShape& shape, int s) const {
-    const int64_t ahead = h2_ ? 2 * (shape.stages - s) - 1 : shape.stages - s;
+  // ZB-H2's list schedule: min(2(p-s)-1, m) micro-batches between F and B on stage s, the extra
+  // warm-up forwards that fill the wait before the first B.
+  static int64_t InFlightOf(const PipelineShape& shape, int s) {
+    const int64_t ahead = 2 * (shape.stages - s) - 1;
     return std::max<int64_t>(1, std::min<int64_t>(ahead, shape.micro_batches));
   }
-  // ZB-H1 defers up to p W's; ZB-H2 up to 2p, moving them to the tail (the parallelogram).
-  int64_t MaxW(const PipelineShape& shape) const {
-    return h2_ ? 2 * int64_t{shape.stages} : int64_t{shape.stages};
-  }
+  // It defers up to 2p W's, moving them to the tail (the parallelogram).
+  static int64_t MaxW(const PipelineShape& shape) { return 2 * int64_t{shape.stages}; }
   bool h2_;
 };
 
