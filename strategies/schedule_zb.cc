@@ -9,10 +9,10 @@
 // In the unit-time model (F = B = W, transfers free) it takes 3m + p - 1 units for every p <= 16
 // and p <= m <= 4p tried (fewer micro-batches: the critical path, 2p - 1 + 2m), the paper's bubble
 // (p-1)(F+B-W) against 1F1B's (p-1)(F+B+W), and no stage holds more than min(p, m) micro-batches;
-// with B = 2F it is never longer than a greedy list schedule that holds up to 2p - 1
-// (docs/MODEL.md, "ZB-H1 and ZB-H2"). Until 2026-11-30 ZB-H1 was that greedy order, whose first
-// stages held their p micro-batches and deferred W's besides (Llama 2 7B at p 4: stage 0 5.06
-// micro-batches' activations).
+// with B = 2F too (transfers free) it is never longer than a greedy list schedule that holds up
+// to 2p - 1 (docs/MODEL.md, "ZB-H1 and ZB-H2"). Until 2026-11-30 ZB-H1 was that greedy order,
+// whose first stages held their p micro-batches and deferred W's besides (Llama 2 7B at p 4:
+// stage 0 5.06 micro-batches' activations).
 //
 // ZB-H2 lets stage s hold up to 2(p-s)-1 micro-batches between F and B (stage 0: 2p-1) and at
 // most 2p-1 between F and W, the paper's peak activation memory, deferring up to 2p W's; its
