@@ -128,7 +128,8 @@ class ZbSchedule : public PipelineSchedule {
   std::string_view name() const override { return h2_ ? "zb-h2" : "zb-h1"; }
   bool splits_backward() const override { return true; }
   std::vector<Unit> Order(const PipelineShape& shape, int s) const override {
-    return Orders(shape)[s];
+    // ZB-H1's stages are built one by one; ZB-H2's come from one schedule of them all.
+    return h2_ ? Orders(shape)[s] : ZbH1Order(shape.stages, shape.micro_batches, s);
   }
   // ZB-H1: each stage's built order. ZB-H2: one list schedule gives every stage's order, each
   // stage holding at most 2p - 1 micro-batches between their F and their W.
@@ -148,7 +149,7 @@ class ZbSchedule : public PipelineSchedule {
   // the stage's order reaches (the order's own walk: bounding each by its most, F-to-B count
   // plus every deferred W, overcounted a 70B stage by 4 GiB against the replay's peak).
   double InFlight(const PipelineShape& shape, int s) const override {
-    return PeakInFlight(Orders(shape)[static_cast<size_t>(s)], 1, shape.w_hold);
+    return PeakInFlight(Order(shape, s), 1, shape.w_hold);
   }
   std::vector<double> InFlights(const PipelineShape& shape) const override {
     std::vector<double> out;
