@@ -108,7 +108,8 @@ struct StageContents {
   int layers = 0;
   double dense = 0, expert = 0, lora = 0, lora_expert = 0;  // lora_expert: of lora, the experts'
   double fp8_dense = 0, fp8_expert = 0;  // of dense and expert, the FP8 GEMMs' weights
-  double tables = 0;  // of dense: the embedding tables and the LM head (16-bit under QLoRA)
+  double tables = 0;         // of dense: the embedding tables and the LM head (16-bit under QLoRA)
+  double largest_table = 0;  // of tables: the largest one
   double act_per_mb = 0, act_full_layer = 0;
   double layer_transient = 0;  // the most one layer's ops hold while they run (CP's gathers)
   double head_transient = 0;   // the loss's working memory, where the stage holds the LM head
@@ -219,6 +220,7 @@ class StageAccounting {
       auto table = [&c](double params) {
         c.dense += params;
         c.tables += params;
+        c.largest_table = std::max(c.largest_table, params);
       };
       if (vs.embedding) table(BlockParams(g_.embedding));
       if (vs.head) {
@@ -337,23 +339,41 @@ class StageAccounting {
     st->transient_bytes = std::max(rebuild + c.layer_transient, c.head_transient);
   }
 
+  // ZeRO 3's gathered parameters at the peak, beside their shards: two units (a layer each),
+  // the one that runs and the one gathered ahead (FSDP2's and DeepSpeed's prefetch, FSDP1's
+  // rate limiter, Megatron-FSDP's double buffer: docs/user-guide/features/megatron_fsdp.md at
+  // Megatron-LM d98e8a6), and the tables as each implementation holds them:
+  // - flat buffers (zero3_copies false): the embedding and the LM head whole from the first
+  //   forward through the backward. Megatron-FSDP shards only its unit modules (transformer,
+  //   MoE and Mamba layers) and leaves every other module's parameters gathered once used
+  //   (megatron_fsdp.py: no post-forward release for a non-unit module); FSDP1 keeps its root,
+  //   which holds the tables where the layers are the wrapped units, gathered after the forward
+  //   (torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard: not state._is_root);
+  // - per-parameter sharding (zero3_copies true): each table is a unit of its own (torchtitan's
+  //   and Megatron-Core's FSDP2 wrap the embedding and the norm with the LM head apart), so
+  //   the LM head, gathered for the loss, sits beside the layer gathered ahead of the backward.
+  // A mean layer's bytes leave the tables out (they had been spread over the layers: 2.2x a
+  // layer on a one-layer stage with the embedding). LoRA: the adapters' and the frozen base's.
+  double GatheredBytes(const StageContents& c, int layers) const {
+    const auto [base_dense, base_expert] = BaseBytes(c);
+    const double all = lora_ ? rule_.weights * c.lora + base_dense + base_expert
+                             : rule_.weights * (c.dense + c.expert);
+    const double tables = rule_.weights * c.tables;  // 16-bit under QLoRA as well (BaseBytes)
+    const double layer = layers > 0 ? (all - tables) / layers : 0.0;
+    if (!l_.zero3_copies) return tables + 2 * layer;
+    return std::max(2 * layer, rule_.weights * c.largest_table + layer);
+  }
+
   // Data-parallel buckets are views of the contiguous gradient buffer, reduced (or
   // reduce-scattered into their own shard) in place: Megatron-LM's DDP
   // (megatron/core/distributed/param_and_grad_buffer.py, bucket.grad_data) and PyTorch DDP with
   // gradient_as_bucket_view; NCCL's staging lies in the reserve. (Measured: with two 25 MiB
   // buckets counted, the megatron-ci training subset's dp > 1 runs came out ~2% higher than its
-  // dp = 1 runs; docs/MODEL.md "Peak memory".) ZeRO-3 gathers a layer's parameters ahead; the
-  // libraries hold their workspaces; the reserve lies outside the allocator.
+  // dp = 1 runs; docs/MODEL.md "Peak memory".) ZeRO-3 holds gathered parameters
+  // (GatheredBytes); the libraries hold their workspaces; the reserve lies outside the allocator.
   void Buffers(const StageContents& c, StageMemory* st) const {
     double comm = 0;
-    if (l_.zero == 3 && st->layers > 0) {
-      // Two layers' parameters gathered whole (LoRA: the adapters' and the frozen base's).
-      const auto [base_dense, base_expert] = BaseBytes(c);
-      comm += 2 *
-              (lora_ ? rule_.weights * c.lora + base_dense + base_expert
-                     : rule_.weights * (c.dense + c.expert)) /
-              st->layers;
-    }
+    if (l_.zero == 3) comm = GatheredBytes(c, st->layers);
     st->other_bytes = comm + workspaces_;
     st->reserve_bytes = kFrameworkReserveBytes;
   }

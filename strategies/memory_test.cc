@@ -119,6 +119,38 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("ZeRO 3's gathered parameters: two layers, and the tables as each implementation holds") {
+  // Llama 3 8B on two stages, one layer and the embedding on the first: a mean layer had spread
+  // the tables over the stage's layers (two "layers" of embedding and layer on stage 0).
+  Seed7b s;
+  auto& [su, m, t, l] = s;
+  m = *su.models.Find("llama3-8b");
+  l.pp = 2;
+  l.stage_layers = {1, 31};
+  const ParamCounts pc = CountParams(m);
+  const double bf16 = 2, table = pc.embedding, layer = pc.per_dense_layer;
+  REQUIRE(pc.lm_head == table);  // untied, the same shape
+  REQUIRE(table > layer);        // a 128K vocabulary: each table 2.4 layers
+  auto gathered = [&](bool copies, int stage) {
+    l.zero3_copies = copies;
+    l.zero = 2;
+    const double base = EstimateMemory(m, t, l, su.cluster).stages[stage].other_bytes;
+    l.zero = 3;
+    return EstimateMemory(m, t, l, su.cluster).stages[stage].other_bytes - base;
+  };
+  // FSDP2 (per-parameter sharding): each table its own unit, beside one layer gathered ahead.
+  for (int stage : {0, 1}) {
+    CAPTURE(stage);
+    CHECK(gathered(true, stage) == doctest::Approx(bf16 * (table + layer)).epsilon(0.01));
+    // Megatron-FSDP and FSDP1 (flat buffers): the tables stay gathered, beside two layers.
+    CHECK(gathered(false, stage) == doctest::Approx(bf16 * (table + 2 * layer)).epsilon(0.01));
+  }
+  // Llama 2 7B's tables (32K) are smaller than a layer: two layers gathered under FSDP2.
+  m = *su.models.Find("llama2-7b");
+  CHECK(gathered(true, 0) ==
+        doctest::Approx(bf16 * 2 * CountParams(m).per_dense_layer).epsilon(0.01));
+}
+
 TEST_CASE("Korthikanti Fig. 1: GPT-3 175B TP8 PP8 first-stage model states 45.6 GiB") {
   Setup su;
   ModelSpec m = *su.models.Find("gpt3-175b");
