@@ -305,7 +305,7 @@ class StageAccounting {
       // Transformer Engine's FP8 copy of each such weight, made at a step's first micro-batch
       // and kept (Megatron-Core's TE modules pass is_first_microbatch unless
       // disable_parameter_transpose_cache; megatron/core/extensions/transformer_engine.py at
-      // d98e8a6). Under ZeRO 3 the gathered layers' copies are left out.
+      // d98e8a6). Under ZeRO 3 they go with the gathered layers (GatheredBytes).
       st->params_bytes += fp8_copy_ * (c.fp8_dense + c.fp8_expert);
     }
     // The accumulated gradients stay whole until a reduction after the last micro-batch,
@@ -352,12 +352,19 @@ class StageAccounting {
   // - per-parameter sharding (zero3_copies true): each table is a unit of its own (torchtitan's
   //   and Megatron-Core's FSDP2 wrap the embedding and the norm with the LM head apart), so
   //   the LM head, gathered for the loss, sits beside the layer gathered ahead of the backward.
-  // A mean layer's bytes leave the tables out (they had been spread over the layers: 2.2x a
-  // layer on a one-layer stage with the embedding). LoRA: the adapters' and the frozen base's.
+  // A mean layer's bytes leave the tables out (they had been spread over the layers: twice what
+  // FSDP2 holds on a one-layer stage with the embedding). LoRA: the adapters' and the frozen
+  // base's.
+  // FP8 GEMMs' weights: gathered as FP8 tensors with fp8_param_gather, else gathered 16-bit
+  // with Transformer Engine's FP8 copy made beside them at each gather (the cached copy lives
+  // no longer than the gathered weight it was made from; States counts none under ZeRO 3).
   double GatheredBytes(const StageContents& c, int layers) const {
     const auto [base_dense, base_expert] = BaseBytes(c);
+    const double fp8 = c.fp8_dense + c.fp8_expert;
+    const double fp8_extra =
+        fp8_copy_ <= 0 ? 0.0 : (t_.fp8_param_gather ? fp8_copy_ - rule_.weights : fp8_copy_);
     const double all = lora_ ? rule_.weights * c.lora + base_dense + base_expert
-                             : rule_.weights * (c.dense + c.expert);
+                             : rule_.weights * (c.dense + c.expert) + fp8_extra * fp8;
     const double tables = rule_.weights * c.tables;  // 16-bit under QLoRA as well (BaseBytes)
     const double layer = layers > 0 ? (all - tables) / layers : 0.0;
     if (!l_.zero3_copies) return tables + 2 * layer;

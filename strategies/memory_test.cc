@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "strategies/schedule.h"
 
 namespace parasim {
@@ -451,7 +453,7 @@ TEST_CASE("FP8 training: Transformer Engine's FP8 weight copies, and FP8 weights
   t.fp8_recipe = Fp8Recipe::kMxfp8;
   CHECK(weights(blackwell) - bf16 == doctest::Approx(2 * (1 + 1.0 / 32) * linear).epsilon(1e-9));
   // Not without Transformer Engine (torchao's Float8Linear casts every forward), nor under
-  // ZeRO 3, whose gathered layers' copies are left out.
+  // ZeRO 3, whose copies are made beside the gathered layers, two at a time.
   t.fp8_recipe = Fp8Recipe::kTensorwise;
   t.transformer_engine = false;
   CHECK(weights(hopper) == doctest::Approx(bf16).epsilon(1e-12));
@@ -459,11 +461,33 @@ TEST_CASE("FP8 training: Transformer Engine's FP8 weight copies, and FP8 weights
   l.zero = 3;
   const double sharded = weights(hopper);
   CHECK(sharded == doctest::Approx(bf16 / 8).epsilon(1e-9));
+  // Two layers gathered (Llama 2 7B's 32K-token tables are smaller than a layer), each with
+  // its FP8 copy beside it; with fp8_param_gather the gathered weights are the FP8 tensors.
+  auto gathered = [&](const ClusterSpec& c) {
+    return EstimateMemory(m, t, l, c).stages[0].other_bytes;
+  };
+  const double two_layers = 2 * linear / 32;  // the FP8 GEMMs' weights of two layers
+  auto over_bf16 = [&](const ClusterSpec& c) {
+    const double fp8 = gathered(c);
+    t.precision = Dtype::kBf16;
+    const double base = gathered(c);
+    t.precision = Dtype::kFp8;
+    return fp8 - base;
+  };
+  CHECK(over_bf16(hopper) == doctest::Approx(2 * two_layers).epsilon(1e-9));
+  CHECK(over_bf16(blackwell) == doctest::Approx(two_layers).epsilon(1e-9));
   // fp8_param_gather: the weights are FP8 themselves (sharded under ZeRO 3): a byte and its
-  // transpose on Hopper, as many bytes as bf16; one byte on Blackwell.
+  // transpose on Hopper, as many bytes as bf16; one byte on Blackwell, gathered so too.
   t.fp8_param_gather = true;
   CHECK(weights(hopper) == doctest::Approx(sharded).epsilon(1e-12));
   CHECK(weights(blackwell) == doctest::Approx(sharded - linear / 8).epsilon(1e-9));
+  CHECK(std::abs(over_bf16(hopper)) < 1e-9 * two_layers);
+  // On Blackwell a layer's FP8 weights take one byte: two of its layers weigh less than one
+  // 16-bit table and a layer, which is what FSDP2 holds at the loss.
+  const ParamCounts pc = CountParams(m);
+  const double fp8_layer = 2 * pc.per_dense_layer - linear / 32;
+  CHECK(over_bf16(blackwell) ==
+        doctest::Approx(2 * pc.embedding + fp8_layer - 2 * 2 * pc.per_dense_layer).epsilon(1e-3));
   l.zero = 1;
   CHECK(weights(hopper) == doctest::Approx(bf16).epsilon(1e-12));
   CHECK(weights(blackwell) == doctest::Approx(bf16 - linear).epsilon(1e-9));
