@@ -144,10 +144,13 @@ Block BuildMtp(const ModelSpec& m, const Dims& d) {
   Op norm = blocks::Norm("mtp_embedding_norm", m, d);
   // The projection is column-parallel over TP (Megatron-Core's eh_proj, gather_output=False)
   // and its output all-gathered over the hidden dimension before the module's layer
-  // (gather_from_tensor_model_parallel_region; under SP then split again, whose backward's
-  // all-gather of T x h is left out). Its input, the two halves concatenated, enters TP as a
-  // column-parallel linear's does: all-gathered under SP, its gradient reduced. (It had been
-  // replicated: each rank computing and holding all of it, DeepSeek-V3 training without TP.)
+  // (gather_from_tensor_model_parallel_region, whose backward is a split). Its input, the two
+  // halves concatenated, enters TP as a column-parallel linear's does: all-gathered under SP,
+  // its gradient reduced. (It had been replicated: each rank computing and holding all of it,
+  // DeepSeek-V3 training without TP.) Under SP the gathered output is split along the sequence
+  // again (scatter_to_sequence_parallel_region: a contiguous copy of the rank's part), and the
+  // split's backward all-gathers the gradient, T x h (multi_token_prediction.py,
+  // _concat_embeddings, at Megatron-LM d98e8a6).
   const int t = d.t;
   Op proj = blocks::Gemm("mtp_proj", static_cast<int64_t>(d.T), 2 * m.hidden, m.hidden / t,
                          2.0 * d.h * d.h / t);
@@ -163,6 +166,11 @@ Block BuildMtp(const ModelSpec& m, const Dims& d) {
   }
   bb.Add(std::move(norm));
   bb.Add(std::move(proj));
+  if (t > 1 && d.sp) {
+    Op split = blocks::Elementwise("mtp_sp_split", 2 * d.T_out * d.h * d.a, 0);
+    split.bwd_comm = {CommKind::kAllGather, GroupKind::kTp, d.T * d.h * d.a, false};
+    bb.Add(std::move(split));
+  }
   return bb.Finish();
 }
 

@@ -211,6 +211,22 @@ TEST_CASE("the MTP module's projection is column-parallel over TP, its output ga
   CHECK(proj(eight).fwd_flops.flops() == doctest::Approx(proj(one).fwd_flops.flops() / 8));
   CHECK(proj(eight).fwd_comm.kind == CommKind::kAllGather);
   CHECK(proj(one).fwd_comm.kind == CommKind::kNone);
+  // Under SP the gathered output is split along the sequence again, the split's backward an
+  // all-gather of the whole T x h gradient (scatter_to_sequence_parallel_region).
+  auto split = [](const ModelGraph& g) {
+    for (size_t i = 0; i < g.mtp.size(); ++i) {
+      if (g.mtp.op(i).name == "mtp_sp_split") return static_cast<int>(i);
+    }
+    return -1;
+  };
+  REQUIRE(split(eight) == static_cast<int>(eight.mtp.size()) - 1);  // after the projection
+  const Op& s8 = eight.mtp.op(static_cast<size_t>(split(eight)));
+  CHECK(s8.bwd_comm.kind == CommKind::kAllGather);
+  CHECK(s8.bwd_comm.group == GroupKind::kTp);
+  CHECK(s8.bwd_comm.bytes == doctest::Approx(4096.0 * 7168 * 2));  // a bf16 micro-batch of 1
+  CHECK(split(one) == -1);
+  const ModelGraph no_sp = BuildModelGraph(m, GraphShape{.seq_len = 4096, .tp = 8});
+  CHECK(split(no_sp) == -1);
 }
 
 }  // namespace

@@ -53,6 +53,9 @@ constexpr ModuleOps kModules[] = {
     {"combine_unpermute", 7, 6, 7, 6},
     // The multi-token-prediction module's embedding lookup and concatenation.
     {"mtp_embedding", 3, 2, 3, 2},
+    // Under SP, the split of eh_proj's gathered output (the rank's part made contiguous); its
+    // backward's all-gather allocates the gathered gradient (the collective counts apart).
+    {"mtp_sp_split", 1, 0, 1, 1},
     // A hybrid stack's Mamba-2 layer in training (Megatron-LM d98e8a6, megatron/core/ssm/
     // mamba_mixer.py, _ssm_training, and state-spaces/mamba's mamba_split_conv1d_scan_combined
     // without the norm and out_proj, mamba_ssm/ops/triton/ssd_combined.py; the parameters bf16
