@@ -403,6 +403,7 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
         branches.SetsSomething();
         found = true;
         ReadLauncher({expanded.begin(), py}, &shape);
+        shape.program = *py;
         program_args.assign(py + 1, expanded.end());
       }
       all.insert(all.end(), expanded.begin(), expanded.end());
@@ -415,6 +416,7 @@ StatusOr<MegatronArgs> FromShell(std::string file, const std::string& text, bool
   out.env = std::move(shape.env);
   out.nodes = shape.nodes;
   out.gpus_per_node = shape.gpus_per_node;
+  out.program = std::move(shape.program);
   return out;
 }
 

@@ -44,6 +44,9 @@ struct MegatronArgs {
   // The launcher's own shape (torchrun --nnodes, --nproc-per-node); 0 = not given.
   int nodes = 0;
   int gpus_per_node = 0;
+  // The `*.py` program a launch script runs (pretrain_gpt.py, ...), where it is written; empty
+  // text for a model_config.yaml or a flag list, which name none.
+  ArgToken program;
   // "file:line:col" of an argument (or "file" when it has no place).
   std::string Where(const MegatronArg& a) const;
   // "file:line:col: error: MESSAGE" at an argument.

@@ -545,6 +545,7 @@ Status FinishImport(const ScenarioWriter& w, const std::string& header, const st
 
 StatusOr<ImportedScenario> ImportMegatron(const MegatronArgs& args, const ImportOptions& options,
                                           const Catalogs& catalogs) {
+  PARASIM_RETURN_IF_ERROR(megatron_import::CheckProgram(args));
   PARASIM_ASSIGN_OR_RETURN(FlagReader reader, FlagReader::Open(args));
   Context c{reader, options, catalogs};
   int64_t gpus = 0, dp = 1;

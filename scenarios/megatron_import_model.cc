@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "scenarios/megatron_exprs.h"
 #include "scenarios/megatron_import_parts.h"
@@ -511,7 +512,51 @@ Status ReadMlaMtp(Context& c) {
   return Status::Ok();
 }
 
+// Megatron-LM's programs that build something other than a decoder stack, by file name or by
+// the example folder they sit in (NVIDIA/Megatron-LM d98e8a6: the top level, examples/ and
+// tests/test_utils/recipes' TRAINING_SCRIPT_PATH). pretrain_gpt.py, pretrain_mamba.py,
+// pretrain_hybrid.py and programs of other names (a team's wrapper of pretrain_gpt.py) import.
+struct Program {
+  std::string_view match;  // a file name, or a folder ("/mimo/") the program sits in
+  std::string_view what;
+};
+constexpr Program kOtherPrograms[] = {
+    {"pretrain_bert.py", "BERT, a bidirectional encoder with masked-LM and sentence heads"},
+    {"pretrain_t5.py", "T5, an encoder-decoder"},
+    {"pretrain_vlm.py", "a vision-language model (an image encoder before the language model)"},
+    {"pretrain_vision_classify.py", "a vision transformer"},
+    {"pretrain_vision_dino.py", "a vision transformer"},
+    {"pretrain_vision_inpaint.py", "a vision transformer"},
+    {"pretrain_ict.py", "an inverse-cloze-task biencoder (two BERT towers)"},
+    {"pretrain_retro.py", "RETRO, a decoder with a retrieval encoder and chunked cross-attention"},
+    {"pretrain_hybrid_flex.py", "an elastic (Flextron) hybrid"},
+    {"train_rl.py", "reinforcement learning (GRPO: rollouts generated, then a training step)"},
+    {"/mimo/",
+     "a multimodal model (MIMO: image encoders and projections before the language "
+     "model)"},
+    {"/multimodal/", "a multimodal model (LLaVA: an image encoder before the language model)"},
+    {"inference", "inference, not a training step (parasim serve plans serving)"},
+};
+
 }  // namespace
+
+Status CheckProgram(const MegatronArgs& args) {
+  const std::string& path = args.program.text;
+  if (path.empty()) return Status::Ok();
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  for (const Program& p : kOtherPrograms) {
+    const bool folder = p.match.front() == '/';
+    if ((folder ? ("/" + path).find(p.match) : name.find(p.match)) == std::string::npos) {
+      continue;
+    }
+    MegatronArg at{path, {}, args.program.line, args.program.col};
+    return args.ErrorAt(at, fmt::format("{} trains {}: parasim builds decoder-only stacks, from "
+                                        "pretrain_gpt.py's, pretrain_mamba.py's or "
+                                        "pretrain_hybrid.py's arguments",
+                                        path, p.what));
+  }
+  return Status::Ok();
+}
 
 Status ReadModel(Context& c, int tp) {
   PARASIM_RETURN_IF_ERROR(ReadShape(c));

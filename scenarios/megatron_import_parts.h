@@ -60,6 +60,10 @@ struct Context {
 // The flag that gives a hybrid layer pattern (--hybrid-layer-pattern or its deprecated
 // --hybrid-override-pattern), or null.
 const char* HybridFlag(const FlagReader& r);
+// The program a launch script runs: one that trains something other than a decoder stack
+// (BERT, T5, a vision-language or multimodal model, GRPO) or runs inference is refused at its
+// file:line:col (megatron_import_model.cc).
+Status CheckProgram(const MegatronArgs& args);
 // Model shape, vocabulary, MoE, MLA and MTP (megatron_import_model.cc).
 Status ReadModel(Context& c, int tp);
 // Precision, optimizer, recompute and kernels (megatron_import_training.cc).

@@ -189,6 +189,35 @@ TEST_CASE("CUBLAS_WORKSPACE_CONFIG sizes the cuBLAS workspace; other variables a
   }
 }
 
+TEST_CASE("the program a launch script runs: other models than decoder stacks are refused") {
+  // A BERT launch had imported as a GPT of the same sizes, exit 0.
+  struct Row {
+    const char* program;
+    const char* names;  // in the message; "" = imports
+  };
+  for (Row r : {Row{"pretrain_bert.py", "BERT"}, Row{"examples/t5/pretrain_t5.py", "T5"},
+                Row{"pretrain_vlm.py", "vision-language"}, Row{"./examples/mimo/train.py", "MIMO"},
+                Row{"examples/multimodal/train.py", "LLaVA"}, Row{"train_rl.py", "GRPO"},
+                Row{"examples/inference/advanced/gpt_dynamic_inference.py", "parasim serve"},
+                Row{"pretrain_gpt.py", ""}, Row{"pretrain_mamba.py", ""},
+                Row{"pretrain_hybrid.py", ""}, Row{"my_wrapper.py", ""}}) {
+    CAPTURE(r.program);
+    auto s = Import("export NCCL_ALGO=Ring\ntorchrun --nproc_per_node 8 " + std::string(r.program) +
+                    " " + kBase + "\n");
+    if (*r.names == 0) {
+      CHECK_MESSAGE(s.ok(), s.status().message());
+      continue;
+    }
+    REQUIRE_FALSE(s.ok());
+    const std::string m(s.status().message());
+    CHECK(m.find("args.txt:2:29: error: " + std::string(r.program)) == 0);
+    CHECK(m.find(r.names) != std::string::npos);
+    CHECK(m.find("decoder-only") != std::string::npos);
+  }
+  // A flag list names no program: it imports as before.
+  CHECK(Import(kBase).ok());
+}
+
 TEST_CASE("virtual stages, uneven first and last stages, the rank order") {
   auto v = Import(kBase +
                   "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 1 "
