@@ -518,24 +518,27 @@ Status ReadMlaMtp(Context& c) {
 // pretrain_hybrid.py and programs of other names (a team's wrapper of pretrain_gpt.py) import.
 struct Program {
   std::string_view match;  // a file name, or a folder ("/mimo/") the program sits in
-  std::string_view what;
+  std::string_view what;   // what the program does
 };
 constexpr Program kOtherPrograms[] = {
-    {"pretrain_bert.py", "BERT, a bidirectional encoder with masked-LM and sentence heads"},
-    {"pretrain_t5.py", "T5, an encoder-decoder"},
-    {"pretrain_vlm.py", "a vision-language model (an image encoder before the language model)"},
-    {"pretrain_vision_classify.py", "a vision transformer"},
-    {"pretrain_vision_dino.py", "a vision transformer"},
-    {"pretrain_vision_inpaint.py", "a vision transformer"},
-    {"pretrain_ict.py", "an inverse-cloze-task biencoder (two BERT towers)"},
-    {"pretrain_retro.py", "RETRO, a decoder with a retrieval encoder and chunked cross-attention"},
-    {"pretrain_hybrid_flex.py", "an elastic (Flextron) hybrid"},
-    {"train_rl.py", "reinforcement learning (GRPO: rollouts generated, then a training step)"},
+    {"pretrain_bert.py", "trains BERT, a bidirectional encoder with masked-LM and sentence heads"},
+    {"pretrain_t5.py", "trains T5, an encoder-decoder"},
+    {"pretrain_vlm.py",
+     "trains a vision-language model (an image encoder before the language model)"},
+    {"pretrain_vision_classify.py", "trains a vision transformer"},
+    {"pretrain_vision_dino.py", "trains a vision transformer"},
+    {"pretrain_vision_inpaint.py", "trains a vision transformer"},
+    {"pretrain_ict.py", "trains an inverse-cloze-task biencoder (two BERT towers)"},
+    {"pretrain_retro.py",
+     "trains RETRO, a decoder with a retrieval encoder and chunked cross-attention"},
+    {"pretrain_hybrid_flex.py", "trains an elastic (Flextron) hybrid"},
+    {"train_rl.py", "runs reinforcement learning (GRPO: rollouts generated, then a training step)"},
     {"/mimo/",
-     "a multimodal model (MIMO: image encoders and projections before the language "
+     "trains a multimodal model (MIMO: image encoders and projections before the language "
      "model)"},
-    {"/multimodal/", "a multimodal model (LLaVA: an image encoder before the language model)"},
-    {"inference", "inference, not a training step (parasim serve plans serving)"},
+    {"/multimodal/",
+     "trains a multimodal model (LLaVA: an image encoder before the language model)"},
+    {"inference", "runs inference, not a training step (parasim serve plans serving)"},
 };
 
 }  // namespace
@@ -550,7 +553,7 @@ Status CheckProgram(const MegatronArgs& args) {
       continue;
     }
     MegatronArg at{path, {}, args.program.line, args.program.col};
-    return args.ErrorAt(at, fmt::format("{} trains {}: parasim builds decoder-only stacks, from "
+    return args.ErrorAt(at, fmt::format("{} {}: parasim builds decoder-only stacks, from "
                                         "pretrain_gpt.py's, pretrain_mamba.py's or "
                                         "pretrain_hybrid.py's arguments",
                                         path, p.what));
