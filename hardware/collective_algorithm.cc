@@ -54,10 +54,16 @@ CollectiveTerms RingTerms(const CollectiveCase& k) {
   return OneTransfer(inter_steps, Steps(k.op, k.ranks) - inter_steps, bus, Link::kRing);
 }
 
-// Tree: all-reduce across nodes, 2 log2(n) network steps.
+// Tree: all-reduce across nodes, a double binary tree over the nodes and a chain through each
+// node's GPUs, up and down: 2 log2(nodes) network steps and 2 (per_node - 1) NVLink steps, as
+// NCCL's own model prices it (src/graph/tuning.cc: 2 ((nRanks / nNodes - 1) intraLat +
+// log2i(nNodes) interLat)). It had taken 2 log2(n) network steps over all n ranks and none on
+// NVLink: 144 GPUs of two NVL72 racks then all-reduced faster than the 72 of one, by its ring.
 bool TreeRuns(const CollectiveCase& k) { return k.op == Collective::kAllReduce && k.inter; }
 CollectiveTerms TreeTerms(const CollectiveCase& k) {
-  return OneTransfer(2 * TreeDepth(k), 0, BusFactor(k.op, k.ranks) * k.bytes, Link::kRing);
+  const double down = std::floor(std::log2(static_cast<double>(std::max<int64_t>(1, k.nodes))));
+  return OneTransfer(2 * down, 2 * static_cast<double>(k.per_node - 1),
+                     BusFactor(k.op, k.ranks) * k.bytes, Link::kRing);
 }
 
 // Hierarchical all-reduce: reduce-scatter in the node, all-reduce across nodes, all-gather in

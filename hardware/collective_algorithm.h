@@ -17,7 +17,8 @@
 //   ring:   (n-1) steps (AG, RS; 2(n-1) for AR), of which only (nodes-1) (2(nodes-1)) cross a
 //           node boundary: a ring visits every GPU of a node before leaving it, so the other
 //           steps pay NVLink latency. Every member's NIC share carries the ring (multi-channel).
-//   tree:   all-reduce only, 2 log2(n) steps at about the ring's bandwidth (double binary tree).
+//   tree:   all-reduce only, at about the ring's bandwidth: a double binary tree over the nodes
+//           (2 log2 nodes network steps) and a chain through each node (2 (per_node-1) NVLink).
 //   hierarchical all-reduce: reduce-scatter in the node, all-reduce across nodes, all-gather in
 //           the node.
 //   PAT:    all-gather and reduce-scatter with one GPU per node (NCCL 2.23+, "parallel

@@ -192,6 +192,30 @@ TEST_CASE("cases: one rank costs nothing but a send/recv; a send/recv crosses no
   CHECK_FALSE(clamped.inter);
 }
 
+TEST_CASE("the tree: a double binary tree over the nodes, a chain through each node's GPUs") {
+  // NCCL's own model (src/graph/tuning.cc): 2 log2i(nodes) network steps and 2 (per_node - 1)
+  // NVLink steps; it had been 2 log2(ranks) network steps and none on NVLink.
+  const CollectiveCase dgx = CollectiveCase::Of(Collective::kAllReduce, Bytes::KiB(64), {128, 8});
+  const CollectiveTerms t = Row(Algo::kTree).terms(dgx);
+  CHECK(t.steps == 8);  // 2 x log2(16 nodes)
+  CHECK(t.nvlink_steps == 14);
+  const CollectiveCase three = CollectiveCase::Of(Collective::kAllReduce, Bytes::KiB(64), {24, 8});
+  CHECK(Row(Algo::kTree).terms(three).steps == 2);  // log2i(3) = 1, as NCCL rounds it
+  // Two NVL72 racks all-reduce no faster than one: the chain through a rack is as long as the
+  // rack's ring (144 GPUs had been priced 2 x 8 network steps, under one rack's 142 on NVLink).
+  ClusterSpec gb = Cluster("gb200", "nvlink5", "ib-ndr-400g", 36);
+  gb.gpus_per_node = 4;
+  for (double kib : {8.0, 64.0, 1024.0}) {
+    CAPTURE(kib);
+    const Bytes d = Bytes::KiB(kib);
+    const CollectiveCost one =
+        PriceCollective(gb, CollectiveCase::Of(Collective::kAllReduce, d, {72, 72}));
+    const CollectiveCost two =
+        PriceCollective(gb, CollectiveCase::Of(Collective::kAllReduce, d, {144, 72}));
+    CHECK(two.time >= one.time);
+  }
+}
+
 TEST_CASE("a profile's fit for a case replaces the fabric's alpha and beta for that case alone") {
   ClusterSpec c = Clusters()[0];
   c.inter.collectives = {

@@ -98,9 +98,9 @@ TEST_CASE("per collective x algorithm x group fits recover each case's own alpha
 }
 
 TEST_CASE("points of every algorithm fit back the fabric's alpha and beta through its terms") {
-  // Across 4 nodes, each case priced by the algorithm the cost model picks: ring, tree and
-  // hierarchical all-reduce, PAT all-gather and reduce-scatter one GPU per node, direct
-  // all-to-all and send/recv. One alpha-beta for the NICs explains them all.
+  // Across 4 nodes, each case priced by the algorithm the cost model picks: ring and tree
+  // all-reduce, PAT all-gather and reduce-scatter one GPU per node, direct all-to-all and
+  // send/recv. One alpha-beta for the NICs explains them all.
   ClusterSpec truth = H100Cluster(4);
   truth.inter.efficiency = 0.62;
   truth.inter.latency = Duration::Microseconds(11);
@@ -140,9 +140,13 @@ TEST_CASE("points of every algorithm fit back the fabric's alpha and beta throug
     used.insert(c.algo);
     CHECK(c.efficiency == doctest::Approx(0.62).epsilon(0.01));
   }
+  // The hierarchical all-reduce is no case's cheapest since the tree is priced as NCCL prices
+  // it (a tree over the nodes, a chain in each): the same NVLink steps, fewer network ones, and
+  // the same bytes over the node's NICs (its terms are fitted back on their own in
+  // collective_algorithm_test).
   for (std::string_view name : AlgoNames()) {
     CAPTURE(name);
-    CHECK(used.count(*ParseAlgo(name)) == 1);
+    CHECK(used.count(*ParseAlgo(name)) == (name == "hierarchical" ? 0 : 1));
   }
   for (const auto& f : r.families) {
     CAPTURE(f.family);
