@@ -32,6 +32,13 @@ double TreeDepth(const CollectiveCase& k) {
   return std::ceil(std::log2(static_cast<double>(k.ranks)));
 }
 
+// NCCL's log2i: floor(log2 n), n >= 1.
+double Log2i(int64_t n) {
+  double l = 0;
+  while (n >>= 1) ++l;
+  return l;
+}
+
 CollectiveTerms OneTransfer(double steps, double nvlink_steps, double bytes, Link link) {
   CollectiveTerms t;
   t.steps = steps;
@@ -61,8 +68,7 @@ CollectiveTerms RingTerms(const CollectiveCase& k) {
 // NVLink: 144 GPUs of two NVL72 racks then all-reduced faster than the 72 of one, by its ring.
 bool TreeRuns(const CollectiveCase& k) { return k.op == Collective::kAllReduce && k.inter; }
 CollectiveTerms TreeTerms(const CollectiveCase& k) {
-  const double down = std::floor(std::log2(static_cast<double>(std::max<int64_t>(1, k.nodes))));
-  return OneTransfer(2 * down, 2 * static_cast<double>(k.per_node - 1),
+  return OneTransfer(2 * Log2i(k.nodes), 2 * static_cast<double>(k.per_node - 1),
                      BusFactor(k.op, k.ranks) * k.bytes, Link::kRing);
 }
 

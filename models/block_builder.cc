@@ -84,9 +84,9 @@ void MarkSelectiveOp(Block* b, const Dims& d) {
   }
 }
 
-void EnterTp(Op* op, const Dims& d, Op* linear) {
+void EnterTp(Op* op, const Dims& d, Op* linear, double widths) {
   if (d.t <= 1) return;
-  const double D = d.T * d.h * d.a;
+  const double D = widths * d.T * d.h * d.a;
   if (d.sp) op->fwd_comm = {CommKind::kAllGather, GroupKind::kTp, D, false};
   Op* back = linear != nullptr ? linear : op;
   back->bwd_comm = {d.sp ? CommKind::kReduceScatter : CommKind::kAllReduce, GroupKind::kTp, D,

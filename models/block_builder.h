@@ -74,8 +74,9 @@ Op DropoutAdd(const std::string& name, const Dims& d);
 // The collective that enters a TP region (Megatron's "f"; with SP an all-gather) after `op`.
 // Its backward collective (all-reduce, or reduce-scatter with SP) reduces the input gradient of
 // the column-parallel Linear that follows: on `linear` when given, run beside its weight
-// gradient (CommSpec::beside_wgrad), else on `op`, blocking.
-void EnterTp(Op* op, const Dims& d, Op* linear = nullptr);
+// gradient (CommSpec::beside_wgrad), else on `op`, blocking. The input is `widths` hidden sizes
+// wide (MTP's projection takes two halves concatenated).
+void EnterTp(Op* op, const Dims& d, Op* linear = nullptr, double widths = 1);
 // The collective that leaves a TP region (Megatron's "g"; with SP a reduce-scatter).
 void LeaveTp(Op* op, const Dims& d);
 

@@ -154,21 +154,15 @@ Block BuildMtp(const ModelSpec& m, const Dims& d) {
   const int t = d.t;
   Op proj = blocks::Gemm("mtp_proj", static_cast<int64_t>(d.T), 2 * m.hidden, m.hidden / t,
                          2.0 * d.h * d.h / t);
-  proj.saved.push_back({"mtp_proj.input", 2 * d.T_out * d.h * d.a, false, 0});
-  if (t > 1) {
-    const double in = 2 * d.T * d.h * d.a, out = d.T * d.h * d.a;
-    if (d.sp) norm.fwd_comm = {CommKind::kAllGather, GroupKind::kTp, in, false};
-    proj.bwd_comm = {d.sp ? CommKind::kReduceScatter : CommKind::kAllReduce, GroupKind::kTp, in,
-                     false};
-    proj.bwd_comm.beside_wgrad = true;
-    proj.bwd_comm.regather = d.sp;
-    proj.fwd_comm = {CommKind::kAllGather, GroupKind::kTp, out, false};
-  }
+  proj.saved.push_back({"mtp_proj.input", 2 * x, false, 0});
+  blocks::EnterTp(&norm, d, &proj, /*widths=*/2);
+  const double out = d.T * d.h * d.a;  // the gathered output, T x h
+  if (t > 1) proj.fwd_comm = {CommKind::kAllGather, GroupKind::kTp, out, false};
   bb.Add(std::move(norm));
   bb.Add(std::move(proj));
   if (t > 1 && d.sp) {
-    Op split = blocks::Elementwise("mtp_sp_split", 2 * d.T_out * d.h * d.a, 0);
-    split.bwd_comm = {CommKind::kAllGather, GroupKind::kTp, d.T * d.h * d.a, false};
+    Op split = blocks::Elementwise("mtp_sp_split", 2 * x, 0);
+    split.bwd_comm = {CommKind::kAllGather, GroupKind::kTp, out, false};
     bb.Add(std::move(split));
   }
   return bb.Finish();
