@@ -249,16 +249,19 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
     PARASIM_RETURN_IF_ERROR(r.Enum("preemption", &s, {"recompute", "none"}));
     e->preempt = s == "recompute";
   }
-  // true, false, or piecewise (vLLM V1's capture: every iteration up to its largest size).
+  // true, false, piecewise (vLLM V1's capture: every iteration up to its largest size) or mixed
+  // (Megatron-Core's: whole iterations, prompt chunks included, up to its largest size).
   std::string graphs;
   PARASIM_RETURN_IF_ERROR(r.String("cuda_graphs", &graphs));
-  if (graphs == "piecewise") {
-    e->cuda_graphs = e->piecewise_graphs = true;
+  if (graphs == "piecewise" || graphs == "mixed") {
+    e->cuda_graphs = true;
+    e->piecewise_graphs = graphs == "piecewise";
+    e->mixed_graphs = graphs == "mixed";
   } else if (r.Has("cuda_graphs")) {
     StatusOr<bool> b = ParseBool(graphs);
-    if (!b.ok()) return r.Error("cuda_graphs", "expected true, false or piecewise");
+    if (!b.ok()) return r.Error("cuda_graphs", "expected true, false, piecewise or mixed");
     e->cuda_graphs = *b;
-    e->piecewise_graphs = false;
+    e->piecewise_graphs = e->mixed_graphs = false;
   }
   PARASIM_RETURN_IF_ERROR(
       r.Int("cuda_graph_max_tokens", &e->graph_max_tokens, 1, int64_t{1} << 24));
@@ -268,6 +271,8 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
     PARASIM_RETURN_IF_ERROR(r.Time("iteration_overhead", &d));
     e->iteration_overhead = d;
   }
+  // Up to 10,000 framework ops a call (a third of a second on a DGX H100's host).
+  PARASIM_RETURN_IF_ERROR(r.Number("host_ops_per_op", &e->host_ops_per_op, 0, 1e4));
   return Status::Ok();
 }
 
@@ -296,7 +301,8 @@ const std::vector<std::string_view>& ServingEngineKeys() {
                                                       "cuda_graphs",
                                                       "cuda_graph_max_tokens",
                                                       "moe_chunk_tokens",
-                                                      "iteration_overhead"};
+                                                      "iteration_overhead",
+                                                      "host_ops_per_op"};
   return kKeys;
 }
 

@@ -84,6 +84,19 @@ TEST_CASE("a serving block: formats, lengths, arrivals, targets, policy") {
   CHECK(v.engine.piecewise_graphs);
   CHECK(v.engine.graph_max_tokens == 4232);
   CHECK_FALSE(sv.engine.piecewise_graphs);
+  CHECK(sv.engine.host_ops_per_op == 0);  // the host keeps ahead unless told
+  // Megatron-Core's dynamic engine: mixed steps captured whole, its Python's calls priced.
+  ServingSpec m;
+  REQUIRE(Read("serving:\n  engine: {cuda_graphs: mixed, cuda_graph_max_tokens: 64,\n"
+               "           host_ops_per_op: 9.1}\n",
+               &m)
+              .ok());
+  CHECK(m.engine.cuda_graphs);
+  CHECK(m.engine.mixed_graphs);
+  CHECK_FALSE(m.engine.piecewise_graphs);
+  CHECK(m.engine.graph_max_tokens == 64);
+  CHECK(m.engine.host_ops_per_op == doctest::Approx(9.1));
+  CHECK_FALSE(v.engine.mixed_graphs);
 }
 
 TEST_CASE("bad serving input is located and says what is accepted") {
@@ -110,7 +123,10 @@ TEST_CASE("bad serving input is located and says what is accepted") {
        "x.yaml:1:32: error: serving.engine.preemption: 'swap' is not accepted; expected one of: "
        "recompute, none"},
       {"serving: {engine: {cuda_graphs: full}}\n",
-       "x.yaml:1:33: error: serving.engine.cuda_graphs: expected true, false or piecewise"},
+       "x.yaml:1:33: error: serving.engine.cuda_graphs: expected true, false, piecewise or "
+       "mixed"},
+      {"serving: {engine: {host_ops_per_op: -1}}\n",
+       "x.yaml:1:37: error: serving.engine.host_ops_per_op: expected a number from 0 to 10000"},
       {"serving: {requests: {trace: missing.csv}}\n",
        "x.yaml:1:29: error: serving.requests.trace: cannot read the trace file"},
       // A device would be read without end (found by fuzzing).

@@ -18,11 +18,17 @@ const Duration kDefaultIterationOverhead = Duration::Seconds(0);
 
 namespace {
 
+// The kernels of the last stage's head (Head): the final norm, the LM head's GEMM and the
+// sampler's pass over the logits.
+constexpr int kHeadKernels = 3;
+
 // One op of a stage's chain: its kernels' time and the collective after it.
 struct ChainOp {
   Duration compute, comm;
   TaskCat cat = TaskCat::kTp;
   bool rank_local = false;  // priced on the rank's own tokens (ServingChain::rank_local)
+  double host_ops = 0;      // calls the host makes for it (its collective's included)
+  bool attention = false;   // an attention core: priced apart, its host calls counted here
 };
 
 // One stage's ops replayed in the engine as the chain they run in: each op's compute, then the
@@ -38,6 +44,11 @@ ServingChain ReplayChain(const std::vector<const std::vector<ChainOp>*>& parts) 
   ServingChain chain;
   for (const std::vector<ChainOp>* ops : parts) {
     for (const ChainOp& op : *ops) {
+      if (op.attention) {
+        chain.attention_host_ops += op.host_ops;
+        continue;
+      }
+      chain.host_ops += op.host_ops;
       const sim::TaskId c = p.AddCompute(compute, costs.AddCompute(op.compute),
                                          static_cast<uint8_t>(TaskCat::kForward), label);
       if (prev != sim::kNone) p.AddDep(prev, c);
@@ -287,51 +298,6 @@ std::pair<double, double> ServingCost::GemmRowsOf(const Op& op, int64_t tokens) 
   return {rows / touched, touched};
 }
 
-std::vector<ServeGemmShape> ServingCost::GemmShapes(int64_t tokens) const {
-  std::vector<ServeGemmShape> out;
-  auto add = [&](const Op& op, double rows, double touched) {
-    if (rows <= 0 || touched <= 0 || op.n <= 0 || op.k <= 0) return;
-    const ServeGemmShape g = ServeGemmShapeOf(op, rows, touched);
-    for (const ServeGemmShape& o : out) {
-      if (o.m == g.m && o.n == g.n && o.k == g.k && o.quantised == g.quantised) return;
-    }
-    out.push_back(g);
-  };
-  const ModelGraph g = GraphFor(tokens);
-  // The embedding, and the layer kinds some stage runs.
-  std::vector<const Block*> blocks = {&g.embedding};
-  for (int k = 0; k < kLayerKinds; ++k) {
-    const Block& b = g.Layer(static_cast<LayerKind>(k));
-    if (b.size() > 0 && Runs(static_cast<LayerKind>(k))) blocks.push_back(&b);
-  }
-  for (const Block* b : blocks) {
-    for (size_t i = 0; i < b->size(); ++i) {
-      const Op& op = b->op(i);
-      if (op.kind != OpKind::kGemm) continue;
-      const auto [rows, touched] = GemmRowsOf(op, tokens);
-      add(op, rows, touched);
-    }
-  }
-  // The LM head runs on the sequences sampling, at most max_seqs (Head).
-  add(lm_head_, static_cast<double>(std::min(tokens, engine_.max_seqs)), 1);
-  return out;
-}
-
-std::vector<int64_t> ServingCost::CalibrationTokens() const {
-  std::vector<int64_t> out;
-  const int64_t top = std::max(engine_.max_seqs, engine_.max_num_tokens);
-  for (int64_t t = 1; t < top; t *= 2) out.push_back(t);
-  for (int64_t cap : {engine_.max_seqs, engine_.max_num_tokens}) {
-    if (cap <= 0) continue;
-    out.push_back(cap);
-    auto at = std::lower_bound(grid_.begin(), grid_.end(), cap);
-    if (at != grid_.end()) out.push_back(*at);
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 // Experts over ep of the TP ranks without data-parallel attention: every rank holds the
 // replica's tokens (TP without SP), each EP rank takes its experts' tokens from them, and the
 // TP all-reduce of the block's output (tokens x hidden) combines them; no all-to-all moves
@@ -371,13 +337,18 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
     std::vector<ChainOp> out;
     for (size_t i = 0; i < b.size(); ++i) {
       const Op& op = b.op(i);
+      // The host's calls: the op's module, and its collective's.
+      const double host_ops = bt.ops[i].fwd_comm > Duration::Zero() ? 2 : 1;
       // Priced per iteration by the sequences' contexts: the attention core (Attention) and a
       // Mamba layer's scan (MambaScan).
-      if (op.kind == OpKind::kAttention) continue;
+      if (op.kind == OpKind::kAttention) {
+        out.push_back(ChainOp{.host_ops = host_ops, .attention = true});
+        continue;
+      }
       // A rank's own: all but the routed experts' ops (their GEMMs, and the activation between
       // them, over the copies every rank sends them).
       const bool routed = op.expert || op.name.rfind("expert_", 0) == 0;
-      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat, !routed};
+      ChainOp c{bt.ops[i].fwd, bt.ops[i].fwd_comm, bt.ops[i].fwd_cat, !routed, host_ops};
       if (op.kind == OpKind::kGemm) {
         const auto [rows, touched] = GemmRowsOf(op, tokens);
         c.compute = ServeGemmTime(cost16_, low_, formats_, op, rows, touched);
@@ -509,6 +480,8 @@ GraphMode ServingCost::GraphsFor(const IterationShape& it) const {
   if (engine_.piecewise_graphs) {
     return it.tokens() <= engine_.graph_max_tokens ? GraphMode::kPiecewise : GraphMode::kEager;
   }
+  // Megatron-Core's capture holds prompt chunks too, up to its largest size.
+  if (engine_.mixed_graphs && it.tokens() <= engine_.graph_max_tokens) return GraphMode::kWhole;
   return engine_.cuda_graphs && it.decode_only() ? GraphMode::kWhole : GraphMode::kEager;
 }
 
@@ -553,15 +526,29 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
   out.comm = chain.comm;
   out.total = chain.time + out.attention;
   int64_t kernels = chain.kernels + attention_kernels;
+  // The host's calls outside a graph: eagerly every op's; a piecewise graph's attention cores
+  // and a launch per piece (one between each two attention layers); a whole graph's launch.
+  double host_ops = chain.host_ops + chain.attention_host_ops;
   if (s == pool_.pp - 1) {
     out.total += Head(it.sampled);
-    kernels += 3;
+    kernels += kHeadKernels;
+    host_ops += kHeadKernels;
   }
   // The attention kernels stay outside a piecewise graph.
-  if (graphs == GraphMode::kPiecewise) kernels -= attention_kernels;
-  if (graphs == GraphMode::kPiecewise || (graphs == GraphMode::kWhole && it.decode_only())) {
+  if (graphs == GraphMode::kPiecewise) {
+    kernels -= attention_kernels;
+    host_ops = chain.attention_host_ops + layers + 1;
+  }
+  if (graphs == GraphMode::kWhole) host_ops = 1;
+  if (graphs != GraphMode::kEager) {
     out.total = Max(Duration::Zero(), out.total - cost16_.Launch() * static_cast<double>(kernels));
   }
+  // The GPU runs each op once the host has issued it: the stage takes the longer of the two
+  // (the host runs ahead of a busy GPU; an idle one waits on the host). A call costs the
+  // engine's host_ops_per_op framework ops at the host's rate (GpuSpec::host_op_time, fitted
+  // per host type on training runs).
+  out.host = cluster_.gpu.host_op_time * (engine_.host_ops_per_op * host_ops);
+  out.total = Max(out.total, out.host);
   return out;
 }
 

@@ -70,6 +70,9 @@ struct ServingChain {
   // all-to-all's sends), compute and collectives: with data-parallel attention, a rank's own.
   Duration rank_local;
   int64_t kernels = 0;
+  // Calls the host makes for the chain (one an op, one a collective), and for the attention
+  // cores priced beside it (EnginePolicy::host_ops_per_op prices them).
+  double host_ops = 0, attention_host_ops = 0;
 };
 
 // The replayed chains of the pool shapes of one scenario (its model, cluster and formats), kept
@@ -98,6 +101,7 @@ struct StageCost {
   Duration total;
   Duration comm;       // the blocking collectives (TP all-reduces, EP all-to-alls)
   Duration attention;  // the attention kernels
+  Duration host;       // the host's issue of the ops launched outside a CUDA graph
 };
 
 // What a GPU of the replica holds, bytes (the stage with the least room for KV).
@@ -132,7 +136,8 @@ class ServingCost {
   // what they leave (`tokens`: the longest prompt a replica of this pool computes at once).
   void ReserveWholePrompt(int64_t tokens);
   // Stage `s`'s time for the iteration; the kernels a CUDA graph holds pay no launch overhead
-  // (kWhole: every kernel of a decode-only iteration; kPiecewise: all but the attention's).
+  // (kWhole: every kernel of the iteration, as GraphsFor captures decode-only iterations, and
+  // with mixed graphs small ones; kPiecewise: all but the attention's), nor host calls.
   Duration StageTime(int s, const IterationShape& it, GraphMode graphs);
   StageCost StageBreakdown(int s, const IterationShape& it, GraphMode graphs);
   // How the engine launches the kernels of iteration `it`.

@@ -88,11 +88,11 @@ TEST_CASE("CUDA graphs: whole for decode-only iterations, piecewise around the a
   const StageCost whole = c.StageBreakdown(0, mixed, GraphMode::kWhole);
   // The piecewise graph saves the launch of every kernel but the attention's (two a layer here,
   // the prompts' and the decodes'; 4 us each on H100, the catalog's launch overhead), and a
-  // whole graph does not apply to an iteration holding prompt tokens.
+  // whole graph (Megatron-Core's capture of mixed steps) the attention's too.
   const double saved = (eager.total - piecewise.total).seconds();
   CHECK(saved > 32 * 5 * 4e-6);
   CHECK(saved < 32 * 20 * 4e-6);
-  CHECK(whole.total == eager.total);
+  CHECK(whole.total.seconds() == doctest::Approx(piecewise.total.seconds() - 2 * 32 * 4e-6));
   CHECK(piecewise.attention == eager.attention);
   EnginePolicy trt;
   ServingCost t = Cost("llama3-8b", "h100-sxm5-80gb", kFp8, {}, trt);
@@ -103,6 +103,16 @@ TEST_CASE("CUDA graphs: whole for decode-only iterations, piecewise around the a
   const double pw = c.StageTime(0, Decode(100, 1000), GraphMode::kPiecewise).seconds();
   const double wh = c.StageTime(0, Decode(100, 1000), GraphMode::kWhole).seconds();
   CHECK(wh == doctest::Approx(pw - 32 * 4e-6).epsilon(1e-3));
+  // Megatron-Core's dynamic engine captures steps with prompt tokens whole up to its largest
+  // size, and decode-only steps at any.
+  EnginePolicy megatron;
+  megatron.mixed_graphs = true;
+  megatron.graph_max_tokens = 1024;
+  ServingCost m = Cost("llama3-8b", "h100-sxm5-80gb", kFp8, {}, megatron);
+  CHECK(m.GraphsFor(mixed) == GraphMode::kWhole);
+  CHECK(m.GraphsFor(Decode(2000, 1000)) == GraphMode::kWhole);
+  mixed.prefill_tokens = 1000;
+  CHECK(m.GraphsFor(mixed) == GraphMode::kEager);
 }
 
 TEST_CASE("pipeline stages split the layers; memory and what does not fit") {
@@ -379,6 +389,66 @@ TEST_CASE("expert parallelism at a few sequences waits for the rank reading the 
     CHECK(g.m == 2);
   }
   CHECK(fc1 == 1);
+}
+
+TEST_CASE("an eager engine's host calls bound its steps, at the host's rate") {
+  // Megatron-LM's engine as its cases state it: 9.1 framework ops of the host a call (fitted on
+  // the training half of its inference tests, tools/megatron_ci/fit_inference_overhead.py).
+  EnginePolicy eager;
+  eager.cuda_graphs = false;
+  eager.host_ops_per_op = 9.1;
+  const ClusterSpec h100 = testing::NodeOf("h100-sxm5-80gb");
+  auto cost = [&](const std::string& model, const ClusterSpec& c, const PoolLayout& pool,
+                  const EnginePolicy& e) {
+    StatusOr<ServingCost> out = ServingCost::Build(testing::CatalogModel(model), c, {}, pool, e);
+    REQUIRE_MESSAGE(out.ok(), out.status().message());
+    return *std::move(out);
+  };
+  const IterationShape one = Decode(1, 100);
+  ServingCost dense = cost("llama3-8b", h100, {}, eager);
+  const StageCost s = dense.StageBreakdown(0, one, GraphMode::kEager);
+  // One sequence of an 8B model: its 32 layers' calls (about ten a layer at 312 us) take far
+  // longer than the GPU's 16 GB of weights (5 ms): the step is the host's.
+  const double unit = 9.1 * h100.gpu.host_op_time.seconds();
+  CHECK(s.host.seconds() > 32 * 8 * unit);
+  CHECK(s.host.seconds() < 32 * 16 * unit);
+  CHECK(s.total == s.host);
+  // An engine whose host keeps ahead (the default) pays none; the GPU's time is the step's.
+  ServingCost ahead = cost("llama3-8b", h100, {}, {});
+  const StageCost g = ahead.StageBreakdown(0, one, GraphMode::kEager);
+  CHECK(g.host == Duration::Zero());
+  CHECK(g.total < s.total * 0.1);
+  // A large prompt chunk is the GPU's again: the host runs ahead of it.
+  IterationShape prompt;
+  prompt.prefill_tokens = 8192;
+  prompt.prefill_pairs = 8192.0 * 4096.5;
+  prompt.sampled = 1;
+  const StageCost p = dense.StageBreakdown(0, prompt, GraphMode::kEager);
+  CHECK(p.total > p.host);
+  CHECK(p.total == ahead.StageBreakdown(0, prompt, GraphMode::kEager).total);
+  // A slower host (the catalog's Grace, 1.39x a DGX H100's op) issues slower, call for call.
+  ClusterSpec slow = h100;
+  slow.gpu.host_op_time = h100.gpu.host_op_time * 1.5;
+  const StageCost sl = cost("llama3-8b", slow, {}, eager).StageBreakdown(0, one, GraphMode::kEager);
+  CHECK(sl.host.seconds() == doctest::Approx(1.5 * s.host.seconds()));
+  // TP adds a call for each all-reduce: two a layer, and the embedding's.
+  ServingCost tp2 = cost("llama3-8b", h100, {.tp = 2}, eager);
+  const double added = (tp2.StageBreakdown(0, one, GraphMode::kEager).host - s.host).seconds();
+  CHECK(added == doctest::Approx((2 * 32 + 1) * unit));
+  // A MoE layer calls more modules than a dense one: the router, the dispatch's permutation and
+  // the combine beside the experts' two GEMMs and activation (Mixtral's 32 layers, as many as
+  // Llama 3 8B's).
+  ServingCost moe = cost("mixtral-8x7b", h100, {.tp = 2, .ep = 2}, eager);
+  const double more = (moe.StageBreakdown(0, one, GraphMode::kEager).host -
+                       tp2.StageBreakdown(0, one, GraphMode::kEager).host)
+                          .seconds() /
+                      (32 * unit);
+  CHECK(more >= 3);
+  // Inside a whole graph the host launches the graph alone; a piecewise graph its pieces and
+  // the attention cores between them.
+  CHECK(dense.StageBreakdown(0, one, GraphMode::kWhole).host.seconds() == doctest::Approx(unit));
+  const double pw = dense.StageBreakdown(0, one, GraphMode::kPiecewise).host.seconds() / unit;
+  CHECK(pw == doctest::Approx(32 + 32 + 1));
 }
 
 }  // namespace

@@ -147,6 +147,11 @@ struct EnginePolicy {
   // attention kernels, which launch one by one: vLLM V1's piecewise capture (vLLM docs,
   // "CUDA Graphs": PIECEWISE mode; its largest capture size, `cuda_graph_sizes`, 512 by default).
   bool piecewise_graphs = false;
+  // Every iteration of at most graph_max_tokens tokens, prompt chunks included, replayed as one
+  // CUDA graph, and decode-only iterations at any size: Megatron-Core's dynamic engine
+  // (use_cuda_graphs_for_non_decode_steps, its default, with cuda_graph_max_tokens 512:
+  // megatron/core/inference/config.py at NVIDIA/Megatron-LM d98e8a6).
+  bool mixed_graphs = false;
   int64_t graph_max_tokens = 512;
   // The most tokens a fused MoE kernel takes at once: a longer batch runs its routed experts in
   // chunks of this many, whose intermediate buffers (tokens x top_k rows) are all it holds (vLLM's
@@ -156,6 +161,13 @@ struct EnginePolicy {
   // Host time per iteration before its kernels start (scheduling, sampling, detokenising);
   // unset: kDefaultIterationOverhead (strategies/serving_cost.h).
   std::optional<Duration> iteration_overhead;
+  // The host's time for each op of the layer graph (a module's call, a collective's) the engine
+  // runs outside a CUDA graph, in framework ops of the training replay's host model
+  // (GpuSpec::host_op_time, fitted per host type): an eager engine's Python between launches.
+  // A stage takes at least its calls' time. Zero: the host keeps ahead of the GPU (TensorRT-LLM's
+  // C++ executor, vLLM V1's graphs); the Megatron-LM cases state their engine's, fitted
+  // (docs/SERVING.md).
+  double host_ops_per_op = 0;
 };
 
 // One pool's replicas: each tp x pp GPUs; experts over ep of the tp ranks (ep divides tp), or

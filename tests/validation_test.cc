@@ -622,9 +622,10 @@ TEST_CASE("serving: Megatron-LM's inference goldens load, replay and keep their 
     CHECK(cases == HeadCount(yaml));
     CHECK(cases >= 10);
     total += cases;
-    // The host time per iteration is fitted on the training file: its throughput MAPE is what
-    // a mode's one constant leaves (the 16B MoE's host time is twice the 583M's), under 30%.
-    if (f == training[0]) CHECK(Field(out, "mape") < 0.30);
+    // The engine's host time a step and a call is fitted on the training file (9.9%); the held
+    // out file keeps it (14.1%: the 16B MoE's host time, twice the 583M's a layer, follows its
+    // calls; one constant a step had left 23.8% and 36.2%).
+    CHECK(Field(out, "mape") < (f == training[0] ? 0.12 : 0.17));
   }
   CHECK(total == 31);
 }

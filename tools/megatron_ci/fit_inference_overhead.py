@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Fit the host time per iteration of Megatron-LM's dynamic inference engine on the training
-subset of tests/validation/serving/megatron-ci/ (train.yaml), once for the runs without CUDA
-graphs and once for the runs with them, and print the two overheads for generate_inference.py's
-FITTED_OVERHEAD_MS.
+"""Fit the host time of Megatron-LM's dynamic inference engine on the training subset of
+tests/validation/serving/megatron-ci/ (train.yaml), and print the two figures for
+generate_inference.py's FITTED_OVERHEAD_MS and FITTED_HOST_OPS_PER_OP.
 
-For each engine mode: the `serving.engine.iteration_overhead` at which the mean log error of the
-mode's training cases' throughput is zero, by bisection (a longer overhead lowers every predicted
-throughput). Held-out cases (heldout.yaml) are never read.
+The replay charges each step `serving.engine.iteration_overhead` (the engine's Python scheduling,
+bookkeeping and sampling) and, for every op of the layer graph it runs outside a CUDA graph (a
+module's call, a collective's), `serving.engine.host_ops_per_op` framework ops of the GPU's host
+(the catalog's host_op_time, fitted on training runs); a stage takes at least its calls' time.
+The two are fitted together, one pair for every run with or without
+CUDA graphs: the pair whose throughput log errors have the least sum of squares, the overhead
+for each host time the one at which their mean is zero (by bisection: a longer overhead lowers
+every predicted throughput), the host time by golden-section search. Held-out cases
+(heldout.yaml) are never read.
 
 Usage: tools/megatron_ci/fit_inference_overhead.py [--parasim bazel-bin/tools/parasim] [--file F]
 """
@@ -16,32 +21,61 @@ import json
 import math
 import os
 import subprocess
-import tempfile
 
 import yaml
 
 
-def mean_log_error(parasim, path, overhead_ms):
-    r = subprocess.run([parasim, "validate", "--json", path, "--set",
-                        "serving.engine.iteration_overhead=%.6fms" % overhead_ms],
+def log_errors(parasim, path, overhead_ms, per_op):
+    r = subprocess.run([parasim, "validate", "--json", path,
+                        "--set", "serving.engine.iteration_overhead=%.6fms" % overhead_ms,
+                        "--set", "serving.engine.host_ops_per_op=%.6f" % per_op],
                        capture_output=True, text=True, check=True)
-    errs = [c["tokens_per_s"]["error"] for c in json.loads(r.stdout)["cases"]
+    return [math.log1p(c["tokens_per_s"]["error"]) for c in json.loads(r.stdout)["cases"]
             if c.get("status") == "ok"]
-    return sum(math.log1p(e) for e in errs) / len(errs), len(errs)
 
 
-def fit(parasim, path):
-    """(overhead in ms, cases fitted): bisection to 0.01 ms, the precision printed."""
+def overhead_for(parasim, path, per_op):
+    """(overhead in ms at which the mean log error is zero, to 0.01 ms; its log errors)."""
     lo, hi = 0.0, 1000.0  # ms: no overhead predicts too fast; a second a step too slow
-    n = 0
+    errs = log_errors(parasim, path, lo, per_op)
+    if sum(errs) <= 0:  # the host time alone is already too slow
+        return lo, errs
     while hi - lo > 0.01:
         mid = (lo + hi) / 2
-        err, n = mean_log_error(parasim, path, mid)
-        if err > 0:
+        errs = log_errors(parasim, path, mid, per_op)
+        if sum(errs) > 0:
             lo = mid
         else:
             hi = mid
-    return (lo + hi) / 2, n
+    x = (lo + hi) / 2
+    return x, log_errors(parasim, path, x, per_op)
+
+
+def fit(parasim, path):
+    """(overhead ms, host ops per op, cases, rms log error): golden section over the latter."""
+    memo = {}
+
+    def cost(k):
+        k = round(k, 3)
+        if k not in memo:
+            x, errs = overhead_for(parasim, path, k)
+            memo[k] = (sum(e * e for e in errs), x, len(errs))
+        return memo[k][0]
+
+    a, b = 0.0, 100.0  # framework ops a call: from none to a hundred
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    while b - a > 0.002:
+        if cost(c) < cost(d):
+            b, d = d, c
+            c = b - g * (b - a)
+        else:
+            a, c = c, d
+            d = a + g * (b - a)
+    k = round((a + b) / 2, 3)
+    sse = cost(k)
+    _, x, n = memo[k]
+    return x, k, n, math.sqrt(sse / n)
 
 
 def main():
@@ -53,16 +87,10 @@ def main():
                                                    "megatron-ci", "train.yaml"))
     a = ap.parse_args()
     with open(a.file, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh)
-    for graphs in (False, True):
-        cases = [c for c in doc["cases"]
-                 if bool(c["scenario"]["serving"]["engine"]["cuda_graphs"]) == graphs]
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "mode.yaml")
-            with open(path, "w", encoding="utf-8") as fh:
-                yaml.safe_dump(dict(doc, cases=cases), fh, sort_keys=False)
-            x, n = fit(a.parasim, path)
-        print("cuda_graphs %-5s: %.2f ms over %d training cases" % (graphs, x, n))
+        yaml.safe_load(fh)  # fail here, not in parasim, on a file that is not YAML
+    x, k, n, rms = fit(a.parasim, a.file)
+    print("iteration_overhead %.2f ms, host_ops_per_op %.3f over %d training cases "
+          "(rms log error %.4f)" % (x, k, n, rms))
 
 
 if __name__ == "__main__":

@@ -68,11 +68,18 @@ DEFAULT_BLOCK_SIZE = 256
 # megatron/core/tokenizers/text/libraries/tiktoken_tokenizer.py: DEFAULT_TIKTOKEN_MAX_VOCAB = 2**17,
 # the vocabulary of a TikTokenizer whose size the arguments leave to its model file.
 TIKTOKEN_VOCAB = 131072
-# The engine's host time per iteration (Python scheduling, bookkeeping, sampling, launches), fitted
-# on the training subset alone (train.yaml) by tools/megatron_ci/fit_inference_overhead.py at the
-# pinned commit (2026-11-29): 90.06 ms over the 8 runs without CUDA graphs, 5.86 ms over the 4 with
-# them. Keyed by whether the run replays CUDA graphs.
-FITTED_OVERHEAD_MS = {False: 90.1, True: 5.9}
+# megatron/core/inference/config.py: cuda_graph_max_tokens = 512 (--inference-cuda-graph-max-tokens).
+CUDA_GRAPH_MAX_TOKENS = 512
+# megatron/core/transformer/transformer_config.py: transformer_impl = "transformer_engine".
+TRANSFORMER_IMPL = "transformer_engine"
+# The engine's host time per step (Python scheduling, bookkeeping, sampling) and per op of the layer
+# graph it runs outside a CUDA graph (in framework ops of the GPU's host, GpuSpec::host_op_time),
+# fitted together on the training subset alone (train.yaml) by
+# tools/megatron_ci/fit_inference_overhead.py at the pinned commit (2026-12-01): 5.24 ms and 9.095
+# (312 us a call on a DGX H100's host) over the 12 training cases, with CUDA graphs or without. Until
+# then one overhead a step for each mode: 90.1 ms without graphs, 5.9 ms with them.
+FITTED_OVERHEAD_MS = 5.24
+FITTED_HOST_OPS_PER_OP = 9.1
 # Speculative decoding, which the replay does not model.
 SPECULATIVE_FLAGS = ("--mtp-num-layers",)
 
@@ -154,19 +161,45 @@ def requests_of(golden, engine):
     return count, max(1, round(prompt)), max(1, round(output)), how
 
 
-def engine_block(engine, count):
-    cuda_graphs = "--enable-cuda-graph" in engine or \
-        engine.get("--inference-cuda-graph-impl", ["none"])[0] != "none"
-    return {
-        "max_num_tokens": int_flag(engine, "--inference-dynamic-batching-max-tokens",
-                                   DEFAULT_MAX_TOKENS),
-        "max_seqs": int_flag(engine, "--inference-dynamic-batching-max-requests", count),
+def graph_capture(engine, flags, ep, max_tokens, max_requests):
+    """(serving.engine.cuda_graphs, cuda_graph_max_tokens or None) as the dynamic engine captures
+    graphs (megatron/core/inference/contexts/dynamic_context.py at the pinned commit): none without
+    --enable-cuda-graph or a --cuda-graph-impl; decode steps alone under --decode-only-cuda-graphs,
+    and where expert parallelism runs the training all-to-all dispatcher (Transformer Engine's) or
+    the NCCL one (force_disable_non_decode_cuda_graphs); otherwise prompt and mixed steps too, up to
+    cuda_graph_max_tokens clamped to [max_requests, max_tokens] (max_tokens with
+    --inference-cuda-graph-all-prefills)."""
+    if not ("--enable-cuda-graph" in engine or
+            engine.get("--inference-cuda-graph-impl", ["none"])[0] != "none"):
+        return False, None
+    impl = flags.get("--transformer-impl", [TRANSFORMER_IMPL])[0]
+    dispatcher = engine.get("--inference-moe-token-dispatcher-type", [None])[0]
+    if "--decode-only-cuda-graphs" in engine or \
+            (ep > 1 and (impl == "transformer_engine" or dispatcher == "nccl")):
+        return True, None
+    if "--inference-cuda-graph-all-prefills" in engine:
+        return "mixed", max_tokens
+    largest = int_flag(engine, "--inference-cuda-graph-max-tokens", CUDA_GRAPH_MAX_TOKENS)
+    return "mixed", min(max(largest, max_requests), max_tokens)
+
+
+def engine_block(engine, flags, ep, count):
+    max_tokens = int_flag(engine, "--inference-dynamic-batching-max-tokens", DEFAULT_MAX_TOKENS)
+    max_requests = int_flag(engine, "--inference-dynamic-batching-max-requests", count)
+    graphs, largest = graph_capture(engine, flags, ep, max_tokens, max_requests)
+    out = {
+        "max_num_tokens": max_tokens,
+        "max_seqs": max_requests,
         "chunked_prefill": "--enable-chunked-prefill" in engine,
-        "cuda_graphs": cuda_graphs,
-        "block_size": int_flag(engine, "--inference-dynamic-batching-block-size",
-                               DEFAULT_BLOCK_SIZE),
-        "iteration_overhead": "%gms" % FITTED_OVERHEAD_MS[cuda_graphs],
+        "cuda_graphs": graphs,
     }
+    if largest is not None:
+        out["cuda_graph_max_tokens"] = largest
+    out["block_size"] = int_flag(engine, "--inference-dynamic-batching-block-size",
+                                 DEFAULT_BLOCK_SIZE)
+    out["iteration_overhead"] = "%gms" % FITTED_OVERHEAD_MS
+    out["host_ops_per_op"] = FITTED_HOST_OPS_PER_OP
+    return out
 
 
 def build_case(path, golden, cfg_text, parasim):
@@ -209,7 +242,7 @@ def build_case(path, golden, cfg_text, parasim):
         "precision": "fp8" if fp8 else "bf16",
         "requests": {"arrival": "offline", "count": count, "input_tokens": prompt,
                      "output_tokens": output},
-        "engine": engine_block(engine, count),
+        "engine": engine_block(engine, flags, ep, count),
     }
     measured = {"tokens_per_s": round(statistics.median(steady), 3)}
     reqs_in = [v for k, v in golden.items() if k.isdigit() and isinstance(v, dict)]
