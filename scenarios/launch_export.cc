@@ -469,6 +469,10 @@ void ParallelFlags(const Scenario& s, Flags& f) {
     f.Miss("parallelism.grad_reduce", std::string(GradReduceName(l.grad_reduce)),
            "Megatron-LM reduces as its ZeRO stage does");
   }
+  if (l.zero == 3 && l.zero3_reshard != Layout::Zero3Reshard::kForward) {
+    f.Miss("parallelism.zero3_reshard", std::string(Zero3ReshardName(l.zero3_reshard)),
+           "Megatron-FSDP frees each layer's parameters after its forward");
+  }
   const double grad_bytes = DtypeBytes(s.training.grad_dtype);
   const double elements = l.bucket.bytes() / grad_bytes;
   if (l.bucket.bytes() > 0 && elements == std::floor(elements)) {

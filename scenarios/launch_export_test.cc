@@ -384,6 +384,20 @@ TEST_CASE(
       {"training.precision=fp8", "training.fp8_param_gather=true", "parallelism.zero=0"},
       // Listed as "..." (YAML's null), which could not be set back.
       {"parallelism.compression=topk:0.01", "parallelism.order=[pp, tp, cp, ep, dp]"},
+      // FSDP2's resharding: under PP held to the step's end and reduced once a step (the
+      // default) or freed after each forward ("always"); without PP freed after each backward
+      // ("never"); what torchtitan cannot run is listed.
+      {"parallelism.zero=3", "parallelism.tp=4", "parallelism.pp=4", "parallelism.dp=4",
+       "parallelism.zero3_reshard=step", "parallelism.grad_reduce=step"},
+      {"parallelism.zero=3", "parallelism.tp=4", "parallelism.pp=4", "parallelism.dp=4",
+       "parallelism.grad_reduce=step"},
+      {"parallelism.zero=3", "parallelism.tp=4", "parallelism.pp=4", "parallelism.dp=4"},
+      {"parallelism.zero=3", "parallelism.tp=4", "parallelism.pp=4", "parallelism.dp=4",
+       "parallelism.zero3_reshard=backward", "parallelism.grad_reduce=step"},
+      {"parallelism.pp=1", "parallelism.dp=8", "parallelism.zero=3",
+       "parallelism.zero3_reshard=backward"},
+      {"parallelism.pp=1", "parallelism.dp=8", "parallelism.zero=3",
+       "parallelism.zero3_reshard=step"},
   };
   for (const std::vector<std::string>& set : cases) {
     std::string label;

@@ -42,6 +42,26 @@ void ExpertKeys(const Layout& p, LaunchConfig* l) {
   }
 }
 
+// FSDP2's resharding as torchtitan runs it (PipelineNotes in torchtitan_import.cc): without PP
+// a layer freed after its forward (the default) or after its backward ("never"); under PP held
+// to the step's end (the default) unless freed after each forward ("always").
+void FsdpReshardKeys(const Layout& p, LaunchConfig* l) {
+  if (p.zero != 3) return;
+  using R = Layout::Zero3Reshard;
+  const std::string name(Zero3ReshardName(p.zero3_reshard));
+  if (p.pp == 1 && p.zero3_reshard == R::kBackward) {
+    l->torchtitan.push_back("fsdp_reshard_after_forward = \"never\"");
+  } else if (p.pp == 1 && p.zero3_reshard == R::kStep) {
+    Miss(l, "parallelism.zero3_reshard", name,
+         "without PP torchtitan's FSDP2 frees each layer after its backward at the latest");
+  } else if (p.pp > 1 && p.zero3_reshard == R::kForward) {
+    l->torchtitan.push_back("fsdp_reshard_after_forward = \"always\"");
+  } else if (p.pp > 1 && p.zero3_reshard == R::kBackward) {
+    Miss(l, "parallelism.zero3_reshard", name,
+         "under PP torch.distributed.pipelining holds FSDP2's layers to the step's end");
+  }
+}
+
 void ParallelismKeys(const Scenario& s, LaunchConfig* l) {
   const Layout& p = s.layout;
   std::vector<std::string>& t = l->torchtitan;
@@ -271,13 +291,19 @@ void ParallelismMisses(const Scenario& s, LaunchConfig* l) {
   if (p.zero == 3 && !p.zero3_copies) {
     Miss(l, "parallelism.zero3_copies", "false", "FSDP2 copies what it gathers and reduces");
   }
+  FsdpReshardKeys(p, l);
   if (!p.overlap_dp) {
     Miss(l, "parallelism.overlap.dp", "false", "FSDP2 and DDP overlap their collectives");
   }
   if (p.overlap_ep) {
     Miss(l, "parallelism.overlap.ep", "true", "torchtitan has no EP overlap key");
   }
-  if (p.grad_reduce != Layout::GradReduce::kAuto) {
+  // Under PP torchtitan's FSDP2 reduces once a step (torch.distributed.pipelining).
+  const bool fsdp_pp = p.zero == 3 && p.pp > 1;
+  if (fsdp_pp && p.grad_reduce != Layout::GradReduce::kStep) {
+    Miss(l, "parallelism.grad_reduce", std::string(GradReduceName(p.grad_reduce)),
+         "under PP torchtitan's FSDP2 reduces once a step (torch.distributed.pipelining)");
+  } else if (!fsdp_pp && p.grad_reduce != Layout::GradReduce::kAuto) {
     Miss(l, "parallelism.grad_reduce", std::string(GradReduceName(p.grad_reduce)),
          "torchtitan reduces as its ZeRO stage does");
   }

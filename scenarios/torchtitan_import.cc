@@ -358,9 +358,14 @@ Status WriteRecompute(Config& c, ScenarioWriter& w, const Degrees& d, int layers
 }
 
 // What torchtitan runs that parasim prices otherwise: a pipeline schedule per accumulation step
-// (train.py: forward_backward_step calls pp_schedule.step each time), and FSDP2 keeping the
-// parameters gathered from forward to backward (fsdp_reshard_after_forward "never", or its
-// "default" under PP; models/llama3/infra/parallelize.py).
+// (train.py: forward_backward_step calls pp_schedule.step each time). And FSDP2's resharding:
+// fsdp_reshard_after_forward "never", or its "default" under PP, keeps a layer's parameters
+// gathered after its forward (torchtitan/distributed/fsdp.py,
+// get_fsdp_reshard_after_forward_policy); under PP torch.distributed.pipelining runs every
+// backward with reshard_after_backward and requires_gradient_sync off and frees and reduces the
+// layers once, after the last micro-batch (torch/distributed/pipelining/stage.py,
+// backward_maybe_with_nosync and perform_reduce_grad): gathered at the stage's first forward,
+// held to the step's end, gradients whole until one reduction a step.
 Status PipelineNotes(Config& c, ScenarioWriter& w, const Degrees& d, int64_t accumulation,
                      std::vector<std::string>* nm) {
   if (d.pp > 1 && accumulation > 1) {
@@ -372,12 +377,27 @@ Status PipelineNotes(Config& c, ScenarioWriter& w, const Degrees& d, int64_t acc
   std::string at;
   PARASIM_ASSIGN_OR_RETURN(const std::string reshard,
                            c.Str({{"parallelism", "fsdp_reshard_after_forward"}}, "default", &at));
-  if (w.Get("parallelism.zero") == "3" &&
-      (reshard == "never" || (reshard == "default" && d.pp > 1))) {
-    nm->push_back(
-        fmt::format("fsdp_reshard_after_forward {}: the parameters stay gathered "
-                    "from forward to backward; priced as resharded after forward",
-                    reshard));
+  if (reshard != "default" && reshard != "always" && reshard != "never") {
+    return c.Error(*c.Find({{"parallelism", "fsdp_reshard_after_forward"}}),
+                   fmt::format("fsdp_reshard_after_forward = \"{}\" is not a policy torchtitan "
+                               "knows; expected \"default\", \"always\" or \"never\"",
+                               reshard));
+  }
+  if (w.Get("parallelism.zero") != "3") return Status::Ok();
+  const std::string why = at.empty() ? "torchtitan's default (\"default\")" : at;
+  if (d.pp > 1) {
+    w.Set("parallelism.grad_reduce", "step",
+          "under PP, FSDP2 reduces once a step (torch.distributed.pipelining)");
+    if (reshard == "always") {
+      nm->push_back(
+          "fsdp_reshard_after_forward always under PP: each layer gathered before the warm-up's "
+          "forwards and every backward, and held after a backward; priced as gathered before "
+          "every forward and backward");
+    } else {
+      w.Set("parallelism.zero3_reshard", "step", why);
+    }
+  } else if (reshard == "never") {
+    w.Set("parallelism.zero3_reshard", "backward", why);
   }
   return Status::Ok();
 }

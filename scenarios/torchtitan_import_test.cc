@@ -221,20 +221,52 @@ TEST_CASE("torchtitan as it runs: no pipeline at pp 1, seq_len 2048, float32 wit
   REQUIRE_MESSAGE(tp.ok(), tp.status().message());
   CHECK(tp->scenario.training.precision == Dtype::kFp32);
   CHECK(tp->yaml.find("torchtitan turns mixed precision off") != std::string::npos);
-  // What parasim prices otherwise is listed: a schedule per accumulation step, and FSDP2
-  // keeping its parameters gathered (reshard_after_forward never).
-  auto notes = ImportTorchtitan("c.toml",
-                                head +
-                                    "seq_len = 4096\nlocal_batch_size = 8\nglobal_batch_size = "
-                                    "64\n[parallelism]\npipeline_parallel_degree = 2\n"
-                                    "fsdp_reshard_after_forward = \"never\"\n",
-                                one, Cat());
+  // What parasim prices otherwise is listed: a schedule per accumulation step.
+  auto pp = [&](const std::string& reshard) {
+    return ImportTorchtitan("c.toml",
+                            head +
+                                "seq_len = 4096\nlocal_batch_size = 8\nglobal_batch_size = "
+                                "64\n[parallelism]\npipeline_parallel_degree = 2\n" +
+                                reshard,
+                            one, Cat());
+  };
+  auto notes = pp("fsdp_reshard_after_forward = \"never\"\n");
   REQUIRE_MESSAGE(notes.ok(), notes.status().message());
-  std::string listed;
-  for (const auto& n : notes->not_modelled) listed += n.flag + "\n";
-  CAPTURE(listed);
-  CHECK(listed.find("gradient accumulation over 2 pipeline schedules") != std::string::npos);
-  CHECK(listed.find("fsdp_reshard_after_forward never") != std::string::npos);
+  auto listed = [](const auto& imported) {
+    std::string out;
+    for (const auto& n : imported.not_modelled) out += n.flag + "\n";
+    return out;
+  };
+  CAPTURE(listed(*notes));
+  CHECK(listed(*notes).find("gradient accumulation over 2 pipeline schedules") !=
+        std::string::npos);
+  // Under PP, torch.distributed.pipelining holds FSDP2's layers to the step's end and reduces
+  // once a step, with "never" or the default; "always" frees them after each forward.
+  const Layout& never = notes->scenario.layout;
+  REQUIRE(never.zero == 3);
+  CHECK(never.zero3_reshard == Layout::Zero3Reshard::kStep);
+  CHECK(never.grad_reduce == Layout::GradReduce::kStep);
+  auto by_default = pp("");
+  REQUIRE_MESSAGE(by_default.ok(), by_default.status().message());
+  CHECK(by_default->scenario.layout.zero3_reshard == Layout::Zero3Reshard::kStep);
+  auto always = pp("fsdp_reshard_after_forward = \"always\"\n");
+  REQUIRE_MESSAGE(always.ok(), always.status().message());
+  CHECK(always->scenario.layout.zero3_reshard == Layout::Zero3Reshard::kForward);
+  CHECK(always->scenario.layout.grad_reduce == Layout::GradReduce::kStep);
+  CHECK(listed(*always).find("fsdp_reshard_after_forward always under PP") != std::string::npos);
+  // Without PP, "never" holds each layer from its forward to its backward.
+  auto flat = ImportTorchtitan(
+      "c.toml", head + "seq_len = 4096\n[parallelism]\nfsdp_reshard_after_forward = \"never\"\n",
+      one, Cat());
+  REQUIRE_MESSAGE(flat.ok(), flat.status().message());
+  CHECK(flat->scenario.layout.zero3_reshard == Layout::Zero3Reshard::kBackward);
+  CHECK(flat->scenario.layout.grad_reduce == Layout::GradReduce::kAuto);
+  // A policy torchtitan does not know is refused where it is written.
+  auto bad = pp("fsdp_reshard_after_forward = \"sometimes\"\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("c.toml:10:30: error: ") == 0);
+  CHECK(bad.status().message().find("expected \"default\", \"always\" or \"never\"") !=
+        std::string::npos);
 }
 
 TEST_CASE("pipeline_parallel_layers_per_stage follows torchtitan's stage count") {

@@ -14,6 +14,28 @@ using sim::TaskId;
 
 bool DataParallelLowering::GathersPerLayer() const { return ctx_.layout.zero == 3 && ctx_.dp_comm; }
 
+bool DataParallelLowering::GathersForForward(int64_t mb) const {
+  return GathersPerLayer() && (ctx_.layout.zero3_reshard != Layout::Zero3Reshard::kStep || mb == 0);
+}
+
+bool DataParallelLowering::GathersForBackward() const {
+  return GathersPerLayer() && ctx_.layout.zero3_reshard == Layout::Zero3Reshard::kForward;
+}
+
+double DataParallelLowering::LayerGathersPerStep() const {
+  if (!GathersPerLayer()) return 0;
+  const double units = static_cast<double>(ctx_.chunk_micro_batches);
+  switch (ctx_.layout.zero3_reshard) {
+    case Layout::Zero3Reshard::kForward:
+      return 2 * units;
+    case Layout::Zero3Reshard::kBackward:
+      return units;
+    case Layout::Zero3Reshard::kStep:
+      break;
+  }
+  return 1;
+}
+
 bool DataParallelLowering::GathersAtStart() const {
   return ctx_.layout.zero >= 1 && ctx_.layout.zero <= 2 && ctx_.dp_comm;
 }
@@ -112,10 +134,11 @@ DataParallelLowering::Timed DataParallelLowering::TimeParams(const Params& p) co
 Duration DataParallelLowering::StreamBound(int stage) const {
   if (!ctx_.dp_comm) return Duration::Zero();
   // How often each segment is gathered and reduced per step (StepLowering's Emit* calls):
-  // ZeRO 3 gathers before every forward and backward unit, ZeRO 1/2 once at the start; the
-  // gradients are reduced after every backward or after the last micro-batch's (grad_reduce).
+  // ZeRO 3 as parallelism.zero3_reshard frees the layers (LayerGathersPerStep), ZeRO 1/2 once
+  // at the start; the gradients are reduced after every backward or after the last
+  // micro-batch's (grad_reduce).
   const double units = static_cast<double>(ctx_.chunk_micro_batches);
-  const double gathers = GathersPerLayer() ? 2 * units : GathersAtStart() ? 1 : 0;
+  const double gathers = GathersPerLayer() ? LayerGathersPerStep() : GathersAtStart() ? 1 : 0;
   const double reduces = ctx_.layout.reduces_every_micro_batch() ? units : 1;
   // Each stream runs its collectives one after another; and both streams' flows cross the
   // same links (the group's NICs, or NVLink inside a node), each flow's bytes taking its time

@@ -24,6 +24,13 @@ class DataParallelLowering {
 
   // ZeRO 3 with data-parallel peers: parameters gathered before each layer's use.
   bool GathersPerLayer() const;
+  // ZeRO 3, as parallelism.zero3_reshard frees them: whether the forward of micro-batch `mb`
+  // gathers its layers (each one's, or the first's alone when they are held to the step's end),
+  // and whether each backward gathers them again (they were freed after the forward).
+  bool GathersForForward(int64_t mb) const;
+  bool GathersForBackward() const;
+  // How many times a step gathers each layer (zero where nothing is gathered layer by layer).
+  double LayerGathersPerStep() const;
   // ZeRO 1/2 with data-parallel peers: updated parameters gathered at the step start.
   bool GathersAtStart() const;
   // Whether the backward of micro-batch `mb` reduces gradients (ZeRO >= 2: every one).

@@ -24,8 +24,17 @@ constexpr EnumNames<Layout::ParamGather, 5> kParamGathers(
                       {Layout::ParamGather::kChained, "chained"},
                       {Layout::ParamGather::kOnDemand, "on_demand"},
                       {Layout::ParamGather::kAligned, "aligned"}}});
+constexpr EnumNames<Layout::Zero3Reshard, 3> kZero3Reshards(
+    "zero3_reshard", {{{Layout::Zero3Reshard::kForward, "forward"},
+                       {Layout::Zero3Reshard::kBackward, "backward"},
+                       {Layout::Zero3Reshard::kStep, "step"}}});
 }  // namespace
 
+std::string_view Zero3ReshardName(Layout::Zero3Reshard r) { return kZero3Reshards.Name(r); }
+StatusOr<Layout::Zero3Reshard> ParseZero3Reshard(std::string_view s) {
+  return kZero3Reshards.Parse(s);
+}
+std::vector<std::string_view> Zero3ReshardNames() { return kZero3Reshards.Names(); }
 std::string_view ParamGatherName(Layout::ParamGather g) { return kParamGathers.Name(g); }
 StatusOr<Layout::ParamGather> ParseParamGather(std::string_view s) {
   return kParamGathers.Parse(s);

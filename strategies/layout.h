@@ -101,6 +101,19 @@ struct Layout {
   // parameters that are views of the gather's output and gradients reduced in place (PyTorch
   // FSDP1's FlatParameter, Megatron-Core's FSDP buffers).
   bool zero3_copies = true;
+  // When ZeRO 3 frees a layer's gathered parameters (reshards them):
+  // - kForward: after each forward, gathered again for the backward, freed after it (PyTorch
+  //   FSDP's reshard_after_forward, DeepSpeed ZeRO-3, Megatron-FSDP);
+  // - kBackward: after each backward: gathered at each forward, held to its backward (FSDP's
+  //   reshard_after_forward=False, torchtitan's fsdp_reshard_after_forward "never" without PP);
+  // - kStep: at the step's end: gathered at a stage's first forward, held through the last
+  //   backward (torch.distributed.pipelining's stages run FSDP2 modules with
+  //   reshard_after_backward False until their REDUCE_GRAD after every micro-batch's backward,
+  //   torch/distributed/pipelining/stage.py backward_maybe_with_nosync and perform_reduce_grad;
+  //   torchtitan's default under PP adds reshard_after_forward=False,
+  //   torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy).
+  enum class Zero3Reshard : uint8_t { kForward, kBackward, kStep };
+  Zero3Reshard zero3_reshard = Zero3Reshard::kForward;
   // How ZeRO 1 (Megatron-Core's distributed optimizer) issues the parameter all-gathers of a
   // step's first forwards with overlap.dp (--overlap-param-gather), as its versions do:
   // - kChained: Megatron-Core 0.8 and before: the first at zero_grad, each next one when the
@@ -163,6 +176,11 @@ struct Layout {
 std::string_view ParamGatherName(Layout::ParamGather g);
 StatusOr<Layout::ParamGather> ParseParamGather(std::string_view s);
 std::vector<std::string_view> ParamGatherNames();
+
+// parallelism.zero3_reshard's names: forward, backward, step.
+std::string_view Zero3ReshardName(Layout::Zero3Reshard r);
+StatusOr<Layout::Zero3Reshard> ParseZero3Reshard(std::string_view s);
+std::vector<std::string_view> Zero3ReshardNames();
 
 // parallelism.grad_reduce's names: auto, micro_batch, step.
 std::string_view GradReduceName(Layout::GradReduce g);

@@ -92,8 +92,12 @@ std::string Sentence(const Layout& l, const Training& t) {
       "recompute {}{}{}",
       l.tp, l.pp, l.dp, l.cp, l.gathers_kv() ? " (K/V all-gathered)" : "", l.ep, EtpOf(l, "ETP"),
       l.sp && l.tp > 1 ? " +SP" : "", l.zero,
-      l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "", reduce,
-      ScheduleName(l.schedule),
+      std::string(l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "") +
+          (l.zero == 3 && l.zero3_reshard != Layout::Zero3Reshard::kForward
+               ? fmt::format(" (parameters held to the {}'s end)",
+                             l.zero3_reshard == Layout::Zero3Reshard::kStep ? "step" : "backward")
+               : std::string()),
+      reduce, ScheduleName(l.schedule),
       (l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string()) +
           (l.split_embedding || l.split_loss
                ? fmt::format(" ({} counted as a layer in the split)",

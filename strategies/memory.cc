@@ -366,6 +366,9 @@ class StageAccounting {
     const double all = lora_ ? rule_.weights * c.lora + base_dense + base_expert
                              : rule_.weights * (c.dense + c.expert) + fp8_extra * fp8;
     const double tables = rule_.weights * c.tables;  // 16-bit under QLoRA as well (BaseBytes)
+    // Held from their forward to their backward (or to the step's end), every layer of the
+    // stage is gathered at the last forward's end (parallelism.zero3_reshard).
+    if (l_.zero3_reshard != Layout::Zero3Reshard::kForward) return all;
     const double layer = layers > 0 ? (all - tables) / layers : 0.0;
     if (!l_.zero3_copies) return tables + 2 * layer;
     return std::max(2 * layer, rule_.weights * c.largest_table + layer);

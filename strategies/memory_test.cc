@@ -147,6 +147,14 @@ TEST_CASE("ZeRO 3's gathered parameters: two layers, and the tables as each impl
     // Megatron-FSDP and FSDP1 (flat buffers): the tables stay gathered, beside two layers.
     CHECK(gathered(false, stage) == doctest::Approx(bf16 * (table + 2 * layer)).epsilon(0.01));
   }
+  // Held after their forward (to the backward, or to the step's end under
+  // torch.distributed.pipelining), every layer and table of the stage is gathered at once.
+  for (auto r : {Layout::Zero3Reshard::kBackward, Layout::Zero3Reshard::kStep}) {
+    l.zero3_reshard = r;
+    CHECK(gathered(true, 0) == doctest::Approx(bf16 * (table + layer)).epsilon(0.01));
+    CHECK(gathered(true, 1) == doctest::Approx(bf16 * (table + 31 * layer)).epsilon(0.01));
+  }
+  l.zero3_reshard = Layout::Zero3Reshard::kForward;
   // Llama 2 7B's tables (32K) are smaller than a layer: two layers gathered under FSDP2.
   m = *su.models.Find("llama2-7b");
   CHECK(gathered(true, 0) ==

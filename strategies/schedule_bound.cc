@@ -45,11 +45,19 @@ class ScheduleWalk {
     return g % in_.route == in_.route - 1 ? f_end_[idx]
                                           : b_end_[idx + in_.micro_batches] + in_.into_b[g];
   }
+  // ZeRO 3: whether the unit gathers its layers (and copies them out).
+  bool Gathers(const Unit& u, bool forward) const {
+    if (!in_.per_layer) return false;
+    return forward ? in_.gathers_every_forward || u.mb == 0 : in_.gathers_backward;
+  }
+  Duration CopyOut(int s, const Unit& u, bool forward) const {
+    return Gathers(u, forward) ? in_.comm[s][u.chunk].copy : Duration::Zero();
+  }
   // ZeRO 3: the unit's gathers go on the gather stream as it is emitted (they wait for nothing
   // else), and its first task waits for the first of them.
-  Duration Gathered(int s, int chunk, bool forward) {
-    if (!in_.per_layer) return Duration::Zero();
-    const ChunkComm& cc = in_.comm[s][chunk];
+  Duration Gathered(int s, const Unit& u, bool forward) {
+    if (!Gathers(u, forward)) return Duration::Zero();
+    const ChunkComm& cc = in_.comm[s][u.chunk];
     const Duration first = gather_end_[s] + (forward ? cc.gather_f : cc.gather_b);
     gather_end_[s] += cc.gather;
     return first;
@@ -64,9 +72,9 @@ class ScheduleWalk {
 
   void Forward(int s, const Unit& u, int g, size_t idx) {
     const ChunkComm& cc = in_.comm[s][u.chunk];
-    Duration start = Max(Max(stage_end_[s], FAfter(g, idx)), Gathered(s, u.chunk, true));
+    Duration start = Max(Max(stage_end_[s], FAfter(g, idx)), Gathered(s, u, true));
     if (u.mb == 0) start = Max(start, cc.start_wait) + cc.start_after;
-    f_end_[idx] = start + in_.times[s][u.chunk].f + cc.copy;
+    f_end_[idx] = start + in_.times[s][u.chunk].f + CopyOut(s, u, true);
     stage_end_[s] = f_end_[idx];
     done_.f[idx] = 1;
   }
@@ -76,8 +84,8 @@ class ScheduleWalk {
     Reduces(s, u, start, stage_end_[s]);
   }
   void Backward(int s, const Unit& u, int g, size_t idx) {
-    const Duration start = Max(Max(stage_end_[s], BAfter(g, idx)), Gathered(s, u.chunk, false));
-    b_end_[idx] = start + in_.times[s][u.chunk].b + in_.comm[s][u.chunk].copy;
+    const Duration start = Max(Max(stage_end_[s], BAfter(g, idx)), Gathered(s, u, false));
+    b_end_[idx] = start + in_.times[s][u.chunk].b + CopyOut(s, u, false);
     stage_end_[s] = b_end_[idx];
     done_.b[idx] = 1;
     if (!in_.split) Reduces(s, u, start, b_end_[idx]);
@@ -87,8 +95,8 @@ class ScheduleWalk {
   // after the whole backward, later still), and the stage after W.
   void PairedBackward(int s, const Unit& b, int gb, size_t bidx, bool with_w) {
     const UnitDurations& tb = in_.times[s][b.chunk];
-    const Duration b_start = Max(Max(stage_end_[s], BAfter(gb, bidx)), Gathered(s, b.chunk, false));
-    const Duration copy = in_.comm[s][b.chunk].copy;
+    const Duration b_start = Max(Max(stage_end_[s], BAfter(gb, bidx)), Gathered(s, b, false));
+    const Duration copy = CopyOut(s, b, false);
     b_end_[bidx] = b_start + copy + (with_w ? Min(tb.b, tb.bw) : tb.b);
     stage_end_[s] = b_start + copy + (with_w ? tb.bw : tb.b);
     done_.b[bidx] = 1;

@@ -51,7 +51,11 @@ struct ScheduleBoundInput {
   int route = 1;              // virtual stages on a micro-batch's route (RouteLength)
   bool split = false;         // the schedule splits the backward (B, then W)
   bool per_layer = false;     // ZeRO 3: gathers layer by layer (gather_f, gather_b, copy)
-  bool waits = false;         // a stage's compute waits for its reductions (overlap_dp)
+  // ZeRO 3 as parallelism.zero3_reshard frees the layers: every forward gathers them (else
+  // micro-batch 0's alone), and every backward gathers them again.
+  bool gathers_every_forward = true;
+  bool gathers_backward = true;
+  bool waits = false;  // a stage's compute waits for its reductions (overlap_dp)
   // Which micro-batches' backwards reduce the gradients: none without data-parallel
   // synchronisation, else every one or the last (`last_micro_batch`).
   bool dp_reduces = false;

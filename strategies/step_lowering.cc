@@ -92,10 +92,13 @@ Duration StepLowering::LowerBound() {
       if (split) per_mb += serial(ch, Phase::kW);
       if (recompute) per_mb += serial(ch, Phase::kR);
       if (!per_layer) continue;
+      // The gathers every micro-batch makes (those held to the step's end: none).
+      const double gathers =
+          (dp_.GathersForForward(1) ? 1.0 : 0.0) + (dp_.GathersForBackward() ? 1.0 : 0.0);
       for (auto [a, b] : ch.segments) {
         const Duration copy = dp_.CopyOutTime(ch, a, b);
-        per_mb += copy * 2.0;
-        chain_per_mb += (dp_.IssuedTime(ch, a, b, true) + copy) * 2.0;
+        per_mb += copy * gathers;
+        chain_per_mb += (dp_.IssuedTime(ch, a, b, true) + copy) * gathers;
       }
     }
     const Duration stage = per_mb * static_cast<double>(ctx_.chunk_micro_batches);
@@ -120,59 +123,6 @@ Duration StepLowering::LowerBound() {
     drain += serial(first, Phase::kB) + (recompute ? serial(first, Phase::kR) : Duration::Zero());
   }
   return bound;
-}
-
-std::vector<double> StepLowering::ActivationLowerBounds() const {
-  // EndForward holds a chunk's `act` from the forward's first task and EndBackward frees it
-  // at the backward's end, less what a split backward keeps for W (`act_w`, freed at W's
-  // end), with recompute's transient on top; each rank runs its stage's order on one compute
-  // stream, so the walk in that order, held at each unit's boundary, is never above the
-  // replay.
-  const int p = ctx_.layout.pp;
-  const bool split = ctx_.schedule.splits_backward();
-  // The walk is taken from each stage's peak states (the same value, exactly, when the bytes
-  // are whole numbers), else walked unit by unit.
-  StagePeaks peaks(ctx_.layout, PipelineShape{p, ctx_.chunks, ctx_.micro_batches});
-  std::vector<double> out(p, 0.0);
-  std::vector<double> bytes, w;
-  for (int s = 0; s < p; ++s) {
-    bytes.clear();
-    w.clear();
-    for (const Chunk& ch : layers_.chunks(s)) {
-      bytes.push_back(ch.act);
-      w.push_back(split ? ch.act_w : 0.0);
-    }
-    out[s] = peaks.Of(s, bytes, w);
-  }
-  return out;
-}
-
-std::vector<double> StepLowering::FirstBackwardPeaks(const std::vector<double>& held) const {
-  // Recompute rebuilds a layer's dropped activations on top of what the stage holds
-  // (EndBackward: act_full_max from the backward's first task to its last), which the walk of
-  // ActivationLowerBounds, held at unit boundaries, leaves out. At a stage's first backward
-  // nothing has been freed: the states from the start, then every forward before it in the
-  // order (each began before it on the stage's stream; an F&B pair's forward only adds), then
-  // the transient. Summed in that order, as the replay's memory tracker adds them, the level
-  // is never above the replay's (a rounded sum grows with each term); 1F1B-like orders peak
-  // there.
-  const int p = ctx_.layout.pp;
-  std::vector<double> out(p, 0.0);
-  if (ctx_.training.recompute == RecomputeKind::kNone) return out;
-  const auto states = SharedPeakStates(ctx_.layout, {p, ctx_.chunks, ctx_.micro_batches});
-  for (int s = 0; s < p; ++s) {
-    const PeakStates& st = (*states)[s];
-    if (st.first_b_chunk < 0) continue;
-    const double transient = layers_.chunk(s, st.first_b_chunk).act_full_max;
-    if (!(transient > 0)) continue;
-    double level = held[static_cast<size_t>(s)];
-    for (const auto& [chunk, n] : st.before_first_b) {
-      const double act = layers_.chunk(s, chunk).act;
-      for (int64_t k = 0; k < n; ++k) level += act;
-    }
-    out[s] = level + transient;
-  }
-  return out;
 }
 
 ChunkComm StepLowering::ChunkCommOf(int s, int c) const {
@@ -224,6 +174,8 @@ Duration StepLowering::ScheduleBound() const {
   in.route = ctx_.route;
   in.split = ctx_.schedule.splits_backward();
   in.per_layer = dp_.GathersPerLayer();
+  in.gathers_every_forward = dp_.GathersForForward(1);
+  in.gathers_backward = dp_.GathersForBackward();
   in.waits = dp_.BackwardWaitsForReductions();
   // As DataParallelLowering::Reduces.
   in.dp_reduces = ctx_.dp_comm;
@@ -436,7 +388,7 @@ void StepLowering::EmitForward(int s, const Unit& u) {
   dp_.BeforeForward(s);
   const bool first_f = u.mb == 0 && dp_.GathersAtStart();
   const int nseg = static_cast<int>(ch.segments.size());
-  if (dp_.GathersPerLayer()) {
+  if (dp_.GathersForForward(u.mb)) {
     // FSDP: gather each layer's parameters before its forward, one layer ahead, and copy them
     // out of the gather's buffer (DataParallelLowering::GatherForCompute).
     for (auto [a, b] : ch.segments) {
@@ -534,7 +486,7 @@ void StepLowering::EmitBackward(int s, const Unit& u) {
     const std::vector<size_t> marks = reduce ? dp_.ReductionMarks(s) : std::vector<size_t>{};
     for (int k = static_cast<int>(ch.segments.size()) - 1; k >= 0; --k) {
       auto [a, b] = ch.segments[k];
-      if (dp_.GathersPerLayer()) dp_.GatherForCompute(s, ch, a, b);
+      if (dp_.GathersForBackward()) dp_.GatherForCompute(s, ch, a, b);
       backward(a, b);
       if (reduce) dp_.Reduce(s, u.chunk, a, b);
     }

@@ -28,6 +28,9 @@ Json LayoutJson(const Scenario& s) {
   }
   if (l.cp_comm != Layout::CpComm::kRing) j.Set("cp_comm", std::string(CpCommName(l.cp_comm)));
   if (l.zero == 3 && !l.zero3_copies) j.Set("zero3_copies", false);
+  if (l.zero == 3 && l.zero3_reshard != Layout::Zero3Reshard::kForward) {
+    j.Set("zero3_reshard", std::string(Zero3ReshardName(l.zero3_reshard)));
+  }
   if (l.param_gather != Layout::ParamGather::kAuto) {
     j.Set("param_gather", std::string(ParamGatherName(l.param_gather)));
   }
