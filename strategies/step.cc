@@ -146,6 +146,36 @@ std::string GradReduceAdvice(const ModelSpec& model, const Training& training, c
                   *alt, r);
 }
 
+std::string Zero3ReshardAdvice(const ModelSpec& model, const Training& training,
+                               const Layout& layout, const ClusterSpec& cluster,
+                               const StepReport& r) {
+  using R = Layout::Zero3Reshard;
+  if (!r.fits || layout.zero != 3 || layout.dp * layout.cp <= 1 ||
+      layout.zero3_reshard == R::kStep) {
+    return "";
+  }
+  std::optional<StepReport> best;
+  R pick = layout.zero3_reshard;
+  for (const R z : {R::kBackward, R::kStep}) {
+    if (z <= layout.zero3_reshard) continue;  // held no longer than now
+    Layout probe = layout;
+    probe.zero3_reshard = z;
+    std::optional<StepReport> alt = ShorterFit(model, training, probe, cluster, r);
+    if (alt && (!best || alt->step_time_s < best->step_time_s)) {
+      best = std::move(alt);
+      pick = z;
+    }
+  }
+  if (!best) return "";
+  return AlsoFits(
+      fmt::format("zero3_reshard: {}", Zero3ReshardName(pick)),
+      pick == R::kStep
+          ? " holding every layer's parameters gathered to the step's end (one gather "
+            "a layer a step)"
+          : " holding each layer's parameters gathered from its forward to its backward",
+      *best, r);
+}
+
 std::string LossFusionAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                              const ClusterSpec& cluster, const StepReport& r) {
   if (!r.fits || training.fused_cross_entropy) return "";
@@ -256,6 +286,7 @@ std::vector<std::string> StepAdvice(const ModelSpec& model, const Training& trai
   std::vector<std::string> out;
   for (std::string advice : {RecomputeLayersAdvice(model, training, layout, cluster, r),
                              GradReduceAdvice(model, training, layout, cluster, r),
+                             Zero3ReshardAdvice(model, training, layout, cluster, r),
                              FoldingAdvice(model, training, layout, cluster, r),
                              LossFusionAdvice(model, training, layout, cluster, r),
                              GroupedGemmAdvice(model, training, layout, cluster, r)}) {

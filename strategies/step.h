@@ -76,6 +76,13 @@ std::string RecomputeLayersAdvice(const ModelSpec& model, const Training& traini
 std::string GradReduceAdvice(const ModelSpec& model, const Training& training, const Layout& layout,
                              const ClusterSpec& cluster, const StepReport& r);
 
+// For `run`: a ZeRO 3 step that fits, replayed holding its layers' gathered parameters longer
+// (zero3_reshard backward, then step: fewer gathers, more memory); the advice for the shortest
+// that also fits and is at least 1% shorter, else empty.
+std::string Zero3ReshardAdvice(const ModelSpec& model, const Training& training,
+                               const Layout& layout, const ClusterSpec& cluster,
+                               const StepReport& r);
+
 // For `run`: an MoE step whose experts are tensor-parallel as wide as attention (etp = tp > 1,
 // with SP and EP), replayed with MoE parallel folding instead (etp: 1, the EP group over the
 // TP ranks too: ep x tp with the experts' shards as they were, or the same ep with whole

@@ -893,6 +893,14 @@ TEST_CASE("zero3_reshard: layers freed after each forward, after each backward, 
   CHECK(bwd.exposed.dp < fwd.exposed.dp);
   CHECK(step.step_time_s < fwd.step_time_s);
   CHECK(step.peak_memory_bytes[0] > fwd.peak_memory_bytes[0]);
+  // run's advice names the shortest policy that holds longer and still fits.
+  b.l.zero3_reshard = Layout::Zero3Reshard::kForward;
+  const std::string advice = Zero3ReshardAdvice(b.model, b.t, b.l, b.cluster, fwd);
+  CAPTURE(advice);
+  CHECK(advice.rfind("zero3_reshard: step also fits", 0) == 0);
+  CHECK(advice.find(fmt::format("step {:.3f} s", step.step_time_s)) != std::string::npos);
+  b.l.zero3_reshard = Layout::Zero3Reshard::kStep;
+  CHECK(Zero3ReshardAdvice(b.model, b.t, b.l, b.cluster, step).empty());
 }
 
 TEST_CASE("cp_comm: all-gathered K/V wait before the attention; a ring hides them behind it") {
