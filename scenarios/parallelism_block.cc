@@ -138,7 +138,6 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   PARASIM_RETURN_IF_ERROR(ReadAccountFor(m, &l));
   PARASIM_RETURN_IF_ERROR(ReadOverlap(ctx, m, &l));
   PARASIM_RETURN_IF_ERROR(m.Bool("zero3_copies", &l.zero3_copies));
-  PARASIM_RETURN_IF_ERROR(ReadNamed(ctx, m, "zero3_reshard", ParseZero3Reshard, &l.zero3_reshard));
   PARASIM_RETURN_IF_ERROR(ReadNamed(ctx, m, "param_gather", ParseParamGather, &l.param_gather));
   // Interleaving's micro-batch group: checked against pp and the micro-batch count with the
   // schedule (strategies/schedule_interleaved.cc).

@@ -28,8 +28,15 @@ std::string ReduceOf(const Layout& l) {
 // Context parallelism's exchange when not the ring: " cp-all-gather".
 std::string CpCommOf(const Layout& l) { return l.gathers_kv() ? " cp-all-gather" : ""; }
 
-// ZeRO 3 over flat buffers, without the copies of per-parameter sharding: " no-copies".
-std::string CopiesOf(const Layout& l) { return l.zero == 3 && !l.zero3_copies ? " no-copies" : ""; }
+// ZeRO 3 over flat buffers, without the copies of per-parameter sharding: " no-copies"; its
+// layers held gathered past their forward: " hold-backward", " hold-step".
+std::string CopiesOf(const Layout& l) {
+  std::string out = l.zero == 3 && !l.zero3_copies ? " no-copies" : "";
+  if (l.zero == 3 && l.zero3_reshard != Layout::Zero3Reshard::kForward) {
+    out += fmt::format(" hold-{}", Zero3ReshardName(l.zero3_reshard));
+  }
+  return out;
+}
 
 // Expert tensor parallelism narrower or wider than TP (MoE parallel folding): " etp1" (" ETP1"
 // with `name` "ETP").

@@ -32,7 +32,8 @@ void NormaliseLayout(Layout* l, Training* t) {
       (l->dp * l->cp == 1 || (l->grad_reduce == GR::kMicroBatch) == (l->zero >= 2))) {
     l->grad_reduce = GR::kAuto;
   }
-  if (l->cp == 1) l->cp_comm = Layout::CpComm::kRing;  // no exchange to make
+  if (l->cp == 1) l->cp_comm = Layout::CpComm::kRing;                   // no exchange to make
+  if (l->zero != 3) l->zero3_reshard = Layout::Zero3Reshard::kForward;  // nothing gathered
   // account_for is Megatron-LM's split of a one-way pipeline: a schedule that places both ends
   // on one stage (V, DualPipe) or no pipeline at all keeps its own split.
   const PipelineSchedule& s = ScheduleOf(l->schedule);
@@ -65,8 +66,9 @@ StatusOr<SweepGrid> BuildGrid(const Scenario& base, const SweepSpec& spec, int64
   // come one after another, where EnumerateRange drops them without a lookup. The order of the
   // points is nobody else's: the entries are sorted by key.
   auto folds = [](const GridAxis& a) {
-    static constexpr std::string_view kFolded[] = {
-        "virtual_stages", "schedule", "sp", "cp_comm", "fp8_recipe", "grad_reduce", "zero"};
+    static constexpr std::string_view kFolded[] = {"virtual_stages", "schedule",   "sp",
+                                                   "cp_comm",        "fp8_recipe", "grad_reduce",
+                                                   "zero3_reshard",  "zero"};
     return std::find(std::begin(kFolded), std::end(kFolded), a.key->name) - std::begin(kFolded);
   };
   std::stable_sort(g.axes.begin(), g.axes.end(),

@@ -24,7 +24,8 @@ StatusOr<int64_t> Boolean(std::string_view value) {
   return b ? 1 : 0;
 }
 
-// A named key's value (schedule, recompute, grad_reduce, cp_comm, precision, fp8_recipe)
+// A named key's value (schedule, recompute, grad_reduce, zero3_reshard, cp_comm, precision,
+// fp8_recipe)
 // through its own parser, which may take aliases (the schedules'); an unknown name lists the
 // names and the nearest one.
 template <class E, StatusOr<E> (*kParse)(std::string_view),
@@ -150,6 +151,18 @@ const std::vector<SweepKey> kKeys = {
                                    static_cast<int64_t>(Layout::GradReduce::kStep)};
      },
      "parallelism"},
+    // When ZeRO 3 frees a layer's gathered parameters: every policy; the sweep folds any
+    // without ZeRO 3 onto forward.
+    {"zero3_reshard", Named<Layout::Zero3Reshard, ParseZero3Reshard, Zero3ReshardNames>,
+     [](int64_t v, Layout* l, Training*) {
+       l->zero3_reshard = static_cast<Layout::Zero3Reshard>(v);
+     },
+     [](const Scenario&) {
+       return std::vector<int64_t>{static_cast<int64_t>(Layout::Zero3Reshard::kForward),
+                                   static_cast<int64_t>(Layout::Zero3Reshard::kBackward),
+                                   static_cast<int64_t>(Layout::Zero3Reshard::kStep)};
+     },
+     "parallelism"},
     // Both exchanges; the sweep folds any without context parallelism onto the ring.
     {"cp_comm", Named<Layout::CpComm, ParseCpComm, CpCommNames>,
      [](int64_t v, Layout* l, Training*) { l->cp_comm = static_cast<Layout::CpComm>(v); },
@@ -219,7 +232,8 @@ SweepPoint SweepPointOf(const Layout& l, const Training& t) {
           t.global_batch,
           t.recompute_layers,
           static_cast<int64_t>(t.precision),
-          static_cast<int64_t>(t.fp8_recipe)};
+          static_cast<int64_t>(t.fp8_recipe),
+          static_cast<int64_t>(l.zero3_reshard)};
 }
 
 const SweepKey* FindSweepKey(std::string_view name) {

@@ -47,7 +47,7 @@ std::vector<std::string_view> SweepKeysOf(std::string_view block);
 // What the keys above set in a layout and training, one number per key (sp as 0/1, enums by
 // value): two grid points with the same SweepPoint over the same base scenario are the same
 // layout and training. A key added to the table adds its field here (sweep_test checks).
-using SweepPoint = std::array<int64_t, 18>;
+using SweepPoint = std::array<int64_t, 19>;
 SweepPoint SweepPointOf(const Layout& l, const Training& t);
 using SweepPointHash = sim::WholeNumbersHash;
 

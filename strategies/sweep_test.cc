@@ -451,6 +451,44 @@ TEST_CASE("sharded data parallelism: every bound holds and pruning keeps the exh
   }
 }
 
+TEST_CASE("ZeRO 3's resharding: every bound holds and pruning keeps the exhaustive answer") {
+  // Layers freed after each forward, after each backward or at the step's end (one gather a
+  // layer a step) under every kind of schedule: the bounds count each policy's gathers and stay
+  // under every replay; layouts without ZeRO 3 fold onto forward, and keys name the others.
+  auto axis = [](std::vector<std::string> v) { return SweepAxis{false, std::move(v)}; };
+  Scenario s = Load("scenarios/llama3-70b-64-h100.yaml");
+  SweepSpec sw;
+  sw.axes = {{"tp", axis({"4", "8"})},
+             {"pp", axis({"1", "2", "4"})},
+             {"dp", SweepAxis{true, {}}},
+             {"zero", axis({"1", "3"})},
+             {"micro_batch", axis({"1"})},
+             {"schedule", axis({"1f1b", "interleaved-1f1b", "zb-h1", "dualpipe"})},
+             {"virtual_stages", axis({"2"})},
+             {"grad_reduce", axis({"micro_batch", "step"})},
+             {"zero3_reshard", axis({"forward", "backward", "step"})}};
+  sw.global_batch_max = 64;
+  s.sweep = sw;
+  s.dp_auto = true;
+  auto [all, pruned] = BothWays(s);
+  int held = 0;
+  for (const SweepEntry& e : all->ranked) {
+    CAPTURE(e.key);
+    const bool holds = e.layout.zero3_reshard != Layout::Zero3Reshard::kForward;
+    CHECK((!holds || e.layout.zero == 3));
+    CHECK(holds == (e.key.find(" hold-") != std::string::npos));
+    held += holds ? 1 : 0;
+    std::vector<double> bytes;
+    auto bound = BoundsOf(s, e, &bytes);
+    REQUIRE(bound.ok());
+    CHECK(bound->step_s <= e.step_time_s);
+    auto schedule = StepScheduleBound(s.model, e.training, e.layout, s.cluster);
+    REQUIRE(schedule.ok());
+    CHECK(*schedule <= e.step_time_s);
+  }
+  CHECK(held > 10);
+}
+
 TEST_CASE("the schedule bound waits for transfers, start gathers and queued reductions") {
   // Llama 3 405B on 16,384 H100 at PP64 (the benchmark question's front runners): the walk of
   // the schedule before lowering counts each activation's transfer between nodes, the ZeRO-1
