@@ -199,6 +199,17 @@ StatusOr<StepBounds> BoundsOf(const Scenario& s, const SweepEntry& e, std::vecto
   return StepLowerBounds(s.model, e.training, e.layout, s.cluster, *held);
 }
 
+// A replayed layout's first-tier and schedule bounds, each at most its replayed step.
+void CheckStepBounds(const Scenario& s, const SweepEntry& e) {
+  std::vector<double> held;
+  auto bound = BoundsOf(s, e, &held);
+  REQUIRE(bound.ok());
+  CHECK(bound->step_s <= e.step_time_s);
+  auto schedule = StepScheduleBound(s.model, e.training, e.layout, s.cluster);
+  REQUIRE(schedule.ok());
+  CHECK(*schedule <= e.step_time_s);
+}
+
 TEST_CASE("pruning stays exact however the distributed optimizer issues its start gathers") {
   // The GPT-3 175B sweep (1F1B, interleaved, ZB-H1/H2; ZeRO 1, full recompute) under each
   // parallelism.param_gather: the schedule bound counts an on-demand gather from when the
@@ -438,13 +449,7 @@ TEST_CASE("sharded data parallelism: every bound holds and pruning keeps the exh
     CHECK(twins > 0);
     for (const SweepEntry& e : all->ranked) {
       CAPTURE(e.key);
-      std::vector<double> held;
-      auto bound = BoundsOf(s, e, &held);
-      REQUIRE(bound.ok());
-      CHECK(bound->step_s <= e.step_time_s);
-      auto schedule = StepScheduleBound(s.model, e.training, e.layout, s.cluster);
-      REQUIRE(schedule.ok());
-      CHECK(*schedule <= e.step_time_s);
+      CheckStepBounds(s, e);
       sharded += e.layout.zero >= 2 ? 1 : 0;
     }
     CHECK(sharded > 10);
@@ -478,13 +483,7 @@ TEST_CASE("ZeRO 3's resharding: every bound holds and pruning keeps the exhausti
     CHECK((!holds || e.layout.zero == 3));
     CHECK(holds == (e.key.find(" hold-") != std::string::npos));
     held += holds ? 1 : 0;
-    std::vector<double> bytes;
-    auto bound = BoundsOf(s, e, &bytes);
-    REQUIRE(bound.ok());
-    CHECK(bound->step_s <= e.step_time_s);
-    auto schedule = StepScheduleBound(s.model, e.training, e.layout, s.cluster);
-    REQUIRE(schedule.ok());
-    CHECK(*schedule <= e.step_time_s);
+    CheckStepBounds(s, e);
   }
   CHECK(held > 10);
 }
