@@ -471,7 +471,7 @@ void ParallelFlags(const Scenario& s, Flags& f) {
   }
   if (l.zero == 3 && l.zero3_reshard != Layout::Zero3Reshard::kForward) {
     f.Miss("parallelism.zero3_reshard", std::string(Zero3ReshardName(l.zero3_reshard)),
-           "Megatron-FSDP frees each layer's parameters after its forward");
+           "Megatron-LM's FSDP frees each layer's parameters after its forward");
   }
   const double grad_bytes = DtypeBytes(s.training.grad_dtype);
   const double elements = l.bucket.bytes() / grad_bytes;

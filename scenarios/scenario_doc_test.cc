@@ -152,7 +152,8 @@ serving:
   engine: {max_num_tokens: 4096, max_seqs: 128, chunked_prefill: true, block_size: 16,
            long_prefill_threshold: 512, kv_fraction: 0.9, preemption: recompute,
            cuda_graphs: piecewise, cuda_graph_max_tokens: 512, moe_chunk_tokens: 16384,
-           iteration_overhead: 1ms, host_ops_per_op: 0}
+           iteration_overhead: 1ms, host_ops_per_op: 0, host_ops_per_graph: 0,
+           cuda_graph_scope: whole}
 parallelism:
   prefill: {tp: 2, pp: 1, ep: 2, replicas: 2, dp_attention: false}
   decode: {tp: 4, replicas: auto}

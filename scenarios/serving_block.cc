@@ -271,8 +271,13 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
     PARASIM_RETURN_IF_ERROR(r.Time("iteration_overhead", &d));
     e->iteration_overhead = d;
   }
-  // Up to 10,000 framework ops a call (a third of a second on a DGX H100's host).
+  // Up to 10,000 framework ops a call or a launch (a third of a second on a DGX H100's host).
   PARASIM_RETURN_IF_ERROR(r.Number("host_ops_per_op", &e->host_ops_per_op, 0, 1e4));
+  PARASIM_RETURN_IF_ERROR(r.Number("host_ops_per_graph", &e->host_ops_per_graph, 0, 1e4));
+  if (r.Has("cuda_graph_scope")) {
+    PARASIM_RETURN_IF_ERROR(r.Enum("cuda_graph_scope", &s, {"whole", "layer"}));
+    e->layer_graphs = s == "layer";
+  }
   return Status::Ok();
 }
 
@@ -302,7 +307,9 @@ const std::vector<std::string_view>& ServingEngineKeys() {
                                                       "cuda_graph_max_tokens",
                                                       "moe_chunk_tokens",
                                                       "iteration_overhead",
-                                                      "host_ops_per_op"};
+                                                      "host_ops_per_op",
+                                                      "host_ops_per_graph",
+                                                      "cuda_graph_scope"};
   return kKeys;
 }
 

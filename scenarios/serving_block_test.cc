@@ -87,10 +87,14 @@ TEST_CASE("a serving block: formats, lengths, arrivals, targets, policy") {
   CHECK(sv.engine.host_ops_per_op == 0);  // the host keeps ahead unless told
   // Megatron-Core's dynamic engine: mixed steps captured whole, its Python's calls priced.
   ServingSpec m;
-  REQUIRE(Read("serving:\n  engine: {cuda_graphs: mixed, cuda_graph_max_tokens: 64,\n"
-               "           host_ops_per_op: 9.1}\n",
-               &m)
-              .ok());
+  REQUIRE(
+      Read("serving:\n  engine: {cuda_graphs: mixed, cuda_graph_max_tokens: 64,\n"
+           "           host_ops_per_op: 9.1, host_ops_per_graph: 5.3, cuda_graph_scope: layer}\n",
+           &m)
+          .ok());
+  CHECK(m.engine.layer_graphs);
+  CHECK(m.engine.host_ops_per_graph == doctest::Approx(5.3));
+  CHECK_FALSE(sv.engine.layer_graphs);
   CHECK(m.engine.cuda_graphs);
   CHECK(m.engine.mixed_graphs);
   CHECK_FALSE(m.engine.piecewise_graphs);
@@ -127,6 +131,9 @@ TEST_CASE("bad serving input is located and says what is accepted") {
        "mixed"},
       {"serving: {engine: {host_ops_per_op: -1}}\n",
        "x.yaml:1:37: error: serving.engine.host_ops_per_op: expected a number from 0 to 10000"},
+      {"serving: {engine: {cuda_graph_scope: block}}\n",
+       "x.yaml:1:38: error: serving.engine.cuda_graph_scope: 'block' is not accepted; expected "
+       "one of: whole, layer"},
       {"serving: {requests: {trace: missing.csv}}\n",
        "x.yaml:1:29: error: serving.requests.trace: cannot read the trace file"},
       // A device would be read without end (found by fuzzing).

@@ -371,8 +371,9 @@ Status PipelineNotes(Config& c, ScenarioWriter& w, const Degrees& d, int64_t acc
   if (d.pp > 1 && accumulation > 1) {
     nm->push_back(
         fmt::format("gradient accumulation over {} pipeline schedules: priced as one "
-                    "schedule of their micro-batches (one fill and drain, not {})",
-                    accumulation, accumulation));
+                    "schedule of their micro-batches (one fill and drain, not {}; under FSDP2 "
+                    "one gather and reduction a layer, not {})",
+                    accumulation, accumulation, accumulation));
   }
   std::string at;
   PARASIM_ASSIGN_OR_RETURN(const std::string reshard,

@@ -108,7 +108,8 @@ struct Layout {
   //   reshard_after_forward=False, torchtitan's fsdp_reshard_after_forward "never" without PP);
   // - kStep: at the step's end: gathered at a stage's first forward, held through the last
   //   backward (torch.distributed.pipelining's stages run FSDP2 modules with
-  //   reshard_after_backward False until their REDUCE_GRAD after every micro-batch's backward,
+  //   reshard_after_backward False until their one REDUCE_GRAD, after every micro-batch's
+  //   backward,
   //   torch/distributed/pipelining/stage.py backward_maybe_with_nosync and perform_reduce_grad;
   //   torchtitan's default under PP adds reshard_after_forward=False,
   //   torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy).

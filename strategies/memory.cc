@@ -383,7 +383,11 @@ class StageAccounting {
   // (GatheredBytes); the libraries hold their workspaces; the reserve lies outside the allocator.
   void Buffers(const StageContents& c, StageMemory* st) const {
     double comm = 0;
-    if (l_.zero == 3) comm = GatheredBytes(c, st->layers);
+    // Over one rank ZeRO 3 shards nothing: the weights are whole, nothing is gathered (as the
+    // lowering's data-parallel groups, dense and expert, of one rank each).
+    if (l_.zero == 3 && (l_.dp * l_.cp > 1 || l_.expert_data_width() > 1)) {
+      comm = GatheredBytes(c, st->layers);
+    }
     st->other_bytes = comm + workspaces_;
     st->reserve_bytes = kFrameworkReserveBytes;
   }

@@ -154,6 +154,10 @@ TEST_CASE("ZeRO 3's gathered parameters: two layers, and the tables as each impl
     CHECK(gathered(true, 0) == doctest::Approx(bf16 * (table + layer)).epsilon(0.01));
     CHECK(gathered(true, 1) == doctest::Approx(bf16 * (table + 31 * layer)).epsilon(0.01));
   }
+  // Over one rank ZeRO 3 shards nothing and gathers nothing: its weights are whole.
+  l.dp = 1;
+  for (int stage : {0, 1}) CHECK(gathered(true, stage) == 0);
+  l.dp = 8;
   l.zero3_reshard = Layout::Zero3Reshard::kForward;
   // Llama 2 7B's tables (32K) are smaller than a layer: two layers gathered under FSDP2.
   m = *su.models.Find("llama2-7b");

@@ -374,6 +374,12 @@ std::vector<ServingCost::Chain> ServingCost::Replay(int64_t tokens) const {
       parts.push_back(&kinds[static_cast<size_t>(model_.KindOf(layer))]);
     }
     chains.push_back(ReplayChain(parts));
+    if (s > 0) continue;
+    // The embedding's ops, outside any layer (a layer-scoped graph leaves them eager).
+    for (const ChainOp& op : embedding) {
+      chains.back().outside_host_ops += op.host_ops;
+      chains.back().outside_kernels += op.attention ? 0 : 1;
+    }
   }
   return chains;
 }
@@ -526,28 +532,42 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
   out.comm = chain.comm;
   out.total = chain.time + out.attention;
   int64_t kernels = chain.kernels + attention_kernels;
-  // The host's calls outside a graph: eagerly every op's; a piecewise graph's attention cores
-  // and a launch per piece (one between each two attention layers); a whole graph's launch.
-  double host_ops = chain.host_ops + chain.attention_host_ops;
-  if (s == pool_.pp - 1) {
+  const bool last = s == pool_.pp - 1;
+  if (last) {
     out.total += Head(it.sampled);
     kernels += kHeadKernels;
-    host_ops += kHeadKernels;
   }
-  // The attention kernels stay outside a piecewise graph.
+  // The host's eager calls and the graphs it launches. Eagerly every op's call. A piecewise
+  // graph (vLLM): the attention cores' calls, and a launch per piece (one between each two
+  // attention layers). A whole graph: its launch. Layer-scoped graphs (Megatron-Core's): a
+  // launch per layer, the embedding's calls beside them; the head's calls (the logits and the
+  // sampler) outside any graph.
+  double calls = chain.host_ops + chain.attention_host_ops, launches = 0;
+  const int stage_layers = stage_layers_[static_cast<size_t>(s)];
+  const bool layer_scope = graphs == GraphMode::kWhole && engine_.layer_graphs;
   if (graphs == GraphMode::kPiecewise) {
+    // The attention kernels stay outside a piecewise graph.
     kernels -= attention_kernels;
-    host_ops = chain.attention_host_ops + layers + 1;
+    calls = chain.attention_host_ops;
+    launches = layers + 1;
+  } else if (layer_scope) {
+    kernels = chain.kernels - chain.outside_kernels + attention_kernels;
+    calls = chain.outside_host_ops;
+    launches = stage_layers;
+  } else if (graphs == GraphMode::kWhole) {
+    calls = 0;
+    launches = 1;
   }
-  if (graphs == GraphMode::kWhole) host_ops = 1;
+  if (last) calls += kHeadKernels;
   if (graphs != GraphMode::kEager) {
     out.total = Max(Duration::Zero(), out.total - cost16_.Launch() * static_cast<double>(kernels));
   }
   // The GPU runs each op once the host has issued it: the stage takes the longer of the two
   // (the host runs ahead of a busy GPU; an idle one waits on the host). A call costs the
   // engine's host_ops_per_op framework ops at the host's rate (GpuSpec::host_op_time, fitted
-  // per host type on training runs).
-  out.host = cluster_.gpu.host_op_time * (engine_.host_ops_per_op * host_ops);
+  // per host type on training runs), a graph's launch host_ops_per_graph.
+  out.host = cluster_.gpu.host_op_time *
+             (engine_.host_ops_per_op * calls + engine_.host_ops_per_graph * launches);
   out.total = Max(out.total, out.host);
   return out;
 }

@@ -73,6 +73,9 @@ struct ServingChain {
   // Calls the host makes for the chain (one an op, one a collective), and for the attention
   // cores priced beside it (EnginePolicy::host_ops_per_op prices them).
   double host_ops = 0, attention_host_ops = 0;
+  // Of them, the embedding's (the first stage's ops outside its layers), and its kernels.
+  double outside_host_ops = 0;
+  int64_t outside_kernels = 0;
 };
 
 // The replayed chains of the pool shapes of one scenario (its model, cluster and formats), kept
@@ -137,7 +140,8 @@ class ServingCost {
   void ReserveWholePrompt(int64_t tokens);
   // Stage `s`'s time for the iteration; the kernels a CUDA graph holds pay no launch overhead
   // (kWhole: every kernel of the iteration, as GraphsFor captures decode-only iterations, and
-  // with mixed graphs small ones; kPiecewise: all but the attention's), nor host calls.
+  // with mixed graphs small ones; with layer-scoped graphs the layers' kernels alone;
+  // kPiecewise: all but the attention's), nor host calls.
   Duration StageTime(int s, const IterationShape& it, GraphMode graphs);
   StageCost StageBreakdown(int s, const IterationShape& it, GraphMode graphs);
   // How the engine launches the kernels of iteration `it`.

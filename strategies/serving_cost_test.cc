@@ -444,11 +444,40 @@ TEST_CASE("an eager engine's host calls bound its steps, at the host's rate") {
                           .seconds() /
                       (32 * unit);
   CHECK(more >= 3);
-  // Inside a whole graph the host launches the graph alone; a piecewise graph its pieces and
-  // the attention cores between them.
-  CHECK(dense.StageBreakdown(0, one, GraphMode::kWhole).host.seconds() == doctest::Approx(unit));
+  // Inside a whole graph the host calls the head alone (the final norm, the LM head, the
+  // sampler); a piecewise graph the attention cores between its pieces too. Launches cost
+  // host_ops_per_graph (none here).
+  CHECK(dense.StageBreakdown(0, one, GraphMode::kWhole).host.seconds() ==
+        doctest::Approx(3 * unit));
   const double pw = dense.StageBreakdown(0, one, GraphMode::kPiecewise).host.seconds() / unit;
-  CHECK(pw == doctest::Approx(32 + 32 + 1));
+  CHECK(pw == doctest::Approx(32 + 3));
+  // Megatron-Core's layer-scoped graphs: a launch a layer, the embedding's and the head's calls
+  // eager, and their kernels' launch overhead kept.
+  EnginePolicy layered = eager;
+  layered.layer_graphs = true;
+  layered.host_ops_per_graph = 5.31;
+  ServingCost mcore = cost("llama3-8b", h100, {}, layered);
+  const StageCost lg = mcore.StageBreakdown(0, one, GraphMode::kWhole);
+  const double graph = 5.31 * h100.gpu.host_op_time.seconds();
+  const double embedding = lg.host.seconds() - 32 * graph - 3 * unit;
+  CHECK(embedding > 0.5 * unit);
+  CHECK(embedding < 12 * unit);
+  EnginePolicy whole = layered;
+  whole.layer_graphs = false;
+  const StageCost wg = cost("llama3-8b", h100, {}, whole).StageBreakdown(0, one, GraphMode::kWhole);
+  CHECK(wg.host.seconds() == doctest::Approx(graph + 3 * unit));
+  // The GPU's side: the layers' kernels launch inside their graphs, the embedding's and the
+  // head's as ever.
+  ServingCost gpu_layered = cost("llama3-8b", h100, {}, [] {
+    EnginePolicy e;
+    e.layer_graphs = true;
+    return e;
+  }());
+  const double saved = (gpu_layered.StageBreakdown(0, one, GraphMode::kWhole).total -
+                        ahead.StageBreakdown(0, one, GraphMode::kWhole).total)
+                           .seconds();
+  CHECK(saved > 0);
+  CHECK(saved < 20 * 4e-6);
 }
 
 }  // namespace

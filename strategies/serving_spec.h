@@ -147,11 +147,17 @@ struct EnginePolicy {
   // attention kernels, which launch one by one: vLLM V1's piecewise capture (vLLM docs,
   // "CUDA Graphs": PIECEWISE mode; its largest capture size, `cuda_graph_sizes`, 512 by default).
   bool piecewise_graphs = false;
-  // Every iteration of at most graph_max_tokens tokens, prompt chunks included, replayed as one
-  // CUDA graph, and decode-only iterations at any size: Megatron-Core's dynamic engine
+  // Every iteration of at most graph_max_tokens tokens, prompt chunks included, replayed as
+  // CUDA graphs, and decode-only iterations at any size: Megatron-Core's dynamic engine
   // (use_cuda_graphs_for_non_decode_steps, its default, with cuda_graph_max_tokens 512:
   // megatron/core/inference/config.py at NVIDIA/Megatron-LM d98e8a6).
   bool mixed_graphs = false;
+  // A captured iteration as one graph a layer, launched one after another, with the embedding
+  // and the head run eagerly: Megatron-Core's inference graphs (--inference-cuda-graph-scope
+  // layer, the default of its local implementation: megatron/core/transformer/
+  // cuda_graph_config.py normalize_inference_cuda_graph_scope; transformer_layer.py gives each
+  // layer its CudaGraphManager). false: one graph an iteration.
+  bool layer_graphs = false;
   int64_t graph_max_tokens = 512;
   // The most tokens a fused MoE kernel takes at once: a longer batch runs its routed experts in
   // chunks of this many, whose intermediate buffers (tokens x top_k rows) are all it holds (vLLM's
@@ -168,6 +174,9 @@ struct EnginePolicy {
   // C++ executor, vLLM V1's graphs); the Megatron-LM cases state their engine's, fitted
   // (docs/SERVING.md).
   double host_ops_per_op = 0;
+  // The host's time for each CUDA graph it launches (a whole iteration's, a piece's, a layer's),
+  // in the same framework ops; 0 by default.
+  double host_ops_per_graph = 0;
 };
 
 // One pool's replicas: each tp x pp GPUs; experts over ep of the tp ranks (ep divides tp), or

@@ -104,6 +104,11 @@ std::string LayoutOf(const YAML::Node& j) {
     if (auto cc = ParseCpComm(j["cp_comm"].as<std::string>()); cc.ok()) l.cp_comm = *cc;
   }
   if (j["zero3_copies"]) l.zero3_copies = j["zero3_copies"].as<bool>();
+  if (j["zero3_reshard"]) {
+    if (auto z = ParseZero3Reshard(j["zero3_reshard"].as<std::string>()); z.ok()) {
+      l.zero3_reshard = *z;
+    }
+  }
   if (j["param_gather"]) {
     if (auto pg = ParseParamGather(j["param_gather"].as<std::string>()); pg.ok()) {
       l.param_gather = *pg;

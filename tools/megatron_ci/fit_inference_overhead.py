@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the host time of Megatron-LM's dynamic inference engine on the training subset of
 tests/validation/serving/megatron-ci/ (train.yaml), and print the two figures for
-generate_inference.py's FITTED_OVERHEAD_MS and FITTED_HOST_OPS_PER_OP.
+generate_inference.py's FITTED_OVERHEAD_MS, FITTED_HOST_OPS_PER_OP and FITTED_HOST_OPS_PER_GRAPH.
 
 The replay charges each step `serving.engine.iteration_overhead` (the engine's Python scheduling,
 bookkeeping and sampling) and, for every op of the layer graph it runs outside a CUDA graph (a
@@ -25,57 +25,70 @@ import subprocess
 import yaml
 
 
-def log_errors(parasim, path, overhead_ms, per_op):
+def log_errors(parasim, path, overhead_ms, per_op, per_graph):
     r = subprocess.run([parasim, "validate", "--json", path,
                         "--set", "serving.engine.iteration_overhead=%.6fms" % overhead_ms,
-                        "--set", "serving.engine.host_ops_per_op=%.6f" % per_op],
+                        "--set", "serving.engine.host_ops_per_op=%.6f" % per_op,
+                        "--set", "serving.engine.host_ops_per_graph=%.6f" % per_graph],
                        capture_output=True, text=True, check=True)
     return [math.log1p(c["tokens_per_s"]["error"]) for c in json.loads(r.stdout)["cases"]
             if c.get("status") == "ok"]
 
 
-def overhead_for(parasim, path, per_op):
+def overhead_for(parasim, path, per_op, per_graph):
     """(overhead in ms at which the mean log error is zero, to 0.01 ms; its log errors)."""
     lo, hi = 0.0, 1000.0  # ms: no overhead predicts too fast; a second a step too slow
-    errs = log_errors(parasim, path, lo, per_op)
+    errs = log_errors(parasim, path, lo, per_op, per_graph)
     if sum(errs) <= 0:  # the host time alone is already too slow
         return lo, errs
     while hi - lo > 0.01:
         mid = (lo + hi) / 2
-        errs = log_errors(parasim, path, mid, per_op)
+        errs = log_errors(parasim, path, mid, per_op, per_graph)
         if sum(errs) > 0:
             lo = mid
         else:
             hi = mid
     x = (lo + hi) / 2
-    return x, log_errors(parasim, path, x, per_op)
+    return x, log_errors(parasim, path, x, per_op, per_graph)
+
+
+def golden(f, a, b, tol):
+    """The argument in [a, b] at which f (unimodal) is least, to tol."""
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = f(c), f(d)
+    while b - a > tol:
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = f(d)
+    return (a + b) / 2
 
 
 def fit(parasim, path):
-    """(overhead ms, host ops per op, cases, rms log error): golden section over the latter."""
+    """(overhead ms, ops a call, ops a graph, cases, rms log error)."""
     memo = {}
 
-    def cost(k):
-        k = round(k, 3)
-        if k not in memo:
-            x, errs = overhead_for(parasim, path, k)
-            memo[k] = (sum(e * e for e in errs), x, len(errs))
-        return memo[k][0]
+    def sse(per_op, per_graph):
+        key = (round(per_op, 3), round(per_graph, 3))
+        if key not in memo:
+            x, errs = overhead_for(parasim, path, *key)
+            memo[key] = (sum(e * e for e in errs), x, len(errs))
+        return memo[key][0]
 
-    a, b = 0.0, 100.0  # framework ops a call: from none to a hundred
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    while b - a > 0.002:
-        if cost(c) < cost(d):
-            b, d = d, c
-            c = b - g * (b - a)
-        else:
-            a, c = c, d
-            d = a + g * (b - a)
-    k = round((a + b) / 2, 3)
-    sse = cost(k)
-    _, x, n = memo[k]
-    return x, k, n, math.sqrt(sse / n)
+    def best_op(per_graph):  # framework ops a call: from none to a hundred
+        return golden(lambda k: sse(k, per_graph), 0.0, 100.0, 0.01)
+
+    per_graph = golden(lambda g: sse(best_op(g), g), 0.0, 20.0, 0.01)
+    per_op = best_op(per_graph)
+    key = (round(per_op, 3), round(per_graph, 3))
+    sse(*key)
+    total, x, n = memo[key]
+    return x, key[0], key[1], n, math.sqrt(total / n)
 
 
 def main():
@@ -88,9 +101,9 @@ def main():
     a = ap.parse_args()
     with open(a.file, encoding="utf-8") as fh:
         yaml.safe_load(fh)  # fail here, not in parasim, on a file that is not YAML
-    x, k, n, rms = fit(a.parasim, a.file)
-    print("iteration_overhead %.2f ms, host_ops_per_op %.3f over %d training cases "
-          "(rms log error %.4f)" % (x, k, n, rms))
+    x, k, g, n, rms = fit(a.parasim, a.file)
+    print("iteration_overhead %.2f ms, host_ops_per_op %.3f, host_ops_per_graph %.3f over %d "
+          "training cases (rms log error %.4f)" % (x, k, g, n, rms))
 
 
 if __name__ == "__main__":

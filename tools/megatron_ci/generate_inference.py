@@ -72,14 +72,16 @@ TIKTOKEN_VOCAB = 131072
 CUDA_GRAPH_MAX_TOKENS = 512
 # megatron/core/transformer/transformer_config.py: transformer_impl = "transformer_engine".
 TRANSFORMER_IMPL = "transformer_engine"
-# The engine's host time per step (Python scheduling, bookkeeping, sampling) and per op of the layer
-# graph it runs outside a CUDA graph (in framework ops of the GPU's host, GpuSpec::host_op_time),
-# fitted together on the training subset alone (train.yaml) by
-# tools/megatron_ci/fit_inference_overhead.py at the pinned commit (2026-12-01): 5.24 ms and 9.095
-# (312 us a call on a DGX H100's host) over the 12 training cases, with CUDA graphs or without. Until
-# then one overhead a step for each mode: 90.1 ms without graphs, 5.9 ms with them.
-FITTED_OVERHEAD_MS = 5.24
-FITTED_HOST_OPS_PER_OP = 9.1
+# The engine's host time per step (Python scheduling, bookkeeping, sampling), per op of the layer
+# graph it runs outside a CUDA graph and per graph it launches (in framework ops of the GPU's host,
+# GpuSpec::host_op_time), fitted together on the training subset alone (train.yaml) by
+# tools/megatron_ci/fit_inference_overhead.py at the pinned commit (2026-12-01): 0.01 ms, 9.652 and
+# 5.311 (331 us a call and 182 us a layer's graph on a DGX H100's host) over the 12 training cases,
+# with CUDA graphs or without. Until then one overhead a step for each mode: 90.1 ms without graphs,
+# 5.9 ms with them.
+FITTED_OVERHEAD_MS = 0
+FITTED_HOST_OPS_PER_OP = 9.65
+FITTED_HOST_OPS_PER_GRAPH = 5.31
 # Speculative decoding, which the replay does not model.
 SPECULATIVE_FLAGS = ("--mtp-num-layers",)
 
@@ -183,6 +185,17 @@ def graph_capture(engine, flags, ep, max_tokens, max_requests):
     return "mixed", min(max(largest, max_requests), max_tokens)
 
 
+def graph_scope(engine, flags):
+    """serving.engine.cuda_graph_scope: a graph a layer, the local implementation's default
+    (megatron/core/transformer/cuda_graph_config.py, normalize_inference_cuda_graph_scope), or one
+    an iteration under --inference-cuda-graph-scope block (or the deprecated
+    --cuda-graph-modules full_iteration_inference it migrates to)."""
+    scope = engine.get("--inference-cuda-graph-scope", [""])[0]
+    if scope == "block" or "full_iteration_inference" in flags.get("--cuda-graph-modules", []):
+        return "whole"
+    return "layer"
+
+
 def engine_block(engine, flags, ep, count):
     max_tokens = int_flag(engine, "--inference-dynamic-batching-max-tokens", DEFAULT_MAX_TOKENS)
     max_requests = int_flag(engine, "--inference-dynamic-batching-max-requests", count)
@@ -195,10 +208,13 @@ def engine_block(engine, flags, ep, count):
     }
     if largest is not None:
         out["cuda_graph_max_tokens"] = largest
+    if graphs:
+        out["cuda_graph_scope"] = graph_scope(engine, flags)
     out["block_size"] = int_flag(engine, "--inference-dynamic-batching-block-size",
                                  DEFAULT_BLOCK_SIZE)
     out["iteration_overhead"] = "%gms" % FITTED_OVERHEAD_MS
     out["host_ops_per_op"] = FITTED_HOST_OPS_PER_OP
+    out["host_ops_per_graph"] = FITTED_HOST_OPS_PER_GRAPH
     return out
 
 
