@@ -277,6 +277,11 @@ Status ReadEngine(const YamlContext& ctx, const MapReader& m, EnginePolicy* e) {
   if (r.Has("cuda_graph_scope")) {
     PARASIM_RETURN_IF_ERROR(r.Enum("cuda_graph_scope", &s, {"whole", "layer"}));
     e->layer_graphs = s == "layer";
+    if (e->layer_graphs && (!e->cuda_graphs || e->piecewise_graphs)) {
+      return r.Error("cuda_graph_scope",
+                     "layer applies to cuda_graphs: true or mixed (set one, or leave "
+                     "cuda_graph_scope out)");
+    }
   }
   return Status::Ok();
 }

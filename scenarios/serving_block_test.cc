@@ -131,6 +131,9 @@ TEST_CASE("bad serving input is located and says what is accepted") {
        "mixed"},
       {"serving: {engine: {host_ops_per_op: -1}}\n",
        "x.yaml:1:37: error: serving.engine.host_ops_per_op: expected a number from 0 to 10000"},
+      {"serving: {engine: {cuda_graphs: piecewise, cuda_graph_scope: layer}}\n",
+       "x.yaml:1:62: error: serving.engine.cuda_graph_scope: layer applies to cuda_graphs: true "
+       "or mixed"},
       {"serving: {engine: {cuda_graph_scope: block}}\n",
        "x.yaml:1:38: error: serving.engine.cuda_graph_scope: 'block' is not accepted; expected "
        "one of: whole, layer"},

@@ -539,8 +539,8 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
   }
   // The host's eager calls and the graphs it launches. Eagerly every op's call. A piecewise
   // graph (vLLM): the attention cores' calls, and a launch per piece (one between each two
-  // attention layers). A whole graph: its launch. Layer-scoped graphs (Megatron-Core's): a
-  // launch per layer, the embedding's calls beside them; the head's calls (the logits and the
+  // mixers, attention or Mamba). A whole graph: its launch. Layer-scoped graphs (Megatron-Core's):
+  // a launch per layer, the embedding's calls beside them; the head's calls (the logits and the
   // sampler) outside any graph.
   double calls = chain.host_ops + chain.attention_host_ops, launches = 0;
   const int stage_layers = stage_layers_[static_cast<size_t>(s)];
@@ -549,7 +549,7 @@ StageCost ServingCost::StageBreakdown(int s, const IterationShape& it, GraphMode
     // The attention kernels stay outside a piecewise graph.
     kernels -= attention_kernels;
     calls = chain.attention_host_ops;
-    launches = layers + 1;
+    launches = layers + mamba + 1;  // split at every attention and Mamba mixer
   } else if (layer_scope) {
     kernels = chain.kernels - chain.outside_kernels + attention_kernels;
     calls = chain.outside_host_ops;

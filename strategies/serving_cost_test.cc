@@ -451,6 +451,19 @@ TEST_CASE("an eager engine's host calls bound its steps, at the host's rate") {
         doctest::Approx(3 * unit));
   const double pw = dense.StageBreakdown(0, one, GraphMode::kPiecewise).host.seconds() / unit;
   CHECK(pw == doctest::Approx(32 + 3));
+  // A hybrid's piecewise graph splits at every mixer, attention or Mamba: a launch a piece.
+  const ModelSpec hybrid = testing::CatalogModel("nemotron-3-nano-30b-a3b");
+  int mixers = 0;
+  for (int i = 0; i < hybrid.layers; ++i) {
+    mixers += hybrid.KindOf(i) == LayerKind::kMamba || hybrid.KindOf(i) == LayerKind::kAttention;
+  }
+  EnginePolicy launches_only;
+  launches_only.piecewise_graphs = true;
+  launches_only.host_ops_per_graph = 1;
+  StatusOr<ServingCost> nano = ServingCost::Build(hybrid, h100, kFp8, {}, launches_only);
+  REQUIRE_MESSAGE(nano.ok(), nano.status().message());
+  CHECK(nano->StageBreakdown(0, one, GraphMode::kPiecewise).host.seconds() ==
+        doctest::Approx((mixers + 1) * h100.gpu.host_op_time.seconds()));
   // Megatron-Core's layer-scoped graphs: a launch a layer, the embedding's and the head's calls
   // eager, and their kernels' launch overhead kept.
   EnginePolicy layered = eager;

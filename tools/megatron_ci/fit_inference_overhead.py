@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Fit the host time of Megatron-LM's dynamic inference engine on the training subset of
-tests/validation/serving/megatron-ci/ (train.yaml), and print the two figures for
+tests/validation/serving/megatron-ci/ (train.yaml), and print the three figures for
 generate_inference.py's FITTED_OVERHEAD_MS, FITTED_HOST_OPS_PER_OP and FITTED_HOST_OPS_PER_GRAPH.
 
 The replay charges each step `serving.engine.iteration_overhead` (the engine's Python scheduling,
-bookkeeping and sampling) and, for every op of the layer graph it runs outside a CUDA graph (a
-module's call, a collective's), `serving.engine.host_ops_per_op` framework ops of the GPU's host
-(the catalog's host_op_time, fitted on training runs); a stage takes at least its calls' time.
-The two are fitted together, one pair for every run with or without
-CUDA graphs: the pair whose throughput log errors have the least sum of squares, the overhead
-for each host time the one at which their mean is zero (by bisection: a longer overhead lowers
-every predicted throughput), the host time by golden-section search. Held-out cases
-(heldout.yaml) are never read.
+bookkeeping and sampling); for every op of the layer graph it runs outside a CUDA graph (a
+module's call, a collective's) `serving.engine.host_ops_per_op` framework ops of the GPU's host
+(the catalog's host_op_time, fitted on training runs); and for every CUDA graph it launches (one
+a layer: Megatron-Core's graphs are layer-scoped) `serving.engine.host_ops_per_graph`. A stage
+takes at least its calls' and launches' time. The three are fitted together, one set for every
+run with or without CUDA graphs: the set whose throughput log errors have the least sum of
+squares, the overhead for each pair of host figures the one at which their mean is zero (by
+bisection: a longer overhead lowers every predicted throughput), each host figure by
+golden-section search (the graph's outside the call's). Held-out cases (heldout.yaml) are never
+read.
 
 Usage: tools/megatron_ci/fit_inference_overhead.py [--parasim bazel-bin/tools/parasim] [--file F]
 """
