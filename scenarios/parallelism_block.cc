@@ -99,19 +99,6 @@ Status ReadOrder(const MapReader& m, Layout* l) {
   return Status::Ok();
 }
 
-// A key whose value is one of an enum's names, parsed by `parse`; left as it was when absent.
-template <typename T>
-Status ReadNamed(const YamlContext& ctx, const MapReader& m, std::string_view key,
-                 StatusOr<T> (*parse)(std::string_view), T* out) {
-  if (!m.Has(key)) return Status::Ok();
-  PARASIM_ASSIGN_OR_RETURN(std::string v,
-                           ReadScalar(ctx, m.Node(key), fmt::format("parallelism.{}", key)));
-  StatusOr<T> parsed = parse(v);
-  if (!parsed.ok()) return m.Error(key, parsed.status().message());
-  *out = *parsed;
-  return Status::Ok();
-}
-
 }  // namespace
 
 const std::vector<std::string_view>& ParallelismKeys() {
@@ -138,7 +125,13 @@ Status ParseParallelism(const YamlContext& ctx, const YAML::Node& node, Scenario
   PARASIM_RETURN_IF_ERROR(ReadAccountFor(m, &l));
   PARASIM_RETURN_IF_ERROR(ReadOverlap(ctx, m, &l));
   PARASIM_RETURN_IF_ERROR(m.Bool("zero3_copies", &l.zero3_copies));
-  PARASIM_RETURN_IF_ERROR(ReadNamed(ctx, m, "param_gather", ParseParamGather, &l.param_gather));
+  if (m.Has("param_gather")) {
+    PARASIM_ASSIGN_OR_RETURN(std::string g,
+                             ReadScalar(ctx, m.Node("param_gather"), "parallelism.param_gather"));
+    auto pg = ParseParamGather(g);
+    if (!pg.ok()) return m.Error("param_gather", pg.status().message());
+    l.param_gather = *pg;
+  }
   // Interleaving's micro-batch group: checked against pp and the micro-batch count with the
   // schedule (strategies/schedule_interleaved.cc).
   PARASIM_RETURN_IF_ERROR(m.Int("microbatch_group", &l.microbatch_group, 1, int64_t{1} << 30));

@@ -102,7 +102,7 @@ std::string Sentence(const Layout& l, const Training& t) {
       std::string(l.zero == 3 && !l.zero3_copies ? " (flat buffers, no copies)" : "") +
           (l.zero == 3 && l.zero3_reshard != Layout::Zero3Reshard::kForward
                ? fmt::format(" (parameters held to the {}'s end)",
-                             l.zero3_reshard == Layout::Zero3Reshard::kStep ? "step" : "backward")
+                             Zero3ReshardName(l.zero3_reshard))
                : std::string()),
       reduce, ScheduleName(l.schedule),
       (l.virtual_stages > 1 ? fmt::format(" (v={})", l.virtual_stages) : std::string()) +
