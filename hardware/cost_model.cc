@@ -104,8 +104,19 @@ Duration CostModel::RooflineTime(int64_t m, int64_t n, int64_t k, Flops flops, B
 }
 
 double CostModel::AttentionEfficiency(bool backward, bool fused) const {
-  const parasim::AttentionEfficiency& measured =
-      fused ? cluster_.gpu.attention_flash : cluster_.gpu.attention_standard;
+  return AttentionEfficiency(backward,
+                             fused ? AttentionKernel::kFused : AttentionKernel::kStandard);
+}
+
+double CostModel::AttentionEfficiency(bool backward, AttentionKernel kernel) const {
+  const GpuSpec& g = cluster_.gpu;
+  if (kernel == AttentionKernel::kFlash2) {
+    const double f2 = backward ? g.attention_flash2.backward : g.attention_flash2.forward;
+    if (f2 > 0) return f2;
+    kernel = AttentionKernel::kFused;  // no separate figure: the GPU's fused kernels'
+  }
+  const bool fused = kernel == AttentionKernel::kFused;
+  const parasim::AttentionEfficiency& measured = fused ? g.attention_flash : g.attention_standard;
   const double m = backward ? measured.backward : measured.forward;
   if (m > 0) return m;
   const double eff = cluster_.gpu.gemm_efficiency / kAttentionReferenceGemmEfficiency *
@@ -114,10 +125,16 @@ double CostModel::AttentionEfficiency(bool backward, bool fused) const {
 }
 
 Duration CostModel::AttentionTime(Flops flops, Bytes bytes, bool backward, bool fused) const {
+  return AttentionTime(flops, bytes, backward,
+                       fused ? AttentionKernel::kFused : AttentionKernel::kStandard);
+}
+
+Duration CostModel::AttentionTime(Flops flops, Bytes bytes, bool backward,
+                                  AttentionKernel kernel) const {
   // The attention core runs in 16-bit under FP8 training too (Transformer Engine's FP8 covers
   // the Linears; DeepSeek-V3 keeps attention operators in bf16, Sec. 3.3), and its efficiencies
   // are fitted against the 16-bit peak.
-  const double eff = AttentionEfficiency(backward, fused);
+  const double eff = AttentionEfficiency(backward, kernel);
   const FlopRate peak = precision_ == Dtype::kFp8 ? cluster_.gpu.Peak(Dtype::kBf16) : Peak();
   Duration compute = ComputeTime(flops, peak * (eff * cluster_.gpu.sustained_factor));
   return Max(compute, MemoryTime(bytes)) + Launch();

@@ -39,6 +39,11 @@ inline int64_t Fp8PaddedRows(int64_t m) {
   return (m + kFp8GemmRows - 1) / kFp8GemmRows * kFp8GemmRows;
 }
 
+// The kernels that run an attention core: the GPU's fused attention (cuDNN's under Transformer
+// Engine, GpuSpec::attention_flash), FlashAttention-2's where Transformer Engine falls back to
+// them (GpuSpec::attention_flash2), or the materialised softmax (attention_standard).
+enum class AttentionKernel { kFused, kFlash2, kStandard };
+
 class CostModel {
  public:
   CostModel(const ClusterSpec& cluster, Dtype precision);
@@ -63,7 +68,9 @@ class CostModel {
   // Fused attention (flash) or materialised attention: FLOPs at the attention efficiency, or
   // memory-bound, whichever is slower. A profile's measured efficiency for that kind wins.
   Duration AttentionTime(Flops flops, Bytes bytes, bool backward, bool fused = true) const;
+  Duration AttentionTime(Flops flops, Bytes bytes, bool backward, AttentionKernel kernel) const;
   double AttentionEfficiency(bool backward, bool fused) const;
+  double AttentionEfficiency(bool backward, AttentionKernel kernel) const;
   Duration MemoryTime(Bytes bytes) const;
   // A memory-bound kernel with per-element work: the longer of its HBM traffic and its
   // `elements` at `rate` a second (GpuSpec::ElementwiseRates; 0: its traffic alone), the

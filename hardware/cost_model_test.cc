@@ -337,5 +337,32 @@ TEST_CASE("FP8 rows that are not a multiple of 16 cost what the padded GEMM meas
         curve8.GemmEfficiency(16, 2560, 8192));
 }
 
+TEST_CASE("FlashAttention 2's kernels at their own rates where the GPU has them, else the fused") {
+  ClusterSpec c = Cluster("b200", "nvlink5", "ib-ndr-400g", 1);
+  const CostModel cm(c, Dtype::kBf16);
+  // The catalog's B200: FlashAttention 2 at 16.1% and 12.3% of the 16-bit peak, well below the
+  // fused kernels (cuDNN's, derived from the GEMM efficiency).
+  CHECK(cm.AttentionEfficiency(false, AttentionKernel::kFlash2) == doctest::Approx(0.161));
+  CHECK(cm.AttentionEfficiency(true, AttentionKernel::kFlash2) == doctest::Approx(0.123));
+  CHECK(cm.AttentionEfficiency(false, AttentionKernel::kFused) > 0.4);
+  CHECK(cm.AttentionEfficiency(false, true) ==
+        cm.AttentionEfficiency(false, AttentionKernel::kFused));
+  CHECK(cm.AttentionEfficiency(true, false) ==
+        cm.AttentionEfficiency(true, AttentionKernel::kStandard));
+  // 1 PFLOP of causal attention: the time follows the efficiency.
+  const Flops f(1e15);
+  const Bytes b(1e9);
+  const double fused = cm.AttentionTime(f, b, false, AttentionKernel::kFused).seconds();
+  const double fa2 = cm.AttentionTime(f, b, false, AttentionKernel::kFlash2).seconds();
+  CHECK(fa2 / fused ==
+        doctest::Approx(cm.AttentionEfficiency(false, AttentionKernel::kFused) / 0.161)
+            .epsilon(0.01));
+  // A GPU without a FlashAttention 2 figure prices those kernels as its fused ones.
+  c.gpu.attention_flash2 = {};
+  const CostModel none(c, Dtype::kBf16);
+  CHECK(none.AttentionEfficiency(true, AttentionKernel::kFlash2) ==
+        none.AttentionEfficiency(true, AttentionKernel::kFused));
+}
+
 }  // namespace
 }  // namespace parasim

@@ -36,15 +36,16 @@ Status Optional(const MapReader& m, const char* key, std::optional<Duration>* ou
 Status ReadCompute(const YamlContext& ctx, const YAML::Node& node, CalibrationProfile* pp) {
   CalibrationProfile& p = *pp;
   PARASIM_ASSIGN_OR_RETURN(
-      MapReader c,
-      MapReader::Open(ctx, node, "compute",
-                      {"gemm_efficiency", "memory_efficiency", "launch_overhead", "host_op_time",
-                       "host_micro_batch_time", "host_step_time", "sustained_factor",
-                       "gemm_efficiency_fp8", "attention_standard", "attention_flash",
-                       "contended_compute", "contended_memory", "elementwise_rates"}));
+      MapReader c, MapReader::Open(ctx, node, "compute",
+                                   {"gemm_efficiency", "memory_efficiency", "launch_overhead",
+                                    "host_op_time", "host_micro_batch_time", "host_step_time",
+                                    "sustained_factor", "gemm_efficiency_fp8", "attention_standard",
+                                    "attention_flash", "attention_flash2", "contended_compute",
+                                    "contended_memory", "elementwise_rates"}));
   PARASIM_RETURN_IF_ERROR(Optional(c, "gemm_efficiency_fp8", 0.01, 1.0, &p.gemm_efficiency_fp8));
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
-                            {"attention_flash", &p.attention_flash}}) {
+                            {"attention_flash", &p.attention_flash},
+                            {"attention_flash2", &p.attention_flash2}}) {
     if (!c.Has(key)) continue;
     AttentionEfficiency e;
     PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(c, key, &e));
@@ -180,8 +181,8 @@ namespace {
 std::string FormatCompute(const CalibrationProfile& p) {
   if (!(p.gemm_efficiency || p.memory_efficiency || p.launch_overhead || p.host_op_time ||
         p.host_micro_batch_time || p.host_step_time || p.sustained_factor ||
-        p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash || p.contended_compute ||
-        p.contended_memory || p.elementwise_rates)) {
+        p.gemm_efficiency_fp8 || p.attention_standard || p.attention_flash || p.attention_flash2 ||
+        p.contended_compute || p.contended_memory || p.elementwise_rates)) {
     return "";
   }
   std::string out = "compute:\n";
@@ -215,7 +216,8 @@ std::string FormatCompute(const CalibrationProfile& p) {
     out += fmt::format("  contended_memory: {:.6g}\n", *p.contended_memory);
   }
   for (auto [key, field] : {std::pair{"attention_standard", &p.attention_standard},
-                            {"attention_flash", &p.attention_flash}}) {
+                            {"attention_flash", &p.attention_flash},
+                            {"attention_flash2", &p.attention_flash2}}) {
     if (*field) {
       out += fmt::format("  {}: {{forward: {:.6g}, backward: {:.6g}}}\n", key, (*field)->forward,
                          (*field)->backward);
@@ -286,7 +288,7 @@ void MarkMeasured(const CalibrationProfile& p, ClusterSpec* c) {
   ClusterSpec::Measured& m = c->measured;
   m.gemm = m.gemm || p.gemm_efficiency || p.gemm_efficiency_fp8 || !p.gemm_shapes.empty() ||
            p.sustained_factor;
-  m.attention = m.attention || p.attention_flash || p.attention_standard;
+  m.attention = m.attention || p.attention_flash || p.attention_standard || p.attention_flash2;
   m.memory = m.memory || p.memory_efficiency || p.elementwise_rates;
   m.host =
       m.host || p.launch_overhead || p.host_op_time || p.host_micro_batch_time || p.host_step_time;
@@ -357,7 +359,8 @@ void ReplaceCompute(const CalibrationProfile& p, GpuSpec* g, Replacements* r) {
   }
   for (auto [key, from, to] :
        {std::tuple{"attention_standard", &p.attention_standard, &g->attention_standard},
-        {"attention_flash", &p.attention_flash, &g->attention_flash}}) {
+        {"attention_flash", &p.attention_flash, &g->attention_flash},
+        {"attention_flash2", &p.attention_flash2, &g->attention_flash2}}) {
     if (!*from) continue;
     const std::string was =
         to->forward > 0

@@ -63,7 +63,8 @@ struct CalibrationProfile {
   std::optional<double> gemm_efficiency_fp8;
   std::optional<AttentionEfficiency> attention_standard;
   std::optional<AttentionEfficiency> attention_flash;
-  std::optional<ElementwiseRates> elementwise_rates;  // GpuSpec::elementwise_rates, whole
+  std::optional<AttentionEfficiency> attention_flash2;  // GpuSpec::attention_flash2
+  std::optional<ElementwiseRates> elementwise_rates;    // GpuSpec::elementwise_rates, whole
   std::vector<GemmShapeFit> gemm_shapes;
   std::vector<FabricFit> fabrics;
 };

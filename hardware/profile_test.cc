@@ -131,6 +131,7 @@ compute:
   gemm_efficiency_fp8: 0.55
   attention_standard: {forward: 0.3, backward: 0.25}
   attention_flash: {forward: 0.62, backward: 0.48}
+  attention_flash2: {forward: 0.3, backward: 0.22}
 gemm_shapes:
   - {dtype: bf16, m: 8192, n: 4608, k: 12288, efficiency: 0.41}
   - {dtype: fp8, m: 8192, n: 4608, k: 12288, efficiency: 0.33}
@@ -151,6 +152,7 @@ TEST_CASE("every profile section round-trips, applies, and prices only its own c
   CHECK(FormatCalibrationProfile(*q) == FormatCalibrationProfile(*p));
   CHECK(*q->gemm_efficiency_fp8 == 0.55);
   CHECK(q->attention_flash->backward == 0.48);
+  CHECK(q->attention_flash2->backward == 0.22);  // written and read back
   REQUIRE(q->gemm_shapes.size() == 2);
   CHECK(q->gemm_shapes[1].dtype == Dtype::kFp8);
   REQUIRE(q->fabrics.size() == 2);
@@ -179,6 +181,9 @@ TEST_CASE("every profile section round-trips, applies, and prices only its own c
   // Attention: each kind its own efficiency.
   CHECK(cm.AttentionEfficiency(false, true) == doctest::Approx(0.62));
   CHECK(cm.AttentionEfficiency(true, false) == doctest::Approx(0.25));
+  CHECK(cm.AttentionEfficiency(false, AttentionKernel::kFlash2) == doctest::Approx(0.3));
+  CHECK(all.find("attention_flash2 forward 0.3") != std::string::npos);
+  CHECK(c.measured.attention);
   // The all-gather case on 8 GPUs of one node uses its own alpha-beta; all-reduce keeps the
   // fabric's; an all-gather over 4 GPUs is another case and keeps the fabric's too.
   const Bytes d = Bytes::MiB(256);

@@ -136,27 +136,37 @@ Status ReadElementwiseRates(const MapReader& m, const char* key, ElementwiseRate
   return Status::Ok();
 }
 
+namespace {
+
+// The keys a GPU mapping takes (an extending one `extends` too).
+std::vector<std::string_view> GpuKeys() {
+  return {"name",
+          "memory",
+          "hbm_bandwidth",
+          "peak",
+          "sms",
+          "gemm_efficiency",
+          "memory_efficiency",
+          "launch_overhead",
+          "sustained_factor",
+          "device_names",
+          "server",
+          "attention_flash",
+          "attention_flash2",
+          "gemm_efficiency_fp8",
+          "mxfp8",
+          "host_op_time",
+          "elementwise_rates",
+          "compute_capability",
+          "host_micro_batch_time",
+          "host_step_time"};
+}
+
+}  // namespace
+
 StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, std::string path,
                                std::string id, const GpuSpec* base) {
-  std::vector<std::string_view> keys = {"name",
-                                        "memory",
-                                        "hbm_bandwidth",
-                                        "peak",
-                                        "sms",
-                                        "gemm_efficiency",
-                                        "memory_efficiency",
-                                        "launch_overhead",
-                                        "sustained_factor",
-                                        "device_names",
-                                        "server",
-                                        "attention_flash",
-                                        "gemm_efficiency_fp8",
-                                        "mxfp8",
-                                        "host_op_time",
-                                        "elementwise_rates",
-                                        "compute_capability",
-                                        "host_micro_batch_time",
-                                        "host_step_time"};
+  std::vector<std::string_view> keys = GpuKeys();
   if (base) keys.push_back("extends");
   PARASIM_ASSIGN_OR_RETURN(MapReader m, MapReader::Open(ctx, node, path, keys));
   GpuSpec g;
@@ -188,6 +198,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const YamlContext& ctx, const YAML::Node& node, s
       m.Time("host_step_time", &g.host_step_time, Duration::Zero(), kMaxLatency));
   PARASIM_RETURN_IF_ERROR(m.Number("sustained_factor", &g.sustained_factor, 0.05, 1.0));
   PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash", &g.attention_flash));
+  PARASIM_RETURN_IF_ERROR(ReadAttentionEfficiency(m, "attention_flash2", &g.attention_flash2));
   PARASIM_RETURN_IF_ERROR(ReadElementwiseRates(m, "elementwise_rates", &g.elementwise_rates));
   PARASIM_RETURN_IF_ERROR(ReadDeviceFacts(ctx, m, &g));
   // (an extending mapping may leave the peaks out: the base's stand)

@@ -193,6 +193,9 @@ struct GpuSpec {
   std::vector<GemmShapeFit> gemm_shapes;  // exact measured shapes
   AttentionEfficiency attention_standard;  // materialised softmax (attention: standard)
   AttentionEfficiency attention_flash;     // fused kernels (attention: flash)
+  // FlashAttention-2's kernels, where Transformer Engine cannot run cuDNN's fused attention and
+  // falls back to them (CostModel::AttentionKernel::kFlash2); unset: attention_flash.
+  AttentionEfficiency attention_flash2;
 
   FlopRate Peak(Dtype d) const { return peak[static_cast<int>(d)]; }
   // Large FP8 GEMMs' fraction of the fp8 peak: a profile's measured one, else gemm_efficiency x

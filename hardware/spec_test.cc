@@ -60,6 +60,14 @@ TEST_CASE("datasheet values survive parsing (table-driven)") {
     CHECK(cat->FindGpu(id)->attention_flash.backward == doctest::Approx(0.269));
   }
   CHECK(cat->FindGpu("a100-sxm4-80gb")->attention_flash.forward == 0);
+  // FlashAttention 2's own rates where Transformer Engine falls back to them: Blackwell only.
+  for (auto id : {"b200", "gb200", "b300", "gb300"}) {
+    CAPTURE(id);
+    CHECK(cat->FindGpu(id)->attention_flash2.forward > 0.1);
+    CHECK(cat->FindGpu(id)->attention_flash2.backward < cat->FindGpu(id)->attention_flash2.forward);
+  }
+  CHECK(cat->FindGpu("gb200")->attention_flash2.forward == doctest::Approx(0.161));
+  CHECK(cat->FindGpu("h100-sxm5-80gb")->attention_flash2.forward == 0);
   // MXFP8's block-scaled tensor cores: data-center Blackwell (compute capability 10.x) only.
   for (auto id : {"b200", "gb200", "b300", "gb300"}) {
     CAPTURE(id);

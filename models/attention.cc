@@ -89,15 +89,16 @@ Op AttentionCore(const ModelSpec& m, const GraphShape& s, const Dims& d, double 
   core.saved.push_back({"attention.v", d.T * v_cols * d.a, false});
   const double scores = heads * d.T * s_kv;  // a s^2 b / t elements per rank
   if (s.attention == AttentionKind::kStandard) {
+    const bool drops = s.attention_dropout >= 0 ? s.attention_dropout == 1 : d.dropout;
     // Softmax output (2 bytes), dropout mask (1 byte), dropout output (2 bytes): 5as^2b/t.
     core.saved.push_back({"attention.softmax", scores * d.a, true});
-    if (d.dropout) {
+    if (drops) {
       core.saved.push_back({"attention.dropout_mask", scores, true});
       core.saved.push_back({"attention.dropout_out", scores * d.a, true});
     }
     // Materialised scores: write S, softmax read/write, dropout read/write, read for AV.
-    core.fwd_bytes = Bytes(scores * d.a * (d.dropout ? 6 : 4));
-    core.bwd_bytes = Bytes(scores * d.a * (d.dropout ? 8 : 5));
+    core.fwd_bytes = Bytes(scores * d.a * (drops ? 6 : 4));
+    core.bwd_bytes = Bytes(scores * d.a * (drops ? 8 : 5));
   } else {
     // Flash attention saves only the output's log-sum-exp (fp32) besides Q, K, V.
     core.saved.push_back({"attention.lse", heads * d.T * 4, true});

@@ -90,5 +90,27 @@ TEST_CASE("the attention core: its FLOPs, and context parallelism's K and V ring
   }
 }
 
+TEST_CASE("the materialised softmax keeps a dropout mask where the attention drops out") {
+  ModelSpec m = Gpt3();
+  auto saved = [&m](int attention_dropout) {
+    GraphShape s{.seq_len = 2048};
+    s.attention = AttentionKind::kStandard;
+    s.attention_dropout = attention_dropout;
+    const Op core =
+        blocks::AttentionCore(m, s, blocks::MakeDims(m, s), 96, 128, 128, 96 * 128, 96 * 128);
+    double bytes = 0;
+    for (const SavedTensor& t : core.saved) bytes += t.bytes;
+    return bytes;
+  };
+  const double scores = 96.0 * 2048 * 2048;  // a s^2 b elements
+  // GPT-3 (GELU) drops out unless told not to: the mask (1 byte) and its output (2 bytes).
+  CHECK(saved(-1) == doctest::Approx(saved(0) + 3 * scores));
+  CHECK(saved(1) == saved(-1));
+  // A SwiGLU model keeps none unless told it drops out (Megatron-LM's --attention-dropout 0.1).
+  m.mlp = MlpKind::kSwiglu;
+  CHECK(saved(-1) == saved(0));
+  CHECK(saved(1) == doctest::Approx(saved(0) + 3 * scores));
+}
+
 }  // namespace
 }  // namespace parasim

@@ -20,7 +20,7 @@ Dims MakeDims(const ModelSpec& m, const GraphShape& s) {
   d.T_out = d.sp ? d.T / s.tp : d.T;
   d.h = static_cast<double>(m.hidden);
   d.a = s.act_bytes;
-  d.dropout = s.dropout >= 0 ? s.dropout == 1 : m.mlp == MlpKind::kGelu;
+  d.dropout = s.dropout >= 0 ? s.dropout == 1 : ModelDropsOut(m);
   return d;
 }
 

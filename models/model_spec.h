@@ -172,6 +172,11 @@ struct ModelSpec {
   bool operator==(const ModelSpec&) const = default;
 };
 
+// Whether a model drops out where its scenario does not say (GraphShape::dropout,
+// Training::attention_dropout): GELU models do (GPT-2, GPT-3 and Megatron-LM's GPT), SwiGLU
+// models (Llama) not.
+inline bool ModelDropsOut(const ModelSpec& m) { return m.mlp == MlpKind::kGelu; }
+
 struct ParamCounts {
   double total = 0;      // every parameter stored
   double active = 0;     // parameters touched per token (MoE: top_k experts)

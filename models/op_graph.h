@@ -118,6 +118,8 @@ struct GraphShape {
   // FP8 training's recipe (precision: fp8); none for 16- and 32-bit training.
   std::optional<Fp8Recipe> fp8 = std::nullopt;
   int dropout = -1;  // -1: derived (GELU/LayerNorm models use dropout, SwiGLU models not)
+  // The materialised softmax's dropout (Training::attention_dropout > 0); -1: as `dropout`.
+  int attention_dropout = -1;
   // Context parallelism's K and V gathered whole before the attention (Layout::CpComm), not
   // passed around a ring beside it.
   bool cp_all_gather = false;

@@ -89,6 +89,11 @@ struct Training {
   // 2, Transformer Engine, PyTorch SDPA); `attention: standard` for the materialised softmax of
   // Megatron-LM 2021-22 (the published SC21 and Korthikanti 2022 runs state it).
   AttentionKind attention = AttentionKind::kFlash;
+  // The attention's dropout probability (Megatron-LM's --attention-dropout, 0.1 by default:
+  // Megatron-Core's TransformerConfig); -1: the model's own convention (ModelDropsOut). It decides
+  // the materialised softmax's dropout mask, and which kernels Transformer Engine runs
+  // (TrainingAttentionKernel: on Blackwell cuDNN's deterministic backward takes no dropout).
+  double attention_dropout = -1;
   // The loss over the vocabulary as one fused kernel pair (Megatron-Core's
   // cross_entropy_loss_fusion, Transformer Engine's parallel_cross_entropy), or pass by pass on
   // fp32 logits (Megatron-LM's default path, PyTorch's F.cross_entropy on .float() logits).

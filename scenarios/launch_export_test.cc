@@ -95,6 +95,35 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "the attention's dropout goes out as Megatron-LM's flag and comes back, on Blackwell too") {
+  // On a GB200, deterministic training with attention dropout runs FlashAttention 2's kernels
+  // (TrainingAttentionKernel): the flag decides the prediction, so it must come back the same.
+  const std::string file =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/llama3-405b-gb200-nvl72.yaml";
+  double step_none = 0, step_drop = 0;
+  for (const char* dropout : {"", "0.1", "0"}) {
+    CAPTURE(dropout);
+    std::vector<std::string> set = {"training.deterministic=true"};
+    if (*dropout) set.push_back(std::string("training.attention_dropout=") + dropout);
+    auto s = LoadScenario(file, set, Cat());
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    const LaunchConfig l = ExportLaunch(*s);
+    // Unstated, Llama's own convention (no dropout) goes out as 0, not left to the import's 0.1.
+    const std::string want = *dropout ? dropout : "0";
+    const auto at = std::find(l.megatron.begin(), l.megatron.end(), "--attention-dropout");
+    REQUIRE(at != l.megatron.end());
+    CHECK(*(at + 1) == want);
+    auto back = RoundTrip(file, l);
+    REQUIRE_MESSAGE(back.ok(), back.status().message());
+    CheckSamePrediction(*s, *back);
+    auto r = SimulateStep(s->model, s->training, s->layout, s->cluster, {});
+    REQUIRE(r.ok());
+    (std::string(dropout) == "0.1" ? step_drop : step_none) = r->step_time_s;
+  }
+  CHECK(step_drop > step_none);  // FlashAttention 2's kernels: a longer step
+}
+
 TEST_CASE("a hybrid model's pipeline goes out as '|' segments of its pattern and comes back") {
   const std::string file = std::string(std::getenv("TEST_SRCDIR")) +
                            "/parasim/scenarios/nemotron3-nano-hybrid-64-h100.yaml";
@@ -398,6 +427,11 @@ TEST_CASE(
        "parallelism.zero3_reshard=backward"},
       {"parallelism.pp=1", "parallelism.dp=8", "parallelism.zero=3",
        "parallelism.zero3_reshard=step"},
+      // The attention's dropout: the materialised softmax's mask (Llama drops out nothing of
+      // itself); Megatron-LM's flag carries it, torchtitan's models drop out nothing.
+      {"training.attention=standard", "training.attention_dropout=0.1"},
+      {"training.attention=standard", "training.attention_dropout=0"},
+      {"training.deterministic=true", "training.attention_dropout=0.2"},
   };
   for (const std::vector<std::string>& set : cases) {
     std::string label;

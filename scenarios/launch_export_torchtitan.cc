@@ -218,6 +218,10 @@ void TrainingMisses(const Scenario& s, LaunchConfig* l) {
   if (tr.deterministic) {
     Miss(l, "training.deterministic", "true", "the import reads no determinism setting");
   }
+  if (tr.attention_dropout > 0) {
+    Miss(l, "training.attention_dropout", fmt::format("{}", tr.attention_dropout),
+         "torchtitan's attention drops out nothing");
+  }
   if (tr.per_expert_gemm) {
     Miss(l, "training.expert_gemm", "per_expert", "torchtitan groups the experts' GEMMs");
   }

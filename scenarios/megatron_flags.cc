@@ -22,6 +22,9 @@ constexpr MegatronFlag kMappedRows[] = {
     {"--accumulate-allreduce-grads-in-fp32", A::kBare, U::kMapped, "training.grad_dtype: fp32"},
     {"--attention-backend", A::kOne, U::kMapped,
      "training.attention: unfused/local -> standard, flash/fused/auto -> flash"},
+    {"--attention-dropout", A::kOne, U::kMapped,
+     "training.attention_dropout (which kernels Transformer Engine runs the attention with; the "
+     "materialised softmax's dropout mask); absent: Megatron-Core's default, 0.1"},
     {"--bf16", A::kBare, U::kMapped, "training.precision: bf16"},
     {"--context-parallel-size", A::kOne, U::kMapped, "parallelism.cp"},
     {"--cp-comm-type", A::kOne, U::kMapped,
@@ -37,7 +40,8 @@ constexpr MegatronFlag kMappedRows[] = {
      "parallelism.stage_layers (the last stage)"},
     {"--deterministic-mode", A::kBare, U::kMapped,
      "training.deterministic (PyTorch's NaN fill of every new tensor: a kernel more per op "
-     "output; the deterministic attention backward is not priced apart)"},
+     "output; on Blackwell with attention dropout, FlashAttention 2's kernels in place of "
+     "cuDNN's; the deterministic backward's own cost is not priced apart)"},
     {"--disable-bias-linear", A::kBare, U::kMapped, "model.bias: false"},
     {"--exp-avg-dtype", A::kOne, U::kMapped,
      "training.moments (with --use-precision-aware-optimizer)"},

@@ -18,8 +18,6 @@ constexpr MegatronFlag kNotModelledRows[] = {
     {"--async-save", A::kBare, U::kNotModelled,
      "asynchronous checkpoint saves: a background copy of the weights, outside the step parasim "
      "prices"},
-    {"--attention-dropout", A::kOne, U::kNotModelled,
-     "attention dropout: parasim prices no dropout inside the attention"},
     {"--attention-softmax-in-fp32", A::kBare, U::kNotModelled,
      "the unfused softmax in fp32: parasim prices it at the training precision"},
     {"--budget-list", A::kList, U::kNotModelled, "Flextron budgets"},

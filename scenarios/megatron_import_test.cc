@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -643,6 +644,27 @@ TEST_CASE("the precision-aware optimizer: bf16 moments and the master's remainde
       "--use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype fp16");
   REQUIRE_MESSAGE(half.ok(), half.status().message());
   CHECK(half->scenario.training.master_weights == MasterWeights::kFp16);
+}
+
+TEST_CASE("--attention-dropout: stated, or Megatron-Core's 0.1; a bad value refused where it is") {
+  auto d = Import(kBase);
+  REQUIRE_MESSAGE(d.ok(), d.status().message());
+  CHECK(d->scenario.training.attention_dropout == doctest::Approx(0.1));
+  CHECK(Line(*d, "attention_dropout: 0.1"));
+  CHECK(Line(*d, "Megatron-Core's default (TransformerConfig.attention_dropout)"));
+  auto z = Import(kBase + "--attention-dropout 0.0");
+  REQUIRE_MESSAGE(z.ok(), z.status().message());
+  CHECK(z->scenario.training.attention_dropout == 0);
+  CHECK(Line(*z, "# --attention-dropout 0.0"));
+  for (const UnappliedFlag& f : z->not_modelled) CHECK(f.flag != "--attention-dropout");
+  CHECK(std::find(z->keys.begin(), z->keys.end(), "training.attention_dropout") != z->keys.end());
+  for (const char* bad : {"1.5", "-0.1", "abc"}) {
+    CAPTURE(bad);
+    auto s = Import(kBase + "--attention-dropout " + bad);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().message().find("args.txt:1:") == 0);
+    CHECK(s.status().message().find("--attention-dropout") != std::string::npos);
+  }
 }
 
 }  // namespace

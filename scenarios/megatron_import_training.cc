@@ -304,6 +304,13 @@ Status ReadKernels(Context& c) {
   }
   c.Use("--use-flash-attn");
   c.Derived("training.attention", attention, from, flag);
+  if (r.Has("--attention-dropout")) {
+    PARASIM_ASSIGN_OR_RETURN(double p, r.Number("--attention-dropout", 0, 0.999));
+    c.Set("training.attention_dropout", fmt::format("{}", p), "--attention-dropout");
+  } else {
+    c.Derived("training.attention_dropout", "0.1",
+              "Megatron-Core's default (TransformerConfig.attention_dropout)");
+  }
   c.Switch("training.cross_entropy", "--cross-entropy-loss-fusion", "fused", "unfused",
            "Megatron-LM's default: the loss pass by pass");
   c.Switch("training.grad_accumulation", "--no-gradient-accumulation-fusion", "separate", "fused",

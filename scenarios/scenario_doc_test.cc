@@ -48,6 +48,7 @@ cluster:
     host_op_time: 20us
     sustained_factor: 0.9
     attention_flash: {forward: 0.6, backward: 0.5}
+    attention_flash2: {forward: 0.3, backward: 0.2}
     elementwise_rates: {norm_forward: 1e12}
     device_names: ["Probe GPU"]
     server: {gpus: 8, intra: nvlink4-h100, inter: ib-ndr-400g}
@@ -96,6 +97,7 @@ compute:
   gemm_efficiency: 0.8
   attention_standard: {forward: 0.4, backward: 0.4}
   attention_flash: {forward: 0.6, backward: 0.5}
+  attention_flash2: {forward: 0.3, backward: 0.2}
   elementwise_rates: {loss_pass: 1e12}
 gemm_shapes:
   - {dtype: bf16, m: 1024, n: 1024, k: 1024, efficiency: 0.7}

@@ -81,6 +81,8 @@ Status ReadKernels(const MapReader& m, Training* t) {
     PARASIM_RETURN_IF_ERROR(m.Enum("attention", &s, {"flash", "standard"}));
     t->attention = s == "flash" ? AttentionKind::kFlash : AttentionKind::kStandard;
   }
+  // A dropout probability (1 would drop every score: not a training setting).
+  PARASIM_RETURN_IF_ERROR(m.Number("attention_dropout", &t->attention_dropout, 0, 0.999));
   if (m.Has("cross_entropy")) {
     PARASIM_RETURN_IF_ERROR(m.Enum("cross_entropy", &s, {"unfused", "fused"}));
     t->fused_cross_entropy = s == "fused";
@@ -123,13 +125,14 @@ Status ReadFinetune(const YamlContext& ctx, const MapReader& m, Training* t) {
 
 const std::vector<std::string_view>& TrainingKeys() {
   static const std::vector<std::string_view> kKeys = {
-      "seq_len",       "global_batch",       "micro_batch",
-      "precision",     "optimizer",          "grad_dtype",
-      "recompute",     "recompute_layers",   "tokens",
-      "finetune",      "attention",          "fp8_recipe",
-      "moments",       "grad_accumulation",  "cross_entropy",
-      "expert_gemm",   "transformer_engine", "blas_workspace",
-      "deterministic", "master_weights",     "fp8_param_gather"};
+      "seq_len",          "global_batch",       "micro_batch",
+      "precision",        "optimizer",          "grad_dtype",
+      "recompute",        "recompute_layers",   "tokens",
+      "finetune",         "attention",          "fp8_recipe",
+      "moments",          "grad_accumulation",  "cross_entropy",
+      "expert_gemm",      "transformer_engine", "blas_workspace",
+      "deterministic",    "master_weights",     "fp8_param_gather",
+      "attention_dropout"};
   return kKeys;
 }
 

@@ -58,11 +58,11 @@ OpTime LayerPricer::Time(const Op& op) {
       break;
     case OpKind::kAttention: {
       // A Mamba layer's chunked scan (not the attention core) is always a fused kernel.
-      const bool fused = t.attention == AttentionKind::kFlash || !op.in_attention_core;
-      ot.fwd =
-          ctx_.cost.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, fused);
-      ot.bwd =
-          ctx_.cost.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, fused);
+      const AttentionKernel k = op.in_attention_core
+                                    ? TrainingAttentionKernel(t, ctx_.model, ctx_.cluster.gpu)
+                                    : AttentionKernel::kFused;
+      ot.fwd = ctx_.cost.AttentionTime(op.fwd_flops * op.causal_fraction, op.fwd_bytes, false, k);
+      ot.bwd = ctx_.cost.AttentionTime(op.bwd_flops * op.causal_fraction, op.bwd_bytes, true, k);
       break;
     }
     case OpKind::kMemoryBound:

@@ -119,5 +119,58 @@ TEST_CASE("node-limited routing: a token crosses the network once per node, to a
   CHECK(NodeLimitedShare(e, GroupPlacement{8, 8}) == 1.0);  // one node: nothing crosses
 }
 
+TEST_CASE(
+    "Transformer Engine's attention kernels: FlashAttention 2 on Blackwell when deterministic "
+    "training drops out") {
+  Bench b(8, "gpt3-13b");  // a GELU model: it drops out where the scenario does not say
+  b.Hardware("gb200", "nvlink5", "ib-ndr-400g");
+  b.l.dp = 8;
+  const GpuSpec& g = b.cluster.gpu;
+  auto kernel = [&b, &g] { return TrainingAttentionKernel(b.t, b.model, g); };
+  CHECK(kernel() == AttentionKernel::kFused);  // not deterministic: cuDNN's
+  b.t.deterministic = true;
+  CHECK(kernel() == AttentionKernel::kFlash2);  // GELU's dropout, deterministic, compute 10.0
+  b.t.attention_dropout = 0;
+  CHECK(kernel() == AttentionKernel::kFused);  // no dropout: cuDNN's deterministic backward
+  b.t.attention_dropout = 0.1;
+  CHECK(kernel() == AttentionKernel::kFlash2);
+  b.t.transformer_engine = false;
+  CHECK(kernel() == AttentionKernel::kFused);  // not Transformer Engine's choice to make
+  b.t.transformer_engine = true;
+  b.t.attention = AttentionKind::kStandard;
+  CHECK(kernel() == AttentionKernel::kStandard);
+  b.t.attention = AttentionKind::kFlash;
+  // Hopper runs cuDNN's deterministic backward with dropout (fused_attn.cpp: sm_arch_ < 100).
+  CHECK(TrainingAttentionKernel(b.t, b.model, *b.hw.FindGpu("h100-sxm5-80gb")) ==
+        AttentionKernel::kFused);
+  // A SwiGLU model drops out only where the scenario says so.
+  const ModelSpec llama = *b.models.Find("llama2-7b");
+  b.t.attention_dropout = -1;
+  CHECK(TrainingAttentionKernel(b.t, llama, g) == AttentionKernel::kFused);
+  b.t.attention_dropout = 0.1;
+  CHECK(TrainingAttentionKernel(b.t, llama, g) == AttentionKernel::kFlash2);
+
+  // Priced: the attention core's passes at FlashAttention 2's rates (about 3x the fused ones'
+  // FLOP time on a GB200, beside the deterministic NaN fill both pay), every other op as before.
+  b.t.attention_dropout = -1;
+  const BlockTime fa2 = PriceDense(b);
+  b.t.attention_dropout = 0;
+  const BlockTime fused = PriceDense(b);
+  const Block& block = SharedModelGraph(b.model, RankShape(b.t, b.l))->dense;
+  int cores = 0;
+  for (size_t i = 0; i < block.size(); ++i) {
+    CAPTURE(block.op(i).name);
+    if (block.op(i).kind == OpKind::kAttention) {
+      ++cores;
+      CHECK(fa2.ops[i].fwd > fused.ops[i].fwd * 1.5);
+      CHECK(fa2.ops[i].bwd > fused.ops[i].bwd * 1.5);
+    } else {
+      CHECK(fa2.ops[i].fwd == fused.ops[i].fwd);
+      CHECK(fa2.ops[i].bwd == fused.ops[i].bwd);
+    }
+  }
+  CHECK(cores == 1);
+}
+
 }  // namespace
 }  // namespace parasim

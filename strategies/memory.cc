@@ -48,6 +48,7 @@ GraphShape RankShape(const Training& t, const Layout& l) {
   shape.etp = l.expert_tp();
   shape.act_bytes = (t.precision == Dtype::kFp32 || t.precision == Dtype::kTf32) ? 4 : 2;
   shape.attention = t.attention;
+  if (t.attention_dropout >= 0) shape.attention_dropout = t.attention_dropout > 0 ? 1 : 0;
   shape.fused_cross_entropy = t.fused_cross_entropy;
   if (t.precision == Dtype::kFp8) shape.fp8 = t.fp8_recipe;
   return shape;

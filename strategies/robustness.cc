@@ -154,7 +154,9 @@ ClusterSpec Swung(const ClusterSpec& cluster, const Swing& swing, std::string* a
     }
     case SwingKind::kAttention: {
       const double was = g.attention_flash.forward;
-      for (AttentionEfficiency* a : {&g.attention_flash, &g.attention_standard}) {
+      for (AttentionEfficiency* a :
+           {&g.attention_flash, &g.attention_standard, &g.attention_flash2}) {
+        if (a->forward <= 0) continue;  // FlashAttention 2 left to the fused figure: swung there
         a->forward = Scaled(a->forward, f, kAttentionCap);
         a->backward = Scaled(a->backward, f, kAttentionCap);
       }

@@ -86,4 +86,13 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training,
   return f;
 }
 
+AttentionKernel TrainingAttentionKernel(const Training& t, const ModelSpec& m, const GpuSpec& g) {
+  if (t.attention == AttentionKind::kStandard) return AttentionKernel::kStandard;
+  const bool drops = t.attention_dropout >= 0 ? t.attention_dropout > 0 : ModelDropsOut(m);
+  if (t.transformer_engine && t.deterministic && drops && g.compute_capability >= 10.0) {
+    return AttentionKernel::kFlash2;
+  }
+  return AttentionKernel::kFused;
+}
+
 }  // namespace parasim

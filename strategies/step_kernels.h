@@ -1,12 +1,14 @@
 // What one rank's step computes, read from the layer graph: the GEMMs the cost model prices per
-// op (forward, input gradient, weight gradient), the distinct kernels of a step for
-// `parasim calibrate --scenario`, and the model and recompute FLOPs per sequence.
+// op (forward, input gradient, weight gradient), the kernels that run the attention core, the
+// distinct kernels of a step for `parasim calibrate --scenario`, and the model and recompute
+// FLOPs per sequence.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "hardware/cost_model.h"
 #include "hardware/spec.h"
 #include "models/layer_graph.h"
 #include "models/model_spec.h"
@@ -14,6 +16,17 @@
 #include "strategies/layout.h"
 
 namespace parasim {
+
+// The kernels Transformer Engine runs a training attention core with (its get_attention_backend,
+// transformer_engine/pytorch/attention/dot_product_attention/utils.py, and the fused backend's
+// rules, transformer_engine/common/fused_attn/fused_attn.cpp, at 2.17.1 as Megatron-LM's CI pins
+// it): cuDNN's fused attention, except on compute capability 10 and above (Blackwell) under
+// deterministic training with dropout, which cuDNN's deterministic backward does not take (no
+// cuDNN version, 9.18.1 on: "is_training && deterministic && ... dropout == 0.0"; before that
+// none on Blackwell); FlashAttention 3 runs on Hopper alone and 4 takes no dropout, so
+// FlashAttention 2's kernels run it (its >= 2.4.1 backward is deterministic). The materialised
+// softmax where the scenario states it.
+AttentionKernel TrainingAttentionKernel(const Training& t, const ModelSpec& m, const GpuSpec& g);
 
 // The GEMMs the cost model prices for one GEMM op: (m, n, k, batch) of the forward, the input
 // gradient and (unless the weights are frozen) the weight gradient.

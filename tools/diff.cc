@@ -37,6 +37,8 @@ bool SameGpu(const GpuSpec& a, const GpuSpec& b) {
          a.memory_efficiency == b.memory_efficiency && a.sustained_factor == b.sustained_factor &&
          a.attention_flash.forward == b.attention_flash.forward &&
          a.attention_flash.backward == b.attention_flash.backward &&
+         a.attention_flash2.forward == b.attention_flash2.forward &&
+         a.attention_flash2.backward == b.attention_flash2.backward &&
          a.launch_overhead == b.launch_overhead && a.sms == b.sms &&
          a.hbm_bandwidth.bytes_per_second() == b.hbm_bandwidth.bytes_per_second();
 }

@@ -12,6 +12,7 @@
 #include "models/layer_graph.h"
 #include "sim/enum_names.h"
 #include "strategies/memory.h"
+#include "strategies/step_kernels.h"
 
 namespace parasim {
 namespace {
@@ -299,21 +300,20 @@ TraceProfile ProfileFromTrace(const Scenario& s, const KindTimes& measured,
     prof.elementwise_rates = g.elementwise_rates.Scaled(*r);
   }
   const CostModel cost(s.cluster, s.training.precision);
-  const bool fused = s.training.attention == AttentionKind::kFlash;
-  auto fwd = scale.Scaled(KernelKind::kAttention, cost.AttentionEfficiency(false, fused),
+  // The kernels the replay priced the trace's attention with: their figure is the one measured.
+  const AttentionKernel k = TrainingAttentionKernel(s.training, s.model, s.cluster.gpu);
+  auto fwd = scale.Scaled(KernelKind::kAttention, cost.AttentionEfficiency(false, k),
                           "attention forward efficiency");
   std::optional<double> bwd;
   if (fwd) {
-    bwd = scale.Scaled(KernelKind::kAttention, cost.AttentionEfficiency(true, fused),
+    bwd = scale.Scaled(KernelKind::kAttention, cost.AttentionEfficiency(true, k),
                        "attention backward efficiency");
   }
   if (fwd && bwd) {
-    AttentionEfficiency a{*fwd, *bwd};
-    if (fused) {
-      prof.attention_flash = a;
-    } else {
-      prof.attention_standard = a;
-    }
+    const AttentionEfficiency a{*fwd, *bwd};
+    (k == AttentionKernel::kFused    ? prof.attention_flash
+     : k == AttentionKernel::kFlash2 ? prof.attention_flash2
+                                     : prof.attention_standard) = a;
   }
   return out;
 }
