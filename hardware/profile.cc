@@ -362,10 +362,13 @@ void ReplaceCompute(const CalibrationProfile& p, GpuSpec* g, Replacements* r) {
         {"attention_flash", &p.attention_flash, &g->attention_flash},
         {"attention_flash2", &p.attention_flash2, &g->attention_flash2}}) {
     if (!*from) continue;
+    // An unset FlashAttention 2 figure stood for the fused kernels' (CostModel).
+    const bool as_fused = to == &g->attention_flash2 && to->forward <= 0;
     const std::string was =
         to->forward > 0
             ? fmt::format("{} {:.3g}, {:.3g}", r->Origin(key), to->forward, to->backward)
-            : fmt::format("{}: derived from gemm_efficiency", r->Origin("gemm_efficiency"));
+        : as_fused ? "as attention_flash"
+                   : fmt::format("{}: derived from gemm_efficiency", r->Origin("gemm_efficiency"));
     r->lines.push_back(fmt::format("{} forward {:.3g}, backward {:.3g} ({})", key, (*from)->forward,
                                    (*from)->backward, was));
     *to = **from;

@@ -124,6 +124,20 @@ TEST_CASE("bad profiles are refused with file:line:col") {
   CHECK(applied.status().message().find("h100-sxm5-80gb") != std::string::npos);
 }
 
+TEST_CASE("a profile of FlashAttention 2 alone marks the attention measured") {
+  auto p = ParseCalibrationProfile(
+      "gpu: h100-sxm5-80gb\nsource: synthetic\ncompute:\n  attention_flash2: {forward: 0.2, "
+      "backward: "
+      "0.15}\n",
+      "fa2.yaml");
+  REQUIRE_MESSAGE(p.ok(), p.status().message());
+  ClusterSpec c = H100();
+  CHECK_FALSE(c.measured.attention);
+  REQUIRE(ApplyCalibrationProfile(*p, &c).ok());
+  CHECK(c.measured.attention);
+  CHECK(c.gpu.attention_flash2.backward == doctest::Approx(0.15));
+}
+
 const char* kFullProfile = R"(gpu: h100-sxm5-80gb
 source: "synthetic test profile with every section"
 compute:
@@ -131,7 +145,7 @@ compute:
   gemm_efficiency_fp8: 0.55
   attention_standard: {forward: 0.3, backward: 0.25}
   attention_flash: {forward: 0.62, backward: 0.48}
-  attention_flash2: {forward: 0.3, backward: 0.22}
+  attention_flash2: {forward: 0.33, backward: 0.22}
 gemm_shapes:
   - {dtype: bf16, m: 8192, n: 4608, k: 12288, efficiency: 0.41}
   - {dtype: fp8, m: 8192, n: 4608, k: 12288, efficiency: 0.33}
@@ -181,9 +195,10 @@ TEST_CASE("every profile section round-trips, applies, and prices only its own c
   // Attention: each kind its own efficiency.
   CHECK(cm.AttentionEfficiency(false, true) == doctest::Approx(0.62));
   CHECK(cm.AttentionEfficiency(true, false) == doctest::Approx(0.25));
-  CHECK(cm.AttentionEfficiency(false, AttentionKernel::kFlash2) == doctest::Approx(0.3));
-  CHECK(all.find("attention_flash2 forward 0.3") != std::string::npos);
-  CHECK(c.measured.attention);
+  CHECK(cm.AttentionEfficiency(false, AttentionKernel::kFlash2) == doctest::Approx(0.33));
+  // The H100 has no FlashAttention 2 figure of its own: it stood for the fused kernels'.
+  CHECK(all.find("attention_flash2 forward 0.33, backward 0.22 (as attention_flash)") !=
+        std::string::npos);
   // The all-gather case on 8 GPUs of one node uses its own alpha-beta; all-reduce keeps the
   // fabric's; an all-gather over 4 GPUs is another case and keeps the fabric's too.
   const Bytes d = Bytes::MiB(256);

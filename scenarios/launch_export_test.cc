@@ -122,6 +122,25 @@ TEST_CASE(
     (std::string(dropout) == "0.1" ? step_drop : step_none) = r->step_time_s;
   }
   CHECK(step_drop > step_none);  // FlashAttention 2's kernels: a longer step
+  // torchtitan's attention drops out nothing, and its import leaves the key to the model: a
+  // dropout, or a stated 0 on a model that drops out of itself (GPT-3's GELU), is listed.
+  const std::string gpt3 =
+      std::string(std::getenv("TEST_SRCDIR")) + "/parasim/scenarios/gpt3-175b-1024-a100.yaml";
+  for (const char* v : {"0", "0.1"}) {
+    CAPTURE(v);
+    auto s = LoadScenario(gpt3, {std::string("training.attention_dropout=") + v}, Cat());
+    REQUIRE_MESSAGE(s.ok(), s.status().message());
+    bool listed = false;
+    for (const NotExported& m : ExportLaunch(*s).torchtitan_missing) {
+      listed = listed || (m.key == "training.attention_dropout" && m.value == v);
+    }
+    CHECK(listed);
+  }
+  auto unset = LoadScenario(gpt3, {}, Cat());
+  REQUIRE(unset.ok());
+  for (const NotExported& m : ExportLaunch(*unset).torchtitan_missing) {
+    CHECK(m.key != "training.attention_dropout");
+  }
 }
 
 TEST_CASE("a hybrid model's pipeline goes out as '|' segments of its pattern and comes back") {

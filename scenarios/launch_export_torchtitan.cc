@@ -218,9 +218,12 @@ void TrainingMisses(const Scenario& s, LaunchConfig* l) {
   if (tr.deterministic) {
     Miss(l, "training.deterministic", "true", "the import reads no determinism setting");
   }
-  if (tr.attention_dropout > 0) {
+  // torchtitan's attention drops out nothing; the import leaves the key to the model's own
+  // convention, so a stated 0 on a model that drops out of itself is listed too.
+  if (tr.attention_dropout > 0 || (tr.attention_dropout == 0 && ModelDropsOut(s.model))) {
     Miss(l, "training.attention_dropout", fmt::format("{}", tr.attention_dropout),
-         "torchtitan's attention drops out nothing");
+         tr.attention_dropout > 0 ? "torchtitan's attention drops out nothing"
+                                  : "the import leaves it to the model's own convention");
   }
   if (tr.per_expert_gemm) {
     Miss(l, "training.expert_gemm", "per_expert", "torchtitan groups the experts' GEMMs");

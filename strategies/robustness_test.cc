@@ -39,6 +39,21 @@ Swept SweepAndSwing(const Scenario& s) {
   return {std::move(*r), std::move(*rob)};
 }
 
+TEST_CASE("the attention swing moves FlashAttention 2's figure where a GPU has one") {
+  // Deterministic training with dropout on a GB200 runs FlashAttention 2's kernels.
+  Scenario s = Load("scenarios/llama3-405b-gb200-nvl72.yaml");
+  s.training.deterministic = true;
+  s.training.attention_dropout = 0.1;
+  const ClusterSpec& c = s.cluster;
+  REQUIRE(c.gpu.attention_flash2.forward > 0);
+  const ClusterSpec down = Swung(c, {SwingKind::kAttention, 0.8, {}});
+  CHECK(down.gpu.attention_flash2.forward == doctest::Approx(c.gpu.attention_flash2.forward * 0.8));
+  CHECK(StepOn(s, down) > StepOn(s, c));
+  // An H100 has none: its FlashAttention 2 stays unset, priced as the swung fused kernels.
+  const Scenario h = Load("scenarios/llama3-70b-64-h100.yaml");
+  CHECK(Swung(h.cluster, {SwingKind::kAttention, 0.8, {}}).gpu.attention_flash2.forward == 0);
+}
+
 TEST_CASE("a swing moves the rates it names, and at factor 1 no prediction") {
   const Scenario s = Load("scenarios/llama3-70b-64-h100.yaml");
   const ClusterSpec& c = s.cluster;

@@ -26,6 +26,8 @@ namespace parasim {
 // none on Blackwell); FlashAttention 3 runs on Hopper alone and 4 takes no dropout, so
 // FlashAttention 2's kernels run it (its >= 2.4.1 backward is deterministic). The materialised
 // softmax where the scenario states it.
+// Not separated: sliding-window layers with dropout, which no cuDNN version runs (FlashAttention 2
+// on every GPU; the window is priced as an average over layers), and `--attention-backend flash`.
 AttentionKernel TrainingAttentionKernel(const Training& t, const ModelSpec& m, const GpuSpec& g);
 
 // The GEMMs the cost model prices for one GEMM op: (m, n, k, batch) of the forward, the input

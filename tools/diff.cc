@@ -39,6 +39,7 @@ bool SameGpu(const GpuSpec& a, const GpuSpec& b) {
          a.attention_flash.backward == b.attention_flash.backward &&
          a.attention_flash2.forward == b.attention_flash2.forward &&
          a.attention_flash2.backward == b.attention_flash2.backward &&
+         a.compute_capability == b.compute_capability &&  // it decides the attention's kernels
          a.launch_overhead == b.launch_overhead && a.sms == b.sms &&
          a.hbm_bandwidth.bytes_per_second() == b.hbm_bandwidth.bytes_per_second();
 }
