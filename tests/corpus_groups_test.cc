@@ -15,6 +15,9 @@
 namespace parasim {
 namespace {
 
+using testing::RunParasim;
+using testing::Runfile;
+
 TEST_CASE("megatron-ci: held-out step time above the host-bound group, per GPU and per family") {
   // Issue 60's targets: MAPE at most 10% for each GPU type and for dense and MoE runs, no case
   // worse than 25%. 2026-12-01: A100 3.84%, H100 8.37%, GB200 3.86%, dense 4.54%, MoE 6.79%,
