@@ -15,8 +15,8 @@
 namespace parasim {
 namespace {
 
-using testing::RunParasim;
 using testing::Runfile;
+using testing::RunParasim;
 
 TEST_CASE("megatron-ci: held-out step time above the host-bound group, per GPU and per family") {
   // Issue 60's targets: MAPE at most 10% for each GPU type and for dense and MoE runs, no case
