@@ -131,6 +131,12 @@ struct Training {
   int lora_rank = 16;
 };
 
+// The attention's dropout probability a training runs with: Training::attention_dropout where
+// stated, else the model's convention (ModelDropsOut: Megatron-Core's default 0.1, or none).
+inline double AttentionDropout(const Training& t, const ModelSpec& m) {
+  return t.attention_dropout >= 0 ? t.attention_dropout : ModelDropsOut(m) ? 0.1 : 0.0;
+}
+
 // Bytes per element of the weight gradients the backward writes: the training precision's, and
 // bf16 under FP8 (its GEMMs write bf16 gradients).
 inline double BackwardGradBytes(const Training& t) {

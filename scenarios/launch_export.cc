@@ -297,12 +297,9 @@ void TrainingFlags(const Scenario& s, Flags& f) {
   }
   // auto: Transformer Engine picks its fused (flash) attention, as the import reads it back.
   f.Add("--attention-backend", t.attention == AttentionKind::kStandard ? "unfused" : "auto");
-  // Unstated: the model's own convention, said as a probability (Megatron-Core's 0.1, or none),
-  // since the import reads an absent flag as Megatron-Core's 0.1.
-  const double dropout = t.attention_dropout >= 0 ? t.attention_dropout
-                         : ModelDropsOut(s.model) ? 0.1
-                                                  : 0.0;
-  f.Add("--attention-dropout", fmt::format("{}", dropout));
+  // Always said (unstated: the model's convention), since the import reads an absent flag as
+  // Megatron-Core's 0.1.
+  f.Add("--attention-dropout", fmt::format("{}", AttentionDropout(t, s.model)));
   if (t.fused_cross_entropy) f.Add("--cross-entropy-loss-fusion");
   if (!t.transformer_engine) f.Add("--transformer-impl", "local");
   if (t.blas_workspace.bytes() > 0) {

@@ -88,8 +88,8 @@ SequenceFlops FlopsPerSequence(const ModelSpec& model, const Training& training,
 
 AttentionKernel TrainingAttentionKernel(const Training& t, const ModelSpec& m, const GpuSpec& g) {
   if (t.attention == AttentionKind::kStandard) return AttentionKernel::kStandard;
-  const bool drops = t.attention_dropout >= 0 ? t.attention_dropout > 0 : ModelDropsOut(m);
-  if (t.transformer_engine && t.deterministic && drops && g.compute_capability >= 10.0) {
+  if (t.transformer_engine && t.deterministic && AttentionDropout(t, m) > 0 &&
+      g.compute_capability >= 10.0) {
     return AttentionKernel::kFlash2;
   }
   return AttentionKernel::kFused;
