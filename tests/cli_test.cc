@@ -15,13 +15,16 @@
 #include <vector>
 
 #include "tests/cli_runner.h"
+#include "tests/sanitized.h"
 
 namespace parasim {
 namespace {
 
 using testing::KindSeconds;
+using testing::kSanitized;
 using testing::Runfile;
 using testing::RunParasim;
+using testing::SampledUnderSanitizer;
 using testing::Slurp;
 
 // The step time of a `run --json` output.
@@ -405,7 +408,8 @@ TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the
 }
 
 TEST_CASE("scale and advice work on every example scenario") {
-  for (const auto& f : FilesIn("scenarios")) {
+  // Under ASan every third example (the replays and the scale walk they share are the same code).
+  for (const auto& f : SampledUnderSanitizer(FilesIn("scenarios"), 3)) {
     CAPTURE(f);
     if (Slurp(f).find("\nserving:") != std::string::npos) continue;  // scale is training's
     auto run = RunParasim("run --json " + f);
@@ -880,13 +884,7 @@ TEST_CASE("run --trace writes an op-level Chrome trace; --full and --ops agree w
 TEST_CASE("run --trace refuses a step too large to write, before building it") {
   // GPT-3 175B at 14 times its batch: about 8.6M op-level tasks, over the 2^23 a trace holds
   // (0.8 GB). Lowering that step takes about 0.6 GB, more under AddressSanitizer: skipped there.
-#if defined(__SANITIZE_ADDRESS__)
-  return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return;
-#endif
-#endif
+  if (kSanitized) return;
   const std::string f = Runfile("scenarios/gpt3-175b-1024-a100.yaml");
   const std::string trace = std::string(std::getenv("TEST_TMPDIR")) + "/big-trace.json";
   auto r = RunParasim("run --set training.global_batch=21504 --trace " + trace + " " + f);

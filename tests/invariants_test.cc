@@ -25,21 +25,12 @@
 
 #include "tests/invariants/checks.h"
 #include "tests/invariants/scenario_gen.h"
+#include "tests/sanitized.h"
 
 namespace parasim::testing {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int64_t kDefaultScenarios = 300;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int64_t kDefaultScenarios = 300;
-#else
-constexpr int64_t kDefaultScenarios = 3000;
-#endif
-#else
-constexpr int64_t kDefaultScenarios = 3000;
-#endif
+constexpr int64_t kDefaultScenarios = kSanitized ? 300 : 3000;
 
 int64_t FromEnv(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);

@@ -17,6 +17,7 @@
 
 #include "scenarios/serving_validate.h"
 #include "tests/cli_runner.h"
+#include "tests/sanitized.h"
 
 namespace parasim {
 namespace {
@@ -576,8 +577,11 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
     CHECK(PromptMean(Slurp(dir + "/" + f)) == PromptMean(Slurp(train)));
   }
   // Throughput within 15% MAPE on the held-out files together (issue 63's target), and the
-  // training files (on which the prompt means were fitted) likewise.
-  for (const auto* subset : {&held_out, &training}) {
+  // training files (on which the prompt means were fitted) likewise; under ASan the held-out
+  // files alone (the same replays: arithmetic a sanitizer does not change).
+  std::vector<const std::vector<std::string>*> checked = {&held_out, &training};
+  if (testing::kSanitized) checked.pop_back();
+  for (const auto* subset : checked) {
     double sum = 0;
     int cases = 0, failed = 0;
     for (const std::string& f : *subset) {
