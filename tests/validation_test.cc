@@ -577,9 +577,11 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
     CHECK(PromptMean(Slurp(dir + "/" + f)) == PromptMean(Slurp(train)));
   }
   // Throughput within 15% MAPE on the held-out files together (issue 63's target), and the
-  // training files (on which the prompt means were fitted) likewise; under ASan the held-out
-  // files alone (the same replays: arithmetic a sanitizer does not change).
-  std::vector<const std::vector<std::string>*> checked = {&held_out, &training};
+  // training files (on which the prompt means were fitted) likewise. Under ASan the first
+  // held-out file alone (llama2-70b, 4 cases; the others' replays are the same code, and their
+  // 22 s here would be 5 minutes there): its throughput within 15% too.
+  const std::vector<std::string> sampled = testing::SampledUnderSanitizer(held_out, 4);
+  std::vector<const std::vector<std::string>*> checked = {&sampled, &training};
   if (testing::kSanitized) checked.pop_back();
   for (const auto* subset : checked) {
     double sum = 0;
@@ -592,9 +594,9 @@ TEST_CASE("serving: declared subsets, one prompt mean a benchmark, held-out thro
       cases += static_cast<int>(n);
       failed += static_cast<int>(Field(out, "failed"));
     }
-    CAPTURE(subset == &held_out ? "held out" : "training");
+    CAPTURE(subset == &sampled ? "held out" : "training");
     CHECK(failed == 0);
-    CHECK(cases >= 15);
+    CHECK(cases >= (testing::kSanitized ? 4 : 15));
     CHECK(sum / cases <= 0.15);
   }
 }
