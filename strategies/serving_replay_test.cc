@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "strategies/serving_report.h"
 #include "strategies/serving_testing.h"
 
@@ -21,6 +25,35 @@ ServingReport Run(const ServingScenario& s) {
   StatusOr<ServingReport> r = Serve(s, {.search_rate = false});
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   return *std::move(r);
+}
+
+TEST_CASE("percentiles: linear between the nearest ranks, as sorting the whole list gives") {
+  // Percentile picks the two ranks without sorting; the reference sorts. Ties, one element,
+  // the ends and ranks that fall exactly on an element included.
+  uint64_t x = 7;
+  auto next = [&x] {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>((x >> 33) % 50);  // few values: ties
+  };
+  for (size_t n : {1, 2, 3, 10, 101, 1000}) {
+    std::vector<double> v(n);
+    for (double& e : v) e = next() * 0.001;
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const LatencyStats stats = StatsOf(v);
+    for (double q : {0.0, 1.0, 50.0, 90.0, 99.0, 99.9, 100.0}) {
+      CAPTURE(n);
+      CAPTURE(q);
+      const double pos = q / 100 * static_cast<double>(n - 1);
+      const size_t lo = static_cast<size_t>(pos), hi = std::min(lo + 1, n - 1);
+      const double want = sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+      CHECK(Percentile(v, q) == want);
+    }
+    CHECK(stats.p50 == Percentile(v, 50));
+    CHECK(stats.p90 == Percentile(v, 90));
+    CHECK(stats.p99 == Percentile(v, 99));
+  }
+  CHECK(Percentile({}, 50) == 0);
 }
 
 TEST_CASE("seed 002: on 8 GPUs at high load, 8 replicas of an 8B model beat one TP8 replica") {

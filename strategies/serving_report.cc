@@ -4,27 +4,54 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <numeric>
 #include <utility>
 
 namespace parasim {
 
+namespace {
+
+// The ranks a percentile lies between, and how far past the lower one.
+struct Ranks {
+  size_t lo, hi;
+  double frac;
+};
+Ranks RanksOf(size_t n, double q) {
+  const double pos = std::clamp(q, 0.0, 100.0) / 100 * static_cast<double>(n - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  return {lo, std::min(lo + 1, n - 1), pos - static_cast<double>(lo)};
+}
+
+double OfSorted(const std::vector<double>& sorted, double q) {
+  const Ranks r = RanksOf(sorted.size(), q);
+  return sorted[r.lo] + (sorted[r.hi] - sorted[r.lo]) * r.frac;
+}
+
+}  // namespace
+
 double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = std::clamp(q, 0.0, 100.0) / 100 * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  // The two ranks' values without sorting the rest (the serving sweep's rate search takes
+  // thousands of these; a sort was 5% of its time): the lower rank in place, the next the
+  // smallest above it. The same values, so the same result, as sorting.
+  const Ranks r = RanksOf(v.size(), q);
+  const auto at = v.begin() + static_cast<std::ptrdiff_t>(r.lo);
+  std::nth_element(v.begin(), at, v.end());
+  const double low = *at;
+  const double high = r.hi == r.lo ? low : *std::min_element(at + 1, v.end());
+  return low + (high - low) * r.frac;
 }
 
 LatencyStats StatsOf(const std::vector<double>& v) {
   LatencyStats s;
   s.count = v.size();
   if (v.empty()) return s;
-  s.p50 = Percentile(v, 50);
-  s.p90 = Percentile(v, 90);
-  s.p99 = Percentile(v, 99);
+  std::vector<double> sorted = v;  // sorted once for the three
+  std::sort(sorted.begin(), sorted.end());
+  s.p50 = OfSorted(sorted, 50);
+  s.p90 = OfSorted(sorted, 90);
+  s.p99 = OfSorted(sorted, 99);
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   return s;
 }
