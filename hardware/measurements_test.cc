@@ -22,9 +22,7 @@ namespace {
 // Each text is refused, its error naming the place (`where`: file:line:) of the bad row.
 void CheckRefused(const std::string& file,
                   const std::vector<std::pair<std::string, std::string>>& texts) {
-  for (const auto& row : texts) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const std::string &text = row.first, &where = row.second;
+  for (const auto& [text, where] : texts) {
     auto bad = ParseMeasurements(text, file);
     CAPTURE(text);
     REQUIRE_FALSE(bad.ok());

@@ -215,7 +215,7 @@ TEST_CASE("every profile section round-trips, applies, and prices only its own c
 }
 
 TEST_CASE("bad profile sections are refused at their line") {
-  for (const auto& row : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
            {"gpu: h100-sxm5-80gb\ngemm_shapes:\n  - {m: 1, n: 2, k: 3}\n", "bad.yaml:3:"},
            {"gpu: h100-sxm5-80gb\ngemm_shapes:\n  - {m: 1, n: 2, k: 3, efficiency: 2}\n",
             "bad.yaml:3:"},
@@ -227,8 +227,6 @@ TEST_CASE("bad profile sections are refused at their line") {
             "all_reduce, algo: ring, ranks: 8, per_node: 16, efficiency: 0.5, latency: 1us}\n",
             "bad.yaml:5:"},
        }) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const std::string &text = row.first, &where = row.second;
     auto bad = ParseCalibrationProfile(text, "bad.yaml");
     CAPTURE(text);
     REQUIRE_FALSE(bad.ok());

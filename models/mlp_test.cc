@@ -75,10 +75,7 @@ TEST_CASE("shared experts: one MLP as model.mlp makes it, keeping its intermedia
   const std::map<std::string, double> shared = {
       {"nemotron-3-nano-30b-a3b", 2.0 * 2 * 2688 * 1856},  // two of 1856, two matrices
       {"deepseek-v3", 1.0 * 3 * 7168 * 2048}};             // one of 2048, three matrices
-  for (const auto& row : shared) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const std::string& id = row.first;
-    const double want = row.second;
+  for (const auto& [id, want] : shared) {
     const ModelSpec m = *cat->Find(id);
     const ModelGraph g = BuildModelGraph(m, GraphShape{.ep = 1});
     const Block& b = g.moe.size() > 0 ? g.moe : g.experts;

@@ -380,10 +380,7 @@ TEST_CASE("docs/SCENARIO.md names every key the loader accepts, in its block's s
   size_t blocks = 0, keys = 0;
   for (const Kind& kind : Kinds()) {
     CAPTURE(kind.heading);
-    for (const auto& row : AcceptedKeys(kind)) {
-      // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-      const auto& block = row.first;
-      const auto& accepted = row.second;
+    for (const auto& [block, accepted] : AcceptedKeys(kind)) {
       CAPTURE(block);
       ++blocks;
       const std::string section = Section(md, kind.heading, block);

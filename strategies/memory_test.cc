@@ -75,11 +75,7 @@ TEST_CASE("seed 7B: 16 bytes per parameter, 112 GB of model states; 18 with fp32
 
 TEST_CASE("ZeRO 1/2/3 shard optimizer, then gradients, then parameters") {
   Seed7b s;
-  // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-  Setup& su = s.su;
-  ModelSpec& m = s.m;
-  Training& t = s.t;
-  Layout& l = s.l;
+  auto& [su, m, t, l] = s;
   const double p = CountParams(m).total;
   double prev = 1e300;
   for (int z = 0; z <= 3; ++z) {
@@ -129,11 +125,7 @@ TEST_CASE("ZeRO 3's gathered parameters: two layers, and the tables as each impl
   // Llama 3 8B on two stages, one layer and the embedding on the first: a mean layer had spread
   // the tables over the stage's layers (two "layers" of embedding and layer on stage 0).
   Seed7b s;
-  // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-  Setup& su = s.su;
-  ModelSpec& m = s.m;
-  Training& t = s.t;
-  Layout& l = s.l;
+  auto& [su, m, t, l] = s;
   m = *su.models.Find("llama3-8b");
   l.pp = 2;
   l.stage_layers = {1, 31};
@@ -452,11 +444,7 @@ TEST_CASE("multi-token prediction: the LM head's stage keeps its own input embed
 
 TEST_CASE("FP8 training: Transformer Engine's FP8 weight copies, and FP8 weights gathered as FP8") {
   Seed7b s;
-  // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-  Setup& su = s.su;
-  ModelSpec& m = s.m;
-  Training& t = s.t;
-  Layout& l = s.l;
+  auto& [su, m, t, l] = s;
   l.zero = 1;
   // The FP8 GEMMs' weights: every Linear of the 32 layers (Q, K, V, O and SwiGLU's three), not
   // the embedding, the LM head or the norms.

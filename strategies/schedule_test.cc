@@ -79,10 +79,8 @@ TEST_CASE("peak states give the walk's peak exactly, or decline") {
   int from_states = 0, walked = 0;
   for (ScheduleId id : AllSchedules()) {
     const PipelineSchedule& s = ScheduleOf(id);
-    for (auto pvm :
+    for (auto [p, v, m] :
          {std::tuple{1, 1, 4}, {4, 1, 8}, {4, 2, 16}, {8, 1, 32}, {8, 4, 64}, {16, 2, 48}}) {
-      // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-      const int p = std::get<0>(pvm), v = std::get<1>(pvm), m = std::get<2>(pvm);
       Layout l;
       l.schedule = id;
       l.pp = p;
@@ -332,9 +330,7 @@ TEST_CASE("the ideal bubble takes the layout's own F, B and W: ZB-H1's and DualP
   // Unit replays with unequal times: ZB-H1's makespan over m(F+B+W) is 1 + its ideal bubble
   // (p-1)(F+B-W)/(m(F+B+W)) while W fills the cooldown (W <= B here).
   const PipelineSchedule& zb = ScheduleOf(*FindSchedule("zb-h1"));
-  for (auto fbw : {std::tuple{2, 3, 1}, {3, 4, 2}, {1, 2, 1}}) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const int f = std::get<0>(fbw), b = std::get<1>(fbw), w = std::get<2>(fbw);
+  for (auto [f, b, w] : {std::tuple{2, 3, 1}, {3, 4, 2}, {1, 2, 1}}) {
     for (int p : {4, 8}) {
       const int64_t m = 3 * p;
       CAPTURE(f);
@@ -587,9 +583,7 @@ TEST_CASE("DualPipe: two directions, 2x parameters, p+1 chunks of activations, (
   // parameters 2x, activations PP+1 (of a stage's, per micro-batch).
   const PipelineSchedule& dp = ScheduleOf(*FindSchedule("dualpipe"));
   CHECK(dp.bidirectional());
-  for (auto pm : {std::pair{4, 8}, {8, 20}, {16, 120}}) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const int p = pm.first, m = pm.second;
+  for (auto [p, m] : {std::pair{4, 8}, {8, 20}, {16, 120}}) {
     CAPTURE(p);
     const PipelineShape shape{p, 2, m};
     REQUIRE(dp.Constraint(shape).empty());

@@ -274,13 +274,11 @@ TEST_CASE("the GEMM shapes it lists are the ones its iterations ask the cost mod
   const std::vector<ServeGemmShape> at64 = plain.GemmShapes(64);
   // Llama 3 8B on TP2: QKV (4096 + 2 x 1024) / 2 = 3072 wide, the output projection 4096 x 2048,
   // the gated MLP 14336 wide and back, the LM head's half of the vocabulary; 64 rows each.
-  for (auto nk : {std::pair<int64_t, int64_t>{3072, 4096},
-                  {4096, 2048},
-                  {14336, 4096},
-                  {4096, 7168},
-                  {64128, 4096}}) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const int64_t n = nk.first, k = nk.second;
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{3072, 4096},
+                      {4096, 2048},
+                      {14336, 4096},
+                      {4096, 7168},
+                      {64128, 4096}}) {
     CAPTURE(n);
     CHECK(std::any_of(at64.begin(), at64.end(),
                       [&](const ServeGemmShape& g) { return g.m == 64 && g.n == n && g.k == k; }));

@@ -1070,11 +1070,8 @@ TEST_CASE("compare --trace: a profiler trace recorded on an H100 against its one
   // efficiency fitted over shapes of 7 to 256 heads x batch, this one among the fastest).
   auto j = RunParasim("compare --json --trace " + trace + " " + scen);
   REQUIRE(j.exit_code == 0);
-  for (const auto& row : std::vector<std::pair<std::string, double>>{
+  for (const auto& [kind, band] : std::vector<std::pair<std::string, double>>{
            {"step (GPU span)", 0.20}, {"GEMM", 0.20}, {"attention", 0.50}}) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const std::string& kind = row.first;
-    const double band = row.second;
     CAPTURE(kind);
     const double ratio =
         KindSeconds(j.out, kind, "predicted_s") / KindSeconds(j.out, kind, "measured_s");
@@ -1323,12 +1320,10 @@ TEST_CASE("a subsets file whose list is not a list of names is an error at its l
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(Runfile("tests/validation/megatron-sc21-table1.yaml"),
                              dir / "file.yaml", std::filesystem::copy_options::overwrite_existing);
-  for (const auto& row : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
            {"training: dp8\n", "subsets.yaml:1:11: error: training: expected a list"},
            {"training:\n  - {a: 1}\n",
             "subsets.yaml:2:5: error: training: expected a case name"}}) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const std::string &text = row.first, &want = row.second;
     CAPTURE(text);
     std::ofstream(dir / "subsets.yaml") << text;
     const auto r = RunParasim("validate " + (dir / "file.yaml").string() + " --subset training");

@@ -430,10 +430,7 @@ TEST_CASE("DeepSeek-V3 chunk pair: parasim's layers against the traced kernels, 
   // more of the first forward's attention at the contended rate, 1.590.
   const std::map<std::string, double> ratio = {
       {"GEMM", 1.082}, {"attention", 1.590}, {"communication", 0.464}, {"element-wise", 0.356}};
-  for (const auto& row : ratio) {
-    // Named, not bound: clang 14 (the sanitizer build's) cannot capture a structured binding.
-    const std::string& kind = row.first;
-    const double want = row.second;
+  for (const auto& [kind, want] : ratio) {
     CAPTURE(kind);
     CHECK(KindSeconds(j.out, kind, "predicted_s") / measured[kind] ==
           doctest::Approx(want).epsilon(0.01));
