@@ -408,8 +408,8 @@ TEST_CASE("a co-design sweep answers per cluster, by cost, with its front in the
 }
 
 TEST_CASE("scale and advice work on every example scenario") {
-  // Under ASan every third example (the replays and the scale walk they share are the same code).
-  for (const auto& f : SampledUnderSanitizer(FilesIn("scenarios"), 3)) {
+  // Under ASan every sixth example (the replays and the scale walk they share are the same code).
+  for (const auto& f : SampledUnderSanitizer(FilesIn("scenarios"), 6)) {
     CAPTURE(f);
     if (Slurp(f).find("\nserving:") != std::string::npos) continue;  // scale is training's
     auto run = RunParasim("run --json " + f);
