@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/enum_names.h"
+#include "sim/yaml_reader.h"
 
 extern const char kGpusYaml[];
 extern const char kFabricsYaml[];

@@ -13,7 +13,7 @@
 
 #include "sim/status.h"
 #include "sim/units.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/yaml_reader.h"
+
 extern const char kModelsYaml[];
 
 namespace parasim {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
 

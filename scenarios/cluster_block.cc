@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hardware/profile.h"
+#include "sim/yaml_reader.h"
 #include "strategies/plan.h"
 
 namespace parasim {

@@ -14,7 +14,7 @@
 #include "hardware/spec.h"
 #include "scenarios/catalogs.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
 

@@ -13,6 +13,7 @@
 #include "scenarios/scenario.h"
 #include "scenarios/serving_scenario.h"
 #include "scenarios/torchtitan_import.h"
+#include "sim/yaml_reader.h"
 #include "strategies/step.h"
 
 namespace parasim {

@@ -8,6 +8,7 @@
 #include "hardware/spec.h"
 #include "scenarios/megatron_exprs.h"
 #include "scenarios/megatron_import_parts.h"
+#include "sim/yaml_reader.h"
 #include "strategies/layout.h"
 
 namespace parasim {

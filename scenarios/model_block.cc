@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "sim/yaml_reader.h"
+
 namespace parasim {
 
 Status ParseModel(const YamlContext& ctx, const YAML::Node& node, const Catalogs& cat,

@@ -13,7 +13,7 @@
 #include "models/model_spec.h"
 #include "scenarios/catalogs.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
 

@@ -7,6 +7,7 @@
 
 #include "scenarios/table_keys.h"
 #include "sim/parse_units.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/layout.h"
 #include "strategies/plan.h"
 

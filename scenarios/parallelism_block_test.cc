@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scenarios/block_testing.h"
+#include "sim/yaml_reader.h"
 #include "strategies/schedule.h"
 #include "strategies/sweep_keys.h"
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/parse_units.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

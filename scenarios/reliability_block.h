@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/reliability.h"
 
 namespace parasim {

@@ -11,6 +11,7 @@
 #include "scenarios/reliability_block.h"
 #include "scenarios/sweep_block.h"
 #include "scenarios/training_block.h"
+#include "sim/yaml_reader.h"
 #include "strategies/schedule.h"
 
 namespace parasim {

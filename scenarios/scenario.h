@@ -19,7 +19,7 @@
 #include "models/training.h"
 #include "scenarios/catalogs.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/layout.h"
 #include "strategies/plan.h"
 

@@ -26,6 +26,7 @@
 #include "scenarios/scenario.h"
 #include "scenarios/serving_scenario.h"
 #include "scenarios/validate.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

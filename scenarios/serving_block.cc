@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/parse_units.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

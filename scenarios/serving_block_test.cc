@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scenarios/block_testing.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "scenarios/serving_block.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

@@ -10,6 +10,7 @@
 #include "scenarios/cluster_block.h"
 #include "scenarios/model_block.h"
 #include "scenarios/serving_block.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "scenarios/catalogs.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/serving_spec.h"
 
 namespace parasim {

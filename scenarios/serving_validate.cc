@@ -7,6 +7,7 @@
 
 #include "scenarios/model_block.h"
 #include "scenarios/serving_scenario.h"
+#include "sim/yaml_reader.h"
 #include "strategies/serving_report.h"
 #include "strategies/sweep_executor.h"
 

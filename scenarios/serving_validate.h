@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/serving_report.h"
 #include "strategies/serving_spec.h"
 

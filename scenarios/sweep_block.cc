@@ -7,6 +7,7 @@
 
 #include "scenarios/cluster_block.h"
 #include "scenarios/model_block.h"
+#include "sim/yaml_reader.h"
 #include "strategies/sweep_keys.h"
 
 namespace parasim {

@@ -16,7 +16,7 @@
 
 #include "scenarios/catalogs.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/plan.h"
 
 namespace parasim {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scenarios/block_testing.h"
+#include "sim/yaml_reader.h"
 #include "strategies/sweep_keys.h"
 
 namespace parasim {

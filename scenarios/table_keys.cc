@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/yaml_reader.h"
 #include "strategies/sweep_keys.h"
 
 namespace parasim {

@@ -15,7 +15,7 @@
 
 #include "models/training.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/layout.h"
 
 namespace parasim {

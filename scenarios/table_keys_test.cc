@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "sim/yaml_reader.h"
 #include "strategies/schedule.h"
 #include "strategies/sweep_keys.h"
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "scenarios/table_keys.h"
+#include "sim/yaml_reader.h"
 #include "strategies/plan.h"
 
 namespace parasim {

@@ -15,7 +15,7 @@
 #include "hardware/spec.h"
 #include "models/training.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
 

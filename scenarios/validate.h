@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/sweep.h"
 
 namespace parasim {

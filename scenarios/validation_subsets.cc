@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "sim/yaml_reader.h"
+
 namespace parasim {
 namespace {
 

@@ -3,14 +3,12 @@
 // its own source does (file -> scenario key -> value), which joins the file's defaults.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <set>
 #include <string>
 #include <vector>
 
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
 

@@ -23,24 +23,9 @@
 
 #include "sim/status.h"
 #include "sim/units.h"
+#include "sim/yaml_context.h"
 
 namespace parasim {
-
-// Where YAML nodes came from: a file name and the key paths that a --set replaced.
-struct YamlContext {
-  std::string file;
-  std::map<std::string, std::string> overrides;  // dotted path -> "--set path=value"
-  // Values another file placed (a validation file's stated keys): dotted path -> that file's
-  // "file:line:col".
-  std::map<std::string, std::string> placed;
-  // Mappings a --set rebuilt (their nodes lose the file's marks): dotted path -> the file's
-  // "file:line:col" of the mapping, where an error about a key missing below it points.
-  std::map<std::string, std::string> rebuilt;
-
-  // "file:line:col" for a node at `path` (or the option text for an overridden path).
-  std::string Where(const YAML::Node& node, std::string_view path) const;
-  Status ErrorAt(const YAML::Node& node, std::string_view path, std::string_view message) const;
-};
 
 // Levenshtein-based suggestion: the closest candidate within a small distance, or "". A word that
 // begins candidates ("h100" of "h100-sxm5-80gb") suggests the first of them.
@@ -63,16 +48,6 @@ StatusOr<YAML::Node> LoadYamlFile(
     const std::string& path,
     std::string_view expected = "keys such as cluster, model, training, parallelism");
 
-// A document to load: a file, or text held in memory (a dict from the Python module) under a
-// display name that its error messages use in place of a path.
-struct YamlInput {
-  YamlInput(std::string path) : name(std::move(path)) {}  // NOLINT: a path reads as a file
-  YamlInput(const char* path) : name(path) {}             // NOLINT
-  YamlInput(std::string display_name, std::string document)
-      : name(std::move(display_name)), text(std::move(document)) {}
-  std::string name;
-  std::optional<std::string> text;
-};
 StatusOr<YAML::Node> LoadYaml(
     const YamlInput& in,
     std::string_view expected = "keys such as cluster, model, training, parallelism");

@@ -7,6 +7,7 @@
 
 #include "scenarios/megatron_import.h"
 #include "scenarios/scenario.h"
+#include "sim/yaml_reader.h"
 
 namespace parasim::fuzz {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scenarios/scenario.h"
+#include "sim/yaml_reader.h"
 #include "strategies/step.h"
 #include "strategies/sweep.h"
 

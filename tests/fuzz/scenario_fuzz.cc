@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scenarios/scenario.h"
+#include "sim/yaml_reader.h"
 #include "strategies/step.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scenarios/serving_scenario.h"
+#include "sim/yaml_reader.h"
 #include "strategies/serving_report.h"
 #include "tests/fuzz/serving_checks.h"
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sim/parse_units.h"
+#include "sim/yaml_reader.h"
 #include "tools/text.h"
 #include "tools/verbs/inputs.h"
 #include "tools/verbs/serve_validate.h"

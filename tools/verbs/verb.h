@@ -43,7 +43,7 @@
 #include "sim/io.h"
 #include "sim/json.h"
 #include "sim/status.h"
-#include "sim/yaml_reader.h"
+#include "sim/yaml_context.h"
 #include "strategies/processes.h"
 
 namespace parasim {
