@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/op_graph.h"
+
 namespace parasim {
 
 double ActivationBytes(const Block& b, RecomputeKind recompute) {

@@ -7,7 +7,7 @@
 //   double fwd = ForwardFlops(g.dense), params = BlockParams(g.moe, /*experts_only=*/true);
 #pragma once
 
-#include "models/op_graph.h"
+#include "models/op.h"
 #include "models/training.h"
 
 namespace parasim {

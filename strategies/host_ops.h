@@ -15,7 +15,7 @@
 // add per weight).
 #pragma once
 
-#include "models/op_graph.h"
+#include "models/op.h"
 #include "models/training.h"
 
 namespace parasim {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "models/layer_graph.h"
 #include "strategies/memory.h"
 #include "strategies/step_kernels.h"
 

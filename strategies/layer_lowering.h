@@ -12,13 +12,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/layer_graph.h"
+#include "models/op.h"
 #include "strategies/layer_pricing.h"
 #include "strategies/lowering.h"
 #include "strategies/step_kernels.h"
 #include "strategies/topology.h"
 
 namespace parasim {
+
+struct ModelGraph;  // models/layer_graph.h
 
 class LayerLowering {
  public:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/layer_graph.h"
 #include "strategies/host_ops.h"
 #include "strategies/step_kernels.h"
 

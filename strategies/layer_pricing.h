@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "hardware/cost_model.h"
-#include "models/layer_graph.h"
+#include "models/op.h"
 #include "strategies/lowering.h"
 #include "strategies/step_kernels.h"
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "models/layer_graph.h"
 #include "strategies/memory.h"
 #include "strategies/step_test_bench.h"
 

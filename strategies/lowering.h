@@ -23,8 +23,8 @@
 
 #include "hardware/cost_model.h"
 #include "hardware/spec.h"
-#include "models/layer_graph.h"
 #include "models/model_spec.h"
+#include "models/op.h"
 #include "models/training.h"
 #include "sim/flat_map.h"
 #include "sim/program.h"

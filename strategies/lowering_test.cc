@@ -6,6 +6,7 @@
 
 #include <tuple>
 
+#include "models/layer_graph.h"
 #include "strategies/dp_lowering.h"
 #include "strategies/layer_lowering.h"
 #include "strategies/memory.h"

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "hardware/spec.h"
-#include "models/layer_graph.h"
 #include "models/model_spec.h"
+#include "models/op.h"
 #include "models/training.h"
 #include "strategies/layout.h"
 

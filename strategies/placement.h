@@ -15,7 +15,7 @@
 
 #include "hardware/cost_model.h"
 #include "hardware/spec.h"
-#include "models/layer_graph.h"
+#include "models/op.h"
 #include "strategies/layout.h"
 
 namespace parasim {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "models/layer_graph.h"
 #include "sim/engine.h"
 #include "strategies/layer_pricing.h"
 #include "strategies/lowering.h"

@@ -32,14 +32,16 @@
 
 #include "hardware/cost_model.h"
 #include "hardware/spec.h"
-#include "models/layer_graph.h"
 #include "models/model_spec.h"
+#include "models/op.h"
 #include "sim/status.h"
 #include "sim/units.h"
 #include "strategies/serving_kernels.h"
 #include "strategies/serving_spec.h"
 
 namespace parasim {
+
+struct ModelGraph;  // models/layer_graph.h
 
 // Host time per iteration when the scenario states none (EnginePolicy::iteration_overhead):
 // the engine's scheduling, sampling and the launch of the iteration's first kernels, before its

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/layer_graph.h"
 #include "strategies/serving_cost.h"
 
 namespace parasim {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/layer_graph.h"
+
 namespace parasim {
 
 ServeFormats ServeFormatsOf(const ServingPrecision& p, const GpuSpec& g) {

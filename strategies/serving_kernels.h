@@ -15,9 +15,8 @@
 #include <vector>
 
 #include "hardware/cost_model.h"
-#include "models/layer_graph.h"
 #include "models/model_spec.h"
-#include "models/op_graph.h"
+#include "models/op.h"
 #include "strategies/serving_spec.h"
 
 namespace parasim {

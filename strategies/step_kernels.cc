@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "models/layer_graph.h"
 #include "strategies/memory.h"
 #include "strategies/schedule.h"
 

@@ -10,8 +10,8 @@
 
 #include "hardware/cost_model.h"
 #include "hardware/spec.h"
-#include "models/layer_graph.h"
 #include "models/model_spec.h"
+#include "models/op.h"
 #include "models/training.h"
 #include "strategies/layout.h"
 

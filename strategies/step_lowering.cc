@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "models/layer_graph.h"
 #include "strategies/memory.h"
 #include "strategies/step_shift.h"
 #include "strategies/unit_walk.h"
