@@ -2,9 +2,10 @@
 //
 // It honours Bazel's test sharding (a cc_test with shard_count = N runs as N processes, each with
 // TEST_TOTAL_SHARDS = N and TEST_SHARD_INDEX = 0..N-1; Bazel's test encyclopedia, "Test
-// sharding"): shard k keeps every N-th test case from the k-th, in doctest's registration order,
-// so the shards split the binary's cases between them, and each prints doctest's summary of its
-// own cases (the counts .ci/run adds up). Without those variables every case runs, as before.
+// sharding"): shard k keeps every N-th test case from the k-th, in the order of doctest's registry
+// (by line, then name and file), so the shards split the binary's cases between them, and each
+// prints doctest's summary of its own cases (the counts .ci/run adds up). Without those variables
+// every case runs, as before.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <iterator>
 #include <set>
-#include <string>
 
 namespace {
 
