@@ -431,7 +431,7 @@ TEST_CASE("--moe-layer-freq: layer i is MoE where i % N == 0; never another coun
   CHECK(moe_layers == 2);
   CHECK(Line(*two, "Megatron-LM makes layers 0, 2, 4, ... MoE, parasim the last of each 2"));
   // Counts parasim cannot give: refused.
-  for (const std::string& bad :
+  for (const std::string bad :
        {"--num-layers 5 --moe-layer-freq 2", "--num-layers 8 --moe-layer-freq 3",
         "--moe-layer-freq '[1,0,0,1]'", "--moe-layer-freq '[0,1,1,0]'"}) {
     CAPTURE(bad);

@@ -12,8 +12,8 @@
 // swept), 300 under AddressSanitizer; more with PARASIM_INVARIANT_SCENARIOS=N, another draw
 // with PARASIM_INVARIANT_SEED=S:
 //
-//   PARASIM_INVARIANT_SCENARIOS=20000 tools/bazel test //tests:invariants_test \
-//       --test_env=PARASIM_INVARIANT_SCENARIOS --test_output=all
+//   PARASIM_INVARIANT_SCENARIOS=20000 tools/bazel test --test_env=PARASIM_INVARIANT_SCENARIOS
+//       --test_output=all //tests:invariants_test   (one command line)
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 

@@ -65,7 +65,7 @@ TEST_CASE("a directory, a FIFO or a device is refused by every reader, never rea
     CAPTURE(c.path);
     // The scenario of each verb that reads one, a validation file, report --from, a calibration
     // profile, a measurements file, a --runs file and a trace.
-    for (const std::string& verb : {"run", "memory", "sweep", "scale", "report"}) {
+    for (const std::string verb : {"run", "memory", "sweep", "scale", "report"}) {
       CAPTURE(verb);
       RefusedAt(Parasim(verb + " " + c.path), c.path + ":1:1", c.says);
     }
