@@ -42,7 +42,10 @@ StatusOr<ResultsJson> ReadResultsJson(const std::string& path) {
     doc.Accept(w);
   } else {
     w.StartObject();
-    for (const auto& m : doc.GetObject()) {
+    // By index: rapidjson's member iterators compare with an operator!= that C++20 (clang) calls
+    // ambiguous beside its reversed operator==.
+    for (rapidjson::SizeType k = 0; k < doc.MemberCount(); ++k) {
+      const auto& m = doc.MemberBegin()[k];
       w.Key(m.name.GetString(), m.name.GetStringLength());
       const std::string_view name(m.name.GetString(), m.name.GetStringLength());
       if ((name != "results" && name != "points") || !m.value.IsArray()) {

@@ -141,9 +141,10 @@ Status LocateAtInput(Status status, const std::vector<FlagValue>& values);
 template <typename O>
 struct FlagOf {
   Flag flag;
-  std::variant<std::monostate, bool O::*, int O::*, int64_t O::*, std::string O::*,
-               std::vector<std::string> O::*, Document O::*>
-      field;  // monostate: --json, which sets no field
+  // The field it sets, and reads for its default; both empty for --json, which sets none. Made
+  // where the field's type is known (Opt), so no code is built for types the field does not have.
+  std::function<void(O&, const FlagValue&)> set;
+  std::function<FlagValue(const O&)> get;
 
   FlagOf Python(std::string name) && {
     flag.python = std::move(name);
@@ -187,7 +188,8 @@ FlagOf<O> Opt(T O::*field, std::string name, std::string help) {
   f.flag.python = PythonName(name);
   f.flag.name = std::move(name);
   f.flag.help = std::move(help);
-  f.field = field;
+  f.set = [field](O& o, const FlagValue& v) { o.*field = std::get<T>(v); };
+  f.get = [field](const O& o) -> FlagValue { return o.*field; };
   return f;
 }
 
@@ -263,14 +265,7 @@ template <typename O>
 O OptionsOf(const std::vector<FlagOf<O>>& flags, const std::vector<FlagValue>& values) {
   O o{};
   for (size_t i = 0; i < flags.size() && i < values.size(); ++i) {
-    std::visit(
-        [&](auto field) {
-          if constexpr (!std::is_same_v<decltype(field), std::monostate>) {
-            using T = std::remove_reference_t<decltype(o.*field)>;
-            o.*field = std::get<T>(values[i]);
-          }
-        },
-        flags[i].field);
+    if (flags[i].set) flags[i].set(o, values[i]);
   }
   return o;
 }
@@ -286,13 +281,7 @@ Verb MakeVerb(VerbDef<O, R> def) {
   const O defaults{};
   for (const FlagOf<O>& f : def.flags) {
     Flag flag = f.flag;
-    std::visit(
-        [&](auto field) {
-          if constexpr (!std::is_same_v<decltype(field), std::monostate>) {
-            flag.default_value = defaults.*field;
-          }
-        },
-        f.field);
+    if (f.get) flag.default_value = f.get(defaults);
     v.flags.push_back(std::move(flag));
   }
   v.run = [def = std::move(def), flags = v.flags](
