@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     v.push_back({"a scenario the loader accepts replays", r.status().message()});
   } else {
     parasim::testing::CheckStep(s, *r, low, tl, &v);
-    parasim::testing::CheckMonotone(s, *r, &v);
+    parasim::testing::CheckMonotone(s, *r, low, &v);
   }
   if (data[0] % 4 == 1) parasim::testing::CheckRunViews(d.yaml, s, &v);
   if (data[0] % 8 == 2) parasim::testing::CheckSweep(s, &v);

@@ -31,9 +31,10 @@ void CheckStep(const Scenario& s, const StepReport& r, const LoweredStep& low,
                const sim::Timeline& tl, Violations* out);
 
 // A faster GPU (peaks and HBM x1.25) or fabric (bandwidth x1.25, latency x0.8) is never
-// slower; overlapping TP collectives is never slower than blocking on them; more memory (x2)
-// never fits less; full recompute never peaks above none.
-void CheckMonotone(const Scenario& s, const StepReport& r, Violations* out);
+// slower (within 0.1%: flows sharing a link can finish in a worse order) and the faster GPU
+// prices no compute slower; overlapping TP collectives is never slower than blocking on them; more
+// memory (x2) never fits less; full recompute never peaks above none.
+void CheckMonotone(const Scenario& s, const StepReport& r, const LoweredStep& low, Violations* out);
 
 // `run`'s text view says what its JSON view holds (step time, throughput, MFU, HFU, the bubble
 // per stage, exposed communication, the verdict on memory), and a diff against the scenario on
